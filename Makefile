@@ -1,0 +1,133 @@
+# PRISM - top-level Makefile.
+#   make            build libraries, prism-top, samples
+#   make test       unit tests (cmocka) and screen tests
+#   make bench      benchmarks (print figures, never fail on time)
+#   make demo       run the sample training loop and show its profile
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make SANITIZE=1 ...   ASan + UBSan build (in build-san/)
+#   make WERROR=1 ...     warnings are errors (CI)
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wwrite-strings -Wpointer-arith -Wundef -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+ifeq ($(SANITIZE),1)
+B        := build-san
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+B        := build
+SAN      :=
+endif
+
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib $(WARN) $(SAN) $(CFLAGS)
+ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
+LIBS_CORE   := -lcbor -lxxhash -ldl -lm
+LIBS_TUI    := -lncursesw
+
+FORMAT_SRC   := $(wildcard format/*.c)
+COLLECT_SRC  := $(wildcard libcollect/*.c)
+ANALYSIS_SRC := $(wildcard analysis/*.c)
+TUI_SRC      := $(wildcard tui/*.c)
+TEST_SRC     := $(wildcard tests/*_test.c)
+BENCH_SRC    := $(wildcard bench/*.c)
+SAMPLE_SRC   := $(wildcard samples/*.c)
+SAMPLE_LIB_SRC := $(wildcard samples/lib/*.c)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+FORMAT_OBJ   := $(call obj,$(FORMAT_SRC))
+COLLECT_OBJ  := $(call obj,$(COLLECT_SRC))
+ANALYSIS_OBJ := $(call obj,$(ANALYSIS_SRC))
+TUI_OBJ      := $(call obj,$(TUI_SRC))
+TUI_MAIN     := $(B)/obj/tui/main.o
+SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
+
+LIB_A    := $(B)/lib/libprism.a
+LIB_SO   := $(B)/lib/libprism.so
+PRISMTOP := $(B)/bin/prism-top
+TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
+BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
+DEPS_OK  := $(B)/.deps-ok
+
+.PHONY: all deps test unit-test screen-test bench demo install uninstall clean
+all: $(LIB_A) $(LIB_SO) $(PRISMTOP) $(SAMPLES)
+
+# Install what is missing (as root) or stop with one line naming it.
+$(DEPS_OK): scripts/deps.sh
+	@mkdir -p $(@D)
+	@sh scripts/deps.sh $(PKGS)
+	@touch $@
+deps: $(DEPS_OK)
+
+$(B)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(LIB_SO): $(FORMAT_OBJ) $(COLLECT_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libprism.so.$(word 1,$(subst ., ,$(VERSION))) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
+
+$(PRISMTOP): $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A) $(LIBS_TUI) $(LIBS_CORE)
+
+$(B)/bin/%: $(B)/obj/samples/%.o $(SAMPLE_LIB) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
+
+# Tests link everything except prism-top's main().
+$(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_CORE)
+
+$(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_CORE)
+
+VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
+
+test: all $(TESTS)
+	@B=$(B) sh tests/run.sh $(TESTS)
+
+bench: all $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+DEMO_OUT ?= $(B)/demo.cbor
+demo: all
+	@sh scripts/demo.sh $(B) $(DEMO_OUT)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include/prism $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	           $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(VERSION)
+	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so
+	install -m 755 $(PRISMTOP) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/prism-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' prism.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/prism
+	rm -f $(DESTDIR)$(PREFIX)/lib/libprism.a $(DESTDIR)$(PREFIX)/lib/libprism.so* \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc $(DESTDIR)$(PREFIX)/bin/prism-top \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,555 @@
+/*
+ * decode.c - payload decoders, one per chunk kind (docs/FORMAT.md, "Chunk
+ * kinds").  The payload has passed its checksum, but a hostile writer can
+ * compute checksums too, so every read is bounded.  Records go to the
+ * callbacks in batches from a stack array; nothing is allocated per record.
+ */
+#include <string.h>
+
+#include "format_internal.h"
+
+#define BATCH 256
+
+typedef struct dec {
+    cur c;
+    uint64_t left;          /* payload array elements not yet consumed */
+    struct prism_reader *r;
+    const prism_reader_callbacks *cb;
+    void *ctx;
+    uint64_t records;
+} dec;
+
+#define NEED(x) do { if ((x) != CUR_OK) return false; } while (0)
+
+/* Consume `n` top-level elements (a record's fields). */
+static bool take(dec *d, uint64_t n)
+{
+    if (d->left < n)
+        return false;
+    d->left -= n;
+    return true;
+}
+
+static bool add_ts(uint64_t *ts, uint64_t delta)
+{
+    if (*ts + delta < *ts)
+        return false;
+    *ts += delta;
+    return true;
+}
+
+static bool add_signed(uint64_t base, int64_t delta, uint64_t *out)
+{
+    if (delta < 0 && (uint64_t)(-(delta + 1)) + 1 > base)
+        return false;
+    if (delta > 0 && base + (uint64_t)delta < base)
+        return false;
+    *out = base + (uint64_t)delta;
+    return true;
+}
+
+/* Fast unsigned read for the event loops: major type 0 only. */
+static inline bool fast_uint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p >= end)
+        return false;
+    uint8_t b = *p;
+    if (b < 24) {
+        *v = b;
+        *pp = p + 1;
+        return true;
+    }
+    size_t avail = (size_t)(end - p);
+    switch (b) {
+    case 24:
+        if (avail < 2) return false;
+        *v = p[1];
+        *pp = p + 2;
+        return true;
+    case 25:
+        if (avail < 3) return false;
+        *v = (uint64_t)p[1] << 8 | p[2];
+        *pp = p + 3;
+        return true;
+    case 26:
+        if (avail < 5) return false;
+        *v = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+        *pp = p + 5;
+        return true;
+    case 27:
+        if (avail < 9) return false;
+        *v = cur_be(p + 1, 8);
+        *pp = p + 9;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool dec_strings(dec *d)
+{
+    uint64_t id;
+    NEED(cur_uint(&d->c, &id));
+    if (!take(d, 1))
+        return false;
+    while (d->left) {
+        const char *s;
+        size_t len;
+        NEED(cur_text(&d->c, &s, &len, PRISM_MAX_STRING_BYTES));
+        d->left--;
+        if (id == 0 || id >= PRISM_MAX_STRINGS)
+            return false;
+        if (!reader_put_string(d->r, (uint32_t)id, s, len))
+            return false;
+        if (d->cb->string) {
+            size_t l2;
+            const char *kept = prism_reader_string(d->r, (uint32_t)id, &l2);
+            d->cb->string(d->ctx, (uint32_t)id, kept, l2);
+        }
+        d->records++;
+        id++;
+    }
+    return true;
+}
+
+static bool dec_threads(dec *d)
+{
+    while (d->left) {
+        uint64_t n;
+        prism_thread t;
+        const char *s;
+        size_t len;
+        char name[PRISM_MAX_STRING_BYTES + 1];
+        NEED(cur_array(&d->c, &n));
+        if (n < 3)
+            return false;
+        NEED(cur_u32(&d->c, &t.stream));
+        NEED(cur_uint(&d->c, &t.os_tid));
+        NEED(cur_text(&d->c, &s, &len, PRISM_MAX_STRING_BYTES));
+        for (uint64_t i = 3; i < n; i++)
+            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        memcpy(name, s, len);
+        name[len] = '\0';
+        t.name = name;
+        d->left--;
+        if (d->cb->thread)
+            d->cb->thread(d->ctx, &t);
+        d->records++;
+    }
+    return true;
+}
+
+static bool dec_regions(dec *d, uint32_t stream)
+{
+    uint64_t ts, depth64;
+    NEED(cur_uint(&d->c, &ts));
+    NEED(cur_uint(&d->c, &depth64));
+    if (!take(d, 2) || depth64 > UINT32_MAX)
+        return false;
+    uint32_t depth = (uint32_t)depth64, batch_depth = depth;
+    prism_region_event ev[BATCH];
+    size_t n = 0;
+    const uint8_t *p = d->c.p, *end = d->c.end;
+    uint64_t left = d->left;
+    while (left) {
+        uint64_t w;
+        if (!fast_uint(&p, end, &w))
+            return false;
+        left--;
+        if (!add_ts(&ts, w >> 1))
+            return false;
+        ev[n].ts = ts;
+        if (w & 1) {
+            ev[n].kind = PRISM_REGION_EXIT;
+            ev[n].name = 0;
+            if (depth)
+                depth--;
+        } else {
+            uint64_t name;
+            if (!left || !fast_uint(&p, end, &name) || name > UINT32_MAX)
+                return false;
+            left--;
+            ev[n].kind = PRISM_REGION_ENTER;
+            ev[n].name = (uint32_t)name;
+            depth++;
+        }
+        if (++n == BATCH) {
+            if (d->cb->regions)
+                d->cb->regions(d->ctx, stream, batch_depth, ev, n);
+            d->records += n;
+            n = 0;
+            batch_depth = depth;
+        }
+    }
+    if (n && d->cb->regions)
+        d->cb->regions(d->ctx, stream, batch_depth, ev, n);
+    d->records += n;
+    d->c.p = p;
+    d->left = 0;
+    return true;
+}
+
+static bool dec_marks(dec *d, uint32_t stream)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    prism_mark m[BATCH];
+    size_t n = 0;
+    while (d->left) {
+        uint64_t dt;
+        if (!take(d, 2))
+            return false;
+        NEED(cur_uint(&d->c, &dt));
+        NEED(cur_u32(&d->c, &m[n].name));
+        if (!add_ts(&ts, dt))
+            return false;
+        m[n].ts = ts;
+        if (++n == BATCH) {
+            if (d->cb->marks)
+                d->cb->marks(d->ctx, stream, m, n);
+            d->records += n;
+            n = 0;
+        }
+    }
+    if (n && d->cb->marks)
+        d->cb->marks(d->ctx, stream, m, n);
+    d->records += n;
+    return true;
+}
+
+static bool dec_counters(dec *d, uint32_t stream)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    prism_counter cv[BATCH];
+    size_t n = 0;
+    while (d->left) {
+        uint64_t dt;
+        prism_value v;
+        size_t tlen;
+        if (!take(d, 3))
+            return false;
+        NEED(cur_uint(&d->c, &dt));
+        NEED(cur_u32(&d->c, &cv[n].name));
+        NEED(cur_value(&d->c, &v, &tlen, 0));
+        if (!add_ts(&ts, dt))
+            return false;
+        cv[n].ts = ts;
+        if (v.type == PRISM_VAL_FLOAT) {
+            cv[n].is_float = true;
+            cv[n].v.f = v.v.f;
+        } else if (v.type == PRISM_VAL_INT) {
+            cv[n].is_float = false;
+            cv[n].v.i = v.v.i;
+        } else if (v.type == PRISM_VAL_UINT && v.v.u <= (uint64_t)INT64_MAX) {
+            cv[n].is_float = false;
+            cv[n].v.i = (int64_t)v.v.u;
+        } else {
+            return false;
+        }
+        if (++n == BATCH) {
+            if (d->cb->counters)
+                d->cb->counters(d->ctx, stream, cv, n);
+            d->records += n;
+            n = 0;
+        }
+    }
+    if (n && d->cb->counters)
+        d->cb->counters(d->ctx, stream, cv, n);
+    d->records += n;
+    return true;
+}
+
+static bool dec_steps(dec *d, uint32_t stream)
+{
+    uint64_t start;
+    NEED(cur_uint(&d->c, &start));
+    if (!take(d, 1))
+        return false;
+    prism_step s[BATCH];
+    size_t n = 0;
+    while (d->left) {
+        int64_t ds;
+        uint64_t dur, flags;
+        if (!take(d, 5))
+            return false;
+        NEED(cur_int(&d->c, &ds));
+        NEED(cur_uint(&d->c, &dur));
+        NEED(cur_uint(&d->c, &s[n].index));
+        NEED(cur_uint(&d->c, &s[n].epoch));
+        NEED(cur_uint(&d->c, &flags));
+        if (!add_signed(start, ds, &start))
+            return false;
+        s[n].start = start;
+        s[n].end = start + dur;
+        if (s[n].end < start)
+            return false;
+        s[n].flags = (uint32_t)flags;
+        if (++n == BATCH) {
+            if (d->cb->steps)
+                d->cb->steps(d->ctx, stream, s, n);
+            d->records += n;
+            n = 0;
+        }
+    }
+    if (n && d->cb->steps)
+        d->cb->steps(d->ctx, stream, s, n);
+    d->records += n;
+    return true;
+}
+
+static bool dec_memory(dec *d)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    while (d->left) {
+        prism_memory_sample m;
+        uint64_t n, dt, cpu, ng;
+        NEED(cur_array(&d->c, &n));
+        if (n < 5)
+            return false;
+        NEED(cur_uint(&d->c, &dt));
+        if (!add_ts(&ts, dt))
+            return false;
+        m.ts = ts;
+        if (cur_null(&d->c))
+            m.step = PRISM_NO_STEP;
+        else
+            NEED(cur_uint(&d->c, &m.step));
+        NEED(cur_uint(&d->c, &m.rss));
+        if (cur_null(&d->c)) {
+            m.cpu_permille = PRISM_NO_CPU;
+        } else {
+            NEED(cur_uint(&d->c, &cpu));
+            m.cpu_permille = cpu >= PRISM_NO_CPU ? PRISM_NO_CPU - 1 : (uint32_t)cpu;
+        }
+        NEED(cur_array(&d->c, &ng));
+        if (ng > PRISM_MAX_GPUS)
+            return false;
+        m.ngpu = (uint32_t)ng;
+        for (uint64_t i = 0; i < ng; i++) {
+            uint64_t k;
+            NEED(cur_array(&d->c, &k));
+            if (k < 3)
+                return false;
+            NEED(cur_u32(&d->c, &m.gpu[i].device));
+            NEED(cur_uint(&d->c, &m.gpu[i].used));
+            NEED(cur_uint(&d->c, &m.gpu[i].reserved));
+            for (uint64_t j = 3; j < k; j++)
+                NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        }
+        for (uint64_t j = 5; j < n; j++)
+            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        d->left--;
+        if (d->cb->memory)
+            d->cb->memory(d->ctx, &m);
+        d->records++;
+    }
+    return true;
+}
+
+static bool dec_gpu_fields(dec *d, prism_gpu_record *g, uint64_t n)
+{
+    static const uint8_t min_len[PRISM_GPU_TYPE_MAX + 1] = {
+        [PRISM_GPU_KERNEL] = 15, [PRISM_GPU_MEMCPY] = 10, [PRISM_GPU_MEMSET] = 8,
+        [PRISM_GPU_SYNC] = 7, [PRISM_GPU_API] = 7, [PRISM_GPU_ALLOC] = 9,
+        [PRISM_GPU_FREE] = 9,
+    };
+    if (n < min_len[g->type])
+        return false;
+    switch (g->type) {
+    case PRISM_GPU_KERNEL:
+        NEED(cur_u32(&d->c, &g->name));
+        for (int i = 0; i < 3; i++)
+            NEED(cur_u32(&d->c, &g->grid[i]));
+        for (int i = 0; i < 3; i++)
+            NEED(cur_u32(&d->c, &g->block[i]));
+        NEED(cur_u32(&d->c, &g->shared_mem));
+        NEED(cur_u32(&d->c, &g->registers));
+        break;
+    case PRISM_GPU_MEMCPY:
+        NEED(cur_uint(&d->c, &g->bytes));
+        NEED(cur_u32(&d->c, &g->copy_kind));
+        NEED(cur_u32(&d->c, &g->src_kind));
+        NEED(cur_u32(&d->c, &g->dst_kind));
+        break;
+    case PRISM_GPU_MEMSET:
+        NEED(cur_uint(&d->c, &g->bytes));
+        NEED(cur_u32(&d->c, &g->dst_kind));
+        break;
+    case PRISM_GPU_SYNC:
+        NEED(cur_u32(&d->c, &g->sync_type));
+        break;
+    case PRISM_GPU_API:
+        NEED(cur_u32(&d->c, &g->name));
+        break;
+    default:
+        NEED(cur_uint(&d->c, &g->bytes));
+        NEED(cur_uint(&d->c, &g->address));
+        NEED(cur_u32(&d->c, &g->dst_kind));
+        break;
+    }
+    for (uint64_t j = min_len[g->type]; j < n; j++)
+        NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+    return true;
+}
+
+static bool dec_gpu(dec *d)
+{
+    uint64_t base;
+    NEED(cur_uint(&d->c, &base));
+    if (!take(d, 1))
+        return false;
+    prism_gpu_record g[64];
+    size_t k = 0;
+    while (d->left) {
+        uint64_t n, type, dur;
+        int64_t ds;
+        NEED(cur_array(&d->c, &n));
+        d->left--;
+        if (n < 6)
+            return false;
+        NEED(cur_uint(&d->c, &type));
+        if (type < 1 || type > PRISM_GPU_TYPE_MAX) {
+            for (uint64_t j = 1; j < n; j++)      /* a newer record type */
+                NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            continue;
+        }
+        prism_gpu_record *r = &g[k];
+        memset(r, 0, sizeof *r);
+        r->type = (uint32_t)type;
+        NEED(cur_int(&d->c, &ds));
+        NEED(cur_uint(&d->c, &dur));
+        NEED(cur_u32(&d->c, &r->device));
+        NEED(cur_u32(&d->c, &r->stream));
+        NEED(cur_uint(&d->c, &r->correlation));
+        if (!add_signed(base, ds, &r->start))
+            return false;
+        r->end = r->start + dur;
+        if (r->end < r->start || !dec_gpu_fields(d, r, n))
+            return false;
+        if (++k == 64) {
+            if (d->cb->gpu)
+                d->cb->gpu(d->ctx, g, k);
+            d->records += k;
+            k = 0;
+        }
+    }
+    if (k && d->cb->gpu)
+        d->cb->gpu(d->ctx, g, k);
+    d->records += k;
+    return true;
+}
+
+static bool dec_dropped(dec *d, uint32_t stream)
+{
+    (void)stream;
+    while (d->left) {
+        uint64_t n;
+        prism_dropped x;
+        NEED(cur_array(&d->c, &n));
+        if (n < 3)
+            return false;
+        NEED(cur_u32(&d->c, &x.stream));
+        NEED(cur_u32(&d->c, &x.source));
+        NEED(cur_uint(&d->c, &x.total));
+        for (uint64_t j = 3; j < n; j++)
+            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        d->left--;
+        if (d->cb->dropped)
+            d->cb->dropped(d->ctx, &x);
+        d->records++;
+    }
+    return true;
+}
+
+static bool dec_info(dec *d)
+{
+    char key[PRISM_MAX_STRING_BYTES + 1], text[PRISM_MAX_STRING_BYTES + 1];
+    while (d->left) {
+        const char *k;
+        size_t klen, tlen;
+        prism_value v;
+        if (!take(d, 2))
+            return false;
+        NEED(cur_text(&d->c, &k, &klen, PRISM_MAX_STRING_BYTES));
+        NEED(cur_value(&d->c, &v, &tlen, PRISM_MAX_STRING_BYTES));
+        memcpy(key, k, klen);
+        key[klen] = '\0';
+        if (v.type == PRISM_VAL_TEXT) {
+            memcpy(text, v.v.s, tlen);
+            text[tlen] = '\0';
+            v.v.s = text;
+        }
+        if (d->cb->info)
+            d->cb->info(d->ctx, key, &v);
+        d->records++;
+    }
+    return true;
+}
+
+static bool dec_footer(dec *d)
+{
+    prism_footer f;
+    prism_value v;
+    size_t tlen;
+    if (!take(d, 5))
+        return false;
+    NEED(cur_uint(&d->c, &f.end_ts));
+    NEED(cur_uint(&d->c, &f.events));
+    NEED(cur_uint(&d->c, &f.dropped));
+    NEED(cur_uint(&d->c, &f.chunks));
+    NEED(cur_value(&d->c, &v, &tlen, 0));
+    if (v.type != PRISM_VAL_BOOL)
+        return false;
+    f.clean = v.v.b;
+    while (d->left) {                 /* fields of a newer minor version */
+        NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        d->left--;
+    }
+    reader_saw_footer(d->r);
+    if (d->cb->footer)
+        d->cb->footer(d->ctx, &f);
+    d->records++;
+    return true;
+}
+
+bool payload_known(uint32_t kind)
+{
+    return kind >= 1 && kind <= PRISM_CHUNK_KIND_MAX;
+}
+
+bool payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
+                    const uint8_t *p, size_t len, uint64_t *records)
+{
+    dec d = { { p, p + len }, 0, r, reader_cb(r), reader_ctx(r), 0 };
+    bool ok = false;
+    if (cur_array(&d.c, &d.left) == CUR_OK) {
+        switch (kind) {
+        case PRISM_CHUNK_STRINGS:  ok = dec_strings(&d); break;
+        case PRISM_CHUNK_THREADS:  ok = dec_threads(&d); break;
+        case PRISM_CHUNK_REGIONS:  ok = dec_regions(&d, stream); break;
+        case PRISM_CHUNK_MARKS:    ok = dec_marks(&d, stream); break;
+        case PRISM_CHUNK_COUNTERS: ok = dec_counters(&d, stream); break;
+        case PRISM_CHUNK_STEPS:    ok = dec_steps(&d, stream); break;
+        case PRISM_CHUNK_MEMORY:   ok = dec_memory(&d); break;
+        case PRISM_CHUNK_GPU:      ok = dec_gpu(&d); break;
+        case PRISM_CHUNK_DROPPED:  ok = dec_dropped(&d, stream); break;
+        case PRISM_CHUNK_INFO:     ok = dec_info(&d); break;
+        case PRISM_CHUNK_FOOTER:   ok = dec_footer(&d); break;
+        default: break;
+        }
+    }
+    /* The payload must be exactly one item. */
+    if (ok && d.c.p != d.c.end)
+        ok = false;
+    *records = d.records;
+    return ok;
+}

@@ -1,0 +1,481 @@
+/*
+ * reader.c - the streaming reader: header, chunk framing, checksums,
+ * resynchronisation after damage, torn tails.  docs/FORMAT.md, "Reading".
+ *
+ * Bytes are processed straight from the caller's buffer; only the bytes of
+ * an incomplete last item are copied and kept, so memory is bounded by one
+ * chunk (PRISM_MAX_CHUNK_PAYLOAD) plus what the caller feeds at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "format_internal.h"
+#include "idmap.h"
+
+enum { PH_HEADER, PH_CHUNKS, PH_DONE };
+enum { FR_OK = CUR_OK, FR_SHORT = CUR_SHORT, FR_BAD = CUR_BAD };
+
+typedef struct frame {
+    uint32_t kind, stream;
+    uint64_t seq;
+    size_t payload_off, payload_len, sum_off, total;
+    uint64_t sum;
+} frame;
+
+struct prism_reader {
+    prism_reader_callbacks cb;
+    void *ctx;
+    int phase;
+    header_store hs;
+    bool have_header;
+
+    uint8_t *pend;              /* bytes of an incomplete item */
+    size_t plen, pcap;
+    uint64_t fed, good;
+
+    bool resync, resync_torn;   /* skipping damage; it began as a short item */
+    uint64_t bad_start;
+    frame bad_frame;
+    prism_chunk_status bad_status;
+
+    prism_status err;
+    uint64_t err_off;
+    char msg[200];
+
+    prism_reader_stats st;
+    idmap strings;              /* id -> arena string */
+    idmap seqs;                 /* stream -> next expected seq + 1 */
+    arena mem;
+};
+
+/* ---- small accessors for decode.c ---- */
+
+const prism_reader_callbacks *reader_cb(prism_reader *r) { return &r->cb; }
+void *reader_ctx(prism_reader *r) { return r->ctx; }
+void reader_saw_footer(prism_reader *r) { r->st.footer = true; }
+
+bool reader_put_string(prism_reader *r, uint32_t id, const char *s, size_t len)
+{
+    char *d = arena_alloc(&r->mem, len + 1);
+    if (!d)
+        return false;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    return idmap_put(&r->strings, id, (uintptr_t)d, (uint32_t)len);
+}
+
+const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
+{
+    uintptr_t v;
+    uint32_t l;
+    if (!idmap_get(&r->strings, id, &v, &l))
+        return NULL;
+    if (len)
+        *len = l;
+    return (const char *)v;
+}
+
+/* ---- lifecycle ---- */
+
+prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx)
+{
+    prism_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    if (cb)
+        r->cb = *cb;
+    r->ctx = ctx;
+    return r;
+}
+
+void prism_reader_free(prism_reader *r)
+{
+    if (!r)
+        return;
+    header_store_free(&r->hs);
+    free(r->pend);
+    idmap_free(&r->strings);
+    idmap_free(&r->seqs);
+    arena_free(&r->mem);
+    free(r);
+}
+
+static prism_status fail(prism_reader *r, prism_status code, uint64_t off,
+                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+    r->err = code;
+    r->err_off = off;
+    return code;
+}
+
+prism_status prism_reader_error(const prism_reader *r, const char **msg,
+                                uint64_t *offset)
+{
+    if (msg)
+        *msg = r->err ? r->msg : "";
+    if (offset)
+        *offset = r->err_off;
+    return r->err;
+}
+
+const prism_reader_stats *prism_reader_stats_get(const prism_reader *r) { return &r->st; }
+uint64_t prism_reader_input_offset(const prism_reader *r) { return r->fed; }
+uint64_t prism_reader_good_offset(const prism_reader *r) { return r->good; }
+
+const prism_header *prism_reader_header(const prism_reader *r)
+{
+    return r->have_header ? &r->hs.h : NULL;
+}
+
+/* ---- framing ---- */
+
+static int frame_parse(const uint8_t *p, size_t n, frame *f)
+{
+    cur c = { p, p + n };
+    unsigned mt, ai;
+    uint64_t v;
+    int rc;
+    if (n == 0)
+        return FR_SHORT;
+    if (p[0] != 0x85)
+        return FR_BAD;
+    c.p++;
+    if ((rc = cur_u32(&c, &f->kind)) != CUR_OK)
+        return rc;
+    if ((rc = cur_u32(&c, &f->stream)) != CUR_OK)
+        return rc;
+    if ((rc = cur_uint(&c, &f->seq)) != CUR_OK)
+        return rc;
+    if ((rc = cur_head(&c, &mt, &v, &ai)) != CUR_OK)
+        return rc;
+    if (mt != MT_TAG || v != 24)
+        return FR_BAD;
+    if ((rc = cur_head(&c, &mt, &v, &ai)) != CUR_OK)
+        return rc;
+    if (mt != MT_BYTES || v > PRISM_MAX_CHUNK_PAYLOAD)
+        return FR_BAD;
+    f->payload_off = (size_t)(c.p - p);
+    f->payload_len = (size_t)v;
+    if ((size_t)(c.end - c.p) < f->payload_len)
+        return FR_SHORT;
+    c.p += f->payload_len;
+    f->sum_off = (size_t)(c.p - p);
+    if ((rc = cur_uint(&c, &f->sum)) != CUR_OK)
+        return rc;
+    f->total = (size_t)(c.p - p);
+    return FR_OK;
+}
+
+static bool frame_verified(const uint8_t *p, const frame *f)
+{
+    return XXH3_64bits(p, f->sum_off) == f->sum;
+}
+
+static void note_seq(prism_reader *r, const frame *f)
+{
+    uintptr_t next;
+    uint32_t unused;
+    uint64_t expect = 0;
+    if (idmap_get(&r->seqs, f->stream, &next, &unused))
+        expect = (uint64_t)next;
+    if (f->seq > expect)
+        r->st.seq_gaps += f->seq - expect;
+    if (f->seq >= expect)
+        idmap_put(&r->seqs, f->stream, (uintptr_t)(f->seq + 1), 0);
+}
+
+static void deliver(prism_reader *r, const uint8_t *p, const frame *f, uint64_t off)
+{
+    prism_chunk_info ci = {
+        .offset = off, .length = f->total, .kind = f->kind, .stream = f->stream,
+        .seq = f->seq, .payload_len = f->payload_len, .status = PRISM_CHUNK_OK,
+    };
+    note_seq(r, f);
+    if (!payload_known(f->kind)) {
+        ci.status = PRISM_CHUNK_UNKNOWN;
+        r->st.unknown++;
+    } else if (!payload_decode(r, f->kind, f->stream, p + f->payload_off,
+                               f->payload_len, &ci.records)) {
+        ci.status = PRISM_CHUNK_MALFORMED;
+        r->st.malformed++;
+    } else {
+        r->st.chunks++;
+    }
+    r->st.records += ci.records;
+    if (r->cb.chunk)
+        r->cb.chunk(r->ctx, &ci);
+}
+
+static void damage_begin(prism_reader *r, uint64_t off, prism_chunk_status why,
+                         const frame *f, bool torn)
+{
+    r->resync = true;
+    r->resync_torn = torn;
+    r->bad_start = off;
+    r->bad_status = why;
+    if (f)
+        r->bad_frame = *f;
+    else
+        memset(&r->bad_frame, 0, sizeof r->bad_frame);
+}
+
+static void damage_end(prism_reader *r, uint64_t end)
+{
+    prism_chunk_info ci = {
+        .offset = r->bad_start, .length = end - r->bad_start,
+        .kind = r->bad_frame.kind, .stream = r->bad_frame.stream,
+        .seq = r->bad_frame.seq, .payload_len = r->bad_frame.payload_len,
+        .status = r->bad_status,
+    };
+    r->resync = false;
+    r->st.damaged++;
+    if (r->bad_status == PRISM_CHUNK_BAD_CHECKSUM)
+        r->st.bad_checksum++;
+    r->st.skipped_bytes += ci.length;
+    if (r->cb.chunk)
+        r->cb.chunk(r->ctx, &ci);
+}
+
+/*
+ * Look for the next verified chunk at or after p[pos].  Returns the offset
+ * to continue from; *stalled when a candidate needs more bytes.
+ */
+static size_t resync_scan(prism_reader *r, const uint8_t *p, size_t n,
+                          size_t pos, uint64_t off, bool final, bool *stalled)
+{
+    *stalled = false;
+    for (size_t s = pos; s < n; s++) {
+        if (p[s] != 0x85)
+            continue;
+        frame f;
+        int rc = frame_parse(p + s, n - s, &f);
+        if (rc == FR_OK && frame_verified(p + s, &f)) {
+            if (r->resync_torn)     /* what looked like a torn tail was damage */
+                r->resync_torn = false;
+            damage_end(r, off + s);
+            return s;
+        }
+        if (rc == FR_SHORT && !final) {
+            *stalled = true;
+            return s;
+        }
+    }
+    return n;
+}
+
+/* Process p[0..n) starting at file offset off.  Returns the bytes consumed;
+ * the rest must be kept and offered again with more data. */
+static size_t process(prism_reader *r, const uint8_t *p, size_t n, uint64_t off,
+                      bool final)
+{
+    size_t pos = 0;
+    if (r->phase == PH_HEADER) {
+        size_t lim = n < PRISM_MAX_HEADER_BYTES ? n : PRISM_MAX_HEADER_BYTES;
+        int rc = header_parse(&r->hs, p, lim);
+        if (rc == HDR_ERROR) {
+            fail(r, r->hs.err, off + r->hs.err_off, "%s", r->hs.msg);
+            return 0;
+        }
+        if (rc == HDR_SHORT) {
+            if (n >= PRISM_MAX_HEADER_BYTES)
+                fail(r, PRISM_E_LIMIT, off, "header larger than %u bytes",
+                     PRISM_MAX_HEADER_BYTES);
+            else if (final)
+                fail(r, PRISM_E_HEADER, off + n, "header is truncated");
+            return 0;
+        }
+        r->have_header = true;
+        r->phase = PH_CHUNKS;
+        pos = r->hs.len;
+        r->good = off + pos;
+        if (r->cb.header)
+            r->cb.header(r->ctx, &r->hs.h);
+    }
+    while (pos < n) {
+        if (r->resync) {
+            bool stalled;
+            pos = resync_scan(r, p, n, pos, off, final, &stalled);
+            if (stalled)
+                return pos;
+            if (r->resync) {        /* ran off the end still skipping */
+                if (final) {
+                    if (r->resync_torn) {
+                        r->resync = false;
+                        r->st.torn_bytes = off + n - r->bad_start;
+                    } else {
+                        damage_end(r, off + n);
+                    }
+                }
+                return n;
+            }
+            continue;
+        }
+        frame f;
+        int rc = frame_parse(p + pos, n - pos, &f);
+        if (rc == FR_OK && frame_verified(p + pos, &f)) {
+            deliver(r, p + pos, &f, off + pos);
+            pos += f.total;
+            r->good = off + pos;
+        } else if (rc == FR_OK) {
+            damage_begin(r, off + pos, PRISM_CHUNK_BAD_CHECKSUM, &f, false);
+            pos++;
+        } else if (rc == FR_SHORT) {
+            if (!final)
+                return pos;
+            damage_begin(r, off + pos, PRISM_CHUNK_GARBAGE, NULL, true);
+            pos++;
+        } else {
+            damage_begin(r, off + pos, PRISM_CHUNK_GARBAGE, NULL, false);
+            pos++;
+        }
+    }
+    return pos;
+}
+
+static bool pending_reserve(prism_reader *r, size_t n)
+{
+    if (n <= r->pcap)
+        return true;
+    size_t cap = r->pcap ? r->pcap : 4096;
+    while (cap < n)
+        cap *= 2;
+    uint8_t *b = realloc(r->pend, cap);
+    if (!b)
+        return false;
+    r->pend = b;
+    r->pcap = cap;
+    return true;
+}
+
+/* Keep p[0..n): either new bytes or a tail of the pending buffer itself. */
+static bool keep_pending(prism_reader *r, const uint8_t *p, size_t n)
+{
+    if (p != r->pend && !pending_reserve(r, n))
+        return false;
+    if (n)
+        memmove(r->pend, p, n);
+    r->plen = n;
+    return true;
+}
+
+static bool keep_pending_append(prism_reader *r, const uint8_t *p, size_t n)
+{
+    if (!pending_reserve(r, r->plen + n))
+        return false;
+    memcpy(r->pend + r->plen, p, n);
+    r->plen += n;
+    return true;
+}
+
+/* r->fed already counts data[0..len). */
+static prism_status run(prism_reader *r, const uint8_t *data, size_t len, bool final)
+{
+    const uint8_t *p = data;
+    size_t n = len;
+    if (r->plen) {                  /* join the kept bytes and the new ones */
+        if (len && !keep_pending_append(r, data, len))
+            return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
+        p = r->pend;
+        n = r->plen;
+    }
+    uint64_t off = r->fed - n;
+    size_t used = process(r, p, n, off, final);
+    if (r->err)
+        return r->err;
+    if (!keep_pending(r, p + used, n - used))
+        return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
+    return (r->plen || r->resync) ? PRISM_NEED_MORE : PRISM_OK;
+}
+
+prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len)
+{
+    if (!r || (!data && len))
+        return PRISM_E_ARG;
+    if (r->err)
+        return r->err;
+    if (r->phase == PH_DONE)
+        return fail(r, PRISM_E_STATE, r->fed, "data fed after the end of input");
+    r->fed += len;
+    return run(r, data, len, false);
+}
+
+prism_status prism_reader_finish(prism_reader *r)
+{
+    if (!r)
+        return PRISM_E_ARG;
+    if (r->err)
+        return r->err;
+    if (r->phase == PH_DONE)
+        return PRISM_OK;
+    if (r->fed == 0)
+        return fail(r, PRISM_E_EMPTY, 0, "empty file");
+    prism_status st = run(r, NULL, 0, true);
+    if (st == PRISM_NEED_MORE)
+        st = PRISM_OK;
+    if (st == PRISM_OK && !r->have_header)
+        return fail(r, PRISM_E_HEADER, r->fed, "header is truncated");
+    r->plen = 0;
+    r->phase = PH_DONE;
+    return st;
+}
+
+prism_status prism_reader_read_fd(prism_reader *r, int fd)
+{
+    enum { BLOCK = 1 << 20 };
+    if (!r || fd < 0)
+        return PRISM_E_ARG;
+    if (r->err)
+        return r->err;
+    uint8_t *buf = malloc(BLOCK);
+    if (!buf)
+        return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
+    prism_status st = r->plen || r->resync ? PRISM_NEED_MORE : PRISM_OK;
+    bool can_pread = true;
+    for (;;) {
+        ssize_t got = can_pread ? pread(fd, buf, BLOCK, (off_t)r->fed) : read(fd, buf, BLOCK);
+        if (got < 0 && can_pread && errno == ESPIPE) {
+            can_pread = false;
+            continue;
+        }
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            st = fail(r, PRISM_E_IO, r->fed, "read failed: %s", strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        st = prism_reader_feed(r, buf, (size_t)got);
+        if (st != PRISM_OK && st != PRISM_NEED_MORE)
+            break;
+    }
+    free(buf);
+    return st;
+}
+
+prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
+                             void *ctx, prism_reader **out)
+{
+    prism_reader *r = prism_reader_new(cb, ctx);
+    *out = r;
+    if (!r)
+        return PRISM_E_NOMEM;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(r, PRISM_E_IO, 0, "cannot open: %s", strerror(errno));
+    prism_status st = prism_reader_read_fd(r, fd);
+    close(fd);
+    if (st == PRISM_OK || st == PRISM_NEED_MORE)
+        st = prism_reader_finish(r);
+    return st;
+}

@@ -1,0 +1,434 @@
+/*
+ * prism/profile.h - the PRISM profile format v1: writer (encoder) and
+ * streaming reader.  The byte layout is specified in docs/FORMAT.md.
+ *
+ * Conventions
+ *   - Operations return a prism_status; prism_strerror() turns one into words.
+ *   - The reader reports errors with a code, a message and the byte offset.
+ *   - Strings handed to callbacks are borrowed: valid until the callback
+ *     returns unless stated otherwise.  Strings returned by
+ *     prism_reader_string() / prism_reader_header() live as long as the reader.
+ */
+#ifndef PRISM_PROFILE_H
+#define PRISM_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PRISM_VERSION_MAJOR 0
+#define PRISM_VERSION_MINOR 1
+#define PRISM_VERSION_PATCH 0
+#define PRISM_VERSION_STRING "0.1.0"
+
+/* The file format version written by this library.  A reader accepts any
+ * minor version of its own major version and rejects a larger major. */
+#define PRISM_FORMAT_MAJOR 1
+#define PRISM_FORMAT_MINOR 0
+#define PRISM_MAGIC "PRISM"
+
+/* Limits (docs/FORMAT.md, "Limits").  A reader rejects anything larger. */
+#define PRISM_MAX_HEADER_BYTES   (64u * 1024u)        /* whole header item   */
+#define PRISM_MAX_CHUNK_PAYLOAD  (16u * 1024u * 1024u) /* one chunk's payload */
+#define PRISM_MAX_STRING_BYTES   4096u                 /* one interned string */
+#define PRISM_MAX_STRINGS        (1u << 24)            /* ids 1 .. 2^24-1     */
+#define PRISM_MAX_DEPTH          16u                   /* CBOR nesting        */
+#define PRISM_MAX_GPUS           16u                   /* per memory sample   */
+#define PRISM_MAX_CONFIG         64u                   /* header config pairs */
+#define PRISM_MAX_ARGV           64u                   /* header argv entries */
+
+/* The smallest buffer that always holds an empty chunk's framing. */
+#define PRISM_CHUNK_OVERHEAD     48u
+
+typedef enum prism_status {
+    PRISM_OK = 0,
+    PRISM_NEED_MORE,    /* reader: input ends inside an item (torn tail)     */
+    PRISM_E_NOSPACE,    /* writer: the caller's buffer is full               */
+    PRISM_E_NOMEM,      /* an allocation failed                              */
+    PRISM_E_IO,         /* read/write failed (errno is kept)                 */
+    PRISM_E_EMPTY,      /* the input holds no bytes at all                   */
+    PRISM_E_NOT_PRISM,  /* not CBOR or no PRISM magic: a foreign file        */
+    PRISM_E_VERSION,    /* a format major version this reader does not know  */
+    PRISM_E_HEADER,     /* the header is damaged or truncated                */
+    PRISM_E_LIMIT,      /* a length, count or depth beyond the limits        */
+    PRISM_E_ARG,        /* a bad argument from the caller                    */
+    PRISM_E_STATE,      /* call out of order (e.g. feed after finish)        */
+    PRISM_STATUS_COUNT
+} prism_status;
+
+/* Words for a status; never NULL, static storage. */
+const char *prism_strerror(prism_status s);
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum prism_chunk_kind {
+    PRISM_CHUNK_STRINGS  = 1,  /* interned names -> ids                    */
+    PRISM_CHUNK_THREADS  = 2,  /* stream id -> OS thread id and name        */
+    PRISM_CHUNK_REGIONS  = 3,  /* region enter/exit, delta timestamps       */
+    PRISM_CHUNK_MARKS    = 4,  /* instant events                            */
+    PRISM_CHUNK_COUNTERS = 5,  /* named integer / float values              */
+    PRISM_CHUNK_STEPS    = 6,  /* iteration boundaries, sampled or not      */
+    PRISM_CHUNK_MEMORY   = 7,  /* host RSS, CPU, per-GPU used/reserved      */
+    PRISM_CHUNK_GPU      = 8,  /* kernels, copies, memsets, syncs, API      */
+    PRISM_CHUNK_DROPPED  = 9,  /* cumulative dropped-record counts          */
+    PRISM_CHUNK_INFO     = 10, /* key/value facts learnt while running      */
+    PRISM_CHUNK_FOOTER   = 11, /* clean shutdown                            */
+    PRISM_CHUNK_KIND_MAX = 11
+} prism_chunk_kind;
+
+/* Name of a chunk kind ("regions"), "unknown" for others. */
+const char *prism_chunk_kind_name(uint32_t kind);
+
+/* A configuration value in the header or an INFO chunk. */
+typedef enum prism_value_type {
+    PRISM_VAL_INT = 0, PRISM_VAL_UINT, PRISM_VAL_FLOAT, PRISM_VAL_BOOL,
+    PRISM_VAL_TEXT, PRISM_VAL_NULL
+} prism_value_type;
+
+typedef struct prism_value {
+    prism_value_type type;
+    union { int64_t i; uint64_t u; double f; bool b; const char *s; } v;
+} prism_value;
+
+typedef struct prism_kv {
+    const char *key;
+    prism_value value;
+} prism_kv;
+
+typedef struct prism_header {
+    uint32_t version_major, version_minor;
+    const char *producer;        /* "libcollect 0.1.0"                        */
+    const char *host;
+    uint64_t pid;
+    int64_t rank;                /* -1: not part of a distributed job         */
+    const char *const *argv;     /* command line, argc entries                */
+    size_t argc;
+    const char *clock;           /* clock source, e.g. "tsc", "monotonic"     */
+    uint64_t start_unix_ns;      /* wall-clock time of timestamp 0            */
+    uint64_t start_mono_ns;      /* CLOCK_MONOTONIC of timestamp 0            */
+    const prism_kv *config;      /* collection configuration                  */
+    size_t nconfig;
+} prism_header;
+
+typedef struct prism_thread {
+    uint32_t stream;             /* the stream id its chunks carry            */
+    uint64_t os_tid;
+    const char *name;            /* borrowed                                  */
+} prism_thread;
+
+enum { PRISM_REGION_ENTER = 0, PRISM_REGION_EXIT = 1 };
+
+typedef struct prism_region_event {
+    uint64_t ts;                 /* ns since the file's time origin           */
+    uint32_t name;               /* string id (ENTER only; 0 for EXIT)        */
+    uint32_t kind;               /* PRISM_REGION_ENTER / _EXIT                */
+} prism_region_event;
+
+typedef struct prism_mark {
+    uint64_t ts;
+    uint32_t name;
+} prism_mark;
+
+typedef struct prism_counter {
+    uint64_t ts;
+    uint32_t name;
+    bool is_float;
+    union { int64_t i; double f; } v;
+} prism_counter;
+
+enum { PRISM_STEP_SAMPLED = 1u };
+
+typedef struct prism_step {
+    uint64_t start, end;         /* ns                                        */
+    uint64_t index;              /* global step number, from 0                */
+    uint64_t epoch;
+    uint32_t flags;              /* PRISM_STEP_SAMPLED                        */
+} prism_step;
+
+#define PRISM_NO_STEP UINT64_MAX
+#define PRISM_NO_CPU  UINT32_MAX
+
+typedef struct prism_gpu_mem {
+    uint32_t device;
+    uint64_t used;               /* bytes in use by the process               */
+    uint64_t reserved;           /* bytes held by allocators / total used     */
+} prism_gpu_mem;
+
+typedef struct prism_memory_sample {
+    uint64_t ts;
+    uint64_t step;               /* PRISM_NO_STEP: periodic sample            */
+    uint64_t rss;                /* host resident set, bytes                  */
+    uint32_t cpu_permille;       /* process CPU, 1000 = one core; NO_CPU      */
+    uint32_t ngpu;
+    prism_gpu_mem gpu[PRISM_MAX_GPUS];
+} prism_memory_sample;
+
+typedef enum prism_gpu_type {
+    PRISM_GPU_KERNEL = 1, PRISM_GPU_MEMCPY = 2, PRISM_GPU_MEMSET = 3,
+    PRISM_GPU_SYNC = 4, PRISM_GPU_API = 5, PRISM_GPU_ALLOC = 6,
+    PRISM_GPU_FREE = 7, PRISM_GPU_TYPE_MAX = 7
+} prism_gpu_type;
+
+typedef enum prism_copy_kind {
+    PRISM_COPY_UNKNOWN = 0, PRISM_COPY_HTOD, PRISM_COPY_DTOH, PRISM_COPY_DTOD,
+    PRISM_COPY_HTOH, PRISM_COPY_PTOP
+} prism_copy_kind;
+
+typedef enum prism_mem_kind {
+    PRISM_MEM_UNKNOWN = 0, PRISM_MEM_PAGEABLE, PRISM_MEM_PINNED,
+    PRISM_MEM_DEVICE, PRISM_MEM_MANAGED
+} prism_mem_kind;
+
+typedef enum prism_sync_type {
+    PRISM_SYNC_UNKNOWN = 0, PRISM_SYNC_EVENT, PRISM_SYNC_STREAM_WAIT_EVENT,
+    PRISM_SYNC_STREAM, PRISM_SYNC_CONTEXT
+} prism_sync_type;
+
+/* One GPU activity record.  Fields not used by a type are zero. */
+typedef struct prism_gpu_record {
+    uint32_t type;               /* prism_gpu_type                            */
+    uint64_t start, end;         /* ns, same clock as CPU events              */
+    uint32_t device;
+    uint32_t stream;             /* CUDA stream; API: the CPU thread stream   */
+    uint64_t correlation;        /* ties a kernel/copy to its API call        */
+    uint32_t name;               /* KERNEL: kernel name, API: function name   */
+    uint64_t bytes;              /* MEMCPY, MEMSET, ALLOC, FREE               */
+    uint32_t copy_kind;          /* MEMCPY: prism_copy_kind                   */
+    uint32_t src_kind, dst_kind; /* MEMCPY, MEMSET(dst), ALLOC: prism_mem_kind */
+    uint32_t sync_type;          /* SYNC: prism_sync_type                     */
+    uint32_t grid[3], block[3];  /* KERNEL                                    */
+    uint32_t shared_mem;         /* KERNEL: static + dynamic bytes            */
+    uint32_t registers;          /* KERNEL: per thread                        */
+    uint64_t address;            /* ALLOC, FREE                               */
+} prism_gpu_record;
+
+enum { PRISM_SOURCE_CPU = 0, PRISM_SOURCE_GPU = 1 };
+
+typedef struct prism_dropped {
+    uint32_t stream;
+    uint32_t source;             /* PRISM_SOURCE_CPU / _GPU                   */
+    uint64_t total;              /* cumulative since the start of the run     */
+} prism_dropped;
+
+typedef struct prism_footer {
+    uint64_t end_ts;             /* ns, last timestamp of the run             */
+    uint64_t events;             /* records written                           */
+    uint64_t dropped;            /* records dropped                           */
+    uint64_t chunks;             /* chunks written before the footer          */
+    bool clean;                  /* false: written from a signal/exit path    */
+} prism_footer;
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Encode the file header (self-describe tag + header map) into buf.
+ * On success *out_len is the number of bytes written.  PRISM_E_NOSPACE when
+ * cap is too small, PRISM_E_LIMIT when the header exceeds the format limits.
+ * No allocation.
+ */
+prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
+                                 size_t cap, size_t *out_len);
+
+/*
+ * A chunk encoder: state for building one chunk into a caller-provided
+ * buffer.  It lives where the caller puts it (stack, thread buffer); it does
+ * not allocate.  Its fields are private.
+ *
+ *   prism_enc e;
+ *   prism_enc_begin(&e, buf, cap, PRISM_CHUNK_REGIONS, stream, seq, t0);
+ *   while (...) if (prism_enc_enter(&e, ts, id) == PRISM_E_NOSPACE) break;
+ *   prism_enc_finish(&e, &len);      // buf[0..len) is a complete chunk
+ *
+ * Every append either writes a whole record or returns PRISM_E_NOSPACE and
+ * leaves the chunk unchanged, so the caller can finish the chunk and put the
+ * record into the next one.  Appending a record of the wrong kind returns
+ * PRISM_E_ARG.
+ */
+typedef struct prism_enc {
+    uint8_t *buf;
+    size_t cap;          /* usable bytes (room for the checksum reserved)     */
+    size_t pos;
+    size_t payload_pos;  /* first payload byte                                */
+    size_t count_pos;    /* the payload array's 4-byte count                  */
+    uint64_t count;      /* payload array elements so far                     */
+    uint64_t records;    /* records appended                                  */
+    uint64_t base;       /* base timestamp                                    */
+    uint64_t last;       /* previous timestamp (delta chains)                 */
+    uint32_t kind;
+    uint32_t depth;      /* REGIONS: current nesting depth                    */
+} prism_enc;
+
+/*
+ * Start a chunk.  `base` is the chunk's base timestamp (ns) for time-bearing
+ * kinds, the first string id for STRINGS and ignored otherwise.  `depth`
+ * (REGIONS only; pass 0 otherwise) is the thread's nesting depth before the
+ * chunk's first event.  PRISM_E_NOSPACE when cap < PRISM_CHUNK_OVERHEAD.
+ */
+prism_status prism_enc_begin(prism_enc *e, uint8_t *buf, size_t cap,
+                             prism_chunk_kind kind, uint32_t stream,
+                             uint64_t seq, uint64_t base, uint32_t depth);
+
+/* Close the chunk: patch lengths, append the XXH3-64 checksum.  *out_len is
+ * the chunk's total size.  The encoder may be begun again afterwards. */
+prism_status prism_enc_finish(prism_enc *e, size_t *out_len);
+
+/* Records appended so far (strings, events, samples...). */
+static inline uint64_t prism_enc_records(const prism_enc *e) { return e->records; }
+
+/* Kind-specific appends.  Timestamps of REGIONS, MARKS and COUNTERS must not
+ * decrease within a chunk; an earlier one is clamped to the previous one. */
+prism_status prism_enc_string(prism_enc *e, const char *s, size_t len);
+prism_status prism_enc_thread(prism_enc *e, const prism_thread *t);
+prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name);
+prism_status prism_enc_exit(prism_enc *e, uint64_t ts);
+prism_status prism_enc_mark(prism_enc *e, const prism_mark *m);
+prism_status prism_enc_counter(prism_enc *e, const prism_counter *c);
+prism_status prism_enc_step(prism_enc *e, const prism_step *s);
+prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m);
+prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g);
+prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
+prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
+prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
+
+/*
+ * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
+ * Id 0 is never assigned.  Each name gets an id once; the caller writes a
+ * name into a STRINGS chunk the first time it is interned (is_new) and ids
+ * are handed out in order, so STRINGS chunks carry consecutive ids.
+ */
+typedef struct prism_strtab prism_strtab;
+
+/* NULL on allocation failure.  The caller frees with prism_strtab_free. */
+prism_strtab *prism_strtab_new(void);
+void prism_strtab_free(prism_strtab *t);
+/* *id receives the name's id; *is_new whether this call assigned it.
+ * Names longer than PRISM_MAX_STRING_BYTES are truncated.  PRISM_E_NOMEM,
+ * PRISM_E_LIMIT (table full) on failure. */
+prism_status prism_strtab_intern(prism_strtab *t, const char *s, size_t len,
+                                 uint32_t *id, bool *is_new);
+/* The name of an id (borrowed, NUL-terminated), NULL if unknown. */
+const char *prism_strtab_name(const prism_strtab *t, uint32_t id, size_t *len);
+/* Number of ids assigned. */
+uint32_t prism_strtab_count(const prism_strtab *t);
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef enum prism_chunk_status {
+    PRISM_CHUNK_OK = 0,
+    PRISM_CHUNK_BAD_CHECKSUM,    /* framed, but the checksum fails: skipped   */
+    PRISM_CHUNK_MALFORMED,       /* checksum good, payload not as specified   */
+    PRISM_CHUNK_UNKNOWN,         /* a kind this reader does not know: skipped */
+    PRISM_CHUNK_GARBAGE          /* bytes that are no chunk: skipped          */
+} prism_chunk_status;
+
+typedef struct prism_chunk_info {
+    uint64_t offset;             /* file offset of the chunk's first byte     */
+    uint64_t length;             /* bytes, framing included                   */
+    uint32_t kind, stream;
+    uint64_t seq;
+    uint64_t payload_len;
+    uint64_t records;            /* records delivered from it                 */
+    prism_chunk_status status;
+} prism_chunk_info;
+
+/*
+ * Callbacks.  Any may be NULL.  Batches point into reader storage valid
+ * until the callback returns; a chunk's records may come in several batches.
+ * `stream` is the chunk's stream id (for REGIONS/MARKS/COUNTERS the thread).
+ */
+typedef struct prism_reader_callbacks {
+    void (*header)(void *ctx, const prism_header *h);
+    void (*string)(void *ctx, uint32_t id, const char *s, size_t len);
+    void (*thread)(void *ctx, const prism_thread *t);
+    /* depth: nesting depth before ev[0] as the writer recorded it */
+    void (*regions)(void *ctx, uint32_t stream, uint32_t depth,
+                    const prism_region_event *ev, size_t n);
+    void (*marks)(void *ctx, uint32_t stream, const prism_mark *m, size_t n);
+    void (*counters)(void *ctx, uint32_t stream, const prism_counter *c, size_t n);
+    void (*steps)(void *ctx, uint32_t stream, const prism_step *s, size_t n);
+    void (*memory)(void *ctx, const prism_memory_sample *m);
+    void (*gpu)(void *ctx, const prism_gpu_record *g, size_t n);
+    void (*dropped)(void *ctx, const prism_dropped *d);
+    void (*info)(void *ctx, const char *key, const prism_value *v);
+    void (*footer)(void *ctx, const prism_footer *f);
+    /* After every chunk or skipped run of bytes, good or not. */
+    void (*chunk)(void *ctx, const prism_chunk_info *c);
+} prism_reader_callbacks;
+
+typedef struct prism_reader_stats {
+    uint64_t chunks;             /* good chunks delivered                     */
+    uint64_t damaged;            /* damaged runs skipped (checksum or framing) */
+    uint64_t bad_checksum;       /* ... of which began with a checksum failure */
+    uint64_t skipped_bytes;      /* bytes in damaged runs                     */
+    uint64_t malformed;          /* chunks whose payload did not decode       */
+    uint64_t unknown;            /* chunks of unknown kind skipped            */
+    uint64_t seq_gaps;           /* chunks missing by sequence number         */
+    uint64_t records;            /* records delivered                         */
+    uint64_t torn_bytes;         /* bytes of an incomplete last chunk         */
+    bool footer;                 /* a footer was read                         */
+} prism_reader_stats;
+
+typedef struct prism_reader prism_reader;
+
+/* NULL on allocation failure.  cb is copied; ctx is passed back. */
+prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx);
+void prism_reader_free(prism_reader *r);
+
+/*
+ * Feed the next bytes of the file.  Complete chunks are decoded and reported
+ * at once; an incomplete last item is kept (at most one chunk's worth).
+ * Returns PRISM_OK when the input ends on an item boundary, PRISM_NEED_MORE
+ * when it ends inside one (a torn tail: feed more to resume), or an error
+ * (which is sticky: later calls return it again).
+ */
+prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len);
+
+/*
+ * Read fd from the reader's current input offset (prism_reader_input_offset)
+ * to end of file, feeding the reader.  Same returns as feed, plus PRISM_E_IO.
+ * Call again later to pick up bytes appended since (live tail).
+ */
+prism_status prism_reader_read_fd(prism_reader *r, int fd);
+
+/*
+ * Declare the end of the input.  Bytes of an incomplete item are then
+ * scanned for further chunks (damage) and the rest counted as torn_bytes.
+ * Returns PRISM_OK, or the sticky error; PRISM_E_EMPTY if nothing was fed,
+ * PRISM_E_HEADER if the header never completed.
+ */
+prism_status prism_reader_finish(prism_reader *r);
+
+/* Bytes fed so far (the next file offset read_fd reads from). */
+uint64_t prism_reader_input_offset(const prism_reader *r);
+/* End of the last complete item: where a new reader would resume. */
+uint64_t prism_reader_good_offset(const prism_reader *r);
+/* The last error: its code, a one-line message and the byte offset. */
+prism_status prism_reader_error(const prism_reader *r, const char **msg,
+                                uint64_t *offset);
+const prism_reader_stats *prism_reader_stats_get(const prism_reader *r);
+/* The header once read, else NULL.  Owned by the reader. */
+const prism_header *prism_reader_header(const prism_reader *r);
+/* A string by id, NULL if not (yet) known.  Owned by the reader. */
+const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len);
+
+/*
+ * Convenience: open path, read all of it, finish.  On error *msg (static or
+ * reader-owned until free) and *offset describe it.  The caller frees r.
+ */
+prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
+                             void *ctx, prism_reader **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PRISM_PROFILE_H */

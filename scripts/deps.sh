@@ -1,0 +1,32 @@
+#!/bin/sh
+# Make sure the Debian packages PRISM builds and tests with are installed.
+# As root: installs what is missing with apt-get.  Otherwise: one line naming
+# the missing packages and exit 1.  Usage: scripts/deps.sh [PACKAGE...]
+set -u
+pkgs="${*:-libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux}"
+
+have() {
+    if command -v dpkg-query >/dev/null 2>&1; then
+        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+        return
+    fi
+    # Not a Debian system: trust the compiler to find what it needs.
+    return 0
+}
+
+missing=""
+for p in $pkgs; do have "$p" || missing="$missing $p"; done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "prism: installing missing packages:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq $missing >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null 2>&1
+        apt-get install -y -qq $missing >/dev/null || {
+            echo "prism: apt-get could not install:$missing" >&2; exit 1; }
+    fi
+    exit 0
+fi
+echo "prism: missing Debian packages:$missing (run 'make' as root, or: sudo apt-get install$missing)" >&2
+exit 1

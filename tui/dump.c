@@ -1,0 +1,341 @@
+/*
+ * dump.c - `prism-top dump FILE [--chunks]`: the header and every record, or
+ * one line per chunk, so a person can see what a file holds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "prism/profile.h"
+
+typedef struct dump {
+    FILE *out;
+    bool chunks;
+    prism_reader *r;
+    uint64_t first_damage;
+    bool damaged;
+} dump;
+
+static const char *name_of(dump *d, uint32_t id, char *buf, size_t n)
+{
+    const char *s = prism_reader_string(d->r, id, NULL);
+    if (s)
+        return s;
+    snprintf(buf, n, "<string %" PRIu32 ">", id);
+    return buf;
+}
+
+static void ts(FILE *f, uint64_t ns)
+{
+    fprintf(f, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+}
+
+static void value(FILE *f, const prism_value *v)
+{
+    switch (v->type) {
+    case PRISM_VAL_INT: fprintf(f, "%" PRId64, v->v.i); break;
+    case PRISM_VAL_UINT: fprintf(f, "%" PRIu64, v->v.u); break;
+    case PRISM_VAL_FLOAT: fprintf(f, "%.17g", v->v.f); break;
+    case PRISM_VAL_BOOL: fputs(v->v.b ? "true" : "false", f); break;
+    case PRISM_VAL_TEXT: fprintf(f, "\"%s\"", v->v.s); break;
+    default: fputs("null", f); break;
+    }
+}
+
+static void on_header(void *ctx, const prism_header *h)
+{
+    dump *d = ctx;
+    FILE *f = d->out;
+    time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "header: PRISM profile format %" PRIu32 ".%" PRIu32 "\n", h->version_major,
+            h->version_minor);
+    fprintf(f, "  producer: %s\n  host: %s\n  pid: %" PRIu64 "\n  rank: %" PRId64 "\n",
+            h->producer ? h->producer : "?", h->host ? h->host : "?", h->pid, h->rank);
+    fprintf(f, "  clock: %s\n  start: %s (unix ns %" PRIu64 ", monotonic ns %" PRIu64 ")\n",
+            h->clock ? h->clock : "?", when, h->start_unix_ns, h->start_mono_ns);
+    fputs("  argv:", f);
+    for (size_t i = 0; i < h->argc; i++)
+        fprintf(f, " %s", h->argv[i]);
+    fputc('\n', f);
+    for (size_t i = 0; i < h->nconfig; i++) {
+        fprintf(f, "  config %s = ", h->config[i].key);
+        value(f, &h->config[i].value);
+        fputc('\n', f);
+    }
+}
+
+static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    dump *d = ctx;
+    if (!d->chunks)
+        fprintf(d->out, "string %" PRIu32 " \"%.*s\"\n", id, (int)len, s);
+}
+
+static void on_thread(void *ctx, const prism_thread *t)
+{
+    dump *d = ctx;
+    if (!d->chunks)
+        fprintf(d->out, "thread %" PRIu32 " tid %" PRIu64 " \"%s\"\n", t->stream, t->os_tid,
+                t->name);
+}
+
+static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
+                       const prism_region_event *ev, size_t n)
+{
+    dump *d = ctx;
+    char buf[32];
+    if (d->chunks)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        fprintf(d->out, "region  t=");
+        ts(d->out, ev[i].ts);
+        if (ev[i].kind == PRISM_REGION_ENTER) {
+            fprintf(d->out, " thread %" PRIu32 " depth %" PRIu32 " enter %s\n", stream, depth,
+                    name_of(d, ev[i].name, buf, sizeof buf));
+            depth++;
+        } else {
+            depth = depth ? depth - 1 : 0;
+            fprintf(d->out, " thread %" PRIu32 " depth %" PRIu32 " exit\n", stream, depth);
+        }
+    }
+}
+
+static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
+{
+    dump *d = ctx;
+    char buf[32];
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "mark    t=");
+        ts(d->out, m[i].ts);
+        fprintf(d->out, " thread %" PRIu32 " %s\n", stream, name_of(d, m[i].name, buf, sizeof buf));
+    }
+}
+
+static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
+{
+    dump *d = ctx;
+    char buf[32];
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "counter t=");
+        ts(d->out, c[i].ts);
+        fprintf(d->out, " thread %" PRIu32 " %s = ", stream, name_of(d, c[i].name, buf, sizeof buf));
+        if (c[i].is_float)
+            fprintf(d->out, "%.17g\n", c[i].v.f);
+        else
+            fprintf(d->out, "%" PRId64 "\n", c[i].v.i);
+    }
+}
+
+static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
+{
+    dump *d = ctx;
+    (void)stream;
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "step    %" PRIu64 " epoch %" PRIu64 " start ", s[i].index, s[i].epoch);
+        ts(d->out, s[i].start);
+        fprintf(d->out, " duration %" PRIu64 " ns%s\n", s[i].end - s[i].start,
+                (s[i].flags & PRISM_STEP_SAMPLED) ? " sampled" : "");
+    }
+}
+
+static void on_memory(void *ctx, const prism_memory_sample *m)
+{
+    dump *d = ctx;
+    if (d->chunks)
+        return;
+    fprintf(d->out, "memory  t=");
+    ts(d->out, m->ts);
+    if (m->step != PRISM_NO_STEP)
+        fprintf(d->out, " step %" PRIu64, m->step);
+    fprintf(d->out, " rss %" PRIu64, m->rss);
+    if (m->cpu_permille != PRISM_NO_CPU)
+        fprintf(d->out, " cpu %.1f%%", m->cpu_permille / 10.0);
+    for (uint32_t i = 0; i < m->ngpu; i++)
+        fprintf(d->out, " gpu%" PRIu32 " used %" PRIu64 " reserved %" PRIu64, m->gpu[i].device,
+                m->gpu[i].used, m->gpu[i].reserved);
+    fputc('\n', d->out);
+}
+
+static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
+{
+    static const char *const types[] = { "?", "kernel", "memcpy", "memset", "sync", "api",
+                                         "alloc", "free" };
+    static const char *const copies[] = { "?", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+    dump *d = ctx;
+    char buf[32];
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        const prism_gpu_record *r = &g[i];
+        fprintf(d->out, "gpu     t=");
+        ts(d->out, r->start);
+        fprintf(d->out, " %s dur %" PRIu64 " ns device %" PRIu32 " stream %" PRIu32
+                " corr %" PRIu64, types[r->type <= 7 ? r->type : 0], r->end - r->start,
+                r->device, r->stream, r->correlation);
+        switch (r->type) {
+        case PRISM_GPU_KERNEL:
+            fprintf(d->out, " %s grid %" PRIu32 "x%" PRIu32 "x%" PRIu32 " block %" PRIu32
+                    "x%" PRIu32 "x%" PRIu32 " smem %" PRIu32 " regs %" PRIu32,
+                    name_of(d, r->name, buf, sizeof buf), r->grid[0], r->grid[1], r->grid[2],
+                    r->block[0], r->block[1], r->block[2], r->shared_mem, r->registers);
+            break;
+        case PRISM_GPU_MEMCPY:
+            fprintf(d->out, " %s %" PRIu64 " bytes src %" PRIu32 " dst %" PRIu32,
+                    copies[r->copy_kind <= 5 ? r->copy_kind : 0], r->bytes, r->src_kind,
+                    r->dst_kind);
+            break;
+        case PRISM_GPU_API:
+            fprintf(d->out, " %s", name_of(d, r->name, buf, sizeof buf));
+            break;
+        case PRISM_GPU_SYNC:
+            fprintf(d->out, " type %" PRIu32, r->sync_type);
+            break;
+        default:
+            fprintf(d->out, " %" PRIu64 " bytes addr 0x%" PRIx64, r->bytes, r->address);
+            break;
+        }
+        fputc('\n', d->out);
+    }
+}
+
+static void on_dropped(void *ctx, const prism_dropped *x)
+{
+    dump *d = ctx;
+    if (!d->chunks)
+        fprintf(d->out, "dropped thread %" PRIu32 " %s total %" PRIu64 "\n", x->stream,
+                x->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", x->total);
+}
+
+static void on_info(void *ctx, const char *key, const prism_value *v)
+{
+    dump *d = ctx;
+    if (d->chunks)
+        return;
+    fprintf(d->out, "info    %s = ", key);
+    value(d->out, v);
+    fputc('\n', d->out);
+}
+
+static void on_footer(void *ctx, const prism_footer *f)
+{
+    dump *d = ctx;
+    if (d->chunks)
+        return;
+    fprintf(d->out, "footer  end ");
+    ts(d->out, f->end_ts);
+    fprintf(d->out, " events %" PRIu64 " dropped %" PRIu64 " chunks %" PRIu64 " %s\n",
+            f->events, f->dropped, f->chunks, f->clean ? "clean" : "unclean");
+}
+
+static void on_chunk(void *ctx, const prism_chunk_info *c)
+{
+    static const char *const status[] = { "ok", "BAD CHECKSUM", "MALFORMED", "unknown kind",
+                                          "DAMAGED" };
+    dump *d = ctx;
+    if (c->status == PRISM_CHUNK_BAD_CHECKSUM || c->status == PRISM_CHUNK_GARBAGE ||
+        c->status == PRISM_CHUNK_MALFORMED) {
+        if (!d->damaged)
+            d->first_damage = c->offset;
+        d->damaged = true;
+    }
+    if (!d->chunks) {
+        if (c->status != PRISM_CHUNK_OK)
+            fprintf(d->out, "skipped %" PRIu64 " bytes at offset %" PRIu64 ": %s\n", c->length,
+                    c->offset, status[c->status]);
+        return;
+    }
+    if (c->status == PRISM_CHUNK_GARBAGE) {
+        fprintf(d->out, "@%-10" PRIu64 " %8" PRIu64 " bytes  (damaged bytes skipped)\n", c->offset,
+                c->length);
+        return;
+    }
+    fprintf(d->out, "@%-10" PRIu64 " %8" PRIu64 " bytes  %-8s stream %-4" PRIu32 " seq %-6" PRIu64
+            " payload %-7" PRIu64 " records %-6" PRIu64 " %s\n", c->offset, c->length,
+            prism_chunk_kind_name(c->kind), c->stream, c->seq, c->payload_len, c->records,
+            status[c->status]);
+}
+
+int cmd_dump(int argc, char **argv, FILE *out)
+{
+    const char *path = NULL;
+    dump d = { .out = out };
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--chunks"))
+            d.chunks = true;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: prism-top dump FILE [--chunks]\n"
+                   "Print a profile's header and every record in file order; with --chunks,\n"
+                   "one line per chunk (offset, size, kind, stream, sequence, records, status).\n");
+            return EXIT_OK;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "prism-top dump: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (!path)
+            path = argv[i];
+        else {
+            fprintf(stderr, "prism-top dump: one file only\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "usage: prism-top dump FILE [--chunks]\n");
+        return EXIT_USAGE;
+    }
+    prism_reader_callbacks cb = {
+        .header = on_header, .string = on_string, .thread = on_thread,
+        .regions = on_regions, .marks = on_marks, .counters = on_counters,
+        .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
+        .info = on_info, .footer = on_footer, .chunk = on_chunk,
+    };
+    prism_reader *r = prism_reader_new(&cb, &d);
+    if (!r) {
+        fprintf(stderr, "prism-top: %s: out of memory\n", path);
+        return EXIT_BADINPUT;
+    }
+    d.r = r;
+    FILE *f = fopen(path, "rb");
+    int rc = EXIT_OK;
+    prism_status st;
+    if (!f) {
+        fprintf(stderr, "prism-top: %s: cannot open: %s\n", path, strerror(errno));
+        prism_reader_free(r);
+        return EXIT_BADINPUT;
+    }
+    st = prism_reader_read_fd(r, fileno(f));
+    if (st == PRISM_OK || st == PRISM_NEED_MORE)
+        st = prism_reader_finish(r);
+    fclose(f);
+    fflush(out);
+    const prism_reader_stats *s = prism_reader_stats_get(r);
+    if (st != PRISM_OK) {
+        const char *msg;
+        uint64_t off;
+        prism_reader_error(r, &msg, &off);
+        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+        rc = EXIT_BADINPUT;
+    } else {
+        fprintf(out, "summary: %" PRIu64 " chunks, %" PRIu64 " records", s->chunks, s->records);
+        if (s->unknown)
+            fprintf(out, ", %" PRIu64 " chunks of unknown kind skipped", s->unknown);
+        if (s->seq_gaps)
+            fprintf(out, ", %" PRIu64 " chunks missing by sequence", s->seq_gaps);
+        fprintf(out, ", %s\n", s->footer ? "complete (footer present)"
+                                         : "no footer (still being written, or the writer died)");
+        if (s->torn_bytes)
+            fprintf(out, "torn tail: %" PRIu64 " bytes of an incomplete last chunk\n",
+                    s->torn_bytes);
+        if (d.damaged) {
+            fprintf(stderr, "prism-top: %s: damaged: %" PRIu64 " run(s), %" PRIu64
+                    " bytes skipped, %" PRIu64 " malformed chunk(s), first at byte %" PRIu64 "\n",
+                    path, s->damaged, s->skipped_bytes, s->malformed, d.first_damage);
+            rc = EXIT_BADINPUT;
+        }
+    }
+    prism_reader_free(r);
+    return rc;
+}
