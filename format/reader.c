@@ -301,7 +301,9 @@ static size_t process(prism_reader *r, const uint8_t *p, size_t n, uint64_t off,
         if (r->cb.header)
             r->cb.header(r->ctx, &r->hs.h);
     }
-    while (pos < n) {
+    /* At the end of input a damaged run still open (even one that began at
+     * the last byte) must be closed: counted as damage or as a torn tail. */
+    while (pos < n || (final && r->resync)) {
         if (r->resync) {
             bool stalled;
             pos = resync_scan(r, p, n, pos, off, final, &stalled);
