@@ -150,21 +150,66 @@ prism_status prism_enc_thread(prism_enc *e, const prism_thread *t)
     return commit(e, &w, 1);
 }
 
+/*
+ * The region hot path writes its integers directly instead of through
+ * libcbor (two out-of-line calls per integer).  uint_size/put_uint give the
+ * same shortest-form bytes as cbor_encode_uint.
+ */
+static inline size_t uint_size(uint64_t v)
+{
+    return v < 24 ? 1 : v <= UINT8_MAX ? 2 : v <= UINT16_MAX ? 3 : v <= UINT32_MAX ? 5 : 9;
+}
+
+/* p has room for n == uint_size(v) bytes. */
+static inline void put_uint(uint8_t *p, uint64_t v, size_t n)
+{
+    switch (n) {
+    case 1: p[0] = (uint8_t)v; break;
+    case 2: p[0] = 0x18; p[1] = (uint8_t)v; break;
+    case 3: p[0] = 0x19; be_store(p + 1, v, 2); break;
+    case 5: p[0] = 0x1a; be_store(p + 1, v, 4); break;
+    default: p[0] = 0x1b; be_store(p + 1, v, 8); break;
+    }
+}
+
+/* Room for a whole record of n bytes and `elems` payload array elements,
+ * with the same limits as commit(): where to write it, or NULL with the
+ * chunk unchanged. */
+static inline uint8_t *reserve(prism_enc *e, size_t n, uint64_t elems)
+{
+    if (e->cap - e->pos < n || e->pos + n - e->payload_pos > PRISM_MAX_CHUNK_PAYLOAD ||
+        e->count + elems > UINT32_MAX)
+        return NULL;
+    uint8_t *p = e->buf + e->pos;
+    e->pos += n;
+    e->count += elems;
+    e->records++;
+    return p;
+}
+
+/* The region word: delta << 1 | exit, the delta clamped at zero below and
+ * at 2^63 - 1 above.  e->last is advanced only once the record fits. */
+static inline uint64_t region_word(const prism_enc *e, uint64_t ts, unsigned exit_bit)
+{
+    uint64_t d = ts > e->last ? ts - e->last : 0;
+    if (d > (UINT64_MAX >> 1))
+        d = UINT64_MAX >> 1;
+    return d << 1 | exit_bit;
+}
+
 prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name)
 {
     if (e->kind != PRISM_CHUNK_REGIONS)
         return PRISM_E_ARG;
-    uint64_t last = e->last;
-    wr w = wr_of(e);
-    uint64_t d = delta(e, ts);
-    if (d > (UINT64_MAX >> 1))
-        d = UINT64_MAX >> 1;
-    w_uint(&w, d << 1);
-    w_uint(&w, name);
-    if (commit(e, &w, 2) != PRISM_OK) {
-        e->last = last;
+    uint64_t w = region_word(e, ts, 0);
+    size_t nw = uint_size(w), nn = uint_size(name);
+    uint8_t *p = reserve(e, nw + nn, 2);
+    if (!p)
         return PRISM_E_NOSPACE;
-    }
+    put_uint(p, w, nw);
+    put_uint(p + nw, name, nn);
+    if (ts > e->last)
+        e->last = ts;
     e->depth++;
     return PRISM_OK;
 }
@@ -173,16 +218,14 @@ prism_status prism_enc_exit(prism_enc *e, uint64_t ts)
 {
     if (e->kind != PRISM_CHUNK_REGIONS)
         return PRISM_E_ARG;
-    uint64_t last = e->last;
-    wr w = wr_of(e);
-    uint64_t d = delta(e, ts);
-    if (d > (UINT64_MAX >> 1))
-        d = UINT64_MAX >> 1;
-    w_uint(&w, (d << 1) | 1u);
-    if (commit(e, &w, 1) != PRISM_OK) {
-        e->last = last;
+    uint64_t w = region_word(e, ts, 1);
+    size_t nw = uint_size(w);
+    uint8_t *p = reserve(e, nw, 1);
+    if (!p)
         return PRISM_E_NOSPACE;
-    }
+    put_uint(p, w, nw);
+    if (ts > e->last)
+        e->last = ts;
     if (e->depth)
         e->depth--;
     return PRISM_OK;
