@@ -1,0 +1,188 @@
+/*
+ * api.c - the out-of-line half of collect.h: names, steps and sampling,
+ * counters, marks by name, thread names.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+uint32_t prism_name(const char *name)
+{
+    session *s = prism__s;
+    uint32_t id = 0;
+    bool is_new;
+    if (!s || !name || s->pid != getpid() || atomic_load(&s->stopping))
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    if (prism_strtab_intern(s->names, name, strlen(name), &id, &is_new) != PRISM_OK)
+        id = 0;
+    pthread_mutex_unlock(&s->lock);
+    if (id >= (1u << 28)) {             /* the event word holds 28 bits */
+        session_fail(s, "more than 2^28 distinct names");
+        return 0;
+    }
+    return id;
+}
+
+uint32_t prism__site_id(prism_site *site)
+{
+    uint32_t id = prism_name(site->name);
+    if (id)
+        atomic_store_explicit(&site->id, id, memory_order_relaxed);
+    return id;
+}
+
+/* A small per-thread cache from a name's hash to its id, so pushing by name
+ * takes the lock only the first time a thread sees a name. */
+#define CACHE 256
+typedef struct name_cache {
+    uint64_t hash[CACHE];
+    uint32_t id[CACHE];
+    const session *owner;
+} name_cache;
+static __thread name_cache cache;
+
+static uint32_t cached_id(const char *name)
+{
+    session *s = prism__s;
+    if (!s)
+        return 0;
+    if (cache.owner != s) {
+        memset(&cache, 0, sizeof cache);
+        cache.owner = s;
+    }
+    size_t len = strlen(name);
+    uint64_t h = XXH3_64bits(name, len) | 1u;
+    size_t slot = (size_t)(h >> 56) % CACHE;
+    if (cache.hash[slot] == h)
+        return cache.id[slot];
+    uint32_t id = prism_name(name);
+    if (id) {
+        cache.hash[slot] = h;
+        cache.id[slot] = id;
+    }
+    return id;
+}
+
+void prism_push(const char *name)
+{
+    if (!atomic_load_explicit(&prism__on, memory_order_relaxed) || !name) {
+        prism__t.skip++;
+        return;
+    }
+    uint32_t id = cached_id(name);
+    if (!id) {
+        prism__t.skip++;
+        return;
+    }
+    prism_push_id(id);
+}
+
+void prism_mark_name(const char *name)
+{
+    if (atomic_load_explicit(&prism__on, memory_order_relaxed) && name) {
+        uint32_t id = cached_id(name);
+        if (id)
+            prism_mark_id(id);
+    }
+}
+
+void prism_counter_i(uint32_t id, int64_t value)
+{
+    if (id && prism__s && prism__s->cfg.collect_timing)
+        prism__counter(id << 4 | PRISM__EV_COUNTER_I, (uint64_t)value);
+}
+
+void prism_counter_f(uint32_t id, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (id && prism__s && prism__s->cfg.collect_timing)
+        prism__counter(id << 4 | PRISM__EV_COUNTER_F, bits);
+}
+
+void prism_thread_name(const char *name)
+{
+    session *s = prism__s;
+    if (!s || !name || s->pid != getpid() || atomic_load(&s->stopping))
+        return;
+    prism__thread *th = buffers_self(s);
+    if (!th)
+        return;
+    pthread_mutex_lock(&s->lock);
+    snprintf(th->name, sizeof th->name, "%s", name);
+    th->name_dirty = true;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Does step `idx` record its regions? */
+static bool sampled(const prism_config *c, uint64_t idx)
+{
+    if (c->adaptive_sampling && idx < c->adaptive_steps)
+        return true;
+    double stride = c->sample_rate > 0 ? 1.0 / c->sample_rate : 1.0;
+    uint64_t k = (uint64_t)(stride + 0.5);
+    if (k < 1)
+        k = 1;
+    uint64_t base = c->adaptive_sampling ? idx - c->adaptive_steps : idx;
+    return base % k == 0;
+}
+
+void prism_step_begin(void)
+{
+    session *s = prism__s;
+    if (!s || s->pid != getpid() || atomic_load(&s->stopping) || atomic_load(&s->failed))
+        return;
+    if (s->in_step)
+        prism_step_end();
+    s->in_step = true;
+    s->step_start = prism__now();
+    bool rec = s->cfg.collect_timing && sampled(&s->cfg, s->step_index);
+    atomic_store_explicit(&prism__on, rec ? 1 : 0, memory_order_relaxed);
+}
+
+void prism_step_end(void)
+{
+    session *s = prism__s;
+    if (!s || !s->in_step || s->pid != getpid())
+        return;
+    uint64_t end = prism__now();
+    proc_rec r = { .is_step = true, .ticks = s->step_start, .ticks_end = end };
+    r.u.step = (prism_step){ 0, 0, s->step_index, s->epoch,
+                             sampled(&s->cfg, s->step_index) && s->cfg.collect_timing
+                                 ? PRISM_STEP_SAMPLED : 0 };
+    proc_rec m = { .is_step = false, .ticks = end };
+    bool have_mem = false;
+    if (s->cfg.collect_memory) {
+        static __thread uint64_t prev[2];
+        uint32_t cpu;
+        if (sampler_read(&m.u.mem.rss, &cpu, prev) == 0) {
+            m.u.mem.step = s->step_index;
+            m.u.mem.cpu_permille = cpu;
+            have_mem = true;
+        }
+    }
+    pthread_mutex_lock(&s->lock);
+    queue_push(s, &r);
+    if (have_mem)
+        queue_push(s, &m);
+    pthread_mutex_unlock(&s->lock);
+    s->step_index++;
+    s->in_step = false;
+    if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))
+        atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
+}
+
+void prism_epoch(uint64_t epoch)
+{
+    if (prism__s)
+        prism__s->epoch = epoch;
+}
+
+uint64_t prism_step_index(void)
+{
+    return prism__s ? prism__s->step_index : 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * internal.h - libcollect's one per-process session and its parts
+ * (internal; nothing here is public API).
+ *
+ * Threads write fixed-size events into buffers they own (collect.h's inline
+ * hot path).  A buffer's fill level is published with a release store; the
+ * writer thread reads it with an acquire load and encodes what is new, so a
+ * partly filled buffer can be flushed while its thread keeps writing.  Full
+ * buffers are handed to the writer under the session lock (the slow path)
+ * and come back to the free list once encoded.
+ */
+#ifndef PRISM_COLLECT_INTERNAL_H
+#define PRISM_COLLECT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "prism/collect.h"
+#include "prism/profile.h"
+
+typedef struct buffer {
+    prism__event *ev;
+    uint32_t cap;
+    _Atomic uint32_t fill;      /* events published by the owner */
+    uint32_t done;              /* events encoded by the writer */
+    struct buffer *next;
+} buffer;
+
+typedef struct prism__thread {
+    uint32_t stream;
+    uint64_t os_tid;
+    char name[64];
+    bool name_dirty;            /* THREADS record to write (lock) */
+    buffer *cur;                /* the owner's buffer (lock to change) */
+    buffer *full, *full_tail;   /* handed over, oldest first (lock) */
+    bool dead;                  /* the thread exited (lock) */
+    _Atomic uint64_t dropped;   /* events dropped, cumulative */
+    /* writer-side state */
+    uint64_t dropped_written;
+    uint64_t seq;               /* chunks written on this stream */
+    uint64_t last_ns;           /* timestamps never go backwards */
+    uint32_t depth;             /* region nesting as encoded */
+    struct prism__thread *next;
+} prism__thread;
+
+/* A step or memory record from the process-wide queue. */
+typedef struct proc_rec {
+    bool is_step;
+    union { prism_step step; prism_memory_sample mem; } u;
+    uint64_t ticks, ticks_end;  /* raw clock for steps/samples */
+} proc_rec;
+
+typedef struct session {
+    prism_config cfg;
+    char output[4096];
+    char host[256];
+    int fd;
+    pid_t pid;
+    int64_t rank;
+
+    pthread_mutex_t lock;       /* threads, pool, queue, names */
+    pthread_cond_t space;       /* a buffer came back (WAIT policy) */
+    int wake_rd, wake_wr;       /* self-pipe: wakes the writer */
+    pthread_t writer;
+    bool writer_started;
+    _Atomic int stopping;       /* shutdown asked */
+    _Atomic int failed;         /* output failed: recording stopped */
+    _Atomic int signo;          /* a terminating signal arrived */
+
+    prism_strtab *names;
+    uint32_t names_written;     /* writer: ids already in STRINGS chunks */
+
+    prism__thread *threads;
+    uint32_t next_stream;
+    buffer *free;
+    size_t buffers, buffers_max;
+    _Atomic size_t free_count;
+    _Atomic int exhausted;      /* every buffer the budget allows exists */
+
+    proc_rec *queue;            /* steps and memory samples (lock) */
+    size_t nqueue, qcap;
+    uint64_t queue_dropped;
+
+    /* clock: ns = (ticks - t0) * ns_per_tick */
+    uint64_t t0_ticks, t0_mono;
+    double ns_per_tick;
+
+    /* steps (the thread that calls prism_step_*) */
+    uint64_t step_index, epoch;
+    uint64_t step_start;
+    bool in_step;
+
+    /* writer statistics */
+    uint64_t events_written, chunks_written, seq0;
+    uint64_t last_ts;
+} session;
+
+extern session *prism__s;       /* NULL before init and after a failed init */
+
+/* clock.c */
+void clock_init(session *s);
+void clock_calibrate(session *s);
+uint64_t clock_ns(session *s, uint64_t ticks);
+uint64_t clock_mono_ns(void);
+
+/* config.c */
+const char *cfg_policy_name(prism_policy p);
+int cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
+                      char *out, size_t n);
+int64_t cfg_rank(void);
+size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
+
+/* buffers.c */
+void buffers_thread_exit(void *th);
+void buffers_reset_tls(void);
+/* The calling thread's record, registered on first use (NULL: no memory). */
+prism__thread *buffers_self(session *s);
+void buffers_free_all(session *s);
+void session_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void session_fail(session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void session_wake(session *s);
+/* Append to the process queue (lock held by the caller). */
+void queue_push(session *s, const proc_rec *r);
+/* Record a counter: two slots, the value's bits in the second. */
+void prism__counter(uint32_t word, uint64_t bits);
+
+/* writer.c */
+void *writer_main(void *arg);
+int writer_header(session *s, char *const *argv, size_t argc);
+
+/* sampler.c */
+int sampler_read(uint64_t *rss, uint32_t *cpu_permille, uint64_t *cpu_state);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * session.c - the one per-process session: start (explicit, or automatic
+ * from PRISM_* variables when the library loads), shutdown at exit, fork
+ * and SIGINT/SIGTERM handling.
+ *
+ * Signals: a handler is installed only where the program left the default
+ * disposition.  It only sets a flag and writes a byte to a pipe (both
+ * async-signal-safe); the writer thread then writes the last chunks and
+ * the footer and re-raises the signal with its default disposition.
+ * fork(): the child stops recording and never touches the parent's file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static session the_session;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ended;
+static bool hooks_installed;
+
+static void on_signal(int sig)
+{
+    session *s = prism__s;
+    int saved = errno;
+    if (s && s->pid == getpid()) {
+        if (atomic_exchange(&s->signo, sig) != 0) {
+            /* second signal: do not wait for the writer any longer */
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+        atomic_store(&prism__on, 0);
+        session_wake(s);
+    }
+    errno = saved;
+}
+
+static void install_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;           /* the program handles it: leave it alone */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+static void in_child(void)
+{
+    /* The child inherits the parent's buffers but no writer: stop here. */
+    atomic_store(&prism__on, 0);
+    buffers_reset_tls();
+}
+
+static void at_exit(void)
+{
+    prism_shutdown();
+}
+
+/* argv from /proc/self/cmdline, NUL-separated. */
+static size_t read_argv(char *buf, size_t n, char **argv, size_t max)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, n - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = '\0';
+    size_t argc = 0;
+    for (char *p = buf; p < buf + got && argc < max; p += strlen(p) + 1)
+        argv[argc++] = p;
+    return argc;
+}
+
+static int start(session *s, const prism_config *cfg)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = *cfg;
+    s->fd = -1;
+    s->wake_rd = s->wake_wr = -1;
+    s->pid = getpid();
+    s->rank = cfg_rank();
+    if (gethostname(s->host, sizeof s->host - 1) != 0)
+        snprintf(s->host, sizeof s->host, "unknown");
+    if (cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0) {
+        session_warn("output path too long; profiling disabled");
+        return -1;
+    }
+    if (s->cfg.buffer_events < 64)
+        s->cfg.buffer_events = 64;
+    s->buffers_max = ((size_t)s->cfg.buffer_mb << 20) /
+                     ((size_t)s->cfg.buffer_events * sizeof(prism__event));
+    if (s->buffers_max < 2)
+        s->buffers_max = 2;
+    s->next_stream = 1;
+    s->names = prism_strtab_new();
+    int pfd[2];
+    if (!s->names || pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        session_warn("cannot start: %s; profiling disabled", strerror(errno ? errno : ENOMEM));
+        prism_strtab_free(s->names);
+        return -1;
+    }
+    s->wake_rd = pfd[0];
+    s->wake_wr = pfd[1];
+    s->fd = open(s->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (s->fd < 0) {
+        session_warn("cannot open profile output '%s': %s; profiling disabled", s->output,
+                     strerror(errno));
+        goto fail;
+    }
+    clock_init(s);
+    char cmdline[16384], *argv[PRISM_MAX_ARGV];
+    size_t argc = read_argv(cmdline, sizeof cmdline, argv, PRISM_MAX_ARGV);
+    if (writer_header(s, argv, argc) != 0) {
+        session_warn("cannot write profile '%s': %s; profiling disabled", s->output,
+                     strerror(errno));
+        goto fail;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->space, NULL);
+    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+        session_warn("cannot start the writer thread; profiling disabled");
+        goto fail;
+    }
+    s->writer_started = true;
+    return 0;
+fail:
+    if (s->fd >= 0)
+        close(s->fd);
+    close(s->wake_rd);
+    close(s->wake_wr);
+    prism_strtab_free(s->names);
+    s->names = NULL;
+    return -1;
+}
+
+int prism_init(const prism_config *cfg)
+{
+    prism_config c;
+    if (cfg) {
+        c = *cfg;
+    } else {
+        prism_config_default(&c);
+        prism_config_from_env(&c);
+    }
+    pthread_mutex_lock(&init_lock);
+    if (prism__s) {                     /* already running: nothing to do */
+        pthread_mutex_unlock(&init_lock);
+        return 0;
+    }
+    if (ended) {
+        pthread_mutex_unlock(&init_lock);
+        session_warn("prism_init after prism_shutdown: one session per process; ignored");
+        return -1;
+    }
+    if (!c.enabled) {
+        pthread_mutex_unlock(&init_lock);
+        return 0;
+    }
+    if (start(&the_session, &c) != 0) {
+        ended = true;
+        pthread_mutex_unlock(&init_lock);
+        return -1;
+    }
+    prism__s = &the_session;
+    if (!hooks_installed) {
+        hooks_installed = true;
+        atexit(at_exit);
+        pthread_atfork(NULL, NULL, in_child);
+    }
+    install_signals();
+    atomic_store(&prism__on, c.collect_timing ? 1 : 0);
+    pthread_mutex_unlock(&init_lock);
+    return 0;
+}
+
+void prism_shutdown(void)
+{
+    pthread_mutex_lock(&init_lock);
+    session *s = prism__s;
+    if (!s || ended || s->pid != getpid()) {
+        pthread_mutex_unlock(&init_lock);
+        return;
+    }
+    ended = true;
+    atomic_store(&prism__on, 0);
+    if (prism__t.th) {                  /* this thread's last events */
+        pthread_mutex_lock(&s->lock);
+        prism__thread *th = prism__t.th;
+        if (th->cur) {
+            buffer *b = th->cur;
+            b->next = NULL;
+            if (th->full_tail)
+                th->full_tail->next = b;
+            else
+                th->full = b;
+            th->full_tail = b;
+            th->cur = NULL;
+        }
+        buffers_reset_tls();
+        pthread_mutex_unlock(&s->lock);
+    }
+    atomic_store(&s->stopping, 1);
+    session_wake(s);
+    if (s->writer_started)
+        pthread_join(s->writer, NULL);
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    pthread_mutex_lock(&s->lock);
+    buffers_free_all(s);
+    free(s->queue);
+    s->queue = NULL;
+    s->nqueue = s->qcap = 0;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&init_lock);
+}
+
+bool prism_recording(void)
+{
+    session *s = prism__s;
+    return s && !ended && !atomic_load(&s->failed) && s->pid == getpid();
+}
+
+const char *prism_output_path(void)
+{
+    return prism__s ? prism__s->output : NULL;
+}
+
+/* Automatic start when the library loads into a program run with PRISM_*
+ * variables (also how prism-run injects it). */
+__attribute__((constructor)) static void auto_init(void)
+{
+    const char *out = getenv("PRISM_OUTPUT"), *en = getenv("PRISM_ENABLED");
+    if ((out && *out) || (en && (!strcmp(en, "1") || !strcmp(en, "true"))))
+        prism_init(NULL);
+}

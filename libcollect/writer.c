@@ -1,0 +1,422 @@
+/*
+ * writer.c - the writer thread: every flush interval (or when a thread
+ * hands over a full buffer) it snapshots the session under the lock,
+ * encodes what is new outside it, and appends the chunks with plain
+ * write()s.  What reached write() survives a SIGKILL of the process.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define OUT_BYTES   (1u << 20)
+#define CHUNK_BYTES (64u * 1024u)
+
+typedef struct snap {
+    prism__thread *th;
+    buffer *full;               /* detached full buffers, oldest first */
+    buffer *cur;
+    bool dead;
+    bool name_dirty;
+    char name[64];
+} snap;
+
+typedef struct wstate {
+    session *s;
+    uint8_t *out;
+    size_t olen;
+    uint8_t *rbuf, *mbuf, *kbuf, *pbuf;
+    uint64_t mem_prev[2];
+    uint64_t next_sample;
+    uint64_t dropped_total;
+} wstate;
+
+static void out_flush(wstate *w)
+{
+    session *s = w->s;
+    size_t off = 0;
+    while (off < w->olen && !atomic_load(&s->failed)) {
+        ssize_t n = write(s->fd, w->out + off, w->olen - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            session_fail(s, "cannot write profile '%s': %s", s->output,
+                         n < 0 ? strerror(errno) : "short write");
+            break;
+        }
+        off += (size_t)n;
+    }
+    w->olen = 0;
+}
+
+static void out_chunk(wstate *w, prism_enc *e)
+{
+    size_t len;
+    if (prism_enc_records(e) == 0 || prism_enc_finish(e, &len) != PRISM_OK)
+        return;
+    if (w->olen + len > OUT_BYTES)
+        out_flush(w);
+    memcpy(w->out + w->olen, e->buf, len);
+    w->olen += len;
+    w->s->chunks_written++;
+}
+
+/* Append through *e, beginning (and when full, finishing and re-beginning)
+ * chunks of `kind` on a stream as needed.  `call` re-evaluates the append. */
+#define PUT(w, e, open, buf, kind, stream, seq, base, depth, call) do { \
+        if (!(open)) { \
+            prism_enc_begin((e), (buf), CHUNK_BYTES, (kind), (stream), (seq)++, (base), (depth)); \
+            (open) = true; \
+        } \
+        if ((call) == PRISM_E_NOSPACE) { \
+            out_chunk((w), (e)); \
+            prism_enc_begin((e), (buf), CHUNK_BYTES, (kind), (stream), (seq)++, (base), (depth)); \
+            (void)(call); \
+        } \
+    } while (0)
+
+static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re, bool *ro,
+                          prism_enc *me, bool *mo, prism_enc *ce, bool *co)
+{
+    session *s = w->s;
+    uint32_t fill = atomic_load_explicit(&b->fill, memory_order_acquire);
+    for (uint32_t i = b->done; i < fill; i++) {
+        const prism__event *ev = &b->ev[i];
+        uint64_t ns = clock_ns(s, ev->ts);
+        if (ns < th->last_ns)
+            ns = th->last_ns;
+        th->last_ns = ns;
+        uint32_t kind = ev->word & 15u, id = ev->word >> 4;
+        switch (kind) {
+        case PRISM__EV_ENTER:
+            PUT(w, re, *ro, w->rbuf, PRISM_CHUNK_REGIONS, th->stream, th->seq, ns, th->depth,
+                prism_enc_enter(re, ns, id));
+            th->depth++;
+            break;
+        case PRISM__EV_EXIT:
+            PUT(w, re, *ro, w->rbuf, PRISM_CHUNK_REGIONS, th->stream, th->seq, ns, th->depth,
+                prism_enc_exit(re, ns));
+            if (th->depth)
+                th->depth--;
+            break;
+        case PRISM__EV_MARK: {
+            prism_mark m = { ns, id };
+            PUT(w, me, *mo, w->mbuf, PRISM_CHUNK_MARKS, th->stream, th->seq, ns, 0,
+                prism_enc_mark(me, &m));
+            break;
+        }
+        case PRISM__EV_COUNTER_I:
+        case PRISM__EV_COUNTER_F: {
+            if (i + 1 >= fill)
+                break;
+            uint64_t bits = b->ev[++i].ts;
+            prism_counter c = { .ts = ns, .name = id, .is_float = kind == PRISM__EV_COUNTER_F };
+            if (c.is_float)
+                memcpy(&c.v.f, &bits, sizeof bits);
+            else
+                c.v.i = (int64_t)bits;
+            PUT(w, ce, *co, w->kbuf, PRISM_CHUNK_COUNTERS, th->stream, th->seq, ns, 0,
+                prism_enc_counter(ce, &c));
+            break;
+        }
+        default:
+            continue;
+        }
+        s->events_written++;
+    }
+    b->done = fill;
+}
+
+static void encode_thread(wstate *w, snap *sn)
+{
+    prism_enc re, me, ce;
+    bool ro = false, mo = false, co = false;
+    for (buffer *b = sn->full; b; b = b->next)
+        encode_buffer(w, sn->th, b, &re, &ro, &me, &mo, &ce, &co);
+    if (sn->cur)
+        encode_buffer(w, sn->th, sn->cur, &re, &ro, &me, &mo, &ce, &co);
+    if (ro)
+        out_chunk(w, &re);
+    if (mo)
+        out_chunk(w, &me);
+    if (co)
+        out_chunk(w, &ce);
+}
+
+static void emit_strings(wstate *w, char **names, uint32_t first, uint32_t n)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    uint32_t id = first;
+    for (uint32_t i = 0; i < n; i++, id++)
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_STRINGS, 0, s->seq0, id, 0,
+            prism_enc_string(&e, names[i], strlen(names[i])));
+    if (open)
+        out_chunk(w, &e);
+}
+
+static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t nq)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    for (size_t i = 0; i < nsnap; i++) {
+        if (!sn[i].name_dirty)
+            continue;
+        prism_thread t = { sn[i].th->stream, sn[i].th->os_tid, sn[i].name };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_THREADS, 0, s->seq0, 0, 0, prism_enc_thread(&e, &t));
+    }
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    for (size_t i = 0; i < nq; i++) {
+        if (!q[i].is_step)
+            continue;
+        prism_step st = q[i].u.step;
+        st.start = clock_ns(s, q[i].ticks);
+        st.end = clock_ns(s, q[i].ticks_end);
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_STEPS, 0, s->seq0, st.start, 0, prism_enc_step(&e, &st));
+    }
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    for (size_t i = 0; i < nq; i++) {
+        if (q[i].is_step)
+            continue;
+        prism_memory_sample m = q[i].u.mem;
+        m.ts = clock_ns(s, q[i].ticks);
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_MEMORY, 0, s->seq0, m.ts, 0, prism_enc_memory(&e, &m));
+    }
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nsnap; i++) {
+        prism__thread *th = sn[i].th;
+        uint64_t d = atomic_load_explicit(&th->dropped, memory_order_relaxed);
+        total += d;
+        if (d == th->dropped_written)
+            continue;
+        th->dropped_written = d;
+        prism_dropped x = { th->stream, PRISM_SOURCE_CPU, d };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
+    }
+    if (open)
+        out_chunk(w, &e);
+    w->dropped_total = total;
+}
+
+static void sample_memory(wstate *w)
+{
+    session *s = w->s;
+    proc_rec r = { .is_step = false };
+    uint32_t cpu;
+    if (sampler_read(&r.u.mem.rss, &cpu, w->mem_prev) != 0)
+        return;
+    r.u.mem.step = PRISM_NO_STEP;
+    r.u.mem.cpu_permille = cpu;
+    r.ticks = prism__now();
+    pthread_mutex_lock(&s->lock);
+    queue_push(s, &r);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* One flush: snapshot under the lock, encode and write outside it. */
+static void cycle(wstate *w)
+{
+    session *s = w->s;
+    clock_calibrate(s);
+    pthread_mutex_lock(&s->lock);
+    uint32_t nnames = prism_strtab_count(s->names), first = s->names_written + 1;
+    uint32_t nnew = nnames - s->names_written;
+    char **names = nnew ? malloc(nnew * sizeof *names) : NULL;
+    for (uint32_t i = 0; names && i < nnew; i++)
+        names[i] = strdup(prism_strtab_name(s->names, first + i, NULL));
+    size_t nth = 0;
+    for (prism__thread *th = s->threads; th; th = th->next)
+        nth++;
+    snap *sn = calloc(nth ? nth : 1, sizeof *sn);
+    size_t k = 0;
+    for (prism__thread *th = s->threads; sn && th; th = th->next, k++) {
+        sn[k] = (snap){ th, th->full, th->cur, th->dead, th->name_dirty, "" };
+        memcpy(sn[k].name, th->name, sizeof sn[k].name);
+        th->full = th->full_tail = NULL;
+        th->name_dirty = false;
+    }
+    proc_rec *q = s->queue;
+    size_t nq = s->nqueue;
+    s->queue = NULL;
+    s->nqueue = s->qcap = 0;
+    pthread_mutex_unlock(&s->lock);
+
+    if (names && sn) {
+        emit_strings(w, names, first, nnew);
+        s->names_written = nnames;
+    }
+    for (size_t i = 0; sn && i < nth; i++)
+        encode_thread(w, &sn[i]);
+    if (sn)
+        emit_process(w, sn, nth, q, nq);
+    out_flush(w);
+
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; sn && i < nth; i++) {
+        buffer *b = sn[i].full;
+        while (b) {
+            buffer *n = b->next;
+            b->next = s->free;
+            s->free = b;
+            atomic_fetch_add(&s->free_count, 1);
+            b = n;
+        }
+        if (sn[i].dead) {
+            prism__thread **pp = &s->threads;
+            while (*pp != sn[i].th)
+                pp = &(*pp)->next;
+            *pp = sn[i].th->next;
+            free(sn[i].th);
+        }
+    }
+    pthread_cond_broadcast(&s->space);
+    pthread_mutex_unlock(&s->lock);
+    for (uint32_t i = 0; names && i < nnew; i++)
+        free(names[i]);
+    free(names);
+    free(sn);
+    free(q);
+}
+
+static void write_footer(wstate *w)
+{
+    session *s = w->s;
+    prism_enc e;
+    prism_footer f = { 0, s->events_written, w->dropped_total, s->chunks_written,
+                       atomic_load(&s->signo) == 0 };
+    for (prism__thread *th = s->threads; th; th = th->next)
+        if (th->last_ns > f.end_ts)
+            f.end_ts = th->last_ns;
+    uint64_t now = clock_ns(s, prism__now());
+    if (now > f.end_ts)
+        f.end_ts = now;
+    prism_enc_begin(&e, w->pbuf, CHUNK_BYTES, PRISM_CHUNK_FOOTER, 0, s->seq0++, 0, 0);
+    prism_enc_footer(&e, &f);
+    out_chunk(w, &e);
+    out_flush(w);
+}
+
+void *writer_main(void *arg)
+{
+    session *s = arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    pthread_setname_np(pthread_self(), "prism-writer");
+    wstate w = { .s = s };
+    w.out = malloc(OUT_BYTES);
+    w.rbuf = malloc(CHUNK_BYTES);
+    w.mbuf = malloc(CHUNK_BYTES);
+    w.kbuf = malloc(CHUNK_BYTES);
+    w.pbuf = malloc(CHUNK_BYTES);
+    if (!w.out || !w.rbuf || !w.mbuf || !w.kbuf || !w.pbuf) {
+        session_fail(s, "out of memory for the writer");
+        goto done;
+    }
+    uint64_t interval = (uint64_t)s->cfg.flush_interval_ms * 1000000u;
+    uint64_t mem_every = (uint64_t)s->cfg.memory_interval_ms * 1000000u;
+    uint64_t next_flush = clock_mono_ns() + interval;
+    w.next_sample = clock_mono_ns();
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (s->cfg.collect_memory && now >= w.next_sample) {
+            sample_memory(&w);
+            w.next_sample = now + mem_every;
+        }
+        uint64_t until = next_flush;
+        if (s->cfg.collect_memory && w.next_sample < until)
+            until = w.next_sample;
+        int timeout = until > now ? (int)((until - now + 999999u) / 1000000u) : 0;
+        struct pollfd p = { s->wake_rd, POLLIN, 0 };
+        int r = poll(&p, 1, timeout);
+        if (r > 0) {
+            char drain[256];
+            while (read(s->wake_rd, drain, sizeof drain) > 0)
+                ;
+        }
+        if (atomic_load(&s->stopping) || atomic_load(&s->signo) || atomic_load(&s->failed))
+            break;
+        now = clock_mono_ns();
+        if (r > 0 || now >= next_flush) {
+            cycle(&w);
+            next_flush = clock_mono_ns() + interval;
+        }
+    }
+    if (!atomic_load(&s->failed)) {
+        if (s->cfg.collect_memory)
+            sample_memory(&w);
+        cycle(&w);
+        write_footer(&w);
+    }
+done:
+    free(w.out);
+    free(w.rbuf);
+    free(w.mbuf);
+    free(w.kbuf);
+    free(w.pbuf);
+    int sig = atomic_load(&s->signo);
+    if (sig && !atomic_load(&s->stopping)) {
+        /* The program's own disposition, now that the file is complete. */
+        close(s->fd);
+        s->fd = -1;
+        signal(sig, SIG_DFL);
+        kill(getpid(), sig);
+    }
+    return NULL;
+}
+
+/* The header, written synchronously at init. */
+int writer_header(session *s, char *const *argv, size_t argc)
+{
+    prism_kv kv[32];
+    size_t nkv = cfg_header_kv(&s->cfg, kv, 32);
+    prism_header h = {
+        .producer = "libcollect " PRISM_VERSION_STRING, .host = s->host,
+        .pid = (uint64_t)s->pid, .rank = s->rank, .argv = (const char *const *)argv,
+        .argc = argc, .clock = NULL, .start_unix_ns = 0, .start_mono_ns = s->t0_mono,
+        .config = kv, .nconfig = nkv,
+    };
+#if defined(__x86_64__) || defined(__i386__)
+    h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";
+#else
+    h.clock = "CLOCK_MONOTONIC";
+#endif
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    uint64_t real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+    uint64_t since = clock_mono_ns() - s->t0_mono;
+    h.start_unix_ns = real - since;
+    uint8_t *buf = malloc(PRISM_MAX_HEADER_BYTES);
+    size_t len;
+    if (!buf)
+        return -1;
+    int rc = -1;
+    if (prism_header_encode(&h, buf, PRISM_MAX_HEADER_BYTES, &len) == PRISM_OK) {
+        size_t off = 0;
+        while (off < len) {
+            ssize_t n = write(s->fd, buf + off, len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            off += (size_t)n;
+        }
+        rc = off == len ? 0 : -1;
+    }
+    free(buf);
+    return rc;
+}
