@@ -34,7 +34,25 @@ typedef struct wstate {
     uint64_t mem_prev[2];
     uint64_t next_sample;
     uint64_t dropped_total;
+    /* a thread's marks and counters, encoded after its regions so that
+     * chunk sequence numbers follow the order chunks are written in */
+    prism_mark *marks;
+    prism_counter *ctrs;
+    size_t nmarks, nctrs, mcap, ccap;
 } wstate;
+
+static bool grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 1024;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
 
 static void out_flush(wstate *w)
 {
@@ -80,8 +98,7 @@ static void out_chunk(wstate *w, prism_enc *e)
         } \
     } while (0)
 
-static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re, bool *ro,
-                          prism_enc *me, bool *mo, prism_enc *ce, bool *co)
+static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re, bool *ro)
 {
     session *s = w->s;
     uint32_t fill = atomic_load_explicit(&b->fill, memory_order_acquire);
@@ -104,12 +121,13 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re
             if (th->depth)
                 th->depth--;
             break;
-        case PRISM__EV_MARK: {
-            prism_mark m = { ns, id };
-            PUT(w, me, *mo, w->mbuf, PRISM_CHUNK_MARKS, th->stream, th->seq, ns, 0,
-                prism_enc_mark(me, &m));
+        case PRISM__EV_MARK:
+            if (!grow((void **)&w->marks, &w->mcap, w->nmarks, sizeof *w->marks)) {
+                atomic_fetch_add(&th->dropped, 1);
+                continue;
+            }
+            w->marks[w->nmarks++] = (prism_mark){ ns, id };
             break;
-        }
         case PRISM__EV_COUNTER_I:
         case PRISM__EV_COUNTER_F: {
             if (i + 1 >= fill)
@@ -120,8 +138,11 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re
                 memcpy(&c.v.f, &bits, sizeof bits);
             else
                 c.v.i = (int64_t)bits;
-            PUT(w, ce, *co, w->kbuf, PRISM_CHUNK_COUNTERS, th->stream, th->seq, ns, 0,
-                prism_enc_counter(ce, &c));
+            if (!grow((void **)&w->ctrs, &w->ccap, w->nctrs, sizeof *w->ctrs)) {
+                atomic_fetch_add(&th->dropped, 2);
+                continue;
+            }
+            w->ctrs[w->nctrs++] = c;
             break;
         }
         default:
@@ -134,18 +155,28 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re
 
 static void encode_thread(wstate *w, snap *sn)
 {
-    prism_enc re, me, ce;
-    bool ro = false, mo = false, co = false;
+    prism__thread *th = sn->th;
+    prism_enc e;
+    bool open = false;
+    w->nmarks = w->nctrs = 0;
     for (buffer *b = sn->full; b; b = b->next)
-        encode_buffer(w, sn->th, b, &re, &ro, &me, &mo, &ce, &co);
+        encode_buffer(w, th, b, &e, &open);
     if (sn->cur)
-        encode_buffer(w, sn->th, sn->cur, &re, &ro, &me, &mo, &ce, &co);
-    if (ro)
-        out_chunk(w, &re);
-    if (mo)
-        out_chunk(w, &me);
-    if (co)
-        out_chunk(w, &ce);
+        encode_buffer(w, th, sn->cur, &e, &open);
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    for (size_t i = 0; i < w->nmarks; i++)
+        PUT(w, &e, open, w->mbuf, PRISM_CHUNK_MARKS, th->stream, th->seq, w->marks[i].ts, 0,
+            prism_enc_mark(&e, &w->marks[i]));
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    for (size_t i = 0; i < w->nctrs; i++)
+        PUT(w, &e, open, w->kbuf, PRISM_CHUNK_COUNTERS, th->stream, th->seq, w->ctrs[i].ts, 0,
+            prism_enc_counter(&e, &w->ctrs[i]));
+    if (open)
+        out_chunk(w, &e);
 }
 
 static void emit_strings(wstate *w, char **names, uint32_t first, uint32_t n)
@@ -368,6 +399,8 @@ done:
     free(w.mbuf);
     free(w.kbuf);
     free(w.pbuf);
+    free(w.marks);
+    free(w.ctrs);
     int sig = atomic_load(&s->signo);
     if (sig && !atomic_load(&s->stopping)) {
         /* The program's own disposition, now that the file is complete. */
