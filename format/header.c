@@ -196,7 +196,10 @@ int header_parse(header_store *hs, const uint8_t *buf, size_t len)
             CHECK(cur_uint(&c, &hs->h.start_mono_ns), "start_mono_ns");
         } else if (key_is(k, klen, "argv")) {
             uint64_t cnt;
-            CHECK(cur_array(&c, &cnt), "argv");
+            /* the limit first: a huge count is an error, not a short read */
+            CHECK(cur_head(&c, &mt, &cnt, &ai), "argv");
+            if (mt != MT_ARRAY)
+                FAIL(PRISM_E_HEADER, "malformed header (argv)");
             if (cnt > PRISM_MAX_ARGV)
                 FAIL(PRISM_E_LIMIT, "header argv has %llu entries, limit %u",
                      (unsigned long long)cnt, PRISM_MAX_ARGV);
