@@ -115,6 +115,7 @@ install: all
 	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(VERSION)
+	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so
 	install -m 755 $(PRISMTOP) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/prism-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/

@@ -76,9 +76,11 @@ static inline void w_text(wr *w, const char *s, size_t len)
     w->pos += len;
 }
 
+/* A C string, cut at PRISM_MAX_STRING_BYTES (a reader rejects longer). */
 static inline void w_cstr(wr *w, const char *s)
 {
-    w_text(w, s ? s : "", s ? strlen(s) : 0);
+    size_t n = s ? strlen(s) : 0;
+    w_text(w, s ? s : "", n > PRISM_MAX_STRING_BYTES ? PRISM_MAX_STRING_BYTES : n);
 }
 
 static inline void w_double(wr *w, double d)

@@ -228,7 +228,7 @@ void prism__counter(uint32_t word, uint64_t bits)
     uint64_t ts = prism__now();
     if (t->pos + 2 > t->cap && !make_room(s, t, 2)) {
         if (t->th)
-            atomic_fetch_add_explicit(&t->th->dropped, 2, memory_order_relaxed);
+            atomic_fetch_add_explicit(&t->th->dropped, 1, memory_order_relaxed);
         return;
     }
     uint32_t pos = t->pos;

@@ -139,7 +139,7 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re
             else
                 c.v.i = (int64_t)bits;
             if (!grow((void **)&w->ctrs, &w->ccap, w->nctrs, sizeof *w->ctrs)) {
-                atomic_fetch_add(&th->dropped, 2);
+                atomic_fetch_add(&th->dropped, 1);
                 continue;
             }
             w->ctrs[w->nctrs++] = c;

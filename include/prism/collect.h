@@ -2,8 +2,9 @@
  * prism/collect.h - the instrumentation API of libcollect.
  *
  * One session per process.  Start it with prism_init() (a config struct, or
- * NULL for the PRISM_* environment variables), or let the first event start
- * it from the environment when PRISM_OUTPUT or PRISM_ENABLED=1 is set.
+ * NULL for the PRISM_* environment variables); when PRISM_OUTPUT or
+ * PRISM_ENABLED=1 is set, the library starts it from the environment as it
+ * loads (before main), and a later prism_init() is a no-op.
  * Shutdown flushes, writes the footer and closes the file; it also runs at
  * exit.  With PRISM_DISABLE defined every macro and inline call here
  * compiles to nothing.
@@ -185,10 +186,16 @@ void prism_push(const char *name);
  *     { PRISM_ZONE("forward"); ... }                                       */
 static inline int prism__zone_begin(prism_site *s)
 {
+    if (!atomic_load_explicit(&prism__on, memory_order_relaxed)) {
+        prism__t.skip++;
+        return 0;
+    }
     uint32_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
-    if (__builtin_expect(id == 0, 0))
-        id = prism__site_id(s);
-    prism_push_id(id);
+    if (__builtin_expect(id == 0, 0) && (id = prism__site_id(s)) == 0) {
+        prism__t.skip++;            /* not recording after all */
+        return 0;
+    }
+    prism__emit(id << 4 | PRISM__EV_ENTER, prism__now());
     return 0;
 }
 static inline void prism__zone_end(int *unused) { (void)unused; prism_pop(); }
@@ -241,7 +248,7 @@ uint64_t prism_step_index(void);
 #define prism_push_id(id) ((void)0)
 #define prism_pop() ((void)0)
 #define prism_push(name) ((void)0)
-#define PRISM_ZONE(nm) typedef int PRISM__CAT(prism__unused_, __LINE__)
+#define PRISM_ZONE(nm) typedef int PRISM__CAT(prism__unused_, __LINE__) __attribute__((unused))
 #define PRISM__CAT2(a, b) a##b
 #define PRISM__CAT(a, b) PRISM__CAT2(a, b)
 #define PRISM_REGION_BEGIN(nm) ((void)0)

@@ -42,7 +42,7 @@ extern "C" {
 #define PRISM_MAX_ARGV           64u                   /* header argv entries */
 
 /* The smallest buffer that always holds an empty chunk's framing. */
-#define PRISM_CHUNK_OVERHEAD     48u
+#define PRISM_CHUNK_OVERHEAD     64u
 
 typedef enum prism_status {
     PRISM_OK = 0,
@@ -109,7 +109,7 @@ typedef struct prism_header {
     int64_t rank;                /* -1: not part of a distributed job         */
     const char *const *argv;     /* command line, argc entries                */
     size_t argc;
-    const char *clock;           /* clock source, e.g. "tsc", "monotonic"     */
+    const char *clock;           /* clock source, display text               */
     uint64_t start_unix_ns;      /* wall-clock time of timestamp 0            */
     uint64_t start_mono_ns;      /* CLOCK_MONOTONIC of timestamp 0            */
     const prism_kv *config;      /* collection configuration                  */
