@@ -265,13 +265,24 @@ prism_status prism_enc_counter(prism_enc *e, const prism_counter *c)
     return PRISM_OK;
 }
 
+/* to - from as a CBOR `int` (FORMAT.md: -2^63 .. 2^63-1); false when it
+ * does not fit, which the reader would reject as malformed. */
+static bool signed_delta(uint64_t from, uint64_t to, int64_t *d)
+{
+    if (to >= from ? to - from > (uint64_t)INT64_MAX : from - to > (uint64_t)INT64_MAX + 1)
+        return false;
+    *d = (int64_t)(to - from);
+    return true;
+}
+
 prism_status prism_enc_step(prism_enc *e, const prism_step *s)
 {
-    if (e->kind != PRISM_CHUNK_STEPS)
+    int64_t ds;
+    if (e->kind != PRISM_CHUNK_STEPS || !signed_delta(e->last, s->start, &ds))
         return PRISM_E_ARG;
     wr w = wr_of(e);
     /* start: signed delta from the previous step's start (base first) */
-    w_int(&w, (int64_t)(s->start - e->last));
+    w_int(&w, ds);
     w_uint(&w, s->end >= s->start ? s->end - s->start : 0);
     w_uint(&w, s->index);
     w_uint(&w, s->epoch);
@@ -315,7 +326,9 @@ prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m)
 
 prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g)
 {
-    if (e->kind != PRISM_CHUNK_GPU || g->type < 1 || g->type > PRISM_GPU_TYPE_MAX)
+    int64_t ds;
+    if (e->kind != PRISM_CHUNK_GPU || g->type < 1 || g->type > PRISM_GPU_TYPE_MAX ||
+        !signed_delta(e->base, g->start, &ds))
         return PRISM_E_ARG;
     static const uint8_t len[PRISM_GPU_TYPE_MAX + 1] = {
         [PRISM_GPU_KERNEL] = 15, [PRISM_GPU_MEMCPY] = 10, [PRISM_GPU_MEMSET] = 8,

@@ -1,0 +1,599 @@
+/*
+ * format_roundtrip_test.c - write every chunk kind and every field with the
+ * encoder (prism_enc_*), read it back with the reader's callbacks, and
+ * compare field by field, extreme values included.  (Header and STRINGS
+ * round trips: format_encoder_test.c.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+/* ---- a file under construction ---- */
+
+typedef struct file {
+    uint8_t b[1 << 20];
+    size_t n;
+    prism_enc e;
+} file;
+
+static file *file_new(void)
+{
+    file *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    prism_header h = { .producer = "roundtrip", .host = "h", .clock = "monotonic" };
+    assert_int_equal(prism_header_encode(&h, f->b, sizeof f->b, &f->n), PRISM_OK);
+    return f;
+}
+
+static prism_enc *chunk(file *f, prism_chunk_kind kind, uint32_t stream, uint64_t base,
+                        uint32_t depth)
+{
+    assert_int_equal(prism_enc_begin(&f->e, f->b + f->n, sizeof f->b - f->n, kind, stream,
+                                     0, base, depth), PRISM_OK);
+    return &f->e;
+}
+
+static void chunk_end(file *f)
+{
+    size_t len;
+    assert_int_equal(prism_enc_finish(&f->e, &len), PRISM_OK);
+    f->n += len;
+}
+
+/* ---- what the reader delivered ---- */
+
+#define MAXR 1200
+typedef struct col {
+    prism_thread thr[8];
+    char thr_name[8][PRISM_MAX_STRING_BYTES + 1];
+    size_t nthr;
+    prism_region_event reg[MAXR];
+    uint32_t reg_stream, batch_depth[16];
+    size_t nreg, nbatch;
+    prism_mark mark[16];
+    size_t nmark;
+    prism_counter ctr[32];
+    size_t nctr;
+    prism_step step[16];
+    size_t nstep;
+    prism_memory_sample mem[8];
+    size_t nmem;
+    prism_gpu_record gpu[16];
+    size_t ngpu;
+    prism_dropped drop[8];
+    size_t ndrop;
+    char key[16][PRISM_MAX_STRING_BYTES + 1], text[16][PRISM_MAX_STRING_BYTES + 1];
+    prism_value val[16];
+    size_t ninfo;
+    prism_footer foot;
+    size_t nfoot;
+    prism_chunk_info chunk[16];
+    size_t nchunk;
+    const prism_header *hdr;
+} col;
+
+static void c_thread(void *ctx, const prism_thread *t)
+{
+    col *c = ctx;
+    assert_true(c->nthr < 8);
+    c->thr[c->nthr] = *t;
+    snprintf(c->thr_name[c->nthr], sizeof c->thr_name[0], "%s", t->name);
+    c->thr[c->nthr].name = c->thr_name[c->nthr];
+    c->nthr++;
+}
+
+static void c_regions(void *ctx, uint32_t stream, uint32_t depth,
+                      const prism_region_event *ev, size_t n)
+{
+    col *c = ctx;
+    assert_true(c->nreg + n <= MAXR && c->nbatch < 16);
+    c->reg_stream = stream;
+    c->batch_depth[c->nbatch++] = depth;
+    memcpy(c->reg + c->nreg, ev, n * sizeof *ev);
+    c->nreg += n;
+}
+
+static void c_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
+{
+    col *c = ctx;
+    (void)stream;
+    assert_true(c->nmark + n <= 16);
+    memcpy(c->mark + c->nmark, m, n * sizeof *m);
+    c->nmark += n;
+}
+
+static void c_counters(void *ctx, uint32_t stream, const prism_counter *v, size_t n)
+{
+    col *c = ctx;
+    (void)stream;
+    assert_true(c->nctr + n <= 32);
+    memcpy(c->ctr + c->nctr, v, n * sizeof *v);
+    c->nctr += n;
+}
+
+static void c_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
+{
+    col *c = ctx;
+    (void)stream;
+    assert_true(c->nstep + n <= 16);
+    memcpy(c->step + c->nstep, s, n * sizeof *s);
+    c->nstep += n;
+}
+
+static void c_memory(void *ctx, const prism_memory_sample *m)
+{
+    col *c = ctx;
+    assert_true(c->nmem < 8);
+    c->mem[c->nmem++] = *m;
+}
+
+static void c_gpu(void *ctx, const prism_gpu_record *g, size_t n)
+{
+    col *c = ctx;
+    assert_true(c->ngpu + n <= 16);
+    memcpy(c->gpu + c->ngpu, g, n * sizeof *g);
+    c->ngpu += n;
+}
+
+static void c_dropped(void *ctx, const prism_dropped *d)
+{
+    col *c = ctx;
+    assert_true(c->ndrop < 8);
+    c->drop[c->ndrop++] = *d;
+}
+
+static void c_info(void *ctx, const char *key, const prism_value *v)
+{
+    col *c = ctx;
+    assert_true(c->ninfo < 16);
+    snprintf(c->key[c->ninfo], sizeof c->key[0], "%s", key);
+    c->val[c->ninfo] = *v;
+    if (v->type == PRISM_VAL_TEXT) {
+        snprintf(c->text[c->ninfo], sizeof c->text[0], "%s", v->v.s);
+        c->val[c->ninfo].v.s = c->text[c->ninfo];
+    }
+    c->ninfo++;
+}
+
+static void c_footer(void *ctx, const prism_footer *f)
+{
+    col *c = ctx;
+    c->foot = *f;
+    c->nfoot++;
+}
+
+static void c_chunk(void *ctx, const prism_chunk_info *ci)
+{
+    col *c = ctx;
+    assert_true(c->nchunk < 16);
+    c->chunk[c->nchunk++] = *ci;
+}
+
+static void c_header(void *ctx, const prism_header *h) { ((col *)ctx)->hdr = h; }
+
+/* Read f completely; every chunk must be good.  The caller frees both. */
+static prism_reader *read_back(const file *f, col **out)
+{
+    col *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    prism_reader_callbacks cb = {
+        .header = c_header, .thread = c_thread,
+        .regions = c_regions, .marks = c_marks, .counters = c_counters,
+        .steps = c_steps, .memory = c_memory, .gpu = c_gpu, .dropped = c_dropped,
+        .info = c_info, .footer = c_footer, .chunk = c_chunk,
+    };
+    prism_reader *r = prism_reader_new(&cb, c);
+    assert_non_null(r);
+    assert_int_equal(prism_reader_feed(r, f->b, f->n), PRISM_OK);
+    assert_int_equal(prism_reader_finish(r), PRISM_OK);
+    const prism_reader_stats *st = prism_reader_stats_get(r);
+    assert_int_equal(st->damaged, 0);
+    assert_int_equal(st->malformed, 0);
+    assert_int_equal(st->chunks, c->nchunk);
+    for (size_t i = 0; i < c->nchunk; i++)
+        assert_int_equal(c->chunk[i].status, PRISM_CHUNK_OK);
+    *out = c;
+    return r;
+}
+
+static void done(prism_reader *r, col *c, file *f)
+{
+    free(c);
+    prism_reader_free(r);
+    free(f);
+}
+
+static char *filled(size_t n, char ch)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, ch, n);
+    s[n] = '\0';
+    return s;
+}
+
+/* ---- tests ---- */
+
+static void test_threads(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    char *long_name = filled(5000, 'n');
+    const prism_thread t[] = {
+        { 0, 0, "" }, { UINT32_MAX - 1, UINT64_MAX, "main" }, { 5, 1, NULL }, { 7, 2, long_name },
+    };
+    prism_enc *e = chunk(f, PRISM_CHUNK_THREADS, 0, 0, 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_thread(e, &t[i]), PRISM_OK);
+    chunk_end(f);
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nthr, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c->thr[i].stream, t[i].stream);
+        assert_int_equal(c->thr[i].os_tid, t[i].os_tid);
+    }
+    assert_string_equal(c->thr[0].name, "");
+    assert_string_equal(c->thr[1].name, "main");
+    assert_string_equal(c->thr[2].name, "");
+    assert_int_equal(strlen(c->thr[3].name), PRISM_MAX_STRING_BYTES);
+    assert_memory_equal(c->thr[3].name, long_name, PRISM_MAX_STRING_BYTES);
+    free(long_name);
+    done(r, c, f);
+}
+
+static void test_regions(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    const uint64_t H = UINT64_MAX >> 1;            /* the largest delta */
+    prism_enc *e = chunk(f, PRISM_CHUNK_REGIONS, 3, 1000, 3);
+    assert_int_equal(prism_enc_enter(e, 1000, 1), PRISM_OK);
+    assert_int_equal(prism_enc_enter(e, 1000, UINT32_MAX), PRISM_OK);
+    assert_int_equal(prism_enc_exit(e, 1023), PRISM_OK);
+    assert_int_equal(prism_enc_exit(e, 1024), PRISM_OK);
+    assert_int_equal(prism_enc_enter(e, 1ull << 32, 0), PRISM_OK);
+    assert_int_equal(prism_enc_exit(e, 1ull << 62), PRISM_OK);
+    assert_int_equal(prism_enc_enter(e, 5, 9), PRISM_OK);              /* backwards */
+    assert_int_equal(prism_enc_exit(e, (1ull << 62) - 1), PRISM_OK);   /* backwards */
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_REGIONS, 3, 0, 0);
+    assert_int_equal(prism_enc_enter(e, H, 2), PRISM_OK);
+    assert_int_equal(prism_enc_exit(e, 2 * H), PRISM_OK);
+    assert_int_equal(prism_enc_exit(e, UINT64_MAX), PRISM_OK);
+    chunk_end(f);
+    /* more events than one callback batch */
+    e = chunk(f, PRISM_CHUNK_REGIONS, 3, 7, 1);
+    for (uint64_t i = 0; i < 1000; i++) {
+        if (i % 3 == 2)
+            assert_int_equal(prism_enc_exit(e, 7 + i * 100), PRISM_OK);
+        else
+            assert_int_equal(prism_enc_enter(e, 7 + i * 100, (uint32_t)i), PRISM_OK);
+    }
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nreg, 8 + 3 + 1000);
+    assert_int_equal(c->reg_stream, 3);
+    assert_int_equal(c->batch_depth[0], 3);
+    assert_int_equal(c->batch_depth[1], 0);
+    const prism_region_event want[] = {
+        { 1000, 1, PRISM_REGION_ENTER }, { 1000, UINT32_MAX, PRISM_REGION_ENTER },
+        { 1023, 0, PRISM_REGION_EXIT }, { 1024, 0, PRISM_REGION_EXIT },
+        { 1ull << 32, 0, PRISM_REGION_ENTER }, { 1ull << 62, 0, PRISM_REGION_EXIT },
+        { 1ull << 62, 9, PRISM_REGION_ENTER }, { 1ull << 62, 0, PRISM_REGION_EXIT },
+        { H, 2, PRISM_REGION_ENTER }, { 2 * H, 0, PRISM_REGION_EXIT },
+        { UINT64_MAX, 0, PRISM_REGION_EXIT },
+    };
+    for (size_t i = 0; i < 11; i++) {
+        assert_int_equal(c->reg[i].ts, want[i].ts);
+        assert_int_equal(c->reg[i].name, want[i].name);
+        assert_int_equal(c->reg[i].kind, want[i].kind);
+    }
+    /* the batches of the long chunk: each starts at the depth reached */
+    uint32_t depth = 1;
+    size_t batch = 2;
+    for (size_t i = 0; i < 1000; i++) {
+        const prism_region_event *ev = &c->reg[11 + i];
+        if (i % 256 == 0)
+            assert_int_equal(c->batch_depth[batch++], depth);
+        assert_int_equal(ev->ts, 7 + i * 100);
+        assert_int_equal(ev->kind, i % 3 == 2 ? PRISM_REGION_EXIT : PRISM_REGION_ENTER);
+        assert_int_equal(ev->name, i % 3 == 2 ? 0 : i);
+        depth = i % 3 == 2 ? depth - 1 : depth + 1;
+    }
+    assert_int_equal(c->nbatch, batch);
+    done(r, c, f);
+}
+
+static void test_marks_counters(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    prism_enc *e = chunk(f, PRISM_CHUNK_MARKS, 1, 10, 0);
+    const prism_mark m[] = { { 10, 0 }, { 10, UINT32_MAX }, { 5, 3 }, { UINT64_MAX, 4 },
+                             { 0, 5 } };
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(prism_enc_mark(e, &m[i]), PRISM_OK);
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_COUNTERS, 2, 0, 0);
+    const prism_counter v[] = {
+        { 0, 1, false, { .i = INT64_MIN } }, { 1, 2, false, { .i = INT64_MAX } },
+        { 2, 3, false, { .i = 0 } }, { 3, 4, false, { .i = -1 } },
+        { 4, 5, true, { .f = -0.0 } }, { 5, 6, true, { .f = 1e308 } },
+        { 6, 7, true, { .f = INFINITY } }, { 7, 8, true, { .f = -INFINITY } },
+        { 8, 9, true, { .f = 5e-324 } }, { 9, 10, true, { .f = 0.1 } },
+        { 1, 11, true, { .f = NAN } }, { UINT64_MAX, UINT32_MAX, false, { .i = 42 } },
+    };
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(prism_enc_counter(e, &v[i]), PRISM_OK);
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    const uint64_t mts[] = { 10, 10, 10, UINT64_MAX, UINT64_MAX };
+    assert_int_equal(c->nmark, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(c->mark[i].ts, mts[i]);
+        assert_int_equal(c->mark[i].name, m[i].name);
+    }
+    assert_int_equal(c->nctr, 12);
+    for (int i = 0; i < 12; i++) {
+        const prism_counter *got = &c->ctr[i];
+        assert_int_equal(got->ts, i == 10 ? 9 : v[i].ts);    /* clamped */
+        assert_int_equal(got->name, v[i].name);
+        assert_int_equal(got->is_float, v[i].is_float);
+        if (!v[i].is_float)
+            assert_int_equal(got->v.i, v[i].v.i);
+        else if (isnan(v[i].v.f))
+            assert_true(isnan(got->v.f));
+        else
+            assert_memory_equal(&got->v.f, &v[i].v.f, sizeof(double));
+    }
+    assert_true(signbit(c->ctr[4].v.f));
+    done(r, c, f);
+}
+
+static void test_steps_memory(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    const uint64_t M = (uint64_t)INT64_MAX;
+    prism_enc *e = chunk(f, PRISM_CHUNK_STEPS, 0, 1000, 0);
+    const prism_step s[] = {
+        { 1000, 2000, 0, 0, PRISM_STEP_SAMPLED },
+        { 500, 400, UINT64_MAX - 1, UINT64_MAX, 0 },      /* earlier; end < start */
+        { 500 + M, UINT64_MAX, UINT64_MAX, 7, UINT32_MAX },
+        { 500 + M - M, 500, 1, 1, 1 },                      /* delta -2^63+1 */
+    };
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_step(e, &s[i]), PRISM_OK);
+    /* a start that differs from the previous one by more than an int holds */
+    const prism_step far[] = { { 501 + M, 0, 0, 0, 0 }, { UINT64_MAX, 0, 0, 0, 0 } };
+    assert_int_equal(prism_enc_step(e, &far[0]), PRISM_E_ARG);
+    assert_int_equal(prism_enc_step(e, &far[1]), PRISM_E_ARG);
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_STEPS, 0, 1ull << 63, 0);
+    const prism_step below = { 0, 1, 2, 3, 0 };         /* delta -2^63: the minimum */
+    assert_int_equal(prism_enc_step(e, &below), PRISM_OK);
+    assert_int_equal(prism_enc_step(e, &far[1]), PRISM_E_ARG);  /* 2^64-1 after 0 */
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_MEMORY, 0, 100, 0);
+    prism_memory_sample m[3] = {
+        { .ts = 100, .step = PRISM_NO_STEP, .rss = UINT64_MAX, .cpu_permille = PRISM_NO_CPU,
+          .ngpu = PRISM_MAX_GPUS },
+        { .ts = UINT64_MAX, .step = 0, .rss = 0, .cpu_permille = 0, .ngpu = 0 },
+        { .ts = 50, .step = UINT64_MAX - 1, .rss = 1, .cpu_permille = UINT32_MAX - 1, .ngpu = 1 },
+    };
+    for (uint32_t i = 0; i < PRISM_MAX_GPUS; i++)
+        m[0].gpu[i] = (prism_gpu_mem){ UINT32_MAX - i, UINT64_MAX - i, i };
+    m[2].gpu[0] = (prism_gpu_mem){ 3, 4, 5 };
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(prism_enc_memory(e, &m[i]), PRISM_OK);
+    prism_memory_sample too_many = m[0];
+    too_many.ngpu = PRISM_MAX_GPUS + 1;
+    assert_int_equal(prism_enc_memory(e, &too_many), PRISM_E_ARG);
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nstep, 5);
+    assert_int_equal(c->step[4].start, 0);
+    assert_int_equal(c->step[4].end, 1);
+    assert_int_equal(c->step[4].index, 2);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c->step[i].start, s[i].start);
+        assert_int_equal(c->step[i].end, i == 1 ? s[i].start : s[i].end);
+        assert_int_equal(c->step[i].index, s[i].index);
+        assert_int_equal(c->step[i].epoch, s[i].epoch);
+        assert_int_equal(c->step[i].flags, s[i].flags);
+    }
+    assert_int_equal(c->nmem, 3);
+    for (int i = 0; i < 3; i++) {
+        const prism_memory_sample *got = &c->mem[i];
+        assert_int_equal(got->ts, i == 0 ? 100 : UINT64_MAX);     /* 50 is clamped */
+        assert_int_equal(got->step, m[i].step);
+        assert_int_equal(got->rss, m[i].rss);
+        assert_int_equal(got->cpu_permille, m[i].cpu_permille);
+        assert_int_equal(got->ngpu, m[i].ngpu);
+        for (uint32_t g = 0; g < got->ngpu; g++) {
+            assert_int_equal(got->gpu[g].device, m[i].gpu[g].device);
+            assert_int_equal(got->gpu[g].used, m[i].gpu[g].used);
+            assert_int_equal(got->gpu[g].reserved, m[i].gpu[g].reserved);
+        }
+    }
+    done(r, c, f);
+}
+
+static void test_gpu(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    const uint64_t B = 1ull << 40;
+    prism_gpu_record g[9] = {
+        { .type = PRISM_GPU_KERNEL, .start = B - 5, .end = B + 100, .device = UINT32_MAX,
+          .stream = UINT32_MAX, .correlation = UINT64_MAX, .name = UINT32_MAX,
+          .grid = { UINT32_MAX, 2, 3 }, .block = { 4, 5, UINT32_MAX },
+          .shared_mem = UINT32_MAX, .registers = 255 },
+        { .type = PRISM_GPU_MEMCPY, .start = B, .end = B + 1, .device = 1, .stream = 2,
+          .correlation = 3, .bytes = UINT64_MAX, .copy_kind = PRISM_COPY_PTOP,
+          .src_kind = PRISM_MEM_PINNED, .dst_kind = UINT32_MAX },
+        { .type = PRISM_GPU_MEMSET, .start = 0, .end = UINT64_MAX, .bytes = 1,
+          .dst_kind = PRISM_MEM_MANAGED },
+        { .type = PRISM_GPU_SYNC, .start = B + INT64_MAX, .end = UINT64_MAX,
+          .sync_type = PRISM_SYNC_STREAM_WAIT_EVENT },
+        { .type = PRISM_GPU_API, .start = B + 7, .end = B + 3, .stream = 1, .name = 77 },
+        { .type = PRISM_GPU_ALLOC, .start = B, .end = B, .bytes = 1ull << 40,
+          .address = UINT64_MAX, .dst_kind = PRISM_MEM_DEVICE },
+        { .type = PRISM_GPU_FREE, .start = B, .end = B, .bytes = UINT64_MAX, .address = 0x1000,
+          .dst_kind = PRISM_MEM_UNKNOWN },
+        /* fields a type does not use are not written: read back as zero */
+        { .type = PRISM_GPU_SYNC, .start = B, .end = B, .name = 5, .bytes = 6, .address = 7,
+          .grid = { 1, 1, 1 }, .sync_type = PRISM_SYNC_EVENT },
+        { .type = PRISM_GPU_KERNEL, .start = B, .end = B, .bytes = 9, .copy_kind = 1,
+          .address = 2, .name = 3 },
+    };
+    prism_enc *e = chunk(f, PRISM_CHUNK_GPU, 0, B, 0);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(prism_enc_gpu(e, &g[i]), PRISM_OK);
+    prism_gpu_record bad = { .type = 0 };
+    assert_int_equal(prism_enc_gpu(e, &bad), PRISM_E_ARG);
+    bad.type = PRISM_GPU_TYPE_MAX + 1;
+    assert_int_equal(prism_enc_gpu(e, &bad), PRISM_E_ARG);
+    /* a start more than 2^63-1 ns after the base cannot be written (the
+     * delta is a CBOR int); the record is refused, not written malformed */
+    bad = g[3];
+    bad.start = B + INT64_MAX + 1;
+    assert_int_equal(prism_enc_gpu(e, &bad), PRISM_E_ARG);
+    bad.start = UINT64_MAX;
+    assert_int_equal(prism_enc_gpu(e, &bad), PRISM_E_ARG);
+    assert_int_equal(prism_enc_records(e), 9);
+    chunk_end(f);
+
+    g[4].end = g[4].start;                  /* an end before the start: duration 0 */
+    prism_gpu_record *x = &g[7];
+    x->name = 0;
+    x->bytes = x->address = 0;
+    x->grid[0] = x->grid[1] = x->grid[2] = 0;
+    x = &g[8];
+    x->bytes = x->address = 0;
+    x->copy_kind = 0;
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->ngpu, 9);
+    for (int i = 0; i < 9; i++) {
+        tlog a, b;
+        tlog_init(&a);
+        tlog_init(&b);
+        tlog_gpu(&a, &c->gpu[i]);           /* every field, in a fixed order */
+        tlog_gpu(&b, &g[i]);
+        assert_int_equal(c->gpu[i].start, g[i].start);
+        assert_int_equal(c->gpu[i].end, g[i].end);
+        assert_memory_equal(a.b, b.b, a.len);
+        tlog_free(&a);
+        tlog_free(&b);
+    }
+    done(r, c, f);
+}
+
+static void test_dropped_info_footer(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    prism_enc *e = chunk(f, PRISM_CHUNK_DROPPED, 0, 0, 0);
+    const prism_dropped d[] = { { 0, PRISM_SOURCE_CPU, 0 },
+                                { UINT32_MAX, PRISM_SOURCE_GPU, UINT64_MAX } };
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(prism_enc_dropped(e, &d[i]), PRISM_OK);
+    chunk_end(f);
+
+    char *k4096 = filled(4096, 'k'), *v4096 = filled(4096, 'v'), *x4097 = filled(4097, 'x');
+    const prism_value v[] = {
+        { PRISM_VAL_INT, { .i = INT64_MIN } }, { PRISM_VAL_INT, { .i = -1 } },
+        { PRISM_VAL_UINT, { .u = UINT64_MAX } }, { PRISM_VAL_UINT, { .u = 0 } },
+        { PRISM_VAL_FLOAT, { .f = -0.0 } }, { PRISM_VAL_FLOAT, { .f = -1e-300 } },
+        { PRISM_VAL_BOOL, { .b = true } }, { PRISM_VAL_BOOL, { .b = false } },
+        { PRISM_VAL_TEXT, { .s = "" } }, { PRISM_VAL_TEXT, { .s = v4096 } },
+        { PRISM_VAL_NULL, { .i = 0 } }, { PRISM_VAL_INT, { .i = 7 } },
+    };
+    e = chunk(f, PRISM_CHUNK_INFO, 0, 0, 0);
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(prism_enc_info(e, i == 9 ? k4096 : i == 0 ? "" : "key", &v[i]),
+                         PRISM_OK);
+    const prism_value long_text = { PRISM_VAL_TEXT, { .s = x4097 } };
+    const prism_value bad_type = { (prism_value_type)99, { .i = 0 } };
+    assert_int_equal(prism_enc_info(e, "k", &long_text), PRISM_E_ARG);
+    assert_int_equal(prism_enc_info(e, x4097, &v[0]), PRISM_E_ARG);
+    assert_int_equal(prism_enc_info(e, "k", &bad_type), PRISM_E_ARG);
+    assert_int_equal(prism_enc_info(e, NULL, &v[0]), PRISM_E_ARG);
+    assert_int_equal(prism_enc_info(e, "k", NULL), PRISM_E_ARG);
+    assert_int_equal(prism_enc_records(e), 12);
+    chunk_end(f);
+
+    const prism_footer ft = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, false };
+    e = chunk(f, PRISM_CHUNK_FOOTER, 0, 0, 0);
+    assert_int_equal(prism_enc_footer(e, &ft), PRISM_OK);
+    assert_int_equal(prism_enc_footer(e, &ft), PRISM_E_ARG);        /* exactly one */
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->ndrop, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(c->drop[i].stream, d[i].stream);
+        assert_int_equal(c->drop[i].source, d[i].source);
+        assert_int_equal(c->drop[i].total, d[i].total);
+    }
+    assert_int_equal(c->ninfo, 12);
+    for (int i = 0; i < 12; i++) {
+        const prism_value *got = &c->val[i];
+        assert_string_equal(c->key[i], i == 9 ? k4096 : i == 0 ? "" : "key");
+        /* CBOR has one encoding for a non-negative integer: INT 7 reads as UINT 7 */
+        if (i == 11) {
+            assert_int_equal(got->type, PRISM_VAL_UINT);
+            assert_int_equal(got->v.u, 7);
+            continue;
+        }
+        assert_int_equal(got->type, v[i].type);
+        switch (v[i].type) {
+        case PRISM_VAL_INT: assert_int_equal(got->v.i, v[i].v.i); break;
+        case PRISM_VAL_UINT: assert_int_equal(got->v.u, v[i].v.u); break;
+        case PRISM_VAL_FLOAT: assert_memory_equal(&got->v.f, &v[i].v.f, sizeof(double)); break;
+        case PRISM_VAL_BOOL: assert_int_equal(got->v.b, v[i].v.b); break;
+        case PRISM_VAL_TEXT: assert_string_equal(got->v.s, v[i].v.s); break;
+        default: break;
+        }
+    }
+    assert_int_equal(c->nfoot, 1);
+    assert_int_equal(c->foot.end_ts, UINT64_MAX);
+    assert_int_equal(c->foot.events, UINT64_MAX);
+    assert_int_equal(c->foot.dropped, UINT64_MAX);
+    assert_int_equal(c->foot.chunks, UINT64_MAX);
+    assert_false(c->foot.clean);
+    assert_true(prism_reader_stats_get(r)->footer);
+    free(k4096);
+    free(v4096);
+    free(x4097);
+    done(r, c, f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_regions),
+        cmocka_unit_test(test_marks_counters),
+        cmocka_unit_test(test_steps_memory),
+        cmocka_unit_test(test_gpu),
+        cmocka_unit_test(test_dropped_info_footer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
