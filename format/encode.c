@@ -99,6 +99,8 @@ prism_status prism_enc_finish(prism_enc *e, size_t *out_len)
 {
     if (!e || !e->buf)
         return PRISM_E_ARG;
+    if (e->kind == 0)               /* finished already: the checksum is written */
+        return PRISM_E_STATE;
     uint8_t *b = e->buf;
     be_store(b + e->payload_pos - 4, e->pos - e->payload_pos, 4);
     be_store(b + e->count_pos, e->count, 4);
@@ -338,7 +340,7 @@ prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g)
     wr w = wr_of(e);
     w_array(&w, len[g->type]);
     w_uint(&w, g->type);
-    w_int(&w, (int64_t)(g->start - e->base));
+    w_int(&w, ds);
     w_uint(&w, g->end >= g->start ? g->end - g->start : 0);
     w_uint(&w, g->device);
     w_uint(&w, g->stream);
