@@ -1,0 +1,174 @@
+/*
+ * gpu.c - GPU aggregates from activity records: kernels by name, copies by
+ * direction and host memory kind (bandwidth), memset, synchronisation and
+ * runtime API time, and the busy share: the union of kernel, copy and
+ * memset intervals, kept as a bounded list of disjoint segments.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_SEGS 8192u
+#define SMALL_KERNEL_NS 10000u
+
+/* Add [s, e) to the sorted disjoint segment list. */
+static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
+{
+    if (e <= s)
+        return;
+    size_t n = a->nbusy, i = n;
+    while (i > 0 && a->busy[i - 1].start > s)  /* usually appended at the end */
+        i--;
+    if (i > 0 && a->busy[i - 1].end >= s) {      /* overlaps the previous one */
+        i--;
+        if (e > a->busy[i].end)
+            a->busy[i].end = e;
+    } else {
+        if (!vec_reserve((void **)&a->busy, &a->bcap, n + 1, sizeof *a->busy))
+            return;
+        memmove(&a->busy[i + 1], &a->busy[i], (n - i) * sizeof *a->busy);
+        a->busy[i] = (seg){ s, e };
+        a->nbusy = ++n;
+    }
+    size_t j = i + 1;                            /* swallow followers it reaches */
+    while (j < n && a->busy[j].start <= a->busy[i].end) {
+        if (a->busy[j].end > a->busy[i].end)
+            a->busy[i].end = a->busy[j].end;
+        j++;
+    }
+    if (j > i + 1) {
+        memmove(&a->busy[i + 1], &a->busy[j], (n - j) * sizeof *a->busy);
+        a->nbusy = n - (j - i - 1);
+    }
+    if (a->nbusy > MAX_SEGS) {                   /* bound memory: close the */
+        size_t best = 0;                         /* smallest gap            */
+        uint64_t gap = UINT64_MAX;
+        for (size_t k = 0; k + 1 < a->nbusy; k++)
+            if (a->busy[k + 1].start - a->busy[k].end < gap) {
+                gap = a->busy[k + 1].start - a->busy[k].end;
+                best = k;
+            }
+        a->busy[best].end = a->busy[best + 1].end;
+        memmove(&a->busy[best + 1], &a->busy[best + 2],
+                (a->nbusy - best - 2) * sizeof *a->busy);
+        a->nbusy--;
+    }
+}
+
+static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
+{
+    uint64_t idx;
+    if (!u64map_get(&a->kernel_of, g->name, &idx)) {
+        if (!vec_reserve((void **)&a->kstat, &a->kcap, a->nk + 1, sizeof *a->kstat))
+            return;
+        size_t cap = a->kcap;
+        uint32_t *kn = realloc(a->kname, cap * sizeof *kn);
+        if (!kn)
+            return;
+        a->kname = kn;
+        idx = a->nk++;
+        memset(&a->kstat[idx], 0, sizeof a->kstat[idx]);
+        a->kname[idx] = g->name;
+        u64map_put(&a->kernel_of, g->name, idx);
+    }
+    a->kstat[idx].count++;
+    a->kstat[idx].total_ns += dur;
+    a->kernel_ns += dur;
+    a->launches++;
+    if (dur < SMALL_KERNEL_NS)
+        a->small++;
+}
+
+static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
+{
+    uint32_t host = g->copy_kind == PRISM_COPY_DTOH ? g->dst_kind : g->src_kind;
+    size_t i;
+    for (i = 0; i < a->nc; i++)
+        if (a->cstat[i].copy_kind == g->copy_kind && a->cstat[i].src_kind == host)
+            break;
+    if (i == a->nc) {
+        if (a->nc == sizeof a->cstat / sizeof a->cstat[0])
+            return;
+        a->cstat[a->nc++] = (prism_copy_stat){ .copy_kind = g->copy_kind, .src_kind = host };
+    }
+    a->cstat[i].count++;
+    a->cstat[i].bytes += g->bytes;
+    a->cstat[i].total_ns += dur;
+    a->copy_ns += dur;
+}
+
+void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t dur = g[i].end - g[i].start;
+        a->gpu_present = true;
+        bool device_work = g[i].type == PRISM_GPU_KERNEL || g[i].type == PRISM_GPU_MEMCPY ||
+                           g[i].type == PRISM_GPU_MEMSET;
+        if (device_work) {
+            if (!a->gpu_first || g[i].start < a->gpu_first)
+                a->gpu_first = g[i].start;
+            if (g[i].end > a->gpu_last)
+                a->gpu_last = g[i].end;
+            busy_add(a, g[i].start, g[i].end);
+        }
+        switch (g[i].type) {
+        case PRISM_GPU_KERNEL: kernel(a, &g[i], dur); break;
+        case PRISM_GPU_MEMCPY: copy(a, &g[i], dur); break;
+        case PRISM_GPU_MEMSET: a->memset_ns += dur; break;
+        case PRISM_GPU_SYNC: a->sync_ns += dur; break;
+        case PRISM_GPU_API: a->api_ns += dur; break;
+        default: break;
+        }
+    }
+}
+
+void gpu_refresh(prism_analysis *a)
+{
+    prism_gpu_stats *gs = &a->gpu_stats;
+    memset(gs, 0, sizeof *gs);
+    gs->present = a->gpu_present;
+    gs->status = a->gpu_status[0] ? a->gpu_status : NULL;
+    for (size_t i = 0; i < a->nk; i++) {
+        prism_kernel_stat *k = &a->kstat[i];
+        k->name = tree_name(a, a->kname[i]);
+        k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
+        k->share = a->kernel_ns ? (double)k->total_ns / (double)a->kernel_ns : 0;
+    }
+    for (size_t i = 1; i < a->nk; i++) {         /* by total, descending */
+        prism_kernel_stat x = a->kstat[i];
+        uint32_t xn = a->kname[i];
+        size_t j = i;
+        while (j > 0 && a->kstat[j - 1].total_ns < x.total_ns) {
+            a->kstat[j] = a->kstat[j - 1];
+            a->kname[j] = a->kname[j - 1];
+            u64map_put(&a->kernel_of, a->kname[j], j);
+            j--;
+        }
+        a->kstat[j] = x;
+        a->kname[j] = xn;
+        u64map_put(&a->kernel_of, xn, j);
+    }
+    for (size_t i = 0; i < a->nc; i++) {
+        prism_copy_stat *c = &a->cstat[i];
+        c->gb_per_s = c->total_ns ? (double)c->bytes / (double)c->total_ns : 0;
+    }
+    gs->kernels = a->kstat;
+    gs->nkernels = a->nk;
+    gs->copies = a->cstat;
+    gs->ncopies = a->nc;
+    gs->kernel_ns = a->kernel_ns;
+    gs->copy_ns = a->copy_ns;
+    gs->memset_ns = a->memset_ns;
+    gs->sync_ns = a->sync_ns;
+    gs->api_ns = a->api_ns;
+    gs->launches = a->launches;
+    gs->small_kernels = a->small;
+    for (size_t i = 0; i < a->nbusy; i++)
+        gs->busy_ns += a->busy[i].end - a->busy[i].start;
+    gs->span_ns = a->gpu_last > a->gpu_first ? a->gpu_last - a->gpu_first : 0;
+    gs->idle_share = gs->span_ns ? 1.0 - (double)gs->busy_ns / (double)gs->span_ns : 0;
+    for (size_t i = 0; i < a->dropped_of.cap; i++)
+        if (a->dropped_of.keys[i] && ((a->dropped_of.keys[i] - 1) & 1))
+            gs->dropped += a->dropped_of.vals[i];
+}

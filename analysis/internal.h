@@ -1,0 +1,153 @@
+/*
+ * analysis/internal.h - the analysis object and its parts (internal).
+ *
+ * Streaming state: one call tree per thread (nodes keyed by parent and
+ * name id), each thread's open-region stack, steps, memory samples and GPU
+ * aggregates.  Derived state (the all-threads tree, ops, statistics,
+ * bottlenecks) is rebuilt by prism_analysis_refresh() from the streaming
+ * state, whose size depends on call paths and samples, not on events.
+ */
+#ifndef PRISM_ANALYSIS_INTERNAL_H
+#define PRISM_ANALYSIS_INTERNAL_H
+
+#include "prism/analysis.h"
+
+/* ---- a map from 64-bit keys to 64-bit values (open addressing) ---- */
+typedef struct u64map {
+    uint64_t *keys;             /* key + 1; 0 = empty */
+    uint64_t *vals;
+    size_t cap, count;
+} u64map;
+
+bool u64map_get(const u64map *m, uint64_t key, uint64_t *val);
+/* Insert or overwrite; false on allocation failure. */
+bool u64map_put(u64map *m, uint64_t key, uint64_t val);
+/* The slot of key's value, inserting 0 if absent; NULL on failure. */
+uint64_t *u64map_slot(u64map *m, uint64_t key);
+void u64map_free(u64map *m);
+
+/* A growable array: ensure room for one more element of `size` bytes. */
+bool vec_reserve(void **p, size_t *cap, size_t need, size_t size);
+
+#define MAX_STACK 256u
+
+typedef struct tnode {
+    uint32_t parent, first_child, next_sibling;
+    uint32_t name;              /* reader string id; 0 = "(unknown)" */
+    uint32_t depth;
+    uint32_t merged;            /* its node in the all-threads tree */
+    uint64_t calls, total, self, min, max;
+    double mean, m2;            /* Welford over call durations */
+} tnode;
+
+typedef struct frame {
+    uint32_t node;
+    uint64_t start, child;
+} frame;
+
+typedef struct pend {
+    uint32_t node;
+    uint64_t start, dur;
+} pend;
+
+typedef struct athread {
+    uint32_t stream;
+    char name[64];
+    tnode *nodes;
+    size_t n, cap;
+    u64map child;               /* (parent + 1) << 32 | name -> node */
+    frame stack[MAX_STACK];
+    uint32_t depth;             /* frames in stack */
+    uint32_t lost;              /* frames deeper than MAX_STACK */
+    pend *pending;              /* completions waiting for their step */
+    size_t npend, pcap;
+    u64map steps;               /* node << 32 | sampled step pos -> ns */
+    prism_node *pub;            /* derived per-thread tree */
+    prism_tree tree;
+} athread;
+
+typedef struct seg {
+    uint64_t start, end;
+} seg;
+
+struct prism_analysis {
+    prism_analysis_opts opts;
+    prism_reader *reader;
+    bool own_reader;
+
+    athread **threads;
+    size_t nthreads, tcap;
+    u64map thread_of;           /* stream -> index */
+
+    prism_step *steps;          /* in arrival (index) order */
+    size_t nsteps, scap;
+    uint32_t *sampled_pos;      /* per step: position among sampled, or UINT32_MAX */
+    size_t nsampled;
+    bool steps_unused;          /* no steps seen while much was pending */
+
+    prism_memory_sample *mem;
+    size_t nmem, mcap;
+
+    /* GPU */
+    bool gpu_present;
+    char gpu_status[160];
+    u64map kernel_of;           /* name id -> index into kstat */
+    prism_kernel_stat *kstat;
+    uint32_t *kname;            /* name id per kstat */
+    size_t nk, kcap;
+    prism_copy_stat cstat[64];
+    size_t nc;
+    uint64_t kernel_ns, copy_ns, memset_ns, sync_ns, api_ns, launches, small;
+    uint64_t gpu_first, gpu_last;
+    seg *busy;                  /* disjoint, sorted */
+    size_t nbusy, bcap;
+    u64map dropped_of;          /* stream << 1 | source -> cumulative */
+
+    uint64_t events, unmatched_exits;
+    uint64_t first_ts, last_ts;
+    bool have_ts;
+    bool footer;
+    prism_footer foot;
+
+    /* derived */
+    prism_node *nodes;          /* all-threads tree */
+    size_t nnodes, ncap;
+    prism_tree tree;
+    u64map merged_of;           /* (parent + 1) << 32 | name -> merged node */
+    u64map node_by_hash;        /* path hash -> merged node */
+    prism_op *ops;
+    size_t nops;
+    uint32_t *step_off;         /* CSR: per merged node, into step_pos/ns */
+    uint32_t *step_pos;
+    double *step_ns;
+    double *node_steps;         /* scratch for prism_analysis_node_steps */
+    prism_step_stats step_stats;
+    prism_memory_stats mem_stats;
+    prism_gpu_stats gpu_stats;
+    prism_bottleneck *bn;
+    size_t nbn;
+    char **name_cache;          /* resolved names of merged nodes */
+};
+
+/* tree.c */
+void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
+                  const prism_region_event *ev, size_t n);
+athread *tree_thread(prism_analysis *a, uint32_t stream);
+void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur);
+void tree_resolve_pending(prism_analysis *a);
+void tree_merge(prism_analysis *a);
+const char *tree_name(const prism_analysis *a, uint32_t name_id);
+void tree_free_thread(athread *t);
+
+/* series.c */
+void series_steps(prism_analysis *a, const prism_step *s, size_t n);
+void series_memory(prism_analysis *a, const prism_memory_sample *m);
+void series_refresh(prism_analysis *a);
+/* Leak fits for host and GPU memory with the effective threshold. */
+void series_leaks(prism_analysis *a, double threshold_mb);
+
+/* gpu.c */
+void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
+void gpu_refresh(prism_analysis *a);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * model.c - the analysis object: reader callbacks, refresh, getters, and
+ * the small containers the other files share.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rules.h"
+
+/* ---- containers ---- */
+
+bool vec_reserve(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static size_t u64_hash(uint64_t k, size_t cap)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+static bool u64map_grow(u64map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return false;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->keys[i])
+            continue;
+        size_t j = u64_hash(m->keys[i] - 1, cap);
+        while (k[j])
+            j = (j + 1) & (cap - 1);
+        k[j] = m->keys[i];
+        v[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = k;
+    m->vals = v;
+    m->cap = cap;
+    return true;
+}
+
+uint64_t *u64map_slot(u64map *m, uint64_t key)
+{
+    if ((m->count + 1) * 2 > m->cap && !u64map_grow(m))
+        return NULL;
+    size_t j = u64_hash(key, m->cap);
+    while (m->keys[j] && m->keys[j] != key + 1)
+        j = (j + 1) & (m->cap - 1);
+    if (!m->keys[j]) {
+        m->keys[j] = key + 1;
+        m->vals[j] = 0;
+        m->count++;
+    }
+    return &m->vals[j];
+}
+
+bool u64map_put(u64map *m, uint64_t key, uint64_t val)
+{
+    uint64_t *s = u64map_slot(m, key);
+    if (!s)
+        return false;
+    *s = val;
+    return true;
+}
+
+bool u64map_get(const u64map *m, uint64_t key, uint64_t *val)
+{
+    if (!m->cap)
+        return false;
+    size_t j = u64_hash(key, m->cap);
+    while (m->keys[j]) {
+        if (m->keys[j] == key + 1) {
+            *val = m->vals[j];
+            return true;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    return false;
+}
+
+void u64map_free(u64map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- callbacks ---- */
+
+static void note_ts(prism_analysis *a, uint64_t ts)
+{
+    if (!a->have_ts || ts < a->first_ts)
+        a->first_ts = ts;
+    if (!a->have_ts || ts > a->last_ts)
+        a->last_ts = ts;
+    a->have_ts = true;
+}
+
+static void cb_thread(void *ctx, const prism_thread *t)
+{
+    athread *th = tree_thread(ctx, t->stream);
+    if (th)
+        snprintf(th->name, sizeof th->name, "%s", t->name);
+}
+
+static void cb_regions(void *ctx, uint32_t stream, uint32_t depth,
+                       const prism_region_event *ev, size_t n)
+{
+    prism_analysis *a = ctx;
+    if (!n)
+        return;
+    note_ts(a, ev[0].ts);
+    note_ts(a, ev[n - 1].ts);
+    a->events += n;
+    tree_regions(a, stream, depth, ev, n);
+}
+
+static void cb_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
+{
+    prism_analysis *a = ctx;
+    (void)stream;
+    (void)m;
+    a->events += n;
+}
+
+static void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
+{
+    prism_analysis *a = ctx;
+    (void)stream;
+    (void)c;
+    a->events += n;
+}
+
+static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
+{
+    prism_analysis *a = ctx;
+    (void)stream;
+    for (size_t i = 0; i < n; i++) {
+        note_ts(a, s[i].start);
+        note_ts(a, s[i].end);
+    }
+    series_steps(a, s, n);
+}
+
+static void cb_memory(void *ctx, const prism_memory_sample *m)
+{
+    prism_analysis *a = ctx;
+    note_ts(a, m->ts);
+    series_memory(a, m);
+}
+
+static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
+{
+    prism_analysis *a = ctx;
+    a->events += n;
+    gpu_records(a, g, n);
+}
+
+static void cb_dropped(void *ctx, const prism_dropped *d)
+{
+    prism_analysis *a = ctx;
+    uint64_t *slot = u64map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1));
+    if (slot && d->total > *slot)
+        *slot = d->total;
+}
+
+static void cb_info(void *ctx, const char *key, const prism_value *v)
+{
+    prism_analysis *a = ctx;
+    if (!strcmp(key, "gpu.status") && v->type == PRISM_VAL_TEXT)
+        snprintf(a->gpu_status, sizeof a->gpu_status, "%s", v->v.s);
+}
+
+static void cb_footer(void *ctx, const prism_footer *f)
+{
+    prism_analysis *a = ctx;
+    a->footer = true;
+    a->foot = *f;
+    note_ts(a, f->end_ts);
+}
+
+void prism_analysis_callbacks(prism_reader_callbacks *cb)
+{
+    memset(cb, 0, sizeof *cb);
+    cb->thread = cb_thread;
+    cb->regions = cb_regions;
+    cb->marks = cb_marks;
+    cb->counters = cb_counters;
+    cb->steps = cb_steps;
+    cb->memory = cb_memory;
+    cb->gpu = cb_gpu;
+    cb->dropped = cb_dropped;
+    cb->info = cb_info;
+    cb->footer = cb_footer;
+}
+
+/* ---- lifecycle ---- */
+
+prism_analysis *prism_analysis_new(const prism_analysis_opts *opts)
+{
+    prism_analysis *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->opts.bottleneck_threshold_pct = -1;
+    a->opts.leak_threshold_mb = -1;
+    if (opts)
+        a->opts = *opts;
+    return a;
+}
+
+void prism_analysis_attach(prism_analysis *a, prism_reader *r)
+{
+    a->reader = r;
+}
+
+static void free_derived(prism_analysis *a)
+{
+    for (size_t i = 0; a->name_cache && i < a->nnodes; i++)
+        free(a->name_cache[i]);
+    free(a->name_cache);
+    a->name_cache = NULL;
+    free(a->nodes);
+    a->nodes = NULL;
+    a->nnodes = a->ncap = 0;
+    u64map_free(&a->merged_of);
+    u64map_free(&a->node_by_hash);
+    free(a->ops);
+    a->ops = NULL;
+    a->nops = 0;
+    free(a->step_off);
+    free(a->step_pos);
+    free(a->step_ns);
+    free(a->node_steps);
+    a->step_off = a->step_pos = NULL;
+    a->step_ns = a->node_steps = NULL;
+    free(a->bn);
+    a->bn = NULL;
+    a->nbn = 0;
+}
+
+void prism_analysis_free(prism_analysis *a)
+{
+    if (!a)
+        return;
+    free_derived(a);
+    for (size_t i = 0; i < a->nthreads; i++)
+        tree_free_thread(a->threads[i]);
+    free(a->threads);
+    u64map_free(&a->thread_of);
+    free(a->steps);
+    free(a->sampled_pos);
+    free(a->mem);
+    u64map_free(&a->kernel_of);
+    free(a->kstat);
+    free(a->kname);
+    free(a->busy);
+    u64map_free(&a->dropped_of);
+    if (a->own_reader)
+        prism_reader_free(a->reader);
+    free(a);
+}
+
+static double effective(double opt, const prism_header *h, const char *key, double def)
+{
+    if (opt >= 0)
+        return opt;
+    for (size_t i = 0; h && i < h->nconfig; i++) {
+        if (strcmp(h->config[i].key, key))
+            continue;
+        const prism_value *v = &h->config[i].value;
+        if (v->type == PRISM_VAL_FLOAT)
+            return v->v.f;
+        if (v->type == PRISM_VAL_UINT)
+            return (double)v->v.u;
+        if (v->type == PRISM_VAL_INT)
+            return (double)v->v.i;
+    }
+    return def;
+}
+
+void prism_analysis_refresh(prism_analysis *a)
+{
+    free_derived(a);
+    tree_resolve_pending(a);
+    tree_merge(a);
+    series_refresh(a);
+    gpu_refresh(a);
+    const prism_header *h = prism_analysis_header(a);
+    double pct = effective(a->opts.bottleneck_threshold_pct, h, "bottleneck_threshold_pct", 10);
+    double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
+    series_leaks(a, mb);
+    a->bn = calloc(64, sizeof *a->bn);
+    if (a->bn)
+        a->nbn = rules_run(a, pct, mb, a->bn, 64);
+}
+
+prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *opts,
+                                   prism_status *err, char *msgbuf, size_t msglen,
+                                   uint64_t *offset)
+{
+    prism_analysis *a = prism_analysis_new(opts);
+    prism_reader_callbacks cb;
+    prism_reader *r = NULL;
+    prism_status st;
+    *err = PRISM_E_NOMEM;
+    if (msglen)
+        snprintf(msgbuf, msglen, "out of memory");
+    *offset = 0;
+    if (!a)
+        return NULL;
+    prism_analysis_callbacks(&cb);
+    st = prism_read_file(path, &cb, a, &r);
+    a->reader = r;
+    a->own_reader = true;
+    if (st != PRISM_OK) {
+        const char *m = prism_strerror(st);
+        if (r)
+            prism_reader_error(r, &m, offset);
+        if (msglen)
+            snprintf(msgbuf, msglen, "%s", m);
+        *err = st;
+        prism_analysis_free(a);
+        return NULL;
+    }
+    *err = PRISM_OK;
+    prism_analysis_refresh(a);
+    return a;
+}
+
+/* ---- getters ---- */
+
+const prism_header *prism_analysis_header(const prism_analysis *a)
+{
+    return a->reader ? prism_reader_header(a->reader) : NULL;
+}
+
+const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a)
+{
+    return a->reader ? prism_reader_stats_get(a->reader) : NULL;
+}
+
+const prism_tree *prism_analysis_tree(const prism_analysis *a) { return &a->tree; }
+size_t prism_analysis_thread_count(const prism_analysis *a) { return a->nthreads; }
+
+const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
+                                             uint32_t *stream, const char **name)
+{
+    if (i >= a->nthreads)
+        return NULL;
+    if (stream)
+        *stream = a->threads[i]->stream;
+    if (name)
+        *name = a->threads[i]->name;
+    return &a->threads[i]->tree;
+}
+
+const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n)
+{
+    *n = a->nops;
+    return a->ops;
+}
+
+const prism_step_stats *prism_analysis_steps(const prism_analysis *a) { return &a->step_stats; }
+const prism_memory_stats *prism_analysis_memory(const prism_analysis *a) { return &a->mem_stats; }
+const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a) { return &a->gpu_stats; }
+
+const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n)
+{
+    *n = a->nbn;
+    return a->bn;
+}
+
+uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
+
+uint64_t prism_analysis_dropped(const prism_analysis *a)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < a->dropped_of.cap; i++)
+        if (a->dropped_of.keys[i])
+            total += a->dropped_of.vals[i];
+    return total;
+}
+
+uint64_t prism_analysis_span_ns(const prism_analysis *a)
+{
+    return a->have_ts ? a->last_ts - a->first_ts : 0;
+}
+
+bool prism_analysis_complete(const prism_analysis *a) { return a->footer; }
+
+uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
+{
+    uint64_t v;
+    return u64map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
+}
+
+const double *prism_analysis_node_steps(const prism_analysis *a, uint32_t node, size_t *n)
+{
+    prism_analysis *m = (prism_analysis *)a;   /* scratch buffer only */
+    *n = 0;
+    if (node >= a->nnodes || !a->step_off || !a->nsampled)
+        return NULL;
+    free(m->node_steps);
+    m->node_steps = calloc(a->nsampled, sizeof *m->node_steps);
+    if (!m->node_steps)
+        return NULL;
+    for (uint32_t i = a->step_off[node]; i < a->step_off[node + 1]; i++)
+        m->node_steps[a->step_pos[i]] += a->step_ns[i];
+    *n = a->nsampled;
+    return m->node_steps;
+}

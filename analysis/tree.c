@@ -1,0 +1,460 @@
+/*
+ * tree.c - call trees from region events: one per thread while streaming
+ * (a stack of open regions per thread), merged by path into the
+ * all-threads tree on refresh.  Per-step totals of each node are kept for
+ * sampled steps, keyed by (node, step), so memory grows with call paths
+ * times sampled steps, not with events.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+#define PENDING_LIMIT 65536u
+
+athread *tree_thread(prism_analysis *a, uint32_t stream)
+{
+    uint64_t idx;
+    if (u64map_get(&a->thread_of, stream, &idx))
+        return a->threads[idx];
+    athread *t = calloc(1, sizeof *t);
+    if (!t || !vec_reserve((void **)&a->threads, &a->tcap, a->nthreads + 1, sizeof *a->threads) ||
+        !u64map_put(&a->thread_of, stream, a->nthreads)) {
+        free(t);
+        return NULL;
+    }
+    t->stream = stream;
+    snprintf(t->name, sizeof t->name, "thread %u", stream);
+    a->threads[a->nthreads++] = t;
+    return t;
+}
+
+void tree_free_thread(athread *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    u64map_free(&t->child);
+    free(t->pending);
+    u64map_free(&t->steps);
+    free(t->pub);
+    free(t);
+}
+
+const char *tree_name(const prism_analysis *a, uint32_t name_id)
+{
+    if (name_id == 0)
+        return "(unknown)";
+    const char *s = a->reader ? prism_reader_string(a->reader, name_id, NULL) : NULL;
+    return s ? s : "(unnamed)";
+}
+
+/* The child of `parent` (PRISM_NO_NODE: a root) named `name`. */
+static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
+{
+    uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
+    if (u64map_get(&t->child, key, &v))
+        return (uint32_t)v;
+    if (!vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
+        !u64map_put(&t->child, key, t->n))
+        return PRISM_NO_NODE;
+    tnode *nd = &t->nodes[t->n];
+    memset(nd, 0, sizeof *nd);
+    nd->parent = parent;
+    nd->first_child = nd->next_sibling = PRISM_NO_NODE;
+    nd->name = name;
+    nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
+    nd->min = UINT64_MAX;
+    if (parent != PRISM_NO_NODE) {
+        nd->next_sibling = t->nodes[parent].first_child;
+        t->nodes[parent].first_child = (uint32_t)t->n;
+    }
+    return (uint32_t)t->n++;
+}
+
+static void push(athread *t, uint32_t name, uint64_t ts)
+{
+    if (t->depth >= MAX_STACK) {
+        t->lost++;
+        return;
+    }
+    uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;
+    uint32_t node = parent == PRISM_NO_NODE && t->depth ? PRISM_NO_NODE : child_of(t, parent, name);
+    t->stack[t->depth++] = (frame){ node, ts, 0 };
+}
+
+static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
+{
+    if (t->lost) {
+        t->lost--;
+        return;
+    }
+    frame f = t->stack[--t->depth];
+    uint64_t dur = ts >= f.start ? ts - f.start : 0;
+    if (t->depth)
+        t->stack[t->depth - 1].child += dur;
+    if (!count || f.node == PRISM_NO_NODE)
+        return;
+    tnode *nd = &t->nodes[f.node];
+    nd->calls++;
+    nd->total += dur;
+    nd->self += dur >= f.child ? dur - f.child : 0;
+    if (dur < nd->min)
+        nd->min = dur;
+    if (dur > nd->max)
+        nd->max = dur;
+    double d = (double)dur - nd->mean;
+    nd->mean += d / (double)nd->calls;
+    nd->m2 += d * ((double)dur - nd->mean);
+    tree_attribute(a, t, f.node, f.start, dur);
+}
+
+void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
+                  const prism_region_event *ev, size_t n)
+{
+    athread *t = tree_thread(a, stream);
+    if (!t)
+        return;
+    /* After lost or damaged chunks the writer's depth tells the truth:
+     * drop frames we hold too many, invent unknown ones we miss. */
+    while (t->depth + t->lost > depth)
+        pop(a, t, ev[0].ts, false);
+    while (t->depth + t->lost < depth)
+        push(t, 0, ev[0].ts);
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == PRISM_REGION_ENTER)
+            push(t, ev[i].name, ev[i].ts);
+        else if (t->depth + t->lost)
+            pop(a, t, ev[i].ts, true);
+        else
+            a->unmatched_exits++;
+    }
+}
+
+/* The sampled step containing ts: its position, UINT32_MAX when none,
+ * or -1 (as UINT64_MAX) when the step may not have arrived yet. */
+static uint64_t step_at(const prism_analysis *a, uint64_t ts)
+{
+    if (!a->nsteps)
+        return UINT64_MAX;
+    if (ts >= a->steps[a->nsteps - 1].end)
+        return UINT64_MAX;
+    size_t lo = 0, hi = a->nsteps;       /* steps are in start order */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a->steps[mid].start <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || ts >= a->steps[lo - 1].end)
+        return UINT32_MAX;
+    return a->sampled_pos[lo - 1];
+}
+
+void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
+{
+    uint64_t pos = step_at(a, start);
+    if (pos == UINT64_MAX) {
+        if (a->steps_unused)
+            return;
+        if (t->npend >= PENDING_LIMIT && !a->nsteps) {
+            a->steps_unused = true;         /* a profile without steps */
+            t->npend = 0;
+            return;
+        }
+        if (!vec_reserve((void **)&t->pending, &t->pcap, t->npend + 1, sizeof *t->pending))
+            return;
+        t->pending[t->npend++] = (pend){ node, start, dur };
+        return;
+    }
+    if (pos == UINT32_MAX)
+        return;
+    uint64_t *slot = u64map_slot(&t->steps, (uint64_t)node << 32 | pos);
+    if (slot) {
+        double acc;
+        memcpy(&acc, slot, sizeof acc);
+        acc += (double)dur;
+        memcpy(slot, &acc, sizeof acc);
+    }
+}
+
+void tree_resolve_pending(prism_analysis *a)
+{
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        size_t keep = 0, n = t->npend;
+        t->npend = 0;
+        for (size_t j = 0; j < n; j++) {
+            pend p = t->pending[j];
+            if (step_at(a, p.start) == UINT64_MAX)
+                t->pending[keep++] = p;
+            else
+                tree_attribute(a, t, p.node, p.start, p.dur);
+        }
+        t->npend = keep;
+    }
+}
+
+static uint64_t path_hash(uint64_t parent_hash, const char *name)
+{
+    return XXH3_64bits_withSeed(name, strlen(name), parent_hash);
+}
+
+/* Fill a public node from streaming statistics. */
+static void publish(prism_node *p, const tnode *nd)
+{
+    p->calls = nd->calls;
+    p->total_ns = nd->total;
+    p->self_ns = nd->self;
+    p->min_ns = nd->calls ? nd->min : 0;
+    p->max_ns = nd->max;
+    p->mean_ns = nd->mean;
+    p->std_ns = nd->calls > 1 ? sqrt(nd->m2 / (double)(nd->calls - 1)) : 0;
+}
+
+static void finish_tree(prism_node *nodes, size_t n, prism_tree *tree)
+{
+    tree->nodes = nodes;
+    tree->count = n;
+    tree->first_root = PRISM_NO_NODE;
+    tree->total_ns = 0;
+    for (size_t i = n; i-- > 0;)
+        if (nodes[i].parent == PRISM_NO_NODE) {
+            tree->total_ns += nodes[i].total_ns;
+            nodes[i].next_sibling = tree->first_root;
+            tree->first_root = (uint32_t)i;
+        }
+    for (size_t i = 0; i < n; i++)
+        nodes[i].share = tree->total_ns ? (double)nodes[i].total_ns / (double)tree->total_ns : 0;
+}
+
+static void thread_tree(prism_analysis *a, athread *t)
+{
+    free(t->pub);
+    t->pub = calloc(t->n ? t->n : 1, sizeof *t->pub);
+    if (!t->pub) {
+        memset(&t->tree, 0, sizeof t->tree);
+        return;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        const tnode *nd = &t->nodes[i];
+        prism_node *p = &t->pub[i];
+        p->parent = nd->parent;
+        p->first_child = PRISM_NO_NODE;
+        p->next_sibling = PRISM_NO_NODE;
+        p->name = tree_name(a, nd->name);
+        p->path_hash = path_hash(nd->parent == PRISM_NO_NODE ? 0 : t->pub[nd->parent].path_hash,
+                                 p->name);
+        p->depth = nd->depth;
+        p->thread = t->stream;
+        publish(p, nd);
+        if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
+            prism_node *par = &t->pub[nd->parent];
+            if (par->first_child == PRISM_NO_NODE) {
+                par->first_child = (uint32_t)i;
+            } else {
+                uint32_t c = par->first_child;
+                while (t->pub[c].next_sibling != PRISM_NO_NODE)
+                    c = t->pub[c].next_sibling;
+                t->pub[c].next_sibling = (uint32_t)i;
+            }
+        }
+    }
+    finish_tree(t->pub, t->n, &t->tree);
+}
+
+/* Combine Welford states (Chan et al.). */
+static void combine(prism_node *m, double *m2, const tnode *nd)
+{
+    if (!nd->calls)
+        return;
+    uint64_t n = m->calls + nd->calls;
+    double d = nd->mean - m->mean_ns;
+    *m2 += nd->m2 + d * d * (double)m->calls * (double)nd->calls / (double)n;
+    m->mean_ns += d * (double)nd->calls / (double)n;
+    m->calls = n;
+}
+
+static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
+                             const char *sname)
+{
+    uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
+    if (u64map_get(&a->merged_of, key, &v))
+        return (uint32_t)v;
+    if (!vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
+        !u64map_put(&a->merged_of, key, a->nnodes))
+        return PRISM_NO_NODE;
+    prism_node *p = &a->nodes[a->nnodes];
+    memset(p, 0, sizeof *p);
+    p->parent = parent;
+    p->first_child = p->next_sibling = PRISM_NO_NODE;
+    p->name = sname;
+    p->depth = parent == PRISM_NO_NODE ? 0 : a->nodes[parent].depth + 1;
+    p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
+    p->min_ns = UINT64_MAX;
+    u64map_put(&a->node_by_hash, p->path_hash, a->nnodes);
+    if (parent != PRISM_NO_NODE) {
+        uint32_t c = a->nodes[parent].first_child;
+        if (c == PRISM_NO_NODE) {
+            a->nodes[parent].first_child = (uint32_t)a->nnodes;
+        } else {
+            while (a->nodes[c].next_sibling != PRISM_NO_NODE)
+                c = a->nodes[c].next_sibling;
+            a->nodes[c].next_sibling = (uint32_t)a->nnodes;
+        }
+    }
+    return (uint32_t)a->nnodes++;
+}
+
+/* Per-step totals of merged nodes as CSR arrays, and their statistics. */
+static void merge_steps(prism_analysis *a)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < a->nthreads; i++)
+        total += a->threads[i]->steps.count;
+    a->step_off = calloc(a->nnodes + 1, sizeof *a->step_off);
+    a->step_pos = malloc((total ? total : 1) * sizeof *a->step_pos);
+    a->step_ns = malloc((total ? total : 1) * sizeof *a->step_ns);
+    if (!a->step_off || !a->step_pos || !a->step_ns)
+        return;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        for (size_t j = 0; j < t->steps.cap; j++)
+            if (t->steps.keys[j])
+                a->step_off[t->nodes[(t->steps.keys[j] - 1) >> 32].merged + 1]++;
+    }
+    for (size_t i = 0; i < a->nnodes; i++)
+        a->step_off[i + 1] += a->step_off[i];
+    uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
+    if (!fill)
+        return;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        for (size_t j = 0; j < t->steps.cap; j++) {
+            if (!t->steps.keys[j])
+                continue;
+            uint64_t key = t->steps.keys[j] - 1;
+            uint32_t m = t->nodes[key >> 32].merged;
+            uint32_t at = a->step_off[m] + fill[m]++;
+            a->step_pos[at] = (uint32_t)key;
+            memcpy(&a->step_ns[at], &t->steps.vals[j], sizeof(double));
+        }
+    }
+    free(fill);
+    double *per = calloc(a->nsampled ? a->nsampled : 1, sizeof *per);
+    for (size_t m = 0; per && m < a->nnodes; m++) {
+        prism_node *p = &a->nodes[m];
+        uint64_t seen = 0;
+        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++)
+            per[a->step_pos[i]] += a->step_ns[i];
+        double mean = 0, m2 = 0, mx = 0;
+        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++) {
+            double v = per[a->step_pos[i]];
+            if (v < 0)
+                continue;              /* already counted (several threads) */
+            seen++;
+            double d = v - mean;
+            mean += d / (double)seen;
+            m2 += d * (v - mean);
+            if (v > mx)
+                mx = v;
+            per[a->step_pos[i]] = -1;
+        }
+        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++)
+            per[a->step_pos[i]] = 0;
+        p->steps_seen = seen;
+        p->step_mean_ns = mean;
+        p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
+        p->step_max_ns = mx;
+    }
+    free(per);
+}
+
+static void build_ops(prism_analysis *a)
+{
+    a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
+    if (!a->ops)
+        return;
+    u64map idx = { 0 };
+    for (size_t i = 0; i < a->nnodes; i++) {
+        prism_node *p = &a->nodes[i];
+        uint64_t h = XXH3_64bits(p->name, strlen(p->name)), v;
+        prism_op *op;
+        if (u64map_get(&idx, h, &v)) {
+            op = &a->ops[v];
+        } else {
+            u64map_put(&idx, h, a->nops);
+            op = &a->ops[a->nops++];
+            op->name = p->name;
+            op->node = (uint32_t)i;
+        }
+        /* recursion: count time once, at the outermost node of the name */
+        bool nested = false;
+        for (uint32_t q = p->parent; q != PRISM_NO_NODE; q = a->nodes[q].parent)
+            if (!strcmp(a->nodes[q].name, p->name)) {
+                nested = true;
+                break;
+            }
+        if (!nested)
+            op->total_ns += p->total_ns;
+        op->self_ns += p->self_ns;
+        op->calls += p->calls;
+        if (p->total_ns > a->nodes[op->node].total_ns)
+            op->node = (uint32_t)i;
+    }
+    u64map_free(&idx);
+    for (size_t i = 0; i < a->nops; i++)
+        a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
+    for (size_t i = 1; i < a->nops; i++) {     /* insertion sort by total desc */
+        prism_op x = a->ops[i];
+        size_t j = i;
+        while (j > 0 && a->ops[j - 1].total_ns < x.total_ns) {
+            a->ops[j] = a->ops[j - 1];
+            j--;
+        }
+        a->ops[j] = x;
+    }
+}
+
+void tree_merge(prism_analysis *a)
+{
+    double *m2 = NULL;
+    size_t m2cap = 0;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        thread_tree(a, t);
+        for (size_t j = 0; j < t->n; j++) {
+            tnode *nd = &t->nodes[j];
+            uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE : t->nodes[nd->parent].merged;
+            const char *name = t->pub ? t->pub[j].name : tree_name(a, nd->name);
+            uint32_t m = merged_child(a, parent, nd->name, name);
+            nd->merged = m;
+            if (m == PRISM_NO_NODE || !vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
+                continue;
+            prism_node *p = &a->nodes[m];
+            if (m + 1 == a->nnodes && p->calls == 0)
+                m2[m] = 0;
+            combine(p, &m2[m], nd);
+            p->total_ns += nd->total;
+            p->self_ns += nd->self;
+            if (nd->calls && nd->min < p->min_ns)
+                p->min_ns = nd->min;
+            if (nd->max > p->max_ns)
+                p->max_ns = nd->max;
+        }
+    }
+    for (size_t i = 0; i < a->nnodes; i++) {
+        prism_node *p = &a->nodes[i];
+        if (!p->calls)
+            p->min_ns = 0;
+        p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
+    }
+    free(m2);
+    finish_tree(a->nodes, a->nnodes, &a->tree);
+    merge_steps(a);
+    build_ops(a);
+}

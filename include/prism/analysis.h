@@ -1,0 +1,234 @@
+/*
+ * prism/analysis.h - what a profile means, computed once and shared by the
+ * reports and the explorer.  No terminal code.
+ *
+ * An analysis is built streaming from the reader (it supplies the reader's
+ * callbacks) and can be updated incrementally as more chunks arrive: call
+ * prism_analysis_refresh() whenever derived results (merged tree, step
+ * statistics, leak fit, GPU aggregates, bottlenecks) should be brought up to
+ * date.  Memory grows with distinct call paths, steps and memory samples,
+ * never with the number of events.
+ *
+ * Pointers returned by the getters are owned by the analysis and valid until
+ * the next feed or refresh (or free).
+ */
+#ifndef PRISM_ANALYSIS_H
+#define PRISM_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prism/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PRISM_NO_NODE UINT32_MAX
+
+typedef struct prism_analysis_opts {
+    double bottleneck_threshold_pct;   /* hot_operation threshold; <0: from file or 10 */
+    double leak_threshold_mb;          /* MB per step; <0: from file or 10             */
+} prism_analysis_opts;
+
+/* One node of a call tree: a call path. */
+typedef struct prism_node {
+    uint32_t parent;           /* PRISM_NO_NODE for a root                      */
+    uint32_t first_child, next_sibling;   /* PRISM_NO_NODE when none            */
+    const char *name;          /* borrowed from the analysis                    */
+    uint64_t path_hash;        /* stable id of the path (names, not ids)        */
+    uint32_t depth;            /* roots are depth 0                             */
+    uint32_t thread;           /* stream id; 0 in the all-threads tree          */
+    uint64_t calls;
+    uint64_t total_ns;         /* inclusive                                     */
+    uint64_t self_ns;          /* exclusive                                     */
+    uint64_t min_ns, max_ns;
+    double mean_ns, std_ns;    /* per call                                      */
+    double share;              /* total / profile total (0..1)                  */
+    /* per step (over sampled steps in which the node ran at all) */
+    uint64_t steps_seen;
+    double step_mean_ns, step_std_ns, step_max_ns;
+    uint64_t gpu_ns;           /* GPU time of kernels/copies launched inside    */
+    uint64_t gpu_launches;
+} prism_node;
+
+typedef struct prism_tree {
+    const prism_node *nodes;   /* nodes[0..count); children follow parents      */
+    size_t count;
+    uint32_t first_root;       /* PRISM_NO_NODE for an empty tree               */
+    uint64_t total_ns;         /* sum of root totals                            */
+} prism_tree;
+
+/* A flat operation: every node with the same name, all threads. */
+typedef struct prism_op {
+    const char *name;
+    uint64_t calls, total_ns, self_ns;
+    double share;              /* total / profile total                         */
+    uint32_t node;             /* its heaviest node in the all-threads tree     */
+} prism_op;
+
+typedef struct prism_step_stats {
+    uint64_t count, sampled;
+    uint64_t total_ns;         /* sum of step durations                         */
+    double mean_ns, p50_ns, p95_ns, max_ns, std_ns;
+    const prism_step *series;  /* every step, in index order                    */
+    size_t nseries;
+} prism_step_stats;
+
+typedef struct prism_leak {
+    bool have_fit;             /* enough points to fit                          */
+    double slope_mb_per_step;
+    double r2;                 /* fit quality 0..1                              */
+    double start_mb, end_mb;
+    size_t points;
+    bool leak;                 /* slope > threshold and a good fit              */
+} prism_leak;
+
+typedef struct prism_memory_stats {
+    const prism_memory_sample *samples;   /* in time order                     */
+    size_t count;
+    uint64_t peak_rss, peak_gpu_used, peak_gpu_reserved;
+    bool have_gpu;
+    prism_leak host;           /* host RSS at step boundaries vs step           */
+    prism_leak gpu;            /* GPU used (all devices) vs step                */
+} prism_memory_stats;
+
+typedef struct prism_kernel_stat {
+    const char *name;
+    uint64_t count, total_ns;
+    double mean_ns, share;     /* share of all kernel time                      */
+} prism_kernel_stat;
+
+typedef struct prism_copy_stat {
+    uint32_t copy_kind;        /* prism_copy_kind                               */
+    uint32_t src_kind;         /* prism_mem_kind of the host side (pageable...) */
+    uint64_t count, bytes, total_ns;
+    double gb_per_s;
+} prism_copy_stat;
+
+typedef struct prism_gpu_stats {
+    bool present;              /* any GPU record                                */
+    const char *status;        /* INFO "gpu.status" when the file has one       */
+    const prism_kernel_stat *kernels;     /* by total time, descending          */
+    size_t nkernels;
+    const prism_copy_stat *copies;
+    size_t ncopies;
+    uint64_t kernel_ns, copy_ns, memset_ns, sync_ns, api_ns;
+    uint64_t busy_ns;          /* union of kernel/copy/memset intervals         */
+    uint64_t span_ns;          /* first GPU start .. last GPU end               */
+    double idle_share;         /* 1 - busy/span                                 */
+    uint64_t launches;         /* kernels                                       */
+    uint64_t small_kernels;    /* kernels shorter than 10 us                    */
+    uint64_t dropped;          /* GPU records dropped                           */
+} prism_gpu_stats;
+
+typedef enum prism_severity { PRISM_SEV_LOW = 0, PRISM_SEV_MEDIUM, PRISM_SEV_HIGH } prism_severity;
+
+typedef enum prism_bottleneck_type {
+    PRISM_BN_HOT_OPERATION, PRISM_BN_MEMORY_LEAK, PRISM_BN_CPU_GPU_SYNC,
+    PRISM_BN_DATA_LOADING, PRISM_BN_GPU_IDLE, PRISM_BN_LAUNCH_BOUND,
+    PRISM_BN_MEMORY_BOUND, PRISM_BN_DROPPED_EVENTS, PRISM_BN_TYPE_COUNT
+} prism_bottleneck_type;
+
+typedef struct prism_bottleneck {
+    prism_bottleneck_type type;
+    prism_severity severity;
+    double share;              /* the measured share or slope behind it         */
+    char description[160];
+    char evidence[240];
+    char recommendation[320];
+    uint32_t node;             /* blamed node in the all-threads tree or NO_NODE */
+    uint64_t path_hash;        /* its path, stable across reloads               */
+} prism_bottleneck;
+
+/* Names for enums: "hot_operation", "HIGH". */
+const char *prism_bottleneck_name(prism_bottleneck_type t);
+const char *prism_severity_name(prism_severity s);
+
+typedef struct prism_analysis prism_analysis;
+
+/* NULL on allocation failure.  opts may be NULL (defaults). */
+prism_analysis *prism_analysis_new(const prism_analysis_opts *opts);
+void prism_analysis_free(prism_analysis *a);
+
+/* The reader callbacks that feed this analysis; create the reader with
+ * prism_reader_new(&cb, a).  Pass the reader back with
+ * prism_analysis_attach so names can be resolved. */
+void prism_analysis_callbacks(prism_reader_callbacks *cb);
+void prism_analysis_attach(prism_analysis *a, prism_reader *r);
+
+/* Convenience: read a whole file into a new analysis and refresh it.  On
+ * error returns NULL and fills *err (status), msg (a one-line message,
+ * written into msgbuf) and *offset. */
+prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *opts,
+                                   prism_status *err, char *msgbuf, size_t msglen,
+                                   uint64_t *offset);
+
+/* Bring the derived results up to date with what has been fed. */
+void prism_analysis_refresh(prism_analysis *a);
+
+/* Getters (valid until the next feed, refresh or free). */
+const prism_header *prism_analysis_header(const prism_analysis *a);
+const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a);
+const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* all threads */
+/* Per-thread trees: count, then each with its stream id and name. */
+size_t prism_analysis_thread_count(const prism_analysis *a);
+const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
+                                             uint32_t *stream, const char **name);
+const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by total */
+const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
+const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
+const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
+const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
+/* Events seen, dropped (CPU, from DROPPED records), wall span of the profile. */
+uint64_t prism_analysis_events(const prism_analysis *a);
+uint64_t prism_analysis_dropped(const prism_analysis *a);
+uint64_t prism_analysis_span_ns(const prism_analysis *a);
+bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
+/* The node of the all-threads tree with this path hash, or PRISM_NO_NODE. */
+uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
+/* Per-step totals of a node (ns, one per sampled step it was seen in or
+ * not: zeros included), for significance tests and plots. */
+const double *prism_analysis_node_steps(const prism_analysis *a, uint32_t node, size_t *n);
+
+/* Leak detection by least squares on (x, y) points; y in bytes. */
+prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb);
+
+/* ---- compare ---- */
+
+typedef struct prism_delta {
+    const char *name;          /* leaf name                                     */
+    char path[256];            /* "step/forward/layer.0"                        */
+    uint64_t path_hash;
+    uint32_t base_node, new_node;   /* PRISM_NO_NODE when absent on that side    */
+    double base_ns, new_ns;    /* totals                                        */
+    double delta_ns, delta_pct;     /* new - base; % of base (0 when new)        */
+    double speedup;            /* base / new (0 when absent)                    */
+    double p_value;            /* Welch's t-test on per-step totals; <0: n/a    */
+    bool significant;          /* p < 0.01 and |delta| > 1 % of base total      */
+} prism_delta;
+
+typedef struct prism_compare {
+    prism_delta *deltas;       /* by |delta_ns| descending                      */
+    size_t count;
+    size_t appeared, vanished;
+    /* bottlenecks present on one side only, by type and path */
+    const prism_bottleneck **bn_new;
+    size_t nbn_new;
+    const prism_bottleneck **bn_gone;
+    size_t nbn_gone;
+} prism_compare;
+
+/* Compare two refreshed analyses.  The result borrows from both; free it
+ * with prism_compare_free before freeing them.  NULL on allocation failure. */
+prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur);
+void prism_compare_free(prism_compare *c);
+
+/* Welch's t-test: two-sided p-value of equal means; -1 when n < 3 on a side. */
+double prism_welch_p(const double *a, size_t na, const double *b, size_t nb);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
