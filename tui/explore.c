@@ -1,0 +1,373 @@
+/*
+ * explore.c - the explorer's frame: terminal set-up and restore, the main
+ * loop, the global key table, the tab bar and the status line.
+ *
+ * The terminal is restored on every exit path: normal quit, errors, and
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT (a flag ends the loop; getch is woken by
+ * the signal).  Fatal signals restore it before dying.  A failing read
+ * (the terminal went away) ends the loop instead of spinning.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ui.h"
+
+static volatile sig_atomic_t got_signal;
+static bool curses_on;
+
+static void restore_terminal(void)
+{
+    if (curses_on) {
+        curses_on = false;
+        endwin();
+    }
+}
+
+static void on_quit_signal(int sig)
+{
+    got_signal = sig;
+}
+
+static void on_fatal_signal(int sig)
+{
+    /* not async-signal-safe, but the alternative is a dead terminal */
+    restore_terminal();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_quit_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;                    /* no SA_RESTART: wake getch */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGQUIT, &sa, NULL);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- shared actions ---- */
+
+void ui_select(ui *u, uint64_t path_hash)
+{
+    u->sel_hash = path_hash;
+}
+
+void ui_show(ui *u, int i)
+{
+    if (i < 0 || i >= UI_NPANES)
+        return;
+    if (u->panes[i] == &pane_help && u->pane != i)
+        u->prev_pane = u->pane;
+    u->pane = i;
+}
+
+void ui_message(ui *u, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(u->msg, sizeof u->msg, fmt, ap);
+    va_end(ap);
+}
+
+bool ui_matches(const ui *u, const char *name)
+{
+    if (!u->search[0] || !name)
+        return false;
+    size_t n = strlen(u->search);
+    for (const char *p = name; *p; p++)
+        if (!strncasecmp(p, u->search, n))
+            return true;
+    return false;
+}
+
+/* ---- global keys ---- */
+
+static int k_quit(ui *u, void *st, int key)
+{
+    (void)u; (void)st; (void)key;
+    return UI_QUIT;
+}
+
+static int k_help(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    if (u->panes[u->pane] == &pane_help)
+        ui_show(u, u->prev_pane);
+    else
+        ui_show(u, UI_NPANES - 1);
+    return UI_REDRAW;
+}
+
+static int k_next(ui *u, void *st, int key)
+{
+    (void)st;
+    int n = UI_NPANES - 1;              /* help is not in the cycle */
+    int p = u->pane >= n ? u->prev_pane : u->pane;
+    ui_show(u, key == KEY_BTAB ? (p + n - 1) % n : (p + 1) % n);
+    return UI_REDRAW;
+}
+
+static int k_number(ui *u, void *st, int key)
+{
+    (void)st;
+    ui_show(u, key - '1');
+    return UI_REDRAW;
+}
+
+/* Read a line on the status row (search prompt).  Returns false on Esc. */
+static bool prompt(ui *u, const char *label, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    curs_set(1);
+    for (;;) {
+        ui_rect r = { u->rows - 1, 0, 1, u->cols };
+        ui_fill(&r, 0, A_NORMAL);
+        int c = ui_print(&r, 0, 0, A_BOLD, label);
+        ui_print(&r, 0, c, A_NORMAL, out);
+        refresh();
+        int ch = getch();
+        if (ch == ERR || got_signal) {
+            curs_set(0);
+            return false;
+        }
+        if (ch == 27) {
+            curs_set(0);
+            return false;
+        }
+        if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
+            break;
+        if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n > 0)
+            out[--n] = '\0';
+        else if (ch >= 32 && ch < 127 && n + 1 < cap) {
+            out[n++] = (char)ch;
+            out[n] = '\0';
+        }
+    }
+    curs_set(0);
+    return true;
+}
+
+static int k_search(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    char buf[64];
+    if (prompt(u, "/", buf, sizeof buf)) {
+        snprintf(u->search, sizeof u->search, "%s", buf);
+        if (!buf[0])
+            ui_message(u, "search cleared");
+    }
+    return UI_REDRAW;
+}
+
+const ui_key ui_global_keys[] = {
+    { 'q', "q", k_quit, "quit" },
+    { '?', "?", k_help, "help (this screen); again to go back" },
+    { KEY_F(1), "F1", k_help, "help" },
+    { '\t', "Tab", k_next, "next pane" },
+    { KEY_BTAB, "S-Tab", k_next, "previous pane" },
+    { '1', "1", k_number, "Summary" }, { '2', "2", k_number, "Tree" },
+    { '3', "3", k_number, "Flame graph" }, { '4', "4", k_number, "Operations" },
+    { '5', "5", k_number, "Memory" }, { '6', "6", k_number, "GPU" },
+    { '7', "7", k_number, "Bottlenecks" },
+    { '/', "/", k_search, "search names (n / N: next / previous match)" },
+};
+const size_t ui_nglobal_keys = sizeof ui_global_keys / sizeof ui_global_keys[0];
+
+/* ---- frame ---- */
+
+static void draw_tabs(ui *u, const ui_layout *l)
+{
+    ui_rect r = { l->tabs_y, 0, 1, u->cols };
+    ui_fill(&r, 0, ui_attr(u, CP_TAB, A_REVERSE));
+    int x = 0;
+    for (int i = 0; i < UI_NPANES - 1; i++) {
+        char label[32];
+        snprintf(label, sizeof label, " %d %s ", i + 1, u->panes[i]->name);
+        attr_t at = i == u->pane ? (A_BOLD | ui_attr(u, CP_SEL, A_NORMAL)) : ui_attr(u, CP_TAB, A_REVERSE);
+        x += ui_print(&r, 0, x, at, label);
+    }
+    ui_print(&r, 0, x, ui_attr(u, CP_TAB, A_REVERSE), " ?:help q:quit");
+}
+
+static void draw_status(ui *u, const ui_layout *l)
+{
+    ui_rect r = { l->status_y, 0, 1, u->cols };
+    ui_fill(&r, 0, ui_attr(u, CP_TAB, A_REVERSE));
+    const char *file = strrchr(u->path, '/');
+    file = file ? file + 1 : u->path;
+    char path[200] = "";
+    uint32_t n = prism_analysis_find(u->a, u->sel_hash);
+    const prism_tree *t = prism_analysis_tree(u->a);
+    if (n != PRISM_NO_NODE) {           /* the selection's path, leaf last */
+        const char *parts[32];
+        int k = 0;
+        for (uint32_t q = n; q != PRISM_NO_NODE && k < 32; q = t->nodes[q].parent)
+            parts[k++] = t->nodes[q].name;
+        size_t o = 0;
+        while (k-- > 0 && o < sizeof path - 2)
+            o += (size_t)snprintf(path + o, sizeof path - o, "%s%s", o ? "/" : "", parts[k]);
+    }
+    const char *hint = u->msg[0] ? u->msg : u->panes[u->pane]->hint;
+    ui_printf(&r, 0, 0, ui_attr(u, CP_TAB, A_REVERSE), " %s | %s | %s%s%s | %s", file,
+              u->panes[u->pane]->name, path[0] ? path : "-",
+              prism_analysis_complete(u->a) ? "" : " | INCOMPLETE",
+              u->search[0] ? "" : "", hint ? hint : "");
+}
+
+static void draw(ui *u)
+{
+    getmaxyx(stdscr, u->rows, u->cols);
+    erase();
+    ui_layout l = ui_layout_compute(u->rows, u->cols);
+    if (l.too_small) {
+        ui_rect r = { 0, 0, u->rows, u->cols };
+        ui_print(&r, 0, 0, A_BOLD, "terminal too small");
+        char need[64];
+        snprintf(need, sizeof need, "need %dx%d, have %dx%d", UI_MIN_COLS, UI_MIN_ROWS, u->cols,
+                 u->rows);
+        ui_print(&r, 1, 0, A_NORMAL, need);
+        ui_print(&r, 2, 0, A_NORMAL, "q: quit");
+    } else {
+        draw_tabs(u, &l);
+        const ui_pane *p = u->panes[u->pane];
+        p->draw(u, u->state[u->pane], l.body_y, 0, l.body_h, u->cols);
+        draw_status(u, &l);
+    }
+    refresh();
+}
+
+static int dispatch(ui *u, int ch)
+{
+    const ui_pane *p = u->panes[u->pane];
+    for (size_t i = 0; i < p->nkeys; i++)
+        if (p->keys[i].key == ch)
+            return p->keys[i].fn(u, u->state[u->pane], ch);
+    for (size_t i = 0; i < ui_nglobal_keys; i++)
+        if (ui_global_keys[i].key == ch)
+            return ui_global_keys[i].fn(u, u->state[u->pane], ch);
+    return UI_NONE;
+}
+
+static void init_colors(ui *u)
+{
+    u->color = has_colors() && !getenv("NO_COLOR") && start_color() == OK;
+    if (!u->color)
+        return;
+    use_default_colors();
+    init_pair(CP_BAR, COLOR_CYAN, -1);
+    init_pair(CP_TAB, COLOR_BLACK, COLOR_CYAN);
+    init_pair(CP_SEL, COLOR_BLACK, COLOR_YELLOW);
+    init_pair(CP_HIGH, COLOR_RED, -1);
+    init_pair(CP_MEDIUM, COLOR_YELLOW, -1);
+    init_pair(CP_LOW, COLOR_GREEN, -1);
+    init_pair(CP_DIM, COLOR_BLUE, -1);
+    init_pair(CP_TITLE, COLOR_CYAN, -1);
+    init_pair(CP_HOT, COLOR_BLACK, COLOR_RED);
+    init_pair(CP_WARM, COLOR_BLACK, COLOR_YELLOW);
+    init_pair(CP_COOL, COLOR_BLACK, COLOR_GREEN);
+}
+
+static bool want_tui(void)
+{
+    const char *term = getenv("TERM");
+    return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
+           strcmp(term, "dumb") != 0;
+}
+
+int explore_main(const char *path, const prism_analysis_opts *opts)
+{
+    if (!want_tui()) {                  /* scripts and pipes get the report */
+        char *argv[] = { (char *)"analyze", (char *)path, NULL };
+        return cmd_analyze(2, argv, stdout);
+    }
+    prism_status st;
+    char msg[200];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, opts, &st, msg, sizeof msg, &off);
+    if (!a) {
+        fprintf(stderr, "prism-top: %s: %s at byte %llu\n", path, msg, (unsigned long long)off);
+        return EXIT_BADINPUT;
+    }
+    setlocale(LC_ALL, "");
+    ui u = { .a = a, .path = path, .jump_pane = -1 };
+    const char *cs = nl_langinfo(CODESET);
+    u.utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
+    ui_draw_set_utf8(u.utf8);
+    const ui_pane *panes[UI_NPANES] = { &pane_summary, &pane_tree, &pane_flame, &pane_ops,
+                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_help };
+    memcpy(u.panes, panes, sizeof panes);
+
+    install_signals();
+    atexit(restore_terminal);
+    if (!newterm(NULL, stdout, stdin)) {
+        fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
+        prism_analysis_free(a);
+        return EXIT_USAGE;
+    }
+    curses_on = true;
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    init_colors(&u);
+    getmaxyx(stdscr, u.rows, u.cols);
+    size_t nroots = 0;
+    (void)nroots;
+    const prism_tree *t = prism_analysis_tree(a);
+    if (t->first_root != PRISM_NO_NODE)
+        u.sel_hash = t->nodes[t->first_root].path_hash;
+    for (int i = 0; i < UI_NPANES; i++)
+        u.state[i] = u.panes[i]->init ? u.panes[i]->init(&u) : NULL;
+
+    int errors = 0;
+    draw(&u);
+    while (!got_signal) {
+        int ch = getch();
+        if (got_signal)
+            break;
+        if (ch == ERR) {                 /* the terminal went away */
+            if (errno == EINTR && ++errors < 100)
+                continue;
+            break;
+        }
+        errors = 0;
+        u.msg[0] = '\0';
+        int r = ch == KEY_RESIZE ? UI_REDRAW : dispatch(&u, ch);
+        if (r & UI_QUIT)
+            break;
+        if (u.jump_pane >= 0) {
+            ui_show(&u, u.jump_pane);
+            u.jump_pane = -1;
+        }
+        draw(&u);
+    }
+    restore_terminal();
+    for (int i = 0; i < UI_NPANES; i++)
+        if (u.panes[i]->free)
+            u.panes[i]->free(u.state[i]);
+    prism_analysis_free(a);
+    return EXIT_OK;
+}

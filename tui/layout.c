@@ -1,0 +1,156 @@
+/*
+ * layout.c - the explorer's geometry and text cells as pure functions: no
+ * curses calls here, so they are unit-tested over many terminal sizes.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+ui_layout ui_layout_compute(int rows, int cols)
+{
+    ui_layout l = { 0 };
+    l.cols = cols > 0 ? cols : 0;
+    if (rows < UI_MIN_ROWS || cols < UI_MIN_COLS) {
+        l.too_small = true;
+        return l;
+    }
+    l.tabs_y = 0;
+    l.body_y = 1;
+    l.status_y = rows - 1;
+    l.body_h = rows - 2;
+    return l;
+}
+
+int ui_columns(int width, const int *fixed, int n, int min_flex, int *out)
+{
+    int nflex = 0, used = 0, shown = 0;
+    if (width < 0)
+        width = 0;
+    for (int i = 0; i < n; i++)
+        out[i] = 0;
+    /* take columns from the left while the flexible ones keep min_flex */
+    for (int i = 0; i < n; i++) {
+        int need = fixed[i] > 0 ? fixed[i] : min_flex;
+        int flex_after = nflex + (fixed[i] > 0 ? 0 : 1);
+        if (used + need + (shown ? 1 : 0) > width)
+            break;
+        used += need + (shown ? 1 : 0);
+        nflex = flex_after;
+        shown++;
+    }
+    int left = width - used;
+    for (int i = 0; i < shown; i++) {
+        if (fixed[i] > 0) {
+            out[i] = fixed[i];
+        } else {
+            int extra = nflex ? left / nflex : 0;
+            out[i] = min_flex + extra;
+            left -= extra;
+            nflex--;
+        }
+    }
+    return shown;
+}
+
+static size_t put(char *out, size_t cap, size_t at, const char *s)
+{
+    size_t n = strlen(s);
+    if (at + n + 1 > cap)
+        return at;
+    memcpy(out + at, s, n);
+    out[at + n] = '\0';
+    return at + n;
+}
+
+size_t ui_bar(char *out, size_t cap, double frac, int n, bool utf8)
+{
+    static const char *const eighths[] = { "", "\u258f", "\u258e", "\u258d", "\u258c",
+                                           "\u258b", "\u258a", "\u2589" };
+    size_t at = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (n <= 0 || !(frac > 0))
+        return 0;
+    if (frac > 1)
+        frac = 1;
+    long units = lround(frac * n * 8);
+    for (int i = 0; i < n; i++) {
+        long u = units - (long)i * 8;
+        if (u <= 0)
+            break;
+        if (u >= 8)
+            at = put(out, cap, at, utf8 ? "\u2588" : "#");
+        else if (utf8)
+            at = put(out, cap, at, eighths[u]);
+        else if (u >= 4)
+            at = put(out, cap, at, "#");
+    }
+    return at;
+}
+
+size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bool utf8)
+{
+    static const char *const levels[] = { "\u2581", "\u2582", "\u2583", "\u2584",
+                                          "\u2585", "\u2586", "\u2587", "\u2588" };
+    static const char ascii[] = "_.-~=+*#";
+    size_t at = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!nv || n <= 0)
+        return 0;
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < nv; i++) {
+        if (v[i] < lo)
+            lo = v[i];
+        if (v[i] > hi)
+            hi = v[i];
+    }
+    int cells = (size_t)n < nv ? n : (int)nv;
+    for (int c = 0; c < cells; c++) {
+        size_t a = (size_t)c * nv / (size_t)cells, b = (size_t)(c + 1) * nv / (size_t)cells;
+        double m = v[a];
+        for (size_t i = a; i < b; i++)       /* max of the bucket: peaks show */
+            if (v[i] > m)
+                m = v[i];
+        int lvl = hi > lo ? (int)((m - lo) / (hi - lo) * 7.0 + 0.5) : 3;
+        if (lvl < 0)
+            lvl = 0;
+        if (lvl > 7)
+            lvl = 7;
+        char a1[2] = { ascii[lvl], '\0' };
+        at = put(out, cap, at, utf8 ? levels[lvl] : a1);
+    }
+    return at;
+}
+
+void ui_fmt_ns(char *buf, size_t cap, double ns)
+{
+    if (!(ns >= 0))
+        ns = 0;
+    if (ns < 1e3)
+        snprintf(buf, cap, "%.0f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, cap, "%.1f us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, cap, ns < 1e8 ? "%.2f ms" : "%.1f ms", ns / 1e6);
+    else
+        snprintf(buf, cap, "%.2f s", ns / 1e9);
+}
+
+void ui_fmt_bytes(char *buf, size_t cap, double b)
+{
+    if (!(b >= 0))
+        b = 0;
+    if (b < 1024)
+        snprintf(buf, cap, "%.0f B", b);
+    else if (b < 1048576.0)
+        snprintf(buf, cap, "%.1f KB", b / 1024);
+    else if (b < 1073741824.0)
+        snprintf(buf, cap, "%.1f MB", b / 1048576.0);
+    else
+        snprintf(buf, cap, "%.2f GB", b / 1073741824.0);
+}

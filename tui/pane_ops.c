@@ -1,0 +1,15 @@
+/* pane_ops.c - the Ops pane (minimal first version). */
+#include "ui.h"
+
+static void draw(ui *u, void *st, int y, int x, int h, int w)
+{
+    ui_rect r = { y, x, h, w };
+    (void)st;
+    ui_print(&r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), "Ops");
+}
+
+const ui_pane pane_ops = {
+    .name = "Ops",
+    .hint = "",
+    .draw = draw,
+};

@@ -1,0 +1,168 @@
+/*
+ * pane_summary.c - the Summary pane: run information from the header,
+ * totals, step statistics, top operations as timing bars, memory
+ * sparklines with the leak verdict, and bottleneck counts by severity.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ui.h"
+
+static void run_info(ui *u, const ui_rect *r, int *row)
+{
+    const prism_header *h = prism_analysis_header(u->a);
+    char argv[256] = "";
+    size_t o = 0;
+    for (size_t i = 0; h && i < h->argc && o + 2 < sizeof argv; i++)
+        o += (size_t)snprintf(argv + o, sizeof argv - o, "%s%s", i ? " " : "", h->argv[i]);
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    ui_print(r, *row, 1, lab, "Run");
+    ui_printf(r, (*row)++, 11, A_NORMAL, "%s", argv[0] ? argv : "?");
+    if (h) {
+        char when[64] = "?";
+        time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
+        struct tm tm;
+        if (gmtime_r(&secs, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+        ui_print(r, *row, 1, lab, "Host");
+        char rank[32] = "";
+        if (h->rank >= 0)
+            snprintf(rank, sizeof rank, "  rank %lld", (long long)h->rank);
+        ui_printf(r, (*row)++, 11, A_NORMAL, "%s  pid %llu%s  started %s  (%s)",
+                  h->host ? h->host : "?", (unsigned long long)h->pid, rank, when,
+                  h->producer ? h->producer : "?");
+    }
+}
+
+static void totals(ui *u, const ui_rect *r, int *row)
+{
+    const prism_step_stats *s = prism_analysis_steps(u->a);
+    const prism_tree *t = prism_analysis_tree(u->a);
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    char mean[32], p50[32], p95[32], mx[32], tot[32], span[32];
+    ui_fmt_ns(mean, sizeof mean, s->mean_ns);
+    ui_fmt_ns(p50, sizeof p50, s->p50_ns);
+    ui_fmt_ns(p95, sizeof p95, s->p95_ns);
+    ui_fmt_ns(mx, sizeof mx, s->max_ns);
+    ui_fmt_ns(tot, sizeof tot, (double)t->total_ns);
+    ui_fmt_ns(span, sizeof span, (double)prism_analysis_span_ns(u->a));
+    ui_print(r, *row, 1, lab, "Steps");
+    if (s->count)
+        ui_printf(r, (*row)++, 11, A_NORMAL, "%llu (%llu sampled)  mean %s  p50 %s  p95 %s  max %s",
+                  (unsigned long long)s->count, (unsigned long long)s->sampled, mean, p50, p95, mx);
+    else
+        ui_print(r, (*row)++, 11, A_NORMAL, "none recorded");
+    ui_print(r, *row, 1, lab, "Time");
+    ui_printf(r, (*row)++, 11, A_NORMAL, "%s in regions (all threads), wall %s, %llu events, %llu dropped",
+              tot, span, (unsigned long long)prism_analysis_events(u->a),
+              (unsigned long long)prism_analysis_dropped(u->a));
+    const prism_reader_stats *rs = prism_analysis_reader_stats(u->a);
+    ui_print(r, *row, 1, lab, "File");
+    if (rs && rs->damaged)
+        ui_printf(r, (*row)++, 11, ui_attr(u, CP_HIGH, A_BOLD),
+                  "DAMAGED: %llu runs, %llu bytes skipped", (unsigned long long)rs->damaged,
+                  (unsigned long long)rs->skipped_bytes);
+    else
+        ui_print(r, (*row)++, 11, A_NORMAL,
+                 prism_analysis_complete(u->a) ? "complete" : "no footer: still being written, or the writer died");
+}
+
+static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
+{
+    size_t n;
+    const prism_op *ops = prism_analysis_ops(u->a, &n);
+    if (rows < 2 || !n)
+        return;
+    ui_print(r, (*row)++, 1, ui_attr(u, CP_TITLE, A_BOLD), "Top operations");
+    int namew = r->w > 70 ? 24 : 16, barw = r->w - namew - 24;
+    if (barw < 4)
+        barw = 4;
+    for (size_t i = 0; i < n && (int)i < rows - 1; i++) {
+        char bar[512], tot[32];
+        ui_bar(bar, sizeof bar, ops[i].share, barw, u->utf8);
+        ui_fmt_ns(tot, sizeof tot, (double)ops[i].total_ns);
+        ui_printf(r, *row, 1, A_NORMAL, "%-*.*s", namew, namew, ops[i].name);
+        ui_print(r, *row, 2 + namew, ui_attr(u, CP_BAR, A_NORMAL), bar);
+        ui_printf(r, (*row)++, 2 + namew + barw + 1, A_NORMAL, "%10s %5.1f%%", tot, ops[i].share * 100);
+    }
+}
+
+static void memory(ui *u, const ui_rect *r, int *row)
+{
+    const prism_memory_stats *m = prism_analysis_memory(u->a);
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    if (!m->count) {
+        ui_print(r, *row, 1, lab, "Memory");
+        ui_print(r, (*row)++, 11, A_NORMAL, "no samples");
+        return;
+    }
+    double *v = malloc(m->count * sizeof *v);
+    if (!v)
+        return;
+    int sw = r->w - 50;
+    if (sw < 8)
+        sw = 8;
+    for (int gpu = 0; gpu <= (m->have_gpu ? 1 : 0); gpu++) {
+        for (size_t i = 0; i < m->count; i++) {
+            double used = 0;
+            for (uint32_t g = 0; g < m->samples[i].ngpu; g++)
+                used += (double)m->samples[i].gpu[g].used;
+            v[i] = gpu ? used : (double)m->samples[i].rss;
+        }
+        char spark[1024], peak[32];
+        ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
+        ui_fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
+        const prism_leak *lk = gpu ? &m->gpu : &m->host;
+        ui_print(r, *row, 1, lab, gpu ? "GPU mem" : "Host RSS");
+        ui_print(r, *row, 11, ui_attr(u, CP_BAR, A_NORMAL), spark);
+        int c = 11 + sw + 1;
+        c += ui_printf(r, *row, c, A_NORMAL, "peak %s ", peak);
+        if (lk->have_fit)
+            ui_printf(r, *row, c, lk->leak ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL,
+                      "%+.1f MB/step%s", lk->slope_mb_per_step, lk->leak ? " LEAK" : "");
+        (*row)++;
+    }
+    free(v);
+}
+
+static void bottlenecks(ui *u, const ui_rect *r, int *row)
+{
+    size_t n, c[3] = { 0, 0, 0 };
+    const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &n);
+    for (size_t i = 0; i < n; i++)
+        c[b[i].severity]++;
+    ui_print(r, *row, 1, ui_attr(u, CP_TITLE, A_BOLD), "Findings");
+    int x = 11;
+    x += ui_printf(r, *row, x, ui_attr(u, CP_HIGH, A_BOLD), "%zu HIGH", c[PRISM_SEV_HIGH]);
+    x += ui_printf(r, *row, x, ui_attr(u, CP_MEDIUM, A_NORMAL), "  %zu MEDIUM", c[PRISM_SEV_MEDIUM]);
+    x += ui_printf(r, *row, x, ui_attr(u, CP_LOW, A_NORMAL), "  %zu LOW", c[PRISM_SEV_LOW]);
+    ui_print(r, (*row)++, x, A_NORMAL, "   (7: details)");
+    if (n)
+        ui_printf(r, (*row)++, 11, A_NORMAL, "[%s] %s", prism_severity_name(b[0].severity),
+                  b[0].description);
+}
+
+static void draw(ui *u, void *st, int y, int x, int h, int w)
+{
+    ui_rect r = { y, x, h, w };
+    int row = 1;
+    (void)st;
+    run_info(u, &r, &row);
+    totals(u, &r, &row);
+    row++;
+    int mem_rows = prism_analysis_memory(u->a)->have_gpu ? 2 : 1;
+    int left = h - row - mem_rows - 4;
+    top_ops(u, &r, &row, left > 12 ? 12 : left);
+    row++;
+    memory(u, &r, &row);
+    row++;
+    bottlenecks(u, &r, &row);
+}
+
+const ui_pane pane_summary = {
+    .name = "Summary",
+    .hint = "Tab/1-7: panes  ?: help",
+    .draw = draw,
+};

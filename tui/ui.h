@@ -1,0 +1,137 @@
+/*
+ * ui.h - the explorer's frame: the shared state every pane sees, the pane
+ * interface (a const table of functions per pane, one file each), key
+ * tables with their help text, and clipped drawing helpers.
+ *
+ * Panes draw from analysis results only; they never aggregate.  Actions
+ * return flags (UI_REDRAW, UI_QUIT, ...) and never draw themselves.  View
+ * state that must survive pane switches and reloads (the selection) is kept
+ * here keyed by call-path hash.
+ */
+#ifndef PRISM_TUI_UI_H
+#define PRISM_TUI_UI_H
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prism/analysis.h"
+
+enum { UI_NONE = 0, UI_REDRAW = 1, UI_RELAYOUT = 2, UI_QUIT = 4 };
+
+/* Colour pairs (used only when colour is on). */
+enum {
+    CP_BAR = 1, CP_TAB, CP_SEL, CP_HIGH, CP_MEDIUM, CP_LOW, CP_DIM, CP_TITLE,
+    CP_HOT, CP_WARM, CP_COOL, CP_COUNT
+};
+
+typedef struct ui ui;
+
+typedef struct ui_key {
+    int key;                    /* curses key code or character            */
+    const char *name;           /* as shown in help: "Enter", "j"          */
+    int (*fn)(ui *u, void *st, int key);
+    const char *help;
+} ui_key;
+
+typedef struct ui_pane {
+    const char *name;           /* tab label                                */
+    const char *hint;           /* status-line hint                         */
+    void *(*init)(ui *u);
+    void (*draw)(ui *u, void *st, int y, int x, int h, int w);
+    void (*reload)(ui *u, void *st);   /* the analysis changed             */
+    void (*free)(void *st);
+    const ui_key *keys;
+    size_t nkeys;
+} ui_pane;
+
+extern const ui_pane pane_summary, pane_tree, pane_flame, pane_ops, pane_memory,
+    pane_gpu, pane_bottlenecks, pane_help;
+
+#define UI_NPANES 8
+
+struct ui {
+    prism_analysis *a;
+    const char *path;
+    const ui_pane *panes[UI_NPANES];
+    void *state[UI_NPANES];
+    int pane;                   /* the pane shown                           */
+    int prev_pane;              /* where help returns to                    */
+    uint64_t sel_hash;          /* selected call path, shared by panes      */
+    bool utf8, color;
+    int rows, cols;
+    char msg[160];              /* transient message on the status line     */
+    char search[64];            /* the current search pattern               */
+    int jump_pane;              /* a pane asks to show another one (-1)     */
+};
+
+/* ---- layout (layout.c, pure: unit-tested without curses) ---- */
+
+#define UI_MIN_ROWS 12
+#define UI_MIN_COLS 40
+
+typedef struct ui_layout {
+    bool too_small;
+    int tabs_y;                 /* tab bar row                              */
+    int body_y, body_h;         /* pane rows                                */
+    int status_y;               /* status line row                          */
+    int cols;
+} ui_layout;
+
+ui_layout ui_layout_compute(int rows, int cols);
+
+/* Split `width` into n columns: fixed[i] > 0 is a fixed width, 0 takes a
+ * share of what is left (at least min_flex).  Columns that do not fit get
+ * width 0 (dropped from the right).  Returns the number shown. */
+int ui_columns(int width, const int *fixed, int n, int min_flex, int *out);
+
+/* Fill `out` (n cells) with a bar of `frac` (0..1) of n cells in eighths
+ * when utf8, else '#'.  Returns bytes written (NUL-terminated). */
+size_t ui_bar(char *out, size_t cap, double frac, int n, bool utf8);
+
+/* A sparkline of v[0..nv) resampled into n cells. */
+size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bool utf8);
+
+/* Human units: "12.3 ms", "4.51 s", "850 ns"; "1.2 GB". */
+void ui_fmt_ns(char *buf, size_t cap, double ns);
+void ui_fmt_bytes(char *buf, size_t cap, double bytes);
+
+/* ---- drawing (draw.c): clipped to the rectangle given ---- */
+
+typedef struct ui_rect {
+    int y, x, h, w;
+} ui_rect;
+
+/* Print s at (row, col) of r, clipped to r's width; returns columns used. */
+int ui_print(const ui_rect *r, int row, int col, attr_t attr, const char *s);
+/* Same with printf formatting. */
+int ui_printf(const ui_rect *r, int row, int col, attr_t attr, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Clear a row of r with attr. */
+void ui_fill(const ui_rect *r, int row, attr_t attr);
+/* Attribute for a colour pair, or `mono` without colour. */
+attr_t ui_attr(const ui *u, int pair, attr_t mono);
+/* Whether non-ASCII bytes may be printed (set once from the locale). */
+void ui_draw_set_utf8(bool on);
+/* Display width of a UTF-8 string (ASCII and block characters: 1 each). */
+int ui_width(const char *s);
+
+/* ---- shared actions (explore.c) ---- */
+
+/* Select the all-threads node with this path hash; panes follow it. */
+void ui_select(ui *u, uint64_t path_hash);
+/* Show pane i (0..UI_NPANES-1). */
+void ui_show(ui *u, int i);
+/* Set a transient status message. */
+void ui_message(ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Does `name` match the current search (case-insensitive substring)? */
+bool ui_matches(const ui *u, const char *name);
+
+/* The global key table (explore.c), for the help pane. */
+extern const ui_key ui_global_keys[];
+extern const size_t ui_nglobal_keys;
+
+/* Run the explorer on one profile.  Returns the exit status. */
+int explore_main(const char *path, const prism_analysis_opts *opts);
+
+#endif
