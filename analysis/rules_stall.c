@@ -1,0 +1,345 @@
+/*
+ * rules_stall.c - the pipeline rules: the CPU waiting for the GPU or for
+ * input, the GPU waiting for the CPU, and GPU work bound by launches or by
+ * moving memory.  Public getters only (see rules.c for the others).
+ *
+ *   cpu_gpu_sync    GPU sync time > 10 % of GPU work (kernels + copies +
+ *                   memsets), severity by that share; without GPU sync
+ *                   records, regions named like sync / synchronize / .item /
+ *                   wait_gpu / cuda_sync on the training thread above 10 %
+ *                   of the sampled step time
+ *   data_loading    regions named like data / load at their shallowest depth
+ *                   on the training thread > 10 % of the sampled step time
+ *
+ * The training thread is the busiest thread not named like a loader; the
+ * stalls are shares of the loop's time (the sampled steps, where regions
+ * are recorded), not of all threads' time, which loader threads inflate.
+ *   gpu_idle        idle share of the GPU span > 30 % (MEDIUM), > 50 % (HIGH)
+ *   launch_bound    >= 1000 kernels, > 50 % of them under 10 us (MEDIUM),
+ *                   > 80 % (HIGH)
+ *   memory_bound    copies > 20 % of GPU work time, severity by that share
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define SYNC_REGIONS_MAX 4
+#define SYNC_SHARE 0.10
+#define DATA_SHARE 0.10
+#define IDLE_MEDIUM 0.30
+#define IDLE_HIGH 0.50
+#define LAUNCH_MIN 1000
+#define SMALL_MEDIUM 0.5
+#define SMALL_HIGH 0.8
+#define COPY_SHARE 0.20
+
+/* ---- the training loop's time ----------------------------------------- */
+
+typedef struct loop_time {
+    double ns;                  /* sampled step time, else the thread's total */
+    uint64_t steps;             /* sampled steps behind it (0: no steps)      */
+} loop_time;
+
+/* Regions are recorded in sampled steps only: stalls are shares of those. */
+static loop_time loop_of(const rules_ctx *c)
+{
+    loop_time lt = { 0, 0 };
+    const prism_step_stats *st = prism_analysis_steps(c->a);
+    uint64_t ns = 0;
+    for (size_t i = 0; st && st->series && i < st->nseries; i++)
+        if ((st->series[i].flags & PRISM_STEP_SAMPLED) &&
+            st->series[i].end > st->series[i].start) {
+            ns += st->series[i].end - st->series[i].start;
+            lt.steps++;
+        }
+    if (!ns && st && st->total_ns) {
+        ns = st->total_ns;
+        lt.steps = st->count;
+    }
+    lt.ns = ns ? (double)ns : c->train ? (double)c->train->total_ns : 0.0;
+    return lt;
+}
+
+/* Time of the outermost nodes named `name` on the training thread; *heavy
+ * gets the heaviest of them (an index into that tree) or PRISM_NO_NODE. */
+static uint64_t train_time(const rules_ctx *c, const char *name, uint32_t *heavy)
+{
+    const prism_tree *t = c->train;
+    uint64_t ns = 0;
+    *heavy = PRISM_NO_NODE;
+    for (size_t i = 0; t && name && i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        if (!n->name || strcmp(n->name, name))
+            continue;
+        bool nested = false;
+        for (uint32_t q = n->parent; q < t->count && !nested; q = t->nodes[q].parent)
+            nested = t->nodes[q].name && !strcmp(t->nodes[q].name, name);
+        if (nested)
+            continue;
+        ns += n->total_ns;
+        if (*heavy == PRISM_NO_NODE || n->total_ns > t->nodes[*heavy].total_ns)
+            *heavy = (uint32_t)i;
+    }
+    return ns;
+}
+
+static double clamp01(double x)
+{
+    return x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x;
+}
+
+/* ---- cpu_gpu_sync ----------------------------------------------------- */
+
+static const char sync_advice[] =
+    "Avoid .item(), .cpu(), .numpy() and printing tensors inside the loop: keep metrics on "
+    "the GPU (accumulate detached tensors), log every N steps, and synchronize only where a "
+    "result is really needed.";
+
+/* With GPU records: sync time against the GPU's work time. */
+static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *region)
+{
+    uint64_t work = g->kernel_ns + g->copy_ns + g->memset_ns;
+    double share = work ? (double)g->sync_ns / (double)work : 1.0;
+    if (!(share > SYNC_SHARE))
+        return;
+    prism_bottleneck *b = rules_add(c, PRISM_BN_CPU_GPU_SYNC, rules_by_share(share), share,
+                                    region ? region->node : PRISM_NO_NODE);
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of GPU time",
+             100.0 * share);
+    rules_put(b->evidence, sizeof b->evidence,
+              "sync %s vs GPU work %s (kernels %s, copies %s, memsets %s)",
+              DUR(g->sync_ns), DUR(work), DUR(g->kernel_ns), DUR(g->copy_ns),
+              DUR(g->memset_ns));
+    if (region)
+        rules_put(b->evidence, sizeof b->evidence, "; region '%s' %.1f%% of total time",
+                  rules_leaf(region->name), 100.0 * region->share);
+    snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
+}
+
+void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
+{
+    const prism_op *region = NULL;           /* heaviest sync-like region */
+    for (size_t i = 0; i < c->nops && !region; i++)
+        if (rules_sync_like(rules_leaf(c->ops[i].name)))
+            region = &c->ops[i];
+    if (g && g->present && g->sync_ns > 0) {
+        sync_gpu(c, g, region);
+        return;
+    }
+    /* Without GPU sync records: sync-named regions of the training thread,
+     * as a share of the loop's time (they stall it). */
+    loop_time lt = loop_of(c);
+    size_t found = 0;
+    for (size_t i = 0; i < c->nops && found < SYNC_REGIONS_MAX && lt.ns > 0; i++) {
+        const prism_op *op = &c->ops[i];
+        uint32_t heavy;
+        if (!rules_sync_like(rules_leaf(op->name)))
+            continue;
+        uint64_t ns = train_time(c, op->name, &heavy);
+        double share = clamp01((double)ns / lt.ns);
+        if (!(share > SYNC_SHARE))
+            continue;
+        found++;
+        const prism_node *n = &c->train->nodes[heavy];
+        prism_bottleneck *b = rules_add(c, PRISM_BN_CPU_GPU_SYNC, rules_by_share(share), share,
+                                        prism_analysis_find(c->a, n->path_hash));
+        if (!b)
+            continue;
+        snprintf(b->description, sizeof b->description, "CPU-GPU sync: '%s': %.1f%% of %s",
+                 rules_leaf(op->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+        rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s, mean %s/call",
+                  (unsigned long long)n->calls, DUR(ns), DUR(n->mean_ns));
+        if (lt.steps)
+            rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
+                      DUR((double)ns / (double)lt.steps), (unsigned long long)lt.steps);
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; no GPU sync records: judged by the region's name");
+        snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
+    }
+}
+
+/* ---- data_loading ----------------------------------------------------- */
+
+void rules_data(rules_ctx *c)
+{
+    const prism_tree *t = c->train;
+    if (!t || !t->count)
+        return;
+    /* data/load regions at the shallowest depth where any appears */
+    uint32_t depth = UINT32_MAX, heavy = PRISM_NO_NODE;
+    for (size_t i = 0; i < t->count; i++)
+        if (rules_data_like(t->nodes[i].name) && t->nodes[i].depth < depth)
+            depth = t->nodes[i].depth;
+    if (depth == UINT32_MAX)
+        return;
+    uint64_t data_ns = 0, calls = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        if (n->depth != depth || !rules_data_like(n->name))
+            continue;
+        data_ns += n->total_ns;
+        calls += n->calls;
+        if (heavy == PRISM_NO_NODE || n->total_ns > t->nodes[heavy].total_ns)
+            heavy = (uint32_t)i;
+    }
+    loop_time lt = loop_of(c);
+    double share = lt.ns > 0 ? clamp01((double)data_ns / lt.ns) : 0.0;
+    if (!(share > DATA_SHARE))
+        return;
+
+    const prism_node *h = &t->nodes[heavy];
+    prism_bottleneck *b = rules_add(c, PRISM_BN_DATA_LOADING, rules_by_share(share), share,
+                                    prism_analysis_find(c->a, h->path_hash));
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description, "Data loading: '%s': %.1f%% of %s",
+             rules_leaf(h->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+    rules_put(b->evidence, sizeof b->evidence, "%s in data regions (%llu calls) on thread '%s'",
+              DUR(data_ns), (unsigned long long)calls, c->train_name ? c->train_name : "?");
+    if (lt.steps)
+        rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
+                  DUR((double)data_ns / (double)lt.steps), (unsigned long long)lt.steps);
+    uint64_t span = prism_analysis_span_ns(c->a);
+    if (c->loaders && span)
+        rules_put(b->evidence, sizeof b->evidence, "; %zu loader thread%s, busy %.0f%%",
+                  c->loaders, c->loaders == 1 ? "" : "s",
+                  100.0 * (double)c->loader_ns / ((double)c->loaders * (double)span));
+    else
+        rules_put(b->evidence, sizeof b->evidence, "; no loader threads: loading inline");
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
+             "decoding/augmentation off the training thread or onto the GPU.",
+             c->loaders ? "The training thread still waits for batches: add DataLoader "
+                          "workers (num_workers), use" :
+                          "Load in parallel: DataLoader(num_workers>0), with");
+}
+
+/* ---- gpu_idle --------------------------------------------------------- */
+
+static bool gpu_attributed(const rules_ctx *c)
+{
+    for (size_t i = 0; c->tree && i < c->tree->count; i++)
+        if (c->tree->nodes[i].gpu_ns || c->tree->nodes[i].gpu_launches)
+            return true;
+    return false;
+}
+
+void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g)
+{
+    if (!g || !g->present || !g->span_ns || !(g->idle_share > IDLE_MEDIUM))
+        return;
+    /* the heaviest real CPU region that launches nothing */
+    const prism_op *cpu = NULL;
+    bool attributed = gpu_attributed(c);
+    for (size_t i = 0; i < c->nops && !cpu && attributed; i++) {
+        const prism_node *n = rules_node(c, c->ops[i].node);
+        if (n && !n->gpu_launches && !n->gpu_ns && !rules_is_wrapper(c, &c->ops[i]))
+            cpu = &c->ops[i];
+    }
+    prism_bottleneck *b = rules_add(c, PRISM_BN_GPU_IDLE,
+                                    g->idle_share > IDLE_HIGH ? PRISM_SEV_HIGH : PRISM_SEV_MEDIUM,
+                                    g->idle_share, cpu ? cpu->node : PRISM_NO_NODE);
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description, "GPU idle: %.1f%% of the GPU time span",
+             100.0 * g->idle_share);
+    rules_put(b->evidence, sizeof b->evidence,
+              "busy %s of %s span; %llu kernels (%s), copies %s", DUR(g->busy_ns),
+              DUR(g->span_ns), (unsigned long long)g->launches, DUR(g->kernel_ns),
+              DUR(g->copy_ns));
+    if (cpu)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; '%s' (%.1f%% of time) launches no GPU work", rules_leaf(cpu->name),
+                  100.0 * cpu->share);
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "Overlap transfers with compute (non_blocking copies from pinned memory), use "
+             "bigger batches or CUDA graphs, and look at the CPU regions between kernels%s%s%s.",
+             cpu ? " (start with '" : "", cpu ? rules_leaf(cpu->name) : "", cpu ? "')" : "");
+}
+
+void rules_launch(rules_ctx *c, const prism_gpu_stats *g)
+{
+    if (!g || !g->present || g->launches < LAUNCH_MIN)
+        return;
+    double small = (double)g->small_kernels / (double)g->launches;
+    if (!(small > SMALL_MEDIUM))
+        return;
+    /* blame the region that issues the most launches itself */
+    uint32_t best = PRISM_NO_NODE;
+    uint64_t best_self = 0;
+    for (size_t i = 0; c->tree && i < c->tree->count; i++) {
+        const prism_node *n = &c->tree->nodes[i];
+        uint64_t in_children = 0;
+        for (uint32_t k = n->first_child; rules_node(c, k); k = c->tree->nodes[k].next_sibling)
+            in_children += c->tree->nodes[k].gpu_launches;
+        uint64_t self = n->gpu_launches > in_children ? n->gpu_launches - in_children : 0;
+        if (self > best_self) {
+            best_self = self;
+            best = (uint32_t)i;
+        }
+    }
+    prism_bottleneck *b = rules_add(c, PRISM_BN_LAUNCH_BOUND,
+                                    small > SMALL_HIGH ? PRISM_SEV_HIGH : PRISM_SEV_MEDIUM,
+                                    small, best);
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description,
+             "Launch-bound: %.1f%% of %llu kernels shorter than 10 us", 100.0 * small,
+             (unsigned long long)g->launches);
+    rules_put(b->evidence, sizeof b->evidence, "%llu small of %llu kernels, mean kernel %s",
+              (unsigned long long)g->small_kernels, (unsigned long long)g->launches,
+              DUR((double)g->kernel_ns / (double)g->launches));
+    if (g->nkernels && g->kernels)
+        rules_put(b->evidence, sizeof b->evidence, "; top kernel '%.60s' x%llu",
+                  g->kernels[0].name ? g->kernels[0].name : "?",
+                  (unsigned long long)g->kernels[0].count);
+    if (best != PRISM_NO_NODE)
+        rules_put(b->evidence, sizeof b->evidence, "; '%s' issues %llu launches",
+                  rules_leaf(c->tree->nodes[best].name), (unsigned long long)best_self);
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "Capture the step with CUDA graphs or torch.compile(mode=\"reduce-overhead\"), "
+             "fuse elementwise ops, and use larger batches so each launch does more work.");
+}
+
+/*
+ * memory_bound, from what the GPU records hold: without FLOP counts the
+ * compute intensity of kernels is unknown, but host<->device copies are
+ * pure data movement.  When copies take over 20 % of the GPU's work time
+ * (kernels + copies + memsets) the step is bound by moving memory, not by
+ * computing; severity by that share.
+ */
+void rules_memory_bound(rules_ctx *c, const prism_gpu_stats *g)
+{
+    if (!g || !g->present)
+        return;
+    uint64_t work = g->kernel_ns + g->copy_ns + g->memset_ns;
+    double share = work ? (double)g->copy_ns / (double)work : 0.0;
+    if (!(share > COPY_SHARE))
+        return;
+    uint64_t bytes = 0, pageable = 0;
+    for (size_t i = 0; g->copies && i < g->ncopies; i++) {
+        bytes += g->copies[i].bytes;
+        if (g->copies[i].src_kind == PRISM_MEM_PAGEABLE)
+            pageable += g->copies[i].count;
+    }
+    prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_BOUND, rules_by_share(share), share,
+                                    PRISM_NO_NODE);
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description,
+             "Memory-bound: copies take %.1f%% of GPU time", 100.0 * share);
+    rules_put(b->evidence, sizeof b->evidence, "copies %s (%.1f MB, %.2f GB/s) vs kernels %s",
+              DUR(g->copy_ns), (double)bytes / 1048576.0,
+              g->copy_ns ? (double)bytes / (double)g->copy_ns : 0.0, DUR(g->kernel_ns));
+    if (pageable)
+        rules_put(b->evidence, sizeof b->evidence, "; %llu copies from pageable memory",
+                  (unsigned long long)pageable);
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "Move less data: keep tensors resident on the GPU, copy from pinned memory "
+             "(pin_memory=True) with non_blocking=True, avoid .cpu()/.numpy() round trips, "
+             "batch small copies and use in-place or fused ops.");
+}
+

@@ -1,0 +1,505 @@
+/*
+ * analysis_rules_test.c - bottleneck rules and compare on hand-built
+ * profiles with planted problems, read through the real reader and
+ * analysis: a CPU training loop (wrapper regions, a slow input pipeline, a
+ * sync region, a host memory leak, loader threads, dropped events), a GPU
+ * loop (tiny kernels, heavy copies, syncs, idle gaps), and compare between
+ * a base run and one with a slower matmul, a vanished and a new region.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prism/analysis.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+/* ---- a profile builder on the format library's encoder ---------------- */
+
+typedef struct pbuild {
+    uint8_t *data;
+    size_t len, cap;
+    uint8_t chunk[1 << 14];
+    prism_enc e;
+    bool open;
+    uint32_t kind, stream;
+    uint64_t seq[8];
+    uint32_t depth[8];          /* per stream nesting */
+    uint64_t rng;
+} pbuild;
+
+static void pb_bytes(pbuild *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2;
+        b->data = realloc(b->data, b->cap);
+        assert_non_null(b->data);
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void pb_flush(pbuild *b)
+{
+    size_t len;
+    if (!b->open)
+        return;
+    b->open = false;
+    assert_int_equal(prism_enc_finish(&b->e, &len), PRISM_OK);
+    pb_bytes(b, b->chunk, len);
+}
+
+static void pb_begin(pbuild *b, prism_chunk_kind kind, uint32_t stream, uint64_t base)
+{
+    pb_flush(b);
+    assert_int_equal(prism_enc_begin(&b->e, b->chunk, sizeof b->chunk, kind, stream,
+                                     b->seq[stream]++, base,
+                                     kind == PRISM_CHUNK_REGIONS ? b->depth[stream] : 0),
+                     PRISM_OK);
+    b->open = true;
+    b->kind = kind;
+    b->stream = stream;
+}
+
+/* Append through the open chunk; a new one when the kind or stream changes
+ * or the chunk is full. */
+#define PB_PUT(b, K, S, base, call) do { \
+        if (!(b)->open || (b)->kind != (K) || (b)->stream != (S)) \
+            pb_begin((b), (K), (S), (base)); \
+        if ((call) == PRISM_E_NOSPACE) { \
+            pb_begin((b), (K), (S), (base)); \
+            assert_int_equal((call), PRISM_OK); \
+        } \
+    } while (0)
+
+static void pb_init(pbuild *b, const char *const *names, size_t n, uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->rng = seed * 2654435761u + 1;
+    prism_header h = { .producer = "rules test", .host = "test", .rank = -1, .clock = "test" };
+    uint8_t hdr[1024];
+    size_t hlen;
+    assert_int_equal(prism_header_encode(&h, hdr, sizeof hdr, &hlen), PRISM_OK);
+    pb_bytes(b, hdr, hlen);
+    pb_begin(b, PRISM_CHUNK_STRINGS, 0, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(prism_enc_string(&b->e, names[i], strlen(names[i])), PRISM_OK);
+    pb_flush(b);
+}
+
+static void pb_thread(pbuild *b, uint32_t stream, const char *name)
+{
+    prism_thread t = { stream, 100 + stream, name };
+    PB_PUT(b, PRISM_CHUNK_THREADS, 0, 0, prism_enc_thread(&b->e, &t));
+}
+
+static void pb_enter(pbuild *b, uint32_t stream, uint64_t ts, uint32_t id)
+{
+    PB_PUT(b, PRISM_CHUNK_REGIONS, stream, ts, prism_enc_enter(&b->e, ts, id));
+    b->depth[stream]++;
+}
+
+static void pb_exit(pbuild *b, uint32_t stream, uint64_t ts)
+{
+    PB_PUT(b, PRISM_CHUNK_REGIONS, stream, ts, prism_enc_exit(&b->e, ts));
+    b->depth[stream]--;
+}
+
+/* A duration around `mean` (+-10 %), deterministic. */
+static uint64_t jitter(pbuild *b, uint64_t mean)
+{
+    b->rng ^= b->rng << 13;
+    b->rng ^= b->rng >> 7;
+    b->rng ^= b->rng << 17;
+    return mean - mean / 10 + b->rng % (mean / 5 + 1);
+}
+
+/* A leaf region of about `mean` ns at *now. */
+static void pb_leaf(pbuild *b, uint32_t stream, uint64_t *now, uint32_t id, uint64_t mean)
+{
+    pb_enter(b, stream, *now, id);
+    *now += jitter(b, mean);
+    pb_exit(b, stream, *now);
+}
+
+typedef struct loaded {
+    prism_reader *r;
+    prism_analysis *a;
+} loaded;
+
+static loaded pb_load(pbuild *b)
+{
+    pb_flush(b);
+    loaded l;
+    prism_reader_callbacks cb;
+    l.a = prism_analysis_new(NULL);
+    assert_non_null(l.a);
+    prism_analysis_callbacks(&cb);
+    l.r = prism_reader_new(&cb, l.a);
+    assert_non_null(l.r);
+    prism_analysis_attach(l.a, l.r);
+    assert_int_equal(prism_reader_feed(l.r, b->data, b->len), PRISM_OK);
+    assert_int_equal(prism_reader_finish(l.r), PRISM_OK);
+    prism_analysis_refresh(l.a);
+    free(b->data);
+    b->data = NULL;
+    return l;
+}
+
+static void unload(loaded *l)
+{
+    prism_analysis_free(l->a);
+    prism_reader_free(l->r);
+}
+
+/* ---- the CPU loop ------------------------------------------------------ */
+
+enum { N_EPOCH = 1, N_DATA, N_READ, N_FORWARD, N_LAYER, N_MATMUL, N_BACKWARD, N_SYNC,
+       N_OPT, N_LOAD, N_COMPILE };
+static const char *const cpu_names[] = {
+    "epoch", "data_loading", "read", "forward", "layer.0", "matmul", "backward",
+    "cuda_sync", "optimizer_step", "load_batch", "compile",
+};
+
+typedef struct cpu_opts {
+    uint64_t seed;
+    unsigned steps;
+    uint64_t matmul_ns;
+    bool sync, compile, leak;
+    uint64_t dropped;
+} cpu_opts;
+
+/* Per step on "main": epoch > data_loading > read 3 ms, forward > layer.0 >
+ * matmul, backward 3 ms, [cuda_sync 1.5 ms], optimizer_step 0.5 ms; a
+ * loader thread runs load_batch 10 ms beside it. */
+static loaded cpu_profile(const cpu_opts *o)
+{
+    pbuild b;
+    pb_init(&b, cpu_names, sizeof cpu_names / sizeof *cpu_names, o->seed);
+    pb_thread(&b, 1, "main");
+    pb_thread(&b, 2, "loader.0");
+    uint64_t now = 1000, wnow = 1500, rss = 800ull << 20;
+    pb_enter(&b, 1, now, N_EPOCH);
+    for (unsigned s = 0; s < o->steps; s++) {
+        uint64_t start = now;
+        pb_enter(&b, 1, now, N_DATA);
+        pb_leaf(&b, 1, &now, N_READ, 3 * MS);
+        pb_exit(&b, 1, now);
+        pb_enter(&b, 1, now, N_FORWARD);
+        pb_enter(&b, 1, now, N_LAYER);
+        pb_leaf(&b, 1, &now, N_MATMUL, o->matmul_ns);
+        pb_exit(&b, 1, now);
+        pb_exit(&b, 1, now);
+        pb_leaf(&b, 1, &now, N_BACKWARD, 3 * MS);
+        if (o->sync)
+            pb_leaf(&b, 1, &now, N_SYNC, 3 * MS / 2);
+        if (o->compile)
+            pb_leaf(&b, 1, &now, N_COMPILE, MS);
+        pb_leaf(&b, 1, &now, N_OPT, MS / 2);
+        while (wnow < now) {
+            pb_leaf(&b, 2, &wnow, N_LOAD, 10 * MS);
+            wnow += MS;
+        }
+        prism_step st = { start, now, s, 0, PRISM_STEP_SAMPLED };
+        PB_PUT(&b, PRISM_CHUNK_STEPS, 0, start, prism_enc_step(&b.e, &st));
+        if (o->leak)
+            rss += (25ull << 20) / 2 + jitter(&b, 2ull << 20) - (2ull << 20);
+        prism_memory_sample m = { .ts = now, .step = s, .rss = rss, .cpu_permille = 1000 };
+        PB_PUT(&b, PRISM_CHUNK_MEMORY, 0, now, prism_enc_memory(&b.e, &m));
+    }
+    pb_exit(&b, 1, now);
+    if (o->dropped) {
+        prism_dropped d = { 1, PRISM_SOURCE_CPU, o->dropped };
+        PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
+    }
+    return pb_load(&b);
+}
+
+static const prism_bottleneck *find_bn(const prism_analysis *a, prism_bottleneck_type t,
+                                       const char *name)
+{
+    size_t n;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    const prism_tree *tree = prism_analysis_tree(a);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].type != t)
+            continue;
+        if (!name)
+            return &b[i];
+        if (b[i].node < tree->count && !strcmp(tree->nodes[b[i].node].name, name))
+            return &b[i];
+    }
+    return NULL;
+}
+
+static void test_cpu_rules(void **state)
+{
+    (void)state;
+    cpu_opts o = { .seed = 1, .steps = 40, .matmul_ns = 4 * MS, .sync = true, .leak = true,
+                   .dropped = 3 };
+    loaded l = cpu_profile(&o);
+    size_t n;
+    const prism_bottleneck *all = prism_analysis_bottlenecks(l.a, &n);
+    assert_true(n > 0);
+    for (size_t i = 1; i < n; i++) {                /* HIGH first, then by share */
+        assert_true(all[i - 1].severity >= all[i].severity);
+        if (all[i - 1].severity == all[i].severity && all[i].type != PRISM_BN_MEMORY_LEAK &&
+            all[i - 1].type != PRISM_BN_MEMORY_LEAK)
+            assert_true(all[i - 1].share >= all[i].share);
+    }
+
+    /* matmul: 4 of 12 ms on main, whose time the loader thread about doubles;
+     * the wrappers epoch, data_loading, forward and layer.0 are skipped */
+    const prism_bottleneck *b = find_bn(l.a, PRISM_BN_HOT_OPERATION, "matmul");
+    assert_non_null(b);
+    assert_true(b->share > 0.1 && b->share < 0.3);
+    assert_int_equal(b->severity, PRISM_SEV_MEDIUM);
+    assert_non_null(strstr(b->description, "'matmul': "));
+    assert_non_null(strstr(b->description, "% of total time"));
+    assert_true(b->path_hash == prism_analysis_tree(l.a)->nodes[b->node].path_hash);
+    b = find_bn(l.a, PRISM_BN_HOT_OPERATION, "backward");
+    assert_non_null(b);
+    assert_non_null(strstr(b->recommendation, "mixed precision"));
+    assert_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "epoch"));
+    assert_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "forward"));
+    assert_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "layer.0"));
+    assert_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "optimizer_step"));
+    /* loader work beside the training thread is no hot spot of the loop */
+    b = find_bn(l.a, PRISM_BN_HOT_OPERATION, "load_batch");
+    assert_true(!b || b->severity == PRISM_SEV_LOW);
+
+    /* the input pipeline: 3 of 12 ms per step */
+    b = find_bn(l.a, PRISM_BN_DATA_LOADING, "data_loading");
+    assert_non_null(b);
+    assert_int_equal(b->severity, PRISM_SEV_MEDIUM);
+    assert_true(b->share > 0.2 && b->share < 0.3);
+    assert_non_null(strstr(b->evidence, "1 loader thread,"));
+    assert_non_null(strstr(b->recommendation, "num_workers"));
+
+    /* sync by region name (no GPU records): 1.5 of 12 ms per step */
+    b = find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, "cuda_sync");
+    assert_non_null(b);
+    assert_true(b->share > 0.1 && b->share < 0.15);
+    assert_int_equal(b->severity, PRISM_SEV_MEDIUM);
+    assert_non_null(strstr(b->description, "'cuda_sync': "));
+    assert_non_null(strstr(b->recommendation, ".item()"));
+
+    /* the leak: 12.5 MB/step of RSS */
+    b = find_bn(l.a, PRISM_BN_MEMORY_LEAK, NULL);
+    assert_non_null(b);
+    assert_int_equal(b->severity, PRISM_SEV_HIGH);
+    assert_true(fabs(b->share - 12.5) < 0.6);
+    assert_non_null(strstr(b->description, "MB/step (host RSS)"));
+    assert_int_equal(b->node, PRISM_NO_NODE);
+
+    /* 3 dropped events: severity by the fraction lost */
+    b = find_bn(l.a, PRISM_BN_DROPPED_EVENTS, NULL);
+    assert_non_null(b);
+    double f = 3.0 / (double)(prism_analysis_events(l.a) + 3);
+    assert_true(fabs(b->share - f) < 1e-12);
+    assert_int_equal(b->severity, f < 0.001 ? PRISM_SEV_LOW : f < 0.01 ? PRISM_SEV_MEDIUM
+                                                                       : PRISM_SEV_HIGH);
+    assert_non_null(strstr(b->recommendation, "PRISM_BUFFER_MB"));
+
+    assert_null(find_bn(l.a, PRISM_BN_GPU_IDLE, NULL));       /* no GPU: no GPU rules */
+    assert_null(find_bn(l.a, PRISM_BN_LAUNCH_BOUND, NULL));
+    assert_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, NULL));
+    unload(&l);
+
+    /* a clean run: no leak, no sync, no drops */
+    cpu_opts clean = { .seed = 2, .steps = 40, .matmul_ns = 4 * MS };
+    l = cpu_profile(&clean);
+    assert_null(find_bn(l.a, PRISM_BN_MEMORY_LEAK, NULL));
+    assert_null(find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, NULL));
+    assert_null(find_bn(l.a, PRISM_BN_DROPPED_EVENTS, NULL));
+    unload(&l);
+}
+
+/* ---- the GPU loop ------------------------------------------------------ */
+
+enum { G_STEP = 1, G_FORWARD, G_BACKWARD, G_KERNEL };
+static const char *const gpu_names[] = { "train_step", "forward", "backward", "elementwise" };
+
+/* Per 4 ms step: 60 kernels of 4 us, an 8 MB pageable copy of 1 ms and a
+ * 0.5 ms stream sync: launch-bound, transfer-bound, syncing, mostly idle. */
+static void test_gpu_rules(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, gpu_names, sizeof gpu_names / sizeof *gpu_names, 3);
+    pb_thread(&b, 1, "main");
+    uint64_t now = 1000, corr = 1;
+    for (unsigned s = 0; s < 40; s++) {
+        uint64_t start = now;
+        pb_enter(&b, 1, now, G_STEP);
+        pb_leaf(&b, 1, &now, G_FORWARD, 2 * MS);
+        pb_leaf(&b, 1, &now, G_BACKWARD, 2 * MS);
+        pb_exit(&b, 1, now);
+        prism_gpu_record cp = { .type = PRISM_GPU_MEMCPY, .start = start + 10 * US,
+                                .end = start + 1010 * US, .stream = 7, .correlation = corr++,
+                                .bytes = 8u << 20, .copy_kind = PRISM_COPY_HTOD,
+                                .src_kind = PRISM_MEM_PAGEABLE, .dst_kind = PRISM_MEM_DEVICE };
+        PB_PUT(&b, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&b.e, &cp));
+        for (unsigned k = 0; k < 60; k++) {
+            uint64_t t0 = start + 1100 * US + k * 40 * US;
+            prism_gpu_record kr = { .type = PRISM_GPU_KERNEL, .start = t0, .end = t0 + 4 * US,
+                                    .stream = 7, .correlation = corr++, .name = G_KERNEL,
+                                    .grid = { 1, 1, 1 }, .block = { 32, 1, 1 } };
+            PB_PUT(&b, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&b.e, &kr));
+        }
+        prism_gpu_record sy = { .type = PRISM_GPU_SYNC, .start = start + 3500 * US,
+                                .end = start + 4000 * US, .sync_type = PRISM_SYNC_STREAM };
+        PB_PUT(&b, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&b.e, &sy));
+        prism_step st = { start, now, s, 0, PRISM_STEP_SAMPLED };
+        PB_PUT(&b, PRISM_CHUNK_STEPS, 0, start, prism_enc_step(&b.e, &st));
+    }
+    loaded l = pb_load(&b);
+    const prism_gpu_stats *g = prism_analysis_gpu(l.a);
+    assert_true(g->present);
+    assert_int_equal(g->launches, 2400);
+
+    const prism_bottleneck *bn = find_bn(l.a, PRISM_BN_LAUNCH_BOUND, NULL);
+    assert_non_null(bn);
+    assert_int_equal(bn->severity, PRISM_SEV_HIGH);       /* every kernel < 10 us */
+    assert_non_null(strstr(bn->recommendation, "CUDA graphs"));
+
+    bn = find_bn(l.a, PRISM_BN_MEMORY_BOUND, NULL);        /* copies 1 ms vs 0.24 ms */
+    assert_non_null(bn);
+    assert_int_equal(bn->severity, PRISM_SEV_HIGH);
+    assert_non_null(strstr(bn->evidence, "pageable"));
+
+    bn = find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, NULL);        /* 0.5 ms sync vs 1.24 ms */
+    assert_non_null(bn);
+    assert_int_equal(bn->severity, PRISM_SEV_HIGH);
+    assert_non_null(strstr(bn->description, "% of GPU time"));
+
+    bn = find_bn(l.a, PRISM_BN_GPU_IDLE, NULL);            /* busy 1.24 of ~3.7 ms */
+    assert_non_null(bn);
+    assert_true(g->idle_share > 0.5);
+    assert_int_equal(bn->severity, PRISM_SEV_HIGH);
+    unload(&l);
+}
+
+/* ---- compare ----------------------------------------------------------- */
+
+static const prism_delta *find_delta(const prism_compare *c, const char *path)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (!strcmp(c->deltas[i].path, path))
+            return &c->deltas[i];
+    return NULL;
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    cpu_opts ob = { .seed = 4, .steps = 30, .matmul_ns = 4 * MS, .sync = true };
+    cpu_opts on = { .seed = 5, .steps = 30, .matmul_ns = 5200 * US, .compile = true };
+    loaded base = cpu_profile(&ob), cur = cpu_profile(&on);
+    prism_compare *c = prism_compare_new(base.a, cur.a);
+    assert_non_null(c);
+    for (size_t i = 1; i < c->count; i++)
+        assert_true(fabs(c->deltas[i - 1].delta_ns) >= fabs(c->deltas[i].delta_ns));
+
+    const prism_delta *d = find_delta(c, "epoch/forward/layer.0/matmul");
+    assert_non_null(d);
+    assert_string_equal(d->name, "matmul");
+    assert_true(d->base_node != PRISM_NO_NODE && d->new_node != PRISM_NO_NODE);
+    assert_true(d->delta_pct > 20 && d->delta_pct < 40);
+    assert_true(d->speedup > 0.7 && d->speedup < 0.85);
+    assert_true(d->p_value >= 0 && d->p_value < 0.01);
+    assert_true(d->significant);
+
+    d = find_delta(c, "epoch/backward");                /* same 3 ms, other noise */
+    assert_non_null(d);
+    assert_true(d->p_value > 0.01);
+    assert_false(d->significant);
+
+    d = find_delta(c, "epoch/cuda_sync");
+    assert_non_null(d);
+    assert_int_equal(d->new_node, PRISM_NO_NODE);
+    assert_true(d->speedup == 0 && d->p_value < 0 && !d->significant);
+    d = find_delta(c, "epoch/compile");
+    assert_non_null(d);
+    assert_int_equal(d->base_node, PRISM_NO_NODE);
+    assert_true(d->delta_pct == 0 && d->new_ns > 0);
+    assert_int_equal(c->vanished, 1);
+    assert_int_equal(c->appeared, 1);
+
+    bool sync_gone = false;
+    for (size_t i = 0; i < c->nbn_gone; i++)
+        sync_gone |= c->bn_gone[i]->type == PRISM_BN_CPU_GPU_SYNC;
+    assert_true(sync_gone);
+    for (size_t i = 0; i < c->nbn_new; i++)
+        assert_true(c->bn_new[i]->type != PRISM_BN_CPU_GPU_SYNC);
+    prism_compare_free(c);
+
+    /* a profile against itself: nothing changed */
+    c = prism_compare_new(base.a, base.a);
+    assert_non_null(c);
+    assert_int_equal(c->count, prism_analysis_tree(base.a)->count);
+    for (size_t i = 0; i < c->count; i++) {
+        assert_true(c->deltas[i].delta_ns == 0);
+        assert_false(c->deltas[i].significant);
+    }
+    assert_int_equal(c->appeared + c->vanished + c->nbn_new + c->nbn_gone, 0);
+    prism_compare_free(c);
+    unload(&base);
+    unload(&cur);
+}
+
+/* A path deeper than 255 bytes keeps its leaf behind "...". */
+static void test_compare_long_path(void **state)
+{
+    (void)state;
+    char names[12][48];
+    const char *ptrs[12];
+    for (int i = 0; i < 12; i++) {
+        snprintf(names[i], sizeof names[i], "level_%02d_%s", i,
+                 "a_rather_long_region_name_\xc3\xa9t\xc3\xa9");
+        ptrs[i] = names[i];
+    }
+    pbuild b;
+    pb_init(&b, ptrs, 12, 6);
+    pb_thread(&b, 1, "main");
+    uint64_t now = 1000;
+    for (uint32_t i = 0; i < 12; i++)
+        pb_enter(&b, 1, now += 10, i + 1);
+    for (uint32_t i = 0; i < 12; i++)
+        pb_exit(&b, 1, now += 10);
+    loaded l = pb_load(&b);
+    prism_compare *c = prism_compare_new(l.a, l.a);
+    assert_non_null(c);
+    bool seen = false;
+    for (size_t i = 0; i < c->count; i++) {
+        const char *p = c->deltas[i].path;
+        assert_true(strlen(p) <= 255);
+        if (strcmp(c->deltas[i].name, names[11]))
+            continue;
+        seen = true;
+        assert_memory_equal(p, "...", 3);
+        assert_string_equal(p + strlen(p) - strlen(names[11]), names[11]);
+        assert_true(((unsigned char)p[3] & 0xc0) != 0x80);   /* a character boundary */
+    }
+    assert_true(seen);
+    prism_compare_free(c);
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpu_rules),
+        cmocka_unit_test(test_gpu_rules),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_long_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
