@@ -218,18 +218,25 @@ void prism__event_slow(uint32_t word, uint64_t ts)
     prism__emit(word, ts);
 }
 
-/* Two slots for a counter (value in the second), published together. */
+/* Two slots for a counter (value in the second), published together.
+ * getpid() is a system call: it runs on the slow path only, as in
+ * prism__event_slow (a forked child's one thread has no buffer, since
+ * in_child() reset it, so the child always reaches the check). */
 void prism__counter(uint32_t word, uint64_t bits)
 {
     session *s = prism__s;
     prism__tls *t = &prism__t;
-    if (!s || s->pid != getpid() || atomic_load_explicit(&s->failed, memory_order_relaxed))
+    if (!s || atomic_load_explicit(&s->failed, memory_order_relaxed))
         return;
     uint64_t ts = prism__now();
-    if (t->pos + 2 > t->cap && !make_room(s, t, 2)) {
-        if (t->th)
-            atomic_fetch_add_explicit(&t->th->dropped, 1, memory_order_relaxed);
-        return;
+    if (t->pos + 2 > t->cap) {
+        if (s->pid != getpid())
+            return;
+        if (!make_room(s, t, 2)) {
+            if (t->th)
+                atomic_fetch_add_explicit(&t->th->dropped, 1, memory_order_relaxed);
+            return;
+        }
     }
     uint32_t pos = t->pos;
     t->ev[pos] = (prism__event){ ts, word, 0 };
