@@ -1,4 +1,8 @@
-/* cli.h - prism-top's command-line subcommands (reports and tools). */
+/* cli.h - prism-top's command-line subcommands (reports and tools).
+ *
+ * Each command takes its own argv (argv[0] is the command name) and writes
+ * its normal output to `out` unless told to write a file; errors go to
+ * stderr as one line.  Returns an exit code. */
 #ifndef PRISM_TUI_CLI_H
 #define PRISM_TUI_CLI_H
 
@@ -9,5 +13,12 @@ enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
 
 /* prism-top dump FILE [--chunks] */
 int cmd_dump(int argc, char **argv, FILE *out);
+/* prism-top analyze FILE [-o OUT] [--format txt|json] [--threshold PCT]
+ *                   [--leak-threshold MB] */
+int cmd_analyze(int argc, char **argv, FILE *out);
+/* prism-top compare A B [-o OUT] [--format txt|json] [--top N] */
+int cmd_compare(int argc, char **argv, FILE *out);
+/* prism-top export FILE --format chrome-trace|csv|folded|json -o OUT */
+int cmd_export(int argc, char **argv, FILE *out);
 
 #endif

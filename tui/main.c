@@ -14,8 +14,19 @@ static void usage(FILE *f)
         "usage: prism-top COMMAND [ARGS]\n"
         "\n"
         "commands:\n"
+        "  analyze FILE [-o OUT] [--format txt|json] [--threshold PCT] [--leak-threshold MB]\n"
+        "                         report: summary, step times, top operations,\n"
+        "                         bottlenecks, memory leak verdict, GPU activity\n"
+        "  compare A B [-o OUT] [--format txt|json] [--top N]\n"
+        "                         B against the baseline A: metrics, per-region deltas\n"
+        "                         with significance, new/vanished regions and bottlenecks\n"
+        "  export FILE --format chrome-trace|csv|folded|json -o OUT\n"
+        "                         convert: Chrome trace (Perfetto), call tree as CSV,\n"
+        "                         folded stacks (flame graphs), call tree as JSON\n"
         "  dump FILE [--chunks]   print the header and every record of a profile\n"
         "                         (--chunks: one line per chunk)\n"
+        "\n"
+        "  prism-top COMMAND --help   the options of one command\n"
         "\n"
         "options:\n"
         "  -h, --help             this help\n"
@@ -42,6 +53,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "dump"))
         return cmd_dump(argc - 1, argv + 1, stdout);
+    if (!strcmp(cmd, "analyze"))
+        return cmd_analyze(argc - 1, argv + 1, stdout);
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1, stdout);
+    if (!strcmp(cmd, "export"))
+        return cmd_export(argc - 1, argv + 1, stdout);
     fprintf(stderr, "prism-top: unknown command '%s' (try prism-top --help)\n", cmd);
     return EXIT_USAGE;
 }

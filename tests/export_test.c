@@ -1,0 +1,448 @@
+/*
+ * export_test.c - prism-top export: the chrome trace is JSON and holds
+ * every event of the file, folded-stack totals equal the call tree's, the
+ * CSV has one row per node, the tree JSON parses; awkward names survive
+ * every format; a failed export leaves no file behind.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tui/cli.h"
+#include "../tui/report.h"
+#include "json_check.h"
+#include "report_util.h"
+
+typedef struct fx {
+    char dir[64];
+    char ref[512];              /* refgen defaults                          */
+} fx;
+
+static int setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    scratch_dir(f->dir);
+    refgen_opts o = refgen_defaults();
+    fixture(path_in(f->ref, f->dir, "ref.cbor"), &o);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx *f = *state;
+    scratch_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Export path as format into dir/name; returns the output text. */
+static char *export_to(fx *f, const char *path, const char *format, const char *name)
+{
+    char out[512], *err;
+    path_in(out, f->dir, name);
+    const char *argv[] = { "export", path, "--format", format, "-o", out, NULL };
+    int rc = run_cmd(cmd_export, argv, NULL, &err);
+    if (rc != EXIT_OK)
+        fail_msg("export %s failed (%d): %s", format, rc, err);
+    assert_string_equal(err, "");
+    free(err);
+    char tmp[520];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    assert_false(exists(tmp));
+    char *text = slurp(out, NULL);
+    assert_non_null(text);
+    return text;
+}
+
+/* ---- what the file holds, counted with the reader ---- */
+
+typedef struct tally {
+    uint64_t enters, exits, marks, counters, steps, memory, mem_counters, gpu, threads;
+} tally;
+
+static void t_thread(void *ctx, const prism_thread *t) { (void)t; ((tally *)ctx)->threads++; }
+static void t_regions(void *ctx, uint32_t s, uint32_t d, const prism_region_event *ev, size_t n)
+{
+    tally *t = ctx;
+    (void)s;
+    (void)d;
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == PRISM_REGION_ENTER)
+            t->enters++;
+        else
+            t->exits++;
+    }
+}
+static void t_marks(void *ctx, uint32_t s, const prism_mark *m, size_t n)
+{
+    (void)s;
+    (void)m;
+    ((tally *)ctx)->marks += n;
+}
+static void t_counters(void *ctx, uint32_t s, const prism_counter *c, size_t n)
+{
+    (void)s;
+    (void)c;
+    ((tally *)ctx)->counters += n;
+}
+static void t_steps(void *ctx, uint32_t s, const prism_step *p, size_t n)
+{
+    (void)s;
+    (void)p;
+    ((tally *)ctx)->steps += n;
+}
+static void t_memory(void *ctx, const prism_memory_sample *m)
+{
+    tally *t = ctx;
+    t->memory++;
+    t->mem_counters += 1 + (m->cpu_permille != PRISM_NO_CPU) + m->ngpu;
+}
+static void t_gpu(void *ctx, const prism_gpu_record *g, size_t n)
+{
+    (void)g;
+    ((tally *)ctx)->gpu += n;
+}
+
+static tally count_file(const char *path)
+{
+    tally t = { 0 };
+    prism_reader_callbacks cb = {
+        .thread = t_thread, .regions = t_regions, .marks = t_marks, .counters = t_counters,
+        .steps = t_steps, .memory = t_memory, .gpu = t_gpu,
+    };
+    prism_reader *r = NULL;
+    assert_int_equal(prism_read_file(path, &cb, &t, &r), PRISM_OK);
+    prism_reader_free(r);
+    return t;
+}
+
+static void assert_json(const char *text, const char *what)
+{
+    size_t where;
+    if (!json_valid(text, strlen(text), &where, NULL))
+        fail_msg("%s: invalid JSON at byte %zu: %.80s", what, where, text + where);
+}
+
+/* ---- chrome trace ---- */
+
+static void chrome_trace_holds_every_event(void **state)
+{
+    fx *f = *state;
+    char *j = export_to(f, f->ref, "chrome-trace", "trace.json");
+    tally t = count_file(f->ref);
+    assert_json(j, "chrome trace");
+    assert_true(t.enters > 0 && t.marks > 0 && t.gpu > 0);
+    assert_int_equal(count_str(j, "\"ph\":\"B\""), t.enters);
+    assert_int_equal(count_str(j, "\"ph\":\"E\""), t.exits);
+    assert_int_equal(t.enters, t.exits);
+    assert_int_equal(count_str(j, "\"cat\":\"mark\""), t.marks);
+    assert_int_equal(count_str(j, "\"cat\":\"counter\""), t.counters);
+    assert_int_equal(count_str(j, "\"cat\":\"step\""), t.steps);
+    assert_int_equal(count_str(j, "\"ph\":\"X\""), t.steps + t.gpu);
+    assert_int_equal(count_str(j, "\"ph\":\"C\""), t.counters + t.mem_counters);
+    /* each thread named; steps and GPU on their own tracks */
+    assert_int_equal(count_str(j, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":4242,"),
+                     t.threads + 1);
+    assert_non_null(strstr(j, "\"tid\":0,\"args\":{\"name\":\"steps\"}"));
+    assert_non_null(strstr(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4198546,"
+                              "\"args\":{\"name\":\"GPU\"}}"));
+    assert_non_null(strstr(j, "\"name\":\"gemm_kernel_128x256\",\"cat\":\"kernel\",\"ph\":\"X\","
+                              "\"pid\":4198546,\"tid\":7,"));
+    /* microseconds with three decimals: the first region starts at 1000 ns */
+    assert_non_null(strstr(j, "{\"name\":\"step\",\"cat\":\"region\",\"ph\":\"B\",\"pid\":4242,"
+                              "\"tid\":1,\"ts\":1.000}"));
+    assert_non_null(strstr(j, "\"export\":{\"enters\":"));
+    free(j);
+}
+
+static void chrome_trace_of_hostile_values(void **state)
+{
+    fx *f = *state;
+    char p[512];
+    refgen_opts o = refgen_defaults();
+    o.extremes = true;
+    fixture(path_in(p, f->dir, "extremes.cbor"), &o);
+    char *j = export_to(f, p, "chrome-trace", "extremes.json");
+    assert_json(j, "chrome trace (extremes)");
+    tally t = count_file(p);
+    assert_int_equal(count_str(j, "\"ph\":\"B\""), t.enters);
+    assert_non_null(strstr(j, "-9223372036854775808"));
+    free(j);
+}
+
+static void chrome_trace_of_torn_file_is_balanced(void **state)
+{
+    fx *f = *state;
+    char p[512], q[512];
+    size_t len;
+    refgen_opts o = refgen_defaults();
+    o.footer = false;
+    fixture(path_in(p, f->dir, "full.cbor"), &o);
+    char *data = slurp(p, &len);
+    /* cut inside the region stream, in the middle of a chunk */
+    for (size_t cut = len / 3; cut < len; cut += len / 5) {
+        path_in(q, f->dir, "torn.cbor");
+        FILE *w = fopen(q, "wb");
+        assert_non_null(w);
+        assert_int_equal(fwrite(data, 1, cut, w), cut);
+        assert_int_equal(fclose(w), 0);
+        char *j = export_to(f, q, "chrome-trace", "torn.json");
+        assert_json(j, "chrome trace (torn)");
+        assert_int_equal(count_str(j, "\"ph\":\"B\""), count_str(j, "\"ph\":\"E\""));
+        assert_non_null(strstr(j, "\"footer\":null"));
+        free(j);
+    }
+    free(data);
+}
+
+/* ---- tree exports ---- */
+
+static void folded_totals_equal_tree(void **state)
+{
+    fx *f = *state;
+    char *text = export_to(f, f->ref, "folded", "ref.folded");
+    prism_analysis *a = report_load(f->ref, NULL);
+    assert_non_null(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    uint64_t sum = 0, self = 0, lines = 0, nonzero = 0;
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        char *sp = strrchr(line, ' ');
+        assert_non_null(sp);
+        char *end;
+        uint64_t v = strtoull(sp + 1, &end, 10);
+        assert_true(*end == 0 && v > 0);
+        assert_true(sp > line);
+        sum += v;
+        lines++;
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        self += t->nodes[i].self_ns;
+        nonzero += t->nodes[i].self_ns > 0;
+    }
+    assert_true(t->total_ns > 0);
+    assert_int_equal(sum, t->total_ns);
+    assert_int_equal(self, t->total_ns);
+    assert_int_equal(lines, nonzero);
+    prism_analysis_free(a);
+    free(text);
+}
+
+static void csv_has_a_row_per_node(void **state)
+{
+    fx *f = *state;
+    char *text = export_to(f, f->ref, "csv", "ref.csv");
+    prism_analysis *a = report_load(f->ref, NULL);
+    assert_non_null(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    assert_int_equal(count_lines(text), t->count + 1);
+    static const char header[] = "path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,"
+                                 "mean_ns,std_ns,share\n";
+    assert_memory_equal(text, header, sizeof header - 1);
+    assert_non_null(strstr(text, "\nstep/forward/layer.0/attention,attention,3,20,"));
+    /* every row has 11 fields (no name here needs quoting) */
+    for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        size_t commas = 0;
+        for (char *c = line; c < nl; c++)
+            commas += *c == ',';
+        assert_int_equal(commas, 10);
+    }
+    prism_analysis_free(a);
+    free(text);
+}
+
+static void tree_json_parses(void **state)
+{
+    fx *f = *state;
+    char *text = export_to(f, f->ref, "json", "tree.json");
+    assert_json(text, "tree json");
+    prism_analysis *a = report_load(f->ref, NULL);
+    assert_non_null(a);
+    size_t nodes = prism_analysis_tree(a)->count;
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++)
+        nodes += prism_analysis_thread_tree(a, i, NULL, NULL)->count;
+    assert_non_null(strstr(text, "\"schema\": \"prism.tree/1\""));
+    assert_int_equal(count_str(text, "\"children\": ["), nodes);
+    prism_analysis_free(a);
+    free(text);
+}
+
+/* A hand-built profile whose names need escaping or quoting everywhere. */
+static void awkward_profile(const char *path)
+{
+    static const char *const names[] = {
+        "comma, \"quoted\"", "semi;colon\nnewline", "bad\xff utf8 \x01", "plain",
+    };
+    uint8_t buf[8192];
+    size_t n = 0, len;
+    prism_header h = { .producer = "test", .host = "h\"ost", .pid = 7, .rank = -1,
+                       .clock = "monotonic" };
+    assert_int_equal(prism_header_encode(&h, buf, sizeof buf, &len), PRISM_OK);
+    n += len;
+    prism_enc e;
+    assert_int_equal(prism_enc_begin(&e, buf + n, sizeof buf - n, PRISM_CHUNK_STRINGS, 0, 0, 1, 0),
+                     PRISM_OK);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_string(&e, names[i], strlen(names[i])), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    n += len;
+    assert_int_equal(prism_enc_begin(&e, buf + n, sizeof buf - n, PRISM_CHUNK_THREADS, 0, 1, 0, 0),
+                     PRISM_OK);
+    prism_thread th = { 1, 99, "wor\"ker\t1" };
+    assert_int_equal(prism_enc_thread(&e, &th), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    n += len;
+    assert_int_equal(prism_enc_begin(&e, buf + n, sizeof buf - n, PRISM_CHUNK_REGIONS, 1, 0, 0, 0),
+                     PRISM_OK);
+    uint64_t ts = 10;
+    for (uint32_t id = 1; id <= 3; id++) {      /* 1 > 2 > 3, then 4 beside 1 */
+        assert_int_equal(prism_enc_enter(&e, ts, id), PRISM_OK);
+        ts += 100;
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(prism_enc_exit(&e, ts), PRISM_OK);
+        ts += 50;
+    }
+    assert_int_equal(prism_enc_enter(&e, ts, 4), PRISM_OK);
+    assert_int_equal(prism_enc_exit(&e, ts + 1000), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    n += len;
+    FILE *w = fopen(path, "wb");
+    assert_non_null(w);
+    assert_int_equal(fwrite(buf, 1, n, w), n);
+    assert_int_equal(fclose(w), 0);
+}
+
+/* Records of an RFC 4180 text (quoted fields may hold line breaks). */
+static size_t csv_records(const char *s, size_t *fields_first)
+{
+    size_t records = 0, fields = 1;
+    bool q = false;
+    for (; *s; s++) {
+        if (*s == '"')
+            q = !q;                 /* a doubled quote toggles twice */
+        else if (!q && *s == ',')
+            fields++;
+        else if (!q && *s == '\n') {
+            if (records == 1 && fields_first)
+                *fields_first = fields;
+            records++;
+            fields = 1;
+        }
+    }
+    return records;
+}
+
+static void awkward_names_survive(void **state)
+{
+    fx *f = *state;
+    char p[512];
+    awkward_profile(path_in(p, f->dir, "awkward.cbor"));
+    char *j = export_to(f, p, "chrome-trace", "awkward.json");
+    assert_json(j, "chrome trace (awkward)");
+    assert_non_null(strstr(j, "\"name\":\"comma, \\\"quoted\\\"\""));
+    assert_non_null(strstr(j, "\"name\":\"bad\\ufffd utf8 \\u0001\""));
+    assert_non_null(strstr(j, "\"name\":\"wor\\\"ker\\t1\""));
+    free(j);
+    j = export_to(f, p, "json", "awkward-tree.json");
+    assert_json(j, "tree json (awkward)");
+    free(j);
+    const char *argv[] = { "analyze", p, "--format", "json", NULL };
+    char *out;
+    assert_int_equal(run_cmd(cmd_analyze, argv, &out, NULL), EXIT_OK);
+    assert_json(out, "analyze json (awkward)");
+    free(out);
+
+    char *csv = export_to(f, p, "csv", "awkward.csv");
+    size_t fields = 0;
+    assert_int_equal(csv_records(csv, &fields), 4 + 1);
+    assert_int_equal(fields, 11);
+    assert_non_null(strstr(csv, "\n\"comma, \"\"quoted\"\"\",\"comma, \"\"quoted\"\"\",0,1,"));
+    free(csv);
+
+    char *folded = export_to(f, p, "folded", "awkward.folded");
+    assert_int_equal(count_lines(folded), 4);
+    assert_non_null(strstr(folded, "comma, \"quoted\";semi:colon newline "));
+    free(folded);
+}
+
+/* ---- failures ---- */
+
+static void failed_export_leaves_no_file(void **state)
+{
+    fx *f = *state;
+    char foreign[512], out[512], tmp[520], *err;
+    static const char *const formats[] = { "chrome-trace", "csv", "folded", "json" };
+    write_text(path_in(foreign, f->dir, "foreign.bin"), "\xd9\xd9\xf7garbage");
+    path_in(out, f->dir, "out.data");
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    for (size_t i = 0; i < 4; i++) {
+        const char *argv[] = { "export", foreign, "--format", formats[i], "-o", out, NULL };
+        assert_int_equal(run_cmd(cmd_export, argv, NULL, &err), EXIT_BADINPUT);
+        assert_one_error_line(err, foreign);
+        free(err);
+        assert_false(exists(out));
+        assert_false(exists(tmp));
+    }
+    /* an existing output stays as it was */
+    write_text(out, "keep");
+    const char *argv[] = { "export", foreign, "--format", "chrome-trace", "-o", out, NULL };
+    assert_int_equal(run_cmd(cmd_export, argv, NULL, &err), EXIT_BADINPUT);
+    free(err);
+    char *kept = slurp(out, NULL);
+    assert_string_equal(kept, "keep");
+    free(kept);
+    char missing[512];
+    path_in(missing, f->dir, "missing.cbor");
+    const char *argv2[] = { "export", missing, "--format", "csv", "-o", out, NULL };
+    assert_int_equal(run_cmd(cmd_export, argv2, NULL, &err), EXIT_BADINPUT);
+    assert_one_error_line(err, missing);
+    free(err);
+}
+
+static void export_usage_errors(void **state)
+{
+    fx *f = *state;
+    const char *bad[][7] = {
+        { "export", f->ref, "--format", "csv", NULL },              /* no -o */
+        { "export", f->ref, "-o", "-", NULL },                      /* no format */
+        { "export", f->ref, "--format", "xml", "-o", "-", NULL },
+        { "export", "--format", "csv", "-o", "-", NULL },           /* no file */
+        { "export", f->ref, "--format", NULL },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *err;
+        assert_int_equal(run_cmd(cmd_export, bad[i], NULL, &err), EXIT_USAGE);
+        assert_int_equal(count_lines(err), 1);
+        free(err);
+    }
+    char *out;
+    const char *argv[] = { "export", f->ref, "--format=folded", "--output=-", NULL };
+    assert_int_equal(run_cmd(cmd_export, argv, &out, NULL), EXIT_OK);
+    assert_non_null(strstr(out, "step;forward;layer.0;attention "));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(chrome_trace_holds_every_event, setup, teardown),
+        cmocka_unit_test_setup_teardown(chrome_trace_of_hostile_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(chrome_trace_of_torn_file_is_balanced, setup, teardown),
+        cmocka_unit_test_setup_teardown(folded_totals_equal_tree, setup, teardown),
+        cmocka_unit_test_setup_teardown(csv_has_a_row_per_node, setup, teardown),
+        cmocka_unit_test_setup_teardown(tree_json_parses, setup, teardown),
+        cmocka_unit_test_setup_teardown(awkward_names_survive, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_export_leaves_no_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(export_usage_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

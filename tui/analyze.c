@@ -1,0 +1,306 @@
+/*
+ * analyze.c - `prism-top analyze FILE`: the profile report.  The text form
+ * follows the reference report (banner, summary, top operations,
+ * bottlenecks) and adds the GPU and file-health sections; the JSON form is
+ * written by analyze_json.c (schema in docs/JSON.md).
+ *
+ * Only figures taken from the file appear in the report: nothing depends on
+ * the host it is run on or the time it is run, so a report is reproducible.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "report.h"
+
+#define RULE "============================================================\n"
+#define TOP_OPS 10
+#define TOP_KERNELS 5
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: prism-top analyze FILE [-o OUT] [--format txt|json]\n"
+        "                         [--threshold PCT] [--leak-threshold MB]\n"
+        "Print a report of a profile: summary, step times, top operations,\n"
+        "bottlenecks with evidence and a fix, memory leak verdict, GPU activity.\n"
+        "\n"
+        "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
+        "  --format txt|json      text (default) or JSON (schema prism.analyze/1,\n"
+        "                         docs/JSON.md)\n"
+        "  --threshold PCT        an operation above PCT %% of the time is a hot\n"
+        "                         operation (default: the file's setting, else 10)\n"
+        "  --leak-threshold MB    memory growth above MB per step is a leak\n"
+        "                         (default: the file's setting, else 10)\n"
+        "\n"
+        "exit status: 0 ok, 1 usage error, 2 bad input\n");
+}
+
+/* ---- summary ---- */
+
+static void header_lines(FILE *f, const prism_header *h)
+{
+    if (!h)
+        return;
+    fprintf(f, "  Producer: %s\n", h->producer ? h->producer : "?");
+    fprintf(f, "  Host: %s, pid %" PRIu64, h->host ? h->host : "?", h->pid);
+    if (h->rank >= 0)
+        fprintf(f, ", rank %" PRId64, h->rank);
+    fputc('\n', f);
+    if (h->argc) {
+        fputs("  Command:", f);
+        for (size_t i = 0; i < h->argc; i++)
+            fprintf(f, " %s", h->argv[i]);
+        fputc('\n', f);
+    }
+    time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
+    struct tm tm;
+    char when[64];
+    if (h->start_unix_ns && gmtime_r(&secs, &tm) &&
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        fprintf(f, "  Started: %s\n", when);
+}
+
+/* File health: a missing footer, damage, a torn tail. */
+static void status_lines(FILE *f, const prism_analysis *a)
+{
+    const prism_reader_stats *s = prism_analysis_reader_stats(a);
+    if (prism_analysis_complete(a))
+        fputs("  Status: complete (footer present)\n", f);
+    else
+        fputs("  Status: INCOMPLETE - no footer: the profile is still being written or its\n"
+              "          writer died; the figures cover what was read\n", f);
+    if (!s)
+        return;
+    if (s->damaged || s->malformed || s->seq_gaps)
+        fprintf(f, "  Damage: %" PRIu64 " damaged run(s) (%" PRIu64 " bytes skipped), %" PRIu64
+                " malformed chunk(s),\n          %" PRIu64 " chunk(s) missing by sequence;"
+                " the figures leave them out\n", s->damaged, s->skipped_bytes, s->malformed,
+                s->seq_gaps);
+    if (s->torn_bytes)
+        fprintf(f, "  Torn tail: %" PRIu64 " bytes of an incomplete last chunk\n", s->torn_bytes);
+    if (s->unknown)
+        fprintf(f, "  Skipped: %" PRIu64 " chunk(s) of a kind this version does not know\n",
+                s->unknown);
+}
+
+static void fit_text(FILE *f, const char *what, const prism_leak *l)
+{
+    if (!l->have_fit)
+        fprintf(f, "%s: too few step samples to fit (%zu)", what, l->points);
+    else
+        fprintf(f, "%s %+.2f MB/step, r2 %.2f", what, l->slope_mb_per_step, l->r2);
+}
+
+static void memory_lines(FILE *f, const prism_memory_stats *m)
+{
+    if (!m->count) {
+        fputs("  Memory: no samples\n", f);
+        return;
+    }
+    fprintf(f, "  Peak host RSS: %.1f MB\n", bytes_mb((double)m->peak_rss));
+    if (m->have_gpu)
+        fprintf(f, "  Peak GPU memory: %.1f MB used, %.1f MB reserved\n",
+                bytes_mb((double)m->peak_gpu_used), bytes_mb((double)m->peak_gpu_reserved));
+    bool leak = m->host.leak || (m->have_gpu && m->gpu.leak);
+    fprintf(f, "  Memory leak: %s (", leak ? "DETECTED" : "none");
+    fit_text(f, "host RSS", &m->host);
+    if (m->have_gpu) {
+        fputs("; ", f);
+        fit_text(f, "GPU used", &m->gpu);
+    }
+    fputs(")\n", f);
+}
+
+static void summary(FILE *f, const char *path, const prism_analysis *a)
+{
+    const prism_step_stats *st = prism_analysis_steps(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    fputs("Summary:\n", f);
+    fprintf(f, "  File: %s\n", path);
+    header_lines(f, prism_analysis_header(a));
+    status_lines(f, a);
+    if (st->count) {
+        fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
+        fprintf(f, "  Total time: %.3f ms (sum of step durations)\n", ns_ms((double)st->total_ns));
+        fprintf(f, "  Step time: mean %.3f ms, p50 %.3f ms, p95 %.3f ms, max %.3f ms\n",
+                ns_ms(st->mean_ns), ns_ms(st->p50_ns), ns_ms(st->p95_ns), ns_ms(st->max_ns));
+    } else {
+        fputs("  Steps: none recorded\n", f);
+        fprintf(f, "  Total time: %.3f ms (recorded regions, all threads)\n",
+                ns_ms((double)t->total_ns));
+    }
+    fprintf(f, "  Wall span: %.3f ms\n", ns_ms((double)prism_analysis_span_ns(a)));
+    fprintf(f, "  Events: %" PRIu64 " (%" PRIu64 " dropped)\n", prism_analysis_events(a),
+            prism_analysis_dropped(a));
+    fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
+    memory_lines(f, prism_analysis_memory(a));
+}
+
+/* ---- operations and bottlenecks ---- */
+
+static void top_ops(FILE *f, const prism_analysis *a)
+{
+    size_t n;
+    const prism_op *ops = prism_analysis_ops(a, &n);
+    char buf[64];
+    fputs("Top Operations:\n", f);
+    if (!n || !ops) {
+        fputs("  none (no regions recorded)\n", f);
+        return;
+    }
+    fprintf(f, "  %3s  %-32s %12s %10s %7s %11s\n", "#", "operation", "total ms", "calls",
+            "share", "self ms");
+    for (size_t i = 0; i < n && i < TOP_OPS; i++)
+        fprintf(f, "  %3zu  %-32s %12.3f %10" PRIu64 " %6.1f%% %11.3f\n", i + 1,
+                report_fit(ops[i].name, 32, buf, sizeof buf), ns_ms((double)ops[i].total_ns),
+                ops[i].calls, ops[i].share * 100, ns_ms((double)ops[i].self_ns));
+    fprintf(f, "  (%zu operation%s; shares of %.3f ms recorded region time, all threads)\n", n,
+            n == 1 ? "" : "s", ns_ms((double)prism_analysis_tree(a)->total_ns));
+}
+
+static void bottlenecks(FILE *f, const prism_analysis *a)
+{
+    size_t n;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    const prism_tree *t = prism_analysis_tree(a);
+    strbuf path;
+    sb_init(&path);
+    fputs("Bottlenecks Detected:\n", f);
+    if (!n || !b)
+        fputs("  none\n", f);
+    for (size_t i = 0; b && i < n; i++) {
+        fprintf(f, "  [%s] %s: %s\n", prism_severity_name(b[i].severity),
+                prism_bottleneck_name(b[i].type), b[i].description);
+        if (b[i].node != PRISM_NO_NODE && b[i].node < t->count) {
+            report_path(t, b[i].node, '/', false, &path);
+            fprintf(f, "    Region: %s\n", path.s);
+        }
+        if (b[i].evidence[0])
+            fprintf(f, "    Evidence: %s\n", b[i].evidence);
+        if (b[i].recommendation[0])
+            fprintf(f, "    Fix: %s\n", b[i].recommendation);
+    }
+    sb_free(&path);
+}
+
+/* ---- GPU ---- */
+
+static void gpu(FILE *f, const prism_analysis *a)
+{
+    const prism_gpu_stats *g = prism_analysis_gpu(a);
+    char buf[64];
+    fputs("GPU:\n", f);
+    if (!g->present) {
+        if (g->status && g->status[0])
+            fprintf(f, "  no GPU data (gpu.status: %s)\n", g->status);
+        else
+            fputs("  no GPU data in this profile\n", f);
+        return;
+    }
+    if (g->status && g->status[0])
+        fprintf(f, "  Status: %s\n", g->status);
+    fprintf(f, "  Kernels: %" PRIu64 " launches, %.3f ms total, %" PRIu64
+            " shorter than 10 us\n", g->launches, ns_ms((double)g->kernel_ns), g->small_kernels);
+    if (g->nkernels) {
+        fprintf(f, "  %3s  %-32s %12s %10s %11s %7s\n", "#", "kernel", "total ms", "count",
+                "mean us", "share");
+        for (size_t i = 0; i < g->nkernels && i < TOP_KERNELS; i++) {
+            const prism_kernel_stat *k = &g->kernels[i];
+            fprintf(f, "  %3zu  %-32s %12.3f %10" PRIu64 " %11.3f %6.1f%%\n", i + 1,
+                    report_fit(k->name ? k->name : "?", 32, buf, sizeof buf),
+                    ns_ms((double)k->total_ns), k->count, k->mean_ns / 1e3, k->share * 100);
+        }
+        if (g->nkernels > TOP_KERNELS)
+            fprintf(f, "  (%zu kernels in all)\n", g->nkernels);
+    }
+    if (g->ncopies) {
+        fputs("  Transfers:\n", f);
+        for (size_t i = 0; i < g->ncopies; i++) {
+            const prism_copy_stat *c = &g->copies[i];
+            fprintf(f, "    %-4s from %-8s %8" PRIu64 " copies %12.2f MB %12.3f ms %10.2f GB/s\n",
+                    report_copy_kind(c->copy_kind), report_mem_kind(c->src_kind), c->count,
+                    bytes_mb((double)c->bytes), ns_ms((double)c->total_ns), c->gb_per_s);
+        }
+    }
+    fprintf(f, "  Memset %.3f ms, synchronization %.3f ms, runtime API %.3f ms\n",
+            ns_ms((double)g->memset_ns), ns_ms((double)g->sync_ns), ns_ms((double)g->api_ns));
+    fprintf(f, "  Busy: %.3f ms of a %.3f ms span (idle %.1f%%)\n", ns_ms((double)g->busy_ns),
+            ns_ms((double)g->span_ns), g->idle_share * 100);
+    if (g->dropped)
+        fprintf(f, "  Dropped GPU records: %" PRIu64 "\n", g->dropped);
+}
+
+void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
+{
+    fputs(RULE "PRISM Training Profile Report\n" RULE "\n", f);
+    summary(f, path, a);
+    fputc('\n', f);
+    top_ops(f, a);
+    fputc('\n', f);
+    bottlenecks(f, a);
+    fputc('\n', f);
+    gpu(f, a);
+    fputs("\n" RULE, f);
+}
+
+int cmd_analyze(int argc, char **argv, FILE *out)
+{
+    const char *path = NULL, *output = NULL, *format = "txt", *v;
+    prism_analysis_opts opts = { -1, -1 };
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if (opt_is_help(argv[i])) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if ((m = opt_value("analyze", argc, argv, &i, "-o", "--output", &output)) != 0 ||
+            (m = opt_value("analyze", argc, argv, &i, NULL, "--format", &format)) != 0) {
+            if (m < 0)
+                return EXIT_USAGE;
+        } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--threshold", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("analyze", "--threshold", v, &opts.bottleneck_threshold_pct))
+                return EXIT_USAGE;
+        } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--leak-threshold", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("analyze", "--leak-threshold", v, &opts.leak_threshold_mb))
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "prism-top analyze: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "prism-top analyze: one file only\n");
+            return EXIT_USAGE;
+        }
+    }
+    bool json = !strcmp(format, "json");
+    if (!json && strcmp(format, "txt")) {
+        fprintf(stderr, "prism-top analyze: --format is txt or json, not '%s'\n", format);
+        return EXIT_USAGE;
+    }
+    if (!path) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    prism_analysis *a = report_load(path, &opts);
+    if (!a)
+        return EXIT_BADINPUT;
+    outfile o;
+    if (outfile_open(&o, output, out)) {
+        prism_analysis_free(a);
+        return EXIT_BADINPUT;
+    }
+    bool ok = true;
+    if (json)
+        ok = analyze_write_json(o.f, path, a);
+    else
+        analyze_write_txt(o.f, path, a);
+    if (!ok)
+        fprintf(stderr, "prism-top: %s: internal error writing JSON\n", path);
+    int rc = outfile_close(&o, ok);
+    prism_analysis_free(a);
+    return rc;
+}

@@ -1,0 +1,333 @@
+/*
+ * compare_cmd.c - `prism-top compare A B`: two profiles side by side.  The
+ * metric table follows the reference comparison report; below it, the call
+ * paths matched by name with their deltas (largest change first), a
+ * significance test against step-to-step noise, regions that appeared or
+ * vanished, and bottlenecks found on one side only.  JSON: schema
+ * "prism.compare/1" (docs/JSON.md).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+#define RULE "============================================================\n"
+#define DEFAULT_TOP 20
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: prism-top compare A B [-o OUT] [--format txt|json] [--top N]\n"
+        "                         [--threshold PCT] [--leak-threshold MB]\n"
+        "Compare profile B against profile A (the baseline): steps, time, memory,\n"
+        "per-region deltas with speedup and a Welch t-test over per-step times\n"
+        "(* marks a change larger than step-to-step noise: p < 0.01 and more than\n"
+        "1%% of the baseline total), new and vanished regions and bottlenecks.\n"
+        "\n"
+        "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
+        "  --format txt|json      text (default) or JSON (schema prism.compare/1)\n"
+        "  --top N                text: show the N largest region changes (default %d,\n"
+        "                         0 = all); JSON always holds every region\n"
+        "  --threshold PCT, --leak-threshold MB   as for analyze, for both profiles\n"
+        "\n"
+        "exit status: 0 ok, 1 usage error, 2 bad input\n", DEFAULT_TOP);
+}
+
+/* The figures of the metric table for one profile. */
+typedef struct metrics {
+    double steps, sampled, total_ms, mean_ms, p95_ms, peak_host_mb, peak_gpu_mb;
+    bool have_gpu, leak;
+} metrics;
+
+static metrics metrics_of(const prism_analysis *a)
+{
+    const prism_step_stats *s = prism_analysis_steps(a);
+    const prism_memory_stats *m = prism_analysis_memory(a);
+    metrics x = {
+        .steps = (double)s->count, .sampled = (double)s->sampled,
+        .total_ms = ns_ms(s->count ? (double)s->total_ns
+                                   : (double)prism_analysis_tree(a)->total_ns),
+        .mean_ms = ns_ms(s->mean_ns), .p95_ms = ns_ms(s->p95_ns),
+        .peak_host_mb = bytes_mb((double)m->peak_rss),
+        .peak_gpu_mb = bytes_mb((double)m->peak_gpu_used),
+        .have_gpu = m->have_gpu, .leak = m->host.leak || (m->have_gpu && m->gpu.leak),
+    };
+    return x;
+}
+
+/* One row of the metric table; decimals 0 for counts. */
+static void row(FILE *f, const char *name, double a, double b, int decimals, bool present)
+{
+    if (!present) {
+        fprintf(f, "%-24s %15s %15s %22s\n", name, "n/a", "n/a", "n/a");
+        return;
+    }
+    char delta[64];
+    double d = b - a;
+    if (decimals == 0)
+        snprintf(delta, sizeof delta, "%+.0f", d);
+    else if (a != 0)
+        snprintf(delta, sizeof delta, "%+.*f (%+.1f%%)", decimals, d, d / a * 100);
+    else
+        snprintf(delta, sizeof delta, "%+.*f", decimals, d);
+    fprintf(f, "%-24s %15.*f %15.*f %22s\n", name, decimals, a, decimals, b, delta);
+}
+
+static void metric_table(FILE *f, const metrics *a, const metrics *b)
+{
+    fprintf(f, "%-24s %15s %15s %22s\n", "Metric", "Profile 1", "Profile 2", "Delta");
+    fputs("------------------------------------------------------------------------------\n", f);
+    row(f, "steps", a->steps, b->steps, 0, true);
+    row(f, "sampled_steps", a->sampled, b->sampled, 0, true);
+    row(f, "total_time_ms", a->total_ms, b->total_ms, 3, true);
+    row(f, "mean_step_ms", a->mean_ms, b->mean_ms, 3, a->steps > 0 && b->steps > 0);
+    row(f, "p95_step_ms", a->p95_ms, b->p95_ms, 3, a->steps > 0 && b->steps > 0);
+    row(f, "peak_host_mb", a->peak_host_mb, b->peak_host_mb, 2, true);
+    row(f, "peak_gpu_mb", a->peak_gpu_mb, b->peak_gpu_mb, 2, a->have_gpu && b->have_gpu);
+    fprintf(f, "%-24s %15s %15s %22s\n", "memory_leak_detected", a->leak ? "True" : "False",
+            b->leak ? "True" : "False", a->leak == b->leak ? "same" : "changed");
+}
+
+static void regions(FILE *f, const prism_compare *c, size_t top)
+{
+    char buf[64], p[32];
+    size_t shown = 0, both = 0;
+    fputs("Regions (largest change first; * = significant: p < 0.01 and over 1% of the "
+          "total):\n", f);
+    fprintf(f, "    %-40s %11s %11s %11s %8s %8s %8s\n", "path", "base ms", "new ms", "delta ms",
+            "delta %", "speedup", "p-value");
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+            continue;
+        both++;
+        if (top && shown >= top)
+            continue;
+        shown++;
+        if (d->p_value >= 0)
+            snprintf(p, sizeof p, "%.4f", d->p_value);
+        else
+            snprintf(p, sizeof p, "n/a");
+        fprintf(f, "  %c %-40s %11.3f %11.3f %+11.3f %+7.1f%% %7.2fx %8s\n",
+                d->significant ? '*' : ' ', report_fit(d->path, 40, buf, sizeof buf),
+                ns_ms(d->base_ns), ns_ms(d->new_ns), ns_ms(d->delta_ns), d->delta_pct,
+                d->speedup, p);
+    }
+    if (!both)
+        fputs("  none in both profiles\n", f);
+    else if (shown < both)
+        fprintf(f, "  (%zu more; --top 0 shows all)\n", both - shown);
+}
+
+/* Regions present on one side only: new (in B) or vanished (only in A). */
+static void one_sided(FILE *f, const prism_compare *c, bool appeared)
+{
+    char buf[80];
+    size_t n = 0;
+    fprintf(f, "%s regions (only in profile %d):\n", appeared ? "New" : "Vanished",
+            appeared ? 2 : 1);
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        bool is = appeared ? d->base_node == PRISM_NO_NODE : d->new_node == PRISM_NO_NODE;
+        if (!is)
+            continue;
+        n++;
+        fprintf(f, "    %-60s %11.3f ms\n", report_fit(d->path, 60, buf, sizeof buf),
+                ns_ms(appeared ? d->new_ns : d->base_ns));
+    }
+    if (!n)
+        fputs("    none\n", f);
+}
+
+static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b, size_t n)
+{
+    fprintf(f, "%s:\n", title);
+    if (!n)
+        fputs("  none\n", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  [%s] %s: %s\n", prism_severity_name(b[i]->severity),
+                prism_bottleneck_name(b[i]->type), b[i]->description);
+}
+
+void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                       const prism_analysis *b, const prism_compare *c, size_t top)
+{
+    metrics ma = metrics_of(a), mb = metrics_of(b);
+    fputs(RULE "PRISM Profile Comparison\n" RULE, f);
+    fprintf(f, "Profile 1 (base): %s\nProfile 2 (new):  %s\n\n", pa, pb);
+    metric_table(f, &ma, &mb);
+    fputc('\n', f);
+    regions(f, c, top);
+    fputc('\n', f);
+    one_sided(f, c, true);
+    one_sided(f, c, false);
+    fputc('\n', f);
+    bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new);
+    bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone);
+    fputs(RULE, f);
+}
+
+/* ---- JSON ---- */
+
+static void jns(json_w *w, const char *key, double v, bool present)
+{
+    json_key(w, key);
+    if (present && isfinite(v))
+        json_int(w, (int64_t)llround(v));
+    else
+        json_null(w);
+}
+
+static void json_side(json_w *w, const char *key, const char *path, const prism_analysis *a)
+{
+    const prism_step_stats *s = prism_analysis_steps(a);
+    const prism_memory_stats *m = prism_analysis_memory(a);
+    json_key(w, key);
+    json_begin_object(w);
+    json_kstring(w, "file", path);
+    json_kbool(w, "complete", prism_analysis_complete(a));
+    json_kuint(w, "steps", s->count);
+    json_kuint(w, "sampled_steps", s->sampled);
+    json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);
+    jns(w, "mean_step_ns", s->mean_ns, s->count > 0);
+    jns(w, "p95_step_ns", s->p95_ns, s->count > 0);
+    json_kuint(w, "peak_rss_bytes", m->peak_rss);
+    json_key(w, "peak_gpu_used_bytes");
+    if (m->have_gpu)
+        json_uint(w, m->peak_gpu_used);
+    else
+        json_null(w);
+    json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak));
+    json_end_object(w);
+}
+
+bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                        const prism_analysis *b, const prism_compare *c)
+{
+    json_w *w = malloc(sizeof *w);
+    strbuf p;
+    if (!w)
+        return false;
+    sb_init(&p);
+    json_init(w, f, 2);
+    json_begin_object(w);
+    json_kstring(w, "schema", "prism.compare/1");
+    json_side(w, "base", pa, a);
+    json_side(w, "new", pb, b);
+    json_kuint(w, "appeared", c->appeared);
+    json_kuint(w, "vanished", c->vanished);
+    json_key(w, "regions");
+    json_begin_array(w);
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        bool inb = d->base_node != PRISM_NO_NODE, inn = d->new_node != PRISM_NO_NODE;
+        json_begin_object(w);
+        json_kstring(w, "path", d->path);
+        json_kstring(w, "name", d->name);
+        json_kstring(w, "status", inb && inn ? "both" : inb ? "vanished" : "new");
+        jns(w, "base_ns", d->base_ns, true);
+        jns(w, "new_ns", d->new_ns, true);
+        jns(w, "delta_ns", d->delta_ns, true);
+        json_key(w, "delta_pct");
+        inb ? json_double(w, d->delta_pct) : json_null(w);
+        json_key(w, "speedup");
+        inb && inn ? json_double(w, d->speedup) : json_null(w);
+        json_key(w, "p_value");
+        d->p_value >= 0 ? json_double(w, d->p_value) : json_null(w);
+        json_kbool(w, "significant", d->significant);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    json_key(w, "bottlenecks_new");
+    json_begin_array(w);
+    for (size_t i = 0; i < c->nbn_new; i++)
+        report_json_bottleneck(w, c->bn_new[i], prism_analysis_tree(b), &p);
+    json_end_array(w);
+    json_key(w, "bottlenecks_gone");
+    json_begin_array(w);
+    for (size_t i = 0; i < c->nbn_gone; i++)
+        report_json_bottleneck(w, c->bn_gone[i], prism_analysis_tree(a), &p);
+    json_end_array(w);
+    json_end_object(w);
+    bool ok = json_finish(w) && !p.oom;
+    sb_free(&p);
+    free(w);
+    return ok;
+}
+
+int cmd_compare(int argc, char **argv, FILE *out)
+{
+    const char *paths[2] = { NULL, NULL }, *output = NULL, *format = "txt", *v;
+    prism_analysis_opts opts = { -1, -1 };
+    size_t top = DEFAULT_TOP;
+    int np = 0;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        double d;
+        if (opt_is_help(argv[i])) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if ((m = opt_value("compare", argc, argv, &i, "-o", "--output", &output)) != 0 ||
+            (m = opt_value("compare", argc, argv, &i, NULL, "--format", &format)) != 0) {
+            if (m < 0)
+                return EXIT_USAGE;
+        } else if ((m = opt_value("compare", argc, argv, &i, NULL, "--top", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("compare", "--top", v, &d))
+                return EXIT_USAGE;
+            if (d != floor(d) || d > 1e9) {
+                fprintf(stderr, "prism-top compare: --top wants a whole number, not '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            top = (size_t)d;
+        } else if ((m = opt_value("compare", argc, argv, &i, NULL, "--threshold", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("compare", "--threshold", v, &opts.bottleneck_threshold_pct))
+                return EXIT_USAGE;
+        } else if ((m = opt_value("compare", argc, argv, &i, NULL, "--leak-threshold", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("compare", "--leak-threshold", v, &opts.leak_threshold_mb))
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "prism-top compare: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (np < 2) {
+            paths[np++] = argv[i];
+        } else {
+            fprintf(stderr, "prism-top compare: two files only\n");
+            return EXIT_USAGE;
+        }
+    }
+    bool json = !strcmp(format, "json");
+    if (!json && strcmp(format, "txt")) {
+        fprintf(stderr, "prism-top compare: --format is txt or json, not '%s'\n", format);
+        return EXIT_USAGE;
+    }
+    if (np != 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    prism_analysis *a = report_load(paths[0], &opts);
+    prism_analysis *b = a ? report_load(paths[1], &opts) : NULL;
+    prism_compare *c = b ? prism_compare_new(a, b) : NULL;
+    int rc = EXIT_BADINPUT;
+    outfile o;
+    if (b && !c)
+        fprintf(stderr, "prism-top: %s: out of memory comparing with %s\n", paths[1], paths[0]);
+    if (c && !outfile_open(&o, output, out)) {
+        bool ok = true;
+        if (json)
+            ok = compare_write_json(o.f, paths[0], paths[1], a, b, c);
+        else
+            compare_write_txt(o.f, paths[0], paths[1], a, b, c, top);
+        if (!ok)
+            fprintf(stderr, "prism-top: %s: internal error writing JSON\n", paths[1]);
+        rc = outfile_close(&o, ok);
+    }
+    if (c)
+        prism_compare_free(c);
+    prism_analysis_free(b);
+    prism_analysis_free(a);
+    return rc;
+}

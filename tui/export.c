@@ -1,0 +1,266 @@
+/*
+ * export.c - `prism-top export FILE --format F -o OUT`: the profile in a
+ * format other tools read.
+ *
+ *   chrome-trace  Chrome trace-event JSON of every event (export_trace.c)
+ *   csv           one row per node of the all-threads call tree
+ *   folded        "a;b;c SELF_NS" lines for flamegraph.pl, inferno, speedscope
+ *   json          the all-threads and per-thread call trees as nested
+ *                 objects, schema "prism.tree/1" (docs/JSON.md)
+ *
+ * The output is written to OUT.tmp and renamed over OUT when complete, so a
+ * failed export leaves no half-written file; "-o -" writes to stdout.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: prism-top export FILE --format chrome-trace|csv|folded|json -o OUT\n"
+        "Convert a profile for other tools.\n"
+        "\n"
+        "  --format chrome-trace  every event as Chrome trace-event JSON: open it in\n"
+        "                         ui.perfetto.dev or chrome://tracing\n"
+        "  --format csv           the call tree, one row per call path (all threads):\n"
+        "                         path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,\n"
+        "                         mean_ns,std_ns,share\n"
+        "  --format folded        folded stacks \"a;b;c SELF_NS\" for flamegraph.pl,\n"
+        "                         inferno or speedscope\n"
+        "  --format json          the call trees as nested objects (prism.tree/1,\n"
+        "                         docs/JSON.md)\n"
+        "  -o, --output OUT       where to write (required; - for stdout); written\n"
+        "                         whole or not at all\n"
+        "\n"
+        "exit status: 0 ok, 1 usage error, 2 bad input\n");
+}
+
+/* ---- csv ---- */
+
+/* One field per RFC 4180: quoted when it holds a comma, quote or line break. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+bool export_csv(FILE *f, const prism_analysis *a)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    strbuf path;
+    sb_init(&path);
+    fputs("path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,mean_ns,std_ns,share\n", f);
+    for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = report_next(t, n)) {
+        const prism_node *p = &t->nodes[n];
+        report_path(t, n, '/', false, &path);
+        csv_field(f, path.s);
+        fputc(',', f);
+        csv_field(f, p->name);
+        fprintf(f, ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%.3f,%.3f,%.9f\n", p->depth, p->calls, p->total_ns, p->self_ns, p->min_ns,
+                p->max_ns, isfinite(p->mean_ns) ? p->mean_ns : 0,
+                isfinite(p->std_ns) ? p->std_ns : 0, isfinite(p->share) ? p->share : 0);
+    }
+    bool ok = !path.oom;
+    sb_free(&path);
+    return ok;
+}
+
+/* ---- folded ---- */
+
+bool export_folded(FILE *f, const prism_analysis *a)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    strbuf path;
+    sb_init(&path);
+    for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = report_next(t, n)) {
+        if (!t->nodes[n].self_ns)
+            continue;
+        report_path(t, n, ';', true, &path);
+        fprintf(f, "%s %" PRIu64 "\n", path.s, t->nodes[n].self_ns);
+    }
+    bool ok = !path.oom;
+    sb_free(&path);
+    return ok;
+}
+
+/* ---- json ---- */
+
+static void kns(json_w *w, const char *key, double v)
+{
+    json_key(w, key);
+    if (isfinite(v) && v >= 0 && v < 1.8e19)
+        json_uint(w, (uint64_t)llround(v));
+    else
+        json_null(w);
+}
+
+static void node_fields(json_w *w, const prism_node *p)
+{
+    json_kstring(w, "name", p->name);
+    json_kuint(w, "calls", p->calls);
+    json_kuint(w, "total_ns", p->total_ns);
+    json_kuint(w, "self_ns", p->self_ns);
+    json_kuint(w, "min_ns", p->min_ns);
+    json_kuint(w, "max_ns", p->max_ns);
+    kns(w, "mean_ns", p->mean_ns);
+    kns(w, "std_ns", p->std_ns);
+    json_kdouble(w, "share", p->share);
+    json_kuint(w, "steps_seen", p->steps_seen);
+    kns(w, "step_mean_ns", p->step_mean_ns);
+    kns(w, "step_std_ns", p->step_std_ns);
+    kns(w, "step_max_ns", p->step_max_ns);
+    json_kuint(w, "gpu_ns", p->gpu_ns);
+    json_kuint(w, "gpu_launches", p->gpu_launches);
+}
+
+/* "roots": the tree as nested objects, walked without recursion. */
+static void json_tree(json_w *w, const prism_tree *t)
+{
+    json_key(w, "roots");
+    json_begin_array(w);
+    uint32_t n = t ? t->first_root : PRISM_NO_NODE;
+    while (n != PRISM_NO_NODE && n < t->count) {
+        const prism_node *p = &t->nodes[n];
+        json_begin_object(w);
+        node_fields(w, p);
+        json_key(w, "children");
+        json_begin_array(w);
+        if (p->first_child != PRISM_NO_NODE) {
+            n = p->first_child;
+            continue;
+        }
+        /* a leaf: close it and every ancestor whose last child it ends */
+        for (;;) {
+            json_end_array(w);
+            json_end_object(w);
+            if (t->nodes[n].next_sibling != PRISM_NO_NODE) {
+                n = t->nodes[n].next_sibling;
+                break;
+            }
+            n = t->nodes[n].parent;
+            if (n == PRISM_NO_NODE)
+                break;
+        }
+    }
+    json_end_array(w);
+}
+
+bool export_json(FILE *f, const char *path, const prism_analysis *a)
+{
+    json_w *w = malloc(sizeof *w);
+    if (!w)
+        return false;
+    json_init(w, f, 1);
+    json_begin_object(w);
+    json_kstring(w, "schema", "prism.tree/1");
+    json_kstring(w, "file", path);
+    json_kbool(w, "complete", prism_analysis_complete(a));
+    report_json_header(w, prism_analysis_header(a));
+    const prism_tree *t = prism_analysis_tree(a);
+    json_kuint(w, "total_ns", t->total_ns);
+    json_kuint(w, "nodes", t->count);
+    json_tree(w, t);
+    json_key(w, "threads");
+    json_begin_array(w);
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
+        uint32_t stream = 0;
+        const char *name = NULL;
+        const prism_tree *tt = prism_analysis_thread_tree(a, i, &stream, &name);
+        json_begin_object(w);
+        json_kuint(w, "stream", stream);
+        json_kstring(w, "name", name);
+        json_kuint(w, "total_ns", tt ? tt->total_ns : 0);
+        json_kuint(w, "nodes", tt ? tt->count : 0);
+        json_tree(w, tt);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    json_end_object(w);
+    bool ok = json_finish(w);
+    free(w);
+    return ok;
+}
+
+/* ---- the command ---- */
+
+int cmd_export(int argc, char **argv, FILE *out)
+{
+    const char *path = NULL, *output = NULL, *format = NULL;
+    for (int i = 1; i < argc; i++) {
+        int m;
+        if (opt_is_help(argv[i])) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        if ((m = opt_value("export", argc, argv, &i, "-o", "--output", &output)) != 0 ||
+            (m = opt_value("export", argc, argv, &i, "-f", "--format", &format)) != 0) {
+            if (m < 0)
+                return EXIT_USAGE;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "prism-top export: unknown option '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "prism-top export: one file only\n");
+            return EXIT_USAGE;
+        }
+    }
+    if (!path || !format || !output) {
+        fprintf(stderr, "prism-top export: %s\n", !path ? "which file? (see --help)"
+                        : !format ? "--format is required (chrome-trace, csv, folded, json)"
+                                  : "-o OUT is required (- for stdout)");
+        return EXIT_USAGE;
+    }
+    enum { CHROME, CSV, FOLDED, JSON } kind;
+    if (!strcmp(format, "chrome-trace") || !strcmp(format, "chrome"))
+        kind = CHROME;
+    else if (!strcmp(format, "csv"))
+        kind = CSV;
+    else if (!strcmp(format, "folded"))
+        kind = FOLDED;
+    else if (!strcmp(format, "json"))
+        kind = JSON;
+    else {
+        fprintf(stderr, "prism-top export: unknown format '%s' (chrome-trace, csv, folded, "
+                "json)\n", format);
+        return EXIT_USAGE;
+    }
+    outfile o;
+    if (kind == CHROME) {
+        if (outfile_open(&o, output, out))
+            return EXIT_BADINPUT;
+        int rc = export_chrome_trace(path, o.f);
+        int wrc = outfile_close(&o, rc == EXIT_OK);
+        return rc != EXIT_OK ? rc : wrc;
+    }
+    prism_analysis *a = report_load(path, NULL);
+    if (!a)
+        return EXIT_BADINPUT;
+    if (outfile_open(&o, output, out)) {
+        prism_analysis_free(a);
+        return EXIT_BADINPUT;
+    }
+    bool ok = kind == CSV ? export_csv(o.f, a)
+            : kind == FOLDED ? export_folded(o.f, a) : export_json(o.f, path, a);
+    if (!ok)
+        fprintf(stderr, "prism-top: %s: out of memory while exporting\n", path);
+    int rc = outfile_close(&o, ok);
+    prism_analysis_free(a);
+    return rc;
+}

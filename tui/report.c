@@ -1,0 +1,301 @@
+/*
+ * report.c - helpers shared by analyze, compare and export (see report.h).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- options ---- */
+
+int opt_value(const char *cmd, int argc, char **argv, int *i, const char *shrt,
+              const char *lng, const char **val)
+{
+    const char *a = argv[*i];
+    size_t ll = strlen(lng);
+    if (!strncmp(a, lng, ll) && a[ll] == '=') {
+        *val = a + ll + 1;
+        return 1;
+    }
+    if (strcmp(a, lng) && (!shrt || strcmp(a, shrt)))
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "prism-top %s: option '%s' needs a value\n", cmd, a);
+        return -1;
+    }
+    *val = argv[++*i];
+    return 1;
+}
+
+bool opt_is_help(const char *arg)
+{
+    return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+bool opt_nonneg(const char *cmd, const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < 0) {
+        fprintf(stderr, "prism-top %s: %s wants a number >= 0, not '%s'\n", cmd, opt, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ---- loading ---- */
+
+prism_analysis *report_load(const char *path, const prism_analysis_opts *opts)
+{
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, opts, &st, msg, sizeof msg, &off);
+    if (!a)
+        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+    return a;
+}
+
+/* ---- output ---- */
+
+int outfile_open(outfile *o, const char *path, FILE *dflt)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || !strcmp(path, "-")) {
+        o->f = dflt;
+        return 0;
+    }
+    size_t n = strlen(path);
+    o->path = strdup(path);
+    o->tmp = malloc(n + 5);
+    if (!o->path || !o->tmp) {
+        fprintf(stderr, "prism-top: %s: out of memory\n", path);
+        free(o->path);
+        free(o->tmp);
+        return -1;
+    }
+    memcpy(o->tmp, path, n);
+    memcpy(o->tmp + n, ".tmp", 5);
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) {
+        fprintf(stderr, "prism-top: %s: cannot create: %s\n", o->tmp, strerror(errno));
+        free(o->path);
+        free(o->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int outfile_close(outfile *o, bool ok)
+{
+    int rc = EXIT_OK;
+    if (!o->path) {
+        if (fflush(o->f) || ferror(o->f)) {
+            fprintf(stderr, "prism-top: cannot write the output: %s\n", strerror(errno));
+            rc = EXIT_BADINPUT;
+        }
+        return ok ? rc : EXIT_BADINPUT;
+    }
+    if (ok && (fflush(o->f) || ferror(o->f) || fsync(fileno(o->f)))) {
+        fprintf(stderr, "prism-top: %s: cannot write: %s\n", o->tmp, strerror(errno));
+        ok = false;
+    }
+    if (fclose(o->f) && ok) {
+        fprintf(stderr, "prism-top: %s: cannot write: %s\n", o->tmp, strerror(errno));
+        ok = false;
+    }
+    if (ok && rename(o->tmp, o->path)) {
+        fprintf(stderr, "prism-top: %s: cannot rename %s into place: %s\n", o->path, o->tmp,
+                strerror(errno));
+        ok = false;
+    }
+    if (!ok) {
+        unlink(o->tmp);
+        rc = EXIT_BADINPUT;
+    }
+    free(o->path);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+    return rc;
+}
+
+/* ---- text ---- */
+
+void sb_init(strbuf *b)
+{
+    static char empty[1];
+    b->s = empty;
+    b->len = b->cap = 0;
+    b->oom = false;
+}
+
+void sb_free(strbuf *b)
+{
+    if (b->cap)
+        free(b->s);
+    sb_init(b);
+}
+
+void sb_clear(strbuf *b)
+{
+    b->len = 0;
+    if (b->cap)
+        b->s[0] = 0;
+}
+
+void sb_putn(strbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = b->cap ? realloc(b->s, cap) : malloc(cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void sb_puts(strbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+static void put_name(strbuf *b, const char *name, char sep, bool sanitize)
+{
+    if (!sanitize) {
+        sb_puts(b, name);
+        return;
+    }
+    for (const char *p = name; *p; p++) {
+        char c = *p;
+        if (c == sep)
+            c = ':';
+        else if ((unsigned char)c < 0x20 || c == 0x7f)
+            c = ' ';
+        sb_putn(b, &c, 1);
+    }
+}
+
+void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, strbuf *out)
+{
+    sb_clear(out);
+    if (node >= t->count)
+        return;
+    /* root first: collect the chain, then write it backwards */
+    uint32_t chain[PRISM_MAX_STRING_BYTES / 8];
+    size_t n = 0;
+    for (uint32_t q = node; q != PRISM_NO_NODE && q < t->count; q = t->nodes[q].parent) {
+        chain[n++] = q;
+        if (n == sizeof chain / sizeof chain[0])
+            break;              /* deeper than we keep: the top shown as "..." */
+    }
+    if (t->nodes[chain[n - 1]].parent != PRISM_NO_NODE) {
+        sb_puts(out, "...");
+        sb_putn(out, &sep, 1);
+    }
+    for (size_t i = n; i-- > 0;) {
+        put_name(out, t->nodes[chain[i]].name, sep, sanitize);
+        if (i)
+            sb_putn(out, &sep, 1);
+    }
+}
+
+uint32_t report_next(const prism_tree *t, uint32_t n)
+{
+    if (n >= t->count)
+        return PRISM_NO_NODE;
+    if (t->nodes[n].first_child != PRISM_NO_NODE)
+        return t->nodes[n].first_child;
+    while (n != PRISM_NO_NODE) {
+        if (t->nodes[n].next_sibling != PRISM_NO_NODE)
+            return t->nodes[n].next_sibling;
+        n = t->nodes[n].parent;
+    }
+    return PRISM_NO_NODE;
+}
+
+const char *report_copy_kind(uint32_t k)
+{
+    static const char *const names[] = { "unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+    return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
+
+const char *report_mem_kind(uint32_t k)
+{
+    static const char *const names[] = { "unknown", "pageable", "pinned", "device", "managed" };
+    return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
+}
+
+const char *report_fit(const char *s, size_t width, char *buf, size_t cap)
+{
+    size_t n = strlen(s);
+    if (n <= width || width < 4 || cap <= width)
+        return s;
+    size_t cut = width - 3;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--;                  /* not inside a UTF-8 sequence */
+    memcpy(buf, s, cut);
+    memcpy(buf + cut, "...", 4);
+    return buf;
+}
+
+/* ---- a small map from u64 keys to indexes (open addressing) ---- */
+
+uint32_t *imap_find(imap *m, uint64_t key)
+{
+    if (!m->cap)
+        return NULL;
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
+    while (m->keys[i]) {
+        if (m->keys[i] == key + 1)
+            return &m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return NULL;
+}
+
+bool imap_put(imap *m, uint64_t key, uint32_t val)
+{
+    if ((m->count + 1) * 2 > m->cap) {
+        imap n = { 0 };
+        n.cap = m->cap ? m->cap * 2 : 64;
+        n.keys = calloc(n.cap, sizeof *n.keys);
+        n.vals = calloc(n.cap, sizeof *n.vals);
+        if (!n.keys || !n.vals) {
+            free(n.keys);
+            free(n.vals);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i])
+                imap_put(&n, m->keys[i] - 1, m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        *m = n;
+    }
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
+    while (m->keys[i])
+        i = (i + 1) & (m->cap - 1);
+    m->keys[i] = key + 1;
+    m->vals[i] = val;
+    m->count++;
+    return true;
+}
+
+void imap_free(imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+}

@@ -1,0 +1,136 @@
+/*
+ * report.h - what the report commands (analyze, compare, export) share:
+ * option parsing, loading a profile with the one-line error convention,
+ * output files that appear only when complete, call paths as text.
+ */
+#ifndef PRISM_TUI_REPORT_H
+#define PRISM_TUI_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json.h"
+#include "prism/analysis.h"
+
+/* ---- options ---- */
+
+/*
+ * Match argv[*i] against a value option: "-o X", "--output X",
+ * "--output=X" (short may be NULL).  Returns 1 and sets *val (advancing *i
+ * past a separate value), 0 when argv[*i] is not this option, -1 when the
+ * value is missing (one line on stderr already printed, naming cmd).
+ */
+int opt_value(const char *cmd, int argc, char **argv, int *i, const char *shrt,
+              const char *lng, const char **val);
+/* "-h" or "--help". */
+bool opt_is_help(const char *arg);
+/* A finite number >= 0; false (one line on stderr) otherwise. */
+bool opt_nonneg(const char *cmd, const char *opt, const char *s, double *out);
+
+/* ---- loading ---- */
+
+/* prism_analyze_file; on failure prints "prism-top: FILE: MSG at byte N"
+ * and returns NULL. */
+prism_analysis *report_load(const char *path, const prism_analysis_opts *opts);
+
+/* ---- output ---- */
+
+/*
+ * An output destination.  A named file is written as NAME.tmp and renamed
+ * over NAME by outfile_close(ok = true), so a failed run leaves no half
+ * file; "-" or NULL writes to the default stream (stdout) directly.
+ */
+typedef struct outfile {
+    FILE *f;
+    char *path;              /* NULL: the default stream                     */
+    char *tmp;
+} outfile;
+
+/* 0 on success; -1 with one line on stderr. */
+int outfile_open(outfile *o, const char *path, FILE *dflt);
+/* ok: flush, check for write errors, rename into place.  !ok: remove the
+ * temporary file.  Returns EXIT_OK, or EXIT_BADINPUT after one line on
+ * stderr when the output could not be written. */
+int outfile_close(outfile *o, bool ok);
+
+/* ---- text ---- */
+
+/* A growable string; never NULL after sb_init.  On allocation failure the
+ * text is cut short and sb->oom is set. */
+typedef struct strbuf {
+    char *s;
+    size_t len, cap;
+    bool oom;
+} strbuf;
+
+void sb_init(strbuf *b);
+void sb_free(strbuf *b);
+void sb_clear(strbuf *b);
+void sb_putn(strbuf *b, const char *s, size_t n);
+void sb_puts(strbuf *b, const char *s);
+
+/*
+ * The call path of a node, root first, names joined by sep ("step/forward").
+ * With sanitize, sep inside a name becomes ':' and control characters a
+ * space (for the folded format, where ';' and newlines are syntax).
+ */
+void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, strbuf *out);
+
+/* Pre-order walk of a tree: the node after `n` (PRISM_NO_NODE at the end);
+ * start with t->first_root. */
+uint32_t report_next(const prism_tree *t, uint32_t n);
+
+/* Names of GPU enums: "HtoD", "pinned". */
+const char *report_copy_kind(uint32_t k);
+const char *report_mem_kind(uint32_t k);
+
+/* ns as milliseconds; bytes as MB (2^20). */
+static inline double ns_ms(double ns) { return ns / 1e6; }
+static inline double bytes_mb(double b) { return b / 1048576.0; }
+
+/* A name cut to width columns with "..." (into buf, which holds cap). */
+const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
+
+/* ---- a map from u64 keys to u32 values (open addressing) ---- */
+
+typedef struct imap {
+    uint64_t *keys;             /* key + 1; 0 = empty */
+    uint32_t *vals;
+    size_t cap, count;
+} imap;
+
+/* The value slot of key, NULL if absent. */
+uint32_t *imap_find(imap *m, uint64_t key);
+/* Insert a key known to be absent; false on allocation failure. */
+bool imap_put(imap *m, uint64_t key, uint32_t val);
+void imap_free(imap *m);
+
+/* ---- the writers behind the commands (testable without argv) ---- */
+
+/* The analyze report as text, and as JSON (false if the writer misfired). */
+void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a);
+bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a);
+/* The compare report (B against the baseline A) as text, and as JSON.
+ * top: how many region rows the text shows (0 = all). */
+void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                       const prism_analysis *b, const prism_compare *c, size_t top);
+bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                        const prism_analysis *b, const prism_compare *c);
+/* The exports.  chrome-trace streams the file itself (no analysis) and
+ * returns EXIT_OK or EXIT_BADINPUT after one line on stderr; the others
+ * return false only when out of memory. */
+int export_chrome_trace(const char *path, FILE *out);
+bool export_csv(FILE *f, const prism_analysis *a);
+bool export_folded(FILE *f, const prism_analysis *a);
+bool export_json(FILE *f, const char *path, const prism_analysis *a);
+/* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
+void report_json_header(json_w *w, const prism_header *h);
+void report_json_reader(json_w *w, const prism_analysis *a);
+/* One bottleneck object; its path is looked up in t (the tree of the
+ * analysis it came from). */
+void report_json_bottleneck(json_w *w, const prism_bottleneck *b, const prism_tree *t,
+                            strbuf *path);
+
+#endif
