@@ -19,6 +19,7 @@ __thread prism__tls prism__t __attribute__((tls_model("initial-exec")));
 session *prism__s;
 
 static pthread_key_t exit_key;
+static bool exit_key_ok;        /* 0 is a valid key: keep success apart */
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static _Atomic int warned;
 
@@ -76,8 +77,7 @@ void queue_push(session *s, const proc_rec *r)
 
 static void make_key(void)
 {
-    if (pthread_key_create(&exit_key, buffers_thread_exit) != 0)
-        exit_key = 0;
+    exit_key_ok = pthread_key_create(&exit_key, buffers_thread_exit) == 0;
 }
 
 /* A buffer from the free list or a new one within the budget (lock held). */
@@ -147,7 +147,7 @@ static prism__thread *register_thread(session *s, prism__tls *t)
     s->threads = th;
     t->th = th;
     pthread_once(&exit_once, make_key);
-    if (exit_key)
+    if (exit_key_ok)
         pthread_setspecific(exit_key, th);
     return th;
 }
@@ -170,8 +170,11 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
     if (atomic_load_explicit(&s->failed, memory_order_relaxed) ||
         atomic_load_explicit(&s->stopping, memory_order_relaxed))
         return false;
-    /* Dropping and nothing free: don't take the lock for every event. */
-    if (t->th && !t->th->cur && s->cfg.policy == PRISM_POLICY_DROP &&
+    /* Dropping and nothing free: don't take the lock for every event.  A
+     * thread whose bounded wait ran out drops the same way until it gets a
+     * buffer again, rather than waiting a second for every event. */
+    if (t->th && !t->th->cur &&
+        (s->cfg.policy == PRISM_POLICY_DROP || t->th->wait_expired) &&
         atomic_load_explicit(&s->exhausted, memory_order_relaxed) &&
         atomic_load_explicit(&s->free_count, memory_order_relaxed) == 0)
         return false;
@@ -188,7 +191,7 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
     hand_over(th);
     use_buffer(t, NULL);
     buffer *b = take_buffer(s);
-    if (!b && s->cfg.policy == PRISM_POLICY_WAIT) {
+    if (!b && s->cfg.policy == PRISM_POLICY_WAIT && !th->wait_expired) {
         session_wake(s);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -197,6 +200,7 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
             if (pthread_cond_timedwait(&s->space, &s->lock, &until) == ETIMEDOUT)
                 break;
     }
+    th->wait_expired = !b && s->cfg.policy == PRISM_POLICY_WAIT;
     use_buffer(t, b);
     pthread_mutex_unlock(&s->lock);
     if (b)

@@ -37,6 +37,7 @@ typedef struct prism__thread {
     buffer *cur;                /* the owner's buffer (lock to change) */
     buffer *full, *full_tail;   /* handed over, oldest first (lock) */
     bool dead;                  /* the thread exited (lock) */
+    bool wait_expired;          /* WAIT: its last wait ran out (owner) */
     _Atomic uint64_t dropped;   /* events dropped, cumulative */
     /* writer-side state */
     uint64_t dropped_written;

@@ -227,20 +227,19 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
     if (open)
         out_chunk(w, &e);
     open = false;
-    uint64_t total = 0;
     for (size_t i = 0; i < nsnap; i++) {
         prism__thread *th = sn[i].th;
         uint64_t d = atomic_load_explicit(&th->dropped, memory_order_relaxed);
-        total += d;
         if (d == th->dropped_written)
             continue;
+        /* a running sum: exited threads leave the list, not the total */
+        w->dropped_total += d - th->dropped_written;
         th->dropped_written = d;
         prism_dropped x = { th->stream, PRISM_SOURCE_CPU, d };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
     }
     if (open)
         out_chunk(w, &e);
-    w->dropped_total = total;
 }
 
 static void sample_memory(wstate *w)
