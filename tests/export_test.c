@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../tui/cli.h"
 #include "../tui/report.h"
@@ -408,6 +410,26 @@ static void failed_export_leaves_no_file(void **state)
     free(err);
 }
 
+/* An OUT that is not a regular file (here a symlink; /dev/null is the case
+ * that matters) is written in place, never replaced by a renamed file. */
+static void output_that_is_no_regular_file_is_kept(void **state)
+{
+    fx *f = *state;
+    char target[512], link[512], *err;
+    struct stat st;
+    write_text(path_in(target, f->dir, "target.folded"), "old");
+    assert_int_equal(symlink(target, path_in(link, f->dir, "link.folded")), 0);
+    const char *argv[] = { "export", f->ref, "--format", "folded", "-o", link, NULL };
+    assert_int_equal(run_cmd(cmd_export, argv, NULL, &err), EXIT_OK);
+    assert_string_equal(err, "");
+    free(err);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char *text = slurp(target, NULL);
+    assert_non_null(strstr(text, "step;forward;layer.0;attention "));
+    free(text);
+}
+
 static void export_usage_errors(void **state)
 {
     fx *f = *state;
@@ -442,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(tree_json_parses, setup, teardown),
         cmocka_unit_test_setup_teardown(awkward_names_survive, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_export_leaves_no_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(output_that_is_no_regular_file_is_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(export_usage_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,6 +136,14 @@ void json_put_string(FILE *f, const char *str, size_t n)
     fputc('"', f);
     size_t i = 0;
     while (i < n) {
+        size_t run = i;                 /* plain ASCII goes out in one piece */
+        while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
+            run++;
+        if (run > i) {
+            fwrite(s + i, 1, run - i, f);
+            i = run;
+            continue;
+        }
         unsigned char c = s[i];
         switch (c) {
         case '"': fputs("\\\"", f); i++; continue;

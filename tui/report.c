@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -73,6 +74,20 @@ int outfile_open(outfile *o, const char *path, FILE *dflt)
         o->f = dflt;
         return 0;
     }
+    /* Only a regular file (or none yet) is replaced by rename: a device
+     * (-o /dev/null), a FIFO or a symlink is written in place, never
+     * replaced by a file. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->f = fopen(path, "w");
+        if (!o->f) {
+            fprintf(stderr, "prism-top: %s: cannot open for writing: %s\n", path,
+                    strerror(errno));
+            return -1;
+        }
+        o->in_place = true;
+        return 0;
+    }
     size_t n = strlen(path);
     o->path = strdup(path);
     o->tmp = malloc(n + 5);
@@ -102,6 +117,11 @@ int outfile_close(outfile *o, bool ok)
             fprintf(stderr, "prism-top: cannot write the output: %s\n", strerror(errno));
             rc = EXIT_BADINPUT;
         }
+        if (o->in_place && fclose(o->f) && rc == EXIT_OK) {
+            fprintf(stderr, "prism-top: cannot write the output: %s\n", strerror(errno));
+            rc = EXIT_BADINPUT;
+        }
+        memset(o, 0, sizeof *o);
         return ok ? rc : EXIT_BADINPUT;
     }
     if (ok && (fflush(o->f) || ferror(o->f) || fsync(fileno(o->f)))) {

@@ -40,12 +40,15 @@ prism_analysis *report_load(const char *path, const prism_analysis_opts *opts);
 /*
  * An output destination.  A named file is written as NAME.tmp and renamed
  * over NAME by outfile_close(ok = true), so a failed run leaves no half
- * file; "-" or NULL writes to the default stream (stdout) directly.
+ * file; "-" or NULL writes to the default stream (stdout) directly.  A NAME
+ * that exists and is not a regular file (/dev/null, a FIFO, a symlink) is
+ * written in place: renaming over it would replace it.
  */
 typedef struct outfile {
     FILE *f;
-    char *path;              /* NULL: the default stream                     */
+    char *path;              /* NULL: the default stream or in place         */
     char *tmp;
+    bool in_place;           /* f is ours to close, no rename                */
 } outfile;
 
 /* 0 on success; -1 with one line on stderr. */
