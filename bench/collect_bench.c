@@ -4,15 +4,17 @@
  *
  *   1. hot path, recording (PRISM_POLICY_WAIT, a large buffer budget, so
  *      nothing is dropped): a push/pop pair by id, a PRISM_ZONE, a pair by
- *      name, prism_counter_i / _f, each beside two raw clock reads
- *      (prism__now() twice) measured in the same run, interleaved;
+ *      name, prism_counter_i / _f, an empty step, each beside two raw clock
+ *      reads (prism__now() twice) measured in the same round, interleaved;
+ *      times are the thread's CPU time; prism_init / prism_shutdown;
  *   2. a pair inside a step that is not sampled (sample_rate 0.001) beside
  *      an empty loop;
- *   3. writer throughput: 2 threads pushing and popping, unpaced and paced
- *      at fixed total rates, PRISM_POLICY_DROP and default buffers, ~1 s a
- *      run; written and dropped events are read back from the file;
+ *   3. writer throughput: 2 threads pushing and popping, paced at fixed
+ *      total rates and unpaced, PRISM_POLICY_DROP and default buffers, ~1 s
+ *      a run; written and dropped events are read back from the file;
  *   4. build/bin/trainloop with profiling at defaults against --no-profile,
- *      runs alternated.
+ *      runs alternated, wall and CPU time; and the overhead the figures of
+ *      1 predict for what one run records.
  *
  * libcollect allows one session per process, so every configuration runs
  * in a forked child; figures come back through a pipe, and the parent reads
@@ -254,14 +256,22 @@ typedef struct hot_ctx {
     unsigned runs, pairs;
 } hot_ctx;
 
-enum { K_CLOCK2, K_PAIR, K_ZONE, K_NAME, K_CTR_I, K_CTR_F, K_COUNT };
+enum { K_CLOCK2, K_PAIR, K_ZONE, K_NAME, K_CTR_I, K_CTR_F, K_STEP, K_COUNT };
+#define STEPS_PER_PAIRS 200u         /* K_STEP: pairs / this steps a run     */
 
 typedef struct hot_out {
     double ns[K_COUNT][BENCH_MAX_RUNS];
     uint64_t faults;                /* page faults inside the timed runs   */
-    uint64_t regions, counters;     /* recorded: what the file must hold   */
+    uint64_t regions, counters, steps;  /* recorded: what the file must hold */
+    double init_ms, shutdown_ms;    /* prism_init, prism_shutdown: wall    */
     int tsc;
 } hot_out;
+
+/* The hot-path medians, for the estimate of trainloop's overhead. */
+static struct {
+    bool have;
+    double pair_ns, counter_ns, step_ns, init_ms, shutdown_ms;
+} hot_fig;
 
 /* The calling thread's CPU time in ns: the hot-path figures use it, so that
  * time the thread spends preempted (by the writer thread or by another
@@ -335,6 +345,17 @@ __attribute__((noinline)) static double run_counter_f(uint32_t id, unsigned n)
     return per_op(t0, n);
 }
 
+/* An empty step: its record, and (collect_memory) an RSS/CPU sample. */
+__attribute__((noinline)) static double run_steps(unsigned n)
+{
+    uint64_t t0 = thread_ns();
+    for (unsigned i = 0; i < n; i++) {
+        prism_step_begin();
+        prism_step_end();
+    }
+    return per_op(t0, n);
+}
+
 static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
@@ -356,11 +377,12 @@ static int hot_child(void *vctx, void *vout)
     char path[PATH_MAX];
     prism_config cfg;
     prism_config_default(&cfg);
-    cfg.collect_memory = false;
     cfg.policy = PRISM_POLICY_WAIT;
     cfg.buffer_mb = 1024;           /* allocated as used: the writer recycles */
+    uint64_t t0 = bench_now_ns();
     if (start_session(&cfg, "hot", path, sizeof path) != 0)
         return 1;
+    o->init_ms = (double)(bench_now_ns() - t0) * 1e-6;
 #if defined(__x86_64__) || defined(__i386__)
     o->tsc = prism__clock_tsc;
 #endif
@@ -373,24 +395,29 @@ static int hot_child(void *vctx, void *vout)
      * path, not the allocation and first touch of new buffers. */
     for (unsigned r = 0; r <= c->runs; r++) {
         for (int k = 0; k < K_COUNT; k++) {
-            unsigned n = c->pairs;
+            unsigned n = k == K_STEP ? c->pairs / STEPS_PER_PAIRS : c->pairs;
             uint64_t f0 = minor_faults();
             double ns = k == K_CLOCK2 ? run_clock2(n)
                       : k == K_PAIR   ? run_pair(id, n)
                       : k == K_ZONE   ? run_zone(n)
                       : k == K_NAME   ? run_byname(n)
                       : k == K_CTR_I  ? run_counter_i(cid, n)
-                      :                 run_counter_f(cid, n);
+                      : k == K_CTR_F  ? run_counter_f(cid, n)
+                      :                 run_steps(n);
             if (r > 0) {
                 o->ns[k][r - 1] = ns;
-                o->faults += minor_faults() - f0;
+                if (k != K_STEP)    /* reading /proc faults pages in */
+                    o->faults += minor_faults() - f0;
             }
             sleep_ns(SETTLE_NS);
         }
     }
     o->regions = (uint64_t)(c->runs + 1) * c->pairs * 2 * 3;
     o->counters = (uint64_t)(c->runs + 1) * c->pairs * 2;
+    o->steps = (uint64_t)(c->runs + 1) * (c->pairs / STEPS_PER_PAIRS);
+    t0 = bench_now_ns();
     prism_shutdown();
+    o->shutdown_ms = (double)(bench_now_ns() - t0) * 1e-6;
     return 0;
 }
 
@@ -436,13 +463,24 @@ static bool report_hot(unsigned runs, unsigned pairs)
     snprintf(extra, sizeof extra, "1 clock read: %.1f ns, library: %.1f ns", base / 2,
              lib_cost(&o, K_CTR_F, runs, 0.5));
     row_ns("collect: prism_counter_f", o.ns[K_CTR_F], runs, 1, extra, "<= 15 ns");
+    row_ns("collect: step begin+end", o.ns[K_STEP], runs, 0,
+           "defaults: a STEPS record and an RSS/CPU sample", NULL);
+    printf("  %-*s %8.1f %-12s  prism_shutdown %.1f ms (wall; the writer's last flush)\n",
+           LABEL_W, "collect: prism_init", o.init_ms, "ms", o.shutdown_ms);
+    hot_fig.have = true;
+    hot_fig.pair_ns = pair;
+    hot_fig.counter_ns = median(o.ns[K_CTR_I], runs);
+    hot_fig.step_ns = median(o.ns[K_STEP], runs);
+    hot_fig.init_ms = o.init_ms;
+    hot_fig.shutdown_ms = o.shutdown_ms;
     printf("  recorded: %llu region events, %llu counters, %llu dropped (file %.1f MB); "
            "page faults in timed runs: %llu\n",
            (unsigned long long)f.regions, (unsigned long long)f.counters,
            (unsigned long long)f.dropped, (double)f.bytes / 1e6, (unsigned long long)o.faults);
     unlink(path);
     return check(f.ok, "the hot-path profile did not read back cleanly") &&
-           check(f.dropped == 0 && f.regions == o.regions && f.counters == o.counters,
+           check(f.dropped == 0 && f.regions == o.regions && f.counters == o.counters &&
+                     f.steps == o.steps,
                  "events were lost: the figures above include drops");
 }
 
@@ -694,16 +732,30 @@ static int spawn_wait(const char *exe, char **argv, char **envp, double *sec, do
     fflush(stdout);
     uint64_t t0 = bench_now_ns();
     int rc = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+    for (int i = 0; i < 10 && (rc == ETXTBSY || rc == EACCES || rc == ENOENT); i++) {
+        sleep_ns(200000000u);       /* being relinked by a concurrent make */
+        t0 = bench_now_ns();
+        rc = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+    }
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
+    if (rc != 0) {
+        printf("  !! cannot start %s: %s\n", exe, strerror(rc));
         return -1;
+    }
     struct rusage ru;
     while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
         ;
     *sec = (double)(bench_now_ns() - t0) * 1e-9;
     *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return 0;
+    printf("  !! %s", exe);
+    for (char **a = argv + 1; *a; a++)
+        printf(" %s", *a);
+    printf(": %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit status",
+           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    return -1;
 }
 
 /* build/bench/collect_bench -> build/bin/trainloop (build-san too). */
@@ -792,6 +844,16 @@ static bool report_trainloop(const char *argv0)
              (sp.min / su.min - 1) * 100, (mcp / mcu - 1) * 100);
     row_value("collect: trainloop overhead", (sp.median / su.median - 1) * 100, 2, "%",
               "(wall, median/median)", extra, "<= 1 %");
+    if (hot_fig.have && su.median > 0) {
+        /* The same from the hot-path figures: what one run records, priced */
+        double per_step = (double)f.regions / 2 / nsteps * hot_fig.pair_ns +
+                          (double)f.counters / nsteps * hot_fig.counter_ns + hot_fig.step_ns;
+        double fixed = (hot_fig.init_ms + hot_fig.shutdown_ms) * 1e-3;
+        double est = (per_step * 1e-9 * nsteps + fixed) / su.median * 100;
+        snprintf(extra, sizeof extra, "%.1f us a step of %.1f ms, init+shutdown %.1f ms a run",
+                 per_step * 1e-3, su.median / nsteps * 1e3, fixed * 1e3);
+        row_value("  estimate from the hot path", est, 2, "%", "(per run)", extra, NULL);
+    }
     return check(f.ok && f.regions > 0, "the trainloop profile did not read back cleanly");
 }
 
