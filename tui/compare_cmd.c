@@ -29,8 +29,9 @@ static void usage(FILE *f)
         "\n"
         "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
         "  --format txt|json      text (default) or JSON (schema prism.compare/1)\n"
-        "  --top N                text: show the N largest region changes (default %d,\n"
-        "                         0 = all); JSON always holds every region\n"
+        "  --top N                text: show the N largest region changes, new and\n"
+        "                         vanished regions (default %d, 0 = all); JSON always\n"
+        "                         holds every region\n"
         "  --threshold PCT, --leak-threshold MB   as for analyze, for both profiles\n"
         "\n"
         "exit status: 0 ok, 1 usage error, 2 bad input\n", DEFAULT_TOP);
@@ -58,11 +59,18 @@ static metrics metrics_of(const prism_analysis *a)
     return x;
 }
 
-/* One row of the metric table; decimals 0 for counts. */
-static void row(FILE *f, const char *name, double a, double b, int decimals, bool present)
+/* One row of the metric table; decimals 0 for counts; a side without the
+ * figure shows n/a, and so does the delta. */
+static void row2(FILE *f, const char *name, double a, double b, int decimals, bool has_a,
+                 bool has_b)
 {
-    if (!present) {
-        fprintf(f, "%-24s %15s %15s %22s\n", name, "n/a", "n/a", "n/a");
+    if (!has_a || !has_b) {
+        char va[32] = "n/a", vb[32] = "n/a";
+        if (has_a)
+            snprintf(va, sizeof va, "%.*f", decimals, a);
+        if (has_b)
+            snprintf(vb, sizeof vb, "%.*f", decimals, b);
+        fprintf(f, "%-24s %15s %15s %22s\n", name, va, vb, "n/a");
         return;
     }
     char delta[64];
@@ -76,6 +84,11 @@ static void row(FILE *f, const char *name, double a, double b, int decimals, boo
     fprintf(f, "%-24s %15.*f %15.*f %22s\n", name, decimals, a, decimals, b, delta);
 }
 
+static void row(FILE *f, const char *name, double a, double b, int decimals, bool present)
+{
+    row2(f, name, a, b, decimals, present, present);
+}
+
 static void metric_table(FILE *f, const metrics *a, const metrics *b)
 {
     fprintf(f, "%-24s %15s %15s %22s\n", "Metric", "Profile 1", "Profile 2", "Delta");
@@ -83,10 +96,10 @@ static void metric_table(FILE *f, const metrics *a, const metrics *b)
     row(f, "steps", a->steps, b->steps, 0, true);
     row(f, "sampled_steps", a->sampled, b->sampled, 0, true);
     row(f, "total_time_ms", a->total_ms, b->total_ms, 3, true);
-    row(f, "mean_step_ms", a->mean_ms, b->mean_ms, 3, a->steps > 0 && b->steps > 0);
-    row(f, "p95_step_ms", a->p95_ms, b->p95_ms, 3, a->steps > 0 && b->steps > 0);
+    row2(f, "mean_step_ms", a->mean_ms, b->mean_ms, 3, a->steps > 0, b->steps > 0);
+    row2(f, "p95_step_ms", a->p95_ms, b->p95_ms, 3, a->steps > 0, b->steps > 0);
     row(f, "peak_host_mb", a->peak_host_mb, b->peak_host_mb, 2, true);
-    row(f, "peak_gpu_mb", a->peak_gpu_mb, b->peak_gpu_mb, 2, a->have_gpu && b->have_gpu);
+    row2(f, "peak_gpu_mb", a->peak_gpu_mb, b->peak_gpu_mb, 2, a->have_gpu, b->have_gpu);
     fprintf(f, "%-24s %15s %15s %22s\n", "memory_leak_detected", a->leak ? "True" : "False",
             b->leak ? "True" : "False", a->leak == b->leak ? "same" : "changed");
 }
@@ -123,7 +136,7 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
 }
 
 /* Regions present on one side only: new (in B) or vanished (only in A). */
-static void one_sided(FILE *f, const prism_compare *c, bool appeared)
+static void one_sided(FILE *f, const prism_compare *c, bool appeared, size_t top)
 {
     char buf[80];
     size_t n = 0;
@@ -134,12 +147,15 @@ static void one_sided(FILE *f, const prism_compare *c, bool appeared)
         bool is = appeared ? d->base_node == PRISM_NO_NODE : d->new_node == PRISM_NO_NODE;
         if (!is)
             continue;
+        if (!top || n < top)
+            fprintf(f, "    %-60s %11.3f ms\n", report_fit(d->path, 60, buf, sizeof buf),
+                    ns_ms(appeared ? d->new_ns : d->base_ns));
         n++;
-        fprintf(f, "    %-60s %11.3f ms\n", report_fit(d->path, 60, buf, sizeof buf),
-                ns_ms(appeared ? d->new_ns : d->base_ns));
     }
     if (!n)
         fputs("    none\n", f);
+    else if (top && n > top)
+        fprintf(f, "    (%zu more; --top 0 shows all)\n", n - top);
 }
 
 static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b, size_t n)
@@ -162,8 +178,8 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
     fputc('\n', f);
     regions(f, c, top);
     fputc('\n', f);
-    one_sided(f, c, true);
-    one_sided(f, c, false);
+    one_sided(f, c, true, top);
+    one_sided(f, c, false, top);
     fputc('\n', f);
     bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new);
     bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone);
