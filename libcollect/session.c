@@ -157,14 +157,14 @@ int prism_init(const prism_config *cfg)
         prism_config_from_env(&c);
     }
     pthread_mutex_lock(&init_lock);
-    if (prism__s) {                     /* already running: nothing to do */
-        pthread_mutex_unlock(&init_lock);
-        return 0;
-    }
-    if (ended) {
+    if (ended) {                        /* before prism__s: it outlives shutdown */
         pthread_mutex_unlock(&init_lock);
         session_warn("prism_init after prism_shutdown: one session per process; ignored");
         return -1;
+    }
+    if (prism__s) {                     /* already running: nothing to do */
+        pthread_mutex_unlock(&init_lock);
+        return 0;
     }
     if (!c.enabled) {
         pthread_mutex_unlock(&init_lock);
