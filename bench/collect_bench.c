@@ -25,6 +25,7 @@
  *   usage: collect_bench [runs [pairs [sections]]]
  *   sections: a list of hot, unsampled, writer, trainloop (default: all)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -859,6 +860,23 @@ static bool report_trainloop(const char *argv0)
 
 /* ------------------------------------------------------------------ */
 
+/* Profiles a failed child left behind go with the directory. */
+static void remove_tmpdir(void)
+{
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    char path[PATH_MAX];
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name) < (int)sizeof path)
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(tmpdir);
+}
+
 int main(int argc, char **argv)
 {
     unsigned runs = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : DEF_RUNS;
@@ -892,7 +910,7 @@ int main(int argc, char **argv)
         ok &= report_throughput();
     if (strstr(only, "trainloop"))
         ok &= report_trainloop(argv[0]);
-    rmdir(tmpdir);
+    remove_tmpdir();
     printf("collect_bench: done in %.1f s\n", (double)(bench_now_ns() - t0) * 1e-9);
     return ok ? 0 : 1;      /* wrong results, never slow ones, fail the run */
 }
