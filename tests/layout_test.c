@@ -1,0 +1,266 @@
+/*
+ * layout_test.c - the explorer's pure layout helpers (tui/layout.c) across
+ * terminal sizes 1x1 ... 300x100: the frame layout (too small exactly below
+ * 40x12, rows adding up), column splitting (never wider than the width,
+ * dropping from the right, fixed widths kept), bars and sparklines (exact
+ * cell counts in UTF-8 and ASCII) and the unit formatters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ui.h"
+
+/* Display cells of a UTF-8 string (every code point is one cell here). */
+static int cells(const char *s)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if ((*p & 0xc0) != 0x80)
+            n++;
+    return n;
+}
+
+static bool ascii_only(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p >= 0x80)
+            return false;
+    return true;
+}
+
+/* ---- frame layout ------------------------------------------------------- */
+
+static void test_layout_all_sizes(void **state)
+{
+    (void)state;
+    for (int rows = 1; rows <= 100; rows++)
+        for (int cols = 1; cols <= 300; cols++) {
+            ui_layout l = ui_layout_compute(rows, cols);
+            bool small = rows < UI_MIN_ROWS || cols < UI_MIN_COLS;
+            if (l.too_small != small)
+                fail_msg("%dx%d: too_small %d", cols, rows, l.too_small);
+            if (small)
+                continue;
+            assert_int_equal(l.cols, cols);
+            assert_int_equal(l.tabs_y, 0);
+            assert_int_equal(l.body_y, l.tabs_y + 1);
+            assert_int_equal(l.status_y, l.body_y + l.body_h);
+            assert_int_equal(l.status_y, rows - 1);   /* tabs + body + status = rows */
+            assert_true(l.body_h >= UI_MIN_ROWS - 2);
+        }
+    /* the boundary itself, and nonsense sizes */
+    assert_false(ui_layout_compute(12, 40).too_small);
+    assert_true(ui_layout_compute(11, 40).too_small);
+    assert_true(ui_layout_compute(12, 39).too_small);
+    assert_true(ui_layout_compute(0, 0).too_small);
+    assert_true(ui_layout_compute(-1, -5).too_small);
+    assert_int_equal(ui_layout_compute(-1, -5).cols, 0);
+}
+
+/* ---- columns ------------------------------------------------------------ */
+
+static void check_columns(int width, const int *fixed, int n, int min_flex)
+{
+    int out[16];
+    int shown = ui_columns(width, fixed, n, min_flex, out);
+    assert_true(shown >= 0 && shown <= n);
+    int used = 0;
+    for (int i = 0; i < n; i++) {
+        if (i < shown) {
+            assert_true(out[i] > 0);
+            if (fixed[i] > 0)
+                assert_int_equal(out[i], fixed[i]);
+            else
+                assert_true(out[i] >= min_flex);
+            used += out[i] + (i ? 1 : 0);   /* one blank between columns */
+        } else {
+            assert_int_equal(out[i], 0);    /* dropped from the right */
+        }
+    }
+    if (used > (width > 0 ? width : 0))
+        fail_msg("width %d: columns use %d", width, used);
+    /* the next column really did not fit */
+    if (shown < n) {
+        int need = fixed[shown] > 0 ? fixed[shown] : min_flex;
+        int base = 0;
+        for (int i = 0; i < shown; i++)
+            base += (fixed[i] > 0 ? fixed[i] : min_flex) + (i ? 1 : 0);
+        assert_true(base + need + (shown ? 1 : 0) > width);
+    }
+    /* with a flexible column shown, the whole width is used */
+    bool flex = false;
+    for (int i = 0; i < shown; i++)
+        flex |= fixed[i] <= 0;
+    if (flex)
+        assert_int_equal(used, width);
+}
+
+static void test_columns(void **state)
+{
+    (void)state;
+    static const int a[] = { 0, 10, 8, 8, 6 };          /* name, then numbers */
+    static const int b[] = { 12, 0, 0, 5 };
+    static const int c[] = { 4, 4, 4 };                 /* all fixed */
+    static const int d[] = { 0 };
+    for (int w = -2; w <= 300; w++) {
+        check_columns(w, a, 5, 8);
+        check_columns(w, b, 4, 3);
+        check_columns(w, c, 3, 1);
+        check_columns(w, d, 1, 1);
+    }
+    int out[5];
+    assert_int_equal(ui_columns(80, a, 5, 8, out), 5);
+    assert_int_equal(out[0], 80 - 10 - 8 - 8 - 6 - 4);
+    assert_int_equal(ui_columns(20, a, 5, 8, out), 2);   /* name + 10, the rest dropped */
+    assert_int_equal(out[1], 10);
+    assert_int_equal(out[2], 0);
+    assert_int_equal(ui_columns(5, a, 5, 8, out), 0);
+    assert_int_equal(ui_columns(14, c, 3, 1, out), 3);
+    assert_int_equal(ui_columns(13, c, 3, 1, out), 2);
+}
+
+/* ---- bars and sparklines ------------------------------------------------ */
+
+static void bar_cells(double frac, int n, bool utf8, int want)
+{
+    char buf[1024];
+    size_t len = ui_bar(buf, sizeof buf, frac, n, utf8);
+    assert_int_equal(len, strlen(buf));
+    if (cells(buf) != want)
+        fail_msg("bar(%g, %d, %s) has %d cells, want %d", frac, n, utf8 ? "utf8" : "ascii",
+                 cells(buf), want);
+    if (!utf8)
+        assert_true(ascii_only(buf));
+}
+
+static void test_bar(void **state)
+{
+    (void)state;
+    for (int n = 0; n <= 120; n++) {
+        for (int u = 0; u < 2; u++) {
+            bool utf8 = u;
+            bar_cells(0, n, utf8, 0);
+            bar_cells(-0.5, n, utf8, 0);
+            bar_cells(NAN, n, utf8, 0);
+            bar_cells(1, n, utf8, n);
+            bar_cells(1.5, n, utf8, n);
+            bar_cells(INFINITY, n, utf8, n);
+            /* half: n/2 full cells, plus a half cell when n is odd */
+            bar_cells(0.5, n, utf8, (n + 1) / 2);
+        }
+    }
+    char buf[64];
+    ui_bar(buf, sizeof buf, 1, 4, false);
+    assert_string_equal(buf, "####");
+    ui_bar(buf, sizeof buf, 1, 2, true);
+    assert_string_equal(buf, "\u2588\u2588");
+    ui_bar(buf, sizeof buf, 0.5, 3, true);                /* 12 eighths */
+    assert_string_equal(buf, "\u2588\u258c");
+    ui_bar(buf, sizeof buf, 0.5, 3, false);
+    assert_string_equal(buf, "##");
+    ui_bar(buf, sizeof buf, 0.1, 3, false);               /* 2.4 eighths: nothing */
+    assert_string_equal(buf, "");
+    ui_bar(buf, sizeof buf, 0.1, 3, true);
+    assert_string_equal(buf, "\u258e");
+    /* never more than the buffer */
+    char tiny[5];
+    size_t len = ui_bar(tiny, sizeof tiny, 1, 10, true);
+    assert_true(len < sizeof tiny);
+    assert_int_equal(len, strlen(tiny));
+    assert_int_equal(ui_bar(tiny, 0, 1, 10, true), 0);
+}
+
+static void test_sparkline(void **state)
+{
+    (void)state;
+    double v[200];
+    for (int i = 0; i < 200; i++)
+        v[i] = sin(i / 10.0) * 100;
+    char buf[2048];
+    for (int u = 0; u < 2; u++) {
+        bool utf8 = u;
+        for (int n = 0; n <= 200; n++) {
+            size_t len = ui_sparkline(buf, sizeof buf, v, 200, n, utf8);
+            assert_int_equal(len, strlen(buf));
+            assert_int_equal(cells(buf), n);
+            if (!utf8)
+                assert_true(ascii_only(buf));
+        }
+        /* fewer points than cells: one cell a point */
+        assert_int_equal((ui_sparkline(buf, sizeof buf, v, 5, 40, utf8), cells(buf)), 5);
+        /* one point, a constant series: a flat line at mid height */
+        ui_sparkline(buf, sizeof buf, v, 1, 10, utf8);
+        assert_int_equal(cells(buf), 1);
+        const double flat[] = { 7, 7, 7, 7, 7, 7 };
+        ui_sparkline(buf, sizeof buf, flat, 6, 6, utf8);
+        assert_string_equal(buf, utf8 ? "\u2584\u2584\u2584\u2584\u2584\u2584" : "~~~~~~");
+        assert_int_equal(ui_sparkline(buf, sizeof buf, v, 0, 10, utf8), 0);
+        assert_string_equal(buf, "");
+    }
+    /* a ramp spans the lowest to the highest level */
+    const double ramp[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    ui_sparkline(buf, sizeof buf, ramp, 8, 8, false);
+    assert_string_equal(buf, "_.-~=+*#");
+    ui_sparkline(buf, sizeof buf, ramp, 8, 2, false);     /* bucket maxima */
+    assert_string_equal(buf, "~#");
+}
+
+/* ---- units -------------------------------------------------------------- */
+
+static void test_units(void **state)
+{
+    (void)state;
+    static const struct { double v; const char *ns, *bytes; } cases[] = {
+        { 0, "0 ns", "0 B" },
+        { 850, "850 ns", "850 B" },
+        { 1500, "1.5 us", "1.5 KB" },
+        { 12.3e6, "12.30 ms", "11.7 MB" },
+        { 250e6, "250.0 ms", "238.4 MB" },
+        { 4.51e9, "4.51 s", "4.20 GB" },
+        { 3600e9, "3600.00 s", "3352.76 GB" },
+        { -5, "0 ns", "0 B" },
+        { NAN, "0 ns", "0 B" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[32];
+        ui_fmt_ns(buf, sizeof buf, cases[i].v);
+        assert_string_equal(buf, cases[i].ns);
+        ui_fmt_bytes(buf, sizeof buf, cases[i].v);
+        assert_string_equal(buf, cases[i].bytes);
+    }
+    char buf[32];
+    ui_fmt_bytes(buf, sizeof buf, 1024);
+    assert_string_equal(buf, "1.0 KB");
+    ui_fmt_bytes(buf, sizeof buf, 1048576.0 * 3);
+    assert_string_equal(buf, "3.0 MB");
+    ui_fmt_bytes(buf, sizeof buf, 1073741824.0 * 80);
+    assert_string_equal(buf, "80.00 GB");
+    ui_fmt_ns(buf, sizeof buf, 999);
+    assert_string_equal(buf, "999 ns");
+    ui_fmt_ns(buf, sizeof buf, 1e3);
+    assert_string_equal(buf, "1.0 us");
+    ui_fmt_ns(buf, sizeof buf, 1e9);
+    assert_string_equal(buf, "1.00 s");
+    /* a short buffer is truncated, never overrun */
+    char tiny[4];
+    ui_fmt_ns(tiny, sizeof tiny, 12.3e6);
+    assert_string_equal(tiny, "12.");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout_all_sizes),
+        cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_bar),
+        cmocka_unit_test(test_sparkline),
+        cmocka_unit_test(test_units),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,122 @@
+/*
+ * flame.h - flame-graph geometry as pure functions (no curses): an icicle
+ * laid out from a call tree, navigation on it, search hits and label
+ * fitting.  The Flame pane draws what these compute; tests/flame_test.c
+ * checks them over many widths and trees.
+ *
+ * Geometry rules
+ *  - Row 0 holds the zoom frame spanning the full width, or, unzoomed
+ *    (zoom == PRISM_NO_NODE), the roots, which together span it.  A node's
+ *    children lie on the row below.
+ *  - Children are laid out left to right by name (flame_name_cmp: numbers
+ *    inside names by value, so layer.2 comes before layer.10; ties by path
+ *    hash): the classic flame-graph order, stable across reloads as times
+ *    change.  Time not covered by children (self time) is left blank at the
+ *    right of the parent.
+ *  - Each node gets a time interval [t0, t1) relative to the zoom: the
+ *    parent's start plus the totals of the siblings before it, clamped to
+ *    the parent's interval (so inconsistent totals never spill out).  Its
+ *    columns are [round(t0 * W / T), round(t1 * W / T)) with T the zoom
+ *    total (unzoomed: the sum of the roots), W the width.  Rounding the
+ *    cumulative positions (not each width) makes adjacent cells tile
+ *    without gaps or overlaps, keeps children inside their parent's span
+ *    and every width within one column of its exact share.
+ *  - Cells narrower than one column are dropped with their subtrees (their
+ *    time still shows in the parent); rows at or beyond max_rows likewise.
+ *  - Cells are stored row by row, left to right within a row; the children
+ *    of a cell are contiguous.
+ */
+#ifndef PRISM_TUI_FLAME_H
+#define PRISM_TUI_FLAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prism/analysis.h"
+
+#define FLAME_NONE SIZE_MAX
+
+typedef struct flame_cell {
+    uint32_t node;              /* node of the tree                          */
+    int row, x, w;              /* w >= 1; x + w <= width                    */
+    uint64_t t0, t1;            /* its time interval, relative to the zoom   */
+    size_t parent;              /* parent cell, FLAME_NONE on row 0          */
+    size_t first_child;         /* first child cell, FLAME_NONE when none    */
+    size_t nchildren;           /* child cells, contiguous from first_child  */
+} flame_cell;
+
+typedef struct flame {
+    flame_cell *cells;          /* row-major, left to right (owned)          */
+    size_t count, cap;
+    int rows;                   /* rows holding cells                        */
+    int width, max_rows;        /* as built                                  */
+    uint32_t zoom;              /* as built (PRISM_NO_NODE: all roots)       */
+    uint64_t base_ns;           /* T: the zoom total or the sum of roots     */
+    /* private: children sorted by name, cached for the tree last laid out */
+    uint32_t *kids;
+    size_t *off;
+    const prism_node *order_nodes;
+    size_t order_count;
+    uint64_t order_total;
+} flame;
+
+/* Lay out tree t under zoom into f (width columns, at most max_rows rows).
+ * f must be zeroed or previously built (its buffers are reused).  Children
+ * are found from the parent links and sorted once per tree: the order is
+ * cached in f and reused while t has the same nodes pointer, count and
+ * total; call flame_forget_order when a tree may have changed in place.
+ * A zoom that is not a node of t is treated as PRISM_NO_NODE.  Returns 0,
+ * or -1 on allocation failure (f is then empty).  f borrows nothing from t
+ * between calls except as that cache key. */
+int flame_build(flame *f, const prism_tree *t, uint32_t zoom, int width, int max_rows);
+void flame_forget_order(flame *f);
+void flame_free(flame *f);
+
+/* The cell showing node, or FLAME_NONE. */
+size_t flame_find(const flame *f, uint32_t node);
+/* Navigation: FLAME_NONE when there is no such cell. */
+size_t flame_parent(const flame *f, size_t c);
+size_t flame_first_child(const flame *f, size_t c);
+size_t flame_widest_child(const flame *f, size_t c);   /* leftmost of equals */
+size_t flame_left(const flame *f, size_t c);   /* nearest on the same row   */
+size_t flame_right(const flame *f, size_t c);
+/* The cell at (row, col), or FLAME_NONE. */
+size_t flame_at(const flame *f, int row, int col);
+
+/* Search.  match(name, ctx) says whether a name matches. */
+typedef bool (*flame_match_fn)(const char *name, void *ctx);
+
+typedef struct flame_hits {
+    size_t *cells;              /* matching cells in view, in cell order     */
+    size_t count;
+    size_t nodes;               /* matching nodes in the whole tree          */
+    uint64_t matched_ns;        /* totals of matches not inside a match      */
+    double share;               /* matched_ns / tree total (0 when empty)    */
+} flame_hits;
+
+/* Fill h (zeroed or previously filled) for the tree t that f was built
+ * from.  Returns 0, or -1 on allocation failure (h is then empty). */
+int flame_search(const flame *f, const prism_tree *t, flame_match_fn match, void *ctx,
+                 flame_hits *h);
+void flame_hits_free(flame_hits *h);
+/* The first hit after (dir > 0) or before (dir < 0) cell c in cell order,
+ * wrapping around; the first (last) hit when c is FLAME_NONE; FLAME_NONE
+ * when there are no hits. */
+size_t flame_hit_next(const flame_hits *h, size_t c, int dir);
+
+/* Name order of the layout: byte order, except that runs of digits
+ * compare by value ("layer.2" < "layer.10"); a total order (ties broken
+ * by strcmp).  NULL sorts as "". */
+int flame_name_cmp(const char *a, const char *b);
+
+/* Fit name into cols columns (code points): as is when it fits, else
+ * truncated with a trailing '...' character (UTF-8) or '~' (ASCII); empty
+ * when cols < 2.  Never splits a UTF-8 sequence.  Returns columns used. */
+int flame_label(char *out, size_t cap, const char *name, int cols, bool utf8);
+
+/* A colour index 0..n-1 from the name's module: the part before the first
+ * '.', so "layer.0" and "layer.1" share a colour. */
+int flame_color(const char *name, int n);
+
+#endif
