@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flame.h"
+#include "../tui/flame.h"
 #include "prism/analysis.h"
 #include "refgen.h"
 

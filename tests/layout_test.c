@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ui.h"
+#include "../tui/ui.h"
 
 /* Display cells of a UTF-8 string (every code point is one cell here). */
 static int cells(const char *s)
