@@ -28,7 +28,7 @@ B        := build
 SAN      :=
 endif
 
-ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib $(WARN) $(SAN) $(CFLAGS)
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib -Itui $(WARN) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw

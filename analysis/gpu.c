@@ -15,6 +15,8 @@
 /* Add [s, e) to the sorted disjoint segment list. */
 static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
 {
+    if (s < a->closed_until)            /* overlaps what was folded away */
+        s = a->closed_until;
     if (e <= s)
         return;
     size_t n = a->nbusy, i = n;
@@ -41,18 +43,15 @@ static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
         memmove(&a->busy[i + 1], &a->busy[j], (n - j) * sizeof *a->busy);
         a->nbusy = n - (j - i - 1);
     }
-    if (a->nbusy > MAX_SEGS) {                   /* bound memory: close the */
-        size_t best = 0;                         /* smallest gap            */
-        uint64_t gap = UINT64_MAX;
-        for (size_t k = 0; k + 1 < a->nbusy; k++)
-            if (a->busy[k + 1].start - a->busy[k].end < gap) {
-                gap = a->busy[k + 1].start - a->busy[k].end;
-                best = k;
-            }
-        a->busy[best].end = a->busy[best + 1].end;
-        memmove(&a->busy[best + 1], &a->busy[best + 2],
-                (a->nbusy - best - 2) * sizeof *a->busy);
-        a->nbusy--;
+    if (a->nbusy > MAX_SEGS) {
+        /* Records arrive nearly in time order: fold the older half into a
+         * running total and keep the recent segments exact. */
+        size_t half = a->nbusy / 2;
+        for (size_t k = 0; k < half; k++)
+            a->busy_closed += a->busy[k].end - a->busy[k].start;
+        a->closed_until = a->busy[half - 1].end;
+        memmove(&a->busy[0], &a->busy[half], (a->nbusy - half) * sizeof *a->busy);
+        a->nbusy -= half;
     }
 }
 
@@ -164,6 +163,7 @@ void gpu_refresh(prism_analysis *a)
     gs->api_ns = a->api_ns;
     gs->launches = a->launches;
     gs->small_kernels = a->small;
+    gs->busy_ns = a->busy_closed;
     for (size_t i = 0; i < a->nbusy; i++)
         gs->busy_ns += a->busy[i].end - a->busy[i].start;
     gs->span_ns = a->gpu_last > a->gpu_first ? a->gpu_last - a->gpu_first : 0;

@@ -37,7 +37,9 @@ typedef struct tnode {
     uint32_t depth;
     uint32_t merged;            /* its node in the all-threads tree */
     uint64_t calls, total, self, min, max;
-    double mean, m2;            /* Welford over call durations */
+    double shift, s1, s2;       /* sums of (duration - shift), and squares */
+    float *sv;                  /* time per sampled step, from sv_first */
+    uint32_t sv_first, sv_n, sv_cap;
 } tnode;
 
 typedef struct frame {
@@ -61,7 +63,7 @@ typedef struct athread {
     uint32_t lost;              /* frames deeper than MAX_STACK */
     pend *pending;              /* completions waiting for their step */
     size_t npend, pcap;
-    u64map steps;               /* node << 32 | sampled step pos -> ns */
+    size_t last_step;           /* index of the step found last (cache) */
     prism_node *pub;            /* derived per-thread tree */
     prism_tree tree;
 } athread;
@@ -101,6 +103,8 @@ struct prism_analysis {
     uint64_t gpu_first, gpu_last;
     seg *busy;                  /* disjoint, sorted */
     size_t nbusy, bcap;
+    uint64_t busy_closed;       /* busy time of segments folded away */
+    uint64_t closed_until;      /* intervals before this are folded */
     u64map dropped_of;          /* stream << 1 | source -> cumulative */
 
     uint64_t events, unmatched_exits;
@@ -117,9 +121,8 @@ struct prism_analysis {
     u64map node_by_hash;        /* path hash -> merged node */
     prism_op *ops;
     size_t nops;
-    uint32_t *step_off;         /* CSR: per merged node, into step_pos/ns */
-    uint32_t *step_pos;
-    double *step_ns;
+    uint32_t *tref_off;         /* per merged node: its thread nodes in tref */
+    uint64_t *tref;             /* thread index << 32 | node index */
     double *node_steps;         /* scratch for prism_analysis_node_steps */
     prism_step_stats step_stats;
     prism_memory_stats mem_stats;
@@ -136,6 +139,8 @@ athread *tree_thread(prism_analysis *a, uint32_t stream);
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur);
 void tree_resolve_pending(prism_analysis *a);
 void tree_merge(prism_analysis *a);
+/* Add a merged node's per-step totals into dense[0..nsampled). */
+void tree_node_steps(const prism_analysis *a, uint32_t node, double *dense);
 const char *tree_name(const prism_analysis *a, uint32_t name_id);
 void tree_free_thread(athread *t);
 

@@ -248,12 +248,12 @@ static void free_derived(prism_analysis *a)
     free(a->ops);
     a->ops = NULL;
     a->nops = 0;
-    free(a->step_off);
-    free(a->step_pos);
-    free(a->step_ns);
+    free(a->tref_off);
+    free(a->tref);
     free(a->node_steps);
-    a->step_off = a->step_pos = NULL;
-    a->step_ns = a->node_steps = NULL;
+    a->tref_off = NULL;
+    a->tref = NULL;
+    a->node_steps = NULL;
     free(a->bn);
     a->bn = NULL;
     a->nbn = 0;
@@ -419,14 +419,13 @@ const double *prism_analysis_node_steps(const prism_analysis *a, uint32_t node, 
 {
     prism_analysis *m = (prism_analysis *)a;   /* scratch buffer only */
     *n = 0;
-    if (node >= a->nnodes || !a->step_off || !a->nsampled)
+    if (node >= a->nnodes || !a->tref_off || !a->nsampled)
         return NULL;
     free(m->node_steps);
     m->node_steps = calloc(a->nsampled, sizeof *m->node_steps);
     if (!m->node_steps)
         return NULL;
-    for (uint32_t i = a->step_off[node]; i < a->step_off[node + 1]; i++)
-        m->node_steps[a->step_pos[i]] += a->step_ns[i];
+    tree_node_steps(a, node, m->node_steps);
     *n = a->nsampled;
     return m->node_steps;
 }

@@ -36,10 +36,11 @@ void tree_free_thread(athread *t)
 {
     if (!t)
         return;
+    for (size_t i = 0; i < t->n; i++)
+        free(t->nodes[i].sv);
     free(t->nodes);
     u64map_free(&t->child);
     free(t->pending);
-    u64map_free(&t->steps);
     free(t->pub);
     free(t);
 }
@@ -55,6 +56,12 @@ const char *tree_name(const prism_analysis *a, uint32_t name_id)
 /* The child of `parent` (PRISM_NO_NODE: a root) named `name`. */
 static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
 {
+    if (parent != PRISM_NO_NODE) {      /* few children: a short scan beats hashing */
+        uint32_t c = t->nodes[parent].first_child;
+        for (int k = 0; k < 8 && c != PRISM_NO_NODE; k++, c = t->nodes[c].next_sibling)
+            if (t->nodes[c].name == name)
+                return c;
+    }
     uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
     if (u64map_get(&t->child, key, &v))
         return (uint32_t)v;
@@ -106,9 +113,11 @@ static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
         nd->min = dur;
     if (dur > nd->max)
         nd->max = dur;
-    double d = (double)dur - nd->mean;
-    nd->mean += d / (double)nd->calls;
-    nd->m2 += d * ((double)dur - nd->mean);
+    if (nd->calls == 1)
+        nd->shift = (double)dur;        /* shifted sums: stable and cheap */
+    double d = (double)dur - nd->shift;
+    nd->s1 += d;
+    nd->s2 += d * d;
     tree_attribute(a, t, f.node, f.start, dur);
 }
 
@@ -135,13 +144,18 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
 }
 
 /* The sampled step containing ts: its position, UINT32_MAX when none,
- * or -1 (as UINT64_MAX) when the step may not have arrived yet. */
-static uint64_t step_at(const prism_analysis *a, uint64_t ts)
+ * or UINT64_MAX when the step may not have arrived yet.  `hint` caches the
+ * step found last: consecutive completions mostly fall in the same step. */
+static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
 {
     if (!a->nsteps)
         return UINT64_MAX;
     if (ts >= a->steps[a->nsteps - 1].end)
         return UINT64_MAX;
+    size_t h = *hint;
+    if (h < a->nsteps && a->steps[h].start <= ts && ts < a->steps[h].end &&
+        (h + 1 == a->nsteps || a->steps[h + 1].start > ts))
+        return a->sampled_pos[h];
     size_t lo = 0, hi = a->nsteps;       /* steps are in start order */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -152,12 +166,13 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts)
     }
     if (lo == 0 || ts >= a->steps[lo - 1].end)
         return UINT32_MAX;
+    *hint = lo - 1;
     return a->sampled_pos[lo - 1];
 }
 
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
 {
-    uint64_t pos = step_at(a, start);
+    uint64_t pos = step_at(a, start, &t->last_step);
     if (pos == UINT64_MAX) {
         if (a->steps_unused)
             return;
@@ -173,13 +188,37 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start
     }
     if (pos == UINT32_MAX)
         return;
-    uint64_t *slot = u64map_slot(&t->steps, (uint64_t)node << 32 | pos);
-    if (slot) {
-        double acc;
-        memcpy(&acc, slot, sizeof acc);
-        acc += (double)dur;
-        memcpy(slot, &acc, sizeof acc);
+    tnode *nd = &t->nodes[node];
+    uint32_t p = (uint32_t)pos;
+    if (!nd->sv_n) {
+        nd->sv_first = p;
+    } else if (p < nd->sv_first) {         /* a late step: make room in front */
+        uint32_t shift = nd->sv_first - p;
+        float *v = calloc((size_t)nd->sv_n + shift, sizeof *v);
+        if (!v)
+            return;
+        memcpy(v + shift, nd->sv, nd->sv_n * sizeof *v);
+        free(nd->sv);
+        nd->sv = v;
+        nd->sv_n += shift;
+        nd->sv_cap = nd->sv_n;
+        nd->sv_first = p;
     }
+    uint32_t i = p - nd->sv_first;
+    if (i >= nd->sv_cap) {
+        uint32_t cap = nd->sv_cap ? nd->sv_cap * 2 : 8;
+        while (cap <= i)
+            cap *= 2;
+        float *v = realloc(nd->sv, cap * sizeof *v);
+        if (!v)
+            return;
+        memset(v + nd->sv_cap, 0, (cap - nd->sv_cap) * sizeof *v);
+        nd->sv = v;
+        nd->sv_cap = cap;
+    }
+    if (i >= nd->sv_n)
+        nd->sv_n = i + 1;
+    nd->sv[i] += (float)dur;
 }
 
 void tree_resolve_pending(prism_analysis *a)
@@ -190,7 +229,7 @@ void tree_resolve_pending(prism_analysis *a)
         t->npend = 0;
         for (size_t j = 0; j < n; j++) {
             pend p = t->pending[j];
-            if (step_at(a, p.start) == UINT64_MAX)
+            if (step_at(a, p.start, &t->last_step) == UINT64_MAX)
                 t->pending[keep++] = p;
             else
                 tree_attribute(a, t, p.node, p.start, p.dur);
@@ -204,16 +243,28 @@ static uint64_t path_hash(uint64_t parent_hash, const char *name)
     return XXH3_64bits_withSeed(name, strlen(name), parent_hash);
 }
 
+/* Mean and sum of squared deviations of a node's call durations. */
+static void moments(const tnode *nd, double *mean, double *m2)
+{
+    double n = (double)nd->calls;
+    *mean = nd->calls ? nd->shift + nd->s1 / n : 0;
+    *m2 = nd->calls ? nd->s2 - nd->s1 * nd->s1 / n : 0;
+    if (*m2 < 0)
+        *m2 = 0;
+}
+
 /* Fill a public node from streaming statistics. */
 static void publish(prism_node *p, const tnode *nd)
 {
+    double mean, m2;
+    moments(nd, &mean, &m2);
     p->calls = nd->calls;
     p->total_ns = nd->total;
     p->self_ns = nd->self;
     p->min_ns = nd->calls ? nd->min : 0;
     p->max_ns = nd->max;
-    p->mean_ns = nd->mean;
-    p->std_ns = nd->calls > 1 ? sqrt(nd->m2 / (double)(nd->calls - 1)) : 0;
+    p->mean_ns = mean;
+    p->std_ns = nd->calls > 1 ? sqrt(m2 / (double)(nd->calls - 1)) : 0;
 }
 
 static void finish_tree(prism_node *nodes, size_t n, prism_tree *tree)
@@ -273,8 +324,10 @@ static void combine(prism_node *m, double *m2, const tnode *nd)
     if (!nd->calls)
         return;
     uint64_t n = m->calls + nd->calls;
-    double d = nd->mean - m->mean_ns;
-    *m2 += nd->m2 + d * d * (double)m->calls * (double)nd->calls / (double)n;
+    double mean, nm2;
+    moments(nd, &mean, &nm2);
+    double d = mean - m->mean_ns;
+    *m2 += nm2 + d * d * (double)m->calls * (double)nd->calls / (double)n;
     m->mean_ns += d * (double)nd->calls / (double)n;
     m->calls = n;
 }
@@ -310,62 +363,80 @@ static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
     return (uint32_t)a->nnodes++;
 }
 
-/* Per-step totals of merged nodes as CSR arrays, and their statistics. */
-static void merge_steps(prism_analysis *a)
+/* Which thread nodes make up each merged node (usually one). */
+static bool build_trefs(prism_analysis *a)
 {
     size_t total = 0;
     for (size_t i = 0; i < a->nthreads; i++)
-        total += a->threads[i]->steps.count;
-    a->step_off = calloc(a->nnodes + 1, sizeof *a->step_off);
-    a->step_pos = malloc((total ? total : 1) * sizeof *a->step_pos);
-    a->step_ns = malloc((total ? total : 1) * sizeof *a->step_ns);
-    if (!a->step_off || !a->step_pos || !a->step_ns)
-        return;
-    for (size_t i = 0; i < a->nthreads; i++) {
-        athread *t = a->threads[i];
-        for (size_t j = 0; j < t->steps.cap; j++)
-            if (t->steps.keys[j])
-                a->step_off[t->nodes[(t->steps.keys[j] - 1) >> 32].merged + 1]++;
-    }
-    for (size_t i = 0; i < a->nnodes; i++)
-        a->step_off[i + 1] += a->step_off[i];
+        total += a->threads[i]->n;
+    a->tref_off = calloc(a->nnodes + 1, sizeof *a->tref_off);
+    a->tref = malloc((total ? total : 1) * sizeof *a->tref);
     uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
-    if (!fill)
-        return;
-    for (size_t i = 0; i < a->nthreads; i++) {
-        athread *t = a->threads[i];
-        for (size_t j = 0; j < t->steps.cap; j++) {
-            if (!t->steps.keys[j])
-                continue;
-            uint64_t key = t->steps.keys[j] - 1;
-            uint32_t m = t->nodes[key >> 32].merged;
-            uint32_t at = a->step_off[m] + fill[m]++;
-            a->step_pos[at] = (uint32_t)key;
-            memcpy(&a->step_ns[at], &t->steps.vals[j], sizeof(double));
-        }
+    if (!a->tref_off || !a->tref || !fill) {
+        free(fill);
+        return false;
     }
+    for (size_t i = 0; i < a->nthreads; i++)
+        for (size_t j = 0; j < a->threads[i]->n; j++)
+            if (a->threads[i]->nodes[j].merged != PRISM_NO_NODE)
+                a->tref_off[a->threads[i]->nodes[j].merged + 1]++;
+    for (size_t m = 0; m < a->nnodes; m++)
+        a->tref_off[m + 1] += a->tref_off[m];
+    for (size_t i = 0; i < a->nthreads; i++)
+        for (size_t j = 0; j < a->threads[i]->n; j++) {
+            uint32_t m = a->threads[i]->nodes[j].merged;
+            if (m != PRISM_NO_NODE)
+                a->tref[a->tref_off[m] + fill[m]++] = (uint64_t)i << 32 | j;
+        }
     free(fill);
+    return true;
+}
+
+void tree_node_steps(const prism_analysis *a, uint32_t node, double *dense)
+{
+    for (uint32_t r = a->tref_off[node]; r < a->tref_off[node + 1]; r++) {
+        const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+        for (uint32_t k = 0; k < nd->sv_n; k++)
+            dense[nd->sv_first + k] += nd->sv[k];
+    }
+}
+
+/* Per-step statistics of every merged node, from its thread nodes'
+ * per-step vectors (summed when several threads share the path). */
+static void merge_steps(prism_analysis *a)
+{
+    if (!build_trefs(a))
+        return;
     double *per = calloc(a->nsampled ? a->nsampled : 1, sizeof *per);
     for (size_t m = 0; per && m < a->nnodes; m++) {
         prism_node *p = &a->nodes[m];
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (uint32_t r = a->tref_off[m]; r < a->tref_off[m + 1]; r++) {
+            const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+            if (!nd->sv_n)
+                continue;
+            if (nd->sv_first < lo)
+                lo = nd->sv_first;
+            if (nd->sv_first + nd->sv_n > hi)
+                hi = nd->sv_first + nd->sv_n;
+        }
+        if (lo >= hi)
+            continue;
+        tree_node_steps(a, (uint32_t)m, per);
         uint64_t seen = 0;
-        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++)
-            per[a->step_pos[i]] += a->step_ns[i];
         double mean = 0, m2 = 0, mx = 0;
-        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++) {
-            double v = per[a->step_pos[i]];
-            if (v < 0)
-                continue;              /* already counted (several threads) */
+        for (uint32_t k = lo; k < hi; k++) {
+            double v = per[k];
+            per[k] = 0;
+            if (v <= 0)
+                continue;
             seen++;
             double d = v - mean;
             mean += d / (double)seen;
             m2 += d * (v - mean);
             if (v > mx)
                 mx = v;
-            per[a->step_pos[i]] = -1;
         }
-        for (uint32_t i = a->step_off[m]; i < a->step_off[m + 1]; i++)
-            per[a->step_pos[i]] = 0;
         p->steps_seen = seen;
         p->step_mean_ns = mean;
         p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;

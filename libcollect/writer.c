@@ -21,6 +21,7 @@ typedef struct snap {
     prism__thread *th;
     buffer *full;               /* detached full buffers, oldest first */
     buffer *cur;
+    uint32_t cur_fill;          /* the current buffer's fill at the snapshot */
     bool dead;
     bool name_dirty;
     char name[64];
@@ -98,10 +99,11 @@ static void out_chunk(wstate *w, prism_enc *e)
         } \
     } while (0)
 
-static void encode_buffer(wstate *w, prism__thread *th, buffer *b, prism_enc *re, bool *ro)
+/* Encode b's events from where the last flush stopped up to `fill`. */
+static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill,
+                          prism_enc *re, bool *ro)
 {
     session *s = w->s;
-    uint32_t fill = atomic_load_explicit(&b->fill, memory_order_acquire);
     for (uint32_t i = b->done; i < fill; i++) {
         const prism__event *ev = &b->ev[i];
         uint64_t ns = clock_ns(s, ev->ts);
@@ -160,9 +162,9 @@ static void encode_thread(wstate *w, snap *sn)
     bool open = false;
     w->nmarks = w->nctrs = 0;
     for (buffer *b = sn->full; b; b = b->next)
-        encode_buffer(w, th, b, &e, &open);
+        encode_buffer(w, th, b, atomic_load_explicit(&b->fill, memory_order_acquire), &e, &open);
     if (sn->cur)
-        encode_buffer(w, th, sn->cur, &e, &open);
+        encode_buffer(w, th, sn->cur, sn->cur_fill, &e, &open);
     if (open)
         out_chunk(w, &e);
     open = false;
@@ -192,6 +194,9 @@ static void emit_strings(wstate *w, char **names, uint32_t first, uint32_t n)
         out_chunk(w, &e);
 }
 
+/* Thread names, steps and memory samples: written before the threads'
+ * chunks of the same flush, so a reader knows a step before the regions it
+ * contains (every region of a queued step is already in the buffers). */
 static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t nq)
 {
     session *s = w->s;
@@ -226,7 +231,14 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
     }
     if (open)
         out_chunk(w, &e);
-    open = false;
+}
+
+/* Cumulative dropped counts that changed, after the threads' chunks. */
+static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
     for (size_t i = 0; i < nsnap; i++) {
         prism__thread *th = sn[i].th;
         uint64_t d = atomic_load_explicit(&th->dropped, memory_order_relaxed);
@@ -274,7 +286,11 @@ static void cycle(wstate *w)
     snap *sn = calloc(nth ? nth : 1, sizeof *sn);
     size_t k = 0;
     for (prism__thread *th = s->threads; sn && th; th = th->next, k++) {
-        sn[k] = (snap){ th, th->full, th->cur, th->dead, th->name_dirty, "" };
+        /* what is published now belongs to this flush: the steps queued
+         * now cover it, later events wait for the next flush */
+        sn[k] = (snap){ th, th->full, th->cur,
+                        th->cur ? atomic_load_explicit(&th->cur->fill, memory_order_acquire) : 0,
+                        th->dead, th->name_dirty, "" };
         memcpy(sn[k].name, th->name, sizeof sn[k].name);
         th->full = th->full_tail = NULL;
         th->name_dirty = false;
@@ -289,10 +305,12 @@ static void cycle(wstate *w)
         emit_strings(w, names, first, nnew);
         s->names_written = nnames;
     }
+    if (sn)
+        emit_process(w, sn, nth, q, nq);
     for (size_t i = 0; sn && i < nth; i++)
         encode_thread(w, &sn[i]);
     if (sn)
-        emit_process(w, sn, nth, q, nq);
+        emit_dropped(w, sn, nth);
     out_flush(w);
 
     pthread_mutex_lock(&s->lock);

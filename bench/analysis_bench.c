@@ -1,0 +1,241 @@
+/*
+ * analysis_bench - read + aggregate speed of the analysis on a large
+ * profile, its peak memory against the number of events (it must follow
+ * call paths, not events), and export speeds.  Prints figures; never fails
+ * on time.
+ *
+ *   analysis_bench [EVENTS_MILLIONS [RUNS]]     default 10 M events, 5 runs
+ * The profiles are written by libcollect itself in a child process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "cli.h"
+#include "prism/analysis.h"
+#include "prism/collect.h"
+#include "refgen.h"
+
+typedef struct corpus {
+    refgen_out out;             /* the file's bytes */
+    uint64_t events;            /* region events */
+    char path[256];
+} corpus;
+
+/* A training-loop-shaped stream written by libcollect itself (the real
+ * writer: 64 KiB per-thread chunks, steps, memory samples), in a child
+ * process because a session is once per process. */
+static void write_profile(const char *path, uint64_t events)
+{
+    prism_config cfg;
+    prism_config_default(&cfg);
+    cfg.output = path;
+    cfg.policy = PRISM_POLICY_WAIT;
+    cfg.buffer_mb = 256;
+    if (prism_init(&cfg) != 0)
+        _exit(1);
+    static const char *const names[] = { "data_loading", "forward", "attention", "mlp",
+                                         "loss", "backward", "grad", "optimizer_step", "norm" };
+    uint32_t id[9], layer[24];
+    for (int i = 0; i < 9; i++)
+        id[i] = prism_name(names[i]);
+    for (int i = 0; i < 24; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "layer.%d", i);
+        layer[i] = prism_name(n);
+    }
+    for (uint64_t done = 0; done < events;) {
+        prism_step_begin();
+        prism_push_id(id[0]); prism_pop();
+        prism_push_id(id[1]);
+        for (int l = 0; l < 24; l++) {
+            prism_push_id(layer[l]);
+            prism_push_id(id[8]); prism_pop();
+            prism_push_id(id[2]); prism_pop();
+            prism_push_id(id[3]); prism_pop();
+            prism_pop();
+        }
+        prism_pop();
+        prism_push_id(id[4]); prism_pop();
+        prism_push_id(id[5]);
+        for (int l = 23; l >= 0; l--) {
+            prism_push_id(layer[l]);
+            prism_push_id(id[6]); prism_pop();
+            prism_pop();
+        }
+        prism_pop();
+        prism_push_id(id[7]); prism_pop();
+        prism_step_end();
+        done += 2 * (1 + 1 + 24 * 4 + 1 + 1 + 24 * 2 + 1);
+    }
+    prism_shutdown();
+    _exit(0);
+}
+
+static int corpus_build(corpus *c, double million, const char *dir, const char *name)
+{
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    pid_t pid = fork();
+    if (pid == 0)
+        write_profile(c->path, (uint64_t)(million * 1e6));
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+        return -1;
+    FILE *f = fopen(c->path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    c->out.data = malloc(n > 0 ? (size_t)n : 1);
+    c->out.len = c->out.data && n > 0 ? fread(c->out.data, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (!c->out.len)
+        return -1;
+    /* count region events with a bare reader */
+    prism_reader_callbacks cb = { 0 };
+    prism_reader *r = prism_reader_new(&cb, NULL);
+    prism_reader_feed(r, c->out.data, c->out.len);
+    prism_reader_finish(r);
+    c->events = prism_reader_stats_get(r)->records;
+    prism_reader_free(r);
+    return 0;
+}
+
+static uint64_t run_analyze(void *ctx)
+{
+    corpus *c = ctx;
+    prism_analysis *a = prism_analysis_new(NULL);
+    prism_reader_callbacks cb;
+    prism_analysis_callbacks(&cb);
+    prism_reader *r = prism_reader_new(&cb, a);
+    prism_analysis_attach(a, r);
+    prism_reader_feed(r, c->out.data, c->out.len);
+    prism_reader_finish(r);
+    prism_analysis_refresh(a);
+    uint64_t v = prism_analysis_tree(a)->total_ns + prism_analysis_events(a);
+    prism_analysis_free(a);
+    prism_reader_free(r);
+    return v;
+}
+
+/* Peak RSS (KB) of a child that analyses the file, and its node count. */
+static long child_rss(const char *path, size_t *nodes)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        prism_status st;
+        char msg[128];
+        uint64_t off;
+        prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+        size_t n = a ? prism_analysis_tree(a)->count : 0;
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        long out[2] = { ru.ru_maxrss, (long)n };
+        ssize_t w = write(fd[1], out, sizeof out);
+        _exit(w == (ssize_t)sizeof out && a ? 0 : 1);
+    }
+    close(fd[1]);
+    long in[2] = { -1, 0 };
+    ssize_t got = read(fd[0], in, sizeof in);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    if (got != (ssize_t)sizeof in)
+        return -1;
+    *nodes = (size_t)in[1];
+    return in[0];
+}
+
+typedef struct export_run {
+    const corpus *c;
+    const char *format;
+    char out[300];
+} export_run;
+
+static uint64_t run_export(void *ctx)
+{
+    export_run *e = ctx;
+    char *argv[] = { (char *)"export", (char *)e->c->path, (char *)"--format",
+                     (char *)e->format, (char *)"-o", e->out, NULL };
+    FILE *devnull = fopen("/dev/null", "w");
+    int rc = cmd_export(6, argv, devnull ? devnull : stdout);
+    if (devnull)
+        fclose(devnull);
+    return (uint64_t)rc;
+}
+
+static long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    double million = argc > 1 ? atof(argv[1]) : 10.0;
+    unsigned runs = argc > 2 ? (unsigned)atoi(argv[2]) : 5;
+    char dir[] = "/tmp/prism-abench-XXXXXX";
+    if (million <= 0 || !mkdtemp(dir)) {
+        fprintf(stderr, "analysis_bench: bad arguments or no temp dir\n");
+        return 1;
+    }
+    corpus big = { 0 }, small = { 0 };
+    if (corpus_build(&big, million, dir, "big.cbor") || corpus_build(&small, million / 10, dir, "small.cbor")) {
+        fprintf(stderr, "analysis_bench: cannot build the profiles\n");
+        return 1;
+    }
+    printf("analysis_bench: a training-loop stream written by libcollect: %.1f M records, "
+           "%.1f MB\n", big.events / 1e6, big.out.len / 1e6);
+
+    bench_stat t = bench_measure(run_analyze, &big, runs);
+    char extra[128];
+    snprintf(extra, sizeof extra, "%.1f ns/event, %.0f MB/s", t.median * 1e9 / (double)big.events,
+             big.out.len / t.median / 1e6);
+    bench_row_rate("analysis: read+aggregate", (double)big.events, t, 1e6, "M events/s", extra,
+                   ">= 50 M/s");
+
+    size_t nodes_big = 0, nodes_small = 0;
+    long rss_big = child_rss(big.path, &nodes_big), rss_small = child_rss(small.path, &nodes_small);
+    snprintf(extra, sizeof extra, "%zu call paths; %.1f M events: %.1f MB", nodes_big,
+             small.events / 1e6, rss_small / 1024.0);
+    bench_row_value("analysis: peak RSS", rss_big / 1024.0, "MB", extra, "proportional to paths");
+    bench_row_value("analysis: RSS ratio 10x events", rss_small > 0 ? (double)rss_big / rss_small : 0,
+                    "x", "(peak RSS big / small; file bytes are 10x)", "~1x");
+
+    static const char *const formats[] = { "chrome-trace", "csv", "folded", "json" };
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        export_run e = { &big, formats[i], "" };
+        snprintf(e.out, sizeof e.out, "%s/out.%s", dir, formats[i]);
+        bench_stat te = bench_measure(run_export, &e, runs > 3 ? 3 : runs);
+        long sz = file_size(e.out);
+        char what[64];
+        snprintf(what, sizeof what, "export: %s", formats[i]);
+        snprintf(extra, sizeof extra, "%.1f MB written, %.2f s", sz / 1e6, te.median);
+        bench_row_rate(what, (double)big.events, te, 1e6, "M events/s", extra, NULL);
+        unlink(e.out);
+    }
+    if (getenv("PRISM_BENCH_KEEP")) {
+        printf("kept: %s %s\n", big.path, small.path);
+    } else {
+        unlink(big.path);
+        unlink(small.path);
+        rmdir(dir);
+    }
+    free(big.out.data);
+    free(small.out.data);
+    return 0;
+}
