@@ -334,11 +334,13 @@ int explore_main(const char *path, const prism_analysis_opts *opts)
     set_escdelay(25);
     init_colors(&u);
     getmaxyx(stdscr, u.rows, u.cols);
-    size_t nroots = 0;
-    (void)nroots;
     const prism_tree *t = prism_analysis_tree(a);
-    if (t->first_root != PRISM_NO_NODE)
-        u.sel_hash = t->nodes[t->first_root].path_hash;
+    uint32_t heaviest = t->first_root;  /* start on the heaviest root */
+    for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = t->nodes[n].next_sibling)
+        if (t->nodes[n].total_ns > t->nodes[heaviest].total_ns)
+            heaviest = n;
+    if (heaviest != PRISM_NO_NODE)
+        u.sel_hash = t->nodes[heaviest].path_hash;
     for (int i = 0; i < UI_NPANES; i++)
         u.state[i] = u.panes[i]->init ? u.panes[i]->init(&u) : NULL;
 

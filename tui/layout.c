@@ -129,14 +129,17 @@ size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bo
 
 void ui_fmt_ns(char *buf, size_t cap, double ns)
 {
+    /* thresholds where the rounded figure would need the next unit */
     if (!(ns >= 0))
         ns = 0;
-    if (ns < 1e3)
+    if (ns < 999.5)
         snprintf(buf, cap, "%.0f ns", ns);
-    else if (ns < 1e6)
+    else if (ns < 999950.0)
         snprintf(buf, cap, "%.1f us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(buf, cap, ns < 1e8 ? "%.2f ms" : "%.1f ms", ns / 1e6);
+    else if (ns < 99995000.0)
+        snprintf(buf, cap, "%.2f ms", ns / 1e6);
+    else if (ns < 999950000.0)
+        snprintf(buf, cap, "%.1f ms", ns / 1e6);
     else
         snprintf(buf, cap, "%.2f s", ns / 1e9);
 }
