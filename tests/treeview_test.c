@@ -1,0 +1,531 @@
+/*
+ * treeview_test.c - the Tree pane's model (tui/treeview.c) on analyses of
+ * refgen profiles: flattening against a recursive oracle for every sort
+ * order and expansion state, collapse-to-depth, toggles, the selection by
+ * path hash across sorts and a reload of the same file, a hidden selection
+ * falling back to its visible ancestor, next/previous search matches in
+ * pre-order, per-thread trees, empty trees, lazy sorting on a hand-built
+ * 100k-node tree, and the text cells.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "prism/analysis.h"
+#include "refgen.h"
+#include "../tui/treeview.h"
+
+typedef struct fix {
+    char dir[64], path[128];
+    prism_analysis *a;
+    const prism_tree *t;
+} fix;
+
+static prism_analysis *analyze(const char *path)
+{
+    prism_status st;
+    char msg[200];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    if (!a)
+        fail_msg("%s: %s at %llu", path, msg, (unsigned long long)off);
+    return a;
+}
+
+static int setup(void **state)
+{
+    fix *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/prism-treeview-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/ref.cbor", f->dir);
+    refgen_opts o = refgen_defaults();
+    o.layers = 6;
+    o.threads = 3;
+    refgen_out r;
+    assert_int_equal(refgen_build(&o, &r), 0);
+    assert_int_equal(refgen_write_file(f->path, &r), 0);
+    free(r.data);
+    f->a = analyze(f->path);
+    f->t = prism_analysis_tree(f->a);
+    assert_true(f->t->count > 20);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fix *f = *state;
+    prism_analysis_free(f->a);
+    unlink(f->path);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- oracle: recursive flatten with its own sort ------------------------- */
+
+static const prism_node *g_nodes;
+static tv_sort g_sort;
+
+static int oracle_cmp(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const prism_node *x = &g_nodes[a], *y = &g_nodes[b];
+    uint64_t kx = g_sort == TV_SORT_SELF ? x->self_ns : g_sort == TV_SORT_CALLS ? x->calls : x->total_ns;
+    uint64_t ky = g_sort == TV_SORT_SELF ? y->self_ns : g_sort == TV_SORT_CALLS ? y->calls : y->total_ns;
+    if (g_sort != TV_SORT_NAME && kx != ky)
+        return kx < ky ? 1 : -1;
+    int c = strcasecmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->name, y->name);
+    return c ? c : (a > b) - (a < b);
+}
+
+static void oracle_visit(const treeview *tv, uint32_t first, uint32_t *out, size_t *n)
+{
+    uint32_t kids[4096];
+    size_t k = 0;
+    for (uint32_t c = first; c != PRISM_NO_NODE; c = tv->nodes[c].next_sibling) {
+        assert_true(k < 4096);
+        kids[k++] = c;
+    }
+    qsort(kids, k, sizeof *kids, oracle_cmp);
+    for (size_t i = 0; i < k; i++) {
+        out[(*n)++] = kids[i];
+        if (tv_expanded(tv, kids[i]))
+            oracle_visit(tv, tv->nodes[kids[i]].first_child, out, n);
+    }
+}
+
+/* The rows must be exactly the oracle's. */
+static void check_rows(treeview *tv)
+{
+    tv_rebuild(tv);
+    uint32_t *want = malloc((tv->count + 1) * sizeof *want);
+    assert_non_null(want);
+    size_t n = 0;
+    g_nodes = tv->nodes;
+    g_sort = tv->sort;
+    if (tv->tree)
+        oracle_visit(tv, tv->tree->first_root, want, &n);
+    assert_int_equal(tv->nrows, n);
+    for (size_t i = 0; i < n; i++)
+        if (tv->rows[i] != want[i])
+            fail_msg("row %zu: node %u, want %u (sort %s)", i, tv->rows[i], want[i],
+                     tv_sort_name(tv->sort));
+    free(want);
+}
+
+static size_t nodes_up_to(const prism_tree *t, uint32_t depth)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++)
+        n += t->nodes[i].depth <= depth;
+    return n;
+}
+
+/* ---- flatten, sort, levels -------------------------------------------------- */
+
+static void test_default_and_all(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    assert_true(tv_set_tree(&tv, f->t, false));
+    assert_false(tv_set_tree(&tv, f->t, false));       /* unchanged */
+    check_rows(&tv);                                    /* roots open */
+    assert_int_equal(tv.nrows, nodes_up_to(f->t, 1));
+    tv_set_level(&tv, TV_ALL);
+    check_rows(&tv);
+    assert_int_equal(tv.nrows, f->t->count);
+    assert_int_equal(tv_level(&tv), tv.max_depth + 1);
+    tv_set_level(&tv, 0);
+    check_rows(&tv);
+    assert_int_equal(tv.nrows, tv.nroots);
+    tv_free(&tv);
+}
+
+static void test_sort_orders(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    tv_set_level(&tv, TV_ALL);
+    for (int s = 0; s < TV_SORT_COUNT; s++) {
+        tv_set_sort(&tv, (tv_sort)s);
+        check_rows(&tv);
+    }
+    /* by name: every sibling list is alphabetical */
+    tv_set_sort(&tv, TV_SORT_NAME);
+    for (size_t i = 0; i < tv.count; i++) {
+        size_t k;
+        const uint32_t *c = tv_children(&tv, (uint32_t)i, &k);
+        for (size_t j = 1; j < k; j++)
+            assert_true(strcasecmp(tv.nodes[c[j - 1]].name, tv.nodes[c[j]].name) <= 0);
+    }
+    /* by total: the first root is the heaviest */
+    tv_set_sort(&tv, TV_SORT_TOTAL);
+    tv_rebuild(&tv);
+    for (size_t i = 0; i < tv.nroots; i++)
+        assert_true(tv.nodes[tv.rows[0]].total_ns >= tv.nodes[tv.roots[i]].total_ns);
+    tv_free(&tv);
+}
+
+static void test_collapse_to_depth(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    assert_true(tv.max_depth >= 2);
+    for (uint32_t d = 0; d <= tv.max_depth + 1; d++) {
+        tv_set_level(&tv, d);
+        check_rows(&tv);
+        for (size_t i = 0; i < tv.nrows; i++)
+            assert_true(tv.nodes[tv.rows[i]].depth <= d);
+        assert_int_equal(tv.nrows, nodes_up_to(f->t, d));
+        assert_int_equal(tv_level(&tv), d);
+    }
+    tv_free(&tv);
+}
+
+static void test_toggle(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    tv_set_level(&tv, TV_ALL);
+    tv_rebuild(&tv);
+    size_t all = tv.nrows;
+    uint32_t r0 = PRISM_NO_NODE;        /* the first root with children */
+    for (size_t i = 0; i < tv.nroots && r0 == PRISM_NO_NODE; i++)
+        if (tv_has_children(&tv, tv.roots[i]))
+            r0 = tv.roots[i];
+    assert_true(r0 != PRISM_NO_NODE);
+    tv_set_expanded(&tv, r0, false);
+    assert_false(tv_expanded(&tv, r0));
+    check_rows(&tv);
+    size_t desc = 0;                    /* descendants of r0 */
+    for (size_t i = 0; i < tv.count; i++)
+        for (uint32_t p = tv.nodes[i].parent; p != PRISM_NO_NODE; p = tv.nodes[p].parent)
+            if (p == r0) {
+                desc++;
+                break;
+            }
+    assert_int_equal(tv.nrows, all - desc);
+    /* open a closed node at level 0: its children follow it */
+    tv_set_level(&tv, 0);
+    assert_true(tv_expanded(&tv, r0) == false);
+    tv_set_expanded(&tv, r0, true);
+    check_rows(&tv);
+    size_t k;
+    const uint32_t *c = tv_children(&tv, r0, &k);
+    size_t at = tv_row_of(&tv, r0, false);
+    assert_true(at != TV_NONE && at + k < tv.nrows + 1);
+    for (size_t i = 0; i < k; i++)
+        assert_int_equal(tv.rows[at + 1 + i], c[i]);
+    /* a new level forgets the toggle */
+    tv_set_level(&tv, 0);
+    assert_false(tv_expanded(&tv, r0));
+    tv_free(&tv);
+}
+
+/* ---- selection ------------------------------------------------------------------ */
+
+static uint32_t deepest(const prism_tree *t)
+{
+    uint32_t best = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->nodes[i].depth > t->nodes[best].depth)
+            best = (uint32_t)i;
+    return best;
+}
+
+static void test_selection_survives(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    uint32_t n = deepest(f->t);
+    uint64_t h = f->t->nodes[n].path_hash;
+    assert_int_equal(tv_find(&tv, h), n);
+    size_t row = tv_row_of(&tv, n, true);               /* opens its ancestors */
+    assert_true(row != TV_NONE);
+    assert_int_equal(tv.rows[row], n);
+    check_rows(&tv);
+    for (int s = 0; s < TV_SORT_COUNT; s++) {          /* another order: same node */
+        tv_set_sort(&tv, (tv_sort)s);
+        row = tv_row_of(&tv, tv_find(&tv, h), false);
+        assert_true(row != TV_NONE);
+        assert_true(tv.nodes[tv.rows[row]].path_hash == h);
+    }
+    /* reload: a new analysis of the same file keeps rows and selection */
+    uint64_t *before = malloc(tv.nrows * sizeof *before);
+    assert_non_null(before);
+    size_t nb = tv.nrows;
+    for (size_t i = 0; i < nb; i++)
+        before[i] = tv.nodes[tv.rows[i]].path_hash;
+    prism_analysis *b = analyze(f->path);
+    assert_true(tv_set_tree(&tv, prism_analysis_tree(b), false));
+    tv_rebuild(&tv);
+    assert_int_equal(tv.nrows, nb);
+    for (size_t i = 0; i < nb; i++)
+        assert_true(tv.nodes[tv.rows[i]].path_hash == before[i]);
+    uint32_t m = tv_find(&tv, h);
+    assert_true(m != PRISM_NO_NODE);
+    row = tv_row_of(&tv, m, false);
+    assert_true(row != TV_NONE && tv.rows[row] == m);
+    free(before);
+    tv_set_tree(&tv, NULL, false);
+    prism_analysis_free(b);
+    tv_free(&tv);
+}
+
+static void test_hidden_selection(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    uint32_t n = deepest(f->t), root = n;
+    while (tv.nodes[root].parent != PRISM_NO_NODE)
+        root = tv.nodes[root].parent;
+    assert_true(tv_row_of(&tv, n, true) != TV_NONE);
+    tv_set_expanded(&tv, root, false);
+    size_t row = tv_row_of(&tv, n, false);              /* the root shows for it */
+    assert_true(row != TV_NONE);
+    assert_int_equal(tv.rows[row], root);
+    tv_set_level(&tv, 2);                               /* the depth-1 ancestor */
+    uint32_t want = n;
+    while (tv.nodes[want].depth > 2)
+        want = tv.nodes[want].parent;
+    row = tv_row_of(&tv, n, false);
+    assert_int_equal(tv.rows[row], want);
+    assert_true(tv_reveal(&tv, n));
+    assert_false(tv_reveal(&tv, n));
+    assert_int_equal(tv.rows[tv_row_of(&tv, n, false)], n);
+    tv_free(&tv);
+}
+
+/* ---- search -------------------------------------------------------------------- */
+
+static bool contains(const char *name, void *ctx)
+{
+    return strstr(name, ctx) != NULL;
+}
+
+static void test_next_prev_match(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    tv_set_sort(&tv, TV_SORT_SELF);
+    /* the expected order: pre-order of the fully open tree */
+    treeview all;
+    tv_init(&all);
+    tv_set_tree(&all, f->t, false);
+    tv_set_sort(&all, TV_SORT_SELF);
+    tv_set_level(&all, TV_ALL);
+    tv_rebuild(&all);
+    uint32_t want[4096];
+    size_t nw = 0;
+    for (size_t i = 0; i < all.nrows; i++)
+        if (strstr(all.nodes[all.rows[i]].name, "layer.1"))
+            want[nw++] = all.rows[i];
+    assert_true(nw >= 2);
+    uint32_t cur = PRISM_NO_NODE;
+    for (size_t i = 0; i < 2 * nw; i++) {               /* forward, wrapping */
+        cur = tv_next_match(&tv, cur, 1, contains, (void *)"layer.1");
+        assert_int_equal(cur, want[i % nw]);
+    }
+    for (size_t i = 0; i < 2 * nw; i++) {               /* backward */
+        cur = tv_next_match(&tv, cur, -1, contains, (void *)"layer.1");
+        assert_int_equal(cur, want[(nw * 2 - 2 - i) % nw]);
+    }
+    cur = tv_next_match(&tv, PRISM_NO_NODE, -1, contains, (void *)"layer.1");
+    assert_int_equal(cur, want[nw - 1]);
+    /* a match is revealed and selected */
+    size_t row = tv_row_of(&tv, want[nw - 1], true);
+    assert_true(row != TV_NONE);
+    assert_int_equal(tv.rows[row], want[nw - 1]);
+    check_rows(&tv);
+    /* nothing matches; a single match finds itself */
+    assert_int_equal(tv_next_match(&tv, PRISM_NO_NODE, 1, contains, (void *)"no such region"),
+                     PRISM_NO_NODE);
+    uint32_t one = PRISM_NO_NODE;       /* a name that occurs once and in no other */
+    for (size_t i = 0; i < all.count && one == PRISM_NO_NODE; i++) {
+        size_t hits = 0;
+        for (size_t j = 0; j < all.count; j++)
+            hits += strstr(all.nodes[j].name, all.nodes[i].name) != NULL;
+        if (hits == 1)
+            one = (uint32_t)i;
+    }
+    assert_true(one != PRISM_NO_NODE);
+    for (int dir = -1; dir <= 1; dir += 2) {
+        assert_int_equal(tv_next_match(&tv, one, dir, contains, (void *)all.nodes[one].name), one);
+        assert_int_equal(tv_next_match(&tv, PRISM_NO_NODE, dir, contains,
+                                       (void *)all.nodes[one].name), one);
+    }
+    tv_free(&all);
+    tv_free(&tv);
+}
+
+/* ---- per-thread trees, empty trees, laziness ----------------------------------- */
+
+static void test_thread_trees(void **state)
+{
+    fix *f = *state;
+    assert_true(prism_analysis_thread_count(f->a) >= 2);
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    uint32_t n = deepest(f->t);
+    tv_row_of(&tv, n, true);                            /* expansion by path hash */
+    for (size_t i = 0; i < prism_analysis_thread_count(f->a); i++) {
+        const prism_tree *t = prism_analysis_thread_tree(f->a, i, NULL, NULL);
+        assert_non_null(t);
+        assert_true(tv_set_tree(&tv, t, false));
+        check_rows(&tv);
+        for (size_t k = 0; k < tv.nrows; k++)   /* every path is in the merged tree */
+            assert_true(prism_analysis_find(f->a, tv.nodes[tv.rows[k]].path_hash) != PRISM_NO_NODE);
+        uint32_t m = tv_find(&tv, f->t->nodes[n].path_hash);
+        if (m != PRISM_NO_NODE)                         /* still open on this thread */
+            assert_int_equal(tv.rows[tv_row_of(&tv, m, false)], m);
+    }
+    tv_free(&tv);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, NULL, false);
+    tv_rebuild(&tv);
+    assert_int_equal(tv.nrows, 0);
+    prism_tree empty = { NULL, 0, PRISM_NO_NODE, 0 };
+    tv_set_tree(&tv, &empty, false);
+    tv_set_level(&tv, TV_ALL);
+    tv_set_sort(&tv, TV_SORT_NAME);
+    tv_rebuild(&tv);
+    assert_int_equal(tv.nrows, 0);
+    assert_int_equal(tv_find(&tv, 123), PRISM_NO_NODE);
+    assert_true(tv_row_of(&tv, 0, true) == TV_NONE);
+    assert_int_equal(tv_next_match(&tv, PRISM_NO_NODE, 1, contains, (void *)""), PRISM_NO_NODE);
+    tv_free(&tv);
+}
+
+/* A wide hand-built tree: 100 roots x 1000 children.  Flattening the closed
+ * tree sorts nothing below the roots; opening one root sorts only its
+ * children. */
+static void test_lazy_sort(void **state)
+{
+    (void)state;
+    enum { ROOTS = 100, KIDS = 1000, N = ROOTS * (KIDS + 1) };
+    prism_node *nodes = calloc(N, sizeof *nodes);
+    assert_non_null(nodes);
+    static char names[KIDS][16];
+    for (int k = 0; k < KIDS; k++)
+        snprintf(names[k], sizeof names[k], "n%04d", k);
+    for (uint32_t r = 0; r < ROOTS; r++) {
+        uint32_t at = r * (KIDS + 1);
+        prism_node *p = &nodes[at];
+        p->parent = PRISM_NO_NODE;
+        p->name = names[r];
+        p->path_hash = 1000000u + r;
+        p->next_sibling = r + 1 < ROOTS ? at + KIDS + 1 : PRISM_NO_NODE;
+        p->first_child = at + 1;
+        p->total_ns = r;
+        for (uint32_t k = 0; k < KIDS; k++) {
+            prism_node *c = &nodes[at + 1 + k];
+            c->parent = at;
+            c->name = names[k];
+            c->depth = 1;
+            c->path_hash = (uint64_t)r << 32 | k;
+            c->first_child = PRISM_NO_NODE;
+            c->next_sibling = k + 1 < KIDS ? at + 2 + k : PRISM_NO_NODE;
+            c->total_ns = (k * 7919u) % KIDS;
+        }
+    }
+    prism_tree t = { nodes, N, 0, 0 };
+    treeview tv;
+    tv_init(&tv);
+    tv_set_level(&tv, 0);
+    tv_set_tree(&tv, &t, false);
+    tv_rebuild(&tv);
+    assert_int_equal(tv.nrows, ROOTS);
+    assert_int_equal(tv.kids_used, 0);
+    assert_int_equal(tv.rows[0], (ROOTS - 1) * (KIDS + 1));     /* heaviest first */
+    tv_set_expanded(&tv, tv.rows[0], true);
+    check_rows(&tv);
+    assert_int_equal(tv.nrows, ROOTS + KIDS);
+    assert_int_equal(tv.kids_used, KIDS);
+    tv_set_level(&tv, TV_ALL);
+    check_rows(&tv);
+    assert_int_equal(tv.nrows, N);
+    tv_free(&tv);
+    free(nodes);
+}
+
+/* ---- text cells ------------------------------------------------------------------ */
+
+static void test_text(void **state)
+{
+    (void)state;
+    char b[64];
+    assert_int_equal(tv_fit(b, sizeof b, "forward", 10, true), 7);
+    assert_string_equal(b, "forward");
+    assert_int_equal(tv_fit(b, sizeof b, "forward", 4, true), 4);
+    assert_string_equal(b, "for\u2026");
+    tv_fit(b, sizeof b, "forward", 4, false);
+    assert_string_equal(b, "for~");
+    assert_int_equal(tv_fit(b, sizeof b, "forward", 0, true), 0);
+    assert_string_equal(b, "");
+    tv_fit(b, sizeof b, "\u03b1\u03b2\u03b3\u03b4", 3, true);  /* code points, not bytes */
+    assert_string_equal(b, "\u03b1\u03b2\u2026");
+    assert_int_equal(tv_fit(b, 4, "forward", 10, false), 3);   /* the buffer bounds it */
+    assert_string_equal(b, "for");
+    assert_int_equal(tv_fit_left(b, sizeof b, "a/b/c/d", 5, true), 5);
+    assert_string_equal(b, "\u2026/c/d");
+    tv_fit_left(b, sizeof b, "a/b/c/d", 5, false);
+    assert_string_equal(b, "~/c/d");
+    tv_fit_left(b, sizeof b, "a/b", 5, false);
+    assert_string_equal(b, "a/b");
+    tv_fmt_count(b, sizeof b, 9999);
+    assert_string_equal(b, "9999");
+    tv_fmt_count(b, sizeof b, 12345);
+    assert_string_equal(b, "12.3k");
+    tv_fmt_count(b, sizeof b, 4560000);
+    assert_string_equal(b, "4.56M");
+    assert_string_equal(tv_sort_name(TV_SORT_CALLS), "calls");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_and_all),
+        cmocka_unit_test(test_sort_orders),
+        cmocka_unit_test(test_collapse_to_depth),
+        cmocka_unit_test(test_toggle),
+        cmocka_unit_test(test_selection_survives),
+        cmocka_unit_test(test_hidden_selection),
+        cmocka_unit_test(test_next_prev_match),
+        cmocka_unit_test(test_thread_trees),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_lazy_sort),
+        cmocka_unit_test(test_text),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,501 @@
+/*
+ * treeview.c - the flattened, sorted, partly expanded view of a call tree
+ * behind the Tree pane (see treeview.h).  No curses here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "treeview.h"
+
+/* ---- uint64 -> uint32 map ---------------------------------------------- */
+
+static size_t slot_of(uint64_t k, size_t cap)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return (size_t)k & (cap - 1);
+}
+
+static bool map_get(const tv_map *m, uint64_t key, uint32_t *val)
+{
+    if (!m->n)
+        return false;
+    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->vals[i])
+            return false;
+        if (m->keys[i] == key) {
+            *val = m->vals[i] - 1;
+            return true;
+        }
+    }
+}
+
+static bool map_put(tv_map *m, uint64_t key, uint32_t val);
+
+/* Room for n keys at a load under 3/4. */
+static bool map_reserve(tv_map *m, size_t n)
+{
+    if ((n + 1) * 4 > m->cap * 3) {
+        size_t cap = m->cap ? m->cap : 64;
+        while ((n + 1) * 4 > cap * 3)
+            cap *= 2;
+        tv_map g = { calloc(cap, sizeof *g.keys), calloc(cap, sizeof *g.vals), cap, 0 };
+        if (!g.keys || !g.vals) {
+            free(g.keys);
+            free(g.vals);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i])
+                map_put(&g, m->keys[i], m->vals[i] - 1);
+        free(m->keys);
+        free(m->vals);
+        *m = g;
+    }
+    return true;
+}
+
+static bool map_put(tv_map *m, uint64_t key, uint32_t val)
+{
+    if (!map_reserve(m, m->n + 1))
+        return false;
+    size_t i = slot_of(key, m->cap);
+    while (m->vals[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->vals[i])
+        m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val + 1;
+    return true;
+}
+
+static void map_clear(tv_map *m)
+{
+    if (m->cap)
+        memset(m->vals, 0, m->cap * sizeof *m->vals);
+    m->n = 0;
+}
+
+static void map_free(tv_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- tree and caches ---------------------------------------------------- */
+
+void tv_init(treeview *tv)
+{
+    memset(tv, 0, sizeof *tv);
+    tv->level = 1;
+}
+
+static void drop_arrays(treeview *tv)
+{
+    free(tv->kid_off);
+    free(tv->kid_n);
+    free(tv->pos);
+    free(tv->kids);
+    free(tv->stack);
+    free(tv->roots);
+    free(tv->rows);
+    free(tv->hash);
+    free(tv->meta);
+    free(tv->key);
+    tv->kid_off = tv->kid_n = tv->pos = tv->kids = tv->stack = tv->roots = tv->rows = NULL;
+    tv->meta = NULL;
+    tv->hash = tv->key = NULL;
+    tv->nroots = tv->nrows = tv->count = tv->kids_used = 0;
+}
+
+void tv_free(treeview *tv)
+{
+    drop_arrays(tv);
+    map_free(&tv->flip);
+    map_free(&tv->by_hash);
+}
+
+static int cmp_nodes(const void *pa, const void *pb, void *ctx)
+{
+    const treeview *tv = ctx;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (tv->key[a] != tv->key[b])
+        return tv->key[a] < tv->key[b] ? 1 : -1;
+    const prism_node *x = &tv->nodes[a], *y = &tv->nodes[b];
+    int c = strcasecmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->name, y->name);
+    return c ? c : (a > b) - (a < b);
+}
+
+static void sort_list(treeview *tv, uint32_t *list, size_t n)
+{
+    if (n > 1)
+        qsort_r(list, n, sizeof *list, cmp_nodes, tv);
+    for (size_t i = 0; i < n; i++)
+        tv->pos[list[i]] = (uint32_t)i;
+}
+
+/* Forget sorted children; sort the roots again. */
+static void reset_order(treeview *tv)
+{
+    if (!tv->count)
+        return;
+    for (size_t i = 0; i < tv->count; i++) {
+        const prism_node *n = &tv->nodes[i];
+        tv->key[i] = tv->sort == TV_SORT_SELF    ? n->self_ns
+                     : tv->sort == TV_SORT_CALLS ? n->calls
+                     : tv->sort == TV_SORT_NAME  ? 0
+                                                 : n->total_ns;
+    }
+    memset(tv->kid_off, 0xff, tv->count * sizeof *tv->kid_off);
+    tv->kids_used = 0;
+    sort_list(tv, tv->roots, tv->nroots);
+    tv->dirty = true;
+}
+
+static bool ensure_kids(treeview *tv, uint32_t node)
+{
+    if (tv->kid_off[node] != UINT32_MAX)
+        return true;
+    size_t off = tv->kids_used, n = 0;
+    for (uint32_t c = tv->nodes[node].first_child; c != PRISM_NO_NODE && c < tv->count &&
+                                                   off + n < tv->count;
+         c = tv->nodes[c].next_sibling)
+        tv->kids[off + n++] = c;
+    sort_list(tv, tv->kids + off, n);
+    tv->kid_off[node] = (uint32_t)off;
+    tv->kid_n[node] = (uint32_t)n;
+    tv->kids_used += n;
+    return true;
+}
+
+bool tv_set_tree(treeview *tv, const prism_tree *t, bool force)
+{
+    const prism_node *nodes = t ? t->nodes : NULL;
+    size_t count = t && t->nodes ? t->count : 0;
+    if (!force && t == tv->tree && nodes == tv->nodes && count == tv->count && !tv->oom)
+        return false;
+    drop_arrays(tv);
+    map_clear(&tv->by_hash);
+    tv->by_hash_ok = false;
+    tv->tree = t;
+    tv->nodes = nodes;
+    tv->max_depth = 0;
+    tv->dirty = true;
+    tv->oom = false;
+    if (!count || count >= UINT32_MAX)
+        return true;
+    size_t sz = count * sizeof(uint32_t);
+    tv->kid_off = malloc(sz);
+    tv->kid_n = malloc(sz);
+    tv->pos = malloc(sz);
+    tv->kids = malloc(sz);
+    tv->stack = malloc(sz);
+    tv->roots = malloc(sz);
+    tv->rows = malloc(sz);
+    tv->meta = malloc(sz);
+    tv->hash = malloc(count * sizeof *tv->hash);
+    tv->key = malloc(count * sizeof *tv->key);
+    if (!tv->kid_off || !tv->kid_n || !tv->pos || !tv->kids || !tv->stack || !tv->roots ||
+        !tv->rows || !tv->meta || !tv->hash || !tv->key) {
+        drop_arrays(tv);
+        tv->oom = true;
+        return true;
+    }
+    tv->count = count;
+    for (uint32_t r = t->first_root; r != PRISM_NO_NODE && r < count && tv->nroots < count;
+         r = nodes[r].next_sibling)
+        tv->roots[tv->nroots++] = r;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t d = nodes[i].depth < UINT32_MAX / 2 ? nodes[i].depth : UINT32_MAX / 2;
+        tv->hash[i] = nodes[i].path_hash;
+        tv->meta[i] = d << 1 | (nodes[i].first_child != PRISM_NO_NODE);
+        if (d > tv->max_depth)
+            tv->max_depth = d;
+    }
+    reset_order(tv);
+    return true;
+}
+
+const char *tv_sort_name(tv_sort s)
+{
+    static const char *const names[] = { "total", "self", "calls", "name" };
+    return s < TV_SORT_COUNT ? names[s] : "?";
+}
+
+void tv_set_sort(treeview *tv, tv_sort s)
+{
+    tv->sort = s < TV_SORT_COUNT ? s : TV_SORT_TOTAL;
+    reset_order(tv);
+}
+
+/* ---- expansion ----------------------------------------------------------- */
+
+bool tv_has_children(const treeview *tv, uint32_t node)
+{
+    return node < tv->count && (tv->meta[node] & 1);
+}
+
+bool tv_expanded(const treeview *tv, uint32_t node)
+{
+    if (node >= tv->count)
+        return false;
+    uint32_t v = 0;
+    bool flipped = map_get(&tv->flip, tv->hash[node], &v) && v;
+    return (tv->meta[node] >> 1 < tv->level) != flipped;
+}
+
+void tv_set_expanded(treeview *tv, uint32_t node, bool open)
+{
+    if (node >= tv->count || tv_expanded(tv, node) == open)
+        return;
+    bool by_default = tv->meta[node] >> 1 < tv->level;
+    if (!map_put(&tv->flip, tv->hash[node], open != by_default))
+        tv->oom = true;
+    tv->dirty = true;
+}
+
+void tv_set_level(treeview *tv, uint32_t level)
+{
+    tv->level = level;
+    map_clear(&tv->flip);
+    tv->dirty = true;
+}
+
+uint32_t tv_level(const treeview *tv)
+{
+    return tv->level > tv->max_depth + 1 ? tv->max_depth + 1 : tv->level;
+}
+
+/* ---- rows ------------------------------------------------------------------ */
+
+void tv_rebuild(treeview *tv)
+{
+    if (!tv->dirty)
+        return;
+    tv->dirty = false;
+    tv->nrows = 0;
+    size_t sp = 0;
+    for (size_t i = tv->nroots; i-- > 0;)
+        tv->stack[sp++] = tv->roots[i];
+    while (sp && tv->nrows < tv->count) {
+        uint32_t n = tv->stack[--sp];
+        tv->rows[tv->nrows++] = n;
+        if (!tv_has_children(tv, n) || !tv_expanded(tv, n) || !ensure_kids(tv, n))
+            continue;
+        for (size_t i = tv->kid_n[n]; i-- > 0 && sp < tv->count;)
+            tv->stack[sp++] = tv->kids[tv->kid_off[n] + i];
+    }
+}
+
+uint32_t tv_find(treeview *tv, uint64_t path_hash)
+{
+    if (!tv->by_hash_ok) {
+        map_clear(&tv->by_hash);
+        map_reserve(&tv->by_hash, tv->count);
+        for (size_t i = tv->count; i-- > 0;)      /* the first one wins */
+            if (!map_put(&tv->by_hash, tv->hash[i], (uint32_t)i)) {
+                map_clear(&tv->by_hash);
+                break;
+            }
+        tv->by_hash_ok = tv->by_hash.n > 0;
+    }
+    uint32_t v;
+    if (tv->by_hash_ok && map_get(&tv->by_hash, path_hash, &v))
+        return v;
+    for (size_t i = 0; !tv->by_hash_ok && i < tv->count; i++)   /* no memory: scan */
+        if (tv->hash[i] == path_hash)
+            return (uint32_t)i;
+    return PRISM_NO_NODE;
+}
+
+bool tv_reveal(treeview *tv, uint32_t node)
+{
+    bool changed = false;
+    if (node >= tv->count)
+        return false;
+    for (uint32_t p = tv->nodes[node].parent; p != PRISM_NO_NODE && p < tv->count;
+         p = tv->nodes[p].parent)
+        if (!tv_expanded(tv, p)) {
+            tv_set_expanded(tv, p, true);
+            changed = true;
+        }
+    return changed;
+}
+
+size_t tv_row_of(treeview *tv, uint32_t node, bool reveal)
+{
+    if (node >= tv->count)
+        return TV_NONE;
+    if (reveal)
+        tv_reveal(tv, node);
+    tv_rebuild(tv);
+    uint32_t shown = node;      /* the topmost closed ancestor is what shows */
+    for (uint32_t p = tv->nodes[node].parent; p != PRISM_NO_NODE && p < tv->count;
+         p = tv->nodes[p].parent)
+        if (!tv_expanded(tv, p))
+            shown = p;
+    for (size_t i = 0; i < tv->nrows; i++)
+        if (tv->rows[i] == shown)
+            return i;
+    return TV_NONE;
+}
+
+const uint32_t *tv_children(treeview *tv, uint32_t node, size_t *n)
+{
+    *n = 0;
+    if (node == PRISM_NO_NODE) {
+        *n = tv->nroots;
+        return tv->roots;
+    }
+    if (!tv_has_children(tv, node) || !ensure_kids(tv, node))
+        return NULL;
+    *n = tv->kid_n[node];
+    return tv->kids + tv->kid_off[node];
+}
+
+/* ---- search order: pre-order over the whole tree ------------------------- */
+
+static const uint32_t *siblings(treeview *tv, uint32_t node, size_t *n)
+{
+    return tv_children(tv, tv->nodes[node].parent, n);
+}
+
+static uint32_t last_below(treeview *tv, uint32_t n)
+{
+    size_t k;
+    const uint32_t *kids;
+    while ((kids = tv_children(tv, n, &k)) && k)
+        n = kids[k - 1];
+    return n;
+}
+
+static uint32_t pre_next(treeview *tv, uint32_t n)
+{
+    size_t k;
+    const uint32_t *kids;
+    if (n == PRISM_NO_NODE || ((kids = tv_children(tv, n, &k)) && k))
+        return n == PRISM_NO_NODE ? tv->roots[0] : kids[0];
+    for (; n != PRISM_NO_NODE; n = tv->nodes[n].parent) {
+        const uint32_t *sib = siblings(tv, n, &k);
+        if (sib && tv->pos[n] + 1 < k)
+            return sib[tv->pos[n] + 1];
+    }
+    return tv->roots[0];
+}
+
+static uint32_t pre_prev(treeview *tv, uint32_t n)
+{
+    size_t k;
+    if (n == PRISM_NO_NODE)
+        return last_below(tv, tv->roots[tv->nroots - 1]);
+    const uint32_t *sib = siblings(tv, n, &k);
+    if (sib && tv->pos[n] > 0)
+        return last_below(tv, sib[tv->pos[n] - 1]);
+    if (tv->nodes[n].parent != PRISM_NO_NODE)
+        return tv->nodes[n].parent;
+    return last_below(tv, tv->roots[tv->nroots - 1]);
+}
+
+uint32_t tv_next_match(treeview *tv, uint32_t from, int dir, tv_match_fn m, void *ctx)
+{
+    if (!tv->nroots || !m || (from != PRISM_NO_NODE && from >= tv->count))
+        return PRISM_NO_NODE;
+    uint32_t cur = from;
+    for (size_t i = 0; i < tv->count; i++) {
+        cur = dir >= 0 ? pre_next(tv, cur) : pre_prev(tv, cur);
+        if (m(tv->nodes[cur].name, ctx))
+            return cur;
+    }
+    return PRISM_NO_NODE;
+}
+
+/* ---- text cells ------------------------------------------------------------ */
+
+static size_t cp_len(const unsigned char *p)
+{
+    size_t len = 1;
+    if (*p >= 0xf0)
+        len = 4;
+    else if (*p >= 0xe0)
+        len = 3;
+    else if (*p >= 0xc0)
+        len = 2;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return i;
+    return len;
+}
+
+/* Append up to `cols` code points of s; returns the columns appended. */
+static int append(char *out, size_t cap, size_t *o, const char *s, int cols)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n < cols; n++) {
+        size_t len = cp_len(p);
+        if (*o + len + 1 > cap)
+            break;
+        memcpy(out + *o, p, len);
+        *o += len;
+        p += len;
+    }
+    out[*o] = '\0';
+    return n;
+}
+
+static int width_of(const char *s)
+{
+    int w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p += cp_len(p))
+        w++;
+    return w;
+}
+
+int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    if (width_of(s) <= width)
+        return append(out, cap, &o, s, width);
+    int n = append(out, cap, &o, s, width - 1);
+    return n + append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
+}
+
+int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    int w = width_of(s);
+    if (w <= width)
+        return append(out, cap, &o, s, width);
+    const unsigned char *p = (const unsigned char *)s;
+    for (int skip = w - (width - 1); skip > 0 && *p; skip--)
+        p += cp_len(p);
+    int n = append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
+    return n + append(out, cap, &o, (const char *)p, width - 1);
+}
+
+void tv_fmt_count(char *buf, size_t cap, uint64_t n)
+{
+    if (n < 10000)
+        snprintf(buf, cap, "%llu", (unsigned long long)n);
+    else if (n < 1000000)
+        snprintf(buf, cap, "%.1fk", (double)n / 1e3);
+    else if (n < 1000000000)
+        snprintf(buf, cap, "%.2fM", (double)n / 1e6);
+    else
+        snprintf(buf, cap, "%.2fG", (double)n / 1e9);
+}
