@@ -1,15 +1,269 @@
-/* pane_bottlenecks.c - the Bottlenecks pane (minimal first version). */
+/*
+ * pane_bottlenecks.c - the Bottlenecks pane: the findings of the analysis
+ * as a table of type, severity (HIGH red, MEDIUM yellow, LOW green; HIGH
+ * bold without colour) and description, with the selected finding's region,
+ * evidence and recommendation word-wrapped below.  Enter shows the blamed
+ * region in the Tree pane, `f` in the Flame pane; a finding that blames no
+ * region opens the pane that explains it (Memory or GPU).
+ *
+ * The selection is kept as an index and re-found by (type, path hash) when
+ * the analysis is reloaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chart.h"
 #include "ui.h"
+
+#define LABEL 11                        /* "Evidence  " column              */
+#define PANE_TREE 1
+#define PANE_FLAME 2
+#define PANE_MEMORY 4
+#define PANE_GPU 5
+
+typedef struct bnv {
+    int sel, top;
+    int page;                           /* table rows at the last draw      */
+    prism_bottleneck_type sel_type;     /* the selection, for reloads       */
+    uint64_t sel_hash;
+} bnv;
+
+static attr_t sev_attr(const ui *u, prism_severity s)
+{
+    switch (s) {
+    case PRISM_SEV_HIGH: return ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD;
+    case PRISM_SEV_MEDIUM: return ui_attr(u, CP_MEDIUM, A_NORMAL);
+    default: return ui_attr(u, CP_LOW, A_NORMAL);
+    }
+}
+
+/* "step/forward/layer.0" for a node of the all-threads tree. */
+static void node_path(const prism_tree *t, uint32_t n, char *out, size_t cap)
+{
+    const char *parts[32];
+    int k = 0;
+    size_t o = 0;
+    out[0] = '\0';
+    for (uint32_t q = n; q != PRISM_NO_NODE && q < t->count && k < 32; q = t->nodes[q].parent)
+        parts[k++] = t->nodes[q].name;
+    while (k-- > 0 && o + 2 < cap) {
+        int m = snprintf(out + o, cap - o, "%s%s", o ? "/" : "", parts[k] ? parts[k] : "?");
+        if (m < 0)
+            break;
+        o += (size_t)m;
+    }
+}
+
+/* Where Enter goes for a finding that blames no region (-1: nowhere). */
+static int fallback_pane(prism_bottleneck_type t)
+{
+    switch (t) {
+    case PRISM_BN_MEMORY_LEAK: return PANE_MEMORY;
+    case PRISM_BN_CPU_GPU_SYNC: case PRISM_BN_GPU_IDLE: case PRISM_BN_LAUNCH_BOUND:
+    case PRISM_BN_MEMORY_BOUND: return PANE_GPU;
+    default: return -1;
+    }
+}
+
+/* Print s wrapped at (row, col) of r in width columns; returns the rows. */
+static int put_wrapped(const ui_rect *r, int row, int col, int width, attr_t at, const char *s)
+{
+    int rows = 0;
+    for (size_t o = 0; s[o]; rows++) {
+        size_t nx, len = wrap_line(s + o, width, &nx);
+        ui_printf(r, row + rows, col, at, "%.*s", (int)len, s + o);
+        o += nx;
+    }
+    return rows;
+}
+
+static void draw_empty(ui *u, const ui_rect *r)
+{
+    ui_print(r, 1, 1, ui_attr(u, CP_TITLE, A_BOLD), "No bottlenecks found");
+    put_wrapped(r, 3, 1, r->w - 2, A_NORMAL,
+             "Default thresholds: op > 10% of time, leak > 10 MB/step, sync/data waits > 10%, "
+             "GPU idle > 30%.");
+}
+
+static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
+{
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    int dw = r->w - LABEL - 1 > 10 ? r->w - LABEL - 1 : 10, row = 0;
+    const prism_tree *t = prism_analysis_tree(u->a);
+    uint32_t n = prism_analysis_find(u->a, b->path_hash);
+    char path[256];
+    ui_print(r, row, 1, lab, "Region");
+    if (n != PRISM_NO_NODE) {
+        node_path(t, n, path, sizeof path);
+        int c = LABEL + ui_print(r, row, LABEL, A_BOLD, path);
+        ui_print(r, row, c + 2, ui_attr(u, CP_DIM, A_NORMAL), "(Enter: Tree  f: Flame)");
+    } else {
+        int p = fallback_pane(b->type);
+        ui_printf(r, row, LABEL, ui_attr(u, CP_DIM, A_NORMAL), "none%s%s", p < 0 ? "" : "  (Enter: ",
+                  p < 0 ? "" : p == PANE_MEMORY ? "Memory pane)" : "GPU pane)");
+    }
+    row++;
+    ui_print(r, row, 1, lab, "Evidence");
+    row += put_wrapped(r, row, LABEL, dw, A_NORMAL, b->evidence[0] ? b->evidence : "-");
+    ui_print(r, row, 1, lab, "Fix");
+    put_wrapped(r, row, LABEL, dw, A_NORMAL, b->recommendation[0] ? b->recommendation : "-");
+}
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
+    bnv *bv = st;
     ui_rect r = { y, x, h, w };
-    (void)st;
-    ui_print(&r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), "Bottlenecks");
+    size_t nb, cnt[3] = { 0, 0, 0 };
+    const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &nb);
+    if (!nb) {
+        draw_empty(u, &r);
+        return;
+    }
+    int n = (int)nb;
+    for (size_t i = 0; i < nb; i++)
+        cnt[b[i].severity <= PRISM_SEV_HIGH ? b[i].severity : PRISM_SEV_HIGH]++;
+    if (bv->sel >= n)
+        bv->sel = n - 1;
+    if (bv->sel < 0)
+        bv->sel = 0;
+    const prism_bottleneck *cur = &b[bv->sel];
+    bv->sel_type = cur->type;
+    bv->sel_hash = cur->path_hash;
+
+    int c = 1 + ui_print(&r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), "Bottlenecks");
+    c += ui_printf(&r, 0, c, A_NORMAL, "  %d found: ", n);
+    c += ui_printf(&r, 0, c, sev_attr(u, PRISM_SEV_HIGH), "%zu HIGH", cnt[PRISM_SEV_HIGH]);
+    c += ui_printf(&r, 0, c, sev_attr(u, PRISM_SEV_MEDIUM), "  %zu MEDIUM", cnt[PRISM_SEV_MEDIUM]);
+    c += ui_printf(&r, 0, c, sev_attr(u, PRISM_SEV_LOW), "  %zu LOW", cnt[PRISM_SEV_LOW]);
+
+    /* the table gets what the details leave, at least three rows */
+    int dw = w - LABEL - 1 > 10 ? w - LABEL - 1 : 10;
+    int det = 1 + wrap_count(cur->evidence[0] ? cur->evidence : "-", dw) +
+              wrap_count(cur->recommendation[0] ? cur->recommendation : "-", dw);
+    int rows = h - 3 - det;
+    if (rows < (n < 3 ? n : 3))
+        rows = n < 3 ? n : 3;
+    if (rows > n)
+        rows = n;
+    bv->page = rows;
+    if (bv->top > bv->sel)
+        bv->top = bv->sel;
+    if (bv->sel >= bv->top + rows)
+        bv->top = bv->sel - rows + 1;
+    if (bv->top > n - rows)
+        bv->top = n - rows;
+    if (bv->top < 0)
+        bv->top = 0;
+
+    static const int fixed[3] = { 15, 8, 0 };
+    int wd[3], nc = ui_columns(w - 2, fixed, 3, 10, wd);
+    int cx[3] = { 2, 2 + wd[0] + 1, 2 + wd[0] + 1 + wd[1] + 1 };
+    static const char *const head[3] = { "type", "severity", "description" };
+    for (int i = 0; i < nc; i++)
+        ui_printf(&r, 1, cx[i], A_UNDERLINE, "%-*s", wd[i], head[i]);
+    for (int i = 0; i < rows && bv->top + i < n; i++) {
+        int k = bv->top + i, row = 2 + i;
+        bool sel = k == bv->sel;
+        attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
+        if (sel)
+            ui_fill(&r, row, at);
+        if (nc > 0)
+            ui_printf(&r, row, cx[0], at, "%-*.*s", wd[0], wd[0], prism_bottleneck_name(b[k].type));
+        if (nc > 1)
+            ui_printf(&r, row, cx[1], sel ? at | (b[k].severity == PRISM_SEV_HIGH ? A_BOLD : 0)
+                                          : sev_attr(u, b[k].severity),
+                      "%-*s", wd[1], prism_severity_name(b[k].severity));
+        if (nc > 2)
+            ui_printf(&r, row, cx[2], at, "%-*.*s", wd[2], wd[2], b[k].description);
+    }
+    if (rows < n)
+        ui_printf(&r, 0, c, ui_attr(u, CP_DIM, A_NORMAL), "  (%d/%d)", bv->sel + 1, n);
+    int dy = 2 + rows + 1;
+    if (dy < h) {
+        ui_rect d = { y + dy, x, h - dy, w };
+        details(u, &d, cur);
+    }
 }
+
+static void *init(ui *u)
+{
+    (void)u;
+    return calloc(1, sizeof(bnv));
+}
+
+static void reload(ui *u, void *st)
+{
+    bnv *bv = st;
+    size_t nb;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &nb);
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].type == bv->sel_type && b[i].path_hash == bv->sel_hash) {
+            bv->sel = (int)i;
+            return;
+        }
+}
+
+static int k_move(ui *u, void *st, int key)
+{
+    bnv *bv = st;
+    size_t nb;
+    prism_analysis_bottlenecks(u->a, &nb);
+    int page = bv->page > 1 ? bv->page : 1;
+    switch (key) {
+    case 'j': case KEY_DOWN: bv->sel++; break;
+    case 'k': case KEY_UP: bv->sel--; break;
+    case KEY_NPAGE: bv->sel += page; break;
+    case KEY_PPAGE: bv->sel -= page; break;
+    case KEY_HOME: case 'g': bv->sel = 0; break;
+    case KEY_END: case 'G': bv->sel = (int)nb - 1; break;
+    default: break;
+    }
+    if (bv->sel >= (int)nb)
+        bv->sel = (int)nb - 1;
+    if (bv->sel < 0)
+        bv->sel = 0;
+    return UI_REDRAW;
+}
+
+static int k_jump(ui *u, void *st, int key)
+{
+    bnv *bv = st;
+    size_t nb;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &nb);
+    if (!nb || bv->sel < 0 || (size_t)bv->sel >= nb)
+        return UI_NONE;
+    const prism_bottleneck *cur = &b[bv->sel];
+    if (prism_analysis_find(u->a, cur->path_hash) != PRISM_NO_NODE) {
+        ui_select(u, cur->path_hash);
+        u->jump_pane = key == 'f' ? PANE_FLAME : PANE_TREE;
+        return UI_REDRAW;
+    }
+    int p = fallback_pane(cur->type);
+    if (p >= 0)
+        u->jump_pane = p;
+    else
+        ui_message(u, "%s blames no region", prism_bottleneck_name(cur->type));
+    return UI_REDRAW;
+}
+
+static const ui_key keys[] = {
+    { 'j', "j", k_move, "next finding" }, { KEY_DOWN, "Down", k_move, "next finding" },
+    { 'k', "k", k_move, "previous finding" }, { KEY_UP, "Up", k_move, "previous finding" },
+    { KEY_NPAGE, "PgDn", k_move, "page down" }, { KEY_PPAGE, "PgUp", k_move, "page up" },
+    { KEY_HOME, "Home", k_move, "first finding" }, { KEY_END, "End", k_move, "last finding" },
+    { 'g', "g", k_move, "first finding" }, { 'G', "G", k_move, "last finding" },
+    { '\r', "Enter", k_jump, "show the blamed region in the Tree pane" },
+    { KEY_ENTER, "KpEnter", k_jump, "show the blamed region in the Tree pane" },
+    { 'f', "f", k_jump, "show the blamed region in the Flame pane" },
+};
 
 const ui_pane pane_bottlenecks = {
     .name = "Bottlenecks",
-    .hint = "",
+    .hint = "j/k: select  Enter: Tree  f: Flame",
+    .init = init,
+    .reload = reload,
     .draw = draw,
+    .free = free,
+    .keys = keys,
+    .nkeys = sizeof keys / sizeof keys[0],
 };

@@ -1,15 +1,319 @@
-/* pane_gpu.c - the GPU pane (minimal first version). */
+/*
+ * pane_gpu.c - the GPU pane: busy/idle share of the GPU time span,
+ * synchronisation and API time, launches and the share of small kernels,
+ * dropped GPU records, then two scrollable tables: kernels (count, total,
+ * mean, share with a bar) and transfers (direction, host memory kind,
+ * count, bytes, time, bandwidth).  `t` moves the focus between the tables
+ * (Tab is global).  Without GPU data it says why.
+ *
+ * Everything comes from prism_gpu_stats; the cursor of each table is view
+ * state clamped at draw time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "ui.h"
+
+enum { T_KERNELS, T_COPIES };
+
+typedef struct gpuv {
+    int focus;                          /* T_KERNELS / T_COPIES             */
+    int sel[2], top[2];                 /* cursor and first row shown       */
+    int page[2];                        /* rows shown at the last draw      */
+} gpuv;
+
+static const char *copy_name(uint32_t k)
+{
+    static const char *const names[] = { "?", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+    return k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+static const char *mem_name(uint32_t k)
+{
+    static const char *const names[] = { "-", "pageable", "pinned", "device", "managed" };
+    return k < sizeof names / sizeof names[0] ? names[k] : "?";
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void draw_empty(ui *u, const ui_rect *r, const prism_gpu_stats *g)
+{
+    ui_print(r, 1, 1, ui_attr(u, CP_TITLE, A_BOLD), "No GPU data in this profile");
+    if (g->status && g->status[0]) {
+        ui_print(r, 3, 1, A_NORMAL, "GPU collection status:");
+        ui_print(r, 4, 3, A_BOLD, g->status);
+    } else {
+        ui_print(r, 3, 1, A_NORMAL, "It was collected without CUDA: no kernels, copies or");
+        ui_print(r, 4, 1, A_NORMAL, "synchronisation were recorded.");
+    }
+    if (g->dropped)
+        ui_printf(r, 6, 1, ui_attr(u, CP_HIGH, A_BOLD), "%llu GPU records were dropped",
+                  (unsigned long long)g->dropped);
+}
+
+/* Summary lines; returns the rows used. */
+static int overview(ui *u, const ui_rect *r, const prism_gpu_stats *g)
+{
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    char busy[32], span[32], sync[32], kern[32], copy[32], mset[32], api[32];
+    ui_fmt_ns(busy, sizeof busy, (double)g->busy_ns);
+    ui_fmt_ns(span, sizeof span, (double)g->span_ns);
+    ui_fmt_ns(sync, sizeof sync, (double)g->sync_ns);
+    ui_fmt_ns(kern, sizeof kern, (double)g->kernel_ns);
+    ui_fmt_ns(copy, sizeof copy, (double)g->copy_ns);
+    ui_fmt_ns(mset, sizeof mset, (double)g->memset_ns);
+    ui_fmt_ns(api, sizeof api, (double)g->api_ns);
+    uint64_t wall = prism_analysis_span_ns(u->a);
+    int row = 0, c;
+
+    c = 1 + ui_print(r, row, 1, lab, "Busy ");
+    c += ui_printf(r, row, c, A_NORMAL, "%s of a %s span (%.1f%%)  ", busy, span,
+                   100.0 - g->idle_share * 100.0);
+    attr_t idle = g->idle_share >= 0.5 ? ui_attr(u, CP_HIGH, A_BOLD)
+                : g->idle_share >= 0.3 ? ui_attr(u, CP_MEDIUM, A_BOLD) : A_NORMAL;
+    ui_printf(r, row++, c, idle, "idle %.1f%%", g->idle_share * 100.0);
+
+    c = 1 + ui_print(r, row, 1, lab, "Sync ");
+    ui_printf(r, row++, c, A_NORMAL, "%s (%.1f%% of wall)  kernels %s  copies %s  memset %s  API %s",
+              sync, pct(g->sync_ns, wall), kern, copy, mset, api);
+
+    c = 1 + ui_print(r, row, 1, lab, "Launches ");
+    c += ui_printf(r, row, c, A_NORMAL, "%llu  ", (unsigned long long)g->launches);
+    c += ui_printf(r, row, c, g->dropped ? ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD : A_NORMAL,
+                   "dropped %llu", (unsigned long long)g->dropped);
+    ui_printf(r, row++, c, A_NORMAL, "  small (< 10 us) %llu = %.1f%%",
+              (unsigned long long)g->small_kernels, pct(g->small_kernels, g->launches));
+
+    if (g->status && g->status[0]) {
+        c = 1 + ui_print(r, row, 1, lab, "Status ");
+        ui_print(r, row++, c, A_NORMAL, g->status);
+    }
+    return row;
+}
+
+/* Keep the cursor in 0..n-1 and visible in `rows` rows. */
+static void clamp(gpuv *gv, int t, int n, int rows)
+{
+    gv->page[t] = rows > 0 ? rows : 1;
+    if (gv->sel[t] >= n)
+        gv->sel[t] = n - 1;
+    if (gv->sel[t] < 0)
+        gv->sel[t] = 0;
+    if (gv->top[t] > gv->sel[t])
+        gv->top[t] = gv->sel[t];
+    if (rows > 0 && gv->sel[t] >= gv->top[t] + rows)
+        gv->top[t] = gv->sel[t] - rows + 1;
+    if (gv->top[t] > n - rows)
+        gv->top[t] = n - rows;
+    if (gv->top[t] < 0)
+        gv->top[t] = 0;
+}
+
+static void title(ui *u, const ui_rect *r, int row, const gpuv *gv, int t, const char *text,
+                  size_t n, size_t shown_from, int rows)
+{
+    attr_t at = gv->focus == t ? ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD : ui_attr(u, CP_DIM, A_NORMAL);
+    int c = 1 + ui_printf(r, row, 1, at, "%s%s (%zu)", gv->focus == t ? "> " : "  ", text, n);
+    if ((size_t)rows < n)
+        ui_printf(r, row, c + 1, ui_attr(u, CP_DIM, A_NORMAL), "%zu-%zu", shown_from + 1,
+                  shown_from + (size_t)rows < n ? shown_from + (size_t)rows : n);
+}
+
+static void kernels(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const prism_gpu_stats *g)
+{
+    static const int fixed[5] = { 0, 8, 10, 10, 18 };
+    int wd[5], n = ui_columns(r->w - 2, fixed, 5, 12, wd);
+    int x[5] = { 2 };
+    for (int i = 1; i < 5; i++)
+        x[i] = x[i - 1] + wd[i - 1] + 1;
+    clamp(gv, T_KERNELS, (int)g->nkernels, rows);
+    title(u, r, row++, gv, T_KERNELS, "Kernels", g->nkernels, (size_t)gv->top[T_KERNELS], rows);
+    static const char *const head[5] = { "kernel", "count", "total", "mean", "share" };
+    attr_t ha = A_UNDERLINE;
+    for (int i = 0; i < n; i++)
+        ui_printf(r, row, x[i], ha, i == 0 || i == 4 ? "%-*s" : "%*s", wd[i], head[i]);
+    row++;
+    if (!g->nkernels)
+        ui_print(r, row, 2, ui_attr(u, CP_DIM, A_NORMAL), "no kernels recorded");
+    for (int i = 0; i < rows && (size_t)(gv->top[T_KERNELS] + i) < g->nkernels; i++, row++) {
+        int k = gv->top[T_KERNELS] + i;
+        const prism_kernel_stat *ks = &g->kernels[k];
+        bool sel = gv->focus == T_KERNELS && k == gv->sel[T_KERNELS];
+        attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
+        if (sel)
+            ui_fill(r, row, at);
+        char tot[32], mean[32], bar[256];
+        ui_fmt_ns(tot, sizeof tot, (double)ks->total_ns);
+        ui_fmt_ns(mean, sizeof mean, ks->mean_ns);
+        attr_t nat = at | (ui_matches(u, ks->name) ? A_BOLD | A_UNDERLINE : 0);
+        ui_printf(r, row, x[0], nat, "%-*.*s", wd[0], wd[0], ks->name ? ks->name : "?");
+        if (n > 1)
+            ui_printf(r, row, x[1], at, "%*llu", wd[1], (unsigned long long)ks->count);
+        if (n > 2)
+            ui_printf(r, row, x[2], at, "%*s", wd[2], tot);
+        if (n > 3)
+            ui_printf(r, row, x[3], at, "%*s", wd[3], mean);
+        if (n > 4) {
+            ui_bar(bar, sizeof bar, ks->share, wd[4] - 7, u->utf8);
+            ui_print(r, row, x[4], sel ? at : ui_attr(u, CP_BAR, A_NORMAL), bar);
+            ui_printf(r, row, x[4] + wd[4] - 6, at, "%5.1f%%", ks->share * 100.0);
+        }
+    }
+}
+
+static void copies(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const prism_gpu_stats *g)
+{
+    static const int fixed[6] = { 9, 9, 8, 10, 10, 10 };
+    int wd[6], n = ui_columns(r->w - 2, fixed, 6, 1, wd);
+    int x[6] = { 2 };
+    for (int i = 1; i < 6; i++)
+        x[i] = x[i - 1] + wd[i - 1] + 1;
+    clamp(gv, T_COPIES, (int)g->ncopies, rows);
+    title(u, r, row++, gv, T_COPIES, "Transfers", g->ncopies, (size_t)gv->top[T_COPIES], rows);
+    static const char *const head[6] = { "direction", "host mem", "count", "bytes", "time", "GB/s" };
+    for (int i = 0; i < n; i++)
+        ui_printf(r, row, x[i], A_UNDERLINE, i < 2 ? "%-*s" : "%*s", wd[i], head[i]);
+    row++;
+    if (!g->ncopies)
+        ui_print(r, row, 2, ui_attr(u, CP_DIM, A_NORMAL), "no transfers recorded");
+    for (int i = 0; i < rows && (size_t)(gv->top[T_COPIES] + i) < g->ncopies; i++, row++) {
+        int k = gv->top[T_COPIES] + i;
+        const prism_copy_stat *cs = &g->copies[k];
+        bool sel = gv->focus == T_COPIES && k == gv->sel[T_COPIES];
+        attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
+        if (sel)
+            ui_fill(r, row, at);
+        char bytes[32], tm[32];
+        ui_fmt_bytes(bytes, sizeof bytes, (double)cs->bytes);
+        ui_fmt_ns(tm, sizeof tm, (double)cs->total_ns);
+        const char *cols[6] = { copy_name(cs->copy_kind), mem_name(cs->src_kind), NULL, bytes, tm, NULL };
+        for (int c = 0; c < n; c++) {
+            if (c == 2)
+                ui_printf(r, row, x[c], at, "%*llu", wd[c], (unsigned long long)cs->count);
+            else if (c == 5)
+                ui_printf(r, row, x[c], at, "%*.2f", wd[c], cs->gb_per_s);
+            else
+                ui_printf(r, row, x[c], at, c < 2 ? "%-*s" : "%*s", wd[c], cols[c]);
+        }
+    }
+}
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
+    gpuv *gv = st;
     ui_rect r = { y, x, h, w };
-    (void)st;
-    ui_print(&r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), "GPU");
+    const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+    if (!g->present) {
+        draw_empty(u, &r, g);
+        return;
+    }
+    int row = overview(u, &r, g) + 1;
+    /* two tables of title + header + rows, a blank line between */
+    int left = h - row - 5, kw = g->nkernels ? (int)g->nkernels : 1,
+        cw = g->ncopies ? (int)g->ncopies : 1, kr, cr;
+    if (left < 2) {                      /* room for the focused table only */
+        int rows = h - row - 2 > 1 ? h - row - 2 : 1;
+        if (gv->focus == T_KERNELS)
+            kernels(u, gv, &r, row, rows, g);
+        else
+            copies(u, gv, &r, row, rows, g);
+        return;
+    }
+    if (kw + cw <= left) {
+        kr = kw;
+        cr = left - kr;
+    } else {
+        cr = cw < left / 3 ? cw : left / 3 > 1 ? left / 3 : 1;
+        kr = left - cr;
+        if (kr > kw) {
+            kr = kw;
+            cr = left - kr;
+        }
+    }
+    kernels(u, gv, &r, row, kr, g);
+    copies(u, gv, &r, row + kr + 3, cr, g);
 }
+
+static void *init(ui *u)
+{
+    (void)u;
+    return calloc(1, sizeof(gpuv));
+}
+
+static int k_move(ui *u, void *st, int key)
+{
+    gpuv *gv = st;
+    const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+    int t = gv->focus, n = t == T_KERNELS ? (int)g->nkernels : (int)g->ncopies;
+    int page = gv->page[t] > 1 ? gv->page[t] : 1;
+    switch (key) {
+    case 'j': case KEY_DOWN: gv->sel[t]++; break;
+    case 'k': case KEY_UP: gv->sel[t]--; break;
+    case KEY_NPAGE: gv->sel[t] += page; gv->top[t] += page; break;
+    case KEY_PPAGE: gv->sel[t] -= page; gv->top[t] -= page; break;
+    case KEY_HOME: case 'g': gv->sel[t] = 0; break;
+    case KEY_END: case 'G': gv->sel[t] = n - 1; break;
+    default: break;
+    }
+    if (gv->sel[t] >= n)
+        gv->sel[t] = n - 1;
+    if (gv->sel[t] < 0)
+        gv->sel[t] = 0;
+    if (gv->top[t] < 0)
+        gv->top[t] = 0;
+    return UI_REDRAW;
+}
+
+static int k_focus(ui *u, void *st, int key)
+{
+    gpuv *gv = st;
+    (void)u; (void)key;
+    gv->focus = gv->focus == T_KERNELS ? T_COPIES : T_KERNELS;
+    return UI_REDRAW;
+}
+
+/* n / N: the next / previous kernel whose name matches the search. */
+static int k_match(ui *u, void *st, int key)
+{
+    gpuv *gv = st;
+    const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+    int n = (int)g->nkernels, d = key == 'N' ? -1 : 1;
+    if (!u->search[0] || !n) {
+        ui_message(u, "no search: / to search kernel names");
+        return UI_REDRAW;
+    }
+    for (int i = 1; i <= n; i++) {
+        int k = ((gv->sel[T_KERNELS] + d * i) % n + n) % n;
+        if (ui_matches(u, g->kernels[k].name)) {
+            gv->focus = T_KERNELS;
+            gv->sel[T_KERNELS] = k;
+            return UI_REDRAW;
+        }
+    }
+    ui_message(u, "no kernel matches \"%s\"", u->search);
+    return UI_REDRAW;
+}
+
+static const ui_key keys[] = {
+    { 'j', "j", k_move, "next row" }, { KEY_DOWN, "Down", k_move, "next row" },
+    { 'k', "k", k_move, "previous row" }, { KEY_UP, "Up", k_move, "previous row" },
+    { KEY_NPAGE, "PgDn", k_move, "page down" }, { KEY_PPAGE, "PgUp", k_move, "page up" },
+    { KEY_HOME, "Home", k_move, "first row" }, { KEY_END, "End", k_move, "last row" },
+    { 'g', "g", k_move, "first row" }, { 'G', "G", k_move, "last row" },
+    { 't', "t", k_focus, "focus kernels / transfers" },
+    { 'n', "n", k_match, "next kernel matching the search" },
+    { 'N', "N", k_match, "previous kernel matching the search" },
+};
 
 const ui_pane pane_gpu = {
     .name = "GPU",
-    .hint = "",
+    .hint = "j/k: scroll  t: kernels/transfers",
+    .init = init,
     .draw = draw,
+    .free = free,
+    .keys = keys,
+    .nkeys = sizeof keys / sizeof keys[0],
 };

@@ -1,15 +1,383 @@
-/* pane_memory.c - the Memory pane (minimal first version). */
+/*
+ * pane_memory.c - the Memory pane: host RSS (or GPU used, with reserved as
+ * a second trace) over time as a multi-row chart, the same memory at step
+ * boundaries against the step index with the fitted trend line overlaid,
+ * the slope, r2 and leak verdict, peaks, and a step marker that h/l move
+ * (shown on both charts, with the value under it).
+ *
+ * Everything drawn comes from prism_memory_stats; the charts themselves are
+ * pure text cells (chart.c).  The selected step is kept as a step index, so
+ * it survives pane switches and reloads.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chart.h"
 #include "ui.h"
+
+#define MB 1048576.0
+#define GUTTER 9                        /* y-axis labels: "3.52 GB" + axis */
+
+typedef struct memv {
+    bool gpu;                           /* GPU used/reserved instead of host */
+    uint64_t step;                      /* selected step; UINT64_MAX: last  */
+} memv;
+
+/* The series a view shows, extracted from the samples for one draw. */
+typedef struct series {
+    size_t n;                           /* all samples                      */
+    double *t, *v, *v2;                 /* time (ns), value, reserved (GPU) */
+    size_t k;                           /* samples at step boundaries       */
+    double *sx, *sy;                    /* step index, value                */
+    uint64_t *sts;                      /* their timestamps                 */
+} series;
+
+/* ui_fmt_bytes, with TB..EB so that a label fits the axis gutter. */
+static void fmt_bytes(char *buf, size_t cap, double b)
+{
+    static const char *const units[] = { "TB", "PB", "EB" };
+    double v = b / (1073741824.0 * 1024.0);
+    if (!(v >= 1)) {
+        ui_fmt_bytes(buf, cap, b);
+        return;
+    }
+    size_t i = 0;
+    while (v >= 1024 && i + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, cap, v < 1000 ? "%.1f %s" : "%.0e %s", v, units[i]);
+}
+
+static double gpu_sum(const prism_memory_sample *s, bool reserved)
+{
+    double b = 0;
+    for (uint32_t g = 0; g < s->ngpu && g < PRISM_MAX_GPUS; g++)
+        b += (double)(reserved ? s->gpu[g].reserved : s->gpu[g].used);
+    return b;
+}
+
+static void series_free(series *s)
+{
+    free(s->t);
+    free(s->v);
+    free(s->v2);
+    free(s->sx);
+    free(s->sy);
+    free(s->sts);
+    memset(s, 0, sizeof *s);
+}
+
+static bool series_get(const prism_memory_stats *m, bool gpu, series *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = m->count ? m->count : 1;
+    s->t = malloc(n * sizeof *s->t);
+    s->v = malloc(n * sizeof *s->v);
+    s->v2 = malloc(n * sizeof *s->v2);
+    s->sx = malloc(n * sizeof *s->sx);
+    s->sy = malloc(n * sizeof *s->sy);
+    s->sts = malloc(n * sizeof *s->sts);
+    if (!s->t || !s->v || !s->v2 || !s->sx || !s->sy || !s->sts) {
+        series_free(s);
+        return false;
+    }
+    for (size_t i = 0; i < m->count; i++) {
+        const prism_memory_sample *p = &m->samples[i];
+        double val = gpu ? gpu_sum(p, false) : (double)p->rss;
+        s->t[s->n] = (double)p->ts;
+        s->v[s->n] = val;
+        s->v2[s->n++] = gpu ? gpu_sum(p, true) : NAN;
+        if (p->step != PRISM_NO_STEP) {
+            s->sx[s->k] = (double)p->step;
+            s->sy[s->k] = val;
+            s->sts[s->k++] = p->ts;
+        }
+    }
+    return true;
+}
+
+/* The point shown for the selected step: that step, else the nearest. */
+static size_t point_of(const series *s, uint64_t step)
+{
+    size_t best = s->k - 1;
+    if (step == UINT64_MAX)
+        return best;
+    double d = INFINITY;
+    for (size_t i = 0; i < s->k; i++)
+        if (fabs(s->sx[i] - (double)step) < d) {
+            d = fabs(s->sx[i] - (double)step);
+            best = i;
+        }
+    return best;
+}
+
+static attr_t kind_attr(const ui *u, int kind)
+{
+    switch (kind) {
+    case CHART_BAR: return ui_attr(u, CP_BAR, A_NORMAL);
+    case CHART_TRACE: return ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD;
+    case CHART_TRACE2: return ui_attr(u, CP_LOW, A_BOLD);
+    case CHART_MARK: return ui_attr(u, CP_SEL, A_REVERSE);
+    default: return A_NORMAL;
+    }
+}
+
+/* Draw a chart at (row, col) of r with y-axis labels in a gutter. */
+static void put_chart(ui *u, const ui_rect *r, int row, int col, const chart *c, bool gutter)
+{
+    char buf[4096], lab[32];
+    attr_t dim = ui_attr(u, CP_DIM, A_NORMAL);
+    for (int y = 0; y < c->h; y++) {
+        if (gutter) {
+            lab[0] = '\0';
+            if (y == 0)
+                fmt_bytes(lab, sizeof lab, c->hi);
+            else if (y == c->h - 1)
+                fmt_bytes(lab, sizeof lab, c->lo);
+            ui_printf(r, row + y, col - GUTTER, A_NORMAL, "%*s", GUTTER - 1, lab);
+            ui_print(r, row + y, col - 1, dim, u->utf8 ? (lab[0] ? "\u2524" : "\u2502") : "|");
+        }
+        for (int x = 0; x < c->w;) {
+            int kind, n = chart_run(c, y, x, buf, sizeof buf, &kind);
+            if (n <= 0)
+                break;
+            ui_print(r, row + y, col + x, kind_attr(u, kind), buf);
+            x += n;
+        }
+    }
+}
+
+/* Bars of (x, y) with optional overlays; mark_x < 0: no marker. */
+static void draw_chart(ui *u, const ui_rect *r, int row, int h, int w, const double *x,
+                       const double *y, size_t n, const double *y2, const double *trend,
+                       double mark_x)
+{
+    bool gutter = w >= GUTTER + 12;
+    int col = gutter ? GUTTER : 1, cw = w - col - 1;
+    if (h < 1 || cw < 1 || !n)
+        return;
+    double *cols = malloc((size_t)cw * 3 * sizeof *cols);
+    if (!cols)
+        return;
+    double *c2 = cols + cw, *ct = cols + 2 * cw, lo, hi, lo2, hi2;
+    chart_resample(x, y, n, cols, cw);
+    chart_range(y, n, &lo, &hi);
+    if (y2) {
+        chart_resample(x, y2, n, c2, cw);
+        chart_range(y2, n, &lo2, &hi2);
+        lo = 0;                         /* two series: show their proportion */
+        hi = hi > hi2 ? hi : hi2;
+    }
+    if (trend) {                         /* the fitted line, column by column */
+        double t[2] = { trend[0], trend[1] };
+        chart_range(t, 2, &lo2, &hi2);
+        lo = lo < lo2 ? lo : lo2;
+        hi = hi > hi2 ? hi : hi2;
+        for (int i = 0; i < cw; i++)
+            ct[i] = trend[0] + (trend[1] - trend[0]) * (i + 0.5) / cw;
+    }
+    chart c;
+    if (chart_init(&c, h, cw, lo, hi, u->utf8)) {
+        chart_bars(&c, cols);
+        if (y2)
+            chart_trace(&c, c2, CHART_TRACE2);
+        if (trend)
+            chart_trace(&c, ct, CHART_TRACE);
+        if (mark_x >= 0)
+            chart_marker(&c, chart_col(mark_x, x[0], x[n - 1], cw));
+        put_chart(u, r, row, col, &c, gutter);
+        chart_free(&c);
+    }
+    free(cols);
+}
+
+/* An x-axis line under a chart: left label at the chart's start, right
+ * label ending at its end. */
+static void axis(ui *u, const ui_rect *r, int row, int w, const char *left, const char *right)
+{
+    int col = w >= GUTTER + 12 ? GUTTER : 1, end = w - 1;
+    attr_t dim = ui_attr(u, CP_DIM, A_NORMAL);
+    ui_print(r, row, col, dim, left);
+    int rw = ui_width(right);
+    if (end - rw > col + ui_width(left))
+        ui_print(r, row, end - rw, dim, right);
+}
+
+static void draw_empty(ui *u, const ui_rect *r)
+{
+    ui_print(r, 1, 1, ui_attr(u, CP_TITLE, A_BOLD), "No memory samples in this profile");
+    ui_print(r, 3, 1, A_NORMAL, "The sampler records host RSS (and GPU memory when CUDA is");
+    ui_print(r, 4, 1, A_NORMAL, "present) periodically and at step boundaries; it was off,");
+    ui_print(r, 5, 1, A_NORMAL, "or the run ended before the first sample.");
+}
+
+static void verdict(ui *u, const ui_rect *r, int row, const prism_leak *lk, size_t k)
+{
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    int c = 1 + ui_print(r, row, 1, lab, "Trend ");
+    if (!lk->have_fit) {
+        ui_printf(r, row, c, A_NORMAL, "no fit: %zu step sample%s (4 needed)", k, k == 1 ? "" : "s");
+        return;
+    }
+    if (lk->leak)
+        c += ui_print(r, row, c, ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD, "LEAK  ");
+    else
+        c += ui_print(r, row, c, ui_attr(u, CP_LOW, A_NORMAL), "no leak  ");
+    ui_printf(r, row, c, A_NORMAL, "%+.2f MB/step  r2 %.2f  fitted %.1f %s %.1f MB over %zu points",
+              lk->slope_mb_per_step, lk->r2, lk->start_mb, u->utf8 ? "\u2192" : "->", lk->end_mb,
+              lk->points);
+}
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
+    memv *mv = st;
     ui_rect r = { y, x, h, w };
-    (void)st;
-    ui_print(&r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), "Memory");
+    const prism_memory_stats *m = prism_analysis_memory(u->a);
+    if (!m->count) {
+        draw_empty(u, &r);
+        return;
+    }
+    bool gpu = mv->gpu && m->have_gpu;
+    series s;
+    if (!series_get(m, gpu, &s)) {
+        ui_print(&r, 0, 1, A_NORMAL, "out of memory");
+        return;
+    }
+    const prism_leak *lk = gpu ? &m->gpu : &m->host;
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
+    char b1[32], b2[32], left[48], right[48];
+
+    /* title: what is shown, peaks, counts */
+    int c = 1 + ui_print(&r, 0, 1, lab, gpu ? "GPU used" : "Host RSS");
+    fmt_bytes(b1, sizeof b1, (double)(gpu ? m->peak_gpu_used : m->peak_rss));
+    fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
+    c += ui_printf(&r, 0, c, A_NORMAL, "  peak %s%s%s  %zu samples (%zu at steps)", b1,
+                   gpu ? ", reserved " : "", gpu ? b2 : "", s.n, s.k);
+    if (m->have_gpu)
+        ui_print(&r, 0, c + 2, ui_attr(u, CP_DIM, A_NORMAL), gpu ? "(g: host)" : "(g: GPU)");
+
+    /* rows: title, label, chart A, axis, label, chart B, axis, verdict */
+    int avail = h - 6, ha, hb;
+    if (!s.k) {
+        ha = h - 4;
+        hb = 0;
+    } else if (avail < 2) {
+        ha = 0;
+        hb = h - 4 > 1 ? h - 4 : 1;
+    } else {
+        ha = avail / 2;
+        hb = avail - ha;
+    }
+    size_t p = s.k ? point_of(&s, mv->step) : 0;
+    int row = 1;
+    if (ha > 0) {
+        c = 1 + ui_print(&r, row, 1, lab, "Over time");
+        if (gpu)
+            ui_printf(&r, row, c, A_NORMAL, "  %s used  %s reserved", u->utf8 ? "\u2588" : "#",
+                      u->utf8 ? "\u2550" : "=");
+        row++;
+        draw_chart(u, &r, row, ha, w, s.t, s.v, s.n, gpu ? s.v2 : NULL, NULL,
+                   s.k ? (double)s.sts[p] : -1.0);
+        row += ha;
+        ui_fmt_ns(b1, sizeof b1, s.t[s.n - 1] - s.t[0]);
+        snprintf(right, sizeof right, "+%s", b1);
+        axis(u, &r, row++, w, "0", right);
+    }
+    if (!s.k) {
+        ui_print(&r, row, 1, A_NORMAL, "No samples at step boundaries: no steps were recorded.");
+        series_free(&s);
+        return;
+    }
+
+    /* per step, with the trend and the marker */
+    c = 1 + ui_print(&r, row, 1, lab, "At step boundaries");
+    fmt_bytes(b1, sizeof b1, s.sy[p]);
+    c += ui_printf(&r, row, c, A_NORMAL, "  step %.0f: ", s.sx[p]);
+    c += ui_print(&r, row, c, kind_attr(u, CHART_MARK), b1);
+    if (lk->have_fit && s.sx[s.k - 1] > s.sx[0]) {
+        double f = (s.sx[p] - s.sx[0]) / (s.sx[s.k - 1] - s.sx[0]);
+        fmt_bytes(b2, sizeof b2, (lk->start_mb + (lk->end_mb - lk->start_mb) * f) * MB);
+        c += ui_printf(&r, row, c, A_NORMAL, "  trend %s", b2);
+    }
+    ui_print(&r, row++, c + 2, ui_attr(u, CP_DIM, A_NORMAL), "(h/l: step)");
+    double trend[2] = { lk->start_mb * MB, lk->end_mb * MB };
+    draw_chart(u, &r, row, hb, w, s.sx, s.sy, s.k, NULL, lk->have_fit ? trend : NULL, s.sx[p]);
+    row += hb;
+    snprintf(left, sizeof left, "step %.0f", s.sx[0]);
+    snprintf(right, sizeof right, "step %.0f", s.sx[s.k - 1]);
+    axis(u, &r, row++, w, left, right);
+    verdict(u, &r, row, lk, s.k);
+    series_free(&s);
 }
+
+static void *init(ui *u)
+{
+    (void)u;
+    memv *mv = calloc(1, sizeof *mv);
+    if (mv)
+        mv->step = UINT64_MAX;
+    return mv;
+}
+
+/* Move the marker to the neighbouring step boundary sample(s). */
+static int k_step(ui *u, void *st, int key)
+{
+    memv *mv = st;
+    const prism_memory_stats *m = prism_analysis_memory(u->a);
+    series s;
+    if (!m->count || !series_get(m, mv->gpu && m->have_gpu, &s))
+        return UI_NONE;
+    if (!s.k) {
+        series_free(&s);
+        return UI_NONE;
+    }
+    size_t p = point_of(&s, mv->step);
+    long d = key == KEY_LEFT || key == 'h' ? -1 : key == KEY_RIGHT || key == 'l' ? 1
+           : key == 'H' ? -10 : key == 'L' ? 10 : 0;
+    long q = (long)p + d;
+    if (key == KEY_HOME)
+        q = 0;
+    if (key == KEY_END)
+        q = (long)s.k - 1;
+    q = q < 0 ? 0 : q >= (long)s.k ? (long)s.k - 1 : q;
+    mv->step = q == (long)s.k - 1 ? UINT64_MAX : (uint64_t)s.sx[q];
+    series_free(&s);
+    return UI_REDRAW;
+}
+
+static int k_toggle(ui *u, void *st, int key)
+{
+    memv *mv = st;
+    (void)key;
+    if (!prism_analysis_memory(u->a)->have_gpu) {
+        ui_message(u, "no GPU memory samples in this profile");
+        return UI_REDRAW;
+    }
+    mv->gpu = !mv->gpu;
+    return UI_REDRAW;
+}
+
+static const ui_key keys[] = {
+    { 'h', "h", k_step, "marker to the previous step" },
+    { KEY_LEFT, "Left", k_step, "marker to the previous step" },
+    { 'l', "l", k_step, "marker to the next step" },
+    { KEY_RIGHT, "Right", k_step, "marker to the next step" },
+    { 'H', "H", k_step, "marker 10 steps back" },
+    { 'L', "L", k_step, "marker 10 steps on" },
+    { KEY_HOME, "Home", k_step, "marker to the first step" },
+    { KEY_END, "End", k_step, "marker to the last step" },
+    { 'g', "g", k_toggle, "show host RSS / GPU memory" },
+};
 
 const ui_pane pane_memory = {
     .name = "Memory",
-    .hint = "",
+    .hint = "h/l: step marker  g: host/GPU",
+    .init = init,
     .draw = draw,
+    .free = free,
+    .keys = keys,
+    .nkeys = sizeof keys / sizeof keys[0],
 };
