@@ -97,8 +97,69 @@ static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
     a->copy_ns += dur;
 }
 
+#define CORR_LIMIT (1u << 20)
+
+/* Start keeping region transitions on every thread: needed to find the
+ * region that launched GPU work. */
+static void want_rings(prism_analysis *a)
+{
+    for (size_t i = 0; i < a->nthreads; i++)
+        if (!a->threads[i]->ring)
+            a->threads[i]->ring = calloc(TRANS_RING, sizeof(trans));
+}
+
+static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t launches)
+{
+    athread *t = a->threads[where >> 32];
+    uint32_t node = (uint32_t)where;
+    if (node == PRISM_NO_NODE || node >= t->n) {
+        a->gpu_unattributed += ns;
+        return;
+    }
+    t->nodes[node].gpu_ns += ns;
+    t->nodes[node].gpu_launches += launches;
+}
+
+/* An API call on a CPU thread: remember which region made it. */
+static void api_call(prism_analysis *a, const prism_gpu_record *g)
+{
+    athread *t = tree_thread(a, g->stream);
+    uint64_t idx;
+    if (!t || !u64map_get(&a->thread_of, g->stream, &idx))
+        return;
+    uint64_t where = idx << 32 | tree_node_at(t, g->start), waiting;
+    if (u64map_get(&a->corr_wait, g->correlation, &waiting) && waiting) {
+        credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
+        u64map_put(&a->corr_wait, g->correlation, 0);
+        return;
+    }
+    if (a->corr_node.count < CORR_LIMIT)
+        u64map_put(&a->corr_node, g->correlation, where + 1);
+}
+
+/* Device work: credit the region of its API call, or wait for it. */
+static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
+{
+    uint64_t where;
+    if (!g->correlation)
+        return;
+    if (u64map_get(&a->corr_node, g->correlation, &where) && where) {
+        credit(a, where - 1, dur, g->type == PRISM_GPU_KERNEL);
+        return;
+    }
+    if (a->corr_wait.count >= CORR_LIMIT) {
+        a->gpu_unattributed += dur;
+        return;
+    }
+    uint64_t *w = u64map_slot(&a->corr_wait, g->correlation);
+    if (w)      /* ns << 8 | launches (a correlation has a handful at most) */
+        *w += dur << 8 | (g->type == PRISM_GPU_KERNEL);
+}
+
 void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
 {
+    if (!a->gpu_present)
+        want_rings(a);
     for (size_t i = 0; i < n; i++) {
         uint64_t dur = g[i].end - g[i].start;
         a->gpu_present = true;
@@ -112,11 +173,11 @@ void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
             busy_add(a, g[i].start, g[i].end);
         }
         switch (g[i].type) {
-        case PRISM_GPU_KERNEL: kernel(a, &g[i], dur); break;
-        case PRISM_GPU_MEMCPY: copy(a, &g[i], dur); break;
-        case PRISM_GPU_MEMSET: a->memset_ns += dur; break;
+        case PRISM_GPU_KERNEL: kernel(a, &g[i], dur); device_done(a, &g[i], dur); break;
+        case PRISM_GPU_MEMCPY: copy(a, &g[i], dur); device_done(a, &g[i], dur); break;
+        case PRISM_GPU_MEMSET: a->memset_ns += dur; device_done(a, &g[i], dur); break;
         case PRISM_GPU_SYNC: a->sync_ns += dur; break;
-        case PRISM_GPU_API: a->api_ns += dur; break;
+        case PRISM_GPU_API: a->api_ns += dur; api_call(a, &g[i]); break;
         default: break;
         }
     }

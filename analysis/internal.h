@@ -40,7 +40,17 @@ typedef struct tnode {
     double shift, s1, s2;       /* sums of (duration - shift), and squares */
     float *sv;                  /* time per sampled step, from sv_first */
     uint32_t sv_first, sv_n, sv_cap;
+    uint64_t gpu_ns, gpu_launches;  /* GPU work launched directly inside */
 } tnode;
+
+/* A change of the innermost open region of a thread, for finding the
+ * region open when a GPU API call was made. */
+typedef struct trans {
+    uint64_t ts;
+    uint32_t node;
+} trans;
+
+#define TRANS_RING 65536u
 
 typedef struct frame {
     uint32_t node;
@@ -64,6 +74,8 @@ typedef struct athread {
     pend *pending;              /* completions waiting for their step */
     size_t npend, pcap;
     size_t last_step;           /* index of the step found last (cache) */
+    trans *ring;                /* recent transitions (once GPU data exists) */
+    uint64_t nring;             /* transitions written in total */
     prism_node *pub;            /* derived per-thread tree */
     prism_tree tree;
 } athread;
@@ -106,6 +118,9 @@ struct prism_analysis {
     uint64_t busy_closed;       /* busy time of segments folded away */
     uint64_t closed_until;      /* intervals before this are folded */
     u64map dropped_of;          /* stream << 1 | source -> cumulative */
+    u64map corr_node;           /* correlation -> thread << 32 | node (API seen) */
+    u64map corr_wait;           /* correlation -> device ns waiting for its API */
+    uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
 
     uint64_t events, unmatched_exits;
     uint64_t first_ts, last_ts;
@@ -143,6 +158,8 @@ void tree_merge(prism_analysis *a);
 void tree_node_steps(const prism_analysis *a, uint32_t node, double *dense);
 const char *tree_name(const prism_analysis *a, uint32_t name_id);
 void tree_free_thread(athread *t);
+/* The node open on thread t at time ts (PRISM_NO_NODE if unknown). */
+uint32_t tree_node_at(const athread *t, uint64_t ts);
 
 /* series.c */
 void series_steps(prism_analysis *a, const prism_step *s, size_t n);

@@ -276,6 +276,8 @@ void prism_analysis_free(prism_analysis *a)
     free(a->kname);
     free(a->busy);
     u64map_free(&a->dropped_of);
+    u64map_free(&a->corr_node);
+    u64map_free(&a->corr_wait);
     if (a->own_reader)
         prism_reader_free(a->reader);
     free(a);

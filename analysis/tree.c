@@ -28,6 +28,8 @@ athread *tree_thread(prism_analysis *a, uint32_t stream)
     }
     t->stream = stream;
     snprintf(t->name, sizeof t->name, "thread %u", stream);
+    if (a->gpu_present)
+        t->ring = calloc(TRANS_RING, sizeof *t->ring);
     a->threads[a->nthreads++] = t;
     return t;
 }
@@ -38,6 +40,7 @@ void tree_free_thread(athread *t)
         return;
     for (size_t i = 0; i < t->n; i++)
         free(t->nodes[i].sv);
+    free(t->ring);
     free(t->nodes);
     u64map_free(&t->child);
     free(t->pending);
@@ -82,6 +85,12 @@ static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
     return (uint32_t)t->n++;
 }
 
+static void transition(athread *t, uint64_t ts, uint32_t node)
+{
+    if (t->ring)
+        t->ring[t->nring++ % TRANS_RING] = (trans){ ts, node };
+}
+
 static void push(athread *t, uint32_t name, uint64_t ts)
 {
     if (t->depth >= MAX_STACK) {
@@ -91,6 +100,7 @@ static void push(athread *t, uint32_t name, uint64_t ts)
     uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;
     uint32_t node = parent == PRISM_NO_NODE && t->depth ? PRISM_NO_NODE : child_of(t, parent, name);
     t->stack[t->depth++] = (frame){ node, ts, 0 };
+    transition(t, ts, node);
 }
 
 static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
@@ -100,6 +110,7 @@ static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
         return;
     }
     frame f = t->stack[--t->depth];
+    transition(t, ts, t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE);
     uint64_t dur = ts >= f.start ? ts - f.start : 0;
     if (t->depth)
         t->stack[t->depth - 1].child += dur;
@@ -141,6 +152,23 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
         else
             a->unmatched_exits++;
     }
+}
+
+uint32_t tree_node_at(const athread *t, uint64_t ts)
+{
+    if (!t->ring || !t->nring)
+        return PRISM_NO_NODE;
+    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
+    if (t->ring[lo % TRANS_RING].ts > ts)
+        return PRISM_NO_NODE;           /* older than what the ring holds */
+    while (hi - lo > 1) {               /* last transition at or before ts */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->ring[mid % TRANS_RING].ts <= ts)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return t->ring[lo % TRANS_RING].node;
 }
 
 /* The sampled step containing ts: its position, UINT32_MAX when none,
@@ -302,6 +330,8 @@ static void thread_tree(prism_analysis *a, athread *t)
                                  p->name);
         p->depth = nd->depth;
         p->thread = t->stream;
+        p->gpu_ns = nd->gpu_ns;
+        p->gpu_launches = nd->gpu_launches;
         publish(p, nd);
         if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
             prism_node *par = &t->pub[nd->parent];
@@ -315,6 +345,11 @@ static void thread_tree(prism_analysis *a, athread *t)
             }
         }
     }
+    for (size_t i = t->n; i-- > 0;)         /* inclusive GPU work */
+        if (t->pub[i].parent != PRISM_NO_NODE) {
+            t->pub[t->pub[i].parent].gpu_ns += t->pub[i].gpu_ns;
+            t->pub[t->pub[i].parent].gpu_launches += t->pub[i].gpu_launches;
+        }
     finish_tree(t->pub, t->n, &t->tree);
 }
 
@@ -512,6 +547,8 @@ void tree_merge(prism_analysis *a)
             combine(p, &m2[m], nd);
             p->total_ns += nd->total;
             p->self_ns += nd->self;
+            p->gpu_ns += nd->gpu_ns;
+            p->gpu_launches += nd->gpu_launches;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
@@ -525,6 +562,14 @@ void tree_merge(prism_analysis *a)
         p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
     }
     free(m2);
+    /* GPU work counts for every region it was launched inside */
+    for (size_t i = a->nnodes; i-- > 0;) {
+        uint32_t par = a->nodes[i].parent;
+        if (par != PRISM_NO_NODE) {
+            a->nodes[par].gpu_ns += a->nodes[i].gpu_ns;
+            a->nodes[par].gpu_launches += a->nodes[i].gpu_launches;
+        }
+    }
     finish_tree(a->nodes, a->nnodes, &a->tree);
     merge_steps(a);
     build_ops(a);

@@ -230,6 +230,15 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
                             .copy_kind = PRISM_COPY_HTOD, .src_kind = PRISM_MEM_PINNED,
                             .dst_kind = PRISM_MEM_DEVICE };
     APPEND(g, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&g->enc, &cp));
+    /* the runtime API calls that launched them, on the main thread */
+    prism_gpu_record api[2] = {
+        { .type = PRISM_GPU_API, .start = start + 400, .end = start + 450, .stream = t->stream,
+          .correlation = step * 2 + 2, .name = ids[8 + 2 * o->layers + 4] },
+        { .type = PRISM_GPU_API, .start = start + 950, .end = start + 990, .stream = t->stream,
+          .correlation = step * 2 + 1, .name = ids[8 + 2 * o->layers + 5] },
+    };
+    for (int i = 0; i < 2; i++)
+        APPEND(g, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&g->enc, &api[i]));
 }
 
 static void worker_batch(gen *g, rstream *w, uint32_t id, uint64_t until)
@@ -322,7 +331,7 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
         "step", "data_loading", "forward", "attention", "mlp", "loss", "backward",
         "optimizer_step",
     };
-    uint32_t ids[8 + 2 * 64 + 4];
+    uint32_t ids[8 + 2 * 64 + 6];
     for (unsigned i = 0; i < 8; i++)
         ids[i] = name(&g, base_names[i]);
     unsigned layers = o->layers > 64 ? 64 : o->layers;
@@ -339,6 +348,8 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
     ids[8 + 2 * layers + 1] = name(&g, "loss_value");
     ids[8 + 2 * layers + 2] = name(&g, "samples_seen");
     ids[8 + 2 * layers + 3] = name(&g, "gemm_kernel_128x256");
+    ids[8 + 2 * layers + 4] = name(&g, "cudaMemcpyAsync");
+    ids[8 + 2 * layers + 5] = name(&g, "cudaLaunchKernel");
     uint32_t worker_id = name(&g, "decode_batch");
     emit_strings(&g);
 
