@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ui.h"
 #include "prism/profile.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: prism-top COMMAND [ARGS]\n"
+        "usage: prism-top FILE           explore a profile (curses; a report when not a terminal)\n"
+        "       prism-top COMMAND [ARGS]\n"
         "\n"
         "commands:\n"
         "  analyze FILE [-o OUT] [--format txt|json] [--threshold PCT] [--leak-threshold MB]\n"
@@ -59,6 +61,8 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1, stdout);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1, stdout);
+    if (cmd[0] != '-' && argc == 2)
+        return explore_main(cmd, NULL);
     fprintf(stderr, "prism-top: unknown command '%s' (try prism-top --help)\n", cmd);
     return EXIT_USAGE;
 }
