@@ -120,6 +120,21 @@ static inline bool child_wait_ready(child *c)
     return n == 1;
 }
 
+static inline int child_finish(child *c, char *err, size_t cap);
+
+/* child_wait_ready, failing the test (with the child's status and stderr)
+ * when the child ended first. */
+static inline void child_expect_ready(child *c)
+{
+    if (child_wait_ready(c))
+        return;
+    char err[8192];
+    int status = child_finish(c, err, sizeof err);
+    print_error("child ended before it was ready: status %#x; stderr:\n%s\n",
+                (unsigned)status, err);
+    fail();
+}
+
 /* Wait for the child; returns the waitpid status.  err (cap bytes, may be
  * NULL) receives its captured stderr, NUL-terminated. */
 static inline int child_finish(child *c, char *err, size_t cap)
