@@ -8,6 +8,7 @@
  * (the terminal went away) ends the loop instead of spinning.
  */
 #include <errno.h>
+#include <poll.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "source.h"
 #include "ui.h"
 
 static volatile sig_atomic_t got_signal;
@@ -180,6 +182,19 @@ static int k_search(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+static int k_pause(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    source *src = u->src;
+    if (!src || !src->following) {
+        ui_message(u, "not following: the profile is complete");
+        return UI_REDRAW;
+    }
+    src->paused = !src->paused;
+    ui_message(u, src->paused ? "following paused (p: resume)" : "following resumed");
+    return UI_REDRAW;
+}
+
 const ui_key ui_global_keys[] = {
     { 'q', "q", k_quit, "quit" },
     { '?', "?", k_help, "help (this screen); again to go back" },
@@ -191,6 +206,7 @@ const ui_key ui_global_keys[] = {
     { '5', "5", k_number, "Memory" }, { '6', "6", k_number, "GPU" },
     { '7', "7", k_number, "Bottlenecks" },
     { '/', "/", k_search, "search names (n / N: next / previous match)" },
+    { 'p', "p", k_pause, "pause / resume following a live profile" },
 };
 const size_t ui_nglobal_keys = sizeof ui_global_keys / sizeof ui_global_keys[0];
 
@@ -229,10 +245,25 @@ static void draw_status(ui *u, const ui_layout *l)
             o += (size_t)snprintf(path + o, sizeof path - o, "%s%s", o ? "/" : "", parts[k]);
     }
     const char *hint = u->msg[0] ? u->msg : u->panes[u->pane]->hint;
-    ui_printf(&r, 0, 0, ui_attr(u, CP_TAB, A_REVERSE), " %s | %s | %s%s%s | %s", file,
-              u->panes[u->pane]->name, path[0] ? path : "-",
-              prism_analysis_complete(u->a) ? "" : " | INCOMPLETE",
-              u->search[0] ? "" : "", hint ? hint : "");
+    char live[96] = "";
+    const source *src = u->src;
+    if (src && src->waiting) {
+        snprintf(live, sizeof live, " | WAITING for the file");
+    } else if (src && src->complete) {
+        snprintf(live, sizeof live, " | COMPLETE");
+    } else if (src && src->following) {
+        double age = source_age_s(src), rate = source_rate(src);
+        char ages[32] = "-";
+        if (age >= 0)
+            snprintf(ages, sizeof ages, age < 10 ? "%.1fs" : "%.0fs", age);
+        snprintf(live, sizeof live, " | %s %s ago, %llu ev, %.0f ev/s",
+                 src->paused ? "PAUSED" : "LIVE", ages,
+                 (unsigned long long)prism_analysis_events(u->a), rate);
+    } else if (!prism_analysis_complete(u->a)) {
+        snprintf(live, sizeof live, " | INCOMPLETE");
+    }
+    ui_printf(&r, 0, 0, ui_attr(u, CP_TAB, A_REVERSE), " %s%s | %s | %s | %s", file, live,
+              u->panes[u->pane]->name, path[0] ? path : "-", hint ? hint : "");
 }
 
 static void draw(ui *u)
@@ -295,22 +326,125 @@ static bool want_tui(void)
            strcmp(term, "dumb") != 0;
 }
 
-int explore_main(const char *path, const prism_analysis_opts *opts)
+/* Select the heaviest root (when nothing valid is selected). */
+static void select_default(ui *u)
+{
+    const prism_tree *t = prism_analysis_tree(u->a);
+    uint32_t heaviest = t->first_root;
+    for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = t->nodes[n].next_sibling)
+        if (t->nodes[n].total_ns > t->nodes[heaviest].total_ns)
+            heaviest = n;
+    if (heaviest != PRISM_NO_NODE)
+        u->sel_hash = t->nodes[heaviest].path_hash;
+}
+
+/* The analysis changed (live data, or a replaced file): panes rebuild
+ * their views, keeping selection and expansion by path hash. */
+static void reload_panes(ui *u)
+{
+    u->a = u->src->a;
+    if (prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE)
+        select_default(u);
+    for (int i = 0; i < UI_NPANES; i++)
+        if (u->panes[i]->reload)
+            u->panes[i]->reload(u, u->state[i]);
+}
+
+/* Handle one key; false when the explorer should quit. */
+static bool on_key(ui *u, int ch)
+{
+    u->msg[0] = '\0';
+    int r = ch == KEY_RESIZE ? UI_REDRAW : dispatch(u, ch);
+    if (r & UI_QUIT)
+        return false;
+    if (u->jump_pane >= 0) {
+        ui_show(u, u->jump_pane);
+        u->jump_pane = -1;
+    }
+    return true;
+}
+
+static void start_curses(ui *u)
+{
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);             /* keys are read when poll says so */
+    curs_set(0);
+    set_escdelay(25);
+    init_colors(u);
+    getmaxyx(stdscr, u->rows, u->cols);
+}
+
+/*
+ * The loop: poll the terminal and the file's change notifications.  With
+ * nothing live the wait has no timeout (idle CPU 0); while following, a
+ * one-second tick refreshes the status line's age, and without inotify
+ * the file is polled every 100 ms.
+ */
+static void run(ui *u, source *src)
+{
+    int idle_reads = 0;
+    draw(u);
+    while (!got_signal) {
+        bool live = src->following && !src->paused;
+        int timeout = !live ? -1 : src->notify_fd >= 0 ? 1000 : 100;
+        struct pollfd p[2] = { { STDIN_FILENO, POLLIN, 0 }, { src->notify_fd, POLLIN, 0 } };
+        int n = poll(p, src->notify_fd >= 0 && live ? 2 : 1, timeout);
+        if (got_signal)
+            break;
+        if (n < 0 && errno != EINTR)
+            break;
+        bool redraw = false;
+        if (n > 0 && (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)))
+            break;                      /* the terminal went away */
+        int ch, keys = 0;
+        while ((ch = getch()) != ERR) { /* keys, and KEY_RESIZE after SIGWINCH */
+            keys++;
+            if (!on_key(u, ch))
+                return;
+            redraw = true;
+        }
+        if (n > 0 && (p[0].revents & POLLIN) && keys == 0) {
+            if (++idle_reads > 100)     /* readable but nothing to read: gone */
+                break;
+        } else {
+            idle_reads = 0;
+        }
+        bool notified = n > 0 && src->notify_fd >= 0 && (p[1].revents & POLLIN) &&
+                        source_drain_notify(src);
+        if (live && (notified || n == 0 || src->notify_fd < 0)) {
+            uint64_t gen = src->generation;
+            if (source_update(src) || gen != src->generation) {
+                reload_panes(u);
+                redraw = true;
+            }
+            if (src->error[0]) {
+                ui_message(u, "%s", src->error);
+                src->error[0] = '\0';
+            }
+            redraw = redraw || n == 0;  /* tick: the age changes */
+        }
+        if (redraw || n < 0)
+            draw(u);
+    }
+}
+
+int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
 {
     if (!want_tui()) {                  /* scripts and pipes get the report */
         char *argv[] = { (char *)"analyze", (char *)path, NULL };
         return cmd_analyze(2, argv, stdout);
     }
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, opts, &st, msg, sizeof msg, &off);
-    if (!a) {
-        fprintf(stderr, "prism-top: %s: %s at byte %llu\n", path, msg, (unsigned long long)off);
+    source src;
+    if (source_open(&src, path, (source_mode)mode, opts) != 0) {
+        fprintf(stderr, "prism-top: %s\n", src.error);
+        source_close(&src);
         return EXIT_BADINPUT;
     }
     setlocale(LC_ALL, "");
-    ui u = { .a = a, .path = path, .jump_pane = -1 };
+    ui u = { .a = src.a, .src = &src, .path = path, .jump_pane = -1 };
     const char *cs = nl_langinfo(CODESET);
     u.utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
     ui_draw_set_utf8(u.utf8);
@@ -322,54 +456,19 @@ int explore_main(const char *path, const prism_analysis_opts *opts)
     atexit(restore_terminal);
     if (!newterm(NULL, stdout, stdin)) {
         fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
-        prism_analysis_free(a);
+        source_close(&src);
         return EXIT_USAGE;
     }
     curses_on = true;
-    cbreak();
-    noecho();
-    nonl();
-    keypad(stdscr, TRUE);
-    curs_set(0);
-    set_escdelay(25);
-    init_colors(&u);
-    getmaxyx(stdscr, u.rows, u.cols);
-    const prism_tree *t = prism_analysis_tree(a);
-    uint32_t heaviest = t->first_root;  /* start on the heaviest root */
-    for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = t->nodes[n].next_sibling)
-        if (t->nodes[n].total_ns > t->nodes[heaviest].total_ns)
-            heaviest = n;
-    if (heaviest != PRISM_NO_NODE)
-        u.sel_hash = t->nodes[heaviest].path_hash;
+    start_curses(&u);
+    select_default(&u);
     for (int i = 0; i < UI_NPANES; i++)
         u.state[i] = u.panes[i]->init ? u.panes[i]->init(&u) : NULL;
-
-    int errors = 0;
-    draw(&u);
-    while (!got_signal) {
-        int ch = getch();
-        if (got_signal)
-            break;
-        if (ch == ERR) {                 /* the terminal went away */
-            if (errno == EINTR && ++errors < 100)
-                continue;
-            break;
-        }
-        errors = 0;
-        u.msg[0] = '\0';
-        int r = ch == KEY_RESIZE ? UI_REDRAW : dispatch(&u, ch);
-        if (r & UI_QUIT)
-            break;
-        if (u.jump_pane >= 0) {
-            ui_show(&u, u.jump_pane);
-            u.jump_pane = -1;
-        }
-        draw(&u);
-    }
+    run(&u, &src);
     restore_terminal();
     for (int i = 0; i < UI_NPANES; i++)
         if (u.panes[i]->free)
             u.panes[i]->free(u.state[i]);
-    prism_analysis_free(a);
+    source_close(&src);
     return EXIT_OK;
 }

@@ -12,7 +12,9 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: prism-top FILE           explore a profile (curses; a report when not a terminal)\n"
+        "usage: prism-top [--follow|--no-follow] FILE\n"
+        "                         explore a profile (curses; a report when not a terminal);\n"
+        "                         a profile still being written is followed live\n"
         "       prism-top COMMAND [ARGS]\n"
         "\n"
         "commands:\n"
@@ -61,8 +63,15 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1, stdout);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1, stdout);
+    if (!strcmp(cmd, "--follow") || !strcmp(cmd, "--no-follow")) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: prism-top [--follow|--no-follow] FILE\n");
+            return EXIT_USAGE;
+        }
+        return explore_main(argv[2], !strcmp(cmd, "--follow") ? 1 : 2, NULL);
+    }
     if (cmd[0] != '-' && argc == 2)
-        return explore_main(cmd, NULL);
+        return explore_main(cmd, 0, NULL);
     fprintf(stderr, "prism-top: unknown command '%s' (try prism-top --help)\n", cmd);
     return EXIT_USAGE;
 }

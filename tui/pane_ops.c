@@ -119,7 +119,10 @@ static void reload(ui *u, void *st)
     ops_st *s = st;
     if (!s)
         return;
-    s->ops = NULL;              /* force a new order */
+    s->ops = NULL;              /* the old array is gone: force a new order, */
+    s->nops = 0;                /* and find the selection again through the  */
+    s->sel = 0;                 /* shared selection (by path hash)           */
+    s->followed = false;
     sync(u, s);
 }
 

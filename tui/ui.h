@@ -63,6 +63,7 @@ struct ui {
     char msg[160];              /* transient message on the status line     */
     char search[64];            /* the current search pattern               */
     int jump_pane;              /* a pane asks to show another one (-1)     */
+    struct source *src;         /* the file being shown (live tail)         */
 };
 
 /* ---- layout (layout.c, pure: unit-tested without curses) ---- */
@@ -131,7 +132,8 @@ bool ui_matches(const ui *u, const char *name);
 extern const ui_key ui_global_keys[];
 extern const size_t ui_nglobal_keys;
 
-/* Run the explorer on one profile.  Returns the exit status. */
-int explore_main(const char *path, const prism_analysis_opts *opts);
+/* Run the explorer on one profile; mode: 0 auto-detect live tail, 1
+ * follow, 2 do not follow (source_mode).  Returns the exit status. */
+int explore_main(const char *path, int mode, const prism_analysis_opts *opts);
 
 #endif
