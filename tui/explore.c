@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "compare_view.h"
 #include "source.h"
 #include "ui.h"
 
@@ -259,6 +260,8 @@ static void draw_status(ui *u, const ui_layout *l)
         snprintf(live, sizeof live, " | %s %s ago, %llu ev, %.0f ev/s",
                  src->paused ? "PAUSED" : "LIVE", ages,
                  (unsigned long long)prism_analysis_events(u->a), rate);
+    } else if (u->cmp) {
+        cmpv_status(u, live, sizeof live);
     } else if (!prism_analysis_complete(u->a)) {
         snprintf(live, sizeof live, " | INCOMPLETE");
     }
@@ -281,8 +284,12 @@ static void draw(ui *u)
         ui_print(&r, 2, 0, A_NORMAL, "q: quit");
     } else {
         draw_tabs(u, &l);
-        const ui_pane *p = u->panes[u->pane];
-        p->draw(u, u->state[u->pane], l.body_y, 0, l.body_h, u->cols);
+        if (u->cmp) {
+            cmpv_draw(u, &l);
+        } else {
+            const ui_pane *p = u->panes[u->pane];
+            p->draw(u, u->state[u->pane], l.body_y, 0, l.body_h, u->cols);
+        }
         draw_status(u, &l);
     }
     refresh();
@@ -291,6 +298,9 @@ static void draw(ui *u)
 static int dispatch(ui *u, int ch)
 {
     const ui_pane *p = u->panes[u->pane];
+    for (size_t i = 0; u->cmp && i < cmpv_nkeys; i++)
+        if (cmpv_keys[i].key == ch)
+            return cmpv_keys[i].fn(u, u->state[u->pane], ch);
     for (size_t i = 0; i < p->nkeys; i++)
         if (p->keys[i].key == ch)
             return p->keys[i].fn(u, u->state[u->pane], ch);
@@ -431,6 +441,46 @@ static void run(ui *u, source *src)
     }
 }
 
+/* Terminal up, panes created, the loop, everything torn down. */
+static int session(ui *u, source *src)
+{
+    setlocale(LC_ALL, "");
+    const char *cs = nl_langinfo(CODESET);
+    u->utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
+    ui_draw_set_utf8(u->utf8);
+    const ui_pane *panes[UI_NPANES] = { &pane_summary, &pane_tree, &pane_flame, &pane_ops,
+                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_help };
+    memcpy(u->panes, panes, sizeof panes);
+    install_signals();
+    atexit(restore_terminal);
+    if (!newterm(NULL, stdout, stdin)) {
+        fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
+        return EXIT_USAGE;
+    }
+    curses_on = true;
+    start_curses(u);
+    select_default(u);
+    int sides = u->cmp ? 2 : 1, focus = u->side;
+    for (int k = 0; k < sides; k++) {   /* each side has its own view state */
+        if (u->cmp)
+            cmpv_use(u, k);
+        for (int i = 0; i < UI_NPANES; i++)
+            u->state[i] = u->panes[i]->init ? u->panes[i]->init(u) : NULL;
+    }
+    if (u->cmp)
+        cmpv_use(u, focus);
+    run(u, src);
+    restore_terminal();
+    for (int k = 0; k < sides; k++) {
+        if (u->cmp)
+            cmpv_use(u, k);
+        for (int i = 0; i < UI_NPANES; i++)
+            if (u->panes[i]->free)
+                u->panes[i]->free(u->state[i]);
+    }
+    return EXIT_OK;
+}
+
 int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
 {
     if (!want_tui()) {                  /* scripts and pipes get the report */
@@ -443,32 +493,36 @@ int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
         source_close(&src);
         return EXIT_BADINPUT;
     }
-    setlocale(LC_ALL, "");
     ui u = { .a = src.a, .src = &src, .path = path, .jump_pane = -1 };
-    const char *cs = nl_langinfo(CODESET);
-    u.utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
-    ui_draw_set_utf8(u.utf8);
-    const ui_pane *panes[UI_NPANES] = { &pane_summary, &pane_tree, &pane_flame, &pane_ops,
-                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_help };
-    memcpy(u.panes, panes, sizeof panes);
-
-    install_signals();
-    atexit(restore_terminal);
-    if (!newterm(NULL, stdout, stdin)) {
-        fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
-        source_close(&src);
-        return EXIT_USAGE;
-    }
-    curses_on = true;
-    start_curses(&u);
-    select_default(&u);
-    for (int i = 0; i < UI_NPANES; i++)
-        u.state[i] = u.panes[i]->init ? u.panes[i]->init(&u) : NULL;
-    run(&u, &src);
-    restore_terminal();
-    for (int i = 0; i < UI_NPANES; i++)
-        if (u.panes[i]->free)
-            u.panes[i]->free(u.state[i]);
+    int rc = session(&u, &src);
     source_close(&src);
-    return EXIT_OK;
+    return rc;
+}
+
+int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts)
+{
+    if (!want_tui()) {
+        char *argv[] = { (char *)"compare", (char *)base, (char *)cur, NULL };
+        return cmd_compare(3, argv, stdout);
+    }
+    source s[2];
+    const char *paths[2] = { base, cur };
+    for (int k = 0; k < 2; k++)
+        if (source_open(&s[k], paths[k], SRC_NO_FOLLOW, opts) != 0) {
+            fprintf(stderr, "prism-top: %s\n", s[k].error);
+            for (int j = 0; j <= k; j++)
+                source_close(&s[j]);
+            return EXIT_BADINPUT;
+        }
+    ui u = { .path = cur, .jump_pane = -1 };
+    int rc = EXIT_BADINPUT;
+    if (cmpv_setup(&u, s[0].a, s[1].a, base, cur) == 0) {
+        rc = session(&u, &s[1]);        /* s[1] is complete: never followed */
+        cmpv_teardown(&u);
+    } else {
+        fprintf(stderr, "prism-top: out of memory comparing %s and %s\n", base, cur);
+    }
+    source_close(&s[0]);
+    source_close(&s[1]);
+    return rc;
 }

@@ -23,6 +23,30 @@ ui_layout ui_layout_compute(int rows, int cols)
     return l;
 }
 
+ui_split ui_split_compute(int body_y, int body_h, int cols)
+{
+    ui_split s = { 0 };
+    if (body_h < 0)
+        body_h = 0;
+    if (cols < 0)
+        cols = 0;
+    s.stacked = cols < UI_SPLIT_COLS;
+    if (!s.stacked) {                   /* left | right, one column between */
+        s.w[0] = (cols - 1) / 2;
+        s.w[1] = cols - 1 - s.w[0];
+        s.x[1] = s.w[0] + 1;
+        s.y[0] = s.y[1] = body_y;
+        s.h[0] = s.h[1] = body_h;
+    } else {                            /* top / bottom, one row between */
+        s.h[0] = body_h > 0 ? (body_h - 1) / 2 : 0;
+        s.h[1] = body_h > 0 ? body_h - 1 - s.h[0] : 0;
+        s.y[0] = body_y;
+        s.y[1] = body_y + s.h[0] + 1;
+        s.w[0] = s.w[1] = cols;
+    }
+    return s;
+}
+
 int ui_columns(int width, const int *fixed, int n, int min_flex, int *out)
 {
     int nflex = 0, used = 0, shown = 0;

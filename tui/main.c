@@ -15,6 +15,7 @@ static void usage(FILE *f)
         "usage: prism-top [--follow|--no-follow] FILE\n"
         "                         explore a profile (curses; a report when not a terminal);\n"
         "                         a profile still being written is followed live\n"
+        "       prism-top BASE NEW       compare two profiles side by side\n"
         "       prism-top COMMAND [ARGS]\n"
         "\n"
         "commands:\n"
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
     }
     if (cmd[0] != '-' && argc == 2)
         return explore_main(cmd, 0, NULL);
+    if (cmd[0] != '-' && argc == 3 && argv[2][0] != '-')
+        return explore_compare(cmd, argv[2], NULL);
     fprintf(stderr, "prism-top: unknown command '%s' (try prism-top --help)\n", cmd);
     return EXIT_USAGE;
 }

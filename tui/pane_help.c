@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "compare_view.h"
 #include "ui.h"
 
 typedef struct help {
@@ -19,7 +20,7 @@ static void *init(ui *u)
 
 static int lines(ui *u)
 {
-    int n = 2 + (int)ui_nglobal_keys;
+    int n = 2 + (int)ui_nglobal_keys + (u->cmp ? (int)cmpv_nkeys : 0);
     for (int i = 0; i < UI_NPANES - 1; i++)
         n += 2 + (int)u->panes[i]->nkeys;
     return n;
@@ -35,6 +36,10 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     for (size_t i = 0; i < ui_nglobal_keys; i++, row++) {
         ui_printf(&r, row, 3, A_BOLD, "%-8s", ui_global_keys[i].name);
         ui_print(&r, row, 13, A_NORMAL, ui_global_keys[i].help);
+    }
+    for (size_t i = 0; u->cmp && i < cmpv_nkeys; i++, row++) {
+        ui_printf(&r, row, 3, A_BOLD, "%-8s", cmpv_keys[i].name);
+        ui_print(&r, row, 13, A_NORMAL, cmpv_keys[i].help);
     }
     for (int p = 0; p < UI_NPANES - 1; p++) {
         const ui_pane *pn = u->panes[p];

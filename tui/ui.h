@@ -64,7 +64,17 @@ struct ui {
     char search[64];            /* the current search pattern               */
     int jump_pane;              /* a pane asks to show another one (-1)     */
     struct source *src;         /* the file being shown (live tail)         */
+    /* compare mode (prism-top BASE NEW): both sides share the selection;
+     * panes draw once per side with `a`, `state` and `side` switched. */
+    const prism_compare *cmp;   /* NULL when showing one profile            */
+    prism_analysis *side_a[2];  /* base, new                                */
+    void *side_state[2][UI_NPANES];
+    int side;                   /* the side being drawn / given keys: 0, 1  */
+    bool diff_only;             /* hide what did not change                 */
 };
+
+/* The delta of a path in compare mode (NULL outside it or when unknown). */
+const prism_delta *ui_delta(const ui *u, uint64_t path_hash);
 
 /* ---- layout (layout.c, pure: unit-tested without curses) ---- */
 
@@ -80,6 +90,15 @@ typedef struct ui_layout {
 } ui_layout;
 
 ui_layout ui_layout_compute(int rows, int cols);
+
+/* Compare mode: split the body into two panes, side by side when there are
+ * at least UI_SPLIT_COLS columns, stacked otherwise.  Rects may be empty. */
+#define UI_SPLIT_COLS 120
+typedef struct ui_split {
+    bool stacked;
+    int y[2], x[2], h[2], w[2];
+} ui_split;
+ui_split ui_split_compute(int body_y, int body_h, int cols);
 
 /* Split `width` into n columns: fixed[i] > 0 is a fixed width, 0 takes a
  * share of what is left (at least min_flex).  Columns that do not fit get
@@ -135,5 +154,7 @@ extern const size_t ui_nglobal_keys;
 /* Run the explorer on one profile; mode: 0 auto-detect live tail, 1
  * follow, 2 do not follow (source_mode).  Returns the exit status. */
 int explore_main(const char *path, int mode, const prism_analysis_opts *opts);
+/* Compare two profiles side by side (compare.c in tui/). */
+int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts);
 
 #endif

@@ -1,0 +1,242 @@
+/*
+ * compare_view.c - `prism-top BASE NEW`: two profiles side by side (stacked
+ * when the terminal is narrow).  Both sides show the same pane type with
+ * their own view state; the selection is one call path shared by both, so
+ * moving on one side moves the other.  Panes see the comparison through
+ * u->cmp, u->side and ui_delta() to draw delta columns and the
+ * differential flame graph.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_view.h"
+
+typedef struct dindex {
+    uint64_t hash;
+    uint32_t i;
+} dindex;
+
+static dindex *index_of;        /* deltas sorted by path hash */
+static size_t nindex;
+static const char *names[2];    /* file names, base and new */
+
+static int by_hash(const void *x, const void *y)
+{
+    const dindex *a = x, *b = y;
+    return a->hash < b->hash ? -1 : a->hash > b->hash;
+}
+
+const prism_delta *ui_delta(const ui *u, uint64_t path_hash)
+{
+    if (!u->cmp || !index_of)
+        return NULL;
+    size_t lo = 0, hi = nindex;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (index_of[mid].hash < path_hash)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nindex && index_of[lo].hash == path_hash ? &u->cmp->deltas[index_of[lo].i] : NULL;
+}
+
+static void build_index(const prism_compare *c)
+{
+    free(index_of);
+    nindex = 0;
+    index_of = malloc((c->count ? c->count : 1) * sizeof *index_of);
+    if (!index_of)
+        return;
+    for (size_t i = 0; i < c->count; i++)
+        index_of[i] = (dindex){ c->deltas[i].path_hash, (uint32_t)i };
+    nindex = c->count;
+    qsort(index_of, nindex, sizeof *index_of, by_hash);
+}
+
+/* (Re)compute the comparison for the current base/new order. */
+static int recompare(ui *u)
+{
+    prism_compare *c = prism_compare_new(u->side_a[0], u->side_a[1]);
+    if (!c)
+        return -1;
+    if (u->cmp)
+        prism_compare_free((prism_compare *)u->cmp);
+    u->cmp = c;
+    build_index(c);
+    return 0;
+}
+
+int cmpv_setup(ui *u, prism_analysis *base, prism_analysis *cur, const char *base_name,
+               const char *cur_name)
+{
+    u->side_a[0] = base;
+    u->side_a[1] = cur;
+    names[0] = base_name;
+    names[1] = cur_name;
+    if (recompare(u) != 0)
+        return -1;
+    u->side = 1;                        /* keys go to the new profile first */
+    u->a = cur;
+    return 0;
+}
+
+void cmpv_teardown(ui *u)
+{
+    if (u->cmp)
+        prism_compare_free((prism_compare *)u->cmp);
+    u->cmp = NULL;
+    free(index_of);
+    index_of = NULL;
+    nindex = 0;
+}
+
+/* Make side k current: its analysis and its pane states. */
+void cmpv_use(ui *u, int k)
+{
+    if (u->side != k) {
+        memcpy(u->side_state[u->side], u->state, sizeof u->state);
+        memcpy(u->state, u->side_state[k], sizeof u->state);
+    }
+    u->side = k;
+    u->a = u->side_a[k];
+}
+
+static void label(ui *u, const ui_rect *r, int k)
+{
+    const char *f = strrchr(names[k], '/');
+    f = f ? f + 1 : names[k];
+    attr_t at = k == u->side ? (A_BOLD | ui_attr(u, CP_SEL, A_REVERSE)) : ui_attr(u, CP_TAB, A_REVERSE);
+    ui_fill(r, 0, at);
+    ui_printf(r, 0, 0, at, " %s %s%s", k ? "NEW " : "BASE", f,
+              u->diff_only ? "  [changed only]" : "");
+}
+
+void cmpv_draw(ui *u, const ui_layout *l)
+{
+    ui_split sp = ui_split_compute(l->body_y, l->body_h, u->cols);
+    int focus = u->side;
+    for (int k = 0; k < 2; k++) {
+        if (sp.h[k] < 2 || sp.w[k] < 1)
+            continue;
+        cmpv_use(u, k);
+        ui_rect head = { sp.y[k], sp.x[k], 1, sp.w[k] };
+        label(u, &head, k);
+        const ui_pane *p = u->panes[u->pane];
+        p->draw(u, u->state[u->pane], sp.y[k] + 1, sp.x[k], sp.h[k] - 1, sp.w[k]);
+    }
+    if (!sp.stacked && sp.w[0] > 0)     /* the divider */
+        mvvline(l->body_y, sp.w[0], u->utf8 ? ACS_VLINE : '|', l->body_h);
+    cmpv_use(u, focus);
+}
+
+/* The status line's comparison of the selected path. */
+void cmpv_status(const ui *u, char *buf, size_t n)
+{
+    const prism_delta *d = ui_delta(u, u->sel_hash);
+    buf[0] = '\0';
+    if (!d)
+        return;
+    char a[32], b[32];
+    ui_fmt_ns(a, sizeof a, d->delta_ns < 0 ? -d->delta_ns : d->delta_ns);
+    if (d->base_node == PRISM_NO_NODE)
+        snprintf(buf, n, " | NEW region");
+    else if (d->new_node == PRISM_NO_NODE)
+        snprintf(buf, n, " | GONE in new");
+    else {
+        if (d->p_value >= 0)
+            snprintf(b, sizeof b, " p=%.3g", d->p_value);
+        else
+            snprintf(b, sizeof b, " p n/a");
+        snprintf(buf, n, " | %c%s (%+.1f%%)%s%s", d->delta_ns < 0 ? '-' : '+', a, d->delta_pct,
+                 b, d->significant ? " *" : "");
+    }
+}
+
+/* ---- keys of compare mode ---- */
+
+static int k_swap(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    int focus = u->side;
+    cmpv_use(u, 0);
+    void *tmp[UI_NPANES];
+    memcpy(tmp, u->state, sizeof tmp);                  /* side 0's states */
+    memcpy(u->state, u->side_state[1], sizeof u->state);
+    memcpy(u->side_state[1], tmp, sizeof tmp);
+    prism_analysis *a = u->side_a[0];
+    u->side_a[0] = u->side_a[1];
+    u->side_a[1] = a;
+    const char *nm = names[0];
+    names[0] = names[1];
+    names[1] = nm;
+    u->a = u->side_a[0];
+    if (recompare(u) != 0)
+        ui_message(u, "out of memory");
+    cmpv_use(u, 1 - focus);
+    for (int k = 0; k < 2; k++) {                       /* deltas changed sign */
+        cmpv_use(u, k);
+        for (int i = 0; i < UI_NPANES; i++)
+            if (u->panes[i]->reload)
+                u->panes[i]->reload(u, u->state[i]);
+    }
+    cmpv_use(u, 1 - focus);
+    ui_message(u, "swapped: base is now %s", names[0]);
+    return UI_REDRAW;
+}
+
+static int k_focus(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    cmpv_use(u, 1 - u->side);
+    return UI_REDRAW;
+}
+
+static int k_diff_only(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    u->diff_only = !u->diff_only;
+    ui_message(u, u->diff_only ? "showing changed regions only" : "showing all regions");
+    for (int k = 0, focus = u->side; k < 2; k++) {
+        cmpv_use(u, k);
+        for (int i = 0; i < UI_NPANES; i++)
+            if (u->panes[i]->reload)
+                u->panes[i]->reload(u, u->state[i]);
+        if (k == 1)
+            cmpv_use(u, focus);
+    }
+    return UI_REDRAW;
+}
+
+static int k_regression(ui *u, void *st, int key)
+{
+    (void)st; (void)key;
+    const prism_delta *best = NULL;
+    for (size_t i = 0; i < u->cmp->count; i++) {        /* largest first */
+        const prism_delta *d = &u->cmp->deltas[i];
+        if (d->delta_ns > 0 && d->new_node != PRISM_NO_NODE && (d->significant || !best)) {
+            if (!best || (d->significant && !best->significant))
+                best = d;
+            if (d->significant)
+                break;
+        }
+    }
+    if (!best) {
+        ui_message(u, "no region got slower");
+        return UI_REDRAW;
+    }
+    ui_select(u, best->path_hash);
+    if (u->pane != 1 && u->pane != 2)
+        u->jump_pane = 1;
+    ui_message(u, "largest regression: %s", best->path);
+    return UI_REDRAW;
+}
+
+const ui_key cmpv_keys[] = {
+    { 'x', "x", k_swap, "compare: swap base and new" },
+    { 'w', "w", k_focus, "compare: keys to the other side" },
+    { 'D', "D", k_diff_only, "compare: show changed regions only (toggle)" },
+    { 'R', "R", k_regression, "compare: jump to the largest regression" },
+};
+const size_t cmpv_nkeys = sizeof cmpv_keys / sizeof cmpv_keys[0];
