@@ -397,9 +397,9 @@ uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
 
 uint64_t prism_analysis_dropped(const prism_analysis *a)
 {
-    uint64_t total = 0;
+    uint64_t total = 0;                 /* CPU events: GPU records are in gpu->dropped */
     for (size_t i = 0; i < a->dropped_of.cap; i++)
-        if (a->dropped_of.keys[i])
+        if (a->dropped_of.keys[i] && !((a->dropped_of.keys[i] - 1) & 1))
             total += a->dropped_of.vals[i];
     return total;
 }

@@ -105,9 +105,9 @@ void series_refresh(prism_analysis *a)
         uint64_t used = 0, res = 0;
         if (m->rss > ms->peak_rss)
             ms->peak_rss = m->rss;
-        for (uint32_t g = 0; g < m->ngpu; g++) {
-            used += m->gpu[g].used;
-            res += m->gpu[g].reserved;
+        for (uint32_t g = 0; g < m->ngpu; g++) {     /* saturating sums */
+            used = used + m->gpu[g].used < used ? UINT64_MAX : used + m->gpu[g].used;
+            res = res + m->gpu[g].reserved < res ? UINT64_MAX : res + m->gpu[g].reserved;
         }
         if (m->ngpu)
             ms->have_gpu = true;

@@ -181,7 +181,8 @@ const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
 const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
 const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
 const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
-/* Events seen, dropped (CPU, from DROPPED records), wall span of the profile. */
+/* Events seen, CPU events dropped (DROPPED records of source CPU; GPU drops are
+ * in prism_gpu_stats.dropped), wall span of the profile. */
 uint64_t prism_analysis_events(const prism_analysis *a);
 uint64_t prism_analysis_dropped(const prism_analysis *a);
 uint64_t prism_analysis_span_ns(const prism_analysis *a);

@@ -7,7 +7,7 @@ wait_for "__EXIT__ 2"
 expect "prism-top: .*x.cbor: not a PRISM profile.* at byte 0"
 wait_for "^ -?echo$"; expect "^ echo$"
 
-start 100 30 "TERM=xterm $TOP $TMPD/missing.cbor"
+start 100 30 "TERM=xterm $TOP --no-follow $TMPD/missing.cbor"
 wait_for "__EXIT__ 2"
 expect "missing.cbor: cannot open"
 echo ok
