@@ -22,6 +22,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
 
 #include "collect_util.h"
 
@@ -332,18 +334,74 @@ static void grandchild_work(void)
 
 #define FORK_STEPS 200u
 
+/* In a child: is PRISM's writer thread blocked in poll(), between flushes? */
+static bool writer_in_poll(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    CHILD_CHECK(dir);
+    bool idle = false;
+    struct dirent *e;
+    while (!idle && (e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[300], comm[64] = "", sc[64] = "";
+        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t n = read(fd, comm, sizeof comm - 1);
+        close(fd);
+        if (n <= 0 || strncmp(comm, "prism-writer", 12) != 0)
+            continue;
+        snprintf(p, sizeof p, "/proc/self/task/%s/syscall", e->d_name);
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        CHILD_CHECK(fd >= 0);
+        n = read(fd, sc, sizeof sc - 1);
+        close(fd);
+        long nr = n > 0 ? strtol(sc, NULL, 10) : -1;
+#ifdef SYS_poll
+        idle = nr == SYS_poll;
+#endif
+        idle = idle || nr == SYS_ppoll;
+    }
+    closedir(dir);
+    return idle;
+}
+
+/*
+ * In a child, before fork(): block until the writer has flushed (the file
+ * grew past its header) and sleeps in poll() again with nothing left to wake
+ * it (no flush due for a minute, no buffer to hand over).  A fork() while
+ * another thread is inside malloc can leave the child deadlocked on the
+ * allocator's locks under ASan, whose allocator has no fork handlers.
+ */
+static void wait_writer_idle(const char *path, off_t header_size)
+{
+    for (;;) {
+        struct stat st;
+        CHILD_CHECK(stat(path, &st) == 0);
+        if (st.st_size > header_size && writer_in_poll())
+            return;
+        sched_yield();
+    }
+}
+
 static int forking_child(void *arg)
 {
     prism_config c;
     prism_config_default(&c);
     c.output = arg;
-    c.flush_interval_ms = 10;
+    c.flush_interval_ms = 60000;                /* the writer flushes when woken */
+    c.collect_memory = false;
     CHILD_CHECK(prism_init(&c) == 0);
+    struct stat hdr;
+    CHILD_CHECK(stat(arg, &hdr) == 0);          /* the header alone */
     uint32_t fwd = prism_name("forward"), layer = prism_name("layer");
     uint32_t bwd = prism_name("backward"), loss = prism_name("loss");
     for (uint64_t i = 0; i < FORK_STEPS; i++) {
         one_step(fwd, layer, bwd, loss, i);
         if (i == FORK_STEPS / 2) {
+            wait_writer_idle(arg, hdr.st_size);
             fflush(NULL);
             pid_t g = fork();
             CHILD_CHECK(g >= 0);
