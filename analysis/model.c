@@ -140,7 +140,8 @@ static void cb_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 {
     prism_analysis *a = ctx;
     (void)stream;
-    (void)m;
+    if (n)
+        note_ts(a, m[n - 1].ts);
     a->events += n;
 }
 
@@ -148,7 +149,8 @@ static void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size
 {
     prism_analysis *a = ctx;
     (void)stream;
-    (void)c;
+    if (n)
+        note_ts(a, c[n - 1].ts);
     a->events += n;
 }
 
@@ -410,6 +412,7 @@ uint64_t prism_analysis_span_ns(const prism_analysis *a)
 }
 
 bool prism_analysis_complete(const prism_analysis *a) { return a->footer; }
+uint64_t prism_analysis_last_ts(const prism_analysis *a) { return a->have_ts ? a->last_ts : 0; }
 
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
 {

@@ -186,6 +186,8 @@ const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size
 uint64_t prism_analysis_events(const prism_analysis *a);
 uint64_t prism_analysis_dropped(const prism_analysis *a);
 uint64_t prism_analysis_span_ns(const prism_analysis *a);
+/* Timestamp (ns since the file's origin) of the newest record seen. */
+uint64_t prism_analysis_last_ts(const prism_analysis *a);
 bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
 /* The node of the all-threads tree with this path hash, or PRISM_NO_NODE. */
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
