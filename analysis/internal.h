@@ -68,12 +68,16 @@ typedef struct athread {
     tnode *nodes;
     size_t n, cap;
     u64map child;               /* (parent + 1) << 32 | name -> node */
+    uint64_t ckey[256];         /* a direct-mapped cache in front of it */
+    uint32_t cval[256];
     frame stack[MAX_STACK];
     uint32_t depth;             /* frames in stack */
     uint32_t lost;              /* frames deeper than MAX_STACK */
     pend *pending;              /* completions waiting for their step */
     size_t npend, pcap;
     size_t last_step;           /* index of the step found last (cache) */
+    uint64_t step_lo, step_hi;  /* ... its time range, and sampled position */
+    uint32_t step_pos;
     trans *ring;                /* recent transitions (once GPU data exists) */
     uint64_t nring;             /* transitions written in total */
     prism_node *pub;            /* derived per-thread tree */

@@ -59,15 +59,15 @@ const char *tree_name(const prism_analysis *a, uint32_t name_id)
 /* The child of `parent` (PRISM_NO_NODE: a root) named `name`. */
 static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
 {
-    if (parent != PRISM_NO_NODE) {      /* few children: a short scan beats hashing */
-        uint32_t c = t->nodes[parent].first_child;
-        for (int k = 0; k < 8 && c != PRISM_NO_NODE; k++, c = t->nodes[c].next_sibling)
-            if (t->nodes[c].name == name)
-                return c;
-    }
     uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
-    if (u64map_get(&t->child, key, &v))
+    size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 56);
+    if (t->ckey[slot] == key + 1)       /* the common case: seen recently */
+        return t->cval[slot];
+    if (u64map_get(&t->child, key, &v)) {
+        t->ckey[slot] = key + 1;
+        t->cval[slot] = (uint32_t)v;
         return (uint32_t)v;
+    }
     if (!vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
         !u64map_put(&t->child, key, t->n))
         return PRISM_NO_NODE;
@@ -200,7 +200,28 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
 
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
 {
-    uint64_t pos = step_at(a, start, &t->last_step);
+    if (start >= t->step_lo && start < t->step_hi) {   /* same step as last time */
+        tnode *nd = &t->nodes[node];
+        uint32_t i = t->step_pos - nd->sv_first;
+        if (nd->sv_n && t->step_pos >= nd->sv_first && i < nd->sv_cap) {
+            nd->sv[i] += (float)dur;        /* slots past sv_n are zero */
+            if (i >= nd->sv_n)
+                nd->sv_n = i + 1;
+            return;
+        }
+    }
+    uint64_t pos = a->nsteps && start < a->steps[a->nsteps - 1].end
+                       ? step_at(a, start, &t->last_step)
+                       : UINT64_MAX;            /* its step has not arrived yet */
+    if (pos < UINT32_MAX && t->last_step < a->nsteps) {
+        const prism_step *st = &a->steps[t->last_step];
+        if (st->start <= start && start < st->end &&
+            (t->last_step + 1 == a->nsteps || a->steps[t->last_step + 1].start >= st->end)) {
+            t->step_lo = st->start;
+            t->step_hi = st->end;
+            t->step_pos = (uint32_t)pos;
+        }
+    }
     if (pos == UINT64_MAX) {
         if (a->steps_unused)
             return;

@@ -255,8 +255,8 @@ void buffers_thread_exit(void *arg)
     prism__thread *th = arg;
     session *s = prism__s;
     prism__tls *t = &prism__t;
-    if (!s || !th || t->th != th)
-        return;
+    if (!s || !th || t->th != th || s->pid != getpid())
+        return;                         /* (a forked child never takes the lock) */
     pthread_mutex_lock(&s->lock);
     hand_over(th);
     th->dead = true;
