@@ -1,22 +1,16 @@
 #!/bin/sh
-# make demo: run the sample training loop (or, without it, the reference
-# profile writer), then show the profile with prism-top.
+# make demo: run the sample training loop (it writes a profile through
+# libcollect), then open the profile in prism-top.  Without a terminal
+# prism-top prints the analyze report instead.
 # usage: scripts/demo.sh BUILD_DIR OUT
 set -eu
 B=$1 OUT=$2
-if [ -x "$B/bin/trainloop" ]; then
-    echo "== running samples/trainloop (a simulated training loop) -> $OUT"
-    PRISM_OUTPUT="$OUT" "$B/bin/trainloop"
-else
-    echo "== writing a reference profile -> $OUT"
-    "$B/bin/refprofile" -o "$OUT"
+echo "== samples/trainloop: a simulated training loop with 2 loader threads and a"
+echo "   planted 2 ms synchronisation stall per step -> $OUT"
+"$B/bin/trainloop" --output "$OUT" --workers 2 --sync-stall-ms 2
+if [ -t 0 ] && [ -t 1 ]; then
+    echo "== prism-top $OUT   (q quits, ? shows the keys)"
+    exec "$B/bin/prism-top" "$OUT"
 fi
-echo "== prism-top dump --chunks $OUT"
-"$B/bin/prism-top" dump --chunks "$OUT" | head -n 25
-echo "..."
-echo "== prism-top dump $OUT (first and last records)"
-"$B/bin/prism-top" dump "$OUT" > "$OUT.txt"
-head -n 40 "$OUT.txt"
-echo "..."
-tail -n 8 "$OUT.txt"
-echo "(full listing: $OUT.txt)"
+echo "== prism-top $OUT   (not a terminal: the report)"
+exec "$B/bin/prism-top" "$OUT"
