@@ -90,20 +90,6 @@ void prism_mark_name(const char *name)
     }
 }
 
-void prism_counter_i(uint32_t id, int64_t value)
-{
-    if (id && prism__s && prism__s->cfg.collect_timing)
-        prism__counter(id << 4 | PRISM__EV_COUNTER_I, (uint64_t)value);
-}
-
-void prism_counter_f(uint32_t id, double value)
-{
-    uint64_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    if (id && prism__s && prism__s->cfg.collect_timing)
-        prism__counter(id << 4 | PRISM__EV_COUNTER_F, bits);
-}
-
 void prism_thread_name(const char *name)
 {
     session *s = prism__s;

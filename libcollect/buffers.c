@@ -15,6 +15,7 @@
 #include "internal.h"
 
 _Atomic int prism__on;
+_Atomic int prism__counting;
 __thread prism__tls prism__t __attribute__((tls_model("initial-exec")));
 session *prism__s;
 
@@ -37,6 +38,7 @@ void session_warn(const char *fmt, ...)
 void session_fail(session *s, const char *fmt, ...)
 {
     atomic_store(&prism__on, 0);
+    atomic_store(&prism__counting, 0);
     if (s)
         atomic_store(&s->failed, 1);
     if (atomic_exchange(&warned, 1))
@@ -222,25 +224,19 @@ void prism__event_slow(uint32_t word, uint64_t ts)
     prism__emit(word, ts);
 }
 
-/* Two slots for a counter (value in the second), published together.
- * getpid() is a system call: it runs on the slow path only, as in
- * prism__event_slow (a forked child's one thread has no buffer, since
- * in_child() reset it, so the child always reaches the check). */
-void prism__counter(uint32_t word, uint64_t bits)
+/* A counter's slow path (collect.h has the fast one): no buffer, or no
+ * room for its two slots.  getpid() is a system call: checked here only
+ * (a forked child's thread has no buffer, so it always comes here). */
+void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts)
 {
     session *s = prism__s;
     prism__tls *t = &prism__t;
-    if (!s || atomic_load_explicit(&s->failed, memory_order_relaxed))
+    if (!s || atomic_load_explicit(&s->failed, memory_order_relaxed) || s->pid != getpid())
         return;
-    uint64_t ts = prism__now();
-    if (t->pos + 2 > t->cap) {
-        if (s->pid != getpid())
-            return;
-        if (!make_room(s, t, 2)) {
-            if (t->th)
-                atomic_fetch_add_explicit(&t->th->dropped, 1, memory_order_relaxed);
-            return;
-        }
+    if (t->pos + 2 > t->cap && !make_room(s, t, 2)) {
+        if (t->th)
+            atomic_fetch_add_explicit(&t->th->dropped, 1, memory_order_relaxed);
+        return;
     }
     uint32_t pos = t->pos;
     t->ev[pos] = (prism__event){ ts, word, 0 };

@@ -125,8 +125,7 @@ void session_fail(session *s, const char *fmt, ...) __attribute__((format(printf
 void session_wake(session *s);
 /* Append to the process queue (lock held by the caller). */
 void queue_push(session *s, const proc_rec *r);
-/* Record a counter: two slots, the value's bits in the second. */
-void prism__counter(uint32_t word, uint64_t bits);
+
 
 /* writer.c */
 void *writer_main(void *arg);

@@ -35,6 +35,7 @@ static void on_signal(int sig)
             raise(sig);
         }
         atomic_store(&prism__on, 0);
+        atomic_store(&prism__counting, 0);
         session_wake(s);
     }
     errno = saved;
@@ -60,6 +61,7 @@ static void in_child(void)
 {
     /* The child inherits the parent's buffers but no writer: stop here. */
     atomic_store(&prism__on, 0);
+    atomic_store(&prism__counting, 0);
     buffers_reset_tls();
 }
 
@@ -183,6 +185,7 @@ int prism_init(const prism_config *cfg)
     }
     install_signals();
     atomic_store(&prism__on, c.collect_timing ? 1 : 0);
+    atomic_store(&prism__counting, c.collect_timing ? 1 : 0);
     pthread_mutex_unlock(&init_lock);
     return 0;
 }
@@ -197,6 +200,7 @@ void prism_shutdown(void)
     }
     ended = true;
     atomic_store(&prism__on, 0);
+    atomic_store(&prism__counting, 0);
     if (prism__t.th) {                  /* this thread's last events */
         pthread_mutex_lock(&s->lock);
         prism__thread *th = prism__t.th;

@@ -221,9 +221,44 @@ static inline void prism_mark_id(uint32_t id)
 }
 void prism_mark_name(const char *name);
 
-/* Counters: recorded in every step, sampled or not. */
-void prism_counter_i(uint32_t id, int64_t value);
-void prism_counter_f(uint32_t id, double value);
+/* Counters: recorded in every step, sampled or not.  Two slots: the
+ * value's bits ride in the second event's timestamp field. */
+extern _Atomic int prism__counting;   /* a session runs with timing on */
+void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts);
+
+static inline void prism__counter_emit(uint32_t word, uint64_t bits)
+{
+    if (!atomic_load_explicit(&prism__counting, memory_order_relaxed))
+        return;
+    uint64_t ts = prism__now();
+    prism__tls *t = &prism__t;
+    uint32_t pos = t->pos;
+    if (__builtin_expect(pos + 2 <= t->cap, 1)) {
+        t->ev[pos].ts = ts;
+        t->ev[pos].word = word;
+        t->ev[pos].aux = 0;
+        t->ev[pos + 1].ts = bits;
+        t->ev[pos + 1].word = 0;
+        t->ev[pos + 1].aux = 0;
+        t->pos = pos + 2;
+        atomic_store_explicit(t->pub, pos + 2, memory_order_release);
+        return;
+    }
+    prism__counter_slow(word, bits, ts);
+}
+
+static inline void prism_counter_i(uint32_t id, int64_t value)
+{
+    if (id)
+        prism__counter_emit(id << 4 | PRISM__EV_COUNTER_I, (uint64_t)value);
+}
+
+static inline void prism_counter_f(uint32_t id, double value)
+{
+    union { double d; uint64_t u; } bits = { .d = value };
+    if (id)
+        prism__counter_emit(id << 4 | PRISM__EV_COUNTER_F, bits.u);
+}
 
 /* Name the calling thread in the profile. */
 void prism_thread_name(const char *name);
