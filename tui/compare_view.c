@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compare_view.h"
+#include "delta.h"
 
 typedef struct dindex {
     uint64_t hash;
@@ -154,6 +155,89 @@ void cmpv_status(const ui *u, char *buf, size_t n)
     }
 }
 
+/* ---- for the panes ---- */
+
+uint32_t cmpv_nearest(const ui *u, uint64_t path_hash)
+{
+    if (!u->cmp)
+        return prism_analysis_find(u->a, path_hash);
+    return dl_nearest(u->a, u->side_a[1 - u->side], path_hash);
+}
+
+attr_t cmpv_delta_attr(const ui *u, const prism_delta *d, attr_t row, bool sel)
+{
+    int dir = dl_direction(d);
+    if (!dir)
+        return row;
+    if (sel || !u->color)
+        return row | A_BOLD;
+    return ui_attr(u, dir > 0 ? CP_HIGH : CP_LOW, A_BOLD) | (dl_strong(d) ? A_BOLD : 0);
+}
+
+int cmpv_delta_cell(const ui *u, const ui_rect *r, int y, int x, int w, const prism_delta *d,
+                    attr_t row, bool sel)
+{
+    char buf[64];
+    int n = dl_format(buf, sizeof buf, d, w);
+    if (!n)
+        return 0;
+    return ui_printf(r, y, x + w - n, cmpv_delta_attr(u, d, row, sel), "%s", buf);
+}
+
+const char *cmpv_absent_text(const prism_delta *d)
+{
+    return dl_kind_of(d) == DL_NEW ? "not in this profile (new in the other)"
+                                   : "not in this profile (gone: in the base only)";
+}
+
+void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
+{
+    const prism_delta *d = ui_delta(u, u->sel_hash);
+    char a[32], b[32], p[32], cell[64];
+    int x = 7;
+    ui_print(r, y, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD, "Diff");
+    if (!d) {
+        ui_print(r, y, x, A_NORMAL, "no comparison for this path");
+        return;
+    }
+    if (other_row)
+        x += ui_printf(r, y, x, A_BOLD, "%s: ", d->name ? d->name : "?");
+    if (prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE) {
+        ui_print(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), cmpv_absent_text(d));
+        return;
+    }
+    dl_format(cell, sizeof cell, d, 40);
+    x += ui_print(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+    dl_kind k = dl_kind_of(d);
+    ui_fmt_ns(a, sizeof a, d->base_ns);
+    ui_fmt_ns(b, sizeof b, d->new_ns);
+    if (d->p_value >= 0)
+        snprintf(p, sizeof p, "p=%.3g", d->p_value);
+    else
+        snprintf(p, sizeof p, "p n/a");
+    if (k == DL_NEW)
+        ui_printf(r, y, x, A_NORMAL, "  not in the base profile; new %s", b);
+    else if (k == DL_GONE)
+        ui_printf(r, y, x, A_NORMAL, "  not in the new profile; base %s", a);
+    else
+        ui_printf(r, y, x, A_NORMAL, "  base %s  new %s  x%.2f  %s  %s", a, b, d->speedup, p,
+                  d->significant ? "significant" : "within noise");
+}
+
+const prism_delta *cmpv_largest_regression(const prism_compare *c)
+{
+    const prism_delta *any = NULL;
+    for (size_t i = 0; c && i < c->count; i++) {        /* largest first */
+        const prism_delta *d = &c->deltas[i];
+        dl_kind k = dl_kind_of(d);
+        if (k == DL_SLOWER || k == DL_NEW)
+            return d;
+        if (!any && d->delta_ns > 0 && d->new_node != PRISM_NO_NODE)
+            any = d;
+    }
+    return any;
+}
+
 /* ---- keys of compare mode ---- */
 
 static int k_swap(ui *u, void *st, int key)
@@ -171,6 +255,7 @@ static int k_swap(ui *u, void *st, int key)
     const char *nm = names[0];
     names[0] = names[1];
     names[1] = nm;
+    u->path = names[1];                                 /* the status line's file */
     u->a = u->side_a[0];
     if (recompare(u) != 0)
         ui_message(u, "out of memory");
@@ -212,16 +297,7 @@ static int k_diff_only(ui *u, void *st, int key)
 static int k_regression(ui *u, void *st, int key)
 {
     (void)st; (void)key;
-    const prism_delta *best = NULL;
-    for (size_t i = 0; i < u->cmp->count; i++) {        /* largest first */
-        const prism_delta *d = &u->cmp->deltas[i];
-        if (d->delta_ns > 0 && d->new_node != PRISM_NO_NODE && (d->significant || !best)) {
-            if (!best || (d->significant && !best->significant))
-                best = d;
-            if (d->significant)
-                break;
-        }
-    }
+    const prism_delta *best = cmpv_largest_regression(u->cmp);
     if (!best) {
         ui_message(u, "no region got slower");
         return UI_REDRAW;

@@ -15,6 +15,30 @@ void cmpv_draw(ui *u, const ui_layout *l);
 /* " | +1.2 ms (+4.0%) p=0.001 *" for the selected path, or "". */
 void cmpv_status(const ui *u, char *buf, size_t n);
 
+/* ---- for the panes (compare_view.c) ---- */
+
+/* The node of u->a for path_hash, else (compare mode) of its nearest
+ * ancestor path that this side has; PRISM_NO_NODE when none. */
+uint32_t cmpv_nearest(const ui *u, uint64_t path_hash);
+/* Attribute of a delta: slower (or new) red, faster (or gone) green, bold
+ * when large; within the noise `row` as is.  Without colour: A_BOLD for a
+ * change.  On a selected row (sel): `row` plus A_BOLD for a change. */
+attr_t cmpv_delta_attr(const ui *u, const prism_delta *d, attr_t row, bool sel);
+/* A delta cell (delta.h's dl_format) right-aligned in w columns at (y, x)
+ * of r; returns the columns printed. */
+int cmpv_delta_cell(const ui *u, const ui_rect *r, int y, int x, int w, const prism_delta *d,
+                    attr_t row, bool sel);
+/* "not in this profile (new in the other)" or "(gone: in the base only)". */
+const char *cmpv_absent_text(const prism_delta *d);
+/* The details' "Diff" row at row y of r: the selected path's delta, totals
+ * on both sides, speedup, p-value and significance, or why there is none;
+ * other_row: the row shown selected is not that path (its name first). */
+void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row);
+/* Regressions first: the first significant slowdown or new region in
+ * order of |delta| (largest first), else the largest slowdown; NULL when
+ * nothing got slower. */
+const prism_delta *cmpv_largest_regression(const prism_compare *c);
+
 extern const ui_key cmpv_keys[];
 extern const size_t cmpv_nkeys;
 

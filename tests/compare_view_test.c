@@ -1,0 +1,283 @@
+/*
+ * compare_view_test.c - compare mode's pure helpers (tui/delta.c and the
+ * regression pick of tui/compare_view.c): the kind of a delta (noise-aware,
+ * new and gone), direction and strength, the signed duration and
+ * percentage texts, the delta cell at every width, the nearest path a side
+ * has (refgen profiles with 4 and 6 layers: every path of one looked up in
+ * the other against a walk up its own tree), operations matched by name,
+ * and the largest regression preferring significant slowdowns and new
+ * regions in order of size.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prism/analysis.h"
+#include "refgen.h"
+#include "../tui/compare_view.h"
+#include "../tui/delta.h"
+
+static prism_delta mk(double base, double cur, bool sig, bool has_base, bool has_new)
+{
+    prism_delta d;
+    memset(&d, 0, sizeof d);
+    d.name = "x";
+    d.base_node = has_base ? 1 : PRISM_NO_NODE;
+    d.new_node = has_new ? 2 : PRISM_NO_NODE;
+    d.base_ns = has_base ? base : 0;
+    d.new_ns = has_new ? cur : 0;
+    d.delta_ns = d.new_ns - d.base_ns;
+    d.delta_pct = d.base_ns > 0 ? 100.0 * d.delta_ns / d.base_ns : 0;
+    d.p_value = has_base && has_new ? (sig ? 0.001 : 0.5) : -1;
+    d.significant = sig;
+    return d;
+}
+
+/* ---- kinds ------------------------------------------------------------------ */
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    prism_delta slow = mk(100e6, 130e6, true, true, true), fast = mk(100e6, 90e6, true, true, true);
+    prism_delta noise = mk(100e6, 130e6, false, true, true), fresh = mk(0, 5e6, false, false, true);
+    prism_delta gone = mk(5e6, 0, false, true, false), flat = mk(1e6, 1e6, true, true, true);
+    prism_delta none = mk(0, 0, false, false, false);
+    assert_int_equal(dl_kind_of(NULL), DL_NONE);
+    assert_int_equal(dl_kind_of(&none), DL_NONE);
+    assert_int_equal(dl_kind_of(&slow), DL_SLOWER);
+    assert_int_equal(dl_kind_of(&fast), DL_FASTER);
+    assert_int_equal(dl_kind_of(&noise), DL_SAME);
+    assert_int_equal(dl_kind_of(&fresh), DL_NEW);
+    assert_int_equal(dl_kind_of(&gone), DL_GONE);
+    assert_int_equal(dl_kind_of(&flat), DL_SAME);       /* significant but zero */
+
+    assert_true(dl_changed(&slow) && dl_changed(&fast) && dl_changed(&fresh) && dl_changed(&gone));
+    assert_false(dl_changed(&noise) || dl_changed(&flat) || dl_changed(NULL));
+
+    assert_int_equal(dl_direction(&slow), 1);
+    assert_int_equal(dl_direction(&fresh), 1);
+    assert_int_equal(dl_direction(&fast), -1);
+    assert_int_equal(dl_direction(&gone), -1);
+    assert_int_equal(dl_direction(&noise), 0);          /* a big change in the noise */
+    assert_int_equal(dl_direction(NULL), 0);
+
+    assert_true(dl_strong(&slow));                      /* +30 % */
+    assert_false(dl_strong(&fast));                     /* -10 % */
+    assert_false(dl_strong(&noise));
+    assert_true(dl_strong(&fresh) && dl_strong(&gone));
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+static void test_fmt(void **state)
+{
+    (void)state;
+    char b[64];
+    dl_fmt_ns(b, sizeof b, 12.3e6);
+    assert_string_equal(b, "+12.30ms");
+    dl_fmt_ns(b, sizeof b, -850);
+    assert_string_equal(b, "-850ns");
+    dl_fmt_ns(b, sizeof b, -1.2e9);
+    assert_string_equal(b, "-1.20s");
+    dl_fmt_ns(b, sizeof b, 150.1e6);
+    assert_string_equal(b, "+150.1ms");
+    dl_fmt_ns(b, sizeof b, 0);
+    assert_string_equal(b, "0ns");
+    dl_fmt_ns(b, sizeof b, 0.2);                        /* rounds to zero: no sign */
+    assert_string_equal(b, "0ns");
+
+    dl_fmt_pct(b, sizeof b, 4.5);
+    assert_string_equal(b, "+4.5%");
+    dl_fmt_pct(b, sizeof b, -12);
+    assert_string_equal(b, "-12.0%");
+    dl_fmt_pct(b, sizeof b, 123.4);
+    assert_string_equal(b, "+123%");
+    dl_fmt_pct(b, sizeof b, -99.99);
+    assert_string_equal(b, "-100%");
+    dl_fmt_pct(b, sizeof b, NAN);
+    assert_string_equal(b, "n/a");
+}
+
+static void test_format_widths(void **state)
+{
+    (void)state;
+    char b[64];
+    prism_delta slow = mk(100e6, 112.3e6, true, true, true);
+    assert_int_equal(dl_format(b, sizeof b, &slow, 15), 15);
+    assert_string_equal(b, "+12.30ms +12.3%");
+    assert_int_equal(dl_format(b, sizeof b, &slow, 14), 6);     /* the % first */
+    assert_string_equal(b, "+12.3%");
+    dl_format(b, sizeof b, &slow, 5);                   /* nothing fits */
+    assert_string_equal(b, "");
+
+    prism_delta fresh = mk(0, 150.1e6, false, false, true), gone = mk(3.2e6, 0, false, true, false);
+    dl_format(b, sizeof b, &fresh, 15);
+    assert_string_equal(b, "new +150.1ms");
+    dl_format(b, sizeof b, &fresh, 5);
+    assert_string_equal(b, "new");
+    dl_format(b, sizeof b, &gone, 15);
+    assert_string_equal(b, "gone -3.20ms");
+    dl_format(b, sizeof b, &gone, 4);
+    assert_string_equal(b, "gone");
+    assert_int_equal(dl_format(b, sizeof b, NULL, 40), 0);
+    assert_string_equal(b, "");
+
+    /* never wider than asked, for every kind and width; small buffers */
+    prism_delta all[] = { slow, fresh, gone, mk(1e9, 0.5e9, true, true, true),
+                          mk(10, 9000, false, true, true), mk(5e9, 5e9, false, true, true) };
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        for (int w = 0; w <= 30; w++) {
+            int n = dl_format(b, sizeof b, &all[k], w);
+            assert_true(n <= w);
+            assert_int_equal((int)strlen(b), n);
+            char tiny[6];
+            n = dl_format(tiny, sizeof tiny, &all[k], w);
+            assert_true((size_t)n < sizeof tiny);
+        }
+}
+
+/* ---- nearest path ------------------------------------------------------------- */
+
+static prism_analysis *ref_analysis(const char *dir, unsigned layers)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/ref%u.cbor", dir, layers);
+    refgen_opts o = refgen_defaults();
+    o.layers = layers;
+    refgen_out r;
+    assert_int_equal(refgen_build(&o, &r), 0);
+    assert_int_equal(refgen_write_file(path, &r), 0);
+    free(r.data);
+    prism_status st;
+    char msg[200];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    if (!a)
+        fail_msg("%s: %s", path, msg);
+    unlink(path);
+    return a;
+}
+
+static void test_nearest(void **state)
+{
+    (void)state;
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/prism-cmpview-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    prism_analysis *small = ref_analysis(dir, 4), *big = ref_analysis(dir, 6);
+    rmdir(dir);
+    const prism_tree *ts = prism_analysis_tree(small), *tb = prism_analysis_tree(big);
+    size_t missing = 0;
+    for (size_t i = 0; i < tb->count; i++) {
+        uint64_t h = tb->nodes[i].path_hash;
+        uint32_t want = PRISM_NO_NODE;                  /* walk up big's tree */
+        for (uint32_t q = (uint32_t)i; q != PRISM_NO_NODE && want == PRISM_NO_NODE;
+             q = tb->nodes[q].parent)
+            want = prism_analysis_find(small, tb->nodes[q].path_hash);
+        uint32_t got = dl_nearest(small, big, h);
+        assert_int_equal(got, want);
+        if (prism_analysis_find(small, h) == PRISM_NO_NODE) {
+            missing++;
+            assert_true(got == PRISM_NO_NODE || ts->nodes[got].depth < tb->nodes[i].depth);
+        } else {
+            assert_int_equal(ts->nodes[got].path_hash, h);
+        }
+        assert_int_equal(dl_nearest(big, small, h), (uint32_t)i);   /* big has it */
+    }
+    assert_true(missing > 0);                           /* layer.4, layer.5 */
+    /* unknown to both, no other side, no side */
+    assert_int_equal(dl_nearest(small, big, 0x1234567890abcdefull), PRISM_NO_NODE);
+    assert_int_equal(dl_nearest(small, NULL, 0x1234567890abcdefull), PRISM_NO_NODE);
+    assert_int_equal(dl_nearest(NULL, big, tb->nodes[0].path_hash), PRISM_NO_NODE);
+    prism_analysis_free(small);
+    prism_analysis_free(big);
+}
+
+/* ---- operations by name --------------------------------------------------------- */
+
+static void test_ops(void **state)
+{
+    (void)state;
+    prism_op base[] = { { .name = "matmul", .total_ns = 400 }, { .name = "loss", .total_ns = 100 },
+                        { .name = "old", .total_ns = 50 }, { .name = "steady", .total_ns = 200 } };
+    prism_op cur[] = { { .name = "sync", .total_ns = 150 }, { .name = "matmul", .total_ns = 300 },
+                       { .name = "steady", .total_ns = 201 }, { .name = "loss", .total_ns = 103 } };
+    prism_delta deltas[] = { mk(400, 300, true, true, true), mk(0, 150, false, false, true),
+                             mk(50, 0, false, true, false), mk(100, 103, true, true, true),
+                             mk(200, 201, false, true, true) };
+    deltas[0].name = "matmul";
+    deltas[1].name = "sync";
+    deltas[2].name = "old";
+    deltas[3].name = "loss";
+    deltas[4].name = "steady";
+    prism_compare c = { .deltas = deltas, .count = 5 };
+    prism_delta out[4];
+    /* the new side's list */
+    assert_int_equal(dl_ops(cur, 4, base, 4, 1, &c, 1000, out), 0);
+    assert_int_equal(dl_kind_of(&out[0]), DL_NEW);
+    assert_true(out[0].new_ns == 150 && out[0].delta_ns == 150);
+    assert_int_equal(dl_kind_of(&out[1]), DL_FASTER);
+    assert_true(out[1].base_ns == 400 && out[1].new_ns == 300 && out[1].delta_ns == -100);
+    assert_true(fabs(out[1].delta_pct + 25.0) < 1e-9);
+    assert_int_equal(dl_kind_of(&out[2]), DL_SAME);     /* no path of it changed */
+    assert_int_equal(dl_kind_of(&out[3]), DL_SAME);     /* changed, but under 1 % */
+    assert_true(out[3].delta_ns == 3);
+    /* the base side's list: the same deltas, "old" gone */
+    assert_int_equal(dl_ops(base, 4, cur, 4, 0, &c, 1000, out), 0);
+    assert_int_equal(dl_kind_of(&out[0]), DL_FASTER);
+    assert_true(out[0].delta_ns == -100);
+    assert_int_equal(dl_kind_of(&out[2]), DL_GONE);
+    assert_true(out[2].delta_ns == -50);
+    /* without a comparison nothing is significant; empty lists */
+    assert_int_equal(dl_ops(cur, 4, base, 4, 1, NULL, 1000, out), 0);
+    assert_int_equal(dl_kind_of(&out[1]), DL_SAME);
+    assert_int_equal(dl_ops(cur, 4, NULL, 0, 1, &c, 1000, out), 0);
+    assert_int_equal(dl_kind_of(&out[1]), DL_NEW);
+    assert_int_equal(dl_ops(NULL, 0, base, 4, 1, &c, 1000, out), 0);
+}
+
+/* ---- largest regression ---------------------------------------------------------- */
+
+static void test_largest_regression(void **state)
+{
+    (void)state;
+    /* by |delta| descending, as the analysis orders them */
+    prism_delta d[] = { mk(300, 100, true, true, true),     /* faster */
+                        mk(100, 250, false, true, true),    /* slower, in the noise */
+                        mk(0, 120, false, false, true),     /* new */
+                        mk(100, 200, true, true, true) };   /* slower, significant */
+    prism_compare c = { .deltas = d, .count = 4 };
+    assert_ptr_equal(cmpv_largest_regression(&c), &d[2]);   /* the new one is larger */
+    c.deltas = d + 3;
+    c.count = 1;
+    assert_ptr_equal(cmpv_largest_regression(&c), &d[3]);
+    c.deltas = d;
+    c.count = 2;                                        /* only noise: the largest slower */
+    assert_ptr_equal(cmpv_largest_regression(&c), &d[1]);
+    c.count = 1;                                        /* nothing slower */
+    assert_null(cmpv_largest_regression(&c));
+    assert_null(cmpv_largest_regression(NULL));
+    prism_delta gone[] = { mk(100, 0, false, true, false) };
+    c.deltas = gone;
+    assert_null(cmpv_largest_regression(&c));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_fmt),
+        cmocka_unit_test(test_format_widths),
+        cmocka_unit_test(test_nearest),
+        cmocka_unit_test(test_ops),
+        cmocka_unit_test(test_largest_regression),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
