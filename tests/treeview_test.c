@@ -318,6 +318,128 @@ static void test_hidden_selection(void **state)
     tv_free(&tv);
 }
 
+/* ---- filter (compare mode's diff-only) ----------------------------------------- */
+
+static bool contains_cb(const char *name, void *ctx)
+{
+    return strstr(name, ctx) != NULL;
+}
+
+static bool keep_name(const prism_node *n, void *ctx)
+{
+    return strstr(n->name, ctx) != NULL;
+}
+
+static bool oracle_shown(const prism_node *nodes, uint32_t n, const char *pat)
+{
+    if (strstr(nodes[n].name, pat))
+        return true;
+    for (uint32_t c = nodes[n].first_child; c != PRISM_NO_NODE; c = nodes[c].next_sibling)
+        if (oracle_shown(nodes, c, pat))
+            return true;
+    return false;
+}
+
+static void oracle_visit_filtered(const treeview *tv, uint32_t first, const char *pat,
+                                  uint32_t *out, size_t *n)
+{
+    uint32_t kids[4096];
+    size_t k = 0;
+    for (uint32_t c = first; c != PRISM_NO_NODE; c = tv->nodes[c].next_sibling)
+        if (oracle_shown(tv->nodes, c, pat))
+            kids[k++] = c;
+    qsort(kids, k, sizeof *kids, oracle_cmp);
+    for (size_t i = 0; i < k; i++) {
+        out[(*n)++] = kids[i];
+        if (tv_expanded(tv, kids[i]))
+            oracle_visit_filtered(tv, tv->nodes[kids[i]].first_child, pat, out, n);
+    }
+}
+
+static void check_filtered(treeview *tv, const char *pat)
+{
+    tv_rebuild(tv);
+    uint32_t *want = malloc((tv->count + 1) * sizeof *want);
+    assert_non_null(want);
+    size_t n = 0;
+    g_nodes = tv->nodes;
+    g_sort = tv->sort;
+    oracle_visit_filtered(tv, tv->tree->first_root, pat, want, &n);
+    assert_int_equal(tv->nrows, n);
+    for (size_t i = 0; i < n; i++)
+        if (tv->rows[i] != want[i])
+            fail_msg("/%s/ row %zu: node %u, want %u", pat, i, tv->rows[i], want[i]);
+    free(want);
+}
+
+static void test_filter(void **state)
+{
+    fix *f = *state;
+    treeview tv;
+    tv_init(&tv);
+    tv_set_tree(&tv, f->t, false);
+    static const char *const pats[] = { "attention", "loss", "layer.3", "step", "zzz-none" };
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        const char *pat = pats[p];
+        tv_set_filter(&tv, keep_name, (void *)pat);
+        assert_true(tv_set_tree(&tv, f->t, false));     /* the same tree: applied */
+        assert_false(tv_set_tree(&tv, f->t, false));
+        for (int lv = 0; lv < 2; lv++) {
+            tv_set_level(&tv, lv ? TV_ALL : 1);
+            check_filtered(&tv, pat);
+            for (uint32_t s = 0; s < 3; s++) {
+                tv_set_sort(&tv, (tv_sort)s);
+                check_filtered(&tv, pat);
+            }
+            tv_set_sort(&tv, TV_SORT_TOTAL);
+        }
+        size_t shown = 0;
+        for (uint32_t i = 0; i < f->t->count; i++) {
+            const prism_node *nd = &f->t->nodes[i];
+            bool want = oracle_shown(f->t->nodes, i, pat);
+            shown += want;
+            assert_int_equal(tv_shown(&tv, i), want);
+            bool kid = false;                           /* a marker only for shown children */
+            for (uint32_t c = nd->first_child; c != PRISM_NO_NODE; c = f->t->nodes[c].next_sibling)
+                kid = kid || oracle_shown(f->t->nodes, c, pat);
+            assert_int_equal(tv_has_children(&tv, i), kid);
+            assert_int_equal(tv_find(&tv, nd->path_hash), i);     /* hidden: still found */
+            uint32_t anc = i;                           /* a hidden node: its shown ancestor */
+            while (anc != PRISM_NO_NODE && !oracle_shown(f->t->nodes, anc, pat))
+                anc = f->t->nodes[anc].parent;
+            size_t row = tv_row_of(&tv, i, true);
+            if (anc == PRISM_NO_NODE)
+                assert_true(row == TV_NONE);
+            else
+                assert_int_equal(tv.rows[row], anc);
+        }
+        if (!strcmp(pat, "zzz-none")) {
+            assert_int_equal(shown, 0);
+            assert_int_equal(tv.nrows, 0);
+            assert_int_equal(tv_next_match(&tv, PRISM_NO_NODE, 1, contains_cb, (void *)"a"),
+                             PRISM_NO_NODE);
+        } else {
+            assert_true(shown > 0 && shown < f->t->count);
+            /* search walks the filtered tree, also from a hidden node */
+            uint32_t m = tv_next_match(&tv, PRISM_NO_NODE, 1, contains_cb, (void *)pat);
+            assert_true(m != PRISM_NO_NODE && tv_shown(&tv, m));
+            for (uint32_t i = 0; i < f->t->count; i++)
+                if (!tv_shown(&tv, i)) {
+                    m = tv_next_match(&tv, i, 1, contains_cb, (void *)pat);
+                    assert_true(m != PRISM_NO_NODE && strstr(f->t->nodes[m].name, pat));
+                    break;
+                }
+        }
+    }
+    tv_set_filter(&tv, NULL, NULL);                     /* off: every node again */
+    assert_true(tv_set_tree(&tv, f->t, false));
+    tv_set_level(&tv, TV_ALL);
+    tv_rebuild(&tv);
+    assert_int_equal(tv.nrows, f->t->count);
+    check_rows(&tv);
+    tv_free(&tv);
+}
+
 /* ---- search -------------------------------------------------------------------- */
 
 static bool contains(const char *name, void *ctx)
@@ -522,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_selection_survives),
         cmocka_unit_test(test_hidden_selection),
         cmocka_unit_test(test_next_prev_match),
+        cmocka_unit_test(test_filter),
         cmocka_unit_test(test_thread_trees),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_lazy_sort),

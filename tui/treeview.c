@@ -106,6 +106,8 @@ static void drop_arrays(treeview *tv)
     free(tv->hash);
     free(tv->meta);
     free(tv->key);
+    free(tv->shown);
+    tv->shown = NULL;
     tv->kid_off = tv->kid_n = tv->pos = tv->kids = tv->stack = tv->roots = tv->rows = NULL;
     tv->meta = NULL;
     tv->hash = tv->key = NULL;
@@ -166,7 +168,8 @@ static bool ensure_kids(treeview *tv, uint32_t node)
     for (uint32_t c = tv->nodes[node].first_child; c != PRISM_NO_NODE && c < tv->count &&
                                                    off + n < tv->count;
          c = tv->nodes[c].next_sibling)
-        tv->kids[off + n++] = c;
+        if (!tv->shown || tv->shown[c])
+            tv->kids[off + n++] = c;
     sort_list(tv, tv->kids + off, n);
     tv->kid_off[node] = (uint32_t)off;
     tv->kid_n[node] = (uint32_t)n;
@@ -174,12 +177,31 @@ static bool ensure_kids(treeview *tv, uint32_t node)
     return true;
 }
 
+/* shown[n] = keep(n) or a descendant's; children follow their parents
+ * in the node array, so one pass from the end carries it up. */
+static bool apply_filter(treeview *tv)
+{
+    tv->shown = calloc(tv->count, 1);
+    if (!tv->shown)
+        return false;
+    for (size_t i = tv->count; i-- > 0;) {
+        const prism_node *n = &tv->nodes[i];
+        if (!tv->shown[i] && tv->keep(n, tv->keep_ctx))
+            tv->shown[i] = 1;
+        if (tv->shown[i] && n->parent < i)
+            tv->shown[n->parent] = 1;
+    }
+    return true;
+}
+
 bool tv_set_tree(treeview *tv, const prism_tree *t, bool force)
 {
     const prism_node *nodes = t ? t->nodes : NULL;
     size_t count = t && t->nodes ? t->count : 0;
-    if (!force && t == tv->tree && nodes == tv->nodes && count == tv->count && !tv->oom)
+    if (!force && t == tv->tree && nodes == tv->nodes && count == tv->count && !tv->oom &&
+        !tv->refilter)
         return false;
+    tv->refilter = false;
     drop_arrays(tv);
     map_clear(&tv->by_hash);
     tv->by_hash_ok = false;
@@ -208,18 +230,40 @@ bool tv_set_tree(treeview *tv, const prism_tree *t, bool force)
         return true;
     }
     tv->count = count;
+    if (tv->keep && !apply_filter(tv)) {
+        drop_arrays(tv);
+        tv->oom = true;
+        return true;
+    }
     for (uint32_t r = t->first_root; r != PRISM_NO_NODE && r < count && tv->nroots < count;
          r = nodes[r].next_sibling)
-        tv->roots[tv->nroots++] = r;
+        if (!tv->shown || tv->shown[r])
+            tv->roots[tv->nroots++] = r;
     for (size_t i = 0; i < count; i++) {
         uint32_t d = nodes[i].depth < UINT32_MAX / 2 ? nodes[i].depth : UINT32_MAX / 2;
         tv->hash[i] = nodes[i].path_hash;
-        tv->meta[i] = d << 1 | (nodes[i].first_child != PRISM_NO_NODE);
+        tv->meta[i] = d << 1 | (nodes[i].first_child != PRISM_NO_NODE && !tv->shown);
         if (d > tv->max_depth)
             tv->max_depth = d;
     }
+    for (size_t i = 0; tv->shown && i < count; i++)     /* children that show */
+        if (tv->shown[i] && nodes[i].parent < count)
+            tv->meta[nodes[i].parent] |= 1;
     reset_order(tv);
     return true;
+}
+
+void tv_set_filter(treeview *tv, tv_keep_fn keep, void *ctx)
+{
+    tv->keep = keep;
+    tv->keep_ctx = ctx;
+    tv->refilter = true;
+    tv->dirty = true;
+}
+
+bool tv_shown(const treeview *tv, uint32_t node)
+{
+    return node < tv->count && (!tv->shown || tv->shown[node]);
 }
 
 const char *tv_sort_name(tv_sort s)
@@ -332,6 +376,11 @@ size_t tv_row_of(treeview *tv, uint32_t node, bool reveal)
 {
     if (node >= tv->count)
         return TV_NONE;
+    for (size_t guard = 0; !tv_shown(tv, node) && guard < tv->count; guard++) {
+        node = tv->nodes[node].parent;          /* filtered out: its ancestor */
+        if (node >= tv->count)
+            return TV_NONE;
+    }
     if (reveal)
         tv_reveal(tv, node);
     tv_rebuild(tv);
@@ -406,6 +455,8 @@ uint32_t tv_next_match(treeview *tv, uint32_t from, int dir, tv_match_fn m, void
 {
     if (!tv->nroots || !m || (from != PRISM_NO_NODE && from >= tv->count))
         return PRISM_NO_NODE;
+    while (from != PRISM_NO_NODE && !tv_shown(tv, from))       /* filtered out */
+        from = tv->nodes[from].parent < tv->count ? tv->nodes[from].parent : PRISM_NO_NODE;
     uint32_t cur = from;
     for (size_t i = 0; i < tv->count; i++) {
         cur = dir >= 0 ? pre_next(tv, cur) : pre_prev(tv, cur);

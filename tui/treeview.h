@@ -34,6 +34,9 @@ typedef struct tv_map {
     size_t cap, n;
 } tv_map;
 
+/* A row filter: keep(n) says whether node n is of interest. */
+typedef bool (*tv_keep_fn)(const prism_node *n, void *ctx);
+
 typedef struct treeview {
     const prism_tree *tree;    /* borrowed; NULL or empty: no rows          */
     const prism_node *nodes;   /* snapshot to notice a changed tree         */
@@ -58,6 +61,11 @@ typedef struct treeview {
     size_t nrows;
     bool dirty;
     bool oom;                  /* an allocation failed: rows may be partial  */
+    /* the filter (NULL: none); shown[n]: n or a descendant is kept */
+    tv_keep_fn keep;
+    void *keep_ctx;
+    unsigned char *shown;
+    bool refilter;             /* the filter changed: next set_tree applies */
 } treeview;
 
 void tv_init(treeview *tv);
@@ -67,6 +75,15 @@ void tv_free(treeview *tv);
  * dropped when t, its node array or its size changed, or with force; the
  * expansion state and the sort are kept.  Returns true when it changed. */
 bool tv_set_tree(treeview *tv, const prism_tree *t, bool force);
+
+/* Show only the nodes that keep() accepts and their ancestors, so the
+ * rows stay a tree (NULL: every node).  Applied by the next tv_set_tree
+ * (which then rebuilds even when the tree is the same); keep is called
+ * once per node there, never while drawing.  Hidden nodes are still found
+ * by tv_find; tv_row_of gives their nearest shown ancestor's row. */
+void tv_set_filter(treeview *tv, tv_keep_fn keep, void *ctx);
+/* Whether node passes the filter (or is an ancestor of one that does). */
+bool tv_shown(const treeview *tv, uint32_t node);
 
 const char *tv_sort_name(tv_sort s);
 void tv_set_sort(treeview *tv, tv_sort s);
@@ -88,7 +105,8 @@ uint32_t tv_find(treeview *tv, uint64_t path_hash);
 /* Open the ancestors of node; true when one was closed. */
 bool tv_reveal(treeview *tv, uint32_t node);
 /* Row of node after a rebuild, or of its nearest visible ancestor when it
- * is hidden (reveal false), or after opening its ancestors (reveal true).
+ * is hidden (reveal false), or after opening its ancestors (reveal true);
+ * a node the filter hides counts as its nearest shown ancestor.
  * TV_NONE when the tree has no such node or no rows. */
 size_t tv_row_of(treeview *tv, uint32_t node, bool reveal);
 
