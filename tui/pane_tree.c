@@ -8,11 +8,19 @@
  * the sort or the tree changes; moving the selection and drawing cost
  * O(rows on screen).  The selection is u->sel_hash (ui_select), so the other
  * panes follow it and it survives reloads; expansion is kept by path hash.
+ *
+ * Compare mode (u->cmp): a delta column against the other profile (colour
+ * by direction and significance, "new"/"gone" for a path on one side
+ * only), a Diff line in the details, and with u->diff_only only changed
+ * paths and their ancestors.  A selected path this side lacks shows as its
+ * nearest ancestor; with no ancestor here no row is highlighted.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_view.h"
+#include "delta.h"
 #include "treeview.h"
 #include "ui.h"
 
@@ -27,6 +35,7 @@ typedef struct tree_st {
     int last_h;
     bool details_small;         /* `d` below DETAILS_AUTO_H rows: shown     */
     bool details_hidden;        /* `d` from DETAILS_AUTO_H rows: hidden     */
+    bool absent;                /* the selected path has no row here        */
 } tree_st;
 
 static const prism_tree *view_tree(ui *u, tree_st *s)
@@ -61,17 +70,17 @@ static void relocate(ui *u, tree_st *s, bool adopt)
 {
     treeview *tv = &s->tv;
     uint32_t n = tv_find(tv, u->sel_hash);
-    if (n == PRISM_NO_NODE) {           /* a path this thread never ran */
+    if (n == PRISM_NO_NODE) {   /* a path this thread (or profile) never ran */
         const prism_tree *all = prism_analysis_tree(u->a);
-        uint32_t q = prism_analysis_find(u->a, u->sel_hash);
+        uint32_t q = cmpv_nearest(u, u->sel_hash);
         for (int guard = 0; q != PRISM_NO_NODE && n == PRISM_NO_NODE && guard < 4096; guard++) {
+            n = tv_find(tv, all->nodes[q].path_hash);
             q = all->nodes[q].parent;
-            if (q != PRISM_NO_NODE)
-                n = tv_find(tv, all->nodes[q].path_hash);
         }
     }
     size_t row = n != PRISM_NO_NODE ? tv_row_of(tv, n, true) : TV_NONE;
     tv_rebuild(tv);
+    s->absent = row == TV_NONE && !adopt;
     if (row != TV_NONE)
         s->sel = row;
     if (s->sel >= tv->nrows)
@@ -80,14 +89,25 @@ static void relocate(ui *u, tree_st *s, bool adopt)
         select_row(u, s, s->sel);
 }
 
-/* Bring the view up to date with the analysis and the shared selection. */
+static bool keep_changed(const prism_node *n, void *ctx)
+{
+    return dl_changed(ui_delta(ctx, n->path_hash));
+}
+
+/* Bring the view up to date with the analysis, the diff-only filter and
+ * the shared selection. */
 static void sync(ui *u, tree_st *s, bool force)
 {
+    tv_keep_fn want = u->cmp && u->diff_only ? keep_changed : NULL;
+    if (s->tv.keep != want)
+        tv_set_filter(&s->tv, want, u);
     bool changed = tv_set_tree(&s->tv, view_tree(u, s), force);
     tv_rebuild(&s->tv);
     uint32_t n = sel_node(s);
     if (changed || n == PRISM_NO_NODE || s->tv.nodes[n].path_hash != u->sel_hash)
         relocate(u, s, false);
+    else
+        s->absent = false;
 }
 
 /* After the expansion or the sort changed: keep the selected node, or the
@@ -308,7 +328,8 @@ static const ui_key keys[] = {
 
 /* ---- drawing --------------------------------------------------------------- */
 
-enum { C_NAME, C_TOTAL, C_SELF, C_CALLS, C_PCT, C_BAR, C_N };
+enum { C_NAME, C_TOTAL, C_DELTA, C_SELF, C_CALLS, C_PCT, C_BAR, C_N };
+#define DELTA_W 15              /* "+123.4ms +12.3%" */
 
 static void node_path(const treeview *tv, uint32_t n, char *out, size_t cap)
 {
@@ -328,7 +349,7 @@ static void node_path(const treeview *tv, uint32_t n, char *out, size_t cap)
 
 static void header(ui *u, tree_st *s, const ui_rect *r, const int *cw)
 {
-    static const char *const titles[C_N] = { "", "total", "self", "calls", "%", "" };
+    static const char *const titles[C_N] = { "", "total", "vs base", "self", "calls", "%", "" };
     static const int sort_col[TV_SORT_COUNT] = { C_TOTAL, C_SELF, C_CALLS, C_NAME };
     attr_t at = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
     char label[3][160], buf[160];
@@ -367,7 +388,7 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
     const treeview *tv = &s->tv;
     uint32_t n = tv->rows[i];
     const prism_node *nd = &tv->nodes[n];
-    bool sel = i == s->sel, hit = ui_matches(u, nd->name);
+    bool sel = i == s->sel && !s->absent, hit = ui_matches(u, nd->name);
     attr_t base = sel ? ui_attr(u, CP_SEL, A_REVERSE) | (u->color ? 0 : A_BOLD) : A_NORMAL;
     attr_t name_at = base;
     if (hit)
@@ -401,6 +422,9 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
             tv_fmt_count(buf, sizeof buf, nd->calls);
             ui_printf(r, y, x, base, "%*s", w, buf);
             break;
+        case C_DELTA:
+            cmpv_delta_cell(u, r, y, x, w, ui_delta(u, nd->path_hash), base, sel);
+            break;
         case C_PCT:
             ui_printf(r, y, x, base, "%*.1f", w, nd->share * 100.0);
             break;
@@ -422,7 +446,7 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     for (int x = 0; x < r->w; x++)
         ui_print(r, y, x, ui_attr(u, CP_DIM, A_NORMAL), u->utf8 ? "\u2500" : "-");
     ui_print(r, y, 2, lab, " Details ");
-    if (n == PRISM_NO_NODE)
+    if (n == PRISM_NO_NODE || s->absent)       /* compare: the Diff line says why */
         return;
     const prism_node *nd = &tv->nodes[n];
     node_path(tv, n, line, sizeof line);
@@ -485,20 +509,30 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     sync(u, s, false);
     s->last_h = h;
     int barw = w < 90 ? 8 : w / 5 > 40 ? 40 : w / 5;
-    int fixed[C_N] = { 0, 9, 9, 7, 5, barw };
-    int cw[C_N];
-    if (!ui_columns(w, fixed, C_N, 16, cw))
+    const int fixed[C_N] = { 0, 9, DELTA_W, 9, 7, 5, barw };
+    int cw[C_N] = { 0 }, id[C_N], fx[C_N], out[C_N], nf = 0;
+    for (int c = 0; c < C_N; c++)       /* the delta column in compare mode only */
+        if (c != C_DELTA || u->cmp) {
+            id[nf] = c;
+            fx[nf++] = fixed[c];
+        }
+    int shown = ui_columns(w, fx, nf, 16, out);
+    for (int i = 0; i < shown; i++)
+        cw[id[i]] = out[i];
+    if (!shown)
         cw[C_NAME] = w;
     header(u, s, &r, cw);
     if (!s->tv.nrows) {
         const char *why = s->tv.oom ? "out of memory"
+                          : s->tv.keep ? "no changed regions (D: show all)"
                           : s->view >= 0 ? "no regions recorded on this thread (t: next)"
                                          : "no regions recorded";
         ui_print(&r, 2, 2, A_NORMAL, why);
         return;
     }
     bool show = h >= DETAILS_AUTO_H ? !s->details_hidden : s->details_small;
-    int det = show && h - 1 - DETAILS_ROWS >= 1 ? DETAILS_ROWS : 0;
+    int want = DETAILS_ROWS + (u->cmp ? 1 : 0);
+    int det = show && h - 1 - want >= 1 ? want : 0;
     int list = h - 1 - det;
     if (list < 0)
         list = 0;
@@ -515,6 +549,11 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         row(u, s, &r, 1 + i, s->top + (size_t)i, cw);
     if (det)
         details(u, s, &r, 1 + list);
+    if (det && u->cmp) {
+        uint32_t n = sel_node(s);
+        cmpv_diff_line(u, &r, 1 + list + DETAILS_ROWS,
+                       s->absent || n == PRISM_NO_NODE || s->tv.nodes[n].path_hash != u->sel_hash);
+    }
 }
 
 const ui_pane pane_tree = {
