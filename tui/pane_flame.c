@@ -8,11 +8,20 @@
  * selects a node outside the zoomed frame, the zoom widens to the nearest
  * frame holding it.  The geometry is rebuilt only when the tree, the zoom
  * or the size change; search hits when the pattern changes too.
+ *
+ * Compare mode (u->cmp): a differential flame graph.  Each side keeps its
+ * own profile's shape, and every frame is coloured by its path's change
+ * against the other profile: slower (or new) red, faster (or gone) green,
+ * within the noise neutral, bold beyond DL_STRONG_PCT; without colour a
+ * '+' / '-' before the label.  The bottom line shows the selected frame's
+ * delta; a selected path this side lacks shows as its nearest ancestor.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_view.h"
+#include "delta.h"
 #include "flame.h"
 #include "ui.h"
 
@@ -82,7 +91,7 @@ static uint32_t sync(ui *u, fl *s)
 {
     const prism_tree *t = prism_analysis_tree(u->a);
     uint32_t z = s->zoomed ? prism_analysis_find(u->a, s->zoom_hash) : PRISM_NO_NODE;
-    uint32_t sel = prism_analysis_find(u->a, u->sel_hash);
+    uint32_t sel = cmpv_nearest(u, u->sel_hash);
     while (z != PRISM_NO_NODE && sel != PRISM_NO_NODE && !is_under(t, z, sel))
         z = t->nodes[z].parent;
     s->zoomed = z != PRISM_NO_NODE;
@@ -104,11 +113,13 @@ static uint32_t sync(ui *u, fl *s)
     return z;
 }
 
-/* The cell of the selection, else of its nearest shown ancestor. */
+/* The cell of the selection, else of its nearest shown ancestor.  In
+ * compare mode a path this side lacks starts from its nearest ancestor
+ * here, which then counts as exact (it shows selected). */
 static size_t focus(ui *u, fl *s, bool *exact)
 {
     const prism_tree *t = prism_analysis_tree(u->a);
-    uint32_t n = prism_analysis_find(u->a, u->sel_hash);
+    uint32_t n = cmpv_nearest(u, u->sel_hash);
     *exact = true;
     for (size_t guard = 0; n != PRISM_NO_NODE && guard <= t->count; guard++) {
         size_t c = flame_find(&s->geo, n);
@@ -149,18 +160,41 @@ static void breadcrumb(ui *u, const ui_rect *r, uint32_t z)
     }
 }
 
+/* Compare mode: the frame's colour by its change (see the top). */
+static attr_t diff_attr(const ui *u, const prism_delta *d, bool sel, size_t parity)
+{
+    int dir = dl_direction(d);
+    attr_t bold = dl_strong(d) ? A_BOLD : 0;
+    if (!u->color)
+        return (sel ? A_REVERSE : parity % 2 ? A_NORMAL : A_REVERSE) | (dir ? A_BOLD : 0);
+    if (sel)
+        return COLOR_PAIR(CP_SEL) | A_BOLD;
+    return dir > 0 ? COLOR_PAIR(CP_HOT) | bold : dir < 0 ? COLOR_PAIR(CP_COOL) | bold : A_REVERSE;
+}
+
 static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, bool sel, bool hit)
 {
     static const int pairs[] = { CP_HOT, CP_WARM, CP_COOL };
     const flame_cell *c = &s->geo.cells[i];
-    const char *name = prism_analysis_tree(u->a)->nodes[c->node].name;
+    const prism_node *nd = &prism_analysis_tree(u->a)->nodes[c->node];
+    const char *name = nd->name;
+    char marked[512];
     attr_t at;
-    if (sel)
+    if (u->cmp) {
+        const prism_delta *d = ui_delta(u, nd->path_hash);
+        at = diff_attr(u, d, sel, i + (size_t)c->row);
+        int dir = dl_direction(d);
+        if (!u->color && dir) {         /* the direction as a sign */
+            snprintf(marked, sizeof marked, "%c%s", dir > 0 ? '+' : '-', name);
+            name = marked;
+        }
+    } else if (sel) {
         at = A_REVERSE | A_BOLD;
-    else if (u->color)
+    } else if (u->color) {
         at = COLOR_PAIR(pairs[flame_color(name, 3)]);
-    else
+    } else {
         at = (i + (size_t)c->row) % 2 ? A_NORMAL : A_REVERSE;
+    }
     if (hit)
         at |= A_BOLD | A_UNDERLINE;
     char lab[256], text[1024];
@@ -201,16 +235,28 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
         x += ui_print(r, row, x, A_NORMAL, "  |  ");
     }
     uint32_t n = prism_analysis_find(u->a, u->sel_hash);
+    const prism_delta *d = ui_delta(u, u->sel_hash);
     if (n == PRISM_NO_NODE) {
-        ui_print(r, row, x, A_NORMAL, "no selection");
+        if (d)                  /* compare: on the other side only */
+            ui_printf(r, row, x, cmpv_delta_attr(u, d, A_NORMAL, false), "%s: %s",
+                      d->name ? d->name : "?", cmpv_absent_text(d));
+        else
+            ui_print(r, row, x, A_NORMAL, "no selection");
         return;
     }
     const prism_node *nd = &t->nodes[n];
     uint64_t up = nd->parent == PRISM_NO_NODE ? t->total_ns : t->nodes[nd->parent].total_ns;
-    char tot[32], self[32];
+    char tot[32], self[32], cell[64];
     ui_fmt_ns(tot, sizeof tot, (double)nd->total_ns);
     ui_fmt_ns(self, sizeof self, (double)nd->self_ns);
     x += ui_print(r, row, x, A_BOLD, nd->name);
+    if (d && dl_format(cell, sizeof cell, d, 40)) {
+        x += ui_print(r, row, x, A_NORMAL, "  ");
+        x += ui_print(r, row, x, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        if (d->p_value >= 0)
+            x += ui_printf(r, row, x, A_NORMAL, " p=%.2g%s", d->p_value,
+                           d->significant ? "" : " (noise)");
+    }
     ui_printf(r, row, x, A_NORMAL, "  %s  %.1f%% of total  %.1f%% of %s  self %s  %llu calls",
               tot, t->total_ns ? 100.0 * (double)nd->total_ns / (double)t->total_ns : 0.0,
               up ? 100.0 * (double)nd->total_ns / (double)up : 0.0,
