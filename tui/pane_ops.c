@@ -6,12 +6,19 @@
  * The order is rebuilt only when the sort or the analysis changes.  The
  * selection follows u->sel_hash (the operation of the selected node) and,
  * when moved here, sets it to the operation's heaviest path.
+ *
+ * Compare mode (u->cmp): a delta column, the operation's total against
+ * the other profile's operation of the same name (delta.c's dl_ops:
+ * significant when a path of that name changed significantly), and with
+ * u->diff_only the changed operations only.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "compare_view.h"
+#include "delta.h"
 #include "treeview.h"
 #include "ui.h"
 
@@ -21,8 +28,11 @@ static const char *const by_name[BY_COUNT] = { "total", "self", "calls" };
 typedef struct ops_st {
     int by;
     const prism_op *ops;        /* snapshot of the analysis' list            */
-    size_t nops;
+    size_t nall;                /* its length                                */
+    size_t nops;                /* rows: operations in order (diff-only: fewer) */
     uint32_t *order;            /* indices into ops, in the sort order       */
+    prism_delta *dl;            /* compare mode: per operation, else NULL    */
+    bool diff_only;             /* as applied to order                       */
     size_t sel, top;
     int page, namew;            /* list rows and widest name at the last draw */
     uint64_t seen_hash;         /* u->sel_hash last followed                 */
@@ -65,17 +75,37 @@ static void reorder(ops_st *s, const char *keep)
     char name[256] = "";
     if (keep)
         snprintf(name, sizeof name, "%s", keep);
-    for (size_t i = 0; i < s->nops; i++)
-        s->order[i] = (uint32_t)i;
+    s->nops = 0;
+    for (size_t i = 0; i < s->nall; i++)
+        if (!s->diff_only || !s->dl || dl_changed(&s->dl[i]))
+            s->order[s->nops++] = (uint32_t)i;
     if (s->nops > 1)
         qsort_r(s->order, s->nops, sizeof *s->order, cmp_ops, s);
     size_t at = find_name(s, name[0] ? name : NULL);
     s->sel = at != TV_NONE ? at : 0;
     s->namew = 4;
-    for (size_t i = 0; i < s->nops; i++) {
+    for (size_t i = 0; i < s->nall; i++) {
         int w = ui_width(s->ops[i].name);
         if (w > s->namew)
             s->namew = w;
+    }
+}
+
+/* Compare mode: the change of every operation against the other side. */
+static void compare_ops(ui *u, ops_st *s)
+{
+    free(s->dl);
+    s->dl = NULL;
+    if (!u->cmp || !s->nall)
+        return;
+    size_t no;
+    const prism_op *other = prism_analysis_ops(u->side_a[1 - u->side], &no);
+    const prism_tree *bt = prism_analysis_tree(u->side_a[0]);
+    s->dl = malloc(s->nall * sizeof *s->dl);
+    if (s->dl && dl_ops(s->ops, s->nall, other, other ? no : 0, u->side, u->cmp,
+                        bt ? bt->total_ns : 0, s->dl) != 0) {
+        free(s->dl);
+        s->dl = NULL;
     }
 }
 
@@ -83,14 +113,19 @@ static void sync(ui *u, ops_st *s)
 {
     size_t n;
     const prism_op *ops = prism_analysis_ops(u->a, &n);
-    if (ops != s->ops || n != s->nops) {
+    bool diff_only = u->cmp && u->diff_only;
+    if (ops != s->ops || n != s->nall || diff_only != s->diff_only) {
         char keep[256] = "";
         if (sel_name(s))
             snprintf(keep, sizeof keep, "%s", sel_name(s));
-        free(s->order);
-        s->order = malloc((n ? n : 1) * sizeof *s->order);
-        s->ops = ops;
-        s->nops = s->order && ops ? n : 0;
+        if (ops != s->ops || n != s->nall) {
+            free(s->order);
+            s->order = malloc((n ? n : 1) * sizeof *s->order);
+            s->ops = ops;
+            s->nall = s->order && ops ? n : 0;
+            compare_ops(u, s);
+        }
+        s->diff_only = diff_only;
         reorder(s, keep);
     }
     if (!s->followed || s->seen_hash != u->sel_hash) {   /* follow the shared selection */
@@ -120,7 +155,7 @@ static void reload(ui *u, void *st)
     if (!s)
         return;
     s->ops = NULL;              /* the old array is gone: force a new order, */
-    s->nops = 0;                /* and find the selection again through the  */
+    s->nops = s->nall = 0;      /* and find the selection again through the  */
     s->sel = 0;                 /* shared selection (by path hash)           */
     s->followed = false;
     sync(u, s);
@@ -129,8 +164,10 @@ static void reload(ui *u, void *st)
 static void free_st(void *st)
 {
     ops_st *s = st;
-    if (s)
+    if (s) {
         free(s->order);
+        free(s->dl);
+    }
     free(s);
 }
 
@@ -248,11 +285,12 @@ static const ui_key keys[] = {
 
 /* ---- drawing ----------------------------------------------------------------- */
 
-enum { C_NAME, C_BAR, C_TOTAL, C_SELF, C_CALLS, C_SHARE, C_N };
+enum { C_NAME, C_BAR, C_TOTAL, C_DELTA, C_SELF, C_CALLS, C_SHARE, C_N };
+#define DELTA_W 15
 
 static void draw_header(ui *u, ops_st *s, const ui_rect *r, const int *cw)
 {
-    static const char *const titles[C_N] = { "", "", "total", "self", "calls", "" };
+    static const char *const titles[C_N] = { "", "", "total", "vs base", "self", "calls", "" };
     attr_t at = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
     int sorted = s->by == BY_SELF ? C_SELF : s->by == BY_CALLS ? C_CALLS : C_TOTAL;
     char label[3][96], buf[96];
@@ -317,6 +355,10 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
             tv_fmt_count(buf, sizeof buf, op->calls);
             ui_printf(r, y, x, base, "%*s", w, buf);
             break;
+        case C_DELTA:
+            if (s->dl)
+                cmpv_delta_cell(u, r, y, x, w, &s->dl[s->order[i]], base, sel);
+            break;
         case C_SHARE: {
             double sh = s->by == BY_SELF ? (t->total_ns ? (double)op->self_ns / (double)t->total_ns : 0)
                                          : op->share;
@@ -370,12 +412,22 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         namew = w * 2 / 5;
     if (namew < 12)
         namew = 12;
-    int fixed[C_N] = { namew, 0, 9, 9, 7, 5 }, cw[C_N];
-    if (!ui_columns(w, fixed, C_N, 8, cw))
+    const int fixed[C_N] = { namew, 0, 9, DELTA_W, 9, 7, 5 };
+    int cw[C_N] = { 0 }, id[C_N], fx[C_N], out[C_N], nf = 0;
+    for (int c = 0; c < C_N; c++)       /* the delta column in compare mode only */
+        if (c != C_DELTA || u->cmp) {
+            id[nf] = c;
+            fx[nf++] = fixed[c];
+        }
+    int shown = ui_columns(w, fx, nf, 8, out);
+    for (int i = 0; i < shown; i++)
+        cw[id[i]] = out[i];
+    if (!shown)
         cw[C_NAME] = w;
     draw_header(u, s, &r, cw);
     if (!s->nops) {
-        ui_print(&r, 2, 2, A_NORMAL, "no regions recorded");
+        ui_print(&r, 2, 2, A_NORMAL, s->nall ? "no changed operations (D: show all)"
+                                             : "no regions recorded");
         return;
     }
     int foot = h >= 8 ? 2 : 0, list = h - 1 - foot;
