@@ -8,6 +8,11 @@
  *
  * The selection is kept as an index and re-found by (type, path hash) when
  * the analysis is reloaded.
+ *
+ * Compare mode (u->cmp): a tag column marks the findings on one side only
+ * (matched by type and path, u->cmp->bn_new / bn_gone): NEW on the new
+ * side, GONE on the base side; the new side also lists the findings that
+ * vanished, tagged GONE, below its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,8 @@
 #define PANE_FLAME 2
 #define PANE_MEMORY 4
 #define PANE_GPU 5
+
+#define TAG_W 4                         /* "NEW " / "GONE" */
 
 typedef struct bnv {
     int sel, top;
@@ -77,12 +84,68 @@ static int put_wrapped(const ui_rect *r, int row, int col, int width, attr_t at,
     return rows;
 }
 
+static bool in_list(const prism_bottleneck *const *v, size_t n, const prism_bottleneck *b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->type == b->type && v[i]->path_hash == b->path_hash)
+            return true;
+    return false;
+}
+
+/* Compare mode: "NEW" / "GONE" for a finding of this side, else NULL. */
+static const char *tag_of(const ui *u, const prism_bottleneck *b)
+{
+    const prism_compare *c = u->cmp;
+    if (!c)
+        return NULL;
+    if (u->side == 1)
+        return in_list(c->bn_new, c->nbn_new, b) ? "NEW" : NULL;
+    return in_list(c->bn_gone, c->nbn_gone, b) ? "GONE" : NULL;
+}
+
+static attr_t tag_attr(const ui *u, bool gone)
+{
+    return ui_attr(u, gone ? CP_LOW : CP_HIGH, A_BOLD) | A_BOLD;
+}
+
+/* The findings that vanished (new side of compare mode), from row on. */
+static size_t gone_count(const ui *u)
+{
+    return u->cmp && u->side == 1 ? u->cmp->nbn_gone : 0;
+}
+
+static void draw_gone(ui *u, const ui_rect *r, int row, int rows, const int *cx, const int *wd,
+                      int nc)
+{
+    const prism_compare *c = u->cmp;
+    for (int i = 0; i < rows && (size_t)i < c->nbn_gone; i++, row++) {
+        const prism_bottleneck *b = c->bn_gone[i];
+        attr_t dim = ui_attr(u, CP_DIM, A_NORMAL);
+        ui_print(r, row, 1, tag_attr(u, true), "GONE");
+        if (nc > 0)
+            ui_printf(r, row, cx[0], dim, "%-*.*s", wd[0], wd[0], prism_bottleneck_name(b->type));
+        if (nc > 1)
+            ui_printf(r, row, cx[1], dim, "%-*s", wd[1], prism_severity_name(b->severity));
+        if (nc > 2)
+            ui_printf(r, row, cx[2], dim, "%-*.*s", wd[2], wd[2], b->description);
+    }
+}
+
 static void draw_empty(ui *u, const ui_rect *r)
 {
     ui_print(r, 1, 1, ui_attr(u, CP_TITLE, A_BOLD), "No bottlenecks found");
-    put_wrapped(r, 3, 1, r->w - 2, A_NORMAL,
+    int rows = put_wrapped(r, 3, 1, r->w - 2, A_NORMAL,
              "Default thresholds: op > 10% of time, leak > 10 MB/step, sync/data waits > 10%, "
              "GPU idle > 30%.");
+    size_t ng = gone_count(u);
+    if (ng) {
+        static const int fixed[3] = { 15, 8, 0 };
+        int wd[3], nc = ui_columns(r->w - 2 - TAG_W - 1, fixed, 3, 10, wd);
+        int x0 = 2 + TAG_W + 1, cx[3] = { x0, x0 + wd[0] + 1, x0 + wd[0] + 1 + wd[1] + 1 };
+        ui_printf(r, 4 + rows, 1, A_NORMAL, "%zu finding%s of the base profile vanished:", ng,
+                  ng == 1 ? "" : "s");
+        draw_gone(u, r, 5 + rows, r->h - 5 - rows, cx, wd, nc);
+    }
 }
 
 static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
@@ -140,11 +203,12 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     int dw = w - LABEL - 1 > 10 ? w - LABEL - 1 : 10;
     int det = 1 + wrap_count(cur->evidence[0] ? cur->evidence : "-", dw) +
               wrap_count(cur->recommendation[0] ? cur->recommendation : "-", dw);
-    int rows = h - 3 - det;
-    if (rows < (n < 3 ? n : 3))
-        rows = n < 3 ? n : 3;
-    if (rows > n)
-        rows = n;
+    int ng = (int)gone_count(u);
+    int avail = h - 3 - det;
+    if (avail < (n < 3 ? n : 3))
+        avail = n < 3 ? n : 3;
+    int rows = avail > n ? n : avail;
+    int grows = avail - rows < ng ? avail - rows : ng;    /* vanished findings */
     bv->page = rows;
     if (bv->top > bv->sel)
         bv->top = bv->sel;
@@ -156,8 +220,9 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         bv->top = 0;
 
     static const int fixed[3] = { 15, 8, 0 };
-    int wd[3], nc = ui_columns(w - 2, fixed, 3, 10, wd);
-    int cx[3] = { 2, 2 + wd[0] + 1, 2 + wd[0] + 1 + wd[1] + 1 };
+    int tw = u->cmp ? TAG_W + 1 : 0;    /* compare: the tag column first */
+    int wd[3], nc = ui_columns(w - 2 - tw, fixed, 3, 10, wd);
+    int cx[3] = { 2 + tw, 2 + tw + wd[0] + 1, 2 + tw + wd[0] + 1 + wd[1] + 1 };
     static const char *const head[3] = { "type", "severity", "description" };
     for (int i = 0; i < nc; i++)
         ui_printf(&r, 1, cx[i], A_UNDERLINE, "%-*s", wd[i], head[i]);
@@ -167,6 +232,9 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
         if (sel)
             ui_fill(&r, row, at);
+        const char *tag = tag_of(u, &b[k]);
+        if (tag)
+            ui_print(&r, row, 1, sel ? at | A_BOLD : tag_attr(u, u->side == 0), tag);
         if (nc > 0)
             ui_printf(&r, row, cx[0], at, "%-*.*s", wd[0], wd[0], prism_bottleneck_name(b[k].type));
         if (nc > 1)
@@ -177,8 +245,12 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
             ui_printf(&r, row, cx[2], at, "%-*.*s", wd[2], wd[2], b[k].description);
     }
     if (rows < n)
-        ui_printf(&r, 0, c, ui_attr(u, CP_DIM, A_NORMAL), "  (%d/%d)", bv->sel + 1, n);
-    int dy = 2 + rows + 1;
+        c += ui_printf(&r, 0, c, ui_attr(u, CP_DIM, A_NORMAL), "  (%d/%d)", bv->sel + 1, n);
+    if (ng)
+        ui_printf(&r, 0, c, tag_attr(u, true), "  %d gone", ng);
+    if (grows > 0)
+        draw_gone(u, &r, 2 + rows, grows, cx, wd, nc);
+    int dy = 2 + rows + (grows > 0 ? grows : 0) + 1;
     if (dy < h) {
         ui_rect d = { y + dy, x, h - dy, w };
         details(u, &d, cur);

@@ -2,12 +2,22 @@
  * pane_summary.c - the Summary pane: run information from the header,
  * totals, step statistics, top operations as timing bars, memory
  * sparklines with the leak verdict, and bottleneck counts by severity.
+ *
+ * Compare mode (u->cmp): the base side shows the base profile's summary;
+ * the new side a table of both profiles with the change: steps, step
+ * total, mean and p95 step (the total and the mean tested against
+ * step-to-step noise: Welch's t-test on step durations, p < 0.01 and over
+ * 1 %), peak host and GPU memory, the leak verdict, regions and findings
+ * new and gone, then the largest region changes while rows are left.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "compare_view.h"
+#include "delta.h"
+#include "treeview.h"
 #include "ui.h"
 
 static void run_info(ui *u, const ui_rect *r, int *row)
@@ -144,11 +154,165 @@ static void bottlenecks(ui *u, const ui_rect *r, int *row)
                   b[0].description);
 }
 
+/* ---- compare mode ---------------------------------------------------------- */
+
+#define CX_BASE 16              /* columns of the table */
+#define CX_NEW 30
+#define CX_DELTA 44
+
+/* Step durations of a, malloc'd (NULL when none). */
+static double *step_durations(const prism_analysis *a, size_t *n)
+{
+    const prism_step_stats *s = prism_analysis_steps(a);
+    *n = 0;
+    double *v = s->nseries ? malloc(s->nseries * sizeof *v) : NULL;
+    for (size_t i = 0; v && i < s->nseries; i++)
+        if (s->series[i].end > s->series[i].start)
+            v[(*n)++] = (double)(s->series[i].end - s->series[i].start);
+    return v;
+}
+
+/* A time row; p < 0: not tested (no colour). */
+static void time_row(ui *u, const ui_rect *r, int row, const char *name, double a, double b,
+                     bool have, double p)
+{
+    char va[32], vb[32];
+    ui_print(r, row, 1, ui_attr(u, CP_TITLE, A_BOLD), name);
+    if (!have) {
+        ui_print(r, row, CX_BASE, A_NORMAL, "n/a");
+        ui_print(r, row, CX_NEW, A_NORMAL, "n/a");
+        return;
+    }
+    ui_fmt_ns(va, sizeof va, a);
+    ui_fmt_ns(vb, sizeof vb, b);
+    ui_print(r, row, CX_BASE, A_NORMAL, va);
+    ui_print(r, row, CX_NEW, A_NORMAL, vb);
+    prism_delta d = { .base_ns = a, .new_ns = b, .delta_ns = b - a, .p_value = p,
+                      .delta_pct = a > 0 ? 100.0 * (b - a) / a : 0.0 };
+    d.significant = p >= 0 && p < 0.01 && (b - a > 0.01 * a || a - b > 0.01 * a);
+    char cell[64];
+    dl_format(cell, sizeof cell, &d, 40);
+    int c = CX_DELTA + ui_print(r, row, CX_DELTA, cmpv_delta_attr(u, &d, A_NORMAL, false), cell);
+    if (p >= 0)
+        ui_printf(r, row, c, A_NORMAL, "  p=%.2g%s", p, d.significant ? " *" : "");
+}
+
+static void bytes_row(ui *u, const ui_rect *r, int row, const char *name, double a, double b,
+                      bool have)
+{
+    char va[32], vb[32], dv[32];
+    ui_print(r, row, 1, ui_attr(u, CP_TITLE, A_BOLD), name);
+    if (!have) {
+        ui_print(r, row, CX_BASE, A_NORMAL, "n/a");
+        ui_print(r, row, CX_NEW, A_NORMAL, "n/a");
+        return;
+    }
+    ui_fmt_bytes(va, sizeof va, a);
+    ui_fmt_bytes(vb, sizeof vb, b);
+    ui_fmt_bytes(dv, sizeof dv, b > a ? b - a : a - b);
+    ui_print(r, row, CX_BASE, A_NORMAL, va);
+    ui_print(r, row, CX_NEW, A_NORMAL, vb);
+    ui_printf(r, row, CX_DELTA, A_NORMAL, "%c%s", b >= a ? '+' : '-', dv);
+}
+
+static bool leaks(const prism_memory_stats *m)
+{
+    return m->host.leak || (m->have_gpu && m->gpu.leak);
+}
+
+/* The largest region changes, as many as fit in rows. */
+static void top_changes(ui *u, const ui_rect *r, int row, int rows)
+{
+    const prism_compare *c = u->cmp;
+    if (rows < 2)
+        return;
+    ui_print(r, row++, 1, ui_attr(u, CP_TITLE, A_BOLD), "Largest changes");
+    int shown = 0;
+    for (size_t i = 0; i < c->count && shown < rows - 1; i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (!dl_changed(d))
+            continue;
+        char cell[64];
+        dl_format(cell, sizeof cell, d, 40);
+        char fit[300];
+        tv_fit_left(fit, sizeof fit, d->path, CX_DELTA - 4, u->utf8);   /* the leaf end */
+        ui_print(r, row, 3, A_NORMAL, fit);
+        ui_print(r, row++, CX_DELTA, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        shown++;
+    }
+    if (!shown)
+        ui_print(r, row, 3, A_NORMAL, "none beyond step-to-step noise");
+}
+
+static void compare_table(ui *u, const ui_rect *r)
+{
+    const prism_analysis *a = u->side_a[0], *b = u->side_a[1];
+    const prism_step_stats *sa = prism_analysis_steps(a), *sb = prism_analysis_steps(b);
+    const prism_memory_stats *ma = prism_analysis_memory(a), *mb = prism_analysis_memory(b);
+    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD), head = lab | A_BOLD | A_UNDERLINE;
+    int row = 0;
+    ui_print(r, row, 1, head, "Compare");
+    ui_print(r, row, CX_BASE, head, "base");
+    ui_print(r, row, CX_NEW, head, "new");
+    ui_print(r, row++, CX_DELTA, head, "change");
+
+    ui_print(r, row, 1, lab, "Steps");
+    ui_printf(r, row, CX_BASE, A_NORMAL, "%llu", (unsigned long long)sa->count);
+    ui_printf(r, row, CX_NEW, A_NORMAL, "%llu", (unsigned long long)sb->count);
+    ui_printf(r, row++, CX_DELTA, A_NORMAL, "%+lld", (long long)sb->count - (long long)sa->count);
+
+    size_t na, nb;
+    double *da = step_durations(a, &na), *db = step_durations(b, &nb);
+    double p = da && db ? prism_welch_p(da, na, db, nb) : -1.0;
+    free(da);
+    free(db);
+    bool steps = sa->count && sb->count;
+    double ta = steps ? (double)sa->total_ns : (double)prism_analysis_tree(a)->total_ns;
+    double tb = steps ? (double)sb->total_ns : (double)prism_analysis_tree(b)->total_ns;
+    time_row(u, r, row++, steps ? "Step total" : "Region time", ta, tb, true, steps ? p : -1);
+    time_row(u, r, row++, "Mean step", sa->mean_ns, sb->mean_ns, steps, p);
+    time_row(u, r, row++, "p95 step", sa->p95_ns, sb->p95_ns, steps, -1);
+    bytes_row(u, r, row++, "Peak host", (double)ma->peak_rss, (double)mb->peak_rss,
+              ma->count && mb->count);
+    bytes_row(u, r, row++, "Peak GPU", (double)ma->peak_gpu_used, (double)mb->peak_gpu_used,
+              ma->have_gpu && mb->have_gpu);
+
+    bool la = leaks(ma), lb = leaks(mb);
+    ui_print(r, row, 1, lab, "Leak");
+    ui_print(r, row, CX_BASE, la ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, la ? "LEAK" : "none");
+    ui_print(r, row, CX_NEW, lb ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, lb ? "LEAK" : "none");
+    ui_print(r, row++, CX_DELTA,
+             la == lb ? A_NORMAL : ui_attr(u, lb ? CP_HIGH : CP_LOW, A_BOLD) | A_BOLD,
+             la == lb ? "same" : lb ? "NEW LEAK" : "fixed");
+
+    const prism_compare *c = u->cmp;
+    size_t nsig = 0, ba, bb;
+    for (size_t i = 0; i < c->count; i++)
+        nsig += dl_kind_of(&c->deltas[i]) == DL_SLOWER || dl_kind_of(&c->deltas[i]) == DL_FASTER;
+    ui_print(r, row, 1, lab, "Regions");
+    ui_printf(r, row, CX_BASE, A_NORMAL, "%zu paths", prism_analysis_tree(a)->count);
+    ui_printf(r, row, CX_NEW, A_NORMAL, "%zu paths", prism_analysis_tree(b)->count);
+    ui_printf(r, row++, CX_DELTA, A_NORMAL, "%zu new, %zu gone, %zu changed", c->appeared,
+              c->vanished, nsig);
+    prism_analysis_bottlenecks(a, &ba);
+    prism_analysis_bottlenecks(b, &bb);
+    ui_print(r, row, 1, lab, "Findings");
+    ui_printf(r, row, CX_BASE, A_NORMAL, "%zu", ba);
+    ui_printf(r, row, CX_NEW, A_NORMAL, "%zu", bb);
+    ui_printf(r, row++, CX_DELTA, c->nbn_new ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL,
+              "%zu new, %zu gone  (7: details)", c->nbn_new, c->nbn_gone);
+    top_changes(u, r, row + 1, r->h - row - 1);
+}
+
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
     ui_rect r = { y, x, h, w };
     int row = 1;
     (void)st;
+    if (u->cmp && u->side == 1) {
+        compare_table(u, &r);
+        return;
+    }
     run_info(u, &r, &row);
     totals(u, &r, &row);
     row++;
