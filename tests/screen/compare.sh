@@ -1,0 +1,89 @@
+# Screen test: compare mode (prism-top BASE NEW) of two trainloop profiles,
+# the new one with a planted regression (a 5 ms "synchronize" stall per
+# step): the summary table shows the step total significantly slower, R
+# selects the new region first, the delta column marks it new (in red), the
+# base side shows it missing; D hides unchanged rows and keeps their
+# changed relatives; a narrow terminal stacks BASE above NEW; x swaps the
+# sides (the region is then gone); the Ops, Bottlenecks and Flame panes
+# draw their compare views; without colour the flame frames carry +/-;
+# quitting restores the terminal.
+. tests/screen/lib.sh
+A=$(profile base)
+N=$(profile new --sync-stall-ms 5)
+start 160 30 "TERM=xterm-256color $TOP $A $N"
+wait_for "BASE base.cbor .*NEW  new.cbor"            # side by side: one row
+expect "Compare +base +new +change"                  # the new side's table
+expect "Step total .* \+[0-9.]+m?s \+[0-9.]+% +p=[^ ]+ \*"   # slower, significant
+expect "Findings .*[1-9][0-9]* new"
+keys R
+wait_for "largest regression: synchronize"
+expect "\| NEW region \|"                            # the status line's tag
+expect "\| Tree \|"                                  # R shows the Tree
+expect "[.·] synchronize +[0-9.]+ ms +new \+[0-9.]+ms"
+expect "Diff  synchronize: not in this profile"      # the base side lacks it
+expect "Diff  new \+[0-9.]+ms  not in the base profile"
+tm capture-pane -e -p -t "$S" | grep -aEq "31mnew \+[0-9.]+ms" || fail "the new region is not red"
+expect "[.·] loss "                                  # unchanged (far under 1 % of the total)
+expect "[.·] logging "
+
+keys D                                               # changed only
+wait_for "NEW  new.cbor  \[changed only\]"
+expect_not "[.·] loss "
+expect_not "[.·] logging "
+expect "[.·] synchronize .* new \+"                  # kept
+keys D
+wait_for "showing all regions"
+expect "[.·] loss "
+
+keys 4                                               # Ops: a delta column by name
+wait_for "\| Ops \|"
+expect "vs base"
+expect "synchronize .* new \+[0-9.]+ms"
+keys 7                                               # Bottlenecks: NEW tags
+wait_for "\| Bottlenecks \|"
+expect "NEW +(cpu_gpu_sync|hot_operation) "
+
+resize 100 30                                        # narrow: stacked
+keys 2
+wait_for "\| Tree \|"
+wait_for "^ NEW  new.cbor"
+screen | grep -q "BASE.*NEW" && fail "narrow but not stacked"
+lb=$(screen | grep -n "^ BASE base.cbor" | cut -d: -f1)
+ln=$(screen | grep -n "^ NEW  new.cbor" | cut -d: -f1)
+[ -n "$lb" ] && [ -n "$ln" ] && [ "$lb" -lt "$ln" ] || fail "BASE not above NEW ($lb, $ln)"
+
+keys x                                               # swap: the region is gone now
+wait_for "swapped: base is now"
+wait_for "^ BASE new.cbor"
+expect "^ NEW  base.cbor"
+expect "[.·] synchronize .* gone -[0-9.]+ms"
+keys 7
+wait_for "\| Bottlenecks \|"
+expect "GONE +(cpu_gpu_sync|hot_operation) "
+keys x
+wait_for "^ BASE base.cbor"
+
+keys w                                               # keys to the base side
+keys 3                                               # Flame: differential
+wait_for "\| Flame"
+wait_for "synchronize  new \+[0-9.]+ms"              # the selected frame's delta
+expect "synchronize: not in this profile \(new in the other\)"
+[ "$(screen | grep -c "^ all  \[")" -eq 2 ] || fail "not two flame graphs"
+keys q
+wait_for "__EXIT__ 0"
+wait_for "^ -?echo$"; expect "^ echo$"              # the tty is back to echo on
+expect_not "BASE base.cbor"                          # alternate screen left
+
+# without colour: the direction as a sign on the frames, ASCII only
+start 160 30 "NO_COLOR=1 LANG=C LC_ALL=C TERM=xterm $TOP $A $N"
+wait_for "BASE base.cbor"
+keys 3 R
+wait_for "largest regression: synchronize"
+expect "[>|]\+synchronize"
+expect_not "$(printf '\342')"
+keys 2
+wait_for "\| Tree \|"
+expect ". synchronize .* new \+"
+keys q
+wait_for "__EXIT__ 0"
+echo ok
