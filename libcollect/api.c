@@ -3,10 +3,12 @@
  * counters, marks by name, thread names.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "cupti.h"
 #include "internal.h"
 
 uint32_t prism_name(const char *name)
@@ -36,33 +38,58 @@ uint32_t prism__site_id(prism_site *site)
 }
 
 /* A small per-thread cache from a name's hash to its id, so pushing by name
- * takes the lock only the first time a thread sees a name. */
+ * takes the lock only the first time a thread sees a name.  It lives on the
+ * heap (freed at thread exit): the library's static TLS must stay a few
+ * bytes, or libprism.so cannot be dlopen'ed (the CUDA driver loads it so
+ * under prism-run; glibc keeps under 2 KB for such libraries). */
 #define CACHE 256
 typedef struct name_cache {
     uint64_t hash[CACHE];
     uint32_t id[CACHE];
     const session *owner;
 } name_cache;
-static __thread name_cache cache;
+static __thread name_cache *cache;
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_free(void *c)
+{
+    free(c);
+    cache = NULL;                       /* a later push on this thread: new one */
+}
+
+static void cache_key_make(void)
+{
+    if (pthread_key_create(&cache_key, cache_free) != 0)
+        cache_key = (pthread_key_t)-1;
+}
 
 static uint32_t cached_id(const char *name)
 {
     session *s = prism__s;
     if (!s)
         return 0;
-    if (cache.owner != s) {
-        memset(&cache, 0, sizeof cache);
-        cache.owner = s;
+    name_cache *c = cache;
+    if (!c) {
+        pthread_once(&cache_once, cache_key_make);
+        if (cache_key == (pthread_key_t)-1 || !(c = calloc(1, sizeof *c)))
+            return prism_name(name);
+        pthread_setspecific(cache_key, c);
+        cache = c;
+    }
+    if (c->owner != s) {
+        memset(c, 0, sizeof *c);
+        c->owner = s;
     }
     size_t len = strlen(name);
     uint64_t h = XXH3_64bits(name, len) | 1u;
     size_t slot = (size_t)(h >> 56) % CACHE;
-    if (cache.hash[slot] == h)
-        return cache.id[slot];
+    if (c->hash[slot] == h)
+        return c->id[slot];
     uint32_t id = prism_name(name);
     if (id) {
-        cache.hash[slot] = h;
-        cache.id[slot] = id;
+        c->hash[slot] = h;
+        c->id[slot] = id;
     }
     return id;
 }
@@ -125,6 +152,7 @@ void prism_step_begin(void)
     if (s->in_step)
         prism_step_end();
     s->in_step = true;
+    cupti_step(s, s->step_index, true);   /* GPU window: before the step's clock */
     s->step_start = prism__now();
     bool rec = s->cfg.collect_timing && sampled(&s->cfg, s->step_index);
     atomic_store_explicit(&prism__on, rec ? 1 : 0, memory_order_relaxed);
@@ -148,6 +176,7 @@ void prism_step_end(void)
         if (sampler_read(&m.u.mem.rss, &cpu, prev) == 0) {
             m.u.mem.step = s->step_index;
             m.u.mem.cpu_permille = cpu;
+            m.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(m.u.mem.gpu, false) : 0;
             have_mem = true;
         }
     }
@@ -156,6 +185,7 @@ void prism_step_end(void)
     if (have_mem)
         queue_push(s, &m);
     pthread_mutex_unlock(&s->lock);
+    cupti_step(s, s->step_index, false);
     s->step_index++;
     s->in_step = false;
     if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))

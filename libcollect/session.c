@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cupti.h"
 #include "internal.h"
 
 static session the_session;
@@ -165,6 +166,8 @@ int prism_init(const prism_config *cfg)
         return -1;
     }
     if (prism__s) {                     /* already running: nothing to do */
+        if (!atomic_load(&prism__s->stopping))
+            cupti_start(prism__s);        /* except a GPU attach still waiting */
         pthread_mutex_unlock(&init_lock);
         return 0;
     }
@@ -185,6 +188,7 @@ int prism_init(const prism_config *cfg)
     }
     install_signals();
     atomic_store(&prism__on, c.collect_timing ? 1 : 0);
+    cupti_start(prism__s);
     atomic_store(&prism__counting, c.collect_timing ? 1 : 0);
     pthread_mutex_unlock(&init_lock);
     return 0;
@@ -245,10 +249,13 @@ const char *prism_output_path(void)
 }
 
 /* Automatic start when the library loads into a program run with PRISM_*
- * variables (also how prism-run injects it). */
+ * variables.  Loaded by the CUDA driver as the dependency of
+ * libprism-inject.so (prism-run), it starts in InitializeInjection instead. */
 __attribute__((constructor)) static void auto_init(void)
 {
     const char *out = getenv("PRISM_OUTPUT"), *en = getenv("PRISM_ENABLED");
+    if (cupti_loaded_by_injection())
+        return;                         /* inside cuInit: InitializeInjection starts it */
     if ((out && *out) || (en && (!strcmp(en, "1") || !strcmp(en, "true"))))
         prism_init(NULL);
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cupti.h"
 #include "internal.h"
 
 #define OUT_BYTES   (1u << 20)
@@ -35,6 +36,7 @@ typedef struct wstate {
     uint64_t mem_prev[2];
     uint64_t next_sample;
     uint64_t dropped_total;
+    uint64_t gpu_dropped_written;
     /* a thread's marks and counters, encoded after its regions so that
      * chunk sequence numbers follow the order chunks are written in */
     prism_mark *marks;
@@ -233,6 +235,32 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
         out_chunk(w, &e);
 }
 
+/* GPU activity translated by cupti_drain (after the THREADS and STRINGS its
+ * records refer to), and the GPU status when it changed. */
+static void emit_gpu(wstate *w)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    char status[512];
+    if (cupti_status_changed(status, sizeof status)) {
+        prism_value v = { .type = PRISM_VAL_TEXT, .v.s = status };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "gpu.status", &v));
+        out_chunk(w, &e);
+        open = false;
+    }
+    const prism_gpu_record *g;
+    size_t n = cupti_records(&g);
+    for (size_t i = 0; i < n; i++)
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_GPU, 0, s->seq0, g[i].start, 0,
+            prism_enc_gpu(&e, &g[i]));
+    if (open)
+        out_chunk(w, &e);
+    s->events_written += n;
+    cupti_drained();
+}
+
 /* Cumulative dropped counts that changed, after the threads' chunks. */
 static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
 {
@@ -250,6 +278,13 @@ static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
         prism_dropped x = { th->stream, PRISM_SOURCE_CPU, d };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
     }
+    uint64_t gd = cupti_dropped();      /* GPU activity: process-wide, stream 0 */
+    if (gd != w->gpu_dropped_written) {
+        w->dropped_total += gd - w->gpu_dropped_written;
+        w->gpu_dropped_written = gd;
+        prism_dropped x = { 0, PRISM_SOURCE_GPU, gd };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
+    }
     if (open)
         out_chunk(w, &e);
 }
@@ -263,6 +298,7 @@ static void sample_memory(wstate *w)
         return;
     r.u.mem.step = PRISM_NO_STEP;
     r.u.mem.cpu_permille = cpu;
+    r.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(r.u.mem.gpu, true) : 0;
     r.ticks = prism__now();
     pthread_mutex_lock(&s->lock);
     queue_push(s, &r);
@@ -274,6 +310,7 @@ static void cycle(wstate *w)
 {
     session *s = w->s;
     clock_calibrate(s);
+    cupti_drain(s);                     /* interns names, registers threads */
     pthread_mutex_lock(&s->lock);
     uint32_t nnames = prism_strtab_count(s->names), first = s->names_written + 1;
     uint32_t nnew = nnames - s->names_written;
@@ -307,6 +344,8 @@ static void cycle(wstate *w)
     }
     if (sn)
         emit_process(w, sn, nth, q, nq);
+    if (sn)
+        emit_gpu(w);
     for (size_t i = 0; sn && i < nth; i++)
         encode_thread(w, &sn[i]);
     if (sn)
@@ -404,6 +443,7 @@ void *writer_main(void *arg)
             next_flush = clock_mono_ns() + interval;
         }
     }
+    cupti_stop(s);                        /* forced CUPTI flush, detach */
     if (!atomic_load(&s->failed)) {
         if (s->cfg.collect_memory)
             sample_memory(&w);

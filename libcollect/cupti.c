@@ -1,0 +1,486 @@
+/*
+ * cupti.c - the GPU backend's life cycle: find and open libcupti at run
+ * time, attach (timestamp callback, subscription, buffer callbacks, NVTX
+ * domain, activity kinds), the warm-up/active step window, the status
+ * text written to the file as INFO "gpu.status", and detach at shutdown.
+ *
+ * When CUPTI attaches.  A program that never loads the CUDA driver never
+ * loads CUPTI either: prism_init attaches at once when libcuda.so.1 is
+ * already in the process (or from InitializeInjection, inside cuInit),
+ * else the writer checks at every flush and attaches when the driver
+ * appears (GPU work of that first flush interval is missed: run under
+ * prism-run, or call prism_init again after CUDA is initialised, to catch
+ * everything).  Without the CUPTI headers at build time this file is a
+ * stub that only records why there is no GPU activity.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cupti.h"
+
+/* ---- status (both builds) --------------------------------------------- */
+
+static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
+static char status_text[512];
+static unsigned status_version, status_seen;
+
+void cupti_set_status(const char *fmt, ...)
+{
+    char buf[sizeof status_text];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&status_lock);
+    if (strcmp(buf, status_text) != 0) {
+        memcpy(status_text, buf, sizeof buf);
+        status_version++;
+    }
+    pthread_mutex_unlock(&status_lock);
+}
+
+bool cupti_status_changed(char *buf, size_t n)
+{
+    pthread_mutex_lock(&status_lock);
+    bool changed = status_version != status_seen;
+    if (changed) {
+        snprintf(buf, n, "%s", status_text);
+        status_seen = status_version;
+    }
+    pthread_mutex_unlock(&status_lock);
+    return changed;
+}
+
+static int find_inject(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    const char *base = slash ? slash + 1 : info->dlpi_name;
+    return base && !strncmp(base, "libprism-inject", 15);
+}
+
+bool cupti_loaded_by_injection(void)
+{
+    return dl_iterate_phdr(find_inject, NULL) != 0;
+}
+
+#ifndef PRISM_HAVE_CUPTI_HEADERS
+
+/* ---- stub: built without the CUPTI headers ------------------------------ */
+
+void cupti_start(session *s)
+{
+    if (!s->cfg.collect_gpu_ops)
+        cupti_set_status("off: collect_gpu_ops is false");
+    else
+        cupti_set_status("unavailable: built without CUPTI headers");
+}
+
+void cupti_injected(session *s)
+{
+    cupti_start(s);
+}
+
+void cupti_step(session *s, uint64_t index, bool begin)
+{
+    (void)s;
+    (void)index;
+    (void)begin;
+}
+
+void cupti_drain(session *s)
+{
+    (void)s;
+}
+
+size_t cupti_records(const prism_gpu_record **recs)
+{
+    *recs = NULL;
+    return 0;
+}
+
+void cupti_drained(void)
+{
+}
+
+uint64_t cupti_dropped(void)
+{
+    return 0;
+}
+
+void cupti_stop(session *s)
+{
+    (void)s;
+    gpumem_close();
+}
+
+#else
+
+/* ---- the real backend ------------------------------------------------------ */
+
+enum { G_IDLE, G_WAITING, G_ATTACHED, G_FAILED, G_DETACHED };
+
+cupti_fns cupti_fn;
+
+static struct {
+    pthread_mutex_t lock;       /* attach, enable/disable, detach */
+    int state;
+    void *lib;
+    char path[512];
+    uint32_t version;
+    CUpti_SubscriberHandle sub;
+    bool enabled;               /* activity kinds on */
+    bool window;                /* a warm-up/active window applies */
+    char kinds[160];            /* what is recorded, in words */
+    char notes[160];            /* what is missing */
+    cupti_clock clock;
+} G = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static _Atomic int window_on;   /* cupti_step has work to do */
+
+static const char *err_name(CUptiResult r)
+{
+    const char *s = NULL;
+    if (cupti_fn.GetResultString && cupti_fn.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "CUPTI error";
+}
+
+static bool libcuda_loaded(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+/* A libcupti file that exists, for NVTX_INJECTION64_PATH before attach. */
+static bool cupti_file(char *out, size_t n)
+{
+    const char *env = getenv("PRISM_CUPTI_PATH");
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return access(out, R_OK) == 0;
+    }
+    const char *roots[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
+    const char *subs[] = { "extras/CUPTI/lib64", "lib64", "lib" };
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; roots[i] && *roots[i] && j < 3; j++) {
+            snprintf(out, n, "%s/%s/libcupti.so", roots[i], subs[j]);
+            if (access(out, R_OK) == 0)
+                return true;
+        }
+    return false;
+}
+
+/* Open libcupti: PRISM_CUPTI_PATH only when set; else one already in the
+ * process (a framework's own copy), the loader's search path, then the
+ * usual CUDA directories.  err receives why not. */
+static void *open_cupti(char *err, size_t en)
+{
+    const char *env = getenv("PRISM_CUPTI_PATH");
+    void *h = NULL;
+    if (env && *env) {
+        if (!(h = dlopen(env, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(err, en, "cannot load libcupti: %s", dlerror());
+        return h;
+    }
+    static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
+    for (size_t i = 0; !h && i < 3; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    for (size_t i = 0; !h && i < 3; i++)
+        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    char path[512];
+    if (!h && cupti_file(path, sizeof path))
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        snprintf(err, en, "cannot load libcupti (not on the library path nor under "
+                 "$CUDA_HOME or /usr/local/cuda; set PRISM_CUPTI_PATH)");
+    return h;
+}
+
+static bool load_symbols(void *h, char *err, size_t en)
+{
+#define SYM(field, name, required) do { \
+        *(void **)&cupti_fn.field = dlsym(h, name); \
+        if (!cupti_fn.field && (required)) { \
+            snprintf(err, en, "libcupti lacks %s (CUPTI 12 or later is needed)", name); \
+            return false; \
+        } \
+    } while (0)
+    SYM(GetVersion, "cuptiGetVersion", true);
+    SYM(GetResultString, "cuptiGetResultString", true);
+    SYM(Subscribe, "cuptiSubscribe", true);
+    SYM(Unsubscribe, "cuptiUnsubscribe", true);
+    SYM(EnableDomain, "cuptiEnableDomain", true);
+    SYM(Enable, "cuptiActivityEnable", true);
+    SYM(Disable, "cuptiActivityDisable", true);
+    SYM(RegisterCallbacks, "cuptiActivityRegisterCallbacks", true);
+    SYM(FlushAll, "cuptiActivityFlushAll", true);
+    SYM(GetNextRecord, "cuptiActivityGetNextRecord", true);
+    SYM(GetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords", true);
+    SYM(GetCallbackName, "cuptiGetCallbackName", true);
+    SYM(Finalize, "cuptiFinalize", true);
+    SYM(RegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback", false);
+    SYM(GetTimestamp, "cuptiGetTimestamp", false);
+    SYM(SetThreadIdType, "cuptiSetThreadIdType", false);
+    SYM(EnableRuntimeApi, "cuptiActivityEnableRuntimeApi", false);
+#undef SYM
+    return true;
+}
+
+/* The session clock as CUPTI's nanoseconds (cupti.h, "Timestamps"). */
+static uint64_t CUPTIAPI timestamp_cb(void)
+{
+    return cupti_clock_cupti(&G.clock, prism__now());
+}
+
+static void setup_clock(session *s)
+{
+    /* the ratio only needs to be close to ns: the writer inverts it */
+    uint64_t m = clock_mono_ns(), t = prism__now();
+    G.clock = (cupti_clock){ s->t0_mono, s->t0_ticks, 1.0 };
+    while (m - s->t0_mono < 1000000u) {
+        m = clock_mono_ns();
+        t = prism__now();
+    }
+    if (t > s->t0_ticks)
+        G.clock.ns_per_tick = (double)(m - s->t0_mono) / (double)(t - s->t0_ticks);
+}
+
+static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)user;
+    if (domain == CUPTI_CB_DOMAIN_NVTX && data)
+        cupti_nvtx(cbid, data);
+}
+
+static const struct { CUpti_ActivityKind kind; const char *what; } kinds[] = {
+    { CUPTI_ACTIVITY_KIND_CONTEXT, NULL },
+    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels" },
+    { CUPTI_ACTIVITY_KIND_MEMCPY, "copies" },
+    { CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies" },
+    { CUPTI_ACTIVITY_KIND_MEMSET, "memsets" },
+    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "syncs" },
+    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API" },
+    { CUPTI_ACTIVITY_KIND_MEMORY2, "allocations" },
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Turn the activity kinds on (lock held).  False when kernels cannot be. */
+static bool enable_kinds(char *err, size_t en)
+{
+    size_t kl = 0, nl = 0;
+    G.kinds[0] = G.notes[0] = '\0';
+    for (size_t i = 0; i < NKINDS; i++) {
+        CUptiResult r = cupti_fn.Enable(kinds[i].kind);
+        if (r != CUPTI_SUCCESS && kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            snprintf(err, en, "cuptiActivityEnable(kernels): %s", err_name(r));
+            for (size_t j = 0; j < i; j++)
+                cupti_fn.Disable(kinds[j].kind);
+            return false;
+        }
+        if (!kinds[i].what)
+            continue;
+        char *dst = r == CUPTI_SUCCESS ? G.kinds : G.notes;
+        size_t *len = r == CUPTI_SUCCESS ? &kl : &nl;
+        int w = snprintf(dst + *len, sizeof G.kinds - *len, "%s%s", *len ? ", " : "",
+                         kinds[i].what);
+        if (w > 0 && *len + (size_t)w < sizeof G.kinds)
+            *len += (size_t)w;
+    }
+    if (cupti_fn.EnableRuntimeApi)        /* queries launch nothing: not recorded */
+        for (uint32_t cb = 1; cb < 600; cb++)
+            if (cupti_api_is_query(cb))
+                cupti_fn.EnableRuntimeApi(cb, 0);
+    G.enabled = true;
+    return true;
+}
+
+static void disable_kinds(void)
+{
+    for (size_t i = 0; G.enabled && i < NKINDS; i++)
+        cupti_fn.Disable(kinds[i].kind);
+    G.enabled = false;
+}
+
+static void ok_status(const session *s, bool waiting)
+{
+    const prism_config *c = &s->cfg;
+    char window[128] = "";
+    if (c->warmup_steps || c->active_steps)
+        snprintf(window, sizeof window, "; activity %s step %u%s", waiting ? "from" : "since",
+                 c->warmup_steps, c->active_steps ? "" : " on");
+    if (c->active_steps)
+        snprintf(window + strlen(window), sizeof window - strlen(window), " for %u steps",
+                 c->active_steps);
+    cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s", G.version, G.path, G.kinds,
+                   G.notes[0] ? "; unavailable: " : "", G.notes, window);
+}
+
+static bool in_window(const prism_config *c, uint64_t step)
+{
+    return step >= c->warmup_steps &&
+           (c->active_steps == 0 || step < (uint64_t)c->warmup_steps + c->active_steps);
+}
+
+/* Attach CUPTI (G.lock held).  On failure the status says why. */
+static void attach(session *s)
+{
+    char err[384] = "";
+    G.state = G_FAILED;
+    if (!(G.lib = open_cupti(err, sizeof err)) || !load_symbols(G.lib, err, sizeof err)) {
+        cupti_set_status("unavailable: %s", err);
+        return;
+    }
+    struct link_map *lm = NULL;
+    if (dlinfo(G.lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+        snprintf(G.path, sizeof G.path, "%s", lm->l_name);
+    cupti_fn.GetVersion(&G.version);
+    setup_clock(s);
+    int64_t shift = 0;
+    if (!cupti_fn.RegisterTimestampCallback ||
+        cupti_fn.RegisterTimestampCallback(timestamp_cb) != CUPTI_SUCCESS) {
+        /* CUPTI's own clock: shift it onto ours, measured once */
+        uint64_t theirs = 0;
+        if (cupti_fn.GetTimestamp)
+            cupti_fn.GetTimestamp(&theirs);
+        shift = (int64_t)(theirs - cupti_clock_cupti(&G.clock, prism__now()));
+    }
+    CUptiResult r = cupti_fn.Subscribe(&G.sub, on_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        cupti_set_status("unavailable: cuptiSubscribe: %s%s", err_name(r),
+                       r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                           ? " (another CUPTI client, e.g. Nsight or torch.profiler, is attached)"
+                           : cuda ? "" : " (no NVIDIA driver: libcuda.so.1 not found)");
+        if (cuda)
+            dlclose(cuda);
+        return;
+    }
+    cupti_drain_setup(s, &G.clock, shift);
+    if ((r = cupti_fn.RegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed)) != CUPTI_SUCCESS) {
+        cupti_set_status("unavailable: cuptiActivityRegisterCallbacks: %s", err_name(r));
+        cupti_fn.Unsubscribe(G.sub);
+        return;
+    }
+    if (cupti_fn.SetThreadIdType)         /* API records carry gettid() */
+        cupti_fn.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (cupti_fn.EnableDomain(1, G.sub, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS && G.path[0])
+        setenv("NVTX_INJECTION64_PATH", G.path, 0);     /* NVTX reads it at its first call */
+    G.window = s->cfg.warmup_steps || s->cfg.active_steps;
+    if (!G.window || in_window(&s->cfg, s->step_index)) {
+        if (!enable_kinds(err, sizeof err)) {
+            cupti_set_status("unavailable: %s", err);
+            cupti_fn.Unsubscribe(G.sub);
+            return;
+        }
+    }
+    G.state = G_ATTACHED;
+    atomic_store(&window_on, G.window);
+    ok_status(s, !G.enabled);
+}
+
+void cupti_start(session *s)
+{
+    if (!s->cfg.collect_gpu_ops) {
+        cupti_set_status("off: collect_gpu_ops is false");
+        return;
+    }
+    pthread_mutex_lock(&G.lock);
+    if (G.state == G_IDLE || G.state == G_WAITING) {
+        if (libcuda_loaded()) {
+            attach(s);
+        } else if (G.state == G_IDLE) {
+            char path[512];
+            if (cupti_file(path, sizeof path))
+                setenv("NVTX_INJECTION64_PATH", path, 0);
+            G.state = G_WAITING;
+            cupti_set_status("waiting: CUPTI attaches when the program loads the CUDA driver");
+        }
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
+void cupti_injected(session *s)
+{
+    if (!s->cfg.collect_gpu_ops) {
+        cupti_set_status("off: collect_gpu_ops is false");
+        return;
+    }
+    pthread_mutex_lock(&G.lock);
+    if (G.state == G_IDLE || G.state == G_WAITING)
+        attach(s);
+    pthread_mutex_unlock(&G.lock);
+}
+
+void cupti_step(session *s, uint64_t index, bool begin)
+{
+    if (!atomic_load_explicit(&window_on, memory_order_relaxed))
+        return;
+    const prism_config *c = &s->cfg;
+    bool first = begin && index == c->warmup_steps;
+    bool last = !begin && c->active_steps && index + 1 == (uint64_t)c->warmup_steps + c->active_steps;
+    if (!first && !last)
+        return;
+    pthread_mutex_lock(&G.lock);
+    char err[256];
+    if (G.state == G_ATTACHED && first && !G.enabled) {
+        if (enable_kinds(err, sizeof err))
+            ok_status(s, false);
+        else
+            cupti_set_status("unavailable: %s", err);
+    } else if (G.state == G_ATTACHED && last && G.enabled) {
+        disable_kinds();
+        atomic_store(&window_on, 0);
+        cupti_set_status("ok: CUPTI %u (%s): %s; activity of steps %u to %llu only", G.version,
+                       G.path, G.kinds, c->warmup_steps, (unsigned long long)index);
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
+void cupti_drain(session *s)
+{
+    pthread_mutex_lock(&G.lock);
+    if (G.state == G_WAITING && s->cfg.collect_gpu_ops && libcuda_loaded())
+        attach(s);
+    bool attached = G.state == G_ATTACHED, last = G.state == G_DETACHED;
+    pthread_mutex_unlock(&G.lock);
+    if (attached) {
+        cupti_fn.FlushAll(0);             /* completed records, for live tail */
+        cupti_count_dropped(NULL, 0);
+    }
+    cupti_drain_buffers(s, last || atomic_load(&s->stopping));
+}
+
+void cupti_stop(session *s)
+{
+    pthread_mutex_lock(&G.lock);
+    if (G.state == G_ATTACHED) {
+        disable_kinds();
+        cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        cupti_count_dropped(NULL, 0);
+        cupti_fn.EnableDomain(0, G.sub, CUPTI_CB_DOMAIN_NVTX);
+        cupti_fn.Unsubscribe(G.sub);
+        const char *fin = getenv("PRISM_CUPTI_FINALIZE");
+        if (!fin || strcmp(fin, "0") != 0)
+            cupti_fn.Finalize();
+        G.state = G_DETACHED;
+    } else if (G.state == G_WAITING) {
+        G.state = G_DETACHED;
+        cupti_set_status("unavailable: the program never loaded the CUDA driver (libcuda.so.1)");
+    }
+    atomic_store(&window_on, 0);
+    pthread_mutex_unlock(&G.lock);
+    (void)s;
+    gpumem_close();
+}
+
+#endif /* PRISM_HAVE_CUPTI_HEADERS */

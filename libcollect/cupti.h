@@ -1,0 +1,193 @@
+/*
+ * cupti.h - the GPU half of the session (internal): CUPTI activity records
+ * turned into profile records, NVTX ranges turned into regions, GPU memory
+ * from NVML, and the hooks the rest of libcollect calls.
+ *
+ * Nothing here links CUDA: libcupti, libcuda and libnvidia-ml are opened
+ * with dlopen at run time, every function through dlsym.  The CUPTI part is
+ * compiled only when the CUPTI headers were found at build time
+ * (PRISM_HAVE_CUPTI_HEADERS); without them the hooks are a stub that
+ * records why GPU activity is missing.
+ *
+ * Timestamps.  The file's timeline is clock_ns(ticks): the session's raw
+ * clock (rdtsc or CLOCK_MONOTONIC, prism__now()) converted with a ratio the
+ * writer refines at every flush.  CUPTI is given a timestamp callback
+ * (cuptiActivityRegisterTimestampCallback) that returns the session clock
+ * as nanoseconds:  origin + (ticks - t0) * ratio0,  with ratio0 frozen when
+ * CUPTI attaches and origin = the session's start_mono_ns (so the values
+ * look like CLOCK_MONOTONIC and are never 0, which CUPTI reads as "no
+ * timestamp").  CUPTI stamps CPU-side records (runtime API calls) with it
+ * directly and maps GPU timestamps onto it by linear interpolation.  The
+ * writer inverts the mapping exactly (cupti_clock_ticks) and converts the
+ * ticks with clock_ns, the same conversion, with the same ratio, that the
+ * CPU events of that flush get: a kernel and the region that launched it
+ * sit on one timeline however the calibration moves.
+ */
+#ifndef PRISM_COLLECT_CUPTI_H
+#define PRISM_COLLECT_CUPTI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* ---- the clock handed to CUPTI (pure, cupti_translate.c) --------------- */
+
+typedef struct cupti_clock {
+    uint64_t origin;            /* CUPTI ns at tick t0 (start_mono_ns)      */
+    uint64_t t0;                /* the session's t0_ticks                    */
+    double ns_per_tick;         /* frozen when CUPTI attaches                */
+} cupti_clock;
+
+/* Session ticks -> the ns CUPTI is given (origin for ticks before t0). */
+uint64_t cupti_clock_cupti(const cupti_clock *c, uint64_t ticks);
+/* CUPTI ns -> session ticks (t0 for values before origin). */
+uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t cupti_ns);
+
+/* ---- enumerations (pure) ----------------------------------------------- */
+
+/* CUPTI's CUpti_ActivityMemcpyKind / _MemoryKind / _SynchronizationType
+ * values to the profile's prism_copy_kind / prism_mem_kind /
+ * prism_sync_type (unknown values map to 0). */
+uint32_t cupti_copy_kind(uint32_t cupti_kind);
+uint32_t cupti_mem_kind(uint32_t cupti_kind);
+uint32_t cupti_sync_type(uint32_t cupti_type);
+/* Length of a runtime function name without CUPTI's "_v7000" suffix. */
+size_t cupti_api_name_len(const char *name);
+/* True for runtime API calls that only query state (cudaGetDevice,
+ * cudaGetLastError...): they launch nothing and would flood the file. */
+bool cupti_api_is_query(uint32_t cbid);
+
+/* ---- translation: CUPTI activity record -> prism_gpu_record ----------- */
+
+#define GPU_NAME_CACHE 1024u    /* name hash -> string id                    */
+#define GPU_API_CACHE 1024u     /* runtime callback id -> string id          */
+#define GPU_CTX_MAX 64u         /* CUDA context id -> device                  */
+
+/*
+ * What the translation needs from its caller; pure functions of their
+ * inputs in the tests, the session in cupti.c.
+ *   ns         CUPTI timestamp -> ns on the file's timeline
+ *   intern     a name -> string id (0: could not intern)
+ *   stream_of  an OS thread id -> the thread's PRISM stream (1..N)
+ *   api_name   a runtime API callback id -> its function name, or NULL
+ */
+typedef struct cupti_xlate {
+    void *ctx;
+    uint64_t (*ns)(void *ctx, uint64_t cupti_ts);
+    uint32_t (*intern)(void *ctx, const char *name);
+    uint32_t (*stream_of)(void *ctx, uint32_t os_tid);
+    const char *(*api_name)(void *ctx, uint32_t cbid);
+    /* caches (zeroed by cupti_xlate_init) */
+    uint64_t name_hash[GPU_NAME_CACHE];
+    uint32_t name_id[GPU_NAME_CACHE];
+    uint32_t api_id[GPU_API_CACHE];
+    uint32_t ctx_id[GPU_CTX_MAX], ctx_dev[GPU_CTX_MAX];
+    uint32_t nctx;
+    /* statistics */
+    uint64_t translated;        /* records produced                          */
+    uint64_t ignored;           /* kinds or calls not recorded (by design)   */
+    uint64_t unnamed;           /* names that could not be interned          */
+} cupti_xlate;
+
+void cupti_xlate_init(cupti_xlate *x);
+
+/* A name through the cache: interned once per distinct string. */
+uint32_t cupti_xlate_name(cupti_xlate *x, const char *name);
+
+#ifdef PRISM_HAVE_CUPTI_HEADERS
+#include <cupti.h>
+/*
+ * Translate one activity record.  Returns true and fills *out for kernels
+ * (CONCURRENT_KERNEL, KERNEL), copies (MEMCPY, MEMCPY2), memsets,
+ * synchronisations, runtime API calls and memory allocations/releases
+ * (MEMORY2); false for anything else (context records only teach the
+ * context -> device map).  Reads only the fields shared by the record
+ * layouts of CUPTI 12 and 13 (checked at compile time).
+ */
+bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_record *out);
+
+/* ---- between the backend's files (cupti.c, cupti_drain.c, cupti_nvtx.c) */
+
+/* libcupti's entry points, from dlsym (cupti.c).  Optional ones may be
+ * NULL. */
+typedef struct cupti_fns {
+    CUptiResult (*GetVersion)(uint32_t *);
+    CUptiResult (*GetResultString)(CUptiResult, const char **);
+    CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*Unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain);
+    CUptiResult (*Enable)(CUpti_ActivityKind);
+    CUptiResult (*Disable)(CUpti_ActivityKind);
+    CUptiResult (*RegisterCallbacks)(CUpti_BuffersCallbackRequestFunc,
+                                     CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*FlushAll)(uint32_t);
+    CUptiResult (*GetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*GetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
+    CUptiResult (*Finalize)(void);
+    /* optional */
+    CUptiResult (*RegisterTimestampCallback)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*GetTimestamp)(uint64_t *);
+    CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
+    CUptiResult (*EnableRuntimeApi)(CUpti_CallbackId, uint8_t);
+} cupti_fns;
+
+extern cupti_fns cupti_fn;
+
+/* cupti_drain.c: CUPTI's buffer callbacks (any thread), and the writer's
+ * side: translate what CUPTI completed into records. */
+void cupti_drain_setup(session *s, const cupti_clock *clock, int64_t shift);
+void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
+void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
+                                   size_t size, size_t valid);
+void cupti_drain_buffers(session *s, bool all);
+/* Records CUPTI reported lost since the last call, added to the total. */
+void cupti_count_dropped(CUcontext ctx, uint32_t stream);
+
+/* cupti_nvtx.c: an NVTX call on the calling thread becomes a region. */
+void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
+#endif
+
+/* ---- the session's hooks (cupti.c; a stub without the headers) -------- */
+
+/* prism_init: attach when the CUDA driver is loaded (or under injection),
+ * else wait for it (cupti_drain).  Again from a later prism_init: retry. */
+void cupti_start(session *s);
+/* InitializeInjection: the driver is initialising CUDA now: attach. */
+void cupti_injected(session *s);
+/* The library was loaded as the dependency of libprism-inject.so: the
+ * session starts in InitializeInjection, not in a constructor. */
+bool cupti_loaded_by_injection(void);
+/* prism_step_begin / _end: the warm-up / active step window. */
+void cupti_step(session *s, uint64_t index, bool begin);
+
+/* Writer thread, every cycle before the snapshot: attach if waiting and
+ * the driver appeared, flush CUPTI, translate completed buffers (names
+ * are interned here, so the STRINGS of this cycle define them). */
+void cupti_drain(session *s);
+/* Writer: the records translated by the last cupti_drain (borrowed until
+ * cupti_drained). */
+size_t cupti_records(const prism_gpu_record **recs);
+void cupti_drained(void);
+/* Writer: the status text when it changed since the last call. */
+bool cupti_status_changed(char *buf, size_t n);
+/* Writer: cumulative GPU records lost (CUPTI's count + ours). */
+uint64_t cupti_dropped(void);
+/* Writer, at shutdown before the last cycle: forced flush, detach. */
+void cupti_stop(session *s);
+
+/* Set the status text (any thread). */
+void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- GPU memory (gpumem.c, NVML) --------------------------------------- */
+
+/* Fill out[] (at most PRISM_MAX_GPUS) with per-device used/reserved bytes.
+ * refresh: query NVML now (writer thread); else copy the last reading
+ * (cheap: the step-end sample).  Returns the number of devices. */
+uint32_t gpumem_read(prism_gpu_mem *out, bool refresh);
+/* Release NVML (writer, at shutdown). */
+void gpumem_close(void);
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * cupti_translate.c - pure functions of the GPU backend: the clock handed
+ * to CUPTI and its inverse, CUPTI enumerations to the profile's, and one
+ * CUPTI activity record to one prism_gpu_record.  No CUPTI call is made
+ * here (only its headers are read), so the unit tests feed it synthetic
+ * records built from the real header structs on a machine without a GPU.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "cupti.h"
+
+/* ---- clock --------------------------------------------------------------- */
+
+uint64_t cupti_clock_cupti(const cupti_clock *c, uint64_t ticks)
+{
+    if (ticks <= c->t0)
+        return c->origin;
+    return c->origin + (uint64_t)((double)(ticks - c->t0) * c->ns_per_tick);
+}
+
+uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t ns)
+{
+    if (ns <= c->origin || c->ns_per_tick <= 0)
+        return c->t0;
+    /* rounded to the nearest tick: the round trip is exact to one tick */
+    return c->t0 + (uint64_t)((double)(ns - c->origin) / c->ns_per_tick + 0.5);
+}
+
+/* ---- enumerations ---------------------------------------------------------- */
+
+uint32_t cupti_copy_kind(uint32_t k)
+{
+    /* CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 3 HtoA, 4 AtoH, 5 AtoA,
+     * 6 AtoD, 7 DtoA, 8 DtoD, 9 HtoH, 10 PtoP (arrays are device memory) */
+    static const uint8_t map[] = {
+        PRISM_COPY_UNKNOWN, PRISM_COPY_HTOD, PRISM_COPY_DTOH, PRISM_COPY_HTOD,
+        PRISM_COPY_DTOH, PRISM_COPY_DTOD, PRISM_COPY_DTOD, PRISM_COPY_DTOD,
+        PRISM_COPY_DTOD, PRISM_COPY_HTOH, PRISM_COPY_PTOP,
+    };
+    return k < sizeof map ? map[k] : PRISM_COPY_UNKNOWN;
+}
+
+uint32_t cupti_mem_kind(uint32_t k)
+{
+    /* CUpti_ActivityMemoryKind: 1 pageable, 2 pinned, 3 device, 4 array,
+     * 5 managed, 6 device static, 7 managed static */
+    static const uint8_t map[] = {
+        PRISM_MEM_UNKNOWN, PRISM_MEM_PAGEABLE, PRISM_MEM_PINNED, PRISM_MEM_DEVICE,
+        PRISM_MEM_DEVICE, PRISM_MEM_MANAGED, PRISM_MEM_DEVICE, PRISM_MEM_MANAGED,
+    };
+    return k < sizeof map ? map[k] : PRISM_MEM_UNKNOWN;
+}
+
+uint32_t cupti_sync_type(uint32_t t)
+{
+    /* CUpti_ActivitySynchronizationType 1..4 are the profile's 1..4 */
+    return t <= PRISM_SYNC_CONTEXT ? t : PRISM_SYNC_UNKNOWN;
+}
+
+size_t cupti_api_name_len(const char *name)
+{
+    size_t n = strlen(name);
+    size_t i = n;
+    while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9')
+        i--;
+    if (i < n && i >= 2 && name[i - 1] == 'v' && name[i - 2] == '_')
+        return i - 2;
+    return n;
+}
+
+bool cupti_api_is_query(uint32_t cbid)
+{
+    /* CUPTI_RUNTIME_TRACE_CBID_* of calls that read state and launch
+     * nothing: cudaDriverGetVersion, cudaRuntimeGetVersion,
+     * cudaGetDeviceCount, cudaGetDeviceProperties (3020, 12000),
+     * cudaGetLastError, cudaPeekAtLastError, cudaFuncGetAttributes,
+     * cudaGetDevice, cudaPointerGetAttributes, cudaDeviceGetAttribute,
+     * cudaStreamIsCapturing (+ptsz), cudaStreamGetCaptureInfo (all
+     * versions), cudaThreadExchangeStreamCaptureMode, cudaGetFuncBySymbol,
+     * cudaGetDriverEntryPoint (+ptsz, ByVersion).  The numbers are stable
+     * across CUPTI versions (new calls get new ids). */
+    static const uint16_t ids[] = {
+        1, 2, 3, 4, 10, 11, 15, 17, 151, 200, 317, 318, 324, 325, 327, 336,
+        406, 407, 409, 410, 440, 461, 462, 468, 469,
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i] == cbid)
+            return true;
+    return false;
+}
+
+/* ---- names ----------------------------------------------------------------- */
+
+void cupti_xlate_init(cupti_xlate *x)
+{
+    memset(x->name_hash, 0, sizeof x->name_hash);
+    memset(x->name_id, 0, sizeof x->name_id);
+    memset(x->api_id, 0, sizeof x->api_id);
+    x->nctx = 0;
+    x->translated = x->ignored = x->unnamed = 0;
+}
+
+uint32_t cupti_xlate_name(cupti_xlate *x, const char *name)
+{
+    if (!name || !*name)
+        return 0;
+    uint64_t h = XXH3_64bits(name, strlen(name)) | 1u;
+    size_t slot = (size_t)(h % GPU_NAME_CACHE);
+    if (x->name_hash[slot] == h)
+        return x->name_id[slot];
+    uint32_t id = x->intern(x->ctx, name);
+    if (!id) {
+        x->unnamed++;
+        return 0;
+    }
+    x->name_hash[slot] = h;
+    x->name_id[slot] = id;
+    return id;
+}
+
+#ifdef PRISM_HAVE_CUPTI_HEADERS
+
+/* The record layouts delivered by CUPTI 13 (these headers) and CUPTI 12.
+ * Only fields at the same offsets in both are read. */
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 px_kernel;
+typedef CUpti_ActivityMemcpy6 px_memcpy;
+typedef CUpti_ActivityMemcpyPtoP4 px_memcpy2;
+typedef CUpti_ActivityMemset4 px_memset;
+typedef CUpti_ActivityMemory4 px_memory;
+typedef CUpti_ActivitySynchronization2 px_sync;
+typedef CUpti_ActivityContext3 px_context;
+#define SAME(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #a "." #f)
+SAME(CUpti_ActivityKernel10, CUpti_ActivityKernel9, name);
+SAME(CUpti_ActivityKernel10, CUpti_ActivityKernel9, correlationId);
+SAME(CUpti_ActivityKernel10, CUpti_ActivityKernel9, dynamicSharedMemory);
+SAME(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, correlationId);
+SAME(CUpti_ActivityMemcpy6, CUpti_ActivityMemcpy5, streamId);
+SAME(CUpti_ActivityMemset4, CUpti_ActivityMemset3, memoryKind);
+SAME(CUpti_ActivityMemory4, CUpti_ActivityMemory3, streamId);
+SAME(CUpti_ActivitySynchronization2, CUpti_ActivitySynchronization, streamId);
+SAME(CUpti_ActivitySynchronization2, CUpti_ActivitySynchronization, correlationId);
+SAME(CUpti_ActivityContext3, CUpti_ActivityContext, deviceId);
+#else
+typedef CUpti_ActivityKernel9 px_kernel;
+typedef CUpti_ActivityMemcpy5 px_memcpy;
+typedef CUpti_ActivityMemcpyPtoP4 px_memcpy2;
+typedef CUpti_ActivityMemset4 px_memset;
+typedef CUpti_ActivityMemory3 px_memory;
+typedef CUpti_ActivitySynchronization px_sync;
+typedef CUpti_ActivityContext px_context;
+#endif
+
+static uint32_t nonneg(int32_t v)
+{
+    return v > 0 ? (uint32_t)v : 0;
+}
+
+static void learn_ctx(cupti_xlate *x, uint32_t ctx, uint32_t dev)
+{
+    for (uint32_t i = 0; i < x->nctx; i++)
+        if (x->ctx_id[i] == ctx) {
+            x->ctx_dev[i] = dev;
+            return;
+        }
+    if (x->nctx < GPU_CTX_MAX) {
+        x->ctx_id[x->nctx] = ctx;
+        x->ctx_dev[x->nctx++] = dev;
+    }
+}
+
+static uint32_t device_of_ctx(const cupti_xlate *x, uint32_t ctx)
+{
+    for (uint32_t i = 0; i < x->nctx; i++)
+        if (x->ctx_id[i] == ctx)
+            return x->ctx_dev[i];
+    return 0;                   /* unknown: most programs use device 0 */
+}
+
+static uint32_t api_name(cupti_xlate *x, uint32_t cbid)
+{
+    if (cbid < GPU_API_CACHE && x->api_id[cbid])
+        return x->api_id[cbid];
+    const char *full = x->api_name ? x->api_name(x->ctx, cbid) : NULL;
+    char buf[256];
+    if (full) {
+        size_t n = cupti_api_name_len(full);
+        if (n >= sizeof buf)
+            n = sizeof buf - 1;
+        memcpy(buf, full, n);
+        buf[n] = '\0';
+    } else {
+        snprintf(buf, sizeof buf, "cudaRuntime#%u", cbid);
+    }
+    uint32_t id = cupti_xlate_name(x, buf);
+    if (cbid < GPU_API_CACHE)
+        x->api_id[cbid] = id;
+    return id;
+}
+
+/* start/end on the file's timeline; false for a record without times */
+static bool times(cupti_xlate *x, uint64_t start, uint64_t end, prism_gpu_record *g)
+{
+    if (start == 0 && end == 0)
+        return false;
+    g->start = x->ns(x->ctx, start);
+    g->end = end >= start ? x->ns(x->ctx, end) : g->start;
+    if (g->end < g->start)
+        g->end = g->start;
+    return true;
+}
+
+bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_record *g)
+{
+    memset(g, 0, sizeof *g);
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const px_kernel *k = (const px_kernel *)(const void *)rec;
+        if (!times(x, k->start, k->end, g))
+            break;
+        learn_ctx(x, k->contextId, k->deviceId);
+        g->type = PRISM_GPU_KERNEL;
+        g->device = k->deviceId;
+        g->stream = k->streamId;
+        g->correlation = k->correlationId;
+        g->name = cupti_xlate_name(x, k->name);
+        g->grid[0] = nonneg(k->gridX);
+        g->grid[1] = nonneg(k->gridY);
+        g->grid[2] = nonneg(k->gridZ);
+        g->block[0] = nonneg(k->blockX);
+        g->block[1] = nonneg(k->blockY);
+        g->block[2] = nonneg(k->blockZ);
+        g->shared_mem = nonneg(k->staticSharedMemory) + nonneg(k->dynamicSharedMemory);
+        g->registers = k->registersPerThread;
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const px_memcpy *m = (const px_memcpy *)(const void *)rec;
+        if (!times(x, m->start, m->end, g))
+            break;
+        learn_ctx(x, m->contextId, m->deviceId);
+        g->type = PRISM_GPU_MEMCPY;
+        g->device = m->deviceId;
+        g->stream = m->streamId;
+        g->correlation = m->correlationId;
+        g->bytes = m->bytes;
+        g->copy_kind = cupti_copy_kind(m->copyKind);
+        g->src_kind = cupti_mem_kind(m->srcKind);
+        g->dst_kind = cupti_mem_kind(m->dstKind);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const px_memcpy2 *m = (const px_memcpy2 *)(const void *)rec;
+        if (!times(x, m->start, m->end, g))
+            break;
+        g->type = PRISM_GPU_MEMCPY;
+        g->device = m->deviceId;
+        g->stream = m->streamId;
+        g->correlation = m->correlationId;
+        g->bytes = m->bytes;
+        g->copy_kind = PRISM_COPY_PTOP;
+        g->src_kind = cupti_mem_kind(m->srcKind);
+        g->dst_kind = cupti_mem_kind(m->dstKind);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const px_memset *m = (const px_memset *)(const void *)rec;
+        if (!times(x, m->start, m->end, g))
+            break;
+        learn_ctx(x, m->contextId, m->deviceId);
+        g->type = PRISM_GPU_MEMSET;
+        g->device = m->deviceId;
+        g->stream = m->streamId;
+        g->correlation = m->correlationId;
+        g->bytes = m->bytes;
+        g->dst_kind = cupti_mem_kind(m->memoryKind);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const px_sync *s = (const px_sync *)(const void *)rec;
+        if (!times(x, s->start, s->end, g))
+            break;
+        g->type = PRISM_GPU_SYNC;
+        g->device = device_of_ctx(x, s->contextId);
+        /* a context synchronisation has no stream (CUPTI: invalid id) */
+        g->stream = s->streamId == (uint32_t)CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId;
+        g->correlation = s->correlationId;
+        g->sync_type = cupti_sync_type(s->type);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)(const void *)rec;
+        if (cupti_api_is_query(a->cbid)) {
+            x->ignored++;
+            return false;
+        }
+        if (!times(x, a->start, a->end, g))
+            break;
+        g->type = PRISM_GPU_API;
+        g->device = 0;
+        g->stream = x->stream_of(x->ctx, a->threadId);
+        g->correlation = a->correlationId;
+        g->name = api_name(x, a->cbid);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMORY2: {
+        const px_memory *m = (const px_memory *)(const void *)rec;
+        if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+            m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+            break;
+        if (!times(x, m->timestamp, m->timestamp, g))
+            break;
+        g->type = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                      ? PRISM_GPU_ALLOC : PRISM_GPU_FREE;
+        g->device = m->deviceId;
+        g->stream = m->streamId;
+        g->correlation = m->correlationId;
+        g->bytes = m->bytes;
+        g->address = m->address;
+        g->dst_kind = cupti_mem_kind(m->memoryKind);
+        x->translated++;
+        return true;
+    }
+    case CUPTI_ACTIVITY_KIND_CONTEXT: {
+        const px_context *c = (const px_context *)(const void *)rec;
+        learn_ctx(x, c->contextId, c->deviceId);
+        return false;
+    }
+    default:
+        break;
+    }
+    x->ignored++;
+    return false;
+}
+
+#endif /* PRISM_HAVE_CUPTI_HEADERS */

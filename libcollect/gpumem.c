@@ -1,0 +1,169 @@
+/*
+ * gpumem.c - GPU memory per device for the memory sampler, from NVML
+ * (libnvidia-ml.so.1, opened with dlopen; the few declarations needed are
+ * below, so no NVIDIA header is required to build it).
+ *
+ * Why NVML and not cuMemGetInfo: cuMemGetInfo needs a CUDA context current
+ * on the calling thread (the writer would have to bind the program's
+ * context) and reports only device-wide free/total.  NVML needs no context
+ * and can tell this process's own usage.
+ *
+ *   used      bytes this process holds on the device (NVML's per-process
+ *             usedGpuMemory: the CUDA context plus every allocation,
+ *             caching allocators' reserve included).  Where NVML cannot
+ *             see the process (another PID namespace), the device's used
+ *             memory instead.
+ *   reserved  bytes used on the device by all processes (nvmlDeviceGetMemoryInfo).
+ *
+ * Devices are CUDA ordinals (CUDA_VISIBLE_DEVICES respected): each ordinal's
+ * PCI bus id (cuDeviceGetPCIBusId from the already loaded driver) selects
+ * the NVML device.  Nothing is loaded until the program has loaded the CUDA
+ * driver itself; only devices where this process holds memory are listed
+ * (all of them when NVML cannot see the process).  The writer refreshes the
+ * reading every memory interval; step-end samples reuse the last one.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cupti.h"
+
+typedef int nvml_ret;                          /* nvmlReturn_t: 0 = success */
+typedef struct nvml_dev_st *nvml_dev;
+typedef struct { unsigned long long total, free, used; } nvml_memory;
+typedef struct {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId, computeInstanceId;
+} nvml_process;                                /* nvmlProcessInfo_t (v2 layout) */
+#define NVML_INSUFFICIENT_SIZE 7
+
+static struct {
+    pthread_mutex_t lock;                      /* the cached reading */
+    prism_gpu_mem last[PRISM_MAX_GPUS];
+    uint32_t nlast;
+    /* writer thread only */
+    bool tried, ok;
+    void *nvml, *cuda;
+    nvml_ret (*init)(void);
+    nvml_ret (*shutdown)(void);
+    nvml_ret (*by_pci)(const char *, nvml_dev *);
+    nvml_ret (*meminfo)(nvml_dev, nvml_memory *);
+    nvml_ret (*procs)(nvml_dev, unsigned int *, nvml_process *);
+    int (*cu_count)(int *);
+    int (*cu_pci)(char *, int, int);
+    nvml_dev dev[PRISM_MAX_GPUS];
+    uint32_t ndev;
+} M = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool open_nvml(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!cuda)
+        return false;                          /* not yet: try again later */
+    M.tried = true;
+    M.cuda = cuda;
+    *(void **)&M.cu_count = dlsym(cuda, "cuDeviceGetCount");
+    *(void **)&M.cu_pci = dlsym(cuda, "cuDeviceGetPCIBusId");
+    if (!M.cu_count || !M.cu_pci || !(M.nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)))
+        return false;
+    *(void **)&M.init = dlsym(M.nvml, "nvmlInit_v2");
+    *(void **)&M.shutdown = dlsym(M.nvml, "nvmlShutdown");
+    *(void **)&M.by_pci = dlsym(M.nvml, "nvmlDeviceGetHandleByPciBusId_v2");
+    *(void **)&M.meminfo = dlsym(M.nvml, "nvmlDeviceGetMemoryInfo");
+    *(void **)&M.procs = dlsym(M.nvml, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!M.procs)
+        *(void **)&M.procs = dlsym(M.nvml, "nvmlDeviceGetComputeRunningProcesses_v2");
+    if (!M.init || !M.shutdown || !M.by_pci || !M.meminfo || M.init() != 0)
+        return false;
+    return true;
+}
+
+/* CUDA ordinals -> NVML devices, once the driver is initialised. */
+static bool map_devices(void)
+{
+    int n = 0;
+    if (M.cu_count(&n) != 0 || n <= 0)
+        return false;                          /* cuInit not yet called */
+    M.ndev = 0;
+    for (int i = 0; i < n && M.ndev < PRISM_MAX_GPUS; i++) {
+        char bus[32];
+        nvml_dev d;
+        if (M.cu_pci(bus, sizeof bus, i) != 0 || M.by_pci(bus, &d) != 0)
+            d = NULL;
+        M.dev[M.ndev++] = d;
+    }
+    return true;
+}
+
+/* This process's bytes on d, or false when NVML does not list it. */
+static bool own_usage(nvml_dev d, unsigned long long *bytes)
+{
+    nvml_process p[64];
+    unsigned int n = 64;
+    if (!M.procs || M.procs(d, &n, p) != 0)
+        return false;
+    unsigned int pid = (unsigned int)getpid();
+    for (unsigned int i = 0; i < n && i < 64; i++)
+        if (p[i].pid == pid) {
+            *bytes = p[i].usedGpuMemory;
+            return true;
+        }
+    return false;
+}
+
+static uint32_t refresh(prism_gpu_mem *out)
+{
+    if (!M.tried)
+        M.ok = open_nvml();
+    if (!M.ok || (M.ndev == 0 && !map_devices()))
+        return 0;
+    prism_gpu_mem all[PRISM_MAX_GPUS];
+    uint32_t n = 0, nall = 0;
+    for (uint32_t i = 0; i < M.ndev; i++) {
+        nvml_memory m;
+        if (!M.dev[i] || M.meminfo(M.dev[i], &m) != 0)
+            continue;
+        unsigned long long mine;
+        all[nall++] = (prism_gpu_mem){ i, m.used, m.used };
+        if (own_usage(M.dev[i], &mine))
+            out[n++] = (prism_gpu_mem){ i, mine, m.used };
+    }
+    if (n == 0) {                              /* NVML cannot see this process */
+        memcpy(out, all, nall * sizeof *out);
+        n = nall;
+    }
+    return n;
+}
+
+uint32_t gpumem_read(prism_gpu_mem *out, bool now)
+{
+    uint32_t n;
+    if (now) {
+        prism_gpu_mem cur[PRISM_MAX_GPUS];
+        n = refresh(cur);
+        pthread_mutex_lock(&M.lock);
+        memcpy(M.last, cur, n * sizeof *cur);
+        M.nlast = n;
+        pthread_mutex_unlock(&M.lock);
+    }
+    pthread_mutex_lock(&M.lock);
+    n = M.nlast;
+    memcpy(out, M.last, n * sizeof *out);
+    pthread_mutex_unlock(&M.lock);
+    return n;
+}
+
+void gpumem_close(void)
+{
+    if (M.ok && M.shutdown)
+        M.shutdown();
+    M.ok = false;
+    if (M.nvml)
+        dlclose(M.nvml);
+    if (M.cuda)
+        dlclose(M.cuda);
+    M.nvml = M.cuda = NULL;
+}
