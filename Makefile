@@ -34,7 +34,7 @@ LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
 
 FORMAT_SRC   := $(wildcard format/*.c)
-COLLECT_SRC  := $(wildcard libcollect/*.c)
+COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 TUI_SRC      := $(wildcard tui/*.c)
 TEST_SRC     := $(wildcard tests/*_test.c)
@@ -130,5 +130,55 @@ uninstall:
 
 clean:
 	rm -rf build build-san
+
+# ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
+# The CUPTI backend compiles against the CUPTI headers when they exist and
+# to a stub otherwise (CUPTI=0 forces the stub); libcupti is opened with
+# dlopen at run time, never linked.  samples/cuda_train needs nvcc.
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(CUPTI),0)
+CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti.h)
+endif
+CUPTI_CFLAGS := $(if $(CUPTI_H),-DPRISM_HAVE_CUPTI_HEADERS -isystem $(CUDA_HOME)/include)
+$(call obj,$(wildcard libcollect/cupti*.c) tests/cupti_test.c): ALL_CFLAGS += $(CUPTI_CFLAGS)
+
+INJECT_SO    := $(B)/lib/libprism-inject.so
+LIB_SO_MAJOR := $(B)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
+PRISMRUN     := $(B)/bin/prism-run
+NVCC         ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+ifneq ($(NVCC),)
+ifneq ($(SANITIZE),1)
+CUDA_TRAIN   := $(B)/bin/cuda_train
+endif
+endif
+.PHONY: install-gpu uninstall-gpu
+all: $(INJECT_SO) $(PRISMRUN) $(CUDA_TRAIN)
+
+$(LIB_SO_MAJOR): $(LIB_SO)
+	ln -sf libprism.so $@
+
+$(INJECT_SO): $(B)/obj/libcollect/inject.o $(LIB_SO) $(LIB_SO_MAJOR)
+	$(CC) -shared $(ALL_LDFLAGS) -o $@ $< -L$(B)/lib -l:libprism.so -Wl,-rpath,'$$ORIGIN' $(LIBS_CORE)
+
+$(PRISMRUN): $(B)/obj/tools/prism-run.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(B)/bin/cuda_train: samples/cuda_train.cu $(B)/obj/samples/cuda/prism_shim.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(B)/obj/samples/cuda/prism_shim.o $(LIB_A) \
+	    -Xcompiler -pthread $(LIBS_CORE)
+
+# cupti_test calls InitializeInjection directly.
+$(B)/tests/cupti_test: $(B)/obj/libcollect/inject.o
+
+install: install-gpu
+install-gpu: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(PRISMRUN) $(DESTDIR)$(PREFIX)/bin/
+uninstall: uninstall-gpu
+uninstall-gpu:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libprism-inject.so $(DESTDIR)$(PREFIX)/bin/prism-run
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
