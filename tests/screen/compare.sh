@@ -1,15 +1,19 @@
 # Screen test: compare mode (prism-top BASE NEW) of two trainloop profiles,
-# the new one with a planted regression (a 5 ms "synchronize" stall per
-# step): the summary table shows the step total significantly slower, R
-# selects the new region first, the delta column marks it new (in red), the
-# base side shows it missing; D hides unchanged rows and keeps their
-# changed relatives; a narrow terminal stacks BASE above NEW; x swaps the
-# sides (the region is then gone); the Ops, Bottlenecks and Flame panes
-# draw their compare views; without colour the flame frames carry +/-;
-# quitting restores the terminal.
+# the new one with a planted regression (a "synchronize" stall per step):
+# the summary table shows the step total significantly slower, R selects
+# the new region first, the delta column marks it new (in red), the base
+# side shows it missing; D hides unchanged rows and keeps their changed
+# relatives; a narrow terminal stacks BASE above NEW; x swaps the sides (the
+# region is then gone); the Ops, Bottlenecks and Flame panes draw their
+# compare views; without colour the flame frames carry +/-; quitting
+# restores the terminal.
 . tests/screen/lib.sh
+# 5 ms is about a third of a step of the plain build; the sanitized one's
+# steps are ~4x longer and noisier, so its stall grows to stay significant
+STALL=5
+[ "$B" = build-san ] && STALL=20
 A=$(profile base)
-N=$(profile new --sync-stall-ms 5)
+N=$(profile new --sync-stall-ms "$STALL")
 start 160 30 "TERM=xterm-256color $TOP $A $N"
 wait_for "BASE base.cbor .*NEW  new.cbor"            # side by side: one row
 expect "Compare +base +new +change"                  # the new side's table
