@@ -15,6 +15,8 @@
  * within the noise neutral, bold beyond DL_STRONG_PCT; without colour a
  * '+' / '-' before the label.  The bottom line shows the selected frame's
  * delta; a selected path this side lacks shows as its nearest ancestor.
+ * Zooming on one side zooms the other into the same frame (or the nearest
+ * one it has).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +331,19 @@ static int k_move(ui *u, void *st, int key)
     }
 }
 
+/* Compare mode: the other side zooms alike (into the nearest frame it has). */
+static int mirror_zoom(ui *u, const fl *s)
+{
+    fl *o = u->cmp ? u->side_state[1 - u->side][u->pane] : NULL;
+    if (!o || o == s)
+        return UI_REDRAW;
+    const prism_analysis *oa = u->side_a[1 - u->side];
+    uint32_t z = s->zoomed ? dl_nearest(oa, u->a, s->zoom_hash) : PRISM_NO_NODE;
+    o->zoomed = z != PRISM_NO_NODE;
+    o->zoom_hash = o->zoomed ? prism_analysis_tree(oa)->nodes[z].path_hash : 0;
+    return UI_REDRAW;
+}
+
 static int k_zoom_in(ui *u, void *st, int key)
 {
     fl *s = st;
@@ -342,7 +357,7 @@ static int k_zoom_in(ui *u, void *st, int key)
     s->zoomed = true;
     s->zoom_hash = n->path_hash;
     ui_select(u, n->path_hash);
-    return UI_REDRAW;
+    return mirror_zoom(u, s);
 }
 
 static int k_zoom_out(ui *u, void *st, int key)
@@ -359,7 +374,7 @@ static int k_zoom_out(ui *u, void *st, int key)
         s->zoomed = false;
     else
         s->zoom_hash = t->nodes[p].path_hash;
-    return UI_REDRAW;
+    return mirror_zoom(u, s);
 }
 
 static int k_match(ui *u, void *st, int key)
