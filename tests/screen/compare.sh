@@ -5,7 +5,7 @@
 # side shows it missing; D hides unchanged rows and keeps their changed
 # relatives; a narrow terminal stacks BASE above NEW; x swaps the sides (the
 # region is then gone); the Ops, Bottlenecks and Flame panes draw their
-# compare views; without colour the flame frames carry +/-; quitting
+# compare views (zooming both sides alike); without colour the flame frames carry +/-; quitting
 # restores the terminal.
 . tests/screen/lib.sh
 # 5 ms is about a third of a step of the plain build; the sanitized one's
@@ -73,6 +73,11 @@ wait_for "\| Flame"
 wait_for "synchronize  new \+[0-9.]+ms"              # the selected frame's delta
 expect "synchronize: not in this profile \(new in the other\)"
 [ "$(screen | grep -c "^ all  \[")" -eq 2 ] || fail "not two flame graphs"
+keys 2 g                                             # the first root, then zoom into it
+wait_for "\| Tree \| backward \|"
+keys 3 Enter                                         # both sides zoom alike
+wait_for "all > backward  \["
+[ "$(screen | grep -o "all > backward  \[" | wc -l)" -eq 2 ] || fail "the sides zoomed apart"
 keys q
 wait_for "__EXIT__ 0"
 wait_for "^ -?echo$"; expect "^ echo$"              # the tty is back to echo on
