@@ -118,7 +118,7 @@ static void use_buffer(prism__tls *t, buffer *b)
     t->pub = b ? &b->fill : NULL;
 }
 
-static void hand_over(prism__thread *th)
+void buffers_hand_over(prism__thread *th)
 {
     buffer *b = th->cur;
     if (!b)
@@ -190,7 +190,7 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
         pthread_mutex_unlock(&s->lock);
         return true;
     }
-    hand_over(th);
+    buffers_hand_over(th);
     use_buffer(t, NULL);
     buffer *b = take_buffer(s);
     if (!b && s->cfg.policy == PRISM_POLICY_WAIT && !th->wait_expired) {
@@ -254,7 +254,7 @@ void buffers_thread_exit(void *arg)
     if (!s || !th || t->th != th || s->pid != getpid())
         return;                         /* (a forked child never takes the lock) */
     pthread_mutex_lock(&s->lock);
-    hand_over(th);
+    buffers_hand_over(th);
     th->dead = true;
     use_buffer(t, NULL);
     t->th = NULL;

@@ -117,6 +117,8 @@ size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
 /* buffers.c */
 void buffers_thread_exit(void *th);
 void buffers_reset_tls(void);
+/* Move a thread's current buffer to its full list (lock held). */
+void buffers_hand_over(prism__thread *th);
 /* The calling thread's record, registered on first use (NULL: no memory). */
 prism__thread *buffers_self(session *s);
 void buffers_free_all(session *s);

@@ -207,17 +207,7 @@ void prism_shutdown(void)
     atomic_store(&prism__counting, 0);
     if (prism__t.th) {                  /* this thread's last events */
         pthread_mutex_lock(&s->lock);
-        prism__thread *th = prism__t.th;
-        if (th->cur) {
-            buffer *b = th->cur;
-            b->next = NULL;
-            if (th->full_tail)
-                th->full_tail->next = b;
-            else
-                th->full = b;
-            th->full_tail = b;
-            th->cur = NULL;
-        }
+        buffers_hand_over(prism__t.th);
         buffers_reset_tls();
         pthread_mutex_unlock(&s->lock);
     }
