@@ -18,58 +18,7 @@
 #include "refgen.h"
 #include "test_util.h"
 
-typedef struct fixture {
-    refgen_out out;
-    tlog clean;
-    size_t hdr_len;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    refgen_opts o = refgen_defaults();
-    o.steps = 3;
-    o.extremes = true;
-    o.chunk_bytes = 512;
-    assert_int_equal(refgen_build(&o, &f->out), 0);
-    tlog_init(&f->clean);
-    assert_int_equal(tlog_read_all(&f->clean, f->out.data, f->out.len, NULL), PRISM_OK);
-    assert_true(f->clean.nchunks > 10);
-    f->hdr_len = (size_t)f->clean.chunks[0].ci.offset;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    tlog_free(&f->clean);
-    free(f->out.data);
-    free(f);
-    return 0;
-}
-
-/* A reader that only logs the header and chunk callbacks (fast). */
-static prism_reader *chunk_reader(tlog *l)
-{
-    prism_reader_callbacks cb = { .header = tl_header, .chunk = tl_chunk };
-    prism_reader *r = prism_reader_new(&cb, l);
-    assert_non_null(r);
-    return r;
-}
-
-static prism_status read_buf(tlog *l, const uint8_t *p, size_t n, prism_reader **out)
-{
-    prism_reader *r = chunk_reader(l);
-    prism_status s = prism_reader_feed(r, p, n);
-    if (s == PRISM_OK || s == PRISM_NEED_MORE)
-        s = prism_reader_finish(r);
-    *out = r;
-    return s;
-}
-
-static size_t chunk_at(const fixture *f, size_t off)
+static size_t chunk_at(const tref_fixture *f, size_t off)
 {
     for (size_t k = 0; k < f->clean.nchunks; k++)
         if (off < f->clean.chunks[k].ci.offset + f->clean.chunks[k].ci.length)
@@ -80,7 +29,7 @@ static size_t chunk_at(const fixture *f, size_t off)
 
 static void test_chunk_bit_flips(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     uint8_t *buf = malloc(f->out.len);
     assert_non_null(buf);
     const size_t n = f->clean.nchunks;
@@ -93,7 +42,7 @@ static void test_chunk_bit_flips(void **state)
             tlog l;
             tlog_init(&l);
             prism_reader *r;
-            assert_int_equal(read_buf(&l, buf, f->out.len, &r), PRISM_OK);
+            assert_int_equal(tlog_read_chunks(&l, buf, f->out.len, &r), PRISM_OK);
             const prism_reader_stats *st = prism_reader_stats_get(r);
             /* Every other chunk arrives intact, in order; the hit one never. */
             size_t ok = 0, bad = 0;
@@ -153,7 +102,7 @@ static void add(built *b, const void *p, size_t n)
 }
 
 /* The fixture's header and first two chunks. */
-static void start(built *b, const fixture *f)
+static void start(built *b, const tref_fixture *f)
 {
     b->n = 0;
     add(b, f->out.data, f->hdr_len);
@@ -167,14 +116,14 @@ static void add_chunk(built *b, uint32_t kind, const uint8_t *payload, size_t pl
     b->n += tchunk(b->b + b->n, kind, 9, 0, payload, plen);
 }
 
-static void add_good(built *b, const fixture *f, size_t k)
+static void add_good(built *b, const tref_fixture *f, size_t k)
 {
     add(b, f->out.data + f->clean.chunks[k].ci.offset, (size_t)f->clean.chunks[k].ci.length);
 }
 
 static void test_unknown_kind(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static built b;
     start(&b, f);
     static const uint8_t payload[] = { 0x83, 0x01, 0x62, 'h', 'i', 0xa0 };
@@ -185,7 +134,7 @@ static void test_unknown_kind(void **state)
     tlog l;
     tlog_init(&l);
     prism_reader *r;
-    assert_int_equal(read_buf(&l, b.b, b.n, &r), PRISM_OK);
+    assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
     const prism_reader_stats *st = prism_reader_stats_get(r);
     assert_int_equal(st->unknown, 1);
     assert_int_equal(st->damaged, 0);
@@ -210,7 +159,7 @@ static void test_unknown_kind(void **state)
  * run skipped and counted once, with its offset and length. */
 static void test_junk(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static built b;
     start(&b, f);
     b.mark[0] = b.n;
@@ -225,7 +174,7 @@ static void test_junk(void **state)
     for (int pieces = 0; pieces < 2; pieces++) {
         tlog l;
         tlog_init(&l);
-        prism_reader *r = chunk_reader(&l);
+        prism_reader *r = tlog_chunk_reader(&l);
         if (pieces)
             for (size_t i = 0; i < b.n; i++)
                 prism_reader_feed(r, b.b + i, 1);
@@ -255,7 +204,7 @@ static void test_junk(void **state)
 /* Junk or a torn chunk at the very end, fed before finish (one byte too). */
 static void test_trailing(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static built b;
     static const struct { const char *tail; size_t n; uint64_t damaged, torn; } cases[] = {
         { "hello", 5, 1, 0 }, { "\x00", 1, 1, 0 }, { "\x85", 1, 0, 1 },
@@ -268,7 +217,7 @@ static void test_trailing(void **state)
             add(&b, cases[i].tail, cases[i].n);
             tlog l;
             tlog_init(&l);
-            prism_reader *r = chunk_reader(&l);
+            prism_reader *r = tlog_chunk_reader(&l);
             if (pieces) {
                 assert_int_equal(prism_reader_feed(r, b.b, at), PRISM_OK);
                 assert_int_equal(prism_reader_feed(r, b.b + at, b.n - at), PRISM_NEED_MORE);
@@ -296,7 +245,7 @@ static void test_trailing(void **state)
 
 static void test_hostile_chunk_lengths(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static built b;
     static const uint8_t lens[][9] = {
         { 0x5a, 0xff, 0xff, 0xff, 0xff },
@@ -315,7 +264,7 @@ static void test_hostile_chunk_lengths(void **state)
         tlog l;
         tlog_init(&l);
         prism_reader *r;
-        assert_int_equal(read_buf(&l, b.b, b.n, &r), PRISM_OK);
+        assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
         const prism_reader_stats *st = prism_reader_stats_get(r);
         assert_int_equal(st->chunks, 3);
         assert_int_equal(st->damaged, 1);
@@ -332,7 +281,7 @@ static void test_hostile_chunk_lengths(void **state)
  * chunk still read.  Counts and lengths claim far more than there is. */
 static void test_hostile_payloads(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static const uint8_t ff8[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     static uint8_t deep[10100];
     struct { uint32_t kind; const char *head; size_t hlen; bool tail8; } cases[] = {
@@ -390,7 +339,7 @@ static void test_hostile_payloads(void **state)
         tlog l;
         tlog_init(&l);
         prism_reader *r;
-        assert_int_equal(read_buf(&l, b.b, b.n, &r), PRISM_OK);
+        assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
         const prism_reader_stats *st = prism_reader_stats_get(r);
         if (st->malformed != 1)
             print_error("case %zu not malformed\n", i);
@@ -418,5 +367,5 @@ int main(void)
         cmocka_unit_test(test_hostile_chunk_lengths),
         cmocka_unit_test(test_hostile_payloads),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tref_setup, tref_teardown);
 }

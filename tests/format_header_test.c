@@ -19,57 +19,6 @@
 #include "refgen.h"
 #include "test_util.h"
 
-typedef struct fixture {
-    refgen_out out;
-    tlog clean;
-    size_t hdr_len;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    refgen_opts o = refgen_defaults();
-    o.steps = 3;
-    o.extremes = true;
-    o.chunk_bytes = 512;
-    assert_int_equal(refgen_build(&o, &f->out), 0);
-    tlog_init(&f->clean);
-    assert_int_equal(tlog_read_all(&f->clean, f->out.data, f->out.len, NULL), PRISM_OK);
-    assert_true(f->clean.nchunks > 10);
-    f->hdr_len = (size_t)f->clean.chunks[0].ci.offset;
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    tlog_free(&f->clean);
-    free(f->out.data);
-    free(f);
-    return 0;
-}
-
-/* A reader that only logs the header and chunk callbacks (fast). */
-static prism_reader *chunk_reader(tlog *l)
-{
-    prism_reader_callbacks cb = { .header = tl_header, .chunk = tl_chunk };
-    prism_reader *r = prism_reader_new(&cb, l);
-    assert_non_null(r);
-    return r;
-}
-
-static prism_status read_buf(tlog *l, const uint8_t *p, size_t n, prism_reader **out)
-{
-    prism_reader *r = chunk_reader(l);
-    prism_status s = prism_reader_feed(r, p, n);
-    if (s == PRISM_OK || s == PRISM_NEED_MORE)
-        s = prism_reader_finish(r);
-    *out = r;
-    return s;
-}
-
 static bool header_error(prism_status s)
 {
     return s == PRISM_E_NOT_PRISM || s == PRISM_E_HEADER || s == PRISM_E_VERSION ||
@@ -78,7 +27,7 @@ static bool header_error(prism_status s)
 
 static void test_header_bit_flips(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     uint8_t *buf = malloc(f->out.len);
     assert_non_null(buf);
     for (size_t i = 0; i < f->hdr_len; i++) {
@@ -88,7 +37,7 @@ static void test_header_bit_flips(void **state)
             tlog l;
             tlog_init(&l);
             prism_reader *r;
-            prism_status s = read_buf(&l, buf, f->out.len, &r);
+            prism_status s = tlog_read_chunks(&l, buf, f->out.len, &r);
             const char *msg;
             uint64_t off;
             assert_true(header_error(s));
@@ -161,7 +110,7 @@ static void hb_sum(hb *h)
 }
 
 /* Append the fixture's first chunk (a good one). */
-static void hb_good_chunk(hb *h, const fixture *f)
+static void hb_good_chunk(hb *h, const tref_fixture *f)
 {
     const prism_chunk_info *c = &f->clean.chunks[0].ci;
     hb_raw(h, f->out.data + c->offset, (size_t)c->length);
@@ -179,7 +128,7 @@ static prism_reader *expect(const uint8_t *p, size_t n, prism_status want, uint6
                             uint64_t hi, tlog *l)
 {
     prism_reader *r;
-    prism_status s = read_buf(l, p, n, &r);
+    prism_status s = tlog_read_chunks(l, p, n, &r);
     if (s != want)
         print_error("got %s (%s)\n", prism_strerror(s), prism_reader_error(r, NULL, NULL) ? r_msg(r) : "");
     assert_int_equal(s, want);
@@ -212,10 +161,10 @@ static void expect_error(const void *p, size_t n, prism_status want, uint64_t lo
 static void test_empty_and_foreign(void **state)
 {
     (void)state;
-    prism_reader *r = chunk_reader(NULL);
+    prism_reader *r = tlog_chunk_reader(NULL);
     assert_int_equal(prism_reader_finish(r), PRISM_E_EMPTY);
     prism_reader_free(r);
-    r = chunk_reader(NULL);
+    r = tlog_chunk_reader(NULL);
     assert_int_equal(prism_reader_feed(r, NULL, 0), PRISM_OK);
     assert_int_equal(prism_reader_finish(r), PRISM_E_EMPTY);
     prism_reader_free(r);
@@ -242,7 +191,7 @@ static void test_empty_and_foreign(void **state)
 
 static void test_versions(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     static hb h;
     hb_begin(&h, 3, 2, 0);
     size_t version_end = h.n;
@@ -385,10 +334,10 @@ static void test_header_hostile(void **state)
 
 static void test_state_and_args(void **state)
 {
-    fixture *f = *state;
+    tref_fixture *f = *state;
     tlog l;
     tlog_init(&l);
-    prism_reader *r = chunk_reader(&l);
+    prism_reader *r = tlog_chunk_reader(&l);
     assert_int_equal(prism_reader_feed(NULL, "x", 1), PRISM_E_ARG);
     assert_int_equal(prism_reader_feed(r, NULL, 1), PRISM_E_ARG);
     assert_int_equal(prism_reader_finish(NULL), PRISM_E_ARG);
@@ -409,7 +358,7 @@ static void test_state_and_args(void **state)
 
     /* An error is sticky: valid data afterwards changes nothing. */
     tlog_init(&l);
-    r = chunk_reader(&l);
+    r = tlog_chunk_reader(&l);
     assert_int_equal(prism_reader_feed(r, "{}", 2), PRISM_E_NOT_PRISM);
     assert_int_equal(prism_reader_feed(r, f->out.data, f->out.len), PRISM_E_NOT_PRISM);
     assert_int_equal(prism_reader_finish(r), PRISM_E_NOT_PRISM);
@@ -433,5 +382,5 @@ int main(void)
         cmocka_unit_test(test_header_hostile),
         cmocka_unit_test(test_state_and_args),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tref_setup, tref_teardown);
 }

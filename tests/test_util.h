@@ -8,6 +8,8 @@
  *            their logs are byte-equal.
  *   tchunk   wraps a payload into a chunk with a correct XXH3-64 checksum,
  *            for hand-built (hostile) input.
+ *   tref     a group fixture: a small refgen reference file (many chunks)
+ *            and its clean read, for tests that damage copies of it.
  *
  * Include after <cmocka.h>.
  */
@@ -20,6 +22,7 @@
 #include <xxhash.h>
 
 #include "prism/profile.h"
+#include "refgen.h"
 
 typedef struct tlog_chunk {
     prism_chunk_info ci;
@@ -369,6 +372,63 @@ static inline void assert_logs_equal(const tlog *a, const tlog *b)
     assert_int_equal(a->len, b->len);
     assert_memory_equal(a->b, b->b, a->len);
     assert_int_equal(a->nchunks, b->nchunks);
+}
+
+/* ---- a damaged-copy fixture: a reference file and its clean read ---- */
+
+typedef struct tref_fixture {
+    refgen_out out;             /* the reference file                        */
+    tlog clean;                 /* its read in one piece                     */
+    size_t hdr_len;             /* header bytes (first chunk's offset)       */
+} tref_fixture;
+
+/* Group setup: 3 steps with extremes in 512-byte chunks (more than 10). */
+static inline int tref_setup(void **state)
+{
+    tref_fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    refgen_opts o = refgen_defaults();
+    o.steps = 3;
+    o.extremes = true;
+    o.chunk_bytes = 512;
+    assert_int_equal(refgen_build(&o, &f->out), 0);
+    tlog_init(&f->clean);
+    assert_int_equal(tlog_read_all(&f->clean, f->out.data, f->out.len, NULL), PRISM_OK);
+    assert_true(f->clean.nchunks > 10);
+    f->hdr_len = (size_t)f->clean.chunks[0].ci.offset;
+    *state = f;
+    return 0;
+}
+
+static inline int tref_teardown(void **state)
+{
+    tref_fixture *f = *state;
+    tlog_free(&f->clean);
+    free(f->out.data);
+    free(f);
+    return 0;
+}
+
+/* A reader that only logs the header and chunk callbacks (fast). */
+static inline prism_reader *tlog_chunk_reader(tlog *l)
+{
+    prism_reader_callbacks cb = { .header = tl_header, .chunk = tl_chunk };
+    prism_reader *r = prism_reader_new(&cb, l);
+    assert_non_null(r);
+    return r;
+}
+
+/* Read p[0..n) in one piece with a tlog_chunk_reader and finish; the reader
+ * is left in *out (the caller frees it). */
+static inline prism_status tlog_read_chunks(tlog *l, const uint8_t *p, size_t n,
+                                            prism_reader **out)
+{
+    prism_reader *r = tlog_chunk_reader(l);
+    prism_status s = prism_reader_feed(r, p, n);
+    if (s == PRISM_OK || s == PRISM_NEED_MORE)
+        s = prism_reader_finish(r);
+    *out = r;
+    return s;
 }
 
 /* ---- hand-built chunks ---- */
