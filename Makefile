@@ -140,7 +140,7 @@ ifneq ($(CUPTI),0)
 CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti.h)
 endif
 CUPTI_CFLAGS := $(if $(CUPTI_H),-DPRISM_HAVE_CUPTI_HEADERS -isystem $(CUDA_HOME)/include)
-$(call obj,$(wildcard libcollect/cupti*.c) tests/cupti_test.c): ALL_CFLAGS += $(CUPTI_CFLAGS)
+$(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
 
 INJECT_SO    := $(B)/lib/libprism-inject.so
 LIB_SO_MAJOR := $(B)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
@@ -169,8 +169,8 @@ $(B)/bin/cuda_train: samples/cuda_train.cu $(B)/obj/samples/cuda/prism_shim.o $(
 	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(B)/obj/samples/cuda/prism_shim.o $(LIB_A) \
 	    -Xcompiler -pthread $(LIBS_CORE)
 
-# cupti_test calls InitializeInjection directly.
-$(B)/tests/cupti_test: $(B)/obj/libcollect/inject.o
+# cupti_session_test calls InitializeInjection directly.
+$(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
 
 install: install-gpu
 install-gpu: all

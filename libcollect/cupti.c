@@ -56,18 +56,25 @@ bool cupti_status_changed(char *buf, size_t n)
     return changed;
 }
 
-static int find_inject(struct dl_phdr_info *info, size_t size, void *arg)
+/* dl_iterate_phdr: is an object whose file name starts with arg loaded? */
+static int find_lib(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    (void)arg;
     const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     const char *base = slash ? slash + 1 : info->dlpi_name;
-    return base && !strncmp(base, "libprism-inject", 15);
+    return base && !strncmp(base, arg, strlen(arg));
 }
 
 bool cupti_loaded_by_injection(void)
 {
-    return dl_iterate_phdr(find_inject, NULL) != 0;
+    return dl_iterate_phdr(find_lib, (void *)"libprism-inject") != 0;
+}
+
+/* Not a failing dlopen(RTLD_NOLOAD): that leaves glibc's dlerror state
+ * allocated on the writer thread, which a fork()ed child reports as leaked. */
+bool cupti_libcuda_loaded(void)
+{
+    return dl_iterate_phdr(find_lib, (void *)"libcuda.so") != 0;
 }
 
 #ifndef PRISM_HAVE_CUPTI_HEADERS
@@ -150,14 +157,6 @@ static const char *err_name(CUptiResult r)
     if (cupti_fn.GetResultString && cupti_fn.GetResultString(r, &s) == CUPTI_SUCCESS && s)
         return s;
     return "CUPTI error";
-}
-
-static bool libcuda_loaded(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
-        dlclose(h);
-    return h != NULL;
 }
 
 /* A libcupti file that exists, for NVTX_INJECTION64_PATH before attach. */
@@ -396,7 +395,7 @@ void cupti_start(session *s)
     }
     pthread_mutex_lock(&G.lock);
     if (G.state == G_IDLE || G.state == G_WAITING) {
-        if (libcuda_loaded()) {
+        if (cupti_libcuda_loaded()) {
             attach(s);
         } else if (G.state == G_IDLE) {
             char path[512];
@@ -449,7 +448,7 @@ void cupti_step(session *s, uint64_t index, bool begin)
 void cupti_drain(session *s)
 {
     pthread_mutex_lock(&G.lock);
-    if (G.state == G_WAITING && s->cfg.collect_gpu_ops && libcuda_loaded())
+    if (G.state == G_WAITING && s->cfg.collect_gpu_ops && cupti_libcuda_loaded())
         attach(s);
     bool attached = G.state == G_ATTACHED, last = G.state == G_DETACHED;
     pthread_mutex_unlock(&G.lock);

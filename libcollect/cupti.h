@@ -160,6 +160,8 @@ void cupti_injected(session *s);
 /* The library was loaded as the dependency of libprism-inject.so: the
  * session starts in InitializeInjection, not in a constructor. */
 bool cupti_loaded_by_injection(void);
+/* The CUDA driver (libcuda.so.1) is loaded in the process. */
+bool cupti_libcuda_loaded(void);
 /* prism_step_begin / _end: the warm-up / active step window. */
 void cupti_step(session *s, uint64_t index, bool begin);
 

@@ -25,7 +25,8 @@ uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t ns)
 {
     if (ns <= c->origin || c->ns_per_tick <= 0)
         return c->t0;
-    /* rounded to the nearest tick: the round trip is exact to one tick */
+    /* rounded to the nearest tick: the round trip is exact to within one
+     * ns (CUPTI keeps whole ns) */
     return c->t0 + (uint64_t)((double)(ns - c->origin) / c->ns_per_tick + 0.5);
 }
 

@@ -60,9 +60,11 @@ static struct {
 
 static bool open_nvml(void)
 {
+    if (!cupti_libcuda_loaded())
+        return false;                          /* not yet: try again later */
     void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!cuda)
-        return false;                          /* not yet: try again later */
+        return false;
     M.tried = true;
     M.cuda = cuda;
     *(void **)&M.cu_count = dlsym(cuda, "cuDeviceGetCount");
