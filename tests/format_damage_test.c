@@ -37,12 +37,9 @@ static void test_chunk_bit_flips(void **state)
         size_t x = chunk_at(f, i);
         const prism_chunk_info *hit = &f->clean.chunks[x].ci;
         for (unsigned bit = 0; bit < 8; bit++) {
-            memcpy(buf, f->out.data, f->out.len);
-            buf[i] ^= (uint8_t)(1u << bit);
             tlog l;
-            tlog_init(&l);
             prism_reader *r;
-            assert_int_equal(tlog_read_chunks(&l, buf, f->out.len, &r), PRISM_OK);
+            assert_int_equal(tref_read_flipped(f, buf, i, bit, &l, &r), PRISM_OK);
             const prism_reader_stats *st = prism_reader_stats_get(r);
             /* Every other chunk arrives intact, in order; the hit one never. */
             size_t ok = 0, bad = 0;
@@ -121,6 +118,16 @@ static void add_good(built *b, const tref_fixture *f, size_t k)
     add(b, f->out.data + f->clean.chunks[k].ci.offset, (size_t)f->clean.chunks[k].ci.length);
 }
 
+/* Read what was built in one piece into l (initialised here); the read must
+ * end PRISM_OK.  The caller frees the reader and the log. */
+static prism_reader *read_built(tlog *l, const built *b)
+{
+    tlog_init(l);
+    prism_reader *r;
+    assert_int_equal(tlog_read_chunks(l, b->b, b->n, &r), PRISM_OK);
+    return r;
+}
+
 static void test_unknown_kind(void **state)
 {
     tref_fixture *f = *state;
@@ -132,9 +139,7 @@ static void test_unknown_kind(void **state)
     size_t len = b.n - at;
     add_good(&b, f, 2);
     tlog l;
-    tlog_init(&l);
-    prism_reader *r;
-    assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
+    prism_reader *r = read_built(&l, &b);
     const prism_reader_stats *st = prism_reader_stats_get(r);
     assert_int_equal(st->unknown, 1);
     assert_int_equal(st->damaged, 0);
@@ -262,9 +267,7 @@ static void test_hostile_chunk_lengths(void **state)
         size_t junk = b.n - at;
         add_good(&b, f, 2);
         tlog l;
-        tlog_init(&l);
-        prism_reader *r;
-        assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
+        prism_reader *r = read_built(&l, &b);
         const prism_reader_stats *st = prism_reader_stats_get(r);
         assert_int_equal(st->chunks, 3);
         assert_int_equal(st->damaged, 1);
@@ -337,9 +340,7 @@ static void test_hostile_payloads(void **state)
         add_chunk(&b, kind, payload, n);
         add_good(&b, f, 2);
         tlog l;
-        tlog_init(&l);
-        prism_reader *r;
-        assert_int_equal(tlog_read_chunks(&l, b.b, b.n, &r), PRISM_OK);
+        prism_reader *r = read_built(&l, &b);
         const prism_reader_stats *st = prism_reader_stats_get(r);
         if (st->malformed != 1)
             print_error("case %zu not malformed\n", i);

@@ -141,38 +141,55 @@ static size_t log_len_for(const fixture *f, size_t cut, size_t k)
     return cut >= f->hdr_len ? f->full.hdr_end : 0;
 }
 
+/* A full reader fed the first cut bytes of the file. */
+typedef struct prefix_read {
+    tlog l;                     /* what it delivered                      */
+    prism_reader *r;
+    prism_status s;             /* what the feed returned                 */
+    size_t k;                   /* chunks entirely before cut             */
+    size_t boundary;            /* the item boundary at or before cut     */
+} prefix_read;
+
+static void read_prefix(prefix_read *p, const fixture *f, size_t cut)
+{
+    p->k = chunks_before(f, cut, &p->boundary);
+    tlog_init(&p->l);
+    p->r = tlog_reader(&p->l);
+    p->s = prism_reader_feed(p->r, f->out.data, cut);
+}
+
+static void prefix_free(prefix_read *p)
+{
+    prism_reader_free(p->r);
+    tlog_free(&p->l);
+}
+
 /* Every prefix: a clean stop delivering exactly the complete chunks; then the
  * rest resumes and the whole equals the full read. */
 static void test_every_prefix_then_resume(void **state)
 {
     fixture *f = *state;
     for (size_t cut = 0; cut <= f->out.len; cut++) {
-        size_t boundary;
-        size_t k = chunks_before(f, cut, &boundary);
-        tlog l;
-        tlog_init(&l);
-        prism_reader *r = tlog_reader(&l);
-        prism_status s = prism_reader_feed(r, f->out.data, cut);
-        if (cut == boundary)
-            assert_int_equal(s, PRISM_OK);
+        prefix_read p;
+        read_prefix(&p, f, cut);
+        if (cut == p.boundary)
+            assert_int_equal(p.s, PRISM_OK);
         else
-            assert_int_equal(s, PRISM_NEED_MORE);
-        assert_int_equal(l.nchunks, k);
-        size_t want = log_len_for(f, cut, k);
-        assert_int_equal(l.len, want);
-        assert_memory_equal(l.b, f->full.b, want);
-        assert_int_equal(prism_reader_good_offset(r), boundary);
-        assert_int_equal(prism_reader_input_offset(r), cut);
-        assert_int_equal(prism_reader_stats_get(r)->damaged, 0);
-        assert_true((prism_reader_header(r) != NULL) == (cut >= f->hdr_len));
+            assert_int_equal(p.s, PRISM_NEED_MORE);
+        assert_int_equal(p.l.nchunks, p.k);
+        size_t want = log_len_for(f, cut, p.k);
+        assert_int_equal(p.l.len, want);
+        assert_memory_equal(p.l.b, f->full.b, want);
+        assert_int_equal(prism_reader_good_offset(p.r), p.boundary);
+        assert_int_equal(prism_reader_input_offset(p.r), cut);
+        assert_int_equal(prism_reader_stats_get(p.r)->damaged, 0);
+        assert_true((prism_reader_header(p.r) != NULL) == (cut >= f->hdr_len));
 
-        s = prism_reader_feed(r, f->out.data + cut, f->out.len - cut);
-        assert_int_equal(s, PRISM_OK);
-        assert_int_equal(prism_reader_finish(r), PRISM_OK);
-        assert_logs_equal(&l, &f->full);
-        assert_stats_equal(prism_reader_stats_get(r), &f->st);
-        prism_reader_free(r);
-        tlog_free(&l);
+        assert_int_equal(prism_reader_feed(p.r, f->out.data + cut, f->out.len - cut), PRISM_OK);
+        assert_int_equal(prism_reader_finish(p.r), PRISM_OK);
+        assert_logs_equal(&p.l, &f->full);
+        assert_stats_equal(prism_reader_stats_get(p.r), &f->st);
+        prefix_free(&p);
     }
 }
 
@@ -181,38 +198,33 @@ static void test_every_prefix_finish(void **state)
 {
     fixture *f = *state;
     for (size_t cut = 0; cut <= f->out.len; cut++) {
-        size_t boundary;
-        size_t k = chunks_before(f, cut, &boundary);
-        tlog l;
-        tlog_init(&l);
-        prism_reader *r = tlog_reader(&l);
-        prism_status s = prism_reader_feed(r, f->out.data, cut);
-        assert_true(s == PRISM_OK || s == PRISM_NEED_MORE);
-        s = prism_reader_finish(r);
-        const prism_reader_stats *st = prism_reader_stats_get(r);
+        prefix_read p;
+        read_prefix(&p, f, cut);
+        assert_true(p.s == PRISM_OK || p.s == PRISM_NEED_MORE);
+        prism_status s = prism_reader_finish(p.r);
+        const prism_reader_stats *st = prism_reader_stats_get(p.r);
         if (cut == 0) {
             assert_int_equal(s, PRISM_E_EMPTY);
         } else if (cut < f->hdr_len) {
             const char *msg;
             uint64_t off;
             assert_int_equal(s, PRISM_E_HEADER);
-            assert_int_equal(prism_reader_error(r, &msg, &off), PRISM_E_HEADER);
+            assert_int_equal(prism_reader_error(p.r, &msg, &off), PRISM_E_HEADER);
             assert_true(msg[0] != '\0');
             assert_int_equal(off, cut);
         } else {
             assert_int_equal(s, PRISM_OK);
-            assert_int_equal(st->torn_bytes, cut - boundary);
-            assert_int_equal(st->torn_bytes, cut - prism_reader_good_offset(r));
+            assert_int_equal(st->torn_bytes, cut - p.boundary);
+            assert_int_equal(st->torn_bytes, cut - prism_reader_good_offset(p.r));
             assert_int_equal(st->damaged, 0);
             assert_int_equal(st->skipped_bytes, 0);
-            assert_int_equal(st->chunks, k);
-            assert_int_equal(l.nchunks, k);
-            assert_int_equal(l.len, log_len_for(f, cut, k));
-            assert_memory_equal(l.b, f->full.b, l.len);
-            assert_int_equal(st->footer, k == f->full.nchunks);
+            assert_int_equal(st->chunks, p.k);
+            assert_int_equal(p.l.nchunks, p.k);
+            assert_int_equal(p.l.len, log_len_for(f, cut, p.k));
+            assert_memory_equal(p.l.b, f->full.b, p.l.len);
+            assert_int_equal(st->footer, p.k == f->full.nchunks);
         }
-        prism_reader_free(r);
-        tlog_free(&l);
+        prefix_free(&p);
     }
 }
 

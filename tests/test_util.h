@@ -431,6 +431,18 @@ static inline prism_status tlog_read_chunks(tlog *l, const uint8_t *p, size_t n,
     return s;
 }
 
+/* Read a copy of the reference file with bit `bit` of byte i flipped (made
+ * in buf, which holds f->out.len bytes) with a chunk reader on a fresh log l;
+ * the reader is left in *r (the caller frees it and the log). */
+static inline prism_status tref_read_flipped(const tref_fixture *f, uint8_t *buf, size_t i,
+                                             unsigned bit, tlog *l, prism_reader **r)
+{
+    memcpy(buf, f->out.data, f->out.len);
+    buf[i] ^= (uint8_t)(1u << bit);
+    tlog_init(l);
+    return tlog_read_chunks(l, buf, f->out.len, r);
+}
+
 /* ---- hand-built chunks ---- */
 
 static inline size_t tbe(uint8_t *p, uint64_t v, unsigned n)
