@@ -21,30 +21,6 @@
 #include "json_check.h"
 #include "report_util.h"
 
-typedef struct fx {
-    char dir[64];
-    char ref[512];              /* refgen defaults                          */
-} fx;
-
-static int setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    scratch_dir(f->dir);
-    refgen_opts o = refgen_defaults();
-    fixture(path_in(f->ref, f->dir, "ref.cbor"), &o);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    scratch_remove(f->dir);
-    free(f);
-    return 0;
-}
-
 /* Export path as format into dir/name; returns the output text. */
 static char *export_to(fx *f, const char *path, const char *format, const char *name)
 {
@@ -456,16 +432,16 @@ static void export_usage_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(chrome_trace_holds_every_event, setup, teardown),
-        cmocka_unit_test_setup_teardown(chrome_trace_of_hostile_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(chrome_trace_of_torn_file_is_balanced, setup, teardown),
-        cmocka_unit_test_setup_teardown(folded_totals_equal_tree, setup, teardown),
-        cmocka_unit_test_setup_teardown(csv_has_a_row_per_node, setup, teardown),
-        cmocka_unit_test_setup_teardown(tree_json_parses, setup, teardown),
-        cmocka_unit_test_setup_teardown(awkward_names_survive, setup, teardown),
-        cmocka_unit_test_setup_teardown(failed_export_leaves_no_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(output_that_is_no_regular_file_is_kept, setup, teardown),
-        cmocka_unit_test_setup_teardown(export_usage_errors, setup, teardown),
+        FX_TEST(chrome_trace_holds_every_event),
+        FX_TEST(chrome_trace_of_hostile_values),
+        FX_TEST(chrome_trace_of_torn_file_is_balanced),
+        FX_TEST(folded_totals_equal_tree),
+        FX_TEST(csv_has_a_row_per_node),
+        FX_TEST(tree_json_parses),
+        FX_TEST(awkward_names_survive),
+        FX_TEST(failed_export_leaves_no_file),
+        FX_TEST(output_that_is_no_regular_file_is_kept),
+        FX_TEST(export_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

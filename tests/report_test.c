@@ -24,30 +24,6 @@
 #include "json_check.h"
 #include "report_util.h"
 
-typedef struct fx {
-    char dir[64];
-    char ref[512];              /* refgen defaults                          */
-} fx;
-
-static int setup(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    scratch_dir(f->dir);
-    refgen_opts o = refgen_defaults();
-    fixture(path_in(f->ref, f->dir, "ref.cbor"), &o);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    scratch_remove(f->dir);
-    free(f);
-    return 0;
-}
-
 /* The golden file, next to this source file. */
 static void golden_path(char *out, size_t cap)
 {
@@ -391,15 +367,15 @@ static void json_checker_rejects(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(analyze_txt_matches_golden, setup, teardown),
-        cmocka_unit_test_setup_teardown(analyze_is_deterministic, setup, teardown),
-        cmocka_unit_test_setup_teardown(analyze_json_parses, setup, teardown),
-        cmocka_unit_test_setup_teardown(analyze_notes_incomplete_profile, setup, teardown),
-        cmocka_unit_test_setup_teardown(analyze_threshold_changes_verdict, setup, teardown),
-        cmocka_unit_test_setup_teardown(errors_are_one_line_exit_2, setup, teardown),
-        cmocka_unit_test_setup_teardown(usage_errors_exit_1, setup, teardown),
-        cmocka_unit_test_setup_teardown(compare_self_is_all_zero, setup, teardown),
-        cmocka_unit_test_setup_teardown(compare_sees_new_region, setup, teardown),
+        FX_TEST(analyze_txt_matches_golden),
+        FX_TEST(analyze_is_deterministic),
+        FX_TEST(analyze_json_parses),
+        FX_TEST(analyze_notes_incomplete_profile),
+        FX_TEST(analyze_threshold_changes_verdict),
+        FX_TEST(errors_are_one_line_exit_2),
+        FX_TEST(usage_errors_exit_1),
+        FX_TEST(compare_self_is_all_zero),
+        FX_TEST(compare_sees_new_region),
         cmocka_unit_test(json_writer_escapes),
         cmocka_unit_test(json_checker_rejects),
     };

@@ -1,7 +1,9 @@
 /*
  * report_util.h - helpers for the prism-top report and export tests
  * (header-only): a scratch directory, refgen fixtures, running a cmd_*
- * in-process with its stdout and stderr captured, reading files back.
+ * in-process with its stdout and stderr captured, reading files back, and
+ * the tests' common setup (fx: a scratch directory holding a reference
+ * profile).
  *
  * Include after <cmocka.h>.
  */
@@ -59,6 +61,34 @@ static inline void fixture(const char *path, const refgen_opts *o)
     assert_int_equal(refgen_write_file(path, &r), 0);
     free(r.data);
 }
+
+/* What each test starts from: a scratch directory with a reference profile. */
+typedef struct fx {
+    char dir[64];
+    char ref[512];              /* refgen defaults                          */
+} fx;
+
+static inline int fx_setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    scratch_dir(f->dir);
+    refgen_opts o = refgen_defaults();
+    fixture(path_in(f->ref, f->dir, "ref.cbor"), &o);
+    *state = f;
+    return 0;
+}
+
+static inline int fx_teardown(void **state)
+{
+    fx *f = *state;
+    scratch_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+/* A test that gets a fresh fx as its state. */
+#define FX_TEST(t) cmocka_unit_test_setup_teardown(t, fx_setup, fx_teardown)
 
 /* A whole file, NUL-terminated (the caller frees); NULL if unreadable. */
 static inline char *slurp(const char *path, size_t *len)
