@@ -38,20 +38,35 @@ typedef struct rec_child {
 
 enum { OWN_NONE, OWN_HANDLER, OWN_SIGINFO, OWN_IGNORE };
 
+/* The names one_step records, registered in this order. */
+typedef struct step_names {
+    uint32_t fwd, layer, bwd, loss;
+} step_names;
+
+static step_names step_names_get(void)
+{
+    step_names n;
+    n.fwd = prism_name("forward");
+    n.layer = prism_name("layer");
+    n.bwd = prism_name("backward");
+    n.loss = prism_name("loss");
+    return n;
+}
+
 /* One training-like step: nested regions, a mark, a counter. */
-static void one_step(uint32_t fwd, uint32_t layer, uint32_t bwd, uint32_t loss, uint64_t i)
+static void one_step(const step_names *n, uint64_t i)
 {
     prism_step_begin();
-    prism_push_id(fwd);
+    prism_push_id(n->fwd);
     for (int l = 0; l < 4; l++) {
-        prism_push_id(layer);
+        prism_push_id(n->layer);
         prism_pop();
     }
     prism_pop();
-    prism_push_id(bwd);
+    prism_push_id(n->bwd);
     prism_mark_name("grad");
     prism_pop();
-    prism_counter_i(loss, (int64_t)i);
+    prism_counter_i(n->loss, (int64_t)i);
     prism_step_end();
 }
 
@@ -69,12 +84,11 @@ static int record_forever_child(void *arg)
     if (rc->buffer_events)
         c.buffer_events = rc->buffer_events;
     CHILD_CHECK(prism_init(&c) == 0);
-    uint32_t fwd = prism_name("forward"), layer = prism_name("layer");
-    uint32_t bwd = prism_name("backward"), loss = prism_name("loss");
+    const step_names names = step_names_get();
     for (uint64_t i = 0;; i++) {
         if (i == rc->ready_after)
             child_ready();
-        one_step(fwd, layer, bwd, loss, i);
+        one_step(&names, i);
     }
 }
 
@@ -95,6 +109,18 @@ static uint64_t regions_chunks(const psum *p)
     return n;
 }
 
+/* Send sig to the child and wait for it: it must die of that signal. */
+static void kill_child(child *c, int sig)
+{
+    assert_int_equal(kill(c->pid, sig), 0);
+    char err[4096];
+    int status = child_finish(c, err, sizeof err);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
+        print_error("child status %#x; stderr:\n%s\n", (unsigned)status, err);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), sig);
+}
+
 static void kill_after(uint64_t steps, uint32_t buffer_events)
 {
     tdir d;
@@ -105,16 +131,9 @@ static void kill_after(uint64_t steps, uint32_t buffer_events)
     child_expect_ready(&c);
     /* what was flushed before the kill must survive it: wait for some */
     assert_true(wait_for_regions(rc.path));
-    assert_int_equal(kill(c.pid, SIGKILL), 0);
-    char err[4096];
-    int status = child_finish(&c, err, sizeof err);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        print_error("child status %#x; stderr:\n%s\n", (unsigned)status, err);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), SIGKILL);
+    kill_child(&c, SIGKILL);
 
-    psum *p = psum_read(rc.path, false);
-    psum_assert_sound(p);                       /* no error, no damage, in order */
+    psum *p = psum_read_sound(rc.path, false);  /* no error, no damage, in order */
     assert_int_equal(p->footers, 0);
     assert_false(p->st.footer);
     assert_true(regions_chunks(p) >= 1);
@@ -143,16 +162,9 @@ static void sigterm_like(int sig)
     tdir_file(&d, "term.cbor", rc.path, sizeof rc.path);
     child c = child_start(record_forever_child, &rc, true, true);
     child_expect_ready(&c);
-    assert_int_equal(kill(c.pid, sig), 0);
-    char err[4096];
-    int status = child_finish(&c, err, sizeof err);
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
-        print_error("child status %#x; stderr:\n%s\n", (unsigned)status, err);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), sig);
+    kill_child(&c, sig);
 
-    psum *p = psum_read(rc.path, false);
-    psum_assert_sound(p);
+    psum *p = psum_read_sound(rc.path, false);
     assert_int_equal(p->footers, 1);
     assert_false(p->footer.clean);              /* written on the signal path */
     assert_true(regions_chunks(p) >= 1);
@@ -231,12 +243,11 @@ static int own_disposition_child(void *arg)
     c.flush_interval_ms = 10;
     CHILD_CHECK(prism_init(&c) == 0);
     CHILD_CHECK(disposition_is(rc->sig, rc->disposition));     /* left alone */
-    uint32_t fwd = prism_name("forward"), layer = prism_name("layer");
-    uint32_t bwd = prism_name("backward"), loss = prism_name("loss");
+    const step_names names = step_names_get();
     for (uint64_t i = 0;; i++) {
         if (i == rc->ready_after)
             child_ready();
-        one_step(fwd, layer, bwd, loss, i);
+        one_step(&names, i);
         char b;
         if (read(rc->go[0], &b, 1) == 1)        /* the parent signalled, then wrote */
             break;
@@ -264,8 +275,7 @@ static void own_disposition(int sig, int own)
     close(rc.go[1]);
     char err[4096];
     assert_child_ok(child_finish(&c, err, sizeof err), err);
-    psum *p = psum_read(rc.path, false);
-    psum_assert_sound(p);
+    psum *p = psum_read_sound(rc.path, false);
     assert_int_equal(p->footers, 1);
     assert_true(p->footer.clean);
     assert_true(p->nsteps >= 20);
@@ -396,10 +406,9 @@ static int forking_child(void *arg)
     CHILD_CHECK(prism_init(&c) == 0);
     struct stat hdr;
     CHILD_CHECK(stat(arg, &hdr) == 0);          /* the header alone */
-    uint32_t fwd = prism_name("forward"), layer = prism_name("layer");
-    uint32_t bwd = prism_name("backward"), loss = prism_name("loss");
+    const step_names names = step_names_get();
     for (uint64_t i = 0; i < FORK_STEPS; i++) {
-        one_step(fwd, layer, bwd, loss, i);
+        one_step(&names, i);
         if (i == FORK_STEPS / 2) {
             wait_writer_idle(arg, hdr.st_size);
             fflush(NULL);
@@ -426,10 +435,8 @@ static void test_fork_in_profiled_process(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "forked.cbor", path, sizeof path);
-    child_run_ok(forking_child, path);
+    psum *p = psum_from_child(forking_child, path, path, false);
     assert_int_equal(tdir_count(&d), 1);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
     assert_int_equal(p->footers, 1);
     assert_true(p->footer.clean);
     assert_int_equal(p->nsteps, FORK_STEPS);

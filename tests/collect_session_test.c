@@ -266,8 +266,7 @@ static void test_init_twice_shutdown_twice_init_after(void **state)
     assert_int_equal(count_lines(err), 1);                  /* init after shutdown */
     assert_int_equal(count_lines_with(err, "prism_init"), 1);
     assert_int_equal(tdir_count(&d), 1);
-    psum *s = psum_read(p.a, false);
-    psum_assert_sound(s);
+    psum *s = psum_read_sound(p.a, false);
     assert_int_equal(s->footers, 1);
     assert_true(s->footer.clean);
     const prism_value *v = psum_config(s, "flush_interval_ms");
@@ -328,9 +327,7 @@ static void test_regions_open_at_exit(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "open.cbor", path, sizeof path);
-    child_run_ok(open_regions_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(open_regions_child, path, path, false);
     assert_int_equal(p->footers, 1);
     uint64_t enters = 0, exits = 0;
     for (uint32_t i = 0; i < PS_STREAMS; i++) {
@@ -372,9 +369,7 @@ static void test_pop_without_push(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "pop.cbor", path, sizeof path);
-    child_run_ok(pop_without_push_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(pop_without_push_child, path, path, false);
     assert_int_equal(p->footers, 1);
     uint64_t enters = 0, exits = 0, at_zero = 0;
     for (uint32_t i = 0; i < PS_STREAMS; i++) {
@@ -454,8 +449,7 @@ static void check_pattern(const tdir *d, const char *output, const char *rank, b
         print_error("expected %s\n", path);
     assert_int_equal(access(path, F_OK), 0);
     assert_int_equal(tdir_count(d), 1);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_read_sound(path, false);
     const prism_header *h = prism_reader_header(p->r);
     assert_int_equal(h->pid, (uint64_t)pid);
     assert_int_equal(h->rank, want_rank);
@@ -540,9 +534,7 @@ static void test_config_in_header(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "config.cbor", path, sizeof path);
-    child_run_ok(config_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(config_child, path, path, false);
     want_bool(p, "enabled", true);
     want_bool(p, "collect_timing", false);
     want_bool(p, "collect_memory", false);
@@ -607,9 +599,7 @@ static int sampling_child(void *arg)
 
 static void check_sampling(const sampling *sp, bool (*want)(uint32_t idx))
 {
-    child_run_ok(sampling_child, (void *)sp);
-    psum *p = psum_read(sp->path, true);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(sampling_child, (void *)sp, sp->path, true);
     assert_int_equal(p->footers, 1);
     assert_int_equal(p->nsteps, STEPS);
     uint32_t nsampled = 0;
@@ -704,9 +694,7 @@ static void test_memory_at_step_boundaries(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "memory.cbor", path, sizeof path);
-    child_run_ok(memory_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(memory_child, path, path, false);
     assert_int_equal(p->nsteps, MEM_STEPS);
     size_t at_step[MEM_STEPS] = { 0 };
     for (size_t i = 0; i < p->nmem; i++) {

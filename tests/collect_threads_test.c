@@ -148,10 +148,7 @@ static void run_scenario(unsigned k, mode m)
     tdir_make(&d);
     scenario sc = { k, m, "" };
     tdir_file(&d, "threads.cbor", sc.path, sizeof sc.path);
-    child_run_ok(threads_child, &sc);
-
-    psum *p = psum_read(sc.path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(threads_child, &sc, sc.path, false);
     assert_int_equal(p->footers, 1);
     assert_true(p->footer.clean);
     uint32_t outer = psum_id(p, "outer"), middle = psum_id(p, "middle");
@@ -302,9 +299,7 @@ static void test_exited_threads_return_buffers(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "churn.cbor", path, sizeof path);
-    child_run_ok(churn_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(churn_child, path, path, false);
     assert_int_equal(p->footers, 1);
     assert_int_equal(p->footer.dropped, 0);
     for (unsigned i = 0; i < CHURN; i++) {
@@ -350,9 +345,7 @@ static void test_wait_policy_is_bounded(void **state)
     char path[512];
     tdir_make(&d);
     tdir_file(&d, "waitstarved.cbor", path, sizeof path);
-    child_run_ok(wait_starved_child, path);
-    psum *p = psum_read(path, false);
-    psum_assert_sound(p);
+    psum *p = psum_from_child(wait_starved_child, path, path, false);
     assert_int_equal(p->footers, 1);
     unsigned starved = 0;
     for (unsigned i = 0; i < 3; i++) {

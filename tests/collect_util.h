@@ -565,6 +565,22 @@ static inline void psum_assert_sound(const psum *p)
     }
 }
 
+/* psum_read, then psum_assert_sound. */
+static inline psum *psum_read_sound(const char *path, bool keep_regions)
+{
+    psum *p = psum_read(path, keep_regions);
+    psum_assert_sound(p);
+    return p;
+}
+
+/* Run fn(arg) in a child to completion (it must exit 0), then read back the
+ * profile it wrote at path (psum_read_sound). */
+static inline psum *psum_from_child(child_fn fn, void *arg, const char *path, bool keep_regions)
+{
+    child_run_ok(fn, arg);
+    return psum_read_sound(path, keep_regions);
+}
+
 /* ---- waiting for the writer -------------------------------------------- */
 
 static inline uint64_t regions_chunks_in(const char *path)
