@@ -10,7 +10,6 @@
  * elapsed_s covers the recording phase (threads released together), not
  * the final flush.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "prism/collect.h"
 
 #define MAX_DEPTH 64
@@ -68,15 +68,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int parse_u(const char *s, unsigned long long lo, unsigned long long hi,
-                   unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoull(s, &end, 10);
-    return errno || !*s || *end || *s == '-' || *v < lo || *v > hi ? -1 : 0;
-}
-
 /* 0 ok, 1 --help, -1 bad command line. */
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -85,15 +76,8 @@ static int parse_args(int argc, char **argv, opts *o)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
         if (!strcmp(a, "--no-profile")) { o->no_profile = true; continue; }
         char flag[32];
-        const char *val, *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof flag) {
-            memcpy(flag, a, (size_t)(eq - a));
-            flag[eq - a] = '\0';
-            val = eq + 1;
-        } else if (!eq && strlen(a) < sizeof flag && i + 1 < argc) {
-            strcpy(flag, a);
-            val = argv[++i];
-        } else {
+        const char *val;
+        if (args_flag_value(argc, argv, &i, flag, sizeof flag, &val)) {
             fprintf(stderr, "multithread: bad argument: %s\n", a);
             return -1;
         }
@@ -107,15 +91,15 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (!strcmp(val, "wait")) o->policy = PRISM_POLICY_WAIT;
             else bad = 1;
         } else if (!strcmp(flag, "--threads")) {
-            if (!(bad = parse_u(val, 1, MAX_THREADS, &v))) o->threads = (unsigned)v;
+            if (!(bad = args_unsigned(val, 1, MAX_THREADS, &v))) o->threads = (unsigned)v;
         } else if (!strcmp(flag, "--events")) {
-            if (!(bad = parse_u(val, 0, 1ull << 40, &v))) o->events = v;
+            if (!(bad = args_unsigned(val, 0, 1ull << 40, &v))) o->events = v;
         } else if (!strcmp(flag, "--depth")) {
-            if (!(bad = parse_u(val, 1, MAX_DEPTH, &v))) o->depth = (unsigned)v;
+            if (!(bad = args_unsigned(val, 1, MAX_DEPTH, &v))) o->depth = (unsigned)v;
         } else if (!strcmp(flag, "--counter-every")) {
-            if (!(bad = parse_u(val, 0, UINT32_MAX, &v))) o->counter_every = (unsigned)v;
+            if (!(bad = args_unsigned(val, 0, UINT32_MAX, &v))) o->counter_every = (unsigned)v;
         } else if (!strcmp(flag, "--buffer-events")) {
-            if (!(bad = parse_u(val, 1, UINT32_MAX, &v))) o->buffer_events = (unsigned)v;
+            if (!(bad = args_unsigned(val, 1, UINT32_MAX, &v))) o->buffer_events = (unsigned)v;
         } else {
             bad = 1;
         }

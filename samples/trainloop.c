@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "args.h"
 #include "loader.h"
 #include "prism/collect.h"
 
@@ -93,14 +94,6 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int parse_u(const char *s, unsigned long long max, unsigned long long *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtoull(s, &end, 10);
-    return errno || !*s || *end || *s == '-' || *v > max ? -1 : 0;
-}
-
 /* 0 ok, 1 --help, -1 bad command line. */
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -110,15 +103,8 @@ static int parse_args(int argc, char **argv, opts *o)
         if (!strcmp(a, "--no-profile")) { o->no_profile = true; continue; }
         if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) { o->verbose = true; continue; }
         char flag[32];
-        const char *val, *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof flag) {
-            memcpy(flag, a, (size_t)(eq - a));
-            flag[eq - a] = '\0';
-            val = eq + 1;
-        } else if (!eq && strlen(a) < sizeof flag && i + 1 < argc) {
-            strcpy(flag, a);
-            val = argv[++i];
-        } else {
+        const char *val;
+        if (args_flag_value(argc, argv, &i, flag, sizeof flag, &val)) {
             fprintf(stderr, "trainloop: bad argument: %s\n", a);
             return -1;
         }
@@ -133,7 +119,7 @@ static int parse_args(int argc, char **argv, opts *o)
             if (errno || end == val || *end || !(o->duration > 0 && o->duration < 1e7))
                 return -1;
         } else if (!strcmp(flag, "--seed")) {
-            if (parse_u(val, UINT64_MAX, &v)) return -1;
+            if (args_unsigned(val, 0, UINT64_MAX, &v)) return -1;
             o->seed = v;
         } else {
             const struct { const char *name; unsigned *dst; unsigned lo, hi; } u[] = {
@@ -149,7 +135,7 @@ static int parse_args(int argc, char **argv, opts *o)
             size_t k = 0;
             while (k < sizeof u / sizeof u[0] && strcmp(flag, u[k].name))
                 k++;
-            if (k == sizeof u / sizeof u[0] || parse_u(val, u[k].hi, &v) || v < u[k].lo) {
+            if (k == sizeof u / sizeof u[0] || args_unsigned(val, u[k].lo, u[k].hi, &v)) {
                 fprintf(stderr, "trainloop: bad option or value: %s %s\n", flag, val);
                 return -1;
             }
