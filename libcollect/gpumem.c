@@ -44,6 +44,7 @@ static struct {
     pthread_mutex_t lock;                      /* the cached reading */
     prism_gpu_mem last[PRISM_MAX_GPUS];
     uint32_t nlast;
+    _Atomic uint32_t any;                      /* a reading with devices exists */
     /* writer thread only */
     bool tried, ok;
     void *nvml, *cuda;
@@ -143,6 +144,8 @@ static uint32_t refresh(prism_gpu_mem *out)
 uint32_t gpumem_read(prism_gpu_mem *out, bool now)
 {
     uint32_t n;
+    if (!now && !atomic_load_explicit(&M.any, memory_order_relaxed))
+        return 0;                              /* no GPU seen: no lock per step */
     if (now) {
         prism_gpu_mem cur[PRISM_MAX_GPUS];
         n = refresh(cur);
@@ -150,6 +153,7 @@ uint32_t gpumem_read(prism_gpu_mem *out, bool now)
         memcpy(M.last, cur, n * sizeof *cur);
         M.nlast = n;
         pthread_mutex_unlock(&M.lock);
+        atomic_store_explicit(&M.any, n > 0, memory_order_relaxed);
     }
     pthread_mutex_lock(&M.lock);
     n = M.nlast;
