@@ -52,6 +52,7 @@ SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
 
 LIB_A    := $(B)/lib/libprism.a
 LIB_SO   := $(B)/lib/libprism.so
+LIB_AN   := $(B)/lib/libprism-analysis.a
 PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
@@ -59,7 +60,7 @@ SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
 DEPS_OK  := $(B)/.deps-ok
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
-all: $(LIB_A) $(LIB_SO) $(PRISMTOP) $(SAMPLES)
+all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES)
 
 # Install what is missing (as root) or stop with one line naming it.
 $(DEPS_OK): scripts/deps.sh
@@ -79,6 +80,12 @@ $(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ)
 $(LIB_SO): $(FORMAT_OBJ) $(COLLECT_OBJ)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libprism.so.$(word 1,$(subst ., ,$(VERSION))) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
+
+# The analysis (analysis.h) for programs that read profiles; kept out of
+# libprism so instrumented programs never carry it.
+$(LIB_AN): $(ANALYSIS_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(PRISMTOP): $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
@@ -113,7 +120,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/prism $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	           $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIB_A) $(LIB_AN) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(VERSION)
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so
