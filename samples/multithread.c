@@ -19,6 +19,8 @@
 #include <time.h>
 
 #include "args.h"
+#include "mono_time.h"
+#include "profiling.h"
 #include "prism/collect.h"
 
 #define MAX_DEPTH 64
@@ -59,13 +61,6 @@ static void usage(FILE *f)
         "  --output PATH      profile path (default $PRISM_OUTPUT, else multithread.cbor)\n"
         "  --no-profile       same work, without starting the profiler\n",
         MAX_DEPTH);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* 0 ok, 1 --help, -1 bad command line. */
@@ -154,21 +149,13 @@ int main(int argc, char **argv)
     }
 
     if (o.no_profile) {
-        /* PRISM_OUTPUT / PRISM_ENABLED=1 start the library when it loads */
-        if (prism_recording()) {
-            prism_shutdown();
-            fprintf(stderr, "multithread: --no-profile: stopped the session started from "
-                            "PRISM_* variables (its file holds no events)\n");
-        }
+        profiling_off("multithread");
     } else {
         if ((o.output || o.policy >= 0 || o.buffer_events) && prism_recording())
             fprintf(stderr, "multithread: --output/--policy/--buffer-events ignored: the "
                             "session already started from PRISM_* variables\n");
         prism_config cfg;
-        prism_config_default(&cfg);
-        prism_config_from_env(&cfg);
-        const char *env = getenv("PRISM_OUTPUT");
-        cfg.output = o.output ? o.output : env && *env ? env : "multithread.cbor";
+        profiling_config(&cfg, o.output, "multithread.cbor");
         if (o.policy >= 0)
             cfg.policy = (prism_policy)o.policy;
         if (o.buffer_events)

@@ -22,6 +22,8 @@
 
 #include "args.h"
 #include "loader.h"
+#include "mono_time.h"
+#include "profiling.h"
 #include "prism/collect.h"
 
 #define NLAYERS 4
@@ -85,13 +87,6 @@ static void usage(FILE *f)
         "  --sync-stall-ms N  busy-wait N ms per step in region \"synchronize\"\n"
         "  --slow-data-ms N   each batch takes N ms longer to load (region \"read\";\n"
         "                     with --workers it delays the workers instead)\n");
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* 0 ok, 1 --help, -1 bad command line. */
@@ -364,21 +359,13 @@ int main(int argc, char **argv)
 
     char path[4096] = "none";
     if (o.no_profile) {
-        /* PRISM_OUTPUT / PRISM_ENABLED=1 start the library when it loads */
-        if (prism_recording()) {
-            prism_shutdown();
-            fprintf(stderr, "trainloop: --no-profile: stopped the session started from "
-                            "PRISM_* variables (its file holds no events)\n");
-        }
+        profiling_off("trainloop");
     } else {
         if (o.output && prism_recording())
             fprintf(stderr, "trainloop: --output ignored: the session already started "
                             "from PRISM_* variables\n");
         prism_config cfg;
-        prism_config_default(&cfg);
-        prism_config_from_env(&cfg);
-        const char *env = getenv("PRISM_OUTPUT");
-        cfg.output = o.output ? o.output : env && *env ? env : "trainloop.cbor";
+        profiling_config(&cfg, o.output, "trainloop.cbor");
         if (prism_init(&cfg) == 0 && prism_output_path())
             snprintf(path, sizeof path, "%s", prism_output_path());
     }
