@@ -159,14 +159,9 @@ static const char *err_name(CUptiResult r)
     return "CUPTI error";
 }
 
-/* A libcupti file that exists, for NVTX_INJECTION64_PATH before attach. */
+/* libcupti under the usual CUDA directories. */
 static bool cupti_file(char *out, size_t n)
 {
-    const char *env = getenv("PRISM_CUPTI_PATH");
-    if (env && *env) {
-        snprintf(out, n, "%s", env);
-        return access(out, R_OK) == 0;
-    }
     const char *roots[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
     const char *subs[] = { "extras/CUPTI/lib64", "lib64", "lib" };
     for (size_t i = 0; i < 3; i++)
@@ -321,7 +316,7 @@ static void ok_status(const session *s, bool waiting)
         snprintf(window + strlen(window), sizeof window - strlen(window), " for %u steps",
                  c->active_steps);
     cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s", G.version, G.path, G.kinds,
-                   G.notes[0] ? "; unavailable: " : "", G.notes, window);
+                     G.notes[0] ? "; unavailable: " : "", G.notes, window);
 }
 
 static bool in_window(const prism_config *c, uint64_t step)
@@ -357,21 +352,24 @@ static void attach(session *s)
     if (r != CUPTI_SUCCESS) {
         void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
         cupti_set_status("unavailable: cuptiSubscribe: %s%s", err_name(r),
-                       r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                           ? " (another CUPTI client, e.g. Nsight or torch.profiler, is attached)"
-                           : cuda ? "" : " (no NVIDIA driver: libcuda.so.1 not found)");
+                         r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                             ? " (another CUPTI client, e.g. Nsight or torch.profiler, is attached)"
+                             : cuda ? "" : " (no NVIDIA driver: libcuda.so.1 not found)");
         if (cuda)
             dlclose(cuda);
         return;
     }
-    cupti_drain_setup(s, &G.clock, shift);
-    if ((r = cupti_fn.RegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed)) != CUPTI_SUCCESS) {
+    /* API records carry gettid(), which names our threads; without it they
+     * cannot be tied to a thread (stream 0) */
+    bool os_tids = cupti_fn.SetThreadIdType &&
+                   cupti_fn.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
+    cupti_drain_setup(s, &G.clock, shift, os_tids);
+    r = cupti_fn.RegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
+    if (r != CUPTI_SUCCESS) {
         cupti_set_status("unavailable: cuptiActivityRegisterCallbacks: %s", err_name(r));
         cupti_fn.Unsubscribe(G.sub);
         return;
     }
-    if (cupti_fn.SetThreadIdType)         /* API records carry gettid() */
-        cupti_fn.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (cupti_fn.EnableDomain(1, G.sub, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS && G.path[0])
         setenv("NVTX_INJECTION64_PATH", G.path, 0);     /* NVTX reads it at its first call */
     G.window = s->cfg.warmup_steps || s->cfg.active_steps;
@@ -398,9 +396,13 @@ void cupti_start(session *s)
         if (cupti_libcuda_loaded()) {
             attach(s);
         } else if (G.state == G_IDLE) {
-            char path[512];
-            if (cupti_file(path, sizeof path))
-                setenv("NVTX_INJECTION64_PATH", path, 0);
+            /* NVTX reads its variable once, at its first call: name the
+             * libcupti now only when it is certain (PRISM_CUPTI_PATH); else
+             * at attach, the one actually loaded (a guess could differ from
+             * a framework's own copy, and NVTX would talk to the wrong one) */
+            const char *want = getenv("PRISM_CUPTI_PATH");
+            if (want && *want)
+                setenv("NVTX_INJECTION64_PATH", want, 0);
             G.state = G_WAITING;
             cupti_set_status("waiting: CUPTI attaches when the program loads the CUDA driver");
         }
@@ -426,7 +428,8 @@ void cupti_step(session *s, uint64_t index, bool begin)
         return;
     const prism_config *c = &s->cfg;
     bool first = begin && index == c->warmup_steps;
-    bool last = !begin && c->active_steps && index + 1 == (uint64_t)c->warmup_steps + c->active_steps;
+    bool last = !begin && c->active_steps &&
+                index + 1 == (uint64_t)c->warmup_steps + c->active_steps;
     if (!first && !last)
         return;
     pthread_mutex_lock(&G.lock);
@@ -439,8 +442,8 @@ void cupti_step(session *s, uint64_t index, bool begin)
     } else if (G.state == G_ATTACHED && last && G.enabled) {
         disable_kinds();
         atomic_store(&window_on, 0);
-        cupti_set_status("ok: CUPTI %u (%s): %s; activity of steps %u to %llu only", G.version,
-                       G.path, G.kinds, c->warmup_steps, (unsigned long long)index);
+        cupti_set_status("ok: CUPTI %u (%s): %s; activity of steps %u to %llu only",
+                         G.version, G.path, G.kinds, c->warmup_steps, (unsigned long long)index);
     }
     pthread_mutex_unlock(&G.lock);
 }

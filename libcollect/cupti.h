@@ -138,10 +138,10 @@ extern cupti_fns cupti_fn;
 
 /* cupti_drain.c: CUPTI's buffer callbacks (any thread), and the writer's
  * side: translate what CUPTI completed into records. */
-void cupti_drain_setup(session *s, const cupti_clock *clock, int64_t shift);
+void cupti_drain_setup(session *s, const cupti_clock *clock, int64_t shift, bool os_tids);
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
-                                   size_t size, size_t valid);
+                                     size_t size, size_t valid);
 void cupti_drain_buffers(session *s, bool all);
 /* Records CUPTI reported lost since the last call, added to the total. */
 void cupti_count_dropped(CUcontext ctx, uint32_t stream);

@@ -36,6 +36,7 @@ static struct {
     /* writer thread only */
     cupti_clock clock;
     int64_t shift;                      /* CUPTI clock - ours, when not ours */
+    bool os_tids;                       /* API records carry OS thread ids */
     cupti_xlate x;
     prism_gpu_record *pending;
     size_t npending, cpending;
@@ -65,12 +66,13 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_re
 void cupti_count_dropped(CUcontext ctx, uint32_t stream)
 {
     size_t n = 0;
-    if (cupti_fn.GetNumDroppedRecords && cupti_fn.GetNumDroppedRecords(ctx, stream, &n) == CUPTI_SUCCESS)
+    if (cupti_fn.GetNumDroppedRecords &&
+        cupti_fn.GetNumDroppedRecords(ctx, stream, &n) == CUPTI_SUCCESS)
         atomic_fetch_add(&D.dropped, (uint64_t)n);
 }
 
-void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
-                                   size_t valid)
+void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
+                                     size_t size, size_t valid)
 {
     (void)size;
     cupti_count_dropped(ctx, stream);
@@ -189,6 +191,8 @@ static uint32_t tid_get(uint32_t tid)
 static uint32_t stream_of(void *ctx, uint32_t tid)
 {
     session *s = ctx;
+    if (!D.os_tids)
+        return 0;
     uint32_t st = tid_get(tid);
     if (st || !tid)
         return st;
@@ -214,9 +218,10 @@ static uint32_t stream_of(void *ctx, uint32_t tid)
     return th->stream;
 }
 
-void cupti_drain_setup(session *s, const cupti_clock *clock, int64_t shift)
+void cupti_drain_setup(session *s, const cupti_clock *clock, int64_t shift, bool os_tids)
 {
     D.s = s;
+    D.os_tids = os_tids;
     D.clock = *clock;
     D.shift = shift;
     cupti_xlate_init(&D.x);

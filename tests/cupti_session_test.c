@@ -217,7 +217,7 @@ static int handoff_child(void *arg)
     cupti_fn.GetNumDroppedRecords = fake_dropped;
     cupti_fn.GetCallbackName = fake_name;
     cupti_clock clk = { s->t0_mono, s->t0_ticks, s->ns_per_tick };
-    cupti_drain_setup(s, &clk, 0);
+    cupti_drain_setup(s, &clk, 0, true);
     cupti_set_status("ok: synthetic");
 
     prism_push("launch");

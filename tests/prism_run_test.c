@@ -143,7 +143,8 @@ static void test_prism_run_errors(void **state)
 {
     (void)state;
     char out[4096], err[4096];
-    const char *missing[] = { bin, "-o", "x.cbor", "--", "/nonexistent/no-such-program", "a", NULL };
+    const char *missing[] = { bin, "-o", "x.cbor", "--", "/nonexistent/no-such-program", "a",
+                              NULL };
     assert_int_equal(run(missing, out, err, sizeof out), 127);
     assert_int_equal(count_lines(err), 1);
     assert_non_null(strstr(err, "no-such-program"));
@@ -184,7 +185,8 @@ static void test_prism_run_instrumented(void **state)
     tdir d;
     tdir_make(&d);
     tdir_file(&d, "train.cbor", path, sizeof path);
-    const char *argv[] = { bin, "-o", path, "--", trainloop, "--epochs", "1", "--steps", "5", NULL };
+    const char *argv[] = { bin, "-o", path, "--", trainloop, "--epochs", "1", "--steps", "5",
+                           NULL };
     assert_int_equal(run(argv, out, err, sizeof out), 0);
     psum *p = psum_read(path, false);
     assert_int_equal(p->status, PRISM_OK);
