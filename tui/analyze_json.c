@@ -4,22 +4,11 @@
  * docs/JSON.md).  Times are integer nanoseconds, sizes integer bytes,
  * shares fractions 0..1; a value that does not exist is null.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "report.h"
-
-/* A nanosecond (or byte) figure held as a double: an integer, or null. */
-static void kns(json_w *w, const char *key, double v)
-{
-    json_key(w, key);
-    if (isfinite(v) && v >= 0 && v < 1.8e19)
-        json_uint(w, (uint64_t)llround(v));
-    else
-        json_null(w);
-}
 
 static void value(json_w *w, const prism_value *v)
 {
@@ -99,20 +88,7 @@ static void summary(json_w *w, const prism_analysis *a)
     json_kuint(w, "span_ns", prism_analysis_span_ns(a));
     json_kuint(w, "region_ns", t->total_ns);
     json_kuint(w, "nodes", t->count);
-    json_key(w, "threads");
-    json_begin_array(w);
-    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
-        uint32_t stream = 0;
-        const char *name = NULL;
-        const prism_tree *tt = prism_analysis_thread_tree(a, i, &stream, &name);
-        json_begin_object(w);
-        json_kuint(w, "stream", stream);
-        json_kstring(w, "name", name);
-        json_kuint(w, "region_ns", tt ? tt->total_ns : 0);
-        json_kuint(w, "nodes", tt ? tt->count : 0);
-        json_end_object(w);
-    }
-    json_end_array(w);
+    report_json_threads(w, a, "region_ns", NULL);
     json_end_object(w);
 }
 
@@ -124,11 +100,11 @@ static void steps(json_w *w, const prism_analysis *a)
     json_kuint(w, "count", s->count);
     json_kuint(w, "sampled", s->sampled);
     json_kuint(w, "total_ns", s->total_ns);
-    kns(w, "mean_ns", s->mean_ns);
-    kns(w, "p50_ns", s->p50_ns);
-    kns(w, "p95_ns", s->p95_ns);
-    kns(w, "max_ns", s->max_ns);
-    kns(w, "std_ns", s->std_ns);
+    report_json_kns(w, "mean_ns", s->mean_ns);
+    report_json_kns(w, "p50_ns", s->p50_ns);
+    report_json_kns(w, "p95_ns", s->p95_ns);
+    report_json_kns(w, "max_ns", s->max_ns);
+    report_json_kns(w, "std_ns", s->std_ns);
     json_key(w, "series");
     json_begin_array(w);
     for (size_t i = 0; s->series && i < s->nseries; i++) {
@@ -257,7 +233,7 @@ static void gpu(json_w *w, const prism_analysis *a)
         json_kstring(w, "name", k->name);
         json_kuint(w, "count", k->count);
         json_kuint(w, "total_ns", k->total_ns);
-        kns(w, "mean_ns", k->mean_ns);
+        report_json_kns(w, "mean_ns", k->mean_ns);
         json_kdouble(w, "share", k->share);
         json_end_object(w);
     }
@@ -281,14 +257,11 @@ static void gpu(json_w *w, const prism_analysis *a)
 
 bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
 {
-    json_w *w = malloc(sizeof *w);
-    strbuf p;
+    json_w *w = report_json_begin(f, 2, "prism.analyze/1");
     if (!w)
         return false;
+    strbuf p;
     sb_init(&p);
-    json_init(w, f, 2);
-    json_begin_object(w);
-    json_kstring(w, "schema", "prism.analyze/1");
     json_kstring(w, "file", path);
     json_kbool(w, "complete", prism_analysis_complete(a));
     report_json_header(w, prism_analysis_header(a));
@@ -299,9 +272,7 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     ops(w, a, &p);
     bottlenecks(w, a, &p);
     gpu(w, a);
-    json_end_object(w);
-    bool ok = json_finish(w) && !p.oom;
+    bool ok = report_json_end(w) && !p.oom;
     sb_free(&p);
-    free(w);
     return ok;
 }

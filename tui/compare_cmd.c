@@ -223,14 +223,11 @@ static void json_side(json_w *w, const char *key, const char *path, const prism_
 bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
                         const prism_analysis *b, const prism_compare *c)
 {
-    json_w *w = malloc(sizeof *w);
-    strbuf p;
+    json_w *w = report_json_begin(f, 2, "prism.compare/1");
     if (!w)
         return false;
+    strbuf p;
     sb_init(&p);
-    json_init(w, f, 2);
-    json_begin_object(w);
-    json_kstring(w, "schema", "prism.compare/1");
     json_side(w, "base", pa, a);
     json_side(w, "new", pb, b);
     json_kuint(w, "appeared", c->appeared);
@@ -267,10 +264,8 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
     for (size_t i = 0; i < c->nbn_gone; i++)
         report_json_bottleneck(w, c->bn_gone[i], prism_analysis_tree(a), &p);
     json_end_array(w);
-    json_end_object(w);
-    bool ok = json_finish(w) && !p.oom;
+    bool ok = report_json_end(w) && !p.oom;
     sb_free(&p);
-    free(w);
     return ok;
 }
 

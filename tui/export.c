@@ -100,15 +100,6 @@ bool export_folded(FILE *f, const prism_analysis *a)
 
 /* ---- json ---- */
 
-static void kns(json_w *w, const char *key, double v)
-{
-    json_key(w, key);
-    if (isfinite(v) && v >= 0 && v < 1.8e19)
-        json_uint(w, (uint64_t)llround(v));
-    else
-        json_null(w);
-}
-
 static void node_fields(json_w *w, const prism_node *p)
 {
     json_kstring(w, "name", p->name);
@@ -117,13 +108,13 @@ static void node_fields(json_w *w, const prism_node *p)
     json_kuint(w, "self_ns", p->self_ns);
     json_kuint(w, "min_ns", p->min_ns);
     json_kuint(w, "max_ns", p->max_ns);
-    kns(w, "mean_ns", p->mean_ns);
-    kns(w, "std_ns", p->std_ns);
+    report_json_kns(w, "mean_ns", p->mean_ns);
+    report_json_kns(w, "std_ns", p->std_ns);
     json_kdouble(w, "share", p->share);
     json_kuint(w, "steps_seen", p->steps_seen);
-    kns(w, "step_mean_ns", p->step_mean_ns);
-    kns(w, "step_std_ns", p->step_std_ns);
-    kns(w, "step_max_ns", p->step_max_ns);
+    report_json_kns(w, "step_mean_ns", p->step_mean_ns);
+    report_json_kns(w, "step_std_ns", p->step_std_ns);
+    report_json_kns(w, "step_max_ns", p->step_max_ns);
     json_kuint(w, "gpu_ns", p->gpu_ns);
     json_kuint(w, "gpu_launches", p->gpu_launches);
 }
@@ -162,12 +153,9 @@ static void json_tree(json_w *w, const prism_tree *t)
 
 bool export_json(FILE *f, const char *path, const prism_analysis *a)
 {
-    json_w *w = malloc(sizeof *w);
+    json_w *w = report_json_begin(f, 1, "prism.tree/1");
     if (!w)
         return false;
-    json_init(w, f, 1);
-    json_begin_object(w);
-    json_kstring(w, "schema", "prism.tree/1");
     json_kstring(w, "file", path);
     json_kbool(w, "complete", prism_analysis_complete(a));
     report_json_header(w, prism_analysis_header(a));
@@ -175,25 +163,8 @@ bool export_json(FILE *f, const char *path, const prism_analysis *a)
     json_kuint(w, "total_ns", t->total_ns);
     json_kuint(w, "nodes", t->count);
     json_tree(w, t);
-    json_key(w, "threads");
-    json_begin_array(w);
-    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
-        uint32_t stream = 0;
-        const char *name = NULL;
-        const prism_tree *tt = prism_analysis_thread_tree(a, i, &stream, &name);
-        json_begin_object(w);
-        json_kuint(w, "stream", stream);
-        json_kstring(w, "name", name);
-        json_kuint(w, "total_ns", tt ? tt->total_ns : 0);
-        json_kuint(w, "nodes", tt ? tt->count : 0);
-        json_tree(w, tt);
-        json_end_object(w);
-    }
-    json_end_array(w);
-    json_end_object(w);
-    bool ok = json_finish(w);
-    free(w);
-    return ok;
+    report_json_threads(w, a, "total_ns", json_tree);
+    return report_json_end(w);
 }
 
 /* ---- the command ---- */

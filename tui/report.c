@@ -319,3 +319,54 @@ void imap_free(imap *m)
     free(m->keys);
     free(m->vals);
 }
+
+/* ---- JSON documents ---- */
+
+void report_json_kns(json_w *w, const char *key, double v)
+{
+    json_key(w, key);
+    if (isfinite(v) && v >= 0 && v < 1.8e19)
+        json_uint(w, (uint64_t)llround(v));
+    else
+        json_null(w);
+}
+
+json_w *report_json_begin(FILE *f, unsigned indent, const char *schema)
+{
+    json_w *w = malloc(sizeof *w);
+    if (!w)
+        return NULL;
+    json_init(w, f, indent);
+    json_begin_object(w);
+    json_kstring(w, "schema", schema);
+    return w;
+}
+
+bool report_json_end(json_w *w)
+{
+    json_end_object(w);
+    bool ok = json_finish(w);
+    free(w);
+    return ok;
+}
+
+void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
+                         void (*more)(json_w *w, const prism_tree *t))
+{
+    json_key(w, "threads");
+    json_begin_array(w);
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
+        uint32_t stream = 0;
+        const char *name = NULL;
+        const prism_tree *tt = prism_analysis_thread_tree(a, i, &stream, &name);
+        json_begin_object(w);
+        json_kuint(w, "stream", stream);
+        json_kstring(w, "name", name);
+        json_kuint(w, ns_key, tt ? tt->total_ns : 0);
+        json_kuint(w, "nodes", tt ? tt->count : 0);
+        if (more)
+            more(w, tt);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}

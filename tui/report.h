@@ -128,6 +128,20 @@ int export_chrome_trace(const char *path, FILE *out);
 bool export_csv(FILE *f, const prism_analysis *a);
 bool export_folded(FILE *f, const prism_analysis *a);
 bool export_json(FILE *f, const char *path, const prism_analysis *a);
+/* A JSON report on f: the writer (on the heap: it is large) with the
+ * top-level object begun and its "schema" member written; NULL when out of
+ * memory.  report_json_end() closes the object, finishes the document and
+ * frees the writer: false if the writer was misused. */
+json_w *report_json_begin(FILE *f, unsigned indent, const char *schema);
+bool report_json_end(json_w *w);
+/* "threads": [...], one object per thread of a: stream, name, its tree's
+ * total time under ns_key, node count, then what more(w, its tree) writes
+ * (more may be NULL; the tree may be NULL). */
+void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
+                         void (*more)(json_w *w, const prism_tree *t));
+/* A nanosecond (or byte) figure held as a double: an integer, or null
+ * (not finite, negative, or past uint64). */
+void report_json_kns(json_w *w, const char *key, double v);
 /* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
 void report_json_header(json_w *w, const prism_header *h);
 void report_json_reader(json_w *w, const prism_analysis *a);
