@@ -79,9 +79,9 @@ static int key(ui *u, int ch)
 
 /* ---- profiles ---- */
 
-/* A training-loop stream of about `events` region events, written by
- * libcollect in a child (one session per process). */
-static int write_loop(const char *path, uint64_t events)
+/* Record a profile at path in a forked child (one session per process):
+ * a WAIT-policy session around body(n).  0 when the child succeeded. */
+static int record_in_child(const char *path, void (*body)(uint64_t n), uint64_t n)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -91,24 +91,7 @@ static int write_loop(const char *path, uint64_t events)
         c.policy = PRISM_POLICY_WAIT;
         if (prism_init(&c))
             _exit(1);
-        uint32_t id[6] = { prism_name("forward"), prism_name("attention"), prism_name("mlp"),
-                           prism_name("backward"), prism_name("grad"), prism_name("optimizer") };
-        for (uint64_t n = 0; n < events; n += 2 * (1 + 24 * 2 + 1 + 24 + 1)) {
-            prism_step_begin();
-            prism_push_id(id[0]);
-            for (int l = 0; l < 24; l++) {
-                prism_push_id(id[1]); prism_pop();
-                prism_push_id(id[2]); prism_pop();
-            }
-            prism_pop();
-            prism_push_id(id[3]);
-            for (int l = 0; l < 24; l++) {
-                prism_push_id(id[4]); prism_pop();
-            }
-            prism_pop();
-            prism_push_id(id[5]); prism_pop();
-            prism_step_end();
-        }
+        body(n);
         prism_shutdown();
         _exit(0);
     }
@@ -116,44 +99,66 @@ static int write_loop(const char *path, uint64_t events)
     return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
-/* A call tree of ~nodes distinct paths: 100 roots x 100 x 10. */
-static int write_wide(const char *path, unsigned nodes)
+/* A training-loop stream of about `events` region events. */
+static void loop_body(uint64_t events)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        prism_config c;
-        prism_config_default(&c);
-        c.output = path;
-        c.policy = PRISM_POLICY_WAIT;
-        if (prism_init(&c))
-            _exit(1);
-        char name[32];
-        unsigned made = 0;
-        for (unsigned a = 0; a < 100 && made < nodes; a++) {
-            snprintf(name, sizeof name, "module.%u", a);
+    uint32_t id[6] = { prism_name("forward"), prism_name("attention"), prism_name("mlp"),
+                       prism_name("backward"), prism_name("grad"), prism_name("optimizer") };
+    for (uint64_t n = 0; n < events; n += 2 * (1 + 24 * 2 + 1 + 24 + 1)) {
+        prism_step_begin();
+        prism_push_id(id[0]);
+        for (int l = 0; l < 24; l++) {
+            prism_push_id(id[1]); prism_pop();
+            prism_push_id(id[2]); prism_pop();
+        }
+        prism_pop();
+        prism_push_id(id[3]);
+        for (int l = 0; l < 24; l++) {
+            prism_push_id(id[4]); prism_pop();
+        }
+        prism_pop();
+        prism_push_id(id[5]); prism_pop();
+        prism_step_end();
+    }
+}
+
+/* A call tree of ~nodes distinct paths: 100 roots x 100 x 10. */
+static void wide_body(uint64_t nodes)
+{
+    char name[32];
+    unsigned made = 0;
+    for (unsigned a = 0; a < 100 && made < nodes; a++) {
+        snprintf(name, sizeof name, "module.%u", a);
+        prism_push(name);
+        made++;
+        for (unsigned b = 0; b < 100 && made < nodes; b++) {
+            snprintf(name, sizeof name, "block.%u", b);
             prism_push(name);
             made++;
-            for (unsigned b = 0; b < 100 && made < nodes; b++) {
-                snprintf(name, sizeof name, "block.%u", b);
+            for (unsigned k = 0; k < 10 && made < nodes; k++, made++) {
+                snprintf(name, sizeof name, "op.%u", k);
                 prism_push(name);
-                made++;
-                for (unsigned k = 0; k < 10 && made < nodes; k++, made++) {
-                    snprintf(name, sizeof name, "op.%u", k);
-                    prism_push(name);
-                    prism_pop();
-                }
                 prism_pop();
             }
             prism_pop();
         }
-        prism_shutdown();
-        _exit(0);
+        prism_pop();
     }
-    int st;
-    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
 /* ---- measurements ---- */
+
+/* The explorer on path (not followed): the profile read and analysed, the
+ * panes set up.  False, after a line on stdout, when it cannot be opened. */
+static bool explorer_open(const char *path, source *src, ui *u)
+{
+    if (source_open(src, path, SRC_NO_FOLLOW, NULL) != 0) {
+        printf("  explore: cannot open the profile: %s\n", src->error);
+        return false;
+    }
+    ui_setup(u, src->a, src);
+    return true;
+}
 
 static void first_screen(const char *path, unsigned runs)
 {
@@ -162,12 +167,9 @@ static void first_screen(const char *path, unsigned runs)
     for (unsigned i = 0; i < runs; i++) {
         uint64_t t0 = bench_now_ns();
         source src;
-        if (source_open(&src, path, SRC_NO_FOLLOW, NULL) != 0) {
-            printf("  explore: cannot open the profile: %s\n", src.error);
-            return;
-        }
         ui u;
-        ui_setup(&u, src.a, &src);
+        if (!explorer_open(path, &src, &u))
+            return;
         frame(&u);
         t[i] = (double)(bench_now_ns() - t0) * 1e-9;
         events = prism_analysis_events(src.a);
@@ -184,12 +186,9 @@ static void first_screen(const char *path, unsigned runs)
 static void keys_bench(const char *path)
 {
     source src;
-    if (source_open(&src, path, SRC_NO_FOLLOW, NULL) != 0) {
-        printf("  explore: cannot open the profile: %s\n", src.error);
-        return;
-    }
     ui u;
-    ui_setup(&u, src.a, &src);
+    if (!explorer_open(path, &src, &u))
+        return;
     u.pane = 1;
     key(&u, 'e');                       /* everything expanded: 100 k rows */
     frame(&u);
@@ -362,7 +361,8 @@ int main(int argc, char **argv)
     char big[256], wide[256];
     snprintf(big, sizeof big, "%s/big.cbor", dir);
     snprintf(wide, sizeof wide, "%s/wide.cbor", dir);
-    if (write_loop(big, (uint64_t)(million * 1e6)) || write_wide(wide, 100000)) {
+    if (record_in_child(big, loop_body, (uint64_t)(million * 1e6)) ||
+        record_in_child(wide, wide_body, 100000)) {
         fprintf(stderr, "explore_bench: cannot write the profiles\n");
         return 1;
     }
