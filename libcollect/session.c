@@ -139,6 +139,9 @@ static int start(session *s, const prism_config *cfg)
         goto fail;
     }
     s->writer_started = true;
+    /* named now, not when it first runs: another copy of the library in
+     * this process (inject.c) looks for it to stay off */
+    pthread_setname_np(s->writer, "prism-writer");
     return 0;
 fail:
     if (s->fd >= 0)

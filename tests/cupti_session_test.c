@@ -14,6 +14,8 @@
  *   - no CUDA: InitializeInjection with a libcupti that cannot be loaded,
  *     and a plain prism_init in a program that never loads CUDA: CPU data
  *     recorded, gpu.status says why, no GPU memory;
+ *   - the injection library loaded beside a program's own static copy of
+ *     libcollect stays off (one session, one writer per file);
  *   - the real libcupti on a machine without a driver (when installed).
  *
  * prism-run is tested in prism_run_test.c.
@@ -492,6 +494,53 @@ static void test_no_cuda_program(void **state)
     tdir_remove(&d);
 }
 
+/* A program with its own (static) copy of libcollect, run under
+ * prism-run: the driver loads libprism-inject.so and with it a second copy
+ * (libprism.so), whose InitializeInjection must stay off rather than write
+ * a second session into the same file. */
+static int beside_child(void *arg)
+{
+    const char *const *a = arg;
+    void *h = dlopen(a[1], RTLD_NOW | RTLD_LOCAL);
+    CHILD_CHECK(h != NULL);
+    int (*init)(void) = (int (*)(void))dlsym(h, "InitializeInjection");
+    bool (*other)(void) = (bool (*)(void))dlsym(h, "prism_recording");
+    CHILD_CHECK(init && other && !other());     /* its constructor left it off */
+    start_session(a[0], true);
+    CHILD_CHECK(init() == 1);           /* at once: the writer may not have run yet */
+    prism_push("before");
+    CHILD_CHECK(!other() && prism_recording());
+    prism_pop();
+    prism_shutdown();
+    return 0;
+}
+
+static void test_injection_beside_static_copy(void **state)
+{
+    (void)state;
+    const char *b = getenv("B");
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/lib/libprism-inject.so", b && *b ? b : "build");
+    if (access(lib, R_OK) != 0)
+        skip();
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "beside.cbor", path, sizeof path);
+    setenv("PRISM_OUTPUT", path, 1);    /* what the injected copy would use */
+    const char *args[2] = { path, lib };
+    child_run_ok(beside_child, args);
+    unsetenv("PRISM_OUTPUT");
+    gsum *s = gsum_read(path);
+    const prism_reader_stats *st = prism_reader_stats_get(s->r);
+    assert_int_equal(st->damaged, 0);
+    assert_int_equal(st->seq_gaps, 0);
+    assert_true(s->footer);
+    assert_int_equal(s->nev, 2);
+    gsum_free(s);
+    tdir_remove(&d);
+}
+
 #ifdef PRISM_HAVE_CUPTI_HEADERS
 /* The real libcupti, when installed: attaching fails cleanly without a
  * driver (or works on a machine with one). */
@@ -539,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_nvtx_regions),
         cmocka_unit_test(test_no_cuda_injection),
         cmocka_unit_test(test_no_cuda_program),
+        cmocka_unit_test(test_injection_beside_static_copy),
         cmocka_unit_test(test_real_cupti_no_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
