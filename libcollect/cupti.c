@@ -319,12 +319,6 @@ static void ok_status(const session *s, bool waiting)
                      G.notes[0] ? "; unavailable: " : "", G.notes, window);
 }
 
-static bool in_window(const prism_config *c, uint64_t step)
-{
-    return step >= c->warmup_steps &&
-           (c->active_steps == 0 || step < (uint64_t)c->warmup_steps + c->active_steps);
-}
-
 /* Attach CUPTI (G.lock held).  On failure the status says why. */
 static void attach(session *s)
 {
@@ -373,7 +367,7 @@ static void attach(session *s)
     if (cupti_fn.EnableDomain(1, G.sub, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS && G.path[0])
         setenv("NVTX_INJECTION64_PATH", G.path, 0);     /* NVTX reads it at its first call */
     G.window = s->cfg.warmup_steps || s->cfg.active_steps;
-    if (!G.window || in_window(&s->cfg, s->step_index)) {
+    if (!G.window || cupti_in_window(s->cfg.warmup_steps, s->cfg.active_steps, s->step_index)) {
         if (!enable_kinds(err, sizeof err)) {
             cupti_set_status("unavailable: %s", err);
             cupti_fn.Unsubscribe(G.sub);
@@ -427,19 +421,17 @@ void cupti_step(session *s, uint64_t index, bool begin)
     if (!atomic_load_explicit(&window_on, memory_order_relaxed))
         return;
     const prism_config *c = &s->cfg;
-    bool first = begin && index == c->warmup_steps;
-    bool last = !begin && c->active_steps &&
-                index + 1 == (uint64_t)c->warmup_steps + c->active_steps;
-    if (!first && !last)
+    int edge = cupti_window_edge(c->warmup_steps, c->active_steps, index, begin);
+    if (!edge)
         return;
     pthread_mutex_lock(&G.lock);
     char err[256];
-    if (G.state == G_ATTACHED && first && !G.enabled) {
+    if (G.state == G_ATTACHED && edge > 0 && !G.enabled) {
         if (enable_kinds(err, sizeof err))
             ok_status(s, false);
         else
             cupti_set_status("unavailable: %s", err);
-    } else if (G.state == G_ATTACHED && last && G.enabled) {
+    } else if (G.state == G_ATTACHED && edge < 0 && G.enabled) {
         disable_kinds();
         atomic_store(&window_on, 0);
         cupti_set_status("ok: CUPTI %u (%s): %s; activity of steps %u to %llu only",

@@ -53,6 +53,11 @@ uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t cupti_ns);
 uint32_t cupti_copy_kind(uint32_t cupti_kind);
 uint32_t cupti_mem_kind(uint32_t cupti_kind);
 uint32_t cupti_sync_type(uint32_t cupti_type);
+/* The warm-up/active step window: is `step` inside it, and what happens at
+ * a step boundary (+1: activity on at the start of step `warmup`, -1: off
+ * at the end of step warmup+active-1, 0: nothing).  active 0 = no end. */
+bool cupti_in_window(uint32_t warmup, uint32_t active, uint64_t step);
+int cupti_window_edge(uint32_t warmup, uint32_t active, uint64_t index, bool begin);
 /* Length of a runtime function name without CUPTI's "_v7000" suffix. */
 size_t cupti_api_name_len(const char *name);
 /* True for runtime API calls that only query state (cudaGetDevice,

@@ -61,6 +61,18 @@ uint32_t cupti_sync_type(uint32_t t)
     return t <= PRISM_SYNC_CONTEXT ? t : PRISM_SYNC_UNKNOWN;
 }
 
+bool cupti_in_window(uint32_t warmup, uint32_t active, uint64_t step)
+{
+    return step >= warmup && (active == 0 || step < (uint64_t)warmup + active);
+}
+
+int cupti_window_edge(uint32_t warmup, uint32_t active, uint64_t index, bool begin)
+{
+    if (begin)
+        return index == warmup ? 1 : 0;
+    return active && index + 1 == (uint64_t)warmup + active ? -1 : 0;
+}
+
 size_t cupti_api_name_len(const char *name)
 {
     size_t n = strlen(name);

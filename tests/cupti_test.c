@@ -106,6 +106,31 @@ static void test_enums(void **state)
     assert_false(cupti_api_is_query(165));      /* cudaDeviceSynchronize */
 }
 
+/* The warm-up/active window: on at the start of step M, off at the end of
+ * step M+N-1; a window with no end, or none at all. */
+static void test_step_window(void **state)
+{
+    (void)state;
+    for (uint64_t i = 0; i < 40; i++) {
+        assert_int_equal(cupti_in_window(5, 10, i), i >= 5 && i < 15);
+        assert_int_equal(cupti_in_window(5, 0, i), i >= 5);
+        assert_true(cupti_in_window(0, 0, i));
+        assert_int_equal(cupti_window_edge(5, 10, i, true), i == 5 ? 1 : 0);
+        assert_int_equal(cupti_window_edge(5, 10, i, false), i == 14 ? -1 : 0);
+        assert_int_equal(cupti_window_edge(5, 0, i, false), 0);
+        assert_int_equal(cupti_window_edge(0, 3, i, false), i == 2 ? -1 : 0);
+    }
+    /* replaying boundaries keeps activity on exactly for the active steps */
+    int on = 0, steps_on = 0;
+    for (uint64_t i = 0; i < 40; i++) {
+        on += cupti_window_edge(7, 4, i, true);
+        steps_on += on;
+        on += cupti_window_edge(7, 4, i, false);
+        assert_true(on == 0 || on == 1);
+    }
+    assert_int_equal(steps_on, 4);
+}
+
 /* ---- translation ----------------------------------------------------------- */
 
 #ifdef PRISM_HAVE_CUPTI_HEADERS
@@ -435,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_clock_round_trip),
         cmocka_unit_test(test_clock_same_timeline),
         cmocka_unit_test(test_enums),
+        cmocka_unit_test(test_step_window),
         cmocka_unit_test(test_translate_kernel),
         cmocka_unit_test(test_translate_copies),
         cmocka_unit_test(test_translate_sync_api_memory),
