@@ -1,7 +1,7 @@
 /*
  * refprofile - write a reference profile with the format library's writer.
  *   refprofile [-o OUT] [--seed N] [--steps N] [--threads N] [--extremes]
- *              [--no-footer] [--chunk-bytes N]
+ *              [--no-footer] [--chunk-bytes N] [--stall-ns N]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: refprofile [-o OUT] [--seed N] [--steps N] [--layers N] "
-                    "[--threads N] [--chunk-bytes N] [--extremes] [--no-footer]\n");
+                    "[--threads N] [--chunk-bytes N] [--stall-ns N] [--extremes] [--no-footer]\n");
     return 1;
 }
 
@@ -45,6 +45,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--layers") && v <= 64) o.layers = (unsigned)v;
         else if (!strcmp(a, "--threads") && v >= 1 && v <= 60) o.threads = (unsigned)v;
         else if (!strcmp(a, "--chunk-bytes") && v >= 256 && v <= (1u << 24)) o.chunk_bytes = v;
+        else if (!strcmp(a, "--stall-ns") && v <= 10000000000ull) o.stall_ns = v;
         else return usage();
     }
     refgen_out r;

@@ -224,14 +224,32 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
                   d->significant ? "significant" : "within noise");
 }
 
+/* A region under `d` whose own regression explains (almost) all of d's:
+ * a wrapper ("step") grows exactly as much as the child that got slower. */
+static const prism_delta *explaining_child(const prism_compare *c, const prism_delta *d)
+{
+    size_t n = strlen(d->path);
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *e = &c->deltas[i];
+        dl_kind k = dl_kind_of(e);
+        if ((k == DL_SLOWER || k == DL_NEW) && e != d && !strncmp(e->path, d->path, n) &&
+            e->path[n] == '/' && e->delta_ns >= 0.9 * d->delta_ns)
+            return e;
+    }
+    return NULL;
+}
+
 const prism_delta *cmpv_largest_regression(const prism_compare *c)
 {
     const prism_delta *any = NULL;
     for (size_t i = 0; c && i < c->count; i++) {        /* largest first */
         const prism_delta *d = &c->deltas[i];
         dl_kind k = dl_kind_of(d);
-        if (k == DL_SLOWER || k == DL_NEW)
+        if (k == DL_SLOWER || k == DL_NEW) {
+            for (const prism_delta *e; (e = explaining_child(c, d));)
+                d = e;                  /* the most specific region to blame */
             return d;
+        }
         if (!any && d->delta_ns > 0 && d->new_node != PRISM_NO_NODE)
             any = d;
     }

@@ -200,6 +200,12 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
         leaf(g, t, ids[8 + o->layers + l], 350000);     /* layer.N.grad */
     t->now += 200;
     leave(g, t);
+    if (o->stall_ns) {                                  /* a planted stall: no */
+        t->now += 100;                                  /* random draw, so the */
+        enter(g, t, ids[8 + 2 * o->layers + 6]);        /* rest stays the same */
+        t->now += o->stall_ns;
+        leave(g, t);
+    }
     leaf(g, t, ids[7], 60000);                          /* optimizer_step */
     t->now += 500;
     leave(g, t);
@@ -331,7 +337,7 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
         "step", "data_loading", "forward", "attention", "mlp", "loss", "backward",
         "optimizer_step",
     };
-    uint32_t ids[8 + 2 * 64 + 6];
+    uint32_t ids[8 + 2 * 64 + 7];
     for (unsigned i = 0; i < 8; i++)
         ids[i] = name(&g, base_names[i]);
     unsigned layers = o->layers > 64 ? 64 : o->layers;
@@ -350,6 +356,8 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
     ids[8 + 2 * layers + 3] = name(&g, "gemm_kernel_128x256");
     ids[8 + 2 * layers + 4] = name(&g, "cudaMemcpyAsync");
     ids[8 + 2 * layers + 5] = name(&g, "cudaLaunchKernel");
+    if (o->stall_ns)
+        ids[8 + 2 * layers + 6] = name(&g, "synchronize");
     uint32_t worker_id = name(&g, "decode_batch");
     emit_strings(&g);
 

@@ -22,6 +22,7 @@ typedef struct refgen_opts {
     bool extremes;          /* add records with extreme field values        */
     bool footer;            /* write a footer                               */
     bool regions_only;      /* only the region stream (size benchmarks)     */
+    uint64_t stall_ns;      /* a "synchronize" leaf of this length per step  */
 } refgen_opts;
 
 /* Defaults: seed 1, 20 steps, 4 layers, 2 threads, 4 KiB chunks, footer. */
