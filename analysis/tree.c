@@ -103,6 +103,24 @@ static void push(athread *t, uint32_t name, uint64_t ts)
     transition(t, ts, node);
 }
 
+/* tree_attribute's common case, inlined into pop: the completion falls in
+ * the same sampled step as the previous one and its slot exists. */
+static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start,
+                             uint64_t dur)
+{
+    if (start >= t->step_lo && start < t->step_hi) {
+        tnode *nd = &t->nodes[node];
+        uint32_t i = t->step_pos - nd->sv_first;
+        if (nd->sv_n && t->step_pos >= nd->sv_first && i < nd->sv_cap) {
+            nd->sv[i] += (float)dur;        /* slots past sv_n are zero */
+            if (i >= nd->sv_n)
+                nd->sv_n = i + 1;
+            return;
+        }
+    }
+    tree_attribute(a, t, node, start, dur);
+}
+
 static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
 {
     if (t->lost) {
@@ -129,7 +147,7 @@ static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
     double d = (double)dur - nd->shift;
     nd->s1 += d;
     nd->s2 += d * d;
-    tree_attribute(a, t, f.node, f.start, dur);
+    attribute(a, t, f.node, f.start, dur);
 }
 
 void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
@@ -198,18 +216,9 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
     return a->sampled_pos[lo - 1];
 }
 
+/* The slow path of attribute(): find the step, or wait for it. */
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
 {
-    if (start >= t->step_lo && start < t->step_hi) {   /* same step as last time */
-        tnode *nd = &t->nodes[node];
-        uint32_t i = t->step_pos - nd->sv_first;
-        if (nd->sv_n && t->step_pos >= nd->sv_first && i < nd->sv_cap) {
-            nd->sv[i] += (float)dur;        /* slots past sv_n are zero */
-            if (i >= nd->sv_n)
-                nd->sv_n = i + 1;
-            return;
-        }
-    }
     uint64_t pos = a->nsteps && start < a->steps[a->nsteps - 1].end
                        ? step_at(a, start, &t->last_step)
                        : UINT64_MAX;            /* its step has not arrived yet */
@@ -281,7 +290,7 @@ void tree_resolve_pending(prism_analysis *a)
             if (step_at(a, p.start, &t->last_step) == UINT64_MAX)
                 t->pending[keep++] = p;
             else
-                tree_attribute(a, t, p.node, p.start, p.dur);
+                attribute(a, t, p.node, p.start, p.dur);
         }
         t->npend = keep;
     }
