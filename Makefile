@@ -140,7 +140,7 @@ clean:
 
 # ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
 # The CUPTI backend compiles against the CUPTI headers when they exist and
-# to a stub otherwise (CUPTI=0 forces the stub); libcupti is opened with
+# to a CPU-only backend otherwise (CUPTI=0 forces it); libcupti is opened with
 # dlopen at run time, never linked.  samples/cuda_train needs nvcc.
 CUDA_HOME ?= /usr/local/cuda
 ifneq ($(CUPTI),0)

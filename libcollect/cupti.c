@@ -11,7 +11,7 @@
  * appears (GPU work of that first flush interval is missed: run under
  * prism-run, or call prism_init again after CUDA is initialised, to catch
  * everything).  Without the CUPTI headers at build time this file is a
- * stub that only records why there is no GPU activity.
+ * CPU-only backend that only records why there is no GPU activity.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -79,7 +79,7 @@ bool cupti_libcuda_loaded(void)
 
 #ifndef PRISM_HAVE_CUPTI_HEADERS
 
-/* ---- stub: built without the CUPTI headers ------------------------------ */
+/* ---- CPU-only backend: built without the CUPTI headers ------------------ */
 
 void cupti_start(session *s)
 {

@@ -6,7 +6,7 @@
  * Nothing here links CUDA: libcupti, libcuda and libnvidia-ml are opened
  * with dlopen at run time, every function through dlsym.  The CUPTI part is
  * compiled only when the CUPTI headers were found at build time
- * (PRISM_HAVE_CUPTI_HEADERS); without them the hooks are a stub that
+ * (PRISM_HAVE_CUPTI_HEADERS); without them the hooks are a CPU-only backend that
  * records why GPU activity is missing.
  *
  * Timestamps.  The file's timeline is clock_ns(ticks): the session's raw
@@ -155,7 +155,7 @@ void cupti_count_dropped(CUcontext ctx, uint32_t stream);
 void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
 #endif
 
-/* ---- the session's hooks (cupti.c; a stub without the headers) -------- */
+/* ---- the session's hooks (cupti.c; CPU-only without the headers) -------- */
 
 /* prism_init: attach when the CUDA driver is loaded (or under injection),
  * else wait for it (cupti_drain).  Again from a later prism_init: retry. */
