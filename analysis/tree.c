@@ -489,22 +489,26 @@ static void merge_steps(prism_analysis *a)
             continue;
         tree_node_steps(a, (uint32_t)m, per);
         uint64_t seen = 0;
-        double mean = 0, m2 = 0, mx = 0;
+        /* shifted sums (no division per step): shift by the first value */
+        double shift = -1, s1 = 0, s2 = 0, mx = 0;
         for (uint32_t k = lo; k < hi; k++) {
             double v = per[k];
             per[k] = 0;
             if (v <= 0)
                 continue;
+            if (shift < 0)
+                shift = v;
             seen++;
-            double d = v - mean;
-            mean += d / (double)seen;
-            m2 += d * (v - mean);
+            double d = v - shift;
+            s1 += d;
+            s2 += d * d;
             if (v > mx)
                 mx = v;
         }
+        double m2 = seen ? s2 - s1 * s1 / (double)seen : 0;
         p->steps_seen = seen;
-        p->step_mean_ns = mean;
-        p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
+        p->step_mean_ns = seen ? shift + s1 / (double)seen : 0;
+        p->step_std_ns = seen > 1 && m2 > 0 ? sqrt(m2 / (double)(seen - 1)) : 0;
         p->step_max_ns = mx;
     }
     free(per);
