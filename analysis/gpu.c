@@ -101,8 +101,9 @@ static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
 
 /* Start keeping region transitions on every thread: needed to find the
  * region that launched GPU work. */
-static void want_rings(prism_analysis *a)
+void gpu_want_rings(prism_analysis *a)
 {
+    a->rings = true;
     for (size_t i = 0; i < a->nthreads; i++)
         if (!a->threads[i]->ring)
             a->threads[i]->ring = calloc(TRANS_RING, sizeof(trans));
@@ -158,8 +159,8 @@ static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t d
 
 void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
 {
-    if (!a->gpu_present)
-        want_rings(a);
+    if (!a->rings)
+        gpu_want_rings(a);
     for (size_t i = 0; i < n; i++) {
         uint64_t dur = g[i].end - g[i].start;
         a->gpu_present = true;

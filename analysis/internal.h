@@ -108,6 +108,7 @@ struct prism_analysis {
 
     /* GPU */
     bool gpu_present;
+    bool rings;                 /* threads keep region transitions */
     char gpu_status[160];
     u64map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;
@@ -174,6 +175,9 @@ void series_leaks(prism_analysis *a, double threshold_mb);
 
 /* gpu.c */
 void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
+/* Keep region transitions on every thread from now on (GPU work will be
+ * tied to the region open at its API call). */
+void gpu_want_rings(prism_analysis *a);
 void gpu_refresh(prism_analysis *a);
 
 #endif

@@ -190,8 +190,13 @@ static void cb_dropped(void *ctx, const prism_dropped *d)
 static void cb_info(void *ctx, const char *key, const prism_value *v)
 {
     prism_analysis *a = ctx;
-    if (!strcmp(key, "gpu.status") && v->type == PRISM_VAL_TEXT)
+    if (!strcmp(key, "gpu.status") && v->type == PRISM_VAL_TEXT) {
         snprintf(a->gpu_status, sizeof a->gpu_status, "%s", v->v.s);
+        /* GPU records will follow: start keeping region transitions now,
+         * so the first flush's GPU work finds its region too */
+        if (!strncmp(v->v.s, "ok", 2) || !strncmp(v->v.s, "synthetic", 9))
+            gpu_want_rings(a);
+    }
 }
 
 static void cb_footer(void *ctx, const prism_footer *f)

@@ -28,7 +28,7 @@ athread *tree_thread(prism_analysis *a, uint32_t stream)
     }
     t->stream = stream;
     snprintf(t->name, sizeof t->name, "thread %u", stream);
-    if (a->gpu_present)
+    if (a->rings)
         t->ring = calloc(TRANS_RING, sizeof *t->ring);
     a->threads[a->nthreads++] = t;
     return t;
