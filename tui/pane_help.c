@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compare_view.h"
 #include "ui.h"
@@ -18,11 +19,26 @@ static void *init(ui *u)
     return calloc(1, sizeof(help));
 }
 
+/* A key that only repeats the previous one under another name (j / Down
+ * with the same action and help) is folded into it. */
+static bool alias(const ui_key *k, size_t i)
+{
+    return i > 0 && k[i].fn == k[i - 1].fn && !strcmp(k[i].help, k[i - 1].help);
+}
+
+static int shown(const ui_key *k, size_t n)
+{
+    int c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += !alias(k, i);
+    return c;
+}
+
 static int lines(ui *u)
 {
     int n = 2 + (int)ui_nglobal_keys + (u->cmp ? (int)cmpv_nkeys : 0);
     for (int i = 0; i < UI_NPANES - 1; i++)
-        n += 2 + (int)u->panes[i]->nkeys;
+        n += 2 + shown(u->panes[i]->keys, u->panes[i]->nkeys);
     return n;
 }
 
@@ -45,9 +61,16 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         const ui_pane *pn = u->panes[p];
         row++;
         ui_printf(&r, row++, 1, title, "%d %s", p + 1, pn->name);
-        for (size_t i = 0; i < pn->nkeys; i++, row++) {
-            ui_printf(&r, row, 3, A_BOLD, "%-8s", pn->keys[i].name);
-            ui_print(&r, row, 13, A_NORMAL, pn->keys[i].help);
+        for (size_t i = 0; i < pn->nkeys; i++) {
+            if (alias(pn->keys, i))
+                continue;
+            char names[64];                     /* "j/Down" from the run of aliases */
+            size_t o = (size_t)snprintf(names, sizeof names, "%s", pn->keys[i].name);
+            for (size_t j = i + 1; j < pn->nkeys && alias(pn->keys, j) && o < sizeof names; j++)
+                if (!strstr(names, pn->keys[j].name))
+                    o += (size_t)snprintf(names + o, sizeof names - o, "/%s", pn->keys[j].name);
+            ui_printf(&r, row, 3, A_BOLD, "%-16s", names);
+            ui_print(&r, row++, 20, A_NORMAL, pn->keys[i].help);
         }
     }
 }
