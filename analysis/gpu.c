@@ -121,21 +121,53 @@ static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t laun
     t->nodes[node].gpu_launches += launches;
 }
 
-/* An API call on a CPU thread: remember which region made it. */
+/* Which region of thread idx was open at `start`, and credit or remember. */
+static void api_resolve(prism_analysis *a, uint32_t idx, uint64_t corr, uint64_t start)
+{
+    uint64_t where = (uint64_t)idx << 32 | tree_node_at(a->threads[idx], start), waiting;
+    if (u64map_get(&a->corr_wait, corr, &waiting) && waiting) {
+        credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
+        u64map_put(&a->corr_wait, corr, 0);
+        return;
+    }
+    if (a->corr_node.count < CORR_LIMIT)
+        u64map_put(&a->corr_node, corr, where + 1);
+}
+
+/* Are the thread's regions known up to time ts?  (Its newest transition is
+ * at or after ts.)  A writer may put an API call before the regions of the
+ * same flush, so a call newer than them waits. */
+static bool regions_reach(const athread *t, uint64_t ts)
+{
+    return t->ring && t->nring && t->ring[(t->nring - 1) % TRANS_RING].ts >= ts;
+}
+
+/* An API call on a CPU thread: tie it to the region that made it. */
 static void api_call(prism_analysis *a, const prism_gpu_record *g)
 {
     athread *t = tree_thread(a, g->stream);
     uint64_t idx;
     if (!t || !u64map_get(&a->thread_of, g->stream, &idx))
         return;
-    uint64_t where = idx << 32 | tree_node_at(t, g->start), waiting;
-    if (u64map_get(&a->corr_wait, g->correlation, &waiting) && waiting) {
-        credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
-        u64map_put(&a->corr_wait, g->correlation, 0);
+    if (!regions_reach(t, g->start) && a->napi < CORR_LIMIT &&
+        vec_reserve((void **)&a->apis, &a->apicap, a->napi + 1, sizeof *a->apis)) {
+        a->apis[a->napi++] = (api_wait){ g->correlation, g->start, (uint32_t)idx };
         return;
     }
-    if (a->corr_node.count < CORR_LIMIT)
-        u64map_put(&a->corr_node, g->correlation, where + 1);
+    api_resolve(a, (uint32_t)idx, g->correlation, g->start);
+}
+
+void gpu_resolve(prism_analysis *a, bool final)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < a->napi; i++) {
+        api_wait w = a->apis[i];
+        if (final || regions_reach(a->threads[w.thread], w.start))
+            api_resolve(a, w.thread, w.corr, w.start);
+        else
+            a->apis[keep++] = w;
+    }
+    a->napi = keep;
 }
 
 /* Device work: credit the region of its API call, or wait for it. */

@@ -84,6 +84,11 @@ typedef struct athread {
     prism_tree tree;
 } athread;
 
+typedef struct api_wait {
+    uint64_t corr, start;
+    uint32_t thread;            /* index into threads */
+} api_wait;
+
 typedef struct seg {
     uint64_t start, end;
 } seg;
@@ -125,6 +130,8 @@ struct prism_analysis {
     u64map dropped_of;          /* stream << 1 | source -> cumulative */
     u64map corr_node;           /* correlation -> thread << 32 | node (API seen) */
     u64map corr_wait;           /* correlation -> device ns waiting for its API */
+    struct api_wait *apis;      /* API calls newer than their thread's regions */
+    size_t napi, apicap;
     uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
 
     uint64_t events, unmatched_exits;
@@ -178,6 +185,9 @@ void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
 /* Keep region transitions on every thread from now on (GPU work will be
  * tied to the region open at its API call). */
 void gpu_want_rings(prism_analysis *a);
+/* Tie waiting API calls to their regions now that more regions are known;
+ * `final`: the profile is complete, use what is known. */
+void gpu_resolve(prism_analysis *a, bool final);
 void gpu_refresh(prism_analysis *a);
 
 #endif

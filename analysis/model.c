@@ -285,6 +285,7 @@ void prism_analysis_free(prism_analysis *a)
     u64map_free(&a->dropped_of);
     u64map_free(&a->corr_node);
     u64map_free(&a->corr_wait);
+    free(a->apis);
     if (a->own_reader)
         prism_reader_free(a->reader);
     free(a);
@@ -312,6 +313,7 @@ void prism_analysis_refresh(prism_analysis *a)
 {
     free_derived(a);
     tree_resolve_pending(a);
+    gpu_resolve(a, a->footer);
     tree_merge(a);
     series_refresh(a);
     gpu_refresh(a);

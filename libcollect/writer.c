@@ -235,9 +235,9 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
         out_chunk(w, &e);
 }
 
-/* GPU activity translated by cupti_drain (after the THREADS and STRINGS its
- * records refer to), and the GPU status when it changed. */
-static void emit_gpu(wstate *w)
+/* The GPU status when it changed: before the threads' chunks, so a reader
+ * knows GPU records are coming before it reads the regions they refer to. */
+static void emit_gpu_status(wstate *w)
 {
     session *s = w->s;
     prism_enc e;
@@ -248,8 +248,17 @@ static void emit_gpu(wstate *w)
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
             prism_enc_info(&e, "gpu.status", &v));
         out_chunk(w, &e);
-        open = false;
     }
+}
+
+/* GPU activity translated by cupti_drain: after the STRINGS and THREADS its
+ * records refer to, and after the regions of the same flush, so an API
+ * call's region is known when the call is read. */
+static void emit_gpu(wstate *w)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
     const prism_gpu_record *g;
     size_t n = cupti_records(&g);
     for (size_t i = 0; i < n; i++)
@@ -342,12 +351,14 @@ static void cycle(wstate *w)
         emit_strings(w, names, first, nnew);
         s->names_written = nnames;
     }
-    if (sn)
+    if (sn) {
         emit_process(w, sn, nth, q, nq);
-    if (sn)
-        emit_gpu(w);
+        emit_gpu_status(w);
+    }
     for (size_t i = 0; sn && i < nth; i++)
         encode_thread(w, &sn[i]);
+    if (sn)
+        emit_gpu(w);
     if (sn)
         emit_dropped(w, sn, nth);
     out_flush(w);
