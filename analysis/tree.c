@@ -91,7 +91,7 @@ static void transition(athread *t, uint64_t ts, uint32_t node)
         t->ring[t->nring++ % TRANS_RING] = (trans){ ts, node };
 }
 
-static void push(athread *t, uint32_t name, uint64_t ts)
+static inline __attribute__((always_inline)) void push(athread *t, uint32_t name, uint64_t ts)
 {
     if (t->depth >= MAX_STACK) {
         t->lost++;
@@ -121,7 +121,7 @@ static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint6
     tree_attribute(a, t, node, start, dur);
 }
 
-static void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
+static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
 {
     if (t->lost) {
         t->lost--;
