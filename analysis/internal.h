@@ -30,6 +30,7 @@ void u64map_free(u64map *m);
 bool vec_reserve(void **p, size_t *cap, size_t need, size_t size);
 
 #define MAX_STACK 256u
+#define CHILD_CACHE_BITS 10u
 
 typedef struct tnode {
     uint32_t parent, first_child, next_sibling;
@@ -68,8 +69,8 @@ typedef struct athread {
     tnode *nodes;
     size_t n, cap;
     u64map child;               /* (parent + 1) << 32 | name -> node */
-    uint64_t ckey[256];         /* a direct-mapped cache in front of it */
-    uint32_t cval[256];
+    uint64_t ckey[1u << CHILD_CACHE_BITS];  /* a direct-mapped cache in front */
+    uint32_t cval[1u << CHILD_CACHE_BITS];
     frame stack[MAX_STACK];
     uint32_t depth;             /* frames in stack */
     uint32_t lost;              /* frames deeper than MAX_STACK */

@@ -56,13 +56,24 @@ const char *tree_name(const prism_analysis *a, uint32_t name_id)
     return s ? s : "(unnamed)";
 }
 
-/* The child of `parent` (PRISM_NO_NODE: a root) named `name`. */
-static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
+static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t key,
+                           size_t slot);
+
+/* The child of `parent` (PRISM_NO_NODE: a root) named `name`: the common
+ * case, a node seen recently, from a direct-mapped cache, inline. */
+static inline uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
 {
-    uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
-    size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 56);
-    if (t->ckey[slot] == key + 1)       /* the common case: seen recently */
+    uint64_t key = ((uint64_t)parent + 1) << 32 | name;
+    size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - CHILD_CACHE_BITS));
+    if (t->ckey[slot] == key + 1)
         return t->cval[slot];
+    return child_slow(t, parent, name, key, slot);
+}
+
+static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t key,
+                           size_t slot)
+{
+    uint64_t v;
     if (u64map_get(&t->child, key, &v)) {
         t->ckey[slot] = key + 1;
         t->cval[slot] = (uint32_t)v;
@@ -82,6 +93,8 @@ static uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
         nd->next_sibling = t->nodes[parent].first_child;
         t->nodes[parent].first_child = (uint32_t)t->n;
     }
+    t->ckey[slot] = key + 1;
+    t->cval[slot] = (uint32_t)t->n;
     return (uint32_t)t->n++;
 }
 
@@ -110,8 +123,9 @@ static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint6
 {
     if (start >= t->step_lo && start < t->step_hi) {
         tnode *nd = &t->nodes[node];
+        /* no vector: sv_cap is 0; a position before sv_first wraps high */
         uint32_t i = t->step_pos - nd->sv_first;
-        if (nd->sv_n && t->step_pos >= nd->sv_first && i < nd->sv_cap) {
+        if (i < nd->sv_cap) {
             nd->sv[i] += (float)dur;        /* slots past sv_n are zero */
             if (i >= nd->sv_n)
                 nd->sv_n = i + 1;

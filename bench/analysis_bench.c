@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_util.h"
@@ -104,6 +105,13 @@ static int corpus_build(corpus *c, double million, const char *dir, const char *
     c->events = prism_reader_stats_get(r)->records;
     prism_reader_free(r);
     return 0;
+}
+
+static uint64_t thread_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t run_analyze(void *ctx)
@@ -201,10 +209,21 @@ int main(int argc, char **argv)
     printf("analysis_bench: a training-loop stream written by libcollect: %.1f M records, "
            "%.1f MB\n", big.events / 1e6, big.out.len / 1e6);
 
-    bench_stat t = bench_measure(run_analyze, &big, runs);
+    /* CPU time of this (single) thread: what is preempted on a shared VM
+     * does not count; the wall-clock figure is printed beside it */
+    double cpu[BENCH_MAX_RUNS], wall[BENCH_MAX_RUNS];
+    unsigned n = runs > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : runs;
+    bench_sink(run_analyze(&big));
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t c0 = thread_ns(), w0 = bench_now_ns();
+        bench_sink(run_analyze(&big));
+        cpu[i] = (double)(thread_ns() - c0) * 1e-9;
+        wall[i] = (double)(bench_now_ns() - w0) * 1e-9;
+    }
+    bench_stat t = bench_stat_of(cpu, n), tw = bench_stat_of(wall, n);
     char extra[128];
-    snprintf(extra, sizeof extra, "%.1f ns/event, %.0f MB/s", t.median * 1e9 / (double)big.events,
-             big.out.len / t.median / 1e6);
+    snprintf(extra, sizeof extra, "%.1f ns/event CPU; wall clock %.1f M/s", t.median * 1e9 /
+             (double)big.events, (double)big.events / tw.median / 1e6);
     bench_row_rate("analysis: read+aggregate", (double)big.events, t, 1e6, "M events/s", extra,
                    ">= 50 M/s");
 
