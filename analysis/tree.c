@@ -501,13 +501,21 @@ static void merge_steps(prism_analysis *a)
         }
         if (lo >= hi)
             continue;
-        tree_node_steps(a, (uint32_t)m, per);
+        /* one thread's node (the usual case): read its vector directly;
+         * several: sum them per step first */
+        const float *one = NULL;        /* one[k - lo]: step k of the only node */
+        if (a->tref_off[m + 1] - a->tref_off[m] == 1)
+            one = a->threads[a->tref[a->tref_off[m]] >> 32]
+                      ->nodes[(uint32_t)a->tref[a->tref_off[m]]].sv;
+        else
+            tree_node_steps(a, (uint32_t)m, per);
         uint64_t seen = 0;
         /* shifted sums (no division per step): shift by the first value */
         double shift = -1, s1 = 0, s2 = 0, mx = 0;
         for (uint32_t k = lo; k < hi; k++) {
-            double v = per[k];
-            per[k] = 0;
+            double v = one ? one[k - lo] : per[k];
+            if (!one)
+                per[k] = 0;
             if (v <= 0)
                 continue;
             if (shift < 0)
