@@ -253,6 +253,25 @@ static void test_units(void **state)
     assert_string_equal(tiny, "12.");
 }
 
+static void test_list_move(void **state)
+{
+    (void)state;
+    assert_int_equal(ui_list_move('j', 0, 10, 4), 1);
+    assert_int_equal(ui_list_move(KEY_DOWN, 9, 10, 4), 9);      /* stays on the last */
+    assert_int_equal(ui_list_move('k', 0, 10, 4), 0);
+    assert_int_equal(ui_list_move(KEY_UP, 5, 10, 4), 4);
+    assert_int_equal(ui_list_move(KEY_NPAGE, 3, 10, 4), 7);
+    assert_int_equal(ui_list_move(KEY_NPAGE, 8, 10, 4), 9);
+    assert_int_equal(ui_list_move(KEY_PPAGE, 3, 10, 4), 0);
+    assert_int_equal(ui_list_move(KEY_PPAGE, 9, 10, 4), 5);
+    assert_int_equal(ui_list_move('g', 7, 10, 4), 0);
+    assert_int_equal(ui_list_move(KEY_END, 2, 10, 4), 9);
+    assert_int_equal(ui_list_move('x', 3, 10, 4), 3);            /* not a movement */
+    assert_int_equal(ui_list_move('j', 0, 0, 4), 0);             /* empty list */
+    assert_int_equal(ui_list_move('x', 12, 10, 4), 9);           /* clamped */
+    assert_int_equal(ui_list_move(KEY_NPAGE, 0, 10, 0), 1);      /* page at least 1 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_bar),
         cmocka_unit_test(test_sparkline),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_list_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

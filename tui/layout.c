@@ -181,3 +181,21 @@ void ui_fmt_bytes(char *buf, size_t cap, double b)
     else
         snprintf(buf, cap, "%.2f GB", b / 1073741824.0);
 }
+
+size_t ui_list_move(int key, size_t r, size_t n, size_t page)
+{
+    if (!n)
+        return 0;
+    if (page < 1)
+        page = 1;
+    switch (key) {
+    case 'j': case KEY_DOWN: r = r + 1 < n ? r + 1 : r; break;
+    case 'k': case KEY_UP: r = r ? r - 1 : 0; break;
+    case KEY_NPAGE: r = r + page < n ? r + page : n - 1; break;
+    case KEY_PPAGE: r = r > page ? r - page : 0; break;
+    case KEY_HOME: case 'g': r = 0; break;
+    case KEY_END: case 'G': r = n - 1; break;
+    default: break;
+    }
+    return r < n ? r : n - 1;
+}

@@ -155,14 +155,7 @@ static int k_move(ui *u, void *st, int key)
         return UI_NONE;
     sync(u, s, false);
     size_t n = s->tv.nrows, page = s->page > 1 ? (size_t)s->page - 1 : 1, r = s->sel;
-    switch (key) {
-    case 'j': case KEY_DOWN: r = r + 1 < n ? r + 1 : r; break;
-    case 'k': case KEY_UP: r = r ? r - 1 : 0; break;
-    case KEY_NPAGE: r = r + page < n ? r + page : n - 1; break;
-    case KEY_PPAGE: r = r > page ? r - page : 0; break;
-    case KEY_HOME: case 'g': r = 0; break;
-    case KEY_END: case 'G': r = n - 1; break;
-    }
+    r = ui_list_move(key, r, n, page);
     select_row(u, s, r);
     return UI_REDRAW;
 }

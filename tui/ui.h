@@ -109,6 +109,10 @@ int ui_columns(int width, const int *fixed, int n, int min_flex, int *out);
  * when utf8, else '#'.  Returns bytes written (NUL-terminated). */
 size_t ui_bar(char *out, size_t cap, double frac, int n, bool utf8);
 
+/* Where a list selection goes on a movement key (j/k, arrows, PgUp/PgDn,
+ * Home/End, g/G): row r of n rows, `page` rows a page.  Other keys: r. */
+size_t ui_list_move(int key, size_t r, size_t n, size_t page);
+
 /* A sparkline of v[0..nv) resampled into n cells. */
 size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bool utf8);
 
