@@ -134,8 +134,6 @@ typedef struct side {
     const prism_analysis *base, *cur;
     const prism_tree *tb, *tc;
     double noise_floor;         /* |delta| above this can be significant */
-    double *scratch;            /* the base node's per-step totals */
-    size_t scap;
 } side;
 
 static void fill_delta(prism_delta *d, side *x, uint32_t bn, uint32_t cn)
@@ -155,27 +153,11 @@ static void fill_delta(prism_delta *d, side *x, uint32_t bn, uint32_t cn)
     d->delta_pct = d->base_ns > 0 ? 100.0 * d->delta_ns / d->base_ns : 0.0;
     d->speedup = d->base_ns > 0 && d->new_ns > 0 ? d->base_ns / d->new_ns : 0.0;
     d->p_value = -1.0;
-    if (b && c) {
-        /* the per-step buffer of an analysis lives until its next call:
-         * copy the base's before asking the other side (they may be one) */
-        size_t nb = 0, nc = 0;
-        const double *sb = prism_analysis_node_steps(x->base, bn, &nb);
-        if (sb && nb >= 3) {
-            if (nb > x->scap) {
-                double *p = realloc(x->scratch, nb * sizeof *p);
-                if (p) {
-                    x->scratch = p;
-                    x->scap = nb;
-                }
-            }
-            if (nb <= x->scap) {
-                memcpy(x->scratch, sb, nb * sizeof *sb);
-                const double *sc = prism_analysis_node_steps(x->cur, cn, &nc);
-                if (sc)
-                    d->p_value = prism_welch_p(x->scratch, nb, sc, nc);
-            }
-        }
-    }
+    uint64_t nb, nc;
+    double mb, vb, mc, vc;
+    if (b && c && prism_analysis_node_step_moments(x->base, bn, &nb, &mb, &vb) &&
+        prism_analysis_node_step_moments(x->cur, cn, &nc, &mc, &vc))
+        d->p_value = prism_welch_p_moments((double)nb, mb, vb, (double)nc, mc, vc);
     d->significant = d->p_value >= 0 && d->p_value < SIGNIFICANT_P &&
                      fabs(d->delta_ns) > x->noise_floor;
 }
@@ -256,12 +238,10 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
         goto fail;
     hmap_free(&mb);
     hmap_free(&mc);
-    free(x.scratch);
     return cmp;
 fail:
     hmap_free(&mb);
     hmap_free(&mc);
-    free(x.scratch);
     prism_compare_free(cmp);
     return NULL;
 }

@@ -5,7 +5,9 @@
  * name id), each thread's open-region stack, steps, memory samples and GPU
  * aggregates.  Derived state (the all-threads tree, ops, statistics,
  * bottlenecks) is rebuilt by prism_analysis_refresh() from the streaming
- * state, whose size depends on call paths and samples, not on events.
+ * state, whose size depends on call paths and samples (steps, memory
+ * samples), not on events: per-step figures of a call path are streaming
+ * moments, not a vector per path.
  */
 #ifndef PRISM_ANALYSIS_INTERNAL_H
 #define PRISM_ANALYSIS_INTERNAL_H
@@ -39,8 +41,12 @@ typedef struct tnode {
     uint32_t merged;            /* its node in the all-threads tree */
     uint64_t calls, total, self, min, max;
     double shift, s1, s2;       /* sums of (duration - shift), and squares */
-    float *sv;                  /* time per sampled step, from sv_first */
-    uint32_t sv_first, sv_n, sv_cap;
+    /* per sampled step: the sum of the step being filled, then shifted
+     * moments of the steps already closed (constant size per call path) */
+    uint32_t step_cur;          /* its sampled position; UINT32_MAX: none */
+    uint64_t step_sum;
+    uint64_t steps_seen;        /* closed steps with time in them */
+    double step_shift, step_s1, step_s2, step_max;
     uint64_t gpu_ns, gpu_launches;  /* GPU work launched directly inside */
 } tnode;
 
@@ -109,7 +115,7 @@ struct prism_analysis {
     size_t nsampled;
     bool steps_unused;          /* no steps seen while much was pending */
 
-    prism_memory_sample *mem;
+    prism_mem_point *mem;
     size_t nmem, mcap;
 
     /* GPU */
@@ -151,7 +157,6 @@ struct prism_analysis {
     size_t nops;
     uint32_t *tref_off;         /* per merged node: its thread nodes in tref */
     uint64_t *tref;             /* thread index << 32 | node index */
-    double *node_steps;         /* scratch for prism_analysis_node_steps */
     prism_step_stats step_stats;
     prism_memory_stats mem_stats;
     prism_gpu_stats gpu_stats;
@@ -167,8 +172,8 @@ athread *tree_thread(prism_analysis *a, uint32_t stream);
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur);
 void tree_resolve_pending(prism_analysis *a);
 void tree_merge(prism_analysis *a);
-/* Add a merged node's per-step totals into dense[0..nsampled). */
-void tree_node_steps(const prism_analysis *a, uint32_t node, double *dense);
+/* How many threads' nodes make up a merged node (after tree_merge). */
+uint32_t tree_node_threads(const prism_analysis *a, uint32_t node);
 const char *tree_name(const prism_analysis *a, uint32_t name_id);
 void tree_free_thread(athread *t);
 /* The node open on thread t at time ts (PRISM_NO_NODE if unknown). */

@@ -257,10 +257,8 @@ static void free_derived(prism_analysis *a)
     a->nops = 0;
     free(a->tref_off);
     free(a->tref);
-    free(a->node_steps);
     a->tref_off = NULL;
     a->tref = NULL;
-    a->node_steps = NULL;
     free(a->bn);
     a->bn = NULL;
     a->nbn = 0;
@@ -427,17 +425,26 @@ uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
     return u64map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
 }
 
-const double *prism_analysis_node_steps(const prism_analysis *a, uint32_t node, size_t *n)
+bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
+                                      double *mean, double *var)
 {
-    prism_analysis *m = (prism_analysis *)a;   /* scratch buffer only */
     *n = 0;
-    if (node >= a->nnodes || !a->tref_off || !a->nsampled)
-        return NULL;
-    free(m->node_steps);
-    m->node_steps = calloc(a->nsampled, sizeof *m->node_steps);
-    if (!m->node_steps)
-        return NULL;
-    tree_node_steps(a, node, m->node_steps);
-    *n = a->nsampled;
-    return m->node_steps;
+    *mean = *var = 0;
+    uint32_t threads = tree_node_threads(a, node);
+    if (!threads || !a->nsampled)
+        return false;
+    /* from the moments over steps it ran in: zeros add to the count only */
+    const prism_node *p = &a->nodes[node];
+    double k = (double)p->steps_seen, all = (double)a->nsampled * threads;
+    if (k > all)
+        all = k;                        /* out-of-order samples after damage */
+    double mu = p->step_mean_ns, m = k * mu / all;
+    /* squared deviations from the overall mean: the seen steps' own, their
+     * mean's offset, and the zeros' (each term >= 0: no cancellation) */
+    double ss = (k > 1 ? (k - 1) * p->step_std_ns * p->step_std_ns : 0) +
+                k * (mu - m) * (mu - m) + (all - k) * m * m;
+    *n = (uint64_t)all;
+    *mean = m;
+    *var = all > 1 ? ss / (all - 1) : 0;
+    return true;
 }

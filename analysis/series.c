@@ -40,11 +40,19 @@ void series_memory(prism_analysis *a, const prism_memory_sample *m)
 {
     if (!vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
         return;
+    prism_mem_point p = { .ts = m->ts, .step = m->step, .rss = m->rss,
+                          .cpu_permille = m->cpu_permille, .ngpu = m->ngpu };
+    for (uint32_t g = 0; g < m->ngpu && g < PRISM_MAX_GPUS; g++) {   /* saturating */
+        p.gpu_used = p.gpu_used + m->gpu[g].used < p.gpu_used ? UINT64_MAX
+                                                              : p.gpu_used + m->gpu[g].used;
+        p.gpu_reserved = p.gpu_reserved + m->gpu[g].reserved < p.gpu_reserved
+                             ? UINT64_MAX : p.gpu_reserved + m->gpu[g].reserved;
+    }
     size_t at = a->nmem;
-    while (at > 0 && a->mem[at - 1].ts > m->ts)
+    while (at > 0 && a->mem[at - 1].ts > p.ts)
         at--;
     memmove(&a->mem[at + 1], &a->mem[at], (a->nmem - at) * sizeof *a->mem);
-    a->mem[at] = *m;
+    a->mem[at] = p;
     a->nmem++;
 }
 
@@ -101,20 +109,15 @@ void series_refresh(prism_analysis *a)
     ms->samples = a->mem;
     ms->count = a->nmem;
     for (size_t i = 0; i < a->nmem; i++) {
-        const prism_memory_sample *m = &a->mem[i];
-        uint64_t used = 0, res = 0;
+        const prism_mem_point *m = &a->mem[i];
         if (m->rss > ms->peak_rss)
             ms->peak_rss = m->rss;
-        for (uint32_t g = 0; g < m->ngpu; g++) {     /* saturating sums */
-            used = used + m->gpu[g].used < used ? UINT64_MAX : used + m->gpu[g].used;
-            res = res + m->gpu[g].reserved < res ? UINT64_MAX : res + m->gpu[g].reserved;
-        }
         if (m->ngpu)
             ms->have_gpu = true;
-        if (used > ms->peak_gpu_used)
-            ms->peak_gpu_used = used;
-        if (res > ms->peak_gpu_reserved)
-            ms->peak_gpu_reserved = res;
+        if (m->gpu_used > ms->peak_gpu_used)
+            ms->peak_gpu_used = m->gpu_used;
+        if (m->gpu_reserved > ms->peak_gpu_reserved)
+            ms->peak_gpu_reserved = m->gpu_reserved;
     }
 }
 
@@ -134,15 +137,12 @@ void series_leaks(prism_analysis *a, double threshold_mb)
     }
     size_t k = 0;
     for (size_t i = 0; i < a->nmem; i++) {
-        const prism_memory_sample *m = &a->mem[i];
+        const prism_mem_point *m = &a->mem[i];
         if (m->step == PRISM_NO_STEP)
             continue;
-        double used = 0;
-        for (uint32_t g = 0; g < m->ngpu; g++)
-            used += (double)m->gpu[g].used;
         x[k] = (double)m->step;
         yh[k] = (double)m->rss;
-        yg[k] = used;
+        yg[k] = (double)m->gpu_used;
         k++;
     }
     ms->host = prism_leak_fit(x, yh, k, threshold_mb);

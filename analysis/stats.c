@@ -164,15 +164,22 @@ double prism_welch_p(const double *a, size_t na, const double *b, size_t nb)
     double ma, va, mb, vb;
     mean_var(a, na, &ma, &va);
     mean_var(b, nb, &mb, &vb);
-    if (!isfinite(ma) || !isfinite(mb) || !isfinite(va) || !isfinite(vb))
+    return prism_welch_p_moments((double)na, ma, va, (double)nb, mb, vb);
+}
+
+double prism_welch_p_moments(double na, double ma, double va, double nb, double mb, double vb)
+{
+    if (!(na >= 3) || !(nb >= 3))
         return -1.0;
-    double u = va / (double)na, w = vb / (double)nb, s = u + w;
+    if (!isfinite(ma) || !isfinite(mb) || !isfinite(va) || !isfinite(vb) || va < 0 || vb < 0)
+        return -1.0;
+    double u = va / na, w = vb / nb, s = u + w;
     if (!(s > 0.0))
         return ma == mb ? 1.0 : 0.0;
     double t = (ma - mb) / sqrt(s);
     /* Welch-Satterthwaite, scaled by s so tiny variances do not underflow. */
     double ru = u / s, rw = w / s;
-    double df = 1.0 / (ru * ru / (double)(na - 1) + rw * rw / (double)(nb - 1));
+    double df = 1.0 / (ru * ru / (na - 1) + rw * rw / (nb - 1));
     return t_two_sided(t, df);
 }
 

@@ -1,9 +1,11 @@
 /*
  * tree.c - call trees from region events: one per thread while streaming
  * (a stack of open regions per thread), merged by path into the
- * all-threads tree on refresh.  Per-step totals of each node are kept for
- * sampled steps, keyed by (node, step), so memory grows with call paths
- * times sampled steps, not with events.
+ * all-threads tree on refresh.  Each node sums its time in the sampled step
+ * being filled and folds the sum into shifted moments when the next step
+ * begins, so its per-step figures cost constant memory per call path.  A
+ * node's completions arrive in start order (one thread, one path: calls
+ * never overlap), so a step, once left, is never seen again by that node.
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,8 +40,6 @@ void tree_free_thread(athread *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->n; i++)
-        free(t->nodes[i].sv);
     free(t->ring);
     free(t->nodes);
     u64map_free(&t->child);
@@ -89,6 +89,7 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     nd->name = name;
     nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
     nd->min = UINT64_MAX;
+    nd->step_cur = UINT32_MAX;
     if (parent != PRISM_NO_NODE) {
         nd->next_sibling = t->nodes[parent].first_child;
         t->nodes[parent].first_child = (uint32_t)t->n;
@@ -117,20 +118,13 @@ static inline __attribute__((always_inline)) void push(athread *t, uint32_t name
 }
 
 /* tree_attribute's common case, inlined into pop: the completion falls in
- * the same sampled step as the previous one and its slot exists. */
+ * the sampled step this node is filling. */
 static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start,
                              uint64_t dur)
 {
-    if (start >= t->step_lo && start < t->step_hi) {
-        tnode *nd = &t->nodes[node];
-        /* no vector: sv_cap is 0; a position before sv_first wraps high */
-        uint32_t i = t->step_pos - nd->sv_first;
-        if (i < nd->sv_cap) {
-            nd->sv[i] += (float)dur;        /* slots past sv_n are zero */
-            if (i >= nd->sv_n)
-                nd->sv_n = i + 1;
-            return;
-        }
+    if (start >= t->step_lo && start < t->step_hi && t->nodes[node].step_cur == t->step_pos) {
+        t->nodes[node].step_sum += dur;
+        return;
     }
     tree_attribute(a, t, node, start, dur);
 }
@@ -230,6 +224,22 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
     return a->sampled_pos[lo - 1];
 }
 
+/* Fold one step's time into a node's per-step moments. */
+static void step_close(tnode *nd, uint64_t sum)
+{
+    if (!sum)
+        return;
+    double v = (double)sum;
+    if (!nd->steps_seen)
+        nd->step_shift = v;
+    nd->steps_seen++;
+    double d = v - nd->step_shift;
+    nd->step_s1 += d;
+    nd->step_s2 += d * d;
+    if (v > nd->step_max)
+        nd->step_max = v;
+}
+
 /* The slow path of attribute(): find the step, or wait for it. */
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
 {
@@ -262,35 +272,15 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start
         return;
     tnode *nd = &t->nodes[node];
     uint32_t p = (uint32_t)pos;
-    if (!nd->sv_n) {
-        nd->sv_first = p;
-    } else if (p < nd->sv_first) {         /* a late step: make room in front */
-        uint32_t shift = nd->sv_first - p;
-        float *v = calloc((size_t)nd->sv_n + shift, sizeof *v);
-        if (!v)
-            return;
-        memcpy(v + shift, nd->sv, nd->sv_n * sizeof *v);
-        free(nd->sv);
-        nd->sv = v;
-        nd->sv_n += shift;
-        nd->sv_cap = nd->sv_n;
-        nd->sv_first = p;
+    if (nd->step_cur == p) {
+        nd->step_sum += dur;
+    } else if (nd->step_cur == UINT32_MAX || p > nd->step_cur) {
+        step_close(nd, nd->step_sum);       /* the node moved on to a later step */
+        nd->step_cur = p;
+        nd->step_sum = dur;
+    } else {
+        step_close(nd, dur);    /* out of order (only after damage): its own sample */
     }
-    uint32_t i = p - nd->sv_first;
-    if (i >= nd->sv_cap) {
-        uint32_t cap = nd->sv_cap ? nd->sv_cap * 2 : 8;
-        while (cap <= i)
-            cap *= 2;
-        float *v = realloc(nd->sv, cap * sizeof *v);
-        if (!v)
-            return;
-        memset(v + nd->sv_cap, 0, (cap - nd->sv_cap) * sizeof *v);
-        nd->sv = v;
-        nd->sv_cap = cap;
-    }
-    if (i >= nd->sv_n)
-        nd->sv_n = i + 1;
-    nd->sv[i] += (float)dur;
 }
 
 void tree_resolve_pending(prism_analysis *a)
@@ -325,10 +315,35 @@ static void moments(const tnode *nd, double *mean, double *m2)
         *m2 = 0;
 }
 
+/* Per-step moments of a node, the step being filled included. */
+static void step_moments(const tnode *nd, uint64_t *seen, double *mean, double *m2, double *max)
+{
+    tnode x = *nd;
+    step_close(&x, x.step_sum);
+    double n = (double)x.steps_seen;
+    *seen = x.steps_seen;
+    *mean = x.steps_seen ? x.step_shift + x.step_s1 / n : 0;
+    *m2 = x.steps_seen ? x.step_s2 - x.step_s1 * x.step_s1 / n : 0;
+    if (*m2 < 0)
+        *m2 = 0;
+    *max = x.step_max;
+}
+
+static void publish_steps(prism_node *p, uint64_t seen, double mean, double m2, double max)
+{
+    p->steps_seen = seen;
+    p->step_mean_ns = mean;
+    p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
+    p->step_max_ns = max;
+}
+
 /* Fill a public node from streaming statistics. */
 static void publish(prism_node *p, const tnode *nd)
 {
-    double mean, m2;
+    double mean, m2, smax;
+    uint64_t seen;
+    step_moments(nd, &seen, &mean, &m2, &smax);
+    publish_steps(p, seen, mean, m2, smax);
     moments(nd, &mean, &m2);
     p->calls = nd->calls;
     p->total_ns = nd->total;
@@ -471,69 +486,39 @@ static bool build_trefs(prism_analysis *a)
     return true;
 }
 
-void tree_node_steps(const prism_analysis *a, uint32_t node, double *dense)
-{
-    for (uint32_t r = a->tref_off[node]; r < a->tref_off[node + 1]; r++) {
-        const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
-        for (uint32_t k = 0; k < nd->sv_n; k++)
-            dense[nd->sv_first + k] += nd->sv[k];
-    }
-}
-
-/* Per-step statistics of every merged node, from its thread nodes'
- * per-step vectors (summed when several threads share the path). */
+/* Per-step figures of every merged node.  A path that ran on one thread
+ * (the usual case) takes that thread's; one that ran on several pools
+ * their (thread, step) samples: the moments combine exactly (Chan et al.),
+ * where per-step sums across threads would need every step kept. */
 static void merge_steps(prism_analysis *a)
 {
     if (!build_trefs(a))
         return;
-    double *per = calloc(a->nsampled ? a->nsampled : 1, sizeof *per);
-    for (size_t m = 0; per && m < a->nnodes; m++) {
-        prism_node *p = &a->nodes[m];
-        uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t m = 0; m < a->nnodes; m++) {
+        uint64_t seen = 0;
+        double mean = 0, m2 = 0, max = 0;
         for (uint32_t r = a->tref_off[m]; r < a->tref_off[m + 1]; r++) {
             const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
-            if (!nd->sv_n)
+            uint64_t k;
+            double mk, m2k, maxk;
+            step_moments(nd, &k, &mk, &m2k, &maxk);
+            if (!k)
                 continue;
-            if (nd->sv_first < lo)
-                lo = nd->sv_first;
-            if (nd->sv_first + nd->sv_n > hi)
-                hi = nd->sv_first + nd->sv_n;
+            uint64_t n = seen + k;
+            double d = mk - mean;
+            m2 += m2k + d * d * (double)seen * (double)k / (double)n;
+            mean += d * (double)k / (double)n;
+            seen = n;
+            if (maxk > max)
+                max = maxk;
         }
-        if (lo >= hi)
-            continue;
-        /* one thread's node (the usual case): read its vector directly;
-         * several: sum them per step first */
-        const float *one = NULL;        /* one[k - lo]: step k of the only node */
-        if (a->tref_off[m + 1] - a->tref_off[m] == 1)
-            one = a->threads[a->tref[a->tref_off[m]] >> 32]
-                      ->nodes[(uint32_t)a->tref[a->tref_off[m]]].sv;
-        else
-            tree_node_steps(a, (uint32_t)m, per);
-        uint64_t seen = 0;
-        /* shifted sums (no division per step): shift by the first value */
-        double shift = -1, s1 = 0, s2 = 0, mx = 0;
-        for (uint32_t k = lo; k < hi; k++) {
-            double v = one ? one[k - lo] : per[k];
-            if (!one)
-                per[k] = 0;
-            if (v <= 0)
-                continue;
-            if (shift < 0)
-                shift = v;
-            seen++;
-            double d = v - shift;
-            s1 += d;
-            s2 += d * d;
-            if (v > mx)
-                mx = v;
-        }
-        double m2 = seen ? s2 - s1 * s1 / (double)seen : 0;
-        p->steps_seen = seen;
-        p->step_mean_ns = seen ? shift + s1 / (double)seen : 0;
-        p->step_std_ns = seen > 1 && m2 > 0 ? sqrt(m2 / (double)(seen - 1)) : 0;
-        p->step_max_ns = mx;
+        publish_steps(&a->nodes[m], seen, mean, m2, max);
     }
-    free(per);
+}
+
+uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
+{
+    return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
 }
 
 static void build_ops(prism_analysis *a)

@@ -51,14 +51,6 @@ static void fmt_bytes(char *buf, size_t cap, double b)
     snprintf(buf, cap, v < 1000 ? "%.1f %s" : "%.0e %s", v, units[i]);
 }
 
-static double gpu_sum(const prism_memory_sample *s, bool reserved)
-{
-    double b = 0;
-    for (uint32_t g = 0; g < s->ngpu && g < PRISM_MAX_GPUS; g++)
-        b += (double)(reserved ? s->gpu[g].reserved : s->gpu[g].used);
-    return b;
-}
-
 static void series_free(series *s)
 {
     free(s->t);
@@ -85,11 +77,11 @@ static bool series_get(const prism_memory_stats *m, bool gpu, series *s)
         return false;
     }
     for (size_t i = 0; i < m->count; i++) {
-        const prism_memory_sample *p = &m->samples[i];
-        double val = gpu ? gpu_sum(p, false) : (double)p->rss;
+        const prism_mem_point *p = &m->samples[i];
+        double val = (double)(gpu ? p->gpu_used : p->rss);
         s->t[s->n] = (double)p->ts;
         s->v[s->n] = val;
-        s->v2[s->n++] = gpu ? gpu_sum(p, true) : NAN;
+        s->v2[s->n++] = gpu ? (double)p->gpu_reserved : NAN;
         if (p->step != PRISM_NO_STEP) {
             s->sx[s->k] = (double)p->step;
             s->sy[s->k] = val;

@@ -115,12 +115,8 @@ static void memory(ui *u, const ui_rect *r, int *row)
     if (sw < 8)
         sw = 8;
     for (int gpu = 0; gpu <= (m->have_gpu ? 1 : 0); gpu++) {
-        for (size_t i = 0; i < m->count; i++) {
-            double used = 0;
-            for (uint32_t g = 0; g < m->samples[i].ngpu; g++)
-                used += (double)m->samples[i].gpu[g].used;
-            v[i] = gpu ? used : (double)m->samples[i].rss;
-        }
+        for (size_t i = 0; i < m->count; i++)
+            v[i] = (double)(gpu ? m->samples[i].gpu_used : m->samples[i].rss);
         char spark[1024], peak[32];
         ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
         ui_fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);

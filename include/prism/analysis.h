@@ -46,7 +46,9 @@ typedef struct prism_node {
     uint64_t min_ns, max_ns;
     double mean_ns, std_ns;    /* per call                                      */
     double share;              /* total / profile total (0..1)                  */
-    /* per step (over sampled steps in which the node ran at all) */
+    /* per step (over sampled steps in which the node ran at all; in the
+     * all-threads tree a path that ran on several threads counts each
+     * thread's step as a sample: time per step and thread) */
     uint64_t steps_seen;
     double step_mean_ns, step_std_ns, step_max_ns;
     uint64_t gpu_ns;           /* GPU time of kernels/copies launched inside    */
@@ -85,8 +87,20 @@ typedef struct prism_leak {
     bool leak;                 /* slope > threshold and a good fit              */
 } prism_leak;
 
+/* One memory sample as the analysis keeps it: GPU figures summed over the
+ * devices (a file's sample carries up to PRISM_MAX_GPUS slots; keeping
+ * only the sums makes a sample 48 bytes instead of about 400). */
+typedef struct prism_mem_point {
+    uint64_t ts;
+    uint64_t step;             /* PRISM_NO_STEP: periodic sample                */
+    uint64_t rss;              /* host resident set, bytes                      */
+    uint64_t gpu_used, gpu_reserved;  /* all devices, bytes (saturating sums)   */
+    uint32_t cpu_permille;     /* process CPU, 1000 = one core; PRISM_NO_CPU    */
+    uint32_t ngpu;             /* devices reported; 0: no GPU figures           */
+} prism_mem_point;
+
 typedef struct prism_memory_stats {
-    const prism_memory_sample *samples;   /* in time order                     */
+    const prism_mem_point *samples;       /* in time order                     */
     size_t count;
     uint64_t peak_rss, peak_gpu_used, peak_gpu_reserved;
     bool have_gpu;
@@ -191,9 +205,12 @@ uint64_t prism_analysis_last_ts(const prism_analysis *a);
 bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
 /* The node of the all-threads tree with this path hash, or PRISM_NO_NODE. */
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
-/* Per-step totals of a node (ns, one per sampled step it was seen in or
- * not: zeros included), for significance tests and plots. */
-const double *prism_analysis_node_steps(const prism_analysis *a, uint32_t node, size_t *n);
+/* Per-step time of a node of the all-threads tree over every sampled step,
+ * zeros included (steps it did not run in), one sample per step and thread
+ * that has the path: their count, mean and sample variance (ns, ns^2), for
+ * significance tests.  False when the node or the steps are unknown. */
+bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
+                                      double *mean, double *var);
 
 /* Leak detection by least squares on (x, y) points; y in bytes. */
 prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb);
@@ -230,6 +247,8 @@ void prism_compare_free(prism_compare *c);
 
 /* Welch's t-test: two-sided p-value of equal means; -1 when n < 3 on a side. */
 double prism_welch_p(const double *a, size_t na, const double *b, size_t nb);
+/* The same from each side's count, mean and sample variance. */
+double prism_welch_p_moments(double na, double ma, double va, double nb, double mb, double vb);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,150 @@
+/*
+ * pbuild.h - a profile builder on the format library's encoder, for tests
+ * that need exact, hand-placed records read back through the real reader
+ * and analysis.  Include after <cmocka.h>; every function is static.
+ */
+#ifndef PRISM_TESTS_PBUILD_H
+#define PRISM_TESTS_PBUILD_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "prism/analysis.h"
+
+typedef struct pbuild {
+    uint8_t *data;
+    size_t len, cap;
+    uint8_t chunk[1 << 14];
+    prism_enc e;
+    bool open;
+    uint32_t kind, stream;
+    uint64_t seq[8];
+    uint32_t depth[8];          /* per stream nesting */
+    uint64_t rng;
+} pbuild;
+
+static inline void pb_bytes(pbuild *b, const void *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2;
+        b->data = realloc(b->data, b->cap);
+        assert_non_null(b->data);
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static inline void pb_flush(pbuild *b)
+{
+    size_t len;
+    if (!b->open)
+        return;
+    b->open = false;
+    assert_int_equal(prism_enc_finish(&b->e, &len), PRISM_OK);
+    pb_bytes(b, b->chunk, len);
+}
+
+static inline void pb_begin(pbuild *b, prism_chunk_kind kind, uint32_t stream, uint64_t base)
+{
+    pb_flush(b);
+    assert_int_equal(prism_enc_begin(&b->e, b->chunk, sizeof b->chunk, kind, stream,
+                                     b->seq[stream]++, base,
+                                     kind == PRISM_CHUNK_REGIONS ? b->depth[stream] : 0),
+                     PRISM_OK);
+    b->open = true;
+    b->kind = kind;
+    b->stream = stream;
+}
+
+/* Append through the open chunk; a new one when the kind or stream changes
+ * or the chunk is full. */
+#define PB_PUT(b, K, S, base, call) do { \
+        if (!(b)->open || (b)->kind != (K) || (b)->stream != (S)) \
+            pb_begin((b), (K), (S), (base)); \
+        if ((call) == PRISM_E_NOSPACE) { \
+            pb_begin((b), (K), (S), (base)); \
+            assert_int_equal((call), PRISM_OK); \
+        } \
+    } while (0)
+
+static inline void pb_init(pbuild *b, const char *const *names, size_t n, uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->rng = seed * 2654435761u + 1;
+    prism_header h = { .producer = "rules test", .host = "test", .rank = -1, .clock = "test" };
+    uint8_t hdr[1024];
+    size_t hlen;
+    assert_int_equal(prism_header_encode(&h, hdr, sizeof hdr, &hlen), PRISM_OK);
+    pb_bytes(b, hdr, hlen);
+    pb_begin(b, PRISM_CHUNK_STRINGS, 0, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(prism_enc_string(&b->e, names[i], strlen(names[i])), PRISM_OK);
+    pb_flush(b);
+}
+
+static inline void pb_thread(pbuild *b, uint32_t stream, const char *name)
+{
+    prism_thread t = { stream, 100 + stream, name };
+    PB_PUT(b, PRISM_CHUNK_THREADS, 0, 0, prism_enc_thread(&b->e, &t));
+}
+
+static inline void pb_enter(pbuild *b, uint32_t stream, uint64_t ts, uint32_t id)
+{
+    PB_PUT(b, PRISM_CHUNK_REGIONS, stream, ts, prism_enc_enter(&b->e, ts, id));
+    b->depth[stream]++;
+}
+
+static inline void pb_exit(pbuild *b, uint32_t stream, uint64_t ts)
+{
+    PB_PUT(b, PRISM_CHUNK_REGIONS, stream, ts, prism_enc_exit(&b->e, ts));
+    b->depth[stream]--;
+}
+
+/* A duration around `mean` (+-10 %), deterministic. */
+static inline uint64_t jitter(pbuild *b, uint64_t mean)
+{
+    b->rng ^= b->rng << 13;
+    b->rng ^= b->rng >> 7;
+    b->rng ^= b->rng << 17;
+    return mean - mean / 10 + b->rng % (mean / 5 + 1);
+}
+
+/* A leaf region of about `mean` ns at *now. */
+static inline void pb_leaf(pbuild *b, uint32_t stream, uint64_t *now, uint32_t id, uint64_t mean)
+{
+    pb_enter(b, stream, *now, id);
+    *now += jitter(b, mean);
+    pb_exit(b, stream, *now);
+}
+
+typedef struct loaded {
+    prism_reader *r;
+    prism_analysis *a;
+} loaded;
+
+static inline loaded pb_load(pbuild *b)
+{
+    pb_flush(b);
+    loaded l;
+    prism_reader_callbacks cb;
+    l.a = prism_analysis_new(NULL);
+    assert_non_null(l.a);
+    prism_analysis_callbacks(&cb);
+    l.r = prism_reader_new(&cb, l.a);
+    assert_non_null(l.r);
+    prism_analysis_attach(l.a, l.r);
+    assert_int_equal(prism_reader_feed(l.r, b->data, b->len), PRISM_OK);
+    assert_int_equal(prism_reader_finish(l.r), PRISM_OK);
+    prism_analysis_refresh(l.a);
+    free(b->data);
+    b->data = NULL;
+    return l;
+}
+
+static inline void unload(loaded *l)
+{
+    prism_analysis_free(l->a);
+    prism_reader_free(l->r);
+}
+
+#endif
