@@ -43,7 +43,7 @@ typedef struct tnode {
     double shift, s1, s2;       /* sums of (duration - shift), and squares */
     /* per sampled step: the sum of the step being filled, then shifted
      * moments of the steps already closed (constant size per call path) */
-    uint32_t step_cur;          /* its sampled position; UINT32_MAX: none */
+    uint32_t step_cur;          /* its sampled position + 1; 0: none */
     uint64_t step_sum;
     uint64_t steps_seen;        /* closed steps with time in them */
     double step_shift, step_s1, step_s2, step_max;

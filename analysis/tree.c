@@ -89,7 +89,6 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     nd->name = name;
     nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
     nd->min = UINT64_MAX;
-    nd->step_cur = UINT32_MAX;
     if (parent != PRISM_NO_NODE) {
         nd->next_sibling = t->nodes[parent].first_child;
         t->nodes[parent].first_child = (uint32_t)t->n;
@@ -99,13 +98,17 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     return (uint32_t)t->n++;
 }
 
-static void transition(athread *t, uint64_t ts, uint32_t node)
+/* `ring`: a constant at each call site, so the loop without GPU data
+ * carries no test for it. */
+static inline __attribute__((always_inline)) void transition(athread *t, bool ring, uint64_t ts,
+                                                             uint32_t node)
 {
-    if (t->ring)
+    if (ring)
         t->ring[t->nring++ % TRANS_RING] = (trans){ ts, node };
 }
 
-static inline __attribute__((always_inline)) void push(athread *t, uint32_t name, uint64_t ts)
+static inline __attribute__((always_inline)) void push(athread *t, bool ring, uint32_t name,
+                                                       uint64_t ts)
 {
     if (t->depth >= MAX_STACK) {
         t->lost++;
@@ -114,29 +117,57 @@ static inline __attribute__((always_inline)) void push(athread *t, uint32_t name
     uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;
     uint32_t node = parent == PRISM_NO_NODE && t->depth ? PRISM_NO_NODE : child_of(t, parent, name);
     t->stack[t->depth++] = (frame){ node, ts, 0 };
-    transition(t, ts, node);
+    transition(t, ring, ts, node);
+}
+
+/* Fold one step's time into a node's per-step moments. */
+static inline void step_close(tnode *nd, uint64_t sum)
+{
+    if (!sum)
+        return;
+    double v = (double)sum;
+    if (!nd->steps_seen)
+        nd->step_shift = v;
+    nd->steps_seen++;
+    double d = v - nd->step_shift;
+    nd->step_s1 += d;
+    nd->step_s2 += d * d;
+    if (v > nd->step_max)
+        nd->step_max = v;
 }
 
 /* tree_attribute's common case, inlined into pop: the completion falls in
- * the sampled step this node is filling. */
+ * the sampled step found last; this node is filling it, or moves on to it
+ * from an earlier one.  (step_cur is the position + 1, 0: none.) */
 static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start,
                              uint64_t dur)
 {
-    if (start >= t->step_lo && start < t->step_hi && t->nodes[node].step_cur == t->step_pos) {
-        t->nodes[node].step_sum += dur;
-        return;
+    if (start >= t->step_lo && start < t->step_hi) {
+        tnode *nd = &t->nodes[node];
+        uint32_t cur = t->step_pos + 1;
+        if (nd->step_cur == cur) {
+            nd->step_sum += dur;
+            return;
+        }
+        if (nd->step_cur < cur) {
+            step_close(nd, nd->step_sum);
+            nd->step_cur = cur;
+            nd->step_sum = dur;
+            return;
+        }
     }
     tree_attribute(a, t, node, start, dur);
 }
 
-static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread *t, uint64_t ts, bool count)
+static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread *t, bool ring,
+                                                      uint64_t ts, bool count)
 {
     if (t->lost) {
         t->lost--;
         return;
     }
     frame f = t->stack[--t->depth];
-    transition(t, ts, t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE);
+    transition(t, ring, ts, t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE);
     uint64_t dur = ts >= f.start ? ts - f.start : 0;
     if (t->depth)
         t->stack[t->depth - 1].child += dur;
@@ -158,6 +189,19 @@ static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread
     attribute(a, t, f.node, f.start, dur);
 }
 
+static inline __attribute__((always_inline)) void events(prism_analysis *a, athread *t, bool ring,
+                                                         const prism_region_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == PRISM_REGION_ENTER)
+            push(t, ring, ev[i].name, ev[i].ts);
+        else if (t->depth + t->lost)
+            pop(a, t, ring, ev[i].ts, true);
+        else
+            a->unmatched_exits++;
+    }
+}
+
 void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
                   const prism_region_event *ev, size_t n)
 {
@@ -166,18 +210,15 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
         return;
     /* After lost or damaged chunks the writer's depth tells the truth:
      * drop frames we hold too many, invent unknown ones we miss. */
+    bool ring = t->ring != NULL;
     while (t->depth + t->lost > depth)
-        pop(a, t, ev[0].ts, false);
+        pop(a, t, ring, ev[0].ts, false);
     while (t->depth + t->lost < depth)
-        push(t, 0, ev[0].ts);
-    for (size_t i = 0; i < n; i++) {
-        if (ev[i].kind == PRISM_REGION_ENTER)
-            push(t, ev[i].name, ev[i].ts);
-        else if (t->depth + t->lost)
-            pop(a, t, ev[i].ts, true);
-        else
-            a->unmatched_exits++;
-    }
+        push(t, ring, 0, ev[0].ts);
+    if (ring)
+        events(a, t, true, ev, n);
+    else
+        events(a, t, false, ev, n);
 }
 
 uint32_t tree_node_at(const athread *t, uint64_t ts)
@@ -224,22 +265,6 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
     return a->sampled_pos[lo - 1];
 }
 
-/* Fold one step's time into a node's per-step moments. */
-static void step_close(tnode *nd, uint64_t sum)
-{
-    if (!sum)
-        return;
-    double v = (double)sum;
-    if (!nd->steps_seen)
-        nd->step_shift = v;
-    nd->steps_seen++;
-    double d = v - nd->step_shift;
-    nd->step_s1 += d;
-    nd->step_s2 += d * d;
-    if (v > nd->step_max)
-        nd->step_max = v;
-}
-
 /* The slow path of attribute(): find the step, or wait for it. */
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
 {
@@ -271,10 +296,10 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start
     if (pos == UINT32_MAX)
         return;
     tnode *nd = &t->nodes[node];
-    uint32_t p = (uint32_t)pos;
+    uint32_t p = (uint32_t)pos + 1;
     if (nd->step_cur == p) {
         nd->step_sum += dur;
-    } else if (nd->step_cur == UINT32_MAX || p > nd->step_cur) {
+    } else if (p > nd->step_cur) {
         step_close(nd, nd->step_sum);       /* the node moved on to a later step */
         nd->step_cur = p;
         nd->step_sum = dur;
