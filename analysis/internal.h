@@ -48,6 +48,7 @@ typedef struct tnode {
     uint64_t steps_seen;        /* closed steps with time in them */
     double step_shift, step_s1, step_s2, step_max;
     uint64_t gpu_ns, gpu_launches;  /* GPU work launched directly inside */
+    double flops, bytes;        /* work counters recorded directly inside */
 } tnode;
 
 /* A change of the innermost open region of a thread, for finding the
@@ -141,6 +142,10 @@ struct prism_analysis {
     size_t napi, apicap;
     uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
 
+    /* work counters (work.c) */
+    u64map work_of;             /* counter name id -> 1 flops, 2 bytes, 3 neither */
+    prism_work_stats work;
+
     uint64_t events, unmatched_exits;
     uint64_t first_ts, last_ts;
     bool have_ts;
@@ -195,5 +200,10 @@ void gpu_want_rings(prism_analysis *a);
  * `final`: the profile is complete, use what is known. */
 void gpu_resolve(prism_analysis *a, bool final);
 void gpu_refresh(prism_analysis *a);
+
+/* work.c: counters named flops / bytes */
+void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len);
+void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n);
+void work_refresh(prism_analysis *a);
 
 #endif

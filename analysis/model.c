@@ -148,10 +148,15 @@ static void cb_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 static void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
 {
     prism_analysis *a = ctx;
-    (void)stream;
     if (n)
         note_ts(a, c[n - 1].ts);
     a->events += n;
+    work_counters(a, stream, c, n);
+}
+
+static void cb_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    work_string(ctx, id, s, len);
 }
 
 static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
@@ -210,6 +215,7 @@ static void cb_footer(void *ctx, const prism_footer *f)
 void prism_analysis_callbacks(prism_reader_callbacks *cb)
 {
     memset(cb, 0, sizeof *cb);
+    cb->string = cb_string;
     cb->thread = cb_thread;
     cb->regions = cb_regions;
     cb->marks = cb_marks;
@@ -283,6 +289,7 @@ void prism_analysis_free(prism_analysis *a)
     u64map_free(&a->dropped_of);
     u64map_free(&a->corr_node);
     u64map_free(&a->corr_wait);
+    u64map_free(&a->work_of);
     free(a->apis);
     if (a->own_reader)
         prism_reader_free(a->reader);
@@ -315,6 +322,7 @@ void prism_analysis_refresh(prism_analysis *a)
     tree_merge(a);
     series_refresh(a);
     gpu_refresh(a);
+    work_refresh(a);
     const prism_header *h = prism_analysis_header(a);
     double pct = effective(a->opts.bottleneck_threshold_pct, h, "bottleneck_threshold_pct", 10);
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);

@@ -17,7 +17,7 @@
  *   dropped_events  dropped records or a damaged file, by the fraction lost:
  *                   LOW < 0.1 %, MEDIUM < 1 %, HIGH >= 1 %
  *   (rules_stall.c) cpu_gpu_sync, data_loading, gpu_idle, launch_bound,
- *                   memory_bound
+ *                   memory_bound (copies; work counters below the ridge)
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -453,6 +453,7 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     rules_gpu_idle(&c, g);
     rules_launch(&c, g);
     rules_memory_bound(&c, g);
+    rules_intensity(&c);
     rule_dropped(&c, g);
 
     qsort(out, c.n, sizeof *out, cmp_bn);

@@ -89,5 +89,6 @@ void rules_data(rules_ctx *c);
 void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g);
 void rules_launch(rules_ctx *c, const prism_gpu_stats *g);
 void rules_memory_bound(rules_ctx *c, const prism_gpu_stats *g);
+void rules_intensity(rules_ctx *c);
 
 #endif

@@ -17,7 +17,12 @@
  *   gpu_idle        idle share of the GPU span > 30 % (MEDIUM), > 50 % (HIGH)
  *   launch_bound    >= 1000 kernels, > 50 % of them under 10 us (MEDIUM),
  *                   > 80 % (HIGH)
- *   memory_bound    copies > 20 % of GPU work time, severity by that share
+ *   memory_bound    copies > 20 % of GPU work time, severity by that share;
+ *                   and from work counters (flops / bytes): each operation
+ *                   (by name) whose own work is below the ridge (FLOP/byte)
+ *                   and holds >= 2 % of the time, at most 4, severity by its
+ *                   share of time; the whole run when no sample found its
+ *                   region
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +38,8 @@
 #define SMALL_MEDIUM 0.5
 #define SMALL_HIGH 0.8
 #define COPY_SHARE 0.20
+#define INTENSITY_MIN_SHARE 0.02
+#define INTENSITY_MAX 4
 
 /* ---- the training loop's time ----------------------------------------- */
 
@@ -343,3 +350,126 @@ void rules_memory_bound(rules_ctx *c, const prism_gpu_stats *g)
              "batch small copies and use in-place or fused ops.");
 }
 
+
+/* "1.2 G", "350 M": a count with an SI prefix. */
+static void si(char *buf, size_t cap, double v)
+{
+    static const char *const p[] = { "", "k", "M", "G", "T", "P", "E" };
+    size_t i = 0;
+    while (v >= 1000 && i + 1 < sizeof p / sizeof p[0]) {
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, cap, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, p[i]);
+}
+
+static void intensity_text(prism_bottleneck *b, const char *who, double flops, double bytes,
+                           double ns, double share, double ridge)
+{
+    char f[24], y[24];
+    si(f, sizeof f, flops);
+    si(y, sizeof y, bytes);
+    snprintf(b->description, sizeof b->description,
+             "Memory-bound: %s does %.2f FLOP/byte, below the ridge of %g", who,
+             flops / bytes, ridge);
+    if (ns > 0)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "%sFLOP over %sB in %s (%.1f%% of time): %.2f GFLOP/s, %.2f GB/s", f, y,
+                  DUR(ns), 100.0 * share, flops / ns, bytes / ns);
+    else
+        rules_put(b->evidence, sizeof b->evidence, "%sFLOP over %sB (work counters)", f, y);
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "Bandwidth, not arithmetic, bounds this work: fuse element-wise ops into their "
+             "producer (torch.compile, a fused kernel) so data is read once, avoid "
+             ".contiguous()/transpose copies and dtype round trips, use bf16/fp16 to halve "
+             "the bytes, and work in cache-sized tiles.");
+}
+
+/* A node's own work: its counters less its children's. */
+static void own_work(const prism_tree *t, uint32_t i, double *flops, double *bytes)
+{
+    const prism_node *n = &t->nodes[i];
+    *flops = n->flops;
+    *bytes = n->bytes;
+    for (uint32_t k = n->first_child; k != PRISM_NO_NODE; k = t->nodes[k].next_sibling) {
+        *flops -= t->nodes[k].flops;
+        *bytes -= t->nodes[k].bytes;
+    }
+    if (*flops < n->flops * 1e-9)       /* rounding of the inclusive sums */
+        *flops = 0;
+    if (*bytes < n->bytes * 1e-9)
+        *bytes = 0;
+}
+
+typedef struct work_op {
+    const char *name;
+    double flops, bytes, self_ns;
+    uint32_t node;              /* its heaviest node with work of its own */
+} work_op;
+
+#define WORK_OPS 64
+
+/* memory_bound from work counters: the operations (regions by name, all
+ * paths together, as hot_operation counts them) whose own work - the
+ * counters recorded while they, not a child, were open - is below the
+ * ridge. */
+void rules_intensity(rules_ctx *c)
+{
+    const prism_work_stats *w = prism_analysis_work(c->a);
+    if (!w || !w->present || !(w->ridge > 0))
+        return;
+    const prism_tree *t = c->tree;
+    work_op op[WORK_OPS];
+    size_t nop = 0;
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        double f, y;
+        own_work(t, (uint32_t)i, &f, &y);
+        if (!(y > 0) || !n->name)
+            continue;
+        size_t k = 0;
+        while (k < nop && strcmp(op[k].name, n->name))
+            k++;
+        if (k == nop) {
+            if (nop == WORK_OPS)
+                continue;               /* judged: the first WORK_OPS names */
+            op[nop++] = (work_op){ n->name, 0, 0, 0, (uint32_t)i };
+        }
+        op[k].flops += f;
+        op[k].bytes += y;
+        op[k].self_ns += (double)n->self_ns;
+        if (n->self_ns > t->nodes[op[k].node].self_ns)
+            op[k].node = (uint32_t)i;
+    }
+    /* the lowest-intensity candidates that matter, by share of time */
+    size_t order[WORK_OPS], nlow = 0;
+    for (size_t k = 0; k < nop; k++) {
+        double share = t->total_ns ? op[k].self_ns / (double)t->total_ns : 0.0;
+        if (op[k].flops / op[k].bytes >= w->ridge || share < INTENSITY_MIN_SHARE)
+            continue;
+        size_t at = nlow++;
+        while (at > 0 && op[order[at - 1]].self_ns < op[k].self_ns) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = k;
+    }
+    for (size_t j = 0; j < nlow && j < INTENSITY_MAX; j++) {
+        const work_op *o = &op[order[j]];
+        double share = o->self_ns / (double)t->total_ns;
+        prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_BOUND, rules_by_share(share), share,
+                                        o->node);
+        if (!b)
+            return;
+        char who[96];
+        snprintf(who, sizeof who, "'%s'", o->name);
+        intensity_text(b, who, o->flops, o->bytes, o->self_ns, share, w->ridge);
+    }
+/* no sample found its region (no regions, or none open): the run */
+    if (!nop && w->bytes > 0 && w->intensity < w->ridge) {
+        prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_BOUND, PRISM_SEV_LOW, 0.0,
+                                        PRISM_NO_NODE);
+        if (b)
+            intensity_text(b, "the run", w->flops, w->bytes, 0, 0, w->ridge);
+    }
+}

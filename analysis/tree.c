@@ -416,6 +416,8 @@ static void thread_tree(prism_analysis *a, athread *t)
         p->thread = t->stream;
         p->gpu_ns = nd->gpu_ns;
         p->gpu_launches = nd->gpu_launches;
+        p->flops = nd->flops;
+        p->bytes = nd->bytes;
         publish(p, nd);
         if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
             prism_node *par = &t->pub[nd->parent];
@@ -433,6 +435,8 @@ static void thread_tree(prism_analysis *a, athread *t)
         if (t->pub[i].parent != PRISM_NO_NODE) {
             t->pub[t->pub[i].parent].gpu_ns += t->pub[i].gpu_ns;
             t->pub[t->pub[i].parent].gpu_launches += t->pub[i].gpu_launches;
+            t->pub[t->pub[i].parent].flops += t->pub[i].flops;
+            t->pub[t->pub[i].parent].bytes += t->pub[i].bytes;
         }
     finish_tree(t->pub, t->n, &t->tree);
 }
@@ -615,6 +619,8 @@ void tree_merge(prism_analysis *a)
             p->self_ns += nd->self;
             p->gpu_ns += nd->gpu_ns;
             p->gpu_launches += nd->gpu_launches;
+            p->flops += nd->flops;
+            p->bytes += nd->bytes;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
@@ -628,12 +634,14 @@ void tree_merge(prism_analysis *a)
         p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
     }
     free(m2);
-    /* GPU work counts for every region it was launched inside */
+    /* GPU work and work counters count for every region they were inside */
     for (size_t i = a->nnodes; i-- > 0;) {
         uint32_t par = a->nodes[i].parent;
         if (par != PRISM_NO_NODE) {
             a->nodes[par].gpu_ns += a->nodes[i].gpu_ns;
             a->nodes[par].gpu_launches += a->nodes[i].gpu_launches;
+            a->nodes[par].flops += a->nodes[i].flops;
+            a->nodes[par].bytes += a->nodes[i].bytes;
         }
     }
     finish_tree(a->nodes, a->nnodes, &a->tree);

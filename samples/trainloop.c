@@ -37,7 +37,7 @@ typedef struct opts {
     uint64_t seed;
     unsigned epochs, steps;           /* epochs, steps per epoch            */
     double duration;                  /* > 0: run epochs until this is spent */
-    unsigned leak_mb, sync_ms, slow_ms, workers;
+    unsigned leak_mb, sync_ms, slow_ms, workers, membound_mb;
     unsigned log_every, measure_every;
     bool no_profile, verbose;
     const char *output;
@@ -59,7 +59,14 @@ typedef struct model {
 static struct {
     uint32_t layer[NLAYERS], grad[NLAYERS], matmul, activation;
     uint32_t loss, samples, accuracy;
+    uint32_t flops, bytes;            /* work counters: compute intensity   */
 } ids;
+
+/* The planted memory-bound op's buffer. */
+static struct {
+    float *x;
+    size_t n;
+} membound;
 
 /* The planted leak: blocks that are never freed. */
 static struct {
@@ -86,7 +93,11 @@ static void usage(FILE *f)
         "  --leak-mb N        leak N MB of host memory per step (region \"history\")\n"
         "  --sync-stall-ms N  busy-wait N ms per step in region \"synchronize\"\n"
         "  --slow-data-ms N   each batch takes N ms longer to load (region \"read\";\n"
-        "                     with --workers it delays the workers instead)\n");
+        "                     with --workers it delays the workers instead)\n"
+        "  --memory-bound-mb N  stream N MB per step through an element-wise op\n"
+        "                     (region \"normalize\", 0.375 FLOP/byte by its counters)\n"
+        "Work counters \"flops\" and \"bytes\" are recorded inside matmul, activation\n"
+        "and normalize, so the analysis can judge their compute intensity.\n");
 }
 
 /* 0 ok, 1 --help, -1 bad command line. */
@@ -124,6 +135,7 @@ static int parse_args(int argc, char **argv, opts *o)
                 { "--leak-mb", &o->leak_mb, 0, 4096 },
                 { "--sync-stall-ms", &o->sync_ms, 0, 60000 },
                 { "--slow-data-ms", &o->slow_ms, 0, 60000 },
+                { "--memory-bound-mb", &o->membound_mb, 0, 4096 },
                 { "--log-every", &o->log_every, 1, 1000000 },
                 { "--measure-every", &o->measure_every, 1, 1000000 },
             };
@@ -211,11 +223,18 @@ static void forward(model *m)
         prism_push_id(ids.layer[i]);
         prism_push_id(ids.matmul);
         matmul(m->act[i], m->l[i].w, m->l[i].b, y, BATCH, in, out);
+        /* multiply-adds; a, w, bias read once, the output written once */
+        prism_counter_i(ids.flops, 2 * (int64_t)BATCH * in * out);
+        prism_counter_i(ids.bytes, (int64_t)sizeof(float) *
+                                       ((int64_t)BATCH * in + (int64_t)in * out + out +
+                                        (int64_t)BATCH * out));
         prism_pop();
         if (i + 1 < NLAYERS) {
             prism_push_id(ids.activation);
             for (size_t j = 0; j < (size_t)BATCH * out; j++)
                 y[j] = y[j] > 0.0f ? y[j] : 0.0f;            /* ReLU */
+            prism_counter_i(ids.flops, (int64_t)BATCH * out);
+            prism_counter_i(ids.bytes, 2 * (int64_t)sizeof(float) * BATCH * out);
             prism_pop();
         }
         prism_pop();
@@ -338,6 +357,17 @@ static void leak_step(unsigned mb)
     leak.blocks[leak.n++] = b;
 }
 
+/* Element-wise over a large buffer: 2 FLOP per 8 bytes read and written. */
+static void normalize_step(void)
+{
+    PRISM_ZONE("normalize");
+    float *x = membound.x;
+    for (size_t i = 0; i < membound.n; i++)
+        x[i] = (x[i] - 0.5f) * 0.999f + 0.5f;
+    prism_counter_i(ids.flops, 3 * (int64_t)membound.n);
+    prism_counter_i(ids.bytes, 2 * (int64_t)sizeof(float) * (int64_t)membound.n);
+}
+
 static void sync_stall(unsigned ms)
 {
     PRISM_ZONE("synchronize");
@@ -382,6 +412,15 @@ int main(int argc, char **argv)
     ids.loss = prism_name("loss");
     ids.samples = prism_name("samples_seen");
     ids.accuracy = prism_name("accuracy");
+    ids.flops = prism_name("flops");
+    ids.bytes = prism_name("bytes");
+    if (o.membound_mb) {
+        membound.n = ((size_t)o.membound_mb << 20) / sizeof(float);
+        if (!(membound.x = falloc(membound.n))) {
+            fprintf(stderr, "trainloop: out of memory\n");
+            return 1;
+        }
+    }
 
     model m;
     loader_data data;
@@ -425,6 +464,8 @@ int main(int argc, char **argv)
             backward(&m);
             if (o.sync_ms)
                 sync_stall(o.sync_ms);
+            if (o.membound_mb)
+                normalize_step();
             optimizer_step(&m);
             samples += BATCH;
             if ((step + 1) % o.measure_every == 0) {
@@ -462,5 +503,6 @@ int main(int argc, char **argv)
     model_free(&m);
     free(eval_x);
     free(eval_y);
+    free(membound.x);
     return 0;
 }

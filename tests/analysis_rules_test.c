@@ -357,6 +357,126 @@ static void test_compare_long_path(void **state)
     unload(&l);
 }
 
+/* ---- compute intensity from work counters --------------------------- */
+
+enum { W_STEP = 1, W_MATMUL, W_SOFTMAX, W_FLOPS, W_BYTES, W_OTHER };
+static const char *const work_names[] = { "step", "matmul", "softmax", "matmul.FLOPS",
+                                          "hbm_bytes", "bytes_in" };
+
+/* A step region holding matmul (40 FLOP/byte) and softmax (0.5 FLOP/byte,
+ * 25 % of the time); counters written after each step's regions, as the
+ * writer does; one pair of samples outside any region. */
+static loaded work_profile(const prism_analysis_opts *opts, pbuild *b, bool build)
+{
+    if (build) {
+        pb_init(b, work_names, sizeof work_names / sizeof work_names[0], 3);
+        pb_thread(b, 1, "main");
+        uint64_t now = MS;
+        for (int s = 0; s < 20; s++) {
+            uint64_t start = now, mm, sm;
+            pb_enter(b, 1, now, W_STEP);
+            now += 10 * US;
+            pb_enter(b, 1, now, W_MATMUL);
+            now += 6 * MS;
+            mm = now - 1;
+            pb_exit(b, 1, now);
+            pb_enter(b, 1, now, W_SOFTMAX);
+            now += 2 * MS;
+            sm = now - 1;
+            pb_exit(b, 1, now);
+            now += 10 * US;
+            pb_exit(b, 1, now);
+            prism_step st = { start, now, (uint64_t)s, 0, PRISM_STEP_SAMPLED };
+            PB_PUT(b, PRISM_CHUNK_STEPS, 0, start, prism_enc_step(&b->e, &st));
+            pb_counter(b, 1, mm, W_FLOPS, 4e9);
+            pb_counter(b, 1, mm, W_BYTES, 1e8);
+            pb_counter(b, 1, mm, W_OTHER, 7e9);         /* not a work counter */
+            pb_counter(b, 1, sm, W_FLOPS, 5e7);
+            pb_counter(b, 1, sm, W_BYTES, 1e8);
+            now += 100 * US;
+        }
+        pb_counter(b, 1, now, W_FLOPS, 1e6);            /* no region open */
+        pb_counter(b, 1, now, W_BYTES, 2e6);
+    }
+    return pb_load_with(b, opts, true);
+}
+
+static uint32_t child_named(const prism_tree *t, uint32_t parent, const char *name)
+{
+    uint32_t n = parent == PRISM_NO_NODE ? t->first_root : t->nodes[parent].first_child;
+    while (n != PRISM_NO_NODE && strcmp(t->nodes[n].name, name))
+        n = t->nodes[n].next_sibling;
+    assert_true(n != PRISM_NO_NODE);
+    return n;
+}
+
+static void test_work_counters(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = work_profile(NULL, &b, true);
+    const prism_work_stats *w = prism_analysis_work(l.a);
+    assert_true(w->present);
+    assert_true(w->flops == 20 * (4e9 + 5e7) + 1e6);
+    assert_true(w->bytes == 20 * 2e8 + 2e6);
+    assert_true(w->unattributed_flops == 1e6);        /* the first step's found theirs */
+    assert_true(w->unattributed_bytes == 2e6);
+    assert_true(w->ridge == 10);
+
+    const prism_tree *t = prism_analysis_tree(l.a);
+    uint32_t step = child_named(t, PRISM_NO_NODE, "step");
+    uint32_t mm = child_named(t, step, "matmul"), sm = child_named(t, step, "softmax");
+    assert_true(t->nodes[mm].flops == 20 * 4e9 && t->nodes[mm].bytes == 20 * 1e8);
+    assert_true(t->nodes[sm].flops == 20 * 5e7 && t->nodes[sm].bytes == 20 * 1e8);
+    assert_true(t->nodes[step].flops == 20 * (4e9 + 5e7));     /* inclusive */
+    assert_true(t->nodes[step].bytes == 20 * 2e8);
+
+    /* softmax is memory-bound, matmul (40 FLOP/byte) is not */
+    const prism_bottleneck *bn = find_bn(l.a, PRISM_BN_MEMORY_BOUND, "softmax");
+    assert_non_null(bn);
+    assert_int_equal(bn->severity, PRISM_SEV_MEDIUM);        /* 1/4 of the time */
+    assert_true(bn->share > 0.24 && bn->share < 0.26);
+    assert_non_null(strstr(bn->description, "0.50 FLOP/byte"));
+    assert_non_null(strstr(bn->evidence, "GB/s"));
+    assert_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, "matmul"));
+    unload(&l);
+
+    /* a ridge below softmax's intensity: nothing is memory-bound; above
+     * matmul's: both are */
+    prism_analysis_opts o = { -1, -1, 0.25 };
+    l = work_profile(&o, &b, false);
+    assert_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, NULL));
+    unload(&l);
+    o.ridge_flop_per_byte = 100;
+    l = work_profile(&o, &b, false);
+    assert_non_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, "softmax"));
+    assert_non_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, "matmul"));
+    unload(&l);
+    free(b.data);
+}
+
+/* Work counters without regions: the whole run is judged. */
+static void test_work_counters_no_regions(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, work_names, sizeof work_names / sizeof work_names[0], 4);
+    pb_thread(&b, 1, "main");
+    for (int i = 0; i < 5; i++) {
+        pb_counter(&b, 1, MS * (uint64_t)(i + 1), W_FLOPS, 1e6);
+        pb_counter(&b, 1, MS * (uint64_t)(i + 1), W_BYTES, 1e6);
+    }
+    loaded l = pb_load(&b);
+    const prism_work_stats *w = prism_analysis_work(l.a);
+    assert_true(w->intensity == 1.0);
+    assert_true(w->unattributed_bytes == 5e6);
+    const prism_bottleneck *bn = find_bn(l.a, PRISM_BN_MEMORY_BOUND, NULL);
+    assert_non_null(bn);
+    assert_int_equal(bn->node, PRISM_NO_NODE);
+    assert_non_null(strstr(bn->description, "the run"));
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +484,8 @@ int main(void)
         cmocka_unit_test(test_gpu_rules),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_long_path),
+        cmocka_unit_test(test_work_counters),
+        cmocka_unit_test(test_work_counters_no_regions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <math.h>
 
 #include "prism/analysis.h"
 
@@ -92,6 +93,8 @@ static void test_clean_run(void **state)
     assert_null(find(a, PRISM_BN_CPU_GPU_SYNC));
     assert_null(find(a, PRISM_BN_DATA_LOADING));
     assert_null(find(a, PRISM_BN_DROPPED_EVENTS));
+    assert_null(find(a, PRISM_BN_MEMORY_BOUND));  /* matmul's intensity is above the ridge */
+    assert_true(prism_analysis_work(a)->present);
     const prism_bottleneck *hot = find(a, PRISM_BN_HOT_OPERATION);
     assert_non_null(hot);                       /* the heaviest op is named */
     prism_analysis_free(a);
@@ -137,6 +140,29 @@ static void test_slow_data(void **state)
     prism_analysis_free(a);
 }
 
+static void test_memory_bound(void **state)
+{
+    (void)state;
+    static const char *const mb[] = { "--memory-bound-mb", "16", NULL };
+    prism_analysis *a = run_trainloop("membound", mb);
+    const prism_bottleneck *b = find(a, PRISM_BN_MEMORY_BOUND);
+    assert_non_null(b);
+    assert_string_equal(blamed(a, b), "normalize");
+    assert_true(b->share >= 0.02);      /* severity follows the share: machine-dependent */
+    /* its counters: 3 FLOP per 8 bytes */
+    const prism_tree *t = prism_analysis_tree(a);
+    const prism_node *n = &t->nodes[b->node];
+    assert_true(n->bytes > 0 && fabs(n->flops / n->bytes - 0.375) < 1e-9);
+    /* matmul (12.8 FLOP/byte at batch 32) stays above the default ridge */
+    size_t nb;
+    const prism_bottleneck *all = prism_analysis_bottlenecks(a, &nb);
+    for (size_t i = 0; i < nb; i++)
+        if (all[i].type == PRISM_BN_MEMORY_BOUND)
+            assert_string_not_equal(blamed(a, &all[i]), "matmul");
+    assert_true(prism_analysis_work(a)->unattributed_bytes == 0);
+    prism_analysis_free(a);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -163,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_memory_leak),
         cmocka_unit_test(test_sync_stall),
         cmocka_unit_test(test_slow_data),
+        cmocka_unit_test(test_memory_bound),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

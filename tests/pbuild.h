@@ -122,12 +122,14 @@ typedef struct loaded {
     prism_analysis *a;
 } loaded;
 
-static inline loaded pb_load(pbuild *b)
+/* Read the built profile into a new analysis (opts may be NULL) and
+ * refresh it; keep_data: leave b->data for another load. */
+static inline loaded pb_load_with(pbuild *b, const prism_analysis_opts *opts, bool keep_data)
 {
     pb_flush(b);
     loaded l;
     prism_reader_callbacks cb;
-    l.a = prism_analysis_new(NULL);
+    l.a = prism_analysis_new(opts);
     assert_non_null(l.a);
     prism_analysis_callbacks(&cb);
     l.r = prism_reader_new(&cb, l.a);
@@ -136,9 +138,22 @@ static inline loaded pb_load(pbuild *b)
     assert_int_equal(prism_reader_feed(l.r, b->data, b->len), PRISM_OK);
     assert_int_equal(prism_reader_finish(l.r), PRISM_OK);
     prism_analysis_refresh(l.a);
-    free(b->data);
-    b->data = NULL;
+    if (!keep_data) {
+        free(b->data);
+        b->data = NULL;
+    }
     return l;
+}
+
+static inline loaded pb_load(pbuild *b)
+{
+    return pb_load_with(b, NULL, false);
+}
+
+static inline void pb_counter(pbuild *b, uint32_t stream, uint64_t ts, uint32_t id, double v)
+{
+    prism_counter c = { .ts = ts, .name = id, .is_float = true, .v.f = v };
+    PB_PUT(b, PRISM_CHUNK_COUNTERS, stream, ts, prism_enc_counter(&b->e, &c));
 }
 
 static inline void unload(loaded *l)

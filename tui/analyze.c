@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: prism-top analyze FILE [-o OUT] [--format txt|json]\n"
-        "                         [--threshold PCT] [--leak-threshold MB]\n"
+        "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
         "Print a report of a profile: summary, step times, top operations,\n"
         "bottlenecks with evidence and a fix, memory leak verdict, GPU activity.\n"
         "\n"
@@ -34,6 +34,9 @@ static void usage(FILE *f)
         "                         operation (default: the file's setting, else 10)\n"
         "  --leak-threshold MB    memory growth above MB per step is a leak\n"
         "                         (default: the file's setting, else 10)\n"
+        "  --ridge F              work below F FLOP per byte (from counters named\n"
+        "                         flops and bytes) is memory-bound (default 10; an\n"
+        "                         H100's ridge is ~20 in FP32, ~300 with tensor cores)\n"
         "\n"
         "exit status: 0 ok, 1 usage error, 2 bad input\n");
 }
@@ -137,6 +140,16 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
             prism_analysis_dropped(a));
     fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
     memory_lines(f, prism_analysis_memory(a));
+    const prism_work_stats *wk = prism_analysis_work(a);
+    if (wk->present) {
+        fprintf(f, "  Compute intensity: ");
+        if (wk->bytes > 0)
+            fprintf(f, "%.2f FLOP/byte", wk->intensity);
+        else
+            fprintf(f, "unknown (no bytes counter)");
+        fprintf(f, " (%.3g GFLOP, %.3g GB from work counters; ridge %g)\n", wk->flops / 1e9,
+                wk->bytes / 1e9, wk->ridge);
+    }
 }
 
 /* ---- operations and bottlenecks ---- */
@@ -249,7 +262,7 @@ void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
 int cmd_analyze(int argc, char **argv, FILE *out)
 {
     const char *path = NULL, *output = NULL, *format = "txt", *v;
-    prism_analysis_opts opts = { -1, -1 };
+    prism_analysis_opts opts = { -1, -1, 0 };
     for (int i = 1; i < argc; i++) {
         int m;
         if (opt_is_help(argv[i])) {
@@ -265,6 +278,9 @@ int cmd_analyze(int argc, char **argv, FILE *out)
                 return EXIT_USAGE;
         } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--leak-threshold", &v)) != 0) {
             if (m < 0 || !opt_nonneg("analyze", "--leak-threshold", v, &opts.leak_threshold_mb))
+                return EXIT_USAGE;
+        } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--ridge", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("analyze", "--ridge", v, &opts.ridge_flop_per_byte))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "prism-top analyze: unknown option '%s'\n", argv[i]);

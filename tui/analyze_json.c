@@ -157,6 +157,22 @@ static void memory(json_w *w, const prism_analysis *a)
     json_end_object(w);
 }
 
+static void work(json_w *w, const prism_analysis *a)
+{
+    const prism_work_stats *k = prism_analysis_work(a);
+    json_key(w, "work");
+    json_begin_object(w);
+    json_kbool(w, "present", k->present);
+    json_kdouble(w, "flops", k->flops);
+    json_kdouble(w, "bytes", k->bytes);
+    json_kdouble(w, "unattributed_flops", k->unattributed_flops);
+    json_kdouble(w, "unattributed_bytes", k->unattributed_bytes);
+    json_key(w, "intensity");
+    k->bytes > 0 ? json_double(w, k->intensity) : json_null(w);
+    json_kdouble(w, "ridge", k->ridge);
+    json_end_object(w);
+}
+
 static void ops(json_w *w, const prism_analysis *a, strbuf *path)
 {
     size_t n;
@@ -269,6 +285,7 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     summary(w, a);
     steps(w, a);
     memory(w, a);
+    work(w, a);
     ops(w, a, &p);
     bottlenecks(w, a, &p);
     gpu(w, a);

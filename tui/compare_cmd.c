@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: prism-top compare A B [-o OUT] [--format txt|json] [--top N]\n"
-        "                         [--threshold PCT] [--leak-threshold MB]\n"
+        "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
         "Compare profile B against profile A (the baseline): steps, time, memory,\n"
         "per-region deltas with speedup and a Welch t-test over per-step times\n"
         "(* marks a change larger than step-to-step noise: p < 0.01 and more than\n"
@@ -32,7 +32,8 @@ static void usage(FILE *f)
         "  --top N                text: show the N largest region changes, new and\n"
         "                         vanished regions (default %d, 0 = all); JSON always\n"
         "                         holds every region\n"
-        "  --threshold PCT, --leak-threshold MB   as for analyze, for both profiles\n"
+        "  --threshold PCT, --leak-threshold MB, --ridge F\n"
+        "                         as for analyze, for both profiles\n"
         "\n"
         "exit status: 0 ok, 1 usage error, 2 bad input\n", DEFAULT_TOP);
 }
@@ -272,7 +273,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
 int cmd_compare(int argc, char **argv, FILE *out)
 {
     const char *paths[2] = { NULL, NULL }, *output = NULL, *format = "txt", *v;
-    prism_analysis_opts opts = { -1, -1 };
+    prism_analysis_opts opts = { -1, -1, 0 };
     size_t top = DEFAULT_TOP;
     int np = 0;
     for (int i = 1; i < argc; i++) {
@@ -299,6 +300,9 @@ int cmd_compare(int argc, char **argv, FILE *out)
                 return EXIT_USAGE;
         } else if ((m = opt_value("compare", argc, argv, &i, NULL, "--leak-threshold", &v)) != 0) {
             if (m < 0 || !opt_nonneg("compare", "--leak-threshold", v, &opts.leak_threshold_mb))
+                return EXIT_USAGE;
+        } else if ((m = opt_value("compare", argc, argv, &i, NULL, "--ridge", &v)) != 0) {
+            if (m < 0 || !opt_nonneg("compare", "--ridge", v, &opts.ridge_flop_per_byte))
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "prism-top compare: unknown option '%s'\n", argv[i]);

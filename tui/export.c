@@ -117,6 +117,8 @@ static void node_fields(json_w *w, const prism_node *p)
     report_json_kns(w, "step_max_ns", p->step_max_ns);
     json_kuint(w, "gpu_ns", p->gpu_ns);
     json_kuint(w, "gpu_launches", p->gpu_launches);
+    json_kdouble(w, "flops", p->flops);
+    json_kdouble(w, "bytes", p->bytes);
 }
 
 /* "roots": the tree as nested objects, walked without recursion. */

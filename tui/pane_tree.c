@@ -479,10 +479,20 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
         ui_print(r, y + 4, 7, A_NORMAL, "not seen in a sampled step");
     }
     ui_print(r, y + 5, 1, lab, "GPU");
-    if (mn && (mn->gpu_ns || mn->gpu_launches)) {
+    if (mn && mn->bytes > 0 && !(mn->gpu_ns || mn->gpu_launches)) {
+        /* work counters instead (CPU work, or GPU work without CUPTI) */
+        ui_print(r, y + 5, 1, lab, "Work");
+        ui_printf(r, y + 5, 7, A_NORMAL, "%.3g GFLOP over %.3g GB: %.2f FLOP/byte (ridge %g)%s",
+                  mn->flops / 1e9, mn->bytes / 1e9, mn->flops / mn->bytes,
+                  prism_analysis_work(u->a)->ridge, scope);
+    } else if (mn && (mn->gpu_ns || mn->gpu_launches)) {
         ui_fmt_ns(a, sizeof a, (double)mn->gpu_ns);
         tv_fmt_count(b, sizeof b, mn->gpu_launches);
-        ui_printf(r, y + 5, 7, A_NORMAL, "%s of GPU work from %s launches%s", a, b, scope);
+        if (mn->bytes > 0)
+            ui_printf(r, y + 5, 7, A_NORMAL, "%s of GPU work from %s launches; %.2f FLOP/byte%s",
+                      a, b, mn->flops / mn->bytes, scope);
+        else
+            ui_printf(r, y + 5, 7, A_NORMAL, "%s of GPU work from %s launches%s", a, b, scope);
     } else {
         ui_print(r, y + 5, 7, A_NORMAL,
                  prism_analysis_gpu(u->a)->present ? "no GPU work launched here" : "no GPU data");

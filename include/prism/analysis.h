@@ -30,6 +30,9 @@ extern "C" {
 typedef struct prism_analysis_opts {
     double bottleneck_threshold_pct;   /* hot_operation threshold; <0: from file or 10 */
     double leak_threshold_mb;          /* MB per step; <0: from file or 10             */
+    double ridge_flop_per_byte;        /* memory_bound below this compute intensity
+                                          (FLOP/byte, from flops/bytes counters);
+                                          <=0: 10                                      */
 } prism_analysis_opts;
 
 /* One node of a call tree: a call path. */
@@ -53,6 +56,9 @@ typedef struct prism_node {
     double step_mean_ns, step_std_ns, step_max_ns;
     uint64_t gpu_ns;           /* GPU time of kernels/copies launched inside    */
     uint64_t gpu_launches;
+    /* work counters (counters named "flops" / "bytes", see prism_work_stats)
+     * recorded while this node was open, inclusive of its children */
+    double flops, bytes;
 } prism_node;
 
 typedef struct prism_tree {
@@ -137,6 +143,23 @@ typedef struct prism_gpu_stats {
     uint64_t dropped;          /* GPU records dropped                           */
 } prism_gpu_stats;
 
+/*
+ * Work counters: a counter whose name is "flops" or "bytes", or ends in
+ * ".flops", "_flops", "/flops", ":flops" (and the same for bytes), any case,
+ * counts work: each sample is the floating-point operations (or bytes
+ * moved) done since the previous sample, recorded while the work's region
+ * is open.  Samples are credited to the innermost region open on their
+ * thread at their timestamp; the FLOP/byte ratio of a region is its compute
+ * intensity, judged against the ridge point by the memory_bound rule.
+ */
+typedef struct prism_work_stats {
+    bool present;              /* any work counter sample                       */
+    double flops, bytes;       /* every sample                                  */
+    double unattributed_flops, unattributed_bytes;  /* no region open known     */
+    double intensity;          /* flops / bytes over the run; 0 without bytes   */
+    double ridge;              /* FLOP/byte below which work is memory-bound    */
+} prism_work_stats;
+
 typedef enum prism_severity { PRISM_SEV_LOW = 0, PRISM_SEV_MEDIUM, PRISM_SEV_HIGH } prism_severity;
 
 typedef enum prism_bottleneck_type {
@@ -194,6 +217,7 @@ const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by t
 const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
 const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
 const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
+const prism_work_stats *prism_analysis_work(const prism_analysis *a);
 const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
 /* Events seen, CPU events dropped (DROPPED records of source CPU; GPU drops are
  * in prism_gpu_stats.dropped), wall span of the profile. */
