@@ -194,7 +194,8 @@ void series_leaks(prism_analysis *a, double threshold_mb);
 /* gpu.c */
 void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
 /* Keep region transitions on every thread from now on (GPU work will be
- * tied to the region open at its API call). */
+ * tied to the region open at its API call, work counter samples to the
+ * region open at their timestamp). */
 void gpu_want_rings(prism_analysis *a);
 /* Tie waiting API calls to their regions now that more regions are known;
  * `final`: the profile is complete, use what is known. */
