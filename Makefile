@@ -20,11 +20,12 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
+# BUILD=dir: build elsewhere (several checkouts' builds side by side)
 ifeq ($(SANITIZE),1)
-B        := build-san
+B        := $(if $(BUILD),$(BUILD)-san,build-san)
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-B        := build
+B        := $(if $(BUILD),$(BUILD),build)
 SAN      :=
 endif
 

@@ -79,7 +79,8 @@ typedef enum prism_chunk_kind {
     PRISM_CHUNK_DROPPED  = 9,  /* cumulative dropped-record counts          */
     PRISM_CHUNK_INFO     = 10, /* key/value facts learnt while running      */
     PRISM_CHUNK_FOOTER   = 11, /* clean shutdown                            */
-    PRISM_CHUNK_KIND_MAX = 11
+    PRISM_CHUNK_CPU      = 12, /* per-thread on-CPU / run-queue time samples */
+    PRISM_CHUNK_KIND_MAX = 12
 } prism_chunk_kind;
 
 /* Name of a chunk kind ("regions"), "unknown" for others. */
@@ -168,6 +169,27 @@ typedef struct prism_memory_sample {
     uint32_t ngpu;
     prism_gpu_mem gpu[PRISM_MAX_GPUS];
 } prism_memory_sample;
+
+/*
+ * A sample of one thread's scheduler accounting (CPU chunks, stream 0).
+ * The collector reads every recorded thread at one instant per sampling
+ * pass (the records of a pass share `ts`); values are cumulative since the
+ * thread started, so a reader takes differences between two samples of the
+ * same stream and a lost chunk only widens an interval.
+ */
+enum {
+    PRISM_CPU_HAVE_WAIT = 1u,    /* wait_ns is known (schedstat)              */
+    PRISM_CPU_EXITED    = 2u     /* the thread has exited: its last sample    */
+};
+
+typedef struct prism_cpu_sample {
+    uint64_t ts;                 /* ns, when read                             */
+    uint32_t stream;             /* the thread (its REGIONS stream id)        */
+    uint32_t flags;              /* PRISM_CPU_*                               */
+    uint64_t oncpu_ns;           /* cumulative time running on a CPU          */
+    uint64_t wait_ns;            /* cumulative time runnable, waiting for a
+                                    CPU (run queue); 0 without HAVE_WAIT      */
+} prism_cpu_sample;
 
 typedef enum prism_gpu_type {
     PRISM_GPU_KERNEL = 1, PRISM_GPU_MEMCPY = 2, PRISM_GPU_MEMSET = 3,
@@ -297,6 +319,7 @@ prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g);
 prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
 prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
 prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
+prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
 
 /*
  * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
@@ -361,6 +384,8 @@ typedef struct prism_reader_callbacks {
     void (*dropped)(void *ctx, const prism_dropped *d);
     void (*info)(void *ctx, const char *key, const prism_value *v);
     void (*footer)(void *ctx, const prism_footer *f);
+    /* CPU chunks: samples in time order; a pass's records share ts */
+    void (*cpu)(void *ctx, const prism_cpu_sample *s, size_t n);
     /* After every chunk or skipped run of bytes, good or not. */
     void (*chunk)(void *ctx, const prism_chunk_info *c);
 } prism_reader_callbacks;
