@@ -196,6 +196,7 @@ const char *prism_bottleneck_name(prism_bottleneck_type t)
         [PRISM_BN_LAUNCH_BOUND] = "launch_bound",
         [PRISM_BN_MEMORY_BOUND] = "memory_bound",
         [PRISM_BN_DROPPED_EVENTS] = "dropped_events",
+        [PRISM_BN_OFF_CPU_WAIT] = "off_cpu_wait",
     };
     if ((unsigned)t >= PRISM_BN_TYPE_COUNT || !names[t])
         return "unknown";

@@ -3,8 +3,16 @@
  * hot path reads rdtsc; elsewhere (or with PRISM_CLOCK=monotonic) it reads
  * CLOCK_MONOTONIC.  Ticks become ns since the session's origin with a
  * ratio measured against CLOCK_MONOTONIC over the whole run so far, so the
- * longer the run the better the calibration.  The writer clamps each
- * thread's timestamps so they never go backwards when the ratio is refined.
+ * longer the run the better the calibration.
+ *
+ * The conversion is a pure, monotone function of the tick: a refinement
+ * starts a new segment at the present tick, continuing the old mapping
+ * there with the new ratio, and never changes how an earlier tick converts.
+ * A step's start converted long after a region's enter (the step is queued,
+ * the region flushed earlier) therefore keeps their order: a region entered
+ * after prism_step_begin() is never stamped before its step.  Segments
+ * double in span (50 ms, 100 ms, ...), so CLOCK_SEGS of them last for ever;
+ * the last one then simply stays.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +79,61 @@ void clock_init(session *s)
             s->ns_per_tick = (double)(m - s->t0_mono) / (double)(t - s->t0_ticks);
     }
 #endif
+    clock_segments_reset(s);
+}
+
+/* The first segment: the initial estimate from t0 (called by the session
+ * at start, before any event, and by tests). */
+void clock_segments_reset(session *s)
+{
+    s->segs[0] = (struct clock_seg){ s->t0_ticks, 0, s->ns_per_tick };
+    atomic_store_explicit(&s->nsegs, 1, memory_order_release);
+}
+
+/* ns of `ticks` by the segment table: the last segment starting at or
+ * before it. */
+static uint64_t seg_ns(const session *s, uint32_t n, uint64_t ticks)
+{
+    uint32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->segs[mid].ticks <= ticks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const struct clock_seg *g = &s->segs[lo];
+    if (ticks <= g->ticks)
+        return g->ns;
+    return g->ns + (uint64_t)((double)(ticks - g->ticks) * g->ns_per_tick);
+}
+
+/*
+ * Append a segment at tick t when the last one has lasted twice as long as
+ * the one before it (at least 50 ms).  Its ratio is the run-long estimate,
+ * nudged to absorb the mapping's present offset from CLOCK_MONOTONIC over
+ * the segment's expected span (the nudge is bounded to 1e-4 of the ratio,
+ * so a jump of the monotonic clock cannot bend time).
+ */
+void clock_segment_add(session *s, uint64_t t, uint64_t m)
+{
+    uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_relaxed);
+    if (n == 0 || n >= CLOCK_SEGS || t <= s->t0_ticks || m <= s->t0_mono)
+        return;
+    const struct clock_seg *last = &s->segs[n - 1];
+    uint64_t span = last->ticks - (n > 1 ? s->segs[n - 2].ticks : s->t0_ticks);
+    if (t <= last->ticks || (double)(t - last->ticks) * s->ns_per_tick < 50e6 ||
+        t - last->ticks < 2 * span)
+        return;
+    double ratio = (double)(m - s->t0_mono) / (double)(t - s->t0_ticks);
+    s->ns_per_tick = ratio;
+    uint64_t at = seg_ns(s, n, t);
+    double err = (double)(m - s->t0_mono) - (double)at;   /* truth - mapping */
+    double expect = 2.0 * (double)(t - last->ticks);       /* next span, ticks */
+    double nudge = err / expect, cap = ratio * 1e-4;
+    nudge = nudge > cap ? cap : nudge < -cap ? -cap : nudge;
+    s->segs[n] = (struct clock_seg){ t, at, ratio + nudge };
+    atomic_store_explicit(&s->nsegs, n + 1, memory_order_release);
 }
 
 void clock_calibrate(session *s)
@@ -79,8 +142,7 @@ void clock_calibrate(session *s)
     if (!prism__clock_tsc)
         return;
     uint64_t m = clock_mono_ns(), t = prism__now();
-    if (t > s->t0_ticks && m - s->t0_mono > 50000000u)
-        s->ns_per_tick = (double)(m - s->t0_mono) / (double)(t - s->t0_ticks);
+    clock_segment_add(s, t, m);
 #else
     (void)s;
 #endif
@@ -90,5 +152,8 @@ uint64_t clock_ns(session *s, uint64_t ticks)
 {
     if (ticks <= s->t0_ticks)
         return 0;
+    uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_acquire);
+    if (n)
+        return seg_ns(s, n, ticks);
     return (uint64_t)((double)(ticks - s->t0_ticks) * s->ns_per_tick);
 }

@@ -54,6 +54,8 @@ typedef struct proc_rec {
     uint64_t ticks, ticks_end;  /* raw clock for steps/samples */
 } proc_rec;
 
+#define CLOCK_SEGS 48            /* clock segments: doubling spans, ~forever */
+
 typedef struct session {
     prism_config cfg;
     char output[4096];
@@ -85,9 +87,14 @@ typedef struct session {
     size_t nqueue, qcap;
     uint64_t queue_dropped;
 
-    /* clock: ns = (ticks - t0) * ns_per_tick */
+    /* clock: ns = (ticks - t0) * ns_per_tick, refined as the run goes on
+     * by segments that each start where the previous mapping left off, so
+     * the conversion of a tick never changes once the tick has happened
+     * (clock.c); with no segment (tests) the plain ratio applies */
     uint64_t t0_ticks, t0_mono;
     double ns_per_tick;
+    struct clock_seg { uint64_t ticks, ns; double ns_per_tick; } segs[CLOCK_SEGS];
+    _Atomic uint32_t nsegs;     /* published with release, read with acquire */
 
     /* steps (the thread that calls prism_step_*) */
     uint64_t step_index, epoch;
@@ -105,6 +112,10 @@ extern session *prism__s;       /* NULL before init and after a failed init */
 void clock_init(session *s);
 void clock_calibrate(session *s);
 uint64_t clock_ns(session *s, uint64_t ticks);
+/* The segment table (see clock.c): reset to one segment from t0 and the
+ * present ratio; append one at tick t read with monotonic ns m, when due. */
+void clock_segments_reset(session *s);
+void clock_segment_add(session *s, uint64_t t, uint64_t m);
 uint64_t clock_mono_ns(void);
 
 /* config.c */
