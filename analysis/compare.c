@@ -2,11 +2,19 @@
  * compare.c - two refreshed analyses matched by call path.
  *
  * Every path of either all-threads tree becomes one prism_delta: totals on
- * both sides, the change, the speedup, and whether the change stands out
- * from step-to-step noise (Welch's t-test on the node's per-step totals,
- * p < 0.01, and a change above 1 % of the base profile's total).  Paths
+ * both sides, the change, the speedup, per-step medians, shares of the
+ * step, and whether the change stands out from step-to-step noise.  Paths
  * present on one side only count as appeared or vanished.  Bottlenecks are
  * matched by (type, path_hash).
+ *
+ * The verdict works on each path's per-step samples (the steps it ran in;
+ * prism_analysis_node_step_samples): a Mann-Whitney U test, which
+ * scheduler noise and outliers hardly move, plus floors on the size of the
+ * change, so that a tiny but consistent change is not called a finding.
+ * First, though, the run as a whole: when (nearly) every sizeable region
+ * moved by the same factor, the machine changed (clocks, contention, a
+ * noisy neighbour), not the code; then each region is tested against that
+ * factor, so only the regions that moved beyond it are flagged.
  *
  * Public getters only.
  */
@@ -17,7 +25,29 @@
 #include "prism/analysis.h"
 
 #define SIGNIFICANT_P 0.01
-#define SIGNIFICANT_SHARE 0.01
+/* Effect-size floors: with a hundred steps a side, the rank test finds a
+ * 1 % change real; what matters is whether it is worth a look.  The
+ * per-step median must move by 3 % (relative: less is within what a
+ * rebuild or a reboot moves), and by 0.5 % of the base median step
+ * (absolute: a 40 % change of a region of 0.1 % of the step is not a
+ * regression of the run). */
+#define MIN_MEDIAN_CHANGE 0.03
+#define MIN_STEP_CHANGE 0.005
+#define MIN_SAMPLES 3           /* a side, for a p-value */
+/* Whole-run shift: the regions holding at least 1 % of the base step (at
+ * least 3 of them; wrappers abstain, see votes()) vote with their per-step
+ * median ratio; their median g is the run factor.  A shift is |g - 1| >= 5 %
+ * with 2/3 of the voters agreeing: within 7 % of g, or within 2.5 standard
+ * errors of their own median ratio when their steps are noisier than that
+ * (with sigma 0.3 lognormal steps, 128 samples a side put a median ratio
+ * +-5 % off by chance alone).  One regressed region among many does not
+ * move the median, and a machine 30 % slower moves them all alike. */
+#define RUN_MIN_SHARE 0.01
+#define RUN_MIN_REGIONS 3
+#define RUN_MIN_SHIFT 0.05
+#define RUN_TOLERANCE 0.07
+#define RUN_NOISE_SE 2.5
+#define RUN_AGREE (2.0 / 3.0)
 
 /* ---- path hash -> node (open addressing) ------------------------------ */
 
@@ -130,15 +160,43 @@ static int cmp_delta(const void *x, const void *y)
     return strcmp(a->path, b->path);
 }
 
-typedef struct side {
-    const prism_analysis *base, *cur;
-    const prism_tree *tb, *tc;
-    double noise_floor;         /* |delta| above this can be significant */
-} side;
+/* What a side contributes to every delta. */
+typedef struct sideinfo {
+    const prism_analysis *a;
+    const prism_tree *t;
+    bool steps;                 /* sampled steps exist */
+    double sampled_ns;          /* total duration of the sampled steps */
+    double step_median_ns;      /* median step (all steps) */
+} sideinfo;
 
-static void fill_delta(prism_delta *d, side *x, uint32_t bn, uint32_t cn)
+static sideinfo side_of(const prism_analysis *a, const prism_tree *t)
 {
-    const prism_tree *tb = x->tb, *tc = x->tc;
+    sideinfo s = { .a = a, .t = t };
+    const prism_step_stats *st = prism_analysis_steps(a);
+    for (size_t i = 0; st && st->series && i < st->nseries; i++)
+        if ((st->series[i].flags & PRISM_STEP_SAMPLED) && st->series[i].end > st->series[i].start)
+            s.sampled_ns += (double)(st->series[i].end - st->series[i].start);
+    s.steps = s.sampled_ns > 0;
+    s.step_median_ns = st ? st->p50_ns : 0;
+    return s;
+}
+
+/* A node's share of the step: its time inside sampled steps (mean per step
+ * it ran in x those steps) over the sampled steps' duration; without
+ * steps, its share of the profile's total. */
+static double share_of(const sideinfo *s, const prism_node *n)
+{
+    if (!n)
+        return 0.0;
+    if (!s->steps)
+        return n->share;
+    return n->step_mean_ns * (double)n->steps_seen / s->sampled_ns;
+}
+
+static void fill_delta(prism_delta *d, const sideinfo *sb, const sideinfo *sc, uint32_t bn,
+                       uint32_t cn)
+{
+    const prism_tree *tb = sb->t, *tc = sc->t;
     const prism_node *b = bn != PRISM_NO_NODE ? &tb->nodes[bn] : NULL;
     const prism_node *c = cn != PRISM_NO_NODE ? &tc->nodes[cn] : NULL;
     const prism_node *any = b ? b : c;
@@ -152,14 +210,126 @@ static void fill_delta(prism_delta *d, side *x, uint32_t bn, uint32_t cn)
     d->delta_ns = d->new_ns - d->base_ns;
     d->delta_pct = d->base_ns > 0 ? 100.0 * d->delta_ns / d->base_ns : 0.0;
     d->speedup = d->base_ns > 0 && d->new_ns > 0 ? d->base_ns / d->new_ns : 0.0;
+    d->base_steps = b ? b->steps_seen : 0;
+    d->new_steps = c ? c->steps_seen : 0;
+    d->base_median_ns = b ? prism_analysis_node_step_median(sb->a, bn) : 0.0;
+    d->new_median_ns = c ? prism_analysis_node_step_median(sc->a, cn) : 0.0;
+    d->base_share = share_of(sb, b);
+    d->new_share = share_of(sc, c);
+    d->share_delta = 100.0 * (d->new_share - d->base_share);
     d->p_value = -1.0;
-    uint64_t nb, nc;
-    double mb, vb, mc, vc;
-    if (b && c && prism_analysis_node_step_moments(x->base, bn, &nb, &mb, &vb) &&
-        prism_analysis_node_step_moments(x->cur, cn, &nc, &mc, &vc))
-        d->p_value = prism_welch_p_moments((double)nb, mb, vb, (double)nc, mc, vc);
-    d->significant = d->p_value >= 0 && d->p_value < SIGNIFICANT_P &&
-                     fabs(d->delta_ns) > x->noise_floor;
+}
+
+/* ---- the run as a whole ------------------------------------------------ */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Does a region vote on the run factor?  On both sides in enough steps,
+ * >= 1 % of the base step, and mostly its own work (self >= half its
+ * total): a wrapper moves with what it wraps, and one regressed leaf under
+ * three wrappers must not cast four votes. */
+static bool votes(const prism_delta *d, const sideinfo *sb)
+{
+    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+        return false;
+    const prism_node *b = &sb->t->nodes[d->base_node];
+    return d->base_steps >= MIN_SAMPLES && d->new_steps >= MIN_SAMPLES &&
+           d->base_median_ns > 0 && d->new_median_ns > 0 && d->base_share >= RUN_MIN_SHARE &&
+           2 * b->self_ns >= b->total_ns;
+}
+
+/*
+ * The standard error of the log of a node's per-step median, distribution
+ * free: half the spread of the order statistics sqrt(n)/2 ranks either
+ * side of the middle (the binomial interval of the median at +-1 standard
+ * error).  0 with too few samples.
+ */
+static double log_median_se(const prism_analysis *a, uint32_t node)
+{
+    double v[PRISM_STEP_SAMPLES];
+    size_t n = prism_analysis_node_step_samples(a, node, v, PRISM_STEP_SAMPLES);
+    if (n < MIN_SAMPLES)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    double mid = ((double)n - 1.0) / 2.0, h = sqrt((double)n) / 2.0;
+    double lo = floor(mid - h), hi = ceil(mid + h);
+    size_t l = lo < 0 ? 0 : (size_t)lo, u = hi > (double)(n - 1) ? n - 1 : (size_t)hi;
+    return v[l] > 0 ? (log(v[u]) - log(v[l])) / 2.0 : 0.0;
+}
+
+typedef struct vote {
+    double log_ratio;           /* log(new median / base median) */
+    double tol;                 /* how far from the run factor still agrees */
+} vote;
+
+static int cmp_vote(const void *x, const void *y)
+{
+    return cmp_double(&((const vote *)x)->log_ratio, &((const vote *)y)->log_ratio);
+}
+
+/* The run factor and whether the whole run shifted; false on allocation
+ * failure.  In logs: a ratio of 1.3 and one of 1/1.3 are as far from 1. */
+static bool run_shift(prism_compare *c, const sideinfo *sb, const sideinfo *sc)
+{
+    c->run_factor = 1.0;
+    c->step_ratio = sb->step_median_ns > 0 && sc->step_median_ns > 0
+                        ? sc->step_median_ns / sb->step_median_ns : 0.0;
+    vote *r = malloc((c->count ? c->count : 1) * sizeof *r);
+    if (!r)
+        return false;
+    size_t n = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (!votes(d, sb))
+            continue;
+        double eb = log_median_se(sb->a, d->base_node), en = log_median_se(sc->a, d->new_node);
+        double noise = RUN_NOISE_SE * sqrt(eb * eb + en * en);
+        r[n].log_ratio = log(d->new_median_ns / d->base_median_ns);
+        r[n++].tol = noise > log1p(RUN_TOLERANCE) ? noise : log1p(RUN_TOLERANCE);
+    }
+    c->run_regions = n;
+    if (n >= RUN_MIN_REGIONS) {
+        qsort(r, n, sizeof *r, cmp_vote);
+        double lg = n % 2 ? r[n / 2].log_ratio : (r[n / 2 - 1].log_ratio + r[n / 2].log_ratio) / 2.0;
+        size_t agree = 0;
+        for (size_t i = 0; i < n; i++)
+            agree += fabs(r[i].log_ratio - lg) <= r[i].tol;
+        c->run_factor = exp(lg);
+        c->run_agree = agree;
+        c->whole_run_shift = fabs(c->run_factor - 1.0) >= RUN_MIN_SHIFT &&
+                             (double)agree >= RUN_AGREE * (double)n;
+    }
+    free(r);
+    return true;
+}
+
+/* ---- the verdict ------------------------------------------------------- */
+
+/* Test one path present on both sides against the run factor g (1 unless
+ * the whole run shifted): the rank test on the base samples scaled by g,
+ * then the floors on the medians' change. */
+static void verdict(prism_delta *d, const sideinfo *sb, const sideinfo *sc, double g)
+{
+    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+        return;
+    double bm = g * d->base_median_ns, nm = d->new_median_ns;
+    d->median_pct = bm > 0 && nm > 0 ? 100.0 * (nm / bm - 1.0) : 0.0;
+    double vb[PRISM_STEP_SAMPLES], vc[PRISM_STEP_SAMPLES];
+    size_t nb = prism_analysis_node_step_samples(sb->a, d->base_node, vb, PRISM_STEP_SAMPLES);
+    size_t nc = prism_analysis_node_step_samples(sc->a, d->new_node, vc, PRISM_STEP_SAMPLES);
+    if (nb < MIN_SAMPLES || nc < MIN_SAMPLES)
+        return;
+    for (size_t i = 0; i < nb; i++)
+        vb[i] *= g;
+    d->p_value = prism_mann_whitney_p(vb, nb, vc, nc);
+    double change = fabs(nm - bm);
+    double step_floor = sb->step_median_ns > 0 ? MIN_STEP_CHANGE * g * sb->step_median_ns : 0.0;
+    d->significant = d->p_value >= 0 && d->p_value < SIGNIFICANT_P && bm > 0 &&
+                     change >= MIN_MEDIAN_CHANGE * bm && change >= step_floor;
 }
 
 /* ---- bottlenecks on one side only ------------------------------------- */
@@ -200,8 +370,7 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
         tc = &empty;
     prism_compare *cmp = calloc(1, sizeof *cmp);
     hmap mb = { 0 }, mc = { 0 };
-    side x = { .base = base, .cur = cur, .tb = tb, .tc = tc,
-               .noise_floor = SIGNIFICANT_SHARE * (double)tb->total_ns };
+    sideinfo sb = side_of(base, tb), sc = side_of(cur, tc);
     if (!cmp || !hmap_build(&mb, tb) || !hmap_build(&mc, tc))
         goto fail;
     cmp->deltas = calloc(tb->count + tc->count ? tb->count + tc->count : 1, sizeof *cmp->deltas);
@@ -215,15 +384,20 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
         uint32_t cn = hmap_get(&mc, h);
         if (cn == PRISM_NO_NODE)
             cmp->vanished++;
-        fill_delta(&cmp->deltas[cmp->count++], &x, (uint32_t)i, cn);
+        fill_delta(&cmp->deltas[cmp->count++], &sb, &sc, (uint32_t)i, cn);
     }
     for (size_t i = 0; i < tc->count; i++) {
         uint64_t h = tc->nodes[i].path_hash;
         if (hmap_get(&mc, h) != i || hmap_get(&mb, h) != PRISM_NO_NODE)
             continue;
         cmp->appeared++;
-        fill_delta(&cmp->deltas[cmp->count++], &x, PRISM_NO_NODE, (uint32_t)i);
+        fill_delta(&cmp->deltas[cmp->count++], &sb, &sc, PRISM_NO_NODE, (uint32_t)i);
     }
+    if (!run_shift(cmp, &sb, &sc))
+        goto fail;
+    double g = cmp->whole_run_shift ? cmp->run_factor : 1.0;
+    for (size_t i = 0; i < cmp->count; i++)
+        verdict(&cmp->deltas[i], &sb, &sc, g);
     qsort(cmp->deltas, cmp->count, sizeof *cmp->deltas, cmp_delta);
 
     size_t nbb = 0, nbc = 0;

@@ -142,6 +142,28 @@ static bool regions_reach(const athread *t, uint64_t ts)
     return t->ring && t->nring && t->ring[(t->nring - 1) % TRANS_RING].ts >= ts;
 }
 
+/* Runtime / driver calls that block the calling thread until the GPU has
+ * caught up: synchronisations and the synchronous copies. */
+static bool blocking_api(const char *name)
+{
+    if (!name)
+        return false;
+    if (strstr(name, "Synchronize") || strstr(name, "StreamQuery") ||
+        strstr(name, "EventQuery"))
+        return true;
+    const char *m = strstr(name, "emcpy");             /* cudaMemcpy, cuMemcpyDtoH */
+    return m && !strstr(m, "Async") && !strstr(m, "Peer");
+}
+
+/* The time a blocking call kept its region waiting for the GPU. */
+static void wait_credit(prism_analysis *a, uint32_t idx, uint64_t start, uint64_t ns)
+{
+    athread *t = a->threads[idx];
+    uint32_t node = tree_node_at(t, start);
+    if (ns && node != PRISM_NO_NODE && node < t->n)
+        t->nodes[node].gpu_wait += ns;
+}
+
 /* An API call on a CPU thread: tie it to the region that made it. */
 static void api_call(prism_analysis *a, const prism_gpu_record *g)
 {
@@ -149,12 +171,15 @@ static void api_call(prism_analysis *a, const prism_gpu_record *g)
     uint64_t idx;
     if (!t || !u64map_get(&a->thread_of, g->stream, &idx))
         return;
+    uint64_t wait = g->end > g->start && blocking_api(tree_name(a, g->name))
+                        ? g->end - g->start : 0;
     if (!regions_reach(t, g->start) && a->napi < CORR_LIMIT &&
         vec_reserve((void **)&a->apis, &a->apicap, a->napi + 1, sizeof *a->apis)) {
-        a->apis[a->napi++] = (api_wait){ g->correlation, g->start, (uint32_t)idx };
+        a->apis[a->napi++] = (api_wait){ g->correlation, g->start, (uint32_t)idx, wait };
         return;
     }
     api_resolve(a, (uint32_t)idx, g->correlation, g->start);
+    wait_credit(a, (uint32_t)idx, g->start, wait);
 }
 
 void gpu_resolve(prism_analysis *a, bool final)
@@ -162,9 +187,10 @@ void gpu_resolve(prism_analysis *a, bool final)
     size_t keep = 0;
     for (size_t i = 0; i < a->napi; i++) {
         api_wait w = a->apis[i];
-        if (final || regions_reach(a->threads[w.thread], w.start))
+        if (final || regions_reach(a->threads[w.thread], w.start)) {
             api_resolve(a, w.thread, w.corr, w.start);
-        else
+            wait_credit(a, w.thread, w.start, w.wait);
+        } else
             a->apis[keep++] = w;
     }
     a->napi = keep;

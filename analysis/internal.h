@@ -7,7 +7,8 @@
  * bottlenecks) is rebuilt by prism_analysis_refresh() from the streaming
  * state, whose size depends on call paths and samples (steps, memory
  * samples), not on events: per-step figures of a call path are streaming
- * moments, not a vector per path.
+ * moments and a bounded sample of its per-step sums (samples.c), not a
+ * vector per path.
  */
 #ifndef PRISM_ANALYSIS_INTERNAL_H
 #define PRISM_ANALYSIS_INTERNAL_H
@@ -44,11 +45,27 @@ typedef struct tnode {
     /* per sampled step: the sum of the step being filled, then shifted
      * moments of the steps already closed (constant size per call path) */
     uint32_t step_cur;          /* its sampled position + 1; 0: none */
+    uint32_t res_seed;          /* its reservoir's random numbers (samples.c) */
     uint64_t step_sum;
     uint64_t steps_seen;        /* closed steps with time in them */
     double step_shift, step_s1, step_s2, step_max;
+    /* a bounded sample of the closed steps' sums (samples.c): the hot loop
+     * only compares steps_seen with res_next, the index of the next sum to
+     * keep */
+    struct reservoir *res;      /* NULL until the node closes a step */
+    uint64_t res_next;
     uint64_t gpu_ns, gpu_launches;  /* GPU work launched directly inside */
+    uint64_t gpu_wait;          /* blocking CUDA calls (syncs, sync copies) inside */
+    uint64_t first_leaf;        /* steps whose earliest leaf call is this node */
     double flops, bytes;        /* work counters recorded directly inside */
+    /* scheduler accounting of its own (self) time, from CPU samples (cpu.c) */
+    uint64_t cpu_span;          /* self time covered by samples */
+    uint64_t cpu_on, cpu_wait;  /* ... on a CPU, runnable in the run queue */
+    uint64_t cpu_busy;          /* ... its span weighted by how busy the other
+                                   threads were (capped at one core) */
+    uint64_t cpu_tmp;           /* scratch: span in the interval at hand */
+    uint32_t cpu_slot;          /* its variable in the thread's regression, 0: none */
+    uint64_t cpu_runq;          /* run-queue time placed in it at refresh */
 } tnode;
 
 /* A change of the innermost open region of a thread, for finding the
@@ -67,8 +84,38 @@ typedef struct frame {
 
 typedef struct pend {
     uint32_t node;
+    bool leaf;
     uint64_t start, dur;
 } pend;
+
+/* A thread's CPU samples: the previous one, what it had outside any
+ * region, and scratch for the interval being credited. */
+typedef struct acpu {
+    bool have;                  /* a previous sample */
+    bool exited;
+    uint64_t ts, on, wait;      /* the previous sample */
+    uint64_t d_on, d_wait, d_span;  /* the pass at hand */
+    uint64_t d_late;            /* run-queue wait reported beyond the interval */
+    double runq_raw;            /* run-queue wait over the run, as reported */
+    uint64_t out_runq;          /* ... placed outside regions (runq_fill) */
+    bool runq_placed;
+    bool in_pass;
+    bool queued;                /* a record in the pass being gathered */
+    uint64_t span, oncpu, runq; /* all covered time */
+    uint64_t out_span, out_on, out_wait, out_busy;  /* outside regions */
+    uint64_t out_tmp;
+    uint32_t *touched;          /* nodes with cpu_tmp set */
+    size_t ntouched, tcap;
+    /* least squares over the intervals (cpu.c): slot 0 is outside any
+     * region, slot 1 every node without a slot of its own, then up to
+     * CPU_SLOTS - 2 nodes in order of first sample */
+    double *ls;                 /* normal equations: A (n x n), b_on, b_wait */
+    uint32_t nslots;
+    double *rate;               /* solved: on-CPU, then run-queue rate per slot */
+    bool solved;
+} acpu;
+
+#define CPU_SLOTS 64u
 
 typedef struct athread {
     uint32_t stream;
@@ -81,6 +128,13 @@ typedef struct athread {
     frame stack[MAX_STACK];
     uint32_t depth;             /* frames in stack */
     uint32_t lost;              /* frames deeper than MAX_STACK */
+    /* the earliest leaf call of the step being filled (tree.c): where
+     * each step's work begins, and how far into the step */
+    uint32_t lead_pos;          /* sampled position + 1; 0: none */
+    uint32_t lead_node;
+    uint64_t lead_start, lead_lo, lead_hi;
+    double lead_off_sum;        /* sum of lead offsets as fractions of steps */
+    uint64_t lead_steps;        /* steps folded into it */
     pend *pending;              /* completions waiting for their step */
     size_t npend, pcap;
     size_t last_step;           /* index of the step found last (cache) */
@@ -90,11 +144,13 @@ typedef struct athread {
     uint64_t nring;             /* transitions written in total */
     prism_node *pub;            /* derived per-thread tree */
     prism_tree tree;
+    acpu cpu;                   /* CPU samples of this thread (cpu.c) */
 } athread;
 
 typedef struct api_wait {
     uint64_t corr, start;
     uint32_t thread;            /* index into threads */
+    uint64_t wait;              /* ns a blocking call waited for the GPU */
 } api_wait;
 
 typedef struct seg {
@@ -115,6 +171,8 @@ struct prism_analysis {
     uint32_t *sampled_pos;      /* per step: position among sampled, or UINT32_MAX */
     size_t nsampled;
     bool steps_unused;          /* no steps seen while much was pending */
+    uint64_t steps_backwards;   /* steps that ended before they started (series.c
+                                   keeps them with end = start) */
 
     prism_mem_point *mem;
     size_t nmem, mcap;
@@ -141,6 +199,14 @@ struct prism_analysis {
     struct api_wait *apis;      /* API calls newer than their thread's regions */
     size_t napi, apicap;
     uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
+
+    /* CPU samples (cpu.c): the pass being gathered */
+    prism_cpu_sample *pass;
+    size_t npass, passcap;
+    bool cpu_present;
+    char cpu_status[96];        /* INFO cpu.sampler */
+    uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
+    size_t train;               /* derived: the training thread, SIZE_MAX: unknown */
 
     /* work counters (work.c) */
     u64map work_of;             /* counter name id -> 1 flops, 2 bytes, 3 neither */
@@ -174,7 +240,10 @@ struct prism_analysis {
 void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
                   const prism_region_event *ev, size_t n);
 athread *tree_thread(prism_analysis *a, uint32_t stream);
-void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur);
+void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
+                    uint64_t dur);
+/* Fold the step being filled into the lead statistics (at refresh). */
+void tree_lead_fold(athread *t);
 void tree_resolve_pending(prism_analysis *a);
 void tree_merge(prism_analysis *a);
 /* How many threads' nodes make up a merged node (after tree_merge). */
@@ -183,6 +252,16 @@ const char *tree_name(const prism_analysis *a, uint32_t name_id);
 void tree_free_thread(athread *t);
 /* The node open on thread t at time ts (PRISM_NO_NODE if unknown). */
 uint32_t tree_node_at(const athread *t, uint64_t ts);
+
+/* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
+typedef struct reservoir reservoir;
+/* Keep the k-th (from 0) closed step's sum v of nd; called when k ==
+ * nd->res_next (rarely, once the reservoir is full: cold).  On allocation
+ * failure the value is dropped. */
+__attribute__((cold)) void res_take(tnode *nd, uint64_t k, double v);
+/* The seed of a thread's node's reservoir. */
+uint32_t res_seed_of(uint32_t stream, size_t node);
+void res_free(tnode *nd);
 
 /* series.c */
 void series_steps(prism_analysis *a, const prism_step *s, size_t n);
@@ -201,6 +280,19 @@ void gpu_want_rings(prism_analysis *a);
  * `final`: the profile is complete, use what is known. */
 void gpu_resolve(prism_analysis *a, bool final);
 void gpu_refresh(prism_analysis *a);
+
+/* cpu.c: on-CPU / run-queue / blocked time of regions from CPU samples */
+void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n);
+/* Credit the pass still gathered (at refresh: its records are all in). */
+void oncpu_flush(prism_analysis *a);
+/* Free the pass buffer (threads free their own scratch). */
+void oncpu_free(prism_analysis *a);
+/* Solve every thread's regression (at refresh, after oncpu_flush). */
+void oncpu_solve(prism_analysis *a);
+/* A node's own accounting as published: covered span, on CPU, run queue,
+ * blocked, blocked while others were busy (ns). */
+typedef struct oncpu_self_t { uint64_t known, on, runq, off, busy; } oncpu_self_t;
+oncpu_self_t oncpu_self(const athread *t, const tnode *nd);
 
 /* work.c: counters named flops / bytes */
 void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len);

@@ -201,7 +201,22 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
          * so the first flush's GPU work finds its region too */
         if (!strncmp(v->v.s, "ok", 2) || !strncmp(v->v.s, "synthetic", 9))
             gpu_want_rings(a);
+    } else if (!strcmp(key, "cpu.sampler") && v->type == PRISM_VAL_TEXT) {
+        snprintf(a->cpu_status, sizeof a->cpu_status, "%s", v->v.s);
+        if (strncmp(v->v.s, "off", 3))
+            gpu_want_rings(a);          /* samples will need the transitions */
+    } else if (!strcmp(key, "steps.thread") && v->type == PRISM_VAL_UINT &&
+               v->v.u && v->v.u < UINT32_MAX) {
+        a->step_stream = (uint32_t)v->v.u;
     }
+}
+
+static void cb_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
+{
+    prism_analysis *a = ctx;
+    if (n)
+        note_ts(a, s[n - 1].ts);
+    oncpu_samples(a, s, n);
 }
 
 static void cb_footer(void *ctx, const prism_footer *f)
@@ -226,6 +241,7 @@ void prism_analysis_callbacks(prism_reader_callbacks *cb)
     cb->dropped = cb_dropped;
     cb->info = cb_info;
     cb->footer = cb_footer;
+    cb->cpu = cb_cpu;
 }
 
 /* ---- lifecycle ---- */
@@ -235,6 +251,7 @@ prism_analysis *prism_analysis_new(const prism_analysis_opts *opts)
     prism_analysis *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
+    a->train = SIZE_MAX;
     a->opts.bottleneck_threshold_pct = -1;
     a->opts.leak_threshold_mb = -1;
     if (opts)
@@ -291,6 +308,7 @@ void prism_analysis_free(prism_analysis *a)
     u64map_free(&a->corr_wait);
     u64map_free(&a->work_of);
     free(a->apis);
+    oncpu_free(a);
     if (a->own_reader)
         prism_reader_free(a->reader);
     free(a);
@@ -317,6 +335,8 @@ static double effective(double opt, const prism_header *h, const char *key, doub
 void prism_analysis_refresh(prism_analysis *a)
 {
     free_derived(a);
+    oncpu_flush(a);
+    oncpu_solve(a);
     tree_resolve_pending(a);
     gpu_resolve(a, a->footer);
     tree_merge(a);
@@ -380,6 +400,38 @@ const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a)
 const prism_tree *prism_analysis_tree(const prism_analysis *a) { return &a->tree; }
 size_t prism_analysis_thread_count(const prism_analysis *a) { return a->nthreads; }
 
+size_t prism_analysis_training_thread(const prism_analysis *a)
+{
+    return a && a->train < a->nthreads ? a->train : SIZE_MAX;
+}
+
+double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
+{
+    const prism_step_stats *st = prism_analysis_steps(a);
+    double ns = 0;
+    uint64_t n = 0;
+    for (size_t i = 0; st && st->series && i < st->nseries; i++)
+        if ((st->series[i].flags & PRISM_STEP_SAMPLED) &&
+            st->series[i].end > st->series[i].start) {
+            ns += (double)(st->series[i].end - st->series[i].start);
+            n++;
+        }
+    if (!(ns > 0)) {
+        n = 0;
+        ns = a ? (double)prism_analysis_span_ns(a) : 0;
+    }
+    if (steps)
+        *steps = n;
+    return ns;
+}
+
+bool prism_analysis_cpu_present(const prism_analysis *a) { return a && a->cpu_present; }
+
+const char *prism_analysis_cpu_status(const prism_analysis *a)
+{
+    return a && a->cpu_status[0] ? a->cpu_status : NULL;
+}
+
 const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
                                              uint32_t *stream, const char **name)
 {
@@ -441,18 +493,10 @@ bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, ui
     uint32_t threads = tree_node_threads(a, node);
     if (!threads || !a->nsampled)
         return false;
-    /* from the moments over steps it ran in: zeros add to the count only */
+    /* the steps it ran in only: a step without it is absent, not zero */
     const prism_node *p = &a->nodes[node];
-    double k = (double)p->steps_seen, all = (double)a->nsampled * threads;
-    if (k > all)
-        all = k;                        /* out-of-order samples after damage */
-    double mu = p->step_mean_ns, m = k * mu / all;
-    /* squared deviations from the overall mean: the seen steps' own, their
-     * mean's offset, and the zeros' (each term >= 0: no cancellation) */
-    double ss = (k > 1 ? (k - 1) * p->step_std_ns * p->step_std_ns : 0) +
-                k * (mu - m) * (mu - m) + (all - k) * m * m;
-    *n = (uint64_t)all;
-    *mean = m;
-    *var = all > 1 ? ss / (all - 1) : 0;
+    *n = p->steps_seen;
+    *mean = p->step_mean_ns;
+    *var = p->steps_seen > 1 ? p->step_std_ns * p->step_std_ns : 0;
     return true;
 }

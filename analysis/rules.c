@@ -13,12 +13,16 @@
  *                   wrappers are hot, the heaviest real op anyway.  An op
  *                   seen on loader threads only is LOW: it runs beside the
  *                   training loop (data_loading judges whether it stalls it).
- *   memory_leak     host / GPU leak fit: slope > leak_mb, r2 >= 0.6; HIGH
+ *   memory_leak     host / GPU leak verdict (prism_leak_fit: a fast slope
+ *                   above leak_mb, or a steady significant rise); HIGH when
+ *                   it projects > 1 GB per 1000 steps or grew > 50 %, else
+ *                   MEDIUM; ranked first within its severity
  *   dropped_events  dropped records or a damaged file, by the fraction lost:
  *                   LOW < 0.1 %, MEDIUM < 1 %, HIGH >= 1 %
  *   (rules_stall.c) cpu_gpu_sync, data_loading, gpu_idle, launch_bound,
  *                   memory_bound (copies; work counters below the ridge)
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +34,6 @@
 #define HOT_MAX 16
 #define WRAPPER_SELF 0.05       /* a wrapper's self time is below this share */
 #define WRAPPER_HOLDS 0.9       /* ... and it holds this much of its parent  */
-#define LEAK_R2 0.6
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -39,14 +42,16 @@ prism_severity rules_by_share(double s)
     return s > 0.30 ? PRISM_SEV_HIGH : s >= 0.10 ? PRISM_SEV_MEDIUM : PRISM_SEV_LOW;
 }
 
-/* b before c?  Severity, then share; a leak counts as share 1. */
+/* b before c?  Severity, then a memory leak first, then share. */
 static bool before(const prism_bottleneck *b, const prism_bottleneck *c)
 {
     if (b->severity != c->severity)
         return b->severity > c->severity;
-    double rb = b->type == PRISM_BN_MEMORY_LEAK ? 1.0 : b->share;
-    double rc = c->type == PRISM_BN_MEMORY_LEAK ? 1.0 : c->share;
-    return rb > rc;
+    /* a leak first within its severity (it ends in an OOM), whatever the
+     * others' shares; two leaks by slope */
+    if ((b->type == PRISM_BN_MEMORY_LEAK) != (c->type == PRISM_BN_MEMORY_LEAK))
+        return b->type == PRISM_BN_MEMORY_LEAK;
+    return b->share > c->share;
 }
 
 static int cmp_bn(const void *x, const void *y)
@@ -165,6 +170,58 @@ uint32_t rules_heaviest_child(const rules_ctx *c, uint32_t i)
     return best;
 }
 
+const char *rules_denom(const rules_ctx *c)
+{
+    return c->steps ? "step time" : "run time";
+}
+
+double rules_in_window(const rules_ctx *c, const prism_node *n)
+{
+    return c->steps ? (double)n->in_step_ns : (double)n->total_ns;
+}
+
+static double minus(double x, double y)
+{
+    return x > y ? x - y : 0.0;
+}
+
+rules_self rules_self_of(const rules_ctx *c, const prism_tree *t, uint32_t i)
+{
+    rules_self s = { 0 };
+    const prism_node *n = &t->nodes[i];
+    double win = rules_in_window(c, n);
+    s.known = (double)n->cpu_known_ns;
+    s.on = (double)n->oncpu_ns;
+    s.runq = (double)n->runq_ns;
+    s.off = (double)n->offcpu_ns;
+    s.busy = (double)n->offcpu_busy_ns;
+    for (uint32_t k = n->first_child; k < t->count; k = t->nodes[k].next_sibling) {
+        const prism_node *ch = &t->nodes[k];
+        win -= rules_in_window(c, ch);
+        s.known -= (double)ch->cpu_known_ns;
+        s.on -= (double)ch->oncpu_ns;
+        s.runq -= (double)ch->runq_ns;
+        s.off -= (double)ch->offcpu_ns;
+        s.busy -= (double)ch->offcpu_busy_ns;
+    }
+    s.ns = minus(win, 0);
+    s.known = minus(s.known, 0);
+    s.on = minus(s.on, 0);
+    s.runq = minus(s.runq, 0);
+    s.off = minus(s.off, 0);
+    s.busy = minus(s.busy, 0);
+    /* the covered part's split, applied to the time in the window */
+    double cover = s.on + s.runq + s.off;
+    if (c->cpu && cover > 0) {
+        s.blocked = s.ns * s.off / cover;
+        s.waitq = s.ns * s.runq / cover;
+        s.work = s.ns - s.blocked - s.waitq;
+    } else {
+        s.work = s.ns;
+    }
+    return s;
+}
+
 /* Does root r of the all-threads tree hold (nearly) all of some thread's
  * time?  Per-thread trees hash paths the same way as the merged one. */
 static bool root_holds_thread(const rules_ctx *c, const prism_node *r)
@@ -207,144 +264,289 @@ static bool loader_name(const char *name)
     return name && (rules_icontains(name, "load") || rules_icontains(name, "worker"));
 }
 
-/* Does the op run on loader threads only (with a training thread beside)? */
-static bool loaders_only(const rules_ctx *c, const char *op)
-{
-    if (!c->loaders || c->loaders == c->nthreads || !op)
-        return false;
-    for (size_t i = 0; i < c->nthreads; i++) {
-        const char *name = NULL;
-        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
-        for (size_t k = 0; t && !loader_name(name) && k < t->count; k++)
-            if (t->nodes[k].name && !strcmp(t->nodes[k].name, op))
-                return false;
-    }
-    return true;
-}
-
 /* ---- hot_operation ---------------------------------------------------- */
 
 static bool in_input_pipeline(const rules_ctx *c, uint32_t node)
 {
     for (const prism_node *n = rules_node(c, node); n; n = rules_node(c, n->parent))
-        if (rules_data_like(n->name))
+        if (rules_input_like(n->name))
             return true;
     return false;
 }
 
-static void hot_advice(const rules_ctx *c, const prism_op *op, prism_bottleneck *b)
+static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, prism_bottleneck *b)
 {
-    const char *nm = rules_leaf(op->name);
+    const char *nm = rules_leaf(name);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
+    bool py = c->python;
     if (rules_icontains(nm, "forward") || rules_icontains(nm, "fwd"))
-        rules_put(r, cap, "Use mixed precision (torch.autocast, bf16/fp16), fuse operators "
-                          "or compile the model (torch.compile).");
+        rules_put(r, cap, py ? "Use mixed precision (torch.autocast, bf16/fp16), fuse operators "
+                               "or compile the model (torch.compile)."
+                             : "Reduce the work per call: lower precision where accuracy "
+                               "allows, fuse passes over the same data, vectorise.");
     else if (rules_icontains(nm, "backward") || rules_icontains(nm, "bwd"))
-        rules_put(r, cap, "Use mixed precision; gradient checkpointing saves memory at the "
-                          "cost of recomputation, so drop it if memory allows; check "
-                          "retain_graph is not set needlessly.");
-    else if (rules_icontains(nm, "optim"))
+        rules_put(r, cap, py ? "Use mixed precision; gradient checkpointing saves memory at "
+                               "the cost of recomputation, so drop it if memory allows; check "
+                               "retain_graph is not set needlessly."
+                             : "Reduce the work per call: reuse what the forward pass computed "
+                               "instead of recomputing it, fuse passes, vectorise.");
+    else if (rules_icontains(nm, "optim") && py)
         rules_put(r, cap, "Use a fused or foreach optimizer (e.g. AdamW(fused=True) or "
                           "foreach=True) and zero_grad(set_to_none=True).");
-    else if (rules_icontains(nm, "loss"))
-        rules_put(r, cap, "Compute the loss on the GPU in one expression; avoid Python-side "
-                          "reductions, per-sample loops and .item() every step.");
     else if (rules_sync_like(nm))
         rules_put(r, cap, "The CPU waits for the GPU here: see cpu_gpu_sync (no .item()/.cpu() "
                           "in the loop, log every N steps).");
-    else if (in_input_pipeline(c, op->node))
-        rules_put(r, cap, "Input pipeline: see the data_loading bottleneck (DataLoader "
-                          "workers, pin_memory, prefetch).");
+    else if (in_input_pipeline(c, node))
+        rules_put(r, cap, "Input pipeline work on the training thread: move it to loader "
+                          "threads or processes so it overlaps the step.");
     else if (compute_like(nm))
-        rules_put(r, cap, "Compute-bound: use mixed precision or TF32, larger batches and "
-                          "fused kernels (e.g. scaled_dot_product_attention, torch.compile).");
-    const prism_node *n = rules_node(c, op->node);
-    const prism_node *ch = rules_node(c, rules_heaviest_child(c, op->node));
+        rules_put(r, cap, py ? "Compute-bound: use mixed precision or TF32, larger batches "
+                               "and fused kernels (e.g. scaled_dot_product_attention, "
+                               "torch.compile)."
+                             : "Compute-bound: a faster kernel (BLAS, vectorised or blocked "
+                               "loops), lower precision, or fewer calls with more work each.");
+    const prism_node *n = rules_node(c, node);
+    const prism_node *ch = rules_node(c, rules_heaviest_child(c, node));
     if (ch && n->total_ns)
-        rules_put(r, cap, "%sDrill into it: its heaviest child is '%s' (%.1f%% of it).",
-                  *r ? " " : "", rules_leaf(ch->name),
+        rules_put(r, cap, "%sIts own code takes the time; its heaviest child '%s' has %.1f%% "
+                  "of it.", *r ? " " : "", rules_leaf(ch->name),
                   100.0 * (double)ch->total_ns / (double)n->total_ns);
     else if (!*r)
         rules_put(r, cap, "It has no instrumented children: add regions inside '%s' or "
-                          "sample it (perf, py-spy) to see where the time goes.", nm);
+                  "sample it (perf, py-spy) to see where the time goes.", nm);
 }
 
-static void hot_emit(rules_ctx *c, const prism_op *op)
+/* An operation of the training thread: every path of one name. */
+typedef struct hot_op {
+    const char *name;
+    double work, ns, on_known, known;   /* self in the window; CPU cover */
+    uint64_t calls, paths;
+    uint32_t node;              /* heaviest path, training thread tree */
+    double node_work;
+} hot_op;
+
+#define HOT_OPS 256
+
+static void hot_collect(const rules_ctx *c, hot_op *op, size_t *nop)
 {
-    bool beside = loaders_only(c, op->name);
-    prism_bottleneck *b = rules_add(c, PRISM_BN_HOT_OPERATION,
-                                    beside ? PRISM_SEV_LOW : rules_by_share(op->share),
-                                    op->share, op->node);
+    const prism_tree *t = c->train;
+    *nop = 0;
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        rules_self s = rules_self_of(c, t, (uint32_t)i);
+        /* a sync's time is the GPU's, whether it spins or sleeps: the
+         * cpu_gpu_sync rules judge it */
+        if (!n->name || !(s.ns > 0) || rules_sync_like(rules_leaf(n->name)))
+            continue;
+        size_t k = 0;
+        while (k < *nop && strcmp(op[k].name, n->name))
+            k++;
+        if (k == *nop) {
+            if (*nop == HOT_OPS)
+                continue;
+            op[(*nop)++] = (hot_op){ .name = n->name, .node = (uint32_t)i, .node_work = -1 };
+        }
+        op[k].work += s.work;
+        op[k].ns += s.ns;
+        op[k].on_known += s.on;
+        op[k].known += s.known;
+        op[k].calls += n->calls;
+        op[k].paths++;
+        if (s.work > op[k].node_work) {
+            op[k].node_work = s.work;
+            op[k].node = (uint32_t)i;
+        }
+    }
+}
+
+static void hot_emit(rules_ctx *c, const hot_op *op)
+{
+    double share = c->step_ns > 0 ? op->work / c->step_ns : 0;
+    share = share > 1 ? 1 : share;
+    const prism_node *hn = &c->train->nodes[op->node];
+    uint32_t node = prism_analysis_find(c->a, hn->path_hash);
+    prism_bottleneck *b = rules_add(c, PRISM_BN_HOT_OPERATION, rules_by_share(share), share,
+                                    node);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of total time",
-             rules_leaf(op->name), 100.0 * op->share);
-    const prism_node *n = rules_node(c, op->node);
-    rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s total, self %.1f%%",
-              (unsigned long long)op->calls, DUR(op->total_ns),
-              op->total_ns ? 100.0 * (double)op->self_ns / (double)op->total_ns : 0.0);
-    if (n) {
-        rules_put(b->evidence, sizeof b->evidence, ", mean %s/call (sd %s)", DUR(n->mean_ns),
-                  DUR(n->std_ns));
-        if (n->steps_seen)
-            rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
-                      DUR(n->step_mean_ns), (unsigned long long)n->steps_seen);
-        if (n->gpu_launches)
-            rules_put(b->evidence, sizeof b->evidence, ", %llu GPU launches (%s GPU)",
-                      (unsigned long long)n->gpu_launches, DUR(n->gpu_ns));
-    }
-    if (beside)
-        rules_put(b->evidence, sizeof b->evidence, "; on loader threads only, beside the "
-                  "training thread '%s'", c->train_name ? c->train_name : "?");
-    hot_advice(c, op, b);
+    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of %s",
+             rules_leaf(op->name), 100.0 * share, rules_denom(c));
+    rules_put(b->evidence, sizeof b->evidence, "%llu calls", (unsigned long long)op->calls);
+    if (c->steps)
+        rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
+                  DUR(op->work / (double)c->steps), (unsigned long long)c->steps);
+    else
+        rules_put(b->evidence, sizeof b->evidence, ", %s", DUR(op->work));
+    if (op->known > 0)
+        rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its time",
+                  100.0 * op->on_known / op->known);
+    rules_put(b->evidence, sizeof b->evidence, ", mean %s/call", DUR(hn->mean_ns));
+    if (op->paths > 1 && op->work > 0)
+        rules_put(b->evidence, sizeof b->evidence, "; %llu paths, the heaviest holds %.0f%%",
+                  (unsigned long long)op->paths, 100.0 * op->node_work / op->work);
+    if (hn->gpu_launches)
+        rules_put(b->evidence, sizeof b->evidence, "; %llu GPU launches (%s GPU)",
+                  (unsigned long long)hn->gpu_launches, DUR(hn->gpu_ns));
+    hot_advice(c, op->name, node, b);
 }
 
+/*
+ * Operations of the training thread by their own time in the steps (their
+ * children's time is theirs, not the parent's): a parent that only holds
+ * children is never a hot operation.  With CPU samples only the time the
+ * thread ran or wanted to run counts: blocked time is a stall, judged by
+ * rules_wait.  Every path of a name counts together; Enter goes to the
+ * heaviest.
+ */
 static void rule_hot(rules_ctx *c, double threshold_pct)
 {
-    size_t fallback = SIZE_MAX, emitted = 0;
-    bool any_hot = false;
-    for (size_t i = 0; i < c->nops; i++) {
-        const prism_op *op = &c->ops[i];
-        bool wrapper = rules_is_wrapper(c, op);
-        if (!wrapper && fallback == SIZE_MAX && op->total_ns)
-            fallback = i;
-        if (!(100.0 * op->share > threshold_pct))
-            continue;
-        any_hot = true;
-        if (wrapper || emitted >= HOT_MAX)
-            continue;
-        hot_emit(c, op);
+    hot_op *op = malloc(HOT_OPS * sizeof *op);
+    size_t nop = 0, emitted = 0;
+    if (!op)
+        return;
+    hot_collect(c, op, &nop);
+    for (size_t i = 0; i < nop && emitted < HOT_MAX; i++) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < nop; k++)
+            if (op[k].calls && (best == SIZE_MAX || op[k].work > op[best].work))
+                best = k;
+        if (best == SIZE_MAX || !(c->step_ns > 0) ||
+            !(100.0 * op[best].work / c->step_ns > threshold_pct))
+            break;
+        hot_emit(c, &op[best]);
+        op[best].calls = 0;             /* done */
         emitted++;
     }
-    /* Only wrappers were hot ("step" holds everything): name the heaviest
-     * real operation anyway, at its own severity. */
-    if (any_hot && !emitted && fallback != SIZE_MAX)
-        hot_emit(c, &c->ops[fallback]);
+    free(op);
+}
+
+/*
+ * Work on the other threads never dilutes the training thread's shares;
+ * each such thread's heaviest operation above the threshold of that
+ * thread's own time is a LOW finding, with how much of it overlapped the
+ * steps (whether it stalls the loop is for the stall rules to say).
+ */
+static void rule_beside(rules_ctx *c, double threshold_pct)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < c->nthreads && found < 4; i++) {
+        const char *tname = NULL;
+        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &tname);
+        if (!t || t == c->train || !t->total_ns)
+            continue;
+        uint32_t best = PRISM_NO_NODE;
+        for (size_t k = 0; k < t->count; k++)
+            if (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns)
+                best = (uint32_t)k;
+        if (best == PRISM_NO_NODE)
+            continue;
+        const prism_node *n = &t->nodes[best];
+        double own = (double)n->self_ns / (double)t->total_ns;
+        if (!(100.0 * own > threshold_pct))
+            continue;
+        prism_bottleneck *b = rules_add(c, PRISM_BN_HOT_OPERATION, PRISM_SEV_LOW, 0.0,
+                                        prism_analysis_find(c->a, n->path_hash));
+        if (!b)
+            continue;
+        found++;
+        snprintf(b->description, sizeof b->description,
+                 "'%s': %.1f%% of thread '%s' (beside the training thread)",
+                 rules_leaf(n->name), 100.0 * own, tname ? tname : "?");
+        rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s", (unsigned long long)n->calls,
+                  DUR(n->self_ns));
+        if (c->steps && n->total_ns)
+            rules_put(b->evidence, sizeof b->evidence, ", %.0f%% of it during steps",
+                      100.0 * (double)n->in_step_ns / (double)n->total_ns);
+        if (n->cpu_known_ns)
+            rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%%",
+                      100.0 * (double)n->oncpu_ns / (double)n->cpu_known_ns);
+        rules_put(b->evidence, sizeof b->evidence, "; not part of the %s",
+                  c->steps ? "training thread's steps" : "training thread");
+        snprintf(b->recommendation, sizeof b->recommendation,
+                 "It runs beside the training loop and costs it nothing unless the training "
+                 "thread waits for it (see data_loading / off_cpu_wait). Optimise it if "
+                 "those findings point here.");
+    }
 }
 
 /* ---- memory_leak ------------------------------------------------------ */
 
+/* HIGH when the leak threatens the run: at this rate it takes more than
+ * 1 GB per 1000 steps (an epoch of a small job; the margin most jobs keep
+ * below their memory limit), or memory already grew by half. */
+#define LEAK_HIGH_MB 1024.0
+#define LEAK_HIGH_STEPS 1000.0
+#define LEAK_HIGH_PCT 50.0
+
+/* What to do, for the program the profile is: a Python (PyTorch) program
+ * gets Python advice, anything else C/C++ advice; GPU memory CUDA advice. */
+static void leak_advice(const rules_ctx *c, bool gpu, prism_bottleneck *b)
+{
+    char *r = b->recommendation;
+    size_t cap = sizeof b->recommendation;
+    bool py = c->python;        /* python_profile(): argv, producer, aten:: ops */
+    if (gpu)
+        rules_put(r, cap, "GPU memory in use grows every step: free (cudaFree) or reuse what "
+                  "each step allocates, and compare the caching allocator's statistics "
+                  "(allocated vs reserved%s) from step to step to see what stays.",
+                  py ? ", torch.cuda.memory_summary()" : "");
+    else if (py)
+        rules_put(r, cap, "Memory grows every step: don't keep tensors with their graphs in "
+                  "lists (append loss.item() or loss.detach()), check closures capturing "
+                  "tensors, close figures (plt.close(fig)), bound caches and history lists; "
+                  "tracemalloc snapshots taken a few steps apart show what grows.");
+    else
+        rules_put(r, cap, "Memory grows every step: free what each step allocates, bound "
+                  "caches and history buffers, and check per-step containers (vectors, maps, "
+                  "queues) that only grow; valgrind --leak-check=full, heaptrack or "
+                  "LeakSanitizer (-fsanitize=address) name the allocation site.");
+}
+
+/* "812.5 MB", "2.12 GB" */
+static void mb_text(char *buf, size_t cap, double mb)
+{
+    if (mb >= 1024.0 || mb <= -1024.0)
+        snprintf(buf, cap, "%.2f GB", mb / 1024.0);
+    else
+        snprintf(buf, cap, "%.1f MB", mb);
+}
+
+/* A slope with enough digits to show a slow leak: "0.12", "3.0", "25". */
+static void slope_text(char *buf, size_t cap, double mb)
+{
+    snprintf(buf, cap, mb < 1.0 ? "%.2f" : mb < 100.0 ? "%.1f" : "%.0f", mb);
+}
+
 static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gpu)
 {
-    if (!l->have_fit || !(l->slope_mb_per_step > leak_mb) || l->r2 < LEAK_R2)
+    if (!l->leak)
         return;
-    prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_LEAK, PRISM_SEV_HIGH,
+    bool high = l->slope_mb_per_step * LEAK_HIGH_STEPS > LEAK_HIGH_MB ||
+                l->growth_pct > LEAK_HIGH_PCT;
+    prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_LEAK,
+                                    high ? PRISM_SEV_HIGH : PRISM_SEV_MEDIUM,
                                     l->slope_mb_per_step, PRISM_NO_NODE);
     if (!b)
         return;
     b->path_hash = gpu ? RULES_HASH_GPU_MEMORY : RULES_HASH_HOST_MEMORY;
-    snprintf(b->description, sizeof b->description, "Memory leak: %.1f MB/step (%s)",
-             l->slope_mb_per_step, gpu ? "GPU memory" : "host RSS");
-    snprintf(b->evidence, sizeof b->evidence,
-             "slope %.2f MB/step, r2 %.2f, fitted %.1f -> %.1f MB over %zu step samples "
-             "(threshold %.1f MB/step)", l->slope_mb_per_step, l->r2, l->start_mb, l->end_mb,
-             l->points, leak_mb);
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "Memory grows every step: don't keep tensors with their graphs in lists "
-             "(append loss.item() or loss.detach()), check closures capturing tensors, "
-             "close figures (plt.close(fig)) and bound caches and history lists.%s",
-             gpu ? " del large tensors when done." : "");
+    char slope[32], grew[32], then[32];
+    slope_text(slope, sizeof slope, l->slope_mb_per_step);
+    mb_text(grew, sizeof grew, l->growth_mb);
+    mb_text(then, sizeof then, l->projected_mb);
+    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope,
+             gpu ? "GPU memory" : "host RSS");
+    rules_put(b->evidence, sizeof b->evidence, "grew %s", grew);
+    if (isfinite(l->growth_pct))
+        rules_put(b->evidence, sizeof b->evidence, " (+%.1f%%)", l->growth_pct);
+    rules_put(b->evidence, sizeof b->evidence,
+              " over %llu steps; slope %.2f +/- %.2f MB/step, r2 %.2f, %zu step samples; "
+              "%s in %llu more steps%s; %s (threshold %.1f MB/step)",
+              (unsigned long long)l->span_steps, l->slope_mb_per_step, l->slope_se_mb, l->r2,
+              l->points, then, (unsigned long long)l->projection_steps,
+              l->projection_epoch ? " (end of epoch)" : "", l->reason ? l->reason : "",
+              leak_mb);
+    leak_advice(c, gpu, b);
 }
 
 /* ---- dropped_events --------------------------------------------------- */
@@ -401,8 +603,12 @@ static void find_training_thread(rules_ctx *c)
 {
     const prism_tree *any = NULL;
     const char *any_name = NULL;
+    size_t any_idx = SIZE_MAX;
     c->nthreads = prism_analysis_thread_count(c->a);
-    for (size_t i = 0; i < c->nthreads; i++) {
+    c->train_idx = prism_analysis_training_thread(c->a);
+    if (c->train_idx < c->nthreads)
+        c->train = prism_analysis_thread_tree(c->a, c->train_idx, NULL, &c->train_name);
+    for (size_t i = 0; i < c->nthreads && !c->train; i++) {
         const char *name = NULL;
         const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
         if (!t)
@@ -410,19 +616,74 @@ static void find_training_thread(rules_ctx *c)
         if (!any || t->total_ns > any->total_ns) {
             any = t;
             any_name = name;
+            any_idx = i;
         }
-        if (loader_name(name)) {
-            c->loaders++;
-            c->loader_ns += t->total_ns;
-        } else if (!c->train || t->total_ns > c->train->total_ns) {
+        if (loader_name(name))
+            continue;
+        if (c->train_idx == SIZE_MAX || t->total_ns > c->train->total_ns) {
             c->train = t;
             c->train_name = name;
+            c->train_idx = i;
         }
     }
     if (!c->train) {            /* every thread looks like a loader */
         c->train = any;
         c->train_name = any_name;
+        c->train_idx = any_idx;
     }
+    for (size_t i = 0; i < c->nthreads; i++) {
+        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, NULL);
+        if (t && t != c->train) {
+            c->loaders++;
+            c->loader_ns += t->total_ns;
+        }
+    }
+}
+
+/* The wall time of the sampled steps (their regions are recorded), else
+ * of the run (prism_analysis_step_denominator). */
+static void find_denominator(rules_ctx *c)
+{
+    c->step_ns = prism_analysis_step_denominator(c->a, &c->steps);
+    if (!(c->step_ns > 0) && c->train)
+        c->step_ns = (double)c->train->total_ns;
+}
+
+/* A Python program?  Its command line, producer or torch operator names. */
+static bool python_profile(const rules_ctx *c)
+{
+    const prism_header *h = prism_analysis_header(c->a);
+    if (h && h->producer && (rules_icontains(h->producer, "python") ||
+                             rules_icontains(h->producer, "torch")))
+        return true;
+    for (size_t i = 0; h && h->argv && i < h->argc && i < 3; i++) {
+        const char *arg = h->argv[i] ? h->argv[i] : "";
+        const char *base = strrchr(arg, '/');
+        base = base ? base + 1 : arg;
+        size_t len = strlen(arg);
+        if (!strncmp(base, "python", 6) || (len > 3 && !strcmp(arg + len - 3, ".py")))
+            return true;
+    }
+    for (size_t i = 0; c->tree && i < c->tree->count && i < 4096; i++)
+        if (c->tree->nodes[i].name && !strncmp(c->tree->nodes[i].name, "aten::", 6))
+            return true;
+    return false;
+}
+
+/* One finding per cause: the same type blaming the same region twice
+ * (two rules seeing one stall) keeps the more important. */
+static size_t dedupe(prism_bottleneck *out, size_t n)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < keep && !dup; j++)
+            dup = out[j].type == out[i].type && out[i].path_hash &&
+                  out[j].path_hash == out[i].path_hash;
+        if (!dup)
+            out[keep++] = out[i];
+    }
+    return keep;
 }
 
 size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
@@ -435,6 +696,9 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     if (!c.ops)
         c.nops = 0;
     find_training_thread(&c);
+    find_denominator(&c);
+    c.cpu = prism_analysis_cpu_present(a);
+    c.python = python_profile(&c);
     if (threshold_pct < 0)
         threshold_pct = 10.0;
     if (leak_mb < 0)
@@ -443,13 +707,17 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     const prism_memory_stats *m = prism_analysis_memory(a);
 
     rule_hot(&c, threshold_pct);
+    rule_beside(&c, threshold_pct);
     if (m) {
         rule_leak(&c, &m->host, leak_mb, false);
         if (m->have_gpu)
             rule_leak(&c, &m->gpu, leak_mb, true);
     }
+    if (c.cpu)
+        rules_wait(&c);
     rules_sync(&c, g);
-    rules_data(&c);
+    if (!c.cpu)
+        rules_data(&c);
     rules_gpu_idle(&c, g);
     rules_launch(&c, g);
     rules_memory_bound(&c, g);
@@ -457,5 +725,5 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     rule_dropped(&c, g);
 
     qsort(out, c.n, sizeof *out, cmp_bn);
-    return c.n;
+    return dedupe(out, c.n);
 }

@@ -18,13 +18,15 @@
 /*
  * Run every rule on `a` (whose tree, ops, steps, memory and GPU aggregates
  * are already up to date) and write at most `max` bottlenecks into out[],
- * most important first: HIGH before MEDIUM before LOW, then by share
- * descending (a memory leak ranks as share 1: it ends in an OOM).  When more
+ * most important first: HIGH before MEDIUM before LOW, a memory leak first
+ * within its severity (it ends in an OOM), then by share descending.  When more
  * are found than fit, the least important are left out.  Returns how many
  * were written.
  *
  *   threshold_pct  hot_operation: an op above this % of total time is hot
- *   leak_mb        memory_leak: fitted growth above this many MB per step
+ *   leak_mb        memory_leak: a fitted slope above this many MB per step
+ *                  is a fast leak (slower growth needs prism_leak_fit's
+ *                  evidence, already in the memory stats)
  *
  * Bottlenecks that blame no region have node PRISM_NO_NODE and path_hash 0,
  * except the two memory leaks, whose path_hash is RULES_HASH_HOST_MEMORY or
@@ -44,15 +46,41 @@ typedef struct rules_ctx {
     const prism_tree *tree;           /* all threads                         */
     const prism_op *ops;              /* by total, descending                */
     size_t nops;
-    /* The training thread: the busiest thread not named like a loader
-     * ("load", "worker"); the busiest of all when every one is. */
+    /* The training thread: the one that marks the steps (see
+     * prism_analysis_training_thread); when the file cannot tell, the
+     * busiest thread not named like a loader ("load", "worker"). */
     const prism_tree *train;
     const char *train_name;
-    size_t nthreads, loaders;         /* threads, of which loader-named      */
-    uint64_t loader_ns;               /* the loaders' region time            */
+    size_t train_idx;
+    size_t nthreads, loaders;         /* threads, of which not training      */
+    uint64_t loader_ns;               /* the other threads' region time      */
+    /* The denominator of every time share: the wall time of the sampled
+     * steps (regions are recorded in those), else of the run. */
+    double step_ns;
+    uint64_t steps;                   /* sampled steps behind it; 0: the run */
+    bool cpu;                         /* CPU samples: wait vs work measured  */
+    bool python;                      /* a Python program (advice wording)   */
     prism_bottleneck *out;
     size_t n, max;
 } rules_ctx;
+
+/* "step time" or "run time": what step_ns is. */
+const char *rules_denom(const rules_ctx *c);
+/* A node's time inside the denominator's window: inside sampled steps
+ * when there are steps, else all of it. */
+double rules_in_window(const rules_ctx *c, const prism_node *n);
+
+/* The own (exclusive) figures of node i of tree t: its inclusive ones
+ * less its children's, none below 0. */
+typedef struct rules_self {
+    double ns;                        /* self time in the window             */
+    double known, on, runq, off, busy;/* scheduler accounting (all of it)    */
+    double work;                      /* self time in the window, running
+                                         (all of it without samples)         */
+    double blocked;                   /* ... blocked off CPU                 */
+    double waitq;                     /* ... runnable, waiting for a CPU     */
+} rules_self;
+rules_self rules_self_of(const rules_ctx *c, const prism_tree *t, uint32_t i);
 
 /* A zeroed bottleneck to fill, blaming `node` of the all-threads tree (or
  * PRISM_NO_NODE), or NULL when out[] is full of more important ones. */
@@ -82,6 +110,13 @@ bool rules_is_wrapper(const rules_ctx *c, const prism_op *op);
 bool rules_sync_like(const char *name);
 /* Names of the input pipeline: "data" or "load" anywhere, any case. */
 bool rules_data_like(const char *name);
+
+/* rules_wait.c: measured stalls of the training thread (CPU samples):
+ * blocked regions, and the thread waiting for a CPU (contention) */
+void rules_wait(rules_ctx *c);
+/* Names of the input pipeline, for confidence only: data, load, batch,
+ * fetch, input, prefetch, shard, dataset. */
+bool rules_input_like(const char *name);
 
 /* rules_stall.c: the pipeline rules */
 void rules_sync(rules_ctx *c, const prism_gpu_stats *g);

@@ -48,24 +48,11 @@ typedef struct loop_time {
     uint64_t steps;             /* sampled steps behind it (0: no steps)      */
 } loop_time;
 
-/* Regions are recorded in sampled steps only: stalls are shares of those. */
+/* The denominator of the shares (rules_ctx: the sampled steps' wall
+ * time, else the run's). */
 static loop_time loop_of(const rules_ctx *c)
 {
-    loop_time lt = { 0, 0 };
-    const prism_step_stats *st = prism_analysis_steps(c->a);
-    uint64_t ns = 0;
-    for (size_t i = 0; st && st->series && i < st->nseries; i++)
-        if ((st->series[i].flags & PRISM_STEP_SAMPLED) &&
-            st->series[i].end > st->series[i].start) {
-            ns += st->series[i].end - st->series[i].start;
-            lt.steps++;
-        }
-    if (!ns && st && st->total_ns) {
-        ns = st->total_ns;
-        lt.steps = st->count;
-    }
-    lt.ns = ns ? (double)ns : c->train ? (double)c->train->total_ns : 0.0;
-    return lt;
+    return (loop_time){ c->step_ns, c->steps };
 }
 
 /* Time of the outermost nodes named `name` on the training thread; *heavy
@@ -98,31 +85,36 @@ static double clamp01(double x)
 
 /* ---- cpu_gpu_sync ----------------------------------------------------- */
 
-static const char sync_advice[] =
+static const char sync_advice_py[] =
     "Avoid .item(), .cpu(), .numpy() and printing tensors inside the loop: keep metrics on "
     "the GPU (accumulate detached tensors), log every N steps, and synchronize only where a "
     "result is really needed.";
+static const char sync_advice_c[] =
+    "Replace synchronous copies and device/stream synchronisations inside the loop with "
+    "async copies and events on a stream, read results back every N steps, and synchronize "
+    "only where a result is really needed.";
+#define sync_advice (c->python ? sync_advice_py : sync_advice_c)
 
-/* With GPU records: sync time against the GPU's work time. */
+/* With GPU records: the time the CPU spent in synchronisations, as a share
+ * of the step (and against the GPU's work time in the evidence). */
 static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *region)
 {
     uint64_t work = g->kernel_ns + g->copy_ns + g->memset_ns;
-    double share = work ? (double)g->sync_ns / (double)work : 1.0;
+    double share = c->step_ns > 0 ? clamp01((double)g->sync_ns / c->step_ns) : 0;
     if (!(share > SYNC_SHARE))
         return;
     prism_bottleneck *b = rules_add(c, PRISM_BN_CPU_GPU_SYNC, rules_by_share(share), share,
                                     region ? region->node : PRISM_NO_NODE);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of GPU time",
-             100.0 * share);
+    snprintf(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of %s",
+             100.0 * share, rules_denom(c));
     rules_put(b->evidence, sizeof b->evidence,
               "sync %s vs GPU work %s (kernels %s, copies %s, memsets %s)",
               DUR(g->sync_ns), DUR(work), DUR(g->kernel_ns), DUR(g->copy_ns),
               DUR(g->memset_ns));
     if (region)
-        rules_put(b->evidence, sizeof b->evidence, "; region '%s' %.1f%% of total time",
-                  rules_leaf(region->name), 100.0 * region->share);
+        rules_put(b->evidence, sizeof b->evidence, "; region '%s'", rules_leaf(region->name));
     snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
 }
 
@@ -136,6 +128,10 @@ void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
         sync_gpu(c, g, region);
         return;
     }
+    /* Sync-named regions of the training thread, as a share of the loop's
+     * time (they stall it), spinning or blocked: a CUDA sync often spins.
+     * With CPU samples rules_wait may have found the same region by its
+     * blocked time; the larger finding stays (rules_run's dedupe). */
     /* Without GPU sync records: sync-named regions of the training thread,
      * as a share of the loop's time (they stall it). */
     loop_time lt = loop_of(c);
@@ -216,12 +212,20 @@ void rules_data(rules_ctx *c)
                   100.0 * (double)c->loader_ns / ((double)c->loaders * (double)span));
     else
         rules_put(b->evidence, sizeof b->evidence, "; no loader threads: loading inline");
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
-             "decoding/augmentation off the training thread or onto the GPU.",
-             c->loaders ? "The training thread still waits for batches: add DataLoader "
-                          "workers (num_workers), use" :
-                          "Load in parallel: DataLoader(num_workers>0), with");
+    if (c->python)
+        snprintf(b->recommendation, sizeof b->recommendation,
+                 "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
+                 "decoding/augmentation off the training thread or onto the GPU.",
+                 c->loaders ? "The training thread still waits for batches: add DataLoader "
+                              "workers (num_workers), use" :
+                              "Load in parallel: DataLoader(num_workers>0), with");
+    else
+        snprintf(b->recommendation, sizeof b->recommendation,
+                 "%s so a batch is ready when the step asks for it; make decoding and copies "
+                 "cheaper.", c->loaders ? "The training thread still waits for input: add "
+                                          "loader threads or deepen the prefetch queue"
+                                        : "Load in parallel: loader threads with a prefetch "
+                                          "queue,");
 }
 
 /* ---- gpu_idle --------------------------------------------------------- */
@@ -257,10 +261,11 @@ void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g)
               "busy %s of %s span; %llu kernels (%s), copies %s", DUR(g->busy_ns),
               DUR(g->span_ns), (unsigned long long)g->launches, DUR(g->kernel_ns),
               DUR(g->copy_ns));
-    if (cpu)
+    const prism_node *cn = cpu ? rules_node(c, cpu->node) : NULL;
+    if (cn && c->step_ns > 0)
         rules_put(b->evidence, sizeof b->evidence,
-                  "; '%s' (%.1f%% of time) launches no GPU work", rules_leaf(cpu->name),
-                  100.0 * cpu->share);
+                  "; '%s' (%.1f%% of %s) launches no GPU work", rules_leaf(cpu->name),
+                  100.0 * clamp01(rules_in_window(c, cn) / c->step_ns), rules_denom(c));
     snprintf(b->recommendation, sizeof b->recommendation,
              "Overlap transfers with compute (non_blocking copies from pinned memory), use "
              "bigger batches or CUDA graphs, and look at the CPU regions between kernels%s%s%s.",
@@ -374,7 +379,7 @@ static void intensity_text(prism_bottleneck *b, const char *who, double flops, d
              flops / bytes, ridge);
     if (ns > 0)
         rules_put(b->evidence, sizeof b->evidence,
-                  "%sFLOP over %sB in %s (%.1f%% of time): %.2f GFLOP/s, %.2f GB/s", f, y,
+                  "%sFLOP over %sB in %s (%.1f%% of the step): %.2f GFLOP/s, %.2f GB/s", f, y,
                   DUR(ns), 100.0 * share, flops / ns, bytes / ns);
     else
         rules_put(b->evidence, sizeof b->evidence, "%sFLOP over %sB (work counters)", f, y);
@@ -444,7 +449,7 @@ void rules_intensity(rules_ctx *c)
     /* the lowest-intensity candidates that matter, by share of time */
     size_t order[WORK_OPS], nlow = 0;
     for (size_t k = 0; k < nop; k++) {
-        double share = t->total_ns ? op[k].self_ns / (double)t->total_ns : 0.0;
+        double share = c->step_ns > 0 ? op[k].self_ns / c->step_ns : 0.0;
         if (op[k].flops / op[k].bytes >= w->ridge || share < INTENSITY_MIN_SHARE)
             continue;
         size_t at = nlow++;
@@ -456,7 +461,7 @@ void rules_intensity(rules_ctx *c)
     }
     for (size_t j = 0; j < nlow && j < INTENSITY_MAX; j++) {
         const work_op *o = &op[order[j]];
-        double share = o->self_ns / (double)t->total_ns;
+        double share = c->step_ns > 0 ? clamp01(o->self_ns / c->step_ns) : 0.0;
         prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_BOUND, rules_by_share(share), share,
                                         o->node);
         if (!b)

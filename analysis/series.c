@@ -1,6 +1,8 @@
 /*
  * series.c - steps and memory samples: the series for plotting, step
- * statistics (mean, p50, p95, max) and leak fits of memory against step.
+ * statistics (mean, p50, p95, max, and the steps that make no sense,
+ * counted: see prism_step_stats) and the leak fits of memory against step
+ * (the verdict itself is leak.c's).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -8,9 +10,16 @@
 
 #include "internal.h"
 
+/* Steps in start order.  One that ends before it starts is kept with its
+ * end moved to its start and counted: no duration, no regions in it, and
+ * nothing downstream (the tree's step lookup, exports) ever sees end < start. */
 void series_steps(prism_analysis *a, const prism_step *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        prism_step st = s[i];
+        bool backwards = st.end < st.start;
+        if (backwards)
+            st.end = st.start;
         if (!vec_reserve((void **)&a->steps, &a->scap, a->nsteps + 1, sizeof *a->steps))
             return;
         size_t cap = a->scap;
@@ -20,17 +29,18 @@ void series_steps(prism_analysis *a, const prism_step *s, size_t n)
         a->sampled_pos = pos;
         /* keep start order (steps arrive in order; tolerate a late one) */
         size_t at = a->nsteps;
-        while (at > 0 && a->steps[at - 1].start > s[i].start)
+        while (at > 0 && a->steps[at - 1].start > st.start)
             at--;
         if (at != a->nsteps) {
             memmove(&a->steps[at + 1], &a->steps[at], (a->nsteps - at) * sizeof *a->steps);
             memmove(&a->sampled_pos[at + 1], &a->sampled_pos[at],
                     (a->nsteps - at) * sizeof *a->sampled_pos);
         }
-        a->steps[at] = s[i];
-        a->sampled_pos[at] = (s[i].flags & PRISM_STEP_SAMPLED) ? (uint32_t)a->nsampled++
+        a->steps[at] = st;
+        a->sampled_pos[at] = (st.flags & PRISM_STEP_SAMPLED) ? (uint32_t)a->nsampled++
                                                                : UINT32_MAX;
         a->nsteps++;
+        a->steps_backwards += backwards;
     }
     a->steps_unused = false;
     tree_resolve_pending(a);
@@ -62,6 +72,12 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 /* Nearest-rank percentile of sorted v. */
 static double pct(const double *v, size_t n, double p)
 {
@@ -73,6 +89,65 @@ static double pct(const double *v, size_t n, double p)
     return v[k - 1];
 }
 
+/* Steps whose index an earlier one had: a sorted copy of the indexes (0
+ * when the copy cannot be made). */
+static uint64_t dup_indexes(const prism_step *s, size_t n)
+{
+    uint64_t *ix = n > 1 ? malloc(n * sizeof *ix) : NULL, dups = 0;
+    if (!ix)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = s[i].index;
+    qsort(ix, n, sizeof *ix, cmp_u64);
+    for (size_t i = 1; i < n; i++)
+        dups += ix[i] == ix[i - 1];
+    free(ix);
+    return dups;
+}
+
+/* Durations of the steps that have one (end after start), with the hostile
+ * ones counted: see prism_step_stats.  Steps are in start order; those that
+ * ended before they started are zero-length by now (series_steps). */
+static void step_stats(prism_analysis *a, prism_step_stats *st)
+{
+    double *d = malloc((a->nsteps ? a->nsteps : 1) * sizeof *d);
+    double m2 = 0, mean = 0;
+    uint64_t reach = 0;                 /* latest end of the timed steps so far */
+    for (size_t i = 0; i < a->nsteps; i++) {
+        const prism_step *s = &a->steps[i];
+        if (s->flags & PRISM_STEP_SAMPLED)
+            st->sampled++;
+        if (s->end <= s->start) {       /* zero length, or moved there */
+            st->zero_len++;
+            continue;
+        }
+        if (st->timed && s->start < reach)
+            st->overlapping++;
+        if (s->end > reach)
+            reach = s->end;
+        uint64_t ns = s->end - s->start;
+        st->total_ns = ns > UINT64_MAX - st->total_ns ? UINT64_MAX : st->total_ns + ns;
+        double v = (double)ns, dd = v - mean;
+        if (d)
+            d[st->timed] = v;
+        st->timed++;
+        mean += dd / (double)st->timed;
+        m2 += dd * (v - mean);
+    }
+    st->mean_ns = mean;
+    st->std_ns = st->timed > 1 ? sqrt(m2 / (double)(st->timed - 1)) : 0;
+    if (d && st->timed) {
+        qsort(d, st->timed, sizeof *d, cmp_double);
+        st->p50_ns = pct(d, st->timed, 0.50);
+        st->p95_ns = pct(d, st->timed, 0.95);
+        st->max_ns = d[st->timed - 1];
+    }
+    free(d);
+    st->bad_order = a->steps_backwards;         /* counted as zero length above */
+    st->zero_len -= st->bad_order;
+    st->dup_index = dup_indexes(a->steps, a->nsteps);
+}
+
 void series_refresh(prism_analysis *a)
 {
     prism_step_stats *st = &a->step_stats;
@@ -80,29 +155,7 @@ void series_refresh(prism_analysis *a)
     st->series = a->steps;
     st->nseries = a->nsteps;
     st->count = a->nsteps;
-    double *d = malloc((a->nsteps ? a->nsteps : 1) * sizeof *d);
-    double sum = 0, m2 = 0, mean = 0;
-    for (size_t i = 0; i < a->nsteps; i++) {
-        double v = (double)(a->steps[i].end - a->steps[i].start);
-        if (a->steps[i].flags & PRISM_STEP_SAMPLED)
-            st->sampled++;
-        sum += v;
-        double dd = v - mean;
-        mean += dd / (double)(i + 1);
-        m2 += dd * (v - mean);
-        if (d)
-            d[i] = v;
-    }
-    st->total_ns = (uint64_t)sum;
-    st->mean_ns = mean;
-    st->std_ns = a->nsteps > 1 ? sqrt(m2 / (double)(a->nsteps - 1)) : 0;
-    if (d && a->nsteps) {
-        qsort(d, a->nsteps, sizeof *d, cmp_double);
-        st->p50_ns = pct(d, a->nsteps, 0.50);
-        st->p95_ns = pct(d, a->nsteps, 0.95);
-        st->max_ns = d[a->nsteps - 1];
-    }
-    free(d);
+    step_stats(a, st);
 
     prism_memory_stats *ms = &a->mem_stats;
     memset(ms, 0, sizeof *ms);
@@ -121,9 +174,33 @@ void series_refresh(prism_analysis *a)
     }
 }
 
+/*
+ * Steps left in the epoch the profile ends in, when epochs are known: an
+ * epoch's length is the longest run of one epoch number before the last
+ * run (the first epoch may have begun before recording did, the last may be
+ * running); when the last has that many already, a whole next epoch.  0
+ * when the profile has a single epoch number (epochs unknown).
+ */
+static uint64_t steps_to_epoch_end(const prism_analysis *a)
+{
+    uint64_t longest = 0, last = 0;
+    for (size_t i = 0, j; i < a->nsteps; i = j) {
+        for (j = i + 1; j < a->nsteps && a->steps[j].epoch == a->steps[i].epoch; j++)
+            ;
+        if (j == a->nsteps)
+            last = j - i;
+        else if (j - i > longest)
+            longest = j - i;
+    }
+    if (!longest)
+        return 0;
+    return longest > last ? longest - last : longest;
+}
+
 void series_leaks(prism_analysis *a, double threshold_mb)
 {
     prism_memory_stats *ms = &a->mem_stats;
+    ms->host = ms->gpu = prism_leak_fit(NULL, NULL, 0, threshold_mb);   /* "no fit" */
     size_t n = 0;
     for (size_t i = 0; i < a->nmem; i++)
         n += a->mem[i].step != PRISM_NO_STEP;
@@ -148,6 +225,10 @@ void series_leaks(prism_analysis *a, double threshold_mb)
     ms->host = prism_leak_fit(x, yh, k, threshold_mb);
     if (ms->have_gpu)
         ms->gpu = prism_leak_fit(x, yg, k, threshold_mb);
+    uint64_t left = steps_to_epoch_end(a);
+    prism_leak_project(&ms->host, left, true);
+    if (ms->have_gpu)
+        prism_leak_project(&ms->gpu, left, true);
     free(x);
     free(yh);
     free(yg);

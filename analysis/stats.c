@@ -1,24 +1,27 @@
 /*
- * stats.c - the statistics behind the verdicts: a least-squares leak fit
- * (memory against step), Welch's two-sample t-test for compare, and the
- * names of the bottleneck enums.
+ * stats.c - the statistics behind the verdicts: the Mann-Whitney U test
+ * for compare, Welch's two-sample t-test, and the names of the bottleneck
+ * enums (the leak fit lives in leak.c).
  *
  * The t-test needs the CDF of Student's t distribution.  With
  * x = df / (df + t^2) the two-sided tail probability is the regularized
  * incomplete beta function I_x(df/2, 1/2), evaluated here from its
  * continued fraction with the modified Lentz algorithm.
+ *
+ * Compare's verdicts use the Mann-Whitney U test instead (a rank test:
+ * scheduler noise puts long tails on per-step times, which inflate the
+ * variance behind a t-test but move ranks little): exact for small samples
+ * without ties, else the normal approximation with the tie and continuity
+ * corrections.
  */
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "prism/analysis.h"
 
-#define BYTES_PER_MB 1048576.0
-#define LEAK_MIN_POINTS 4
-#define LEAK_MIN_R2 0.6
-
-/* ---- leak fit ------------------------------------------------------- */
+/* ---- means ---------------------------------------------------------- */
 
 static bool all_equal(const double *v, size_t n)
 {
@@ -39,42 +42,6 @@ static double mean_of(const double *v, size_t n)
     for (size_t i = 0; i < n; i++)
         s += v[i];
     return s / (double)n;
-}
-
-prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb)
-{
-    prism_leak f = { .points = n };
-    if (!x || !y || n == 0)
-        return f;
-    f.start_mb = y[0] / BYTES_PER_MB;
-    f.end_mb = y[n - 1] / BYTES_PER_MB;
-    if (n < LEAK_MIN_POINTS || all_equal(x, n))
-        return f;
-
-    double mx = mean_of(x, n), my = mean_of(y, n);
-    double sxx = 0.0, sxy = 0.0, syy = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double dx = x[i] - mx, dy = y[i] - my;
-        sxx += dx * dx;
-        sxy += dx * dy;
-        syy += dy * dy;
-    }
-    if (!(sxx > 0.0) || !isfinite(sxx) || !isfinite(sxy) || !isfinite(syy))
-        return f;
-
-    double b = sxy / sxx, a = my - b * mx;
-    f.have_fit = true;
-    f.slope_mb_per_step = b / BYTES_PER_MB;
-    f.start_mb = (a + b * x[0]) / BYTES_PER_MB;
-    f.end_mb = (a + b * x[n - 1]) / BYTES_PER_MB;
-    /* r^2 = 1 - SSres/SStot = Sxy^2 / (Sxx Syy) for a straight line; a flat
-     * series explains nothing and is no leak. */
-    if (syy > 0.0 && !all_equal(y, n)) {
-        double r2 = (sxy / sxx) * (sxy / syy);
-        f.r2 = r2 < 0.0 ? 0.0 : r2 > 1.0 ? 1.0 : r2;
-    }
-    f.leak = f.slope_mb_per_step > threshold_mb && f.r2 >= LEAK_MIN_R2;
-    return f;
 }
 
 /* ---- regularized incomplete beta ------------------------------------ */
@@ -183,6 +150,118 @@ double prism_welch_p_moments(double na, double ma, double va, double nb, double 
     return t_two_sided(t, df);
 }
 
+/* ---- Mann-Whitney U test ------------------------------------------- */
+
+/* Exact when there are no ties and na * nb is at most this (50 x 50); the
+ * exact tail costs about min(na, nb) * na * nb / 2 additions. */
+#define MWU_EXACT_PAIRS 2500.0
+
+typedef struct ranked {
+    double v;
+    int side;                   /* 0: a, 1: b */
+} ranked;
+
+static int cmp_ranked(const void *x, const void *y)
+{
+    double a = ((const ranked *)x)->v, b = ((const ranked *)y)->v;
+    return a < b ? -1 : a > b;
+}
+
+/*
+ * P(U <= u) under the null for samples of m and n values without ties.
+ * The number of arrangements with U = k is the coefficient of q^k in the
+ * Gaussian binomial [m+n choose m]_q = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i):
+ * multiplying by (1 - q^e) is c[k] -= c[k-e] (k descending), dividing by
+ * (1 - q^i) is c[k] += c[k-i] (k ascending).  Both read lower indices only,
+ * so the array stops at u, and its low coefficients, small integers, are
+ * exact: the far tail keeps its precision.  -1 on allocation failure.
+ */
+static double mwu_exact_cdf(size_t m, size_t n, size_t u)
+{
+    double *c = calloc(u + 1, sizeof *c);
+    if (!c)
+        return -1.0;
+    c[0] = 1.0;
+    for (size_t i = 1; i <= m; i++) {
+        size_t e = n + i;
+        for (size_t k = u; k >= e && k <= u; k--)
+            c[k] -= c[k - e];
+        for (size_t k = i; k <= u; k++)
+            c[k] += c[k - i];
+    }
+    double sum = 0.0, total = 1.0;
+    for (size_t k = 0; k <= u; k++)
+        sum += c[k];
+    for (size_t i = 1; i <= m; i++)         /* C(m+n, m) */
+        total = total * (double)(n + i) / (double)i;
+    free(c);
+    return sum / total;
+}
+
+prism_rank_test prism_mann_whitney(const double *a, size_t na, const double *b, size_t nb)
+{
+    prism_rank_test r = { .p = -1.0 };
+    if (!a || !b || !na || !nb || na > SIZE_MAX / 2 / sizeof(ranked) ||
+        nb > SIZE_MAX / 2 / sizeof(ranked))
+        return r;
+    size_t n = na + nb;
+    ranked *v = malloc(n * sizeof *v);
+    if (!v)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        v[i].v = i < na ? a[i] : b[i - na];
+        v[i].side = i >= na;
+        if (isnan(v[i].v)) {
+            free(v);
+            return r;
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_ranked);
+    /* midranks: a run of t equal values at ranks i+1..i+t shares their mean */
+    double rank_a = 0.0, ties = 0.0;
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].v == v[i].v; j++)
+            ;
+        double t = (double)(j - i), mid = (double)(i + j + 1) / 2.0;
+        for (size_t k = i; k < j; k++)
+            if (!v[k].side)
+                rank_a += mid;
+        ties += t * t * t - t;
+    }
+    free(v);
+    double m1 = (double)na, m2 = (double)nb, N = (double)n;
+    r.u = rank_a - m1 * (m1 + 1.0) / 2.0;
+    double mu = m1 * m2 / 2.0, d = r.u - mu;
+    if (ties == 0.0 && m1 * m2 <= MWU_EXACT_PAIRS) {
+        /* the smaller of U and m1 m2 - U: the lower tail, doubled */
+        double lo = d < 0 ? r.u : m1 * m2 - r.u;
+        double cdf = mwu_exact_cdf(na < nb ? na : nb, na < nb ? nb : na, (size_t)lo);
+        if (cdf >= 0.0) {
+            r.exact = true;
+            r.p = 2.0 * cdf > 1.0 ? 1.0 : 2.0 * cdf;
+            return r;
+        }
+    }
+    double var = m1 * m2 / 12.0 * ((N + 1.0) - ties / (N * (N - 1.0)));
+    if (!(var > 0.0)) {                     /* every value the same */
+        r.p = 1.0;
+        return r;
+    }
+    double z = (fabs(d) - 0.5) / sqrt(var);  /* continuity-corrected */
+    if (z < 0.0)
+        z = 0.0;
+    r.z = d < 0 ? -z : z;
+    r.p = erfc(z / sqrt(2.0));
+    if (r.p > 1.0)
+        r.p = 1.0;
+    return r;
+}
+
+double prism_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+    return prism_mann_whitney(a, na, b, nb).p;
+}
+
 /* ---- names ---------------------------------------------------------- */
 
 const char *prism_bottleneck_name(prism_bottleneck_type t)
@@ -197,6 +276,7 @@ const char *prism_bottleneck_name(prism_bottleneck_type t)
         [PRISM_BN_MEMORY_BOUND] = "memory_bound",
         [PRISM_BN_DROPPED_EVENTS] = "dropped_events",
         [PRISM_BN_OFF_CPU_WAIT] = "off_cpu_wait",
+        [PRISM_BN_CPU_CONTENTION] = "cpu_contention",
     };
     if ((unsigned)t >= PRISM_BN_TYPE_COUNT || !names[t])
         return "unknown";

@@ -2,8 +2,9 @@
  * tree.c - call trees from region events: one per thread while streaming
  * (a stack of open regions per thread), merged by path into the
  * all-threads tree on refresh.  Each node sums its time in the sampled step
- * being filled and folds the sum into shifted moments when the next step
- * begins, so its per-step figures cost constant memory per call path.  A
+ * being filled and folds the sum into shifted moments (and, now and then,
+ * a bounded reservoir: samples.c) when the next step begins, so its
+ * per-step figures cost bounded memory per call path.  A
  * node's completions arrive in start order (one thread, one path: calls
  * never overlap), so a step, once left, is never seen again by that node.
  */
@@ -41,6 +42,11 @@ void tree_free_thread(athread *t)
     if (!t)
         return;
     free(t->ring);
+    free(t->cpu.touched);
+    free(t->cpu.ls);
+    free(t->cpu.rate);
+    for (size_t i = 0; i < t->n; i++)
+        res_free(&t->nodes[i]);
     free(t->nodes);
     u64map_free(&t->child);
     free(t->pending);
@@ -89,6 +95,7 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     nd->name = name;
     nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
     nd->min = UINT64_MAX;
+    nd->res_seed = res_seed_of(t->stream, t->n);
     if (parent != PRISM_NO_NODE) {
         nd->next_sibling = t->nodes[parent].first_child;
         t->nodes[parent].first_child = (uint32_t)t->n;
@@ -121,10 +128,8 @@ static inline __attribute__((always_inline)) void push(athread *t, bool ring, ui
 }
 
 /* Fold one step's time into a node's per-step moments. */
-static inline void step_close(tnode *nd, uint64_t sum)
+static inline void step_fold(tnode *nd, uint64_t sum)
 {
-    if (!sum)
-        return;
     double v = (double)sum;
     if (!nd->steps_seen)
         nd->step_shift = v;
@@ -136,15 +141,62 @@ static inline void step_close(tnode *nd, uint64_t sum)
         nd->step_max = v;
 }
 
+/* Close a step of a node: its moments, and its reservoir when this sum is
+ * one to keep (the first PRISM_STEP_SAMPLES, then rarer and rarer: a
+ * compare per step in the common case). */
+static inline void step_close(tnode *nd, uint64_t sum)
+{
+    if (!sum)
+        return;
+    uint64_t k = nd->steps_seen;
+    step_fold(nd, sum);
+    if (__builtin_expect(k == nd->res_next, 0))    /* the call kept off the hot path */
+        res_take(nd, k, (double)sum);
+}
+
+/*
+ * The earliest leaf call of each sampled step on a thread: where the
+ * step's work begins (on the training thread, usually fetching the batch)
+ * and how far into the step that is (near 0 on the thread that marks the
+ * steps; anywhere on a loader).  A step's lead is folded when the thread
+ * moves on to a later step, or at refresh.
+ */
+void tree_lead_fold(athread *t)
+{
+    if (!t->lead_pos || t->lead_hi <= t->lead_lo)
+        return;
+    if (t->lead_node < t->n)
+        t->nodes[t->lead_node].first_leaf++;
+    t->lead_off_sum += (double)(t->lead_start - t->lead_lo) / (double)(t->lead_hi - t->lead_lo);
+    t->lead_steps++;
+    t->lead_pos = 0;
+}
+
+static void lead(athread *t, uint32_t cur, uint32_t node, uint64_t start)
+{
+    if (t->lead_pos != cur) {
+        if (t->lead_pos > cur)
+            return;                     /* an earlier step, after damage */
+        tree_lead_fold(t);
+        t->lead_pos = cur;
+        t->lead_lo = t->step_lo;
+        t->lead_hi = t->step_hi;
+    }
+    t->lead_start = start;
+    t->lead_node = node;
+}
+
 /* tree_attribute's common case, inlined into pop: the completion falls in
  * the sampled step found last; this node is filling it, or moves on to it
  * from an earlier one.  (step_cur is the position + 1, 0: none.) */
-static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start,
-                             uint64_t dur)
+static inline void attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf,
+                             uint64_t start, uint64_t dur)
 {
     if (start >= t->step_lo && start < t->step_hi) {
         tnode *nd = &t->nodes[node];
         uint32_t cur = t->step_pos + 1;
+        if (leaf && (t->lead_pos != cur || start < t->lead_start))
+            lead(t, cur, node, start);
         if (nd->step_cur == cur) {
             nd->step_sum += dur;
             return;
@@ -156,7 +208,7 @@ static inline void attribute(prism_analysis *a, athread *t, uint32_t node, uint6
             return;
         }
     }
-    tree_attribute(a, t, node, start, dur);
+    tree_attribute(a, t, node, leaf, start, dur);
 }
 
 static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread *t, bool ring,
@@ -186,7 +238,7 @@ static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread
     double d = (double)dur - nd->shift;
     nd->s1 += d;
     nd->s2 += d * d;
-    attribute(a, t, f.node, f.start, dur);
+    attribute(a, t, f.node, f.child == 0, f.start, dur);
 }
 
 static inline __attribute__((always_inline)) void events(prism_analysis *a, athread *t, bool ring,
@@ -266,7 +318,8 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
 }
 
 /* The slow path of attribute(): find the step, or wait for it. */
-void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start, uint64_t dur)
+void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
+                    uint64_t dur)
 {
     uint64_t pos = a->nsteps && start < a->steps[a->nsteps - 1].end
                        ? step_at(a, start, &t->last_step)
@@ -278,6 +331,8 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start
             t->step_lo = st->start;
             t->step_hi = st->end;
             t->step_pos = (uint32_t)pos;
+            if (leaf && (t->lead_pos != t->step_pos + 1 || start < t->lead_start))
+                lead(t, t->step_pos + 1, node, start);
         }
     }
     if (pos == UINT64_MAX) {
@@ -290,7 +345,7 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, uint64_t start
         }
         if (!vec_reserve((void **)&t->pending, &t->pcap, t->npend + 1, sizeof *t->pending))
             return;
-        t->pending[t->npend++] = (pend){ node, start, dur };
+        t->pending[t->npend++] = (pend){ node, leaf, start, dur };
         return;
     }
     if (pos == UINT32_MAX)
@@ -319,7 +374,7 @@ void tree_resolve_pending(prism_analysis *a)
             if (step_at(a, p.start, &t->last_step) == UINT64_MAX)
                 t->pending[keep++] = p;
             else
-                attribute(a, t, p.node, p.start, p.dur);
+                attribute(a, t, p.node, p.leaf, p.start, p.dur);
         }
         t->npend = keep;
     }
@@ -344,7 +399,8 @@ static void moments(const tnode *nd, double *mean, double *m2)
 static void step_moments(const tnode *nd, uint64_t *seen, double *mean, double *m2, double *max)
 {
     tnode x = *nd;
-    step_close(&x, x.step_sum);
+    if (x.step_sum)
+        step_fold(&x, x.step_sum);      /* moments only: x shares nd's reservoir */
     double n = (double)x.steps_seen;
     *seen = x.steps_seen;
     *mean = x.steps_seen ? x.step_shift + x.step_s1 / n : 0;
@@ -357,9 +413,37 @@ static void step_moments(const tnode *nd, uint64_t *seen, double *mean, double *
 static void publish_steps(prism_node *p, uint64_t seen, double mean, double m2, double max)
 {
     p->steps_seen = seen;
+    p->in_step_ns = (uint64_t)(mean * (double)seen + 0.5);
     p->step_mean_ns = mean;
     p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
     p->step_max_ns = max;
+}
+
+/* A node's own scheduler accounting into a public node (added: the merged
+ * tree sums threads), then a child's into its parent (inclusive). */
+static void cpu_add_self(prism_node *p, const athread *t, const tnode *nd)
+{
+    oncpu_self_t c = oncpu_self(t, nd);
+    p->cpu_known_ns += c.known;
+    p->oncpu_ns += c.on;
+    p->runq_ns += c.runq;
+    p->offcpu_ns += c.off;
+    p->offcpu_busy_ns += c.busy;
+}
+
+static void cpu_publish(prism_node *p, const athread *t, const tnode *nd)
+{
+    p->cpu_known_ns = p->oncpu_ns = p->runq_ns = p->offcpu_ns = p->offcpu_busy_ns = 0;
+    cpu_add_self(p, t, nd);
+}
+
+static void cpu_inclusive(prism_node *par, const prism_node *ch)
+{
+    par->cpu_known_ns += ch->cpu_known_ns;
+    par->oncpu_ns += ch->oncpu_ns;
+    par->runq_ns += ch->runq_ns;
+    par->offcpu_ns += ch->offcpu_ns;
+    par->offcpu_busy_ns += ch->offcpu_busy_ns;
 }
 
 /* Fill a public node from streaming statistics. */
@@ -418,6 +502,9 @@ static void thread_tree(prism_analysis *a, athread *t)
         p->gpu_launches = nd->gpu_launches;
         p->flops = nd->flops;
         p->bytes = nd->bytes;
+        cpu_publish(p, t, nd);
+        p->gpu_wait_ns = nd->gpu_wait;
+        p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
         publish(p, nd);
         if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
             prism_node *par = &t->pub[nd->parent];
@@ -437,6 +524,9 @@ static void thread_tree(prism_analysis *a, athread *t)
             t->pub[t->pub[i].parent].gpu_launches += t->pub[i].gpu_launches;
             t->pub[t->pub[i].parent].flops += t->pub[i].flops;
             t->pub[t->pub[i].parent].bytes += t->pub[i].bytes;
+            cpu_inclusive(&t->pub[t->pub[i].parent], &t->pub[i]);
+            t->pub[t->pub[i].parent].gpu_wait_ns += t->pub[i].gpu_wait_ns;
+            t->pub[t->pub[i].parent].lead_steps += t->pub[i].lead_steps;
         }
     finish_tree(t->pub, t->n, &t->tree);
 }
@@ -545,6 +635,39 @@ static void merge_steps(prism_analysis *a)
     }
 }
 
+/*
+ * The training thread: the one the file says marks the steps (INFO
+ * steps.thread); else the thread whose earliest leaf call of a step comes
+ * right after the step begins (mean offset under 5 % of the step) in at
+ * least half of the sampled steps, the earliest such; else none (the
+ * rules then fall back on the busiest thread).
+ */
+static size_t training_thread(const prism_analysis *a)
+{
+    uint64_t idx;
+    if (a->step_stream && u64map_get(&a->thread_of, a->step_stream, &idx))
+        return (size_t)idx;
+    size_t best = SIZE_MAX;
+    double best_off = 0.05;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        const athread *t = a->threads[i];
+        double sum = t->lead_off_sum;
+        uint64_t n = t->lead_steps;
+        if (t->lead_pos && t->lead_hi > t->lead_lo) {
+            sum += (double)(t->lead_start - t->lead_lo) / (double)(t->lead_hi - t->lead_lo);
+            n++;
+        }
+        if (!n || 2 * n < a->nsampled)
+            continue;
+        double off = sum / (double)n;
+        if (off < best_off) {
+            best_off = off;
+            best = i;
+        }
+    }
+    return best;
+}
+
 uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
 {
     return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
@@ -621,6 +744,9 @@ void tree_merge(prism_analysis *a)
             p->gpu_launches += nd->gpu_launches;
             p->flops += nd->flops;
             p->bytes += nd->bytes;
+            cpu_add_self(p, t, nd);
+            p->gpu_wait_ns += nd->gpu_wait;
+            p->lead_steps += nd->first_leaf;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
@@ -642,9 +768,13 @@ void tree_merge(prism_analysis *a)
             a->nodes[par].gpu_launches += a->nodes[i].gpu_launches;
             a->nodes[par].flops += a->nodes[i].flops;
             a->nodes[par].bytes += a->nodes[i].bytes;
+            cpu_inclusive(&a->nodes[par], &a->nodes[i]);
+            a->nodes[par].gpu_wait_ns += a->nodes[i].gpu_wait_ns;
+            a->nodes[par].lead_steps += a->nodes[i].lead_steps;
         }
     }
     finish_tree(a->nodes, a->nnodes, &a->tree);
+    a->train = training_thread(a);
     merge_steps(a);
     build_ops(a);
 }

@@ -13,7 +13,8 @@
  *      total rates and unpaced, PRISM_POLICY_DROP and default buffers, ~1 s
  *      a run; written and dropped events are read back from the file;
  *   4. build/bin/trainloop with profiling at defaults against --no-profile,
- *      runs alternated, wall and CPU time; and the overhead the figures of
+ *      and at defaults with the CPU sampler off (PRISM_CPU_INTERVAL_MS=0),
+ *      runs interleaved, wall and CPU time; and the overhead the figures of
  *      1 predict for what one run records.
  *
  * libcollect allows one session per process, so every configuration runs
@@ -621,29 +622,41 @@ static bool report_trainloop(const char *argv0)
 
     /* calibrate: a short unprofiled run sets --steps for ~TL_TARGET_S a run */
     double t = 0, c, tp[TL_PAIRS], tu[TL_PAIRS], cp[TL_PAIRS], cu[TL_PAIRS];
+    double to[TL_PAIRS], co[TL_PAIRS];          /* profiled, CPU sampler off */
+    size_t nenv = 0;
+    while (env[nenv])
+        nenv++;
+    char **env_off = calloc(nenv + 2, sizeof *env_off), cpu_off[] = "PRISM_CPU_INTERVAL_MS=0";
+    if (!env_off) {
+        free(env);
+        return check(false, "out of memory");
+    }
+    memcpy(env_off, env, nenv * sizeof *env);
+    env_off[nenv] = cpu_off;
     unsigned cal = 10, nsteps;
     snprintf(steps, sizeof steps, "%u", cal);
     bool ok = spawn_wait(exe, bare, env, &t, &c) == 0;
     nsteps = t > 0 ? (unsigned)(TL_TARGET_S / (t / cal)) : 100;
     nsteps = nsteps < 20 ? 20 : nsteps > 100000 ? 100000 : nsteps;
     snprintf(steps, sizeof steps, "%u", nsteps);
-    /* alternate, and swap the order every pair so drift cancels */
-    for (unsigned i = 0; ok && i < TL_PAIRS; i++) {
-        if (i % 2 == 0)
-            ok = spawn_wait(exe, prof, env, &tp[i], &cp[i]) == 0 &&
-                 spawn_wait(exe, bare, env, &tu[i], &cu[i]) == 0;
-        else
-            ok = spawn_wait(exe, bare, env, &tu[i], &cu[i]) == 0 &&
-                 spawn_wait(exe, prof, env, &tp[i], &cp[i]) == 0;
-    }
+    /* profiled, profiled without the CPU sampler, unprofiled: interleaved,
+     * the order rotated every round so drift cancels */
+    for (unsigned i = 0; ok && i < TL_PAIRS; i++)
+        for (unsigned j = 0; ok && j < 3; j++) {
+            unsigned k = (i + j) % 3;
+            ok = k == 0   ? spawn_wait(exe, prof, env, &tp[i], &cp[i]) == 0
+                 : k == 1 ? spawn_wait(exe, prof, env_off, &to[i], &co[i]) == 0
+                          : spawn_wait(exe, bare, env, &tu[i], &cu[i]) == 0;
+        }
     free(env);
+    free(env_off);
     if (!ok) {
         unlink(out);
         return check(false, "a trainloop run failed");
     }
     counts f = read_profile(out);
     unlink(out);
-    printf("  trainloop --epochs 1 --steps %u, %u pairs of runs alternated "
+    printf("  trainloop --epochs 1 --steps %u, %u rounds of 3 runs interleaved "
            "(profile: %llu regions, %llu dropped, %.1f KB)\n", nsteps, TL_PAIRS,
            (unsigned long long)f.regions, (unsigned long long)f.dropped,
            (double)f.bytes / 1e3);
@@ -660,6 +673,15 @@ static bool report_trainloop(const char *argv0)
              (sp.min / su.min - 1) * 100, (mcp / mcu - 1) * 100);
     row_value("collect: trainloop overhead", (sp.median / su.median - 1) * 100, 2, "%",
               "(wall, median/median)", extra, "<= 1 %");
+    bench_stat so = bench_stat_of(to, TL_PAIRS);
+    double mco = median(co, TL_PAIRS);
+    snprintf(how, sizeof how, "(median of %u, best %.3f)", TL_PAIRS, so.min);
+    snprintf(extra, sizeof extra, "wall; cpu %.3f s; PRISM_CPU_INTERVAL_MS=0", mco);
+    row_value("collect: trainloop, CPU sampler off", so.median, 3, "s", how, extra, NULL);
+    snprintf(extra, sizeof extra, "best/best %+.2f %%; cpu time %+.2f %%; overhead off %+.2f %%",
+             (sp.min / so.min - 1) * 100, (mcp / mco - 1) * 100, (so.median / su.median - 1) * 100);
+    row_value("collect: CPU sampler's cost", (sp.median / so.median - 1) * 100, 2, "%",
+              "(wall, on/off medians)", extra, NULL);
     if (hot_fig.have && su.median > 0) {
         /* The same from the hot-path figures: what one run records, priced */
         double per_step = (double)f.regions / 2 / nsteps * hot_fig.pair_ns +

@@ -521,6 +521,57 @@ static bool dec_footer(dec *d)
     return true;
 }
 
+/* [base, (delta,) [stream, flags, oncpu, wait, ...], ..., delta, [...], ...]:
+ * a uint element starts a sampling pass `delta` ns after the previous one;
+ * every array element is a sample at the current pass's time. */
+static bool dec_cpu(dec *d)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    prism_cpu_sample s[BATCH];
+    size_t n = 0;
+    bool need = false;              /* a delta was just read: a sample must follow */
+    while (d->left) {
+        unsigned mt, ai;
+        uint64_t v;
+        NEED(cur_head(&d->c, &mt, &v, &ai));
+        d->left--;
+        if (mt == MT_UINT) {
+            if (need || !add_ts(&ts, v))
+                return false;       /* two deltas in a row, or an overflow */
+            need = true;
+            continue;
+        }
+        if (mt != MT_ARRAY || v < 4 || v > (uint64_t)(d->c.end - d->c.p))
+            return false;
+        prism_cpu_sample *x = &s[n];
+        NEED(cur_u32(&d->c, &x->stream));
+        NEED(cur_u32(&d->c, &x->flags));
+        NEED(cur_uint(&d->c, &x->oncpu_ns));
+        NEED(cur_uint(&d->c, &x->wait_ns));
+        for (uint64_t j = 4; j < v; j++)    /* fields of a later minor version */
+            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        if (!(x->flags & PRISM_CPU_HAVE_WAIT))
+            x->wait_ns = 0;
+        x->ts = ts;
+        need = false;
+        if (++n == BATCH) {
+            if (d->cb->cpu)
+                d->cb->cpu(d->ctx, s, n);
+            d->records += n;
+            n = 0;
+        }
+    }
+    if (need)
+        return false;               /* a delta with no sample after it */
+    if (n && d->cb->cpu)
+        d->cb->cpu(d->ctx, s, n);
+    d->records += n;
+    return true;
+}
+
 bool payload_known(uint32_t kind)
 {
     return kind >= 1 && kind <= PRISM_CHUNK_KIND_MAX;
@@ -544,6 +595,7 @@ bool payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
         case PRISM_CHUNK_DROPPED:  ok = dec_dropped(&d, stream); break;
         case PRISM_CHUNK_INFO:     ok = dec_info(&d); break;
         case PRISM_CHUNK_FOOTER:   ok = dec_footer(&d); break;
+        case PRISM_CHUNK_CPU:      ok = dec_cpu(&d); break;
         default: break;
         }
     }

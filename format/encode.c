@@ -47,7 +47,7 @@ static bool has_base(uint32_t kind)
     switch (kind) {
     case PRISM_CHUNK_STRINGS: case PRISM_CHUNK_REGIONS: case PRISM_CHUNK_MARKS:
     case PRISM_CHUNK_COUNTERS: case PRISM_CHUNK_STEPS: case PRISM_CHUNK_MEMORY:
-    case PRISM_CHUNK_GPU:
+    case PRISM_CHUNK_GPU: case PRISM_CHUNK_CPU:
         return true;
     default:
         return false;
@@ -404,6 +404,32 @@ prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v)
     if (w_value(&w, v) != PRISM_OK)
         return PRISM_E_ARG;
     prism_status st = commit(e, &w, 2);
+    return st;
+}
+
+/*
+ * A CPU sample: a record [stream, flags, oncpu, wait], preceded by a delta
+ * element when its timestamp is later than the previous record's (a new
+ * sampling pass); the samples of one pass share the delta.  Unknown flag
+ * bits are refused; wait_ns is written as 0 without PRISM_CPU_HAVE_WAIT.
+ */
+prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s)
+{
+    if (e->kind != PRISM_CHUNK_CPU || !s ||
+        (s->flags & ~(uint32_t)(PRISM_CPU_HAVE_WAIT | PRISM_CPU_EXITED)))
+        return PRISM_E_ARG;
+    uint64_t d = s->ts > e->last ? s->ts - e->last : 0;
+    wr w = wr_of(e);
+    if (d)
+        w_uint(&w, d);
+    w_array(&w, 4);
+    w_uint(&w, s->stream);
+    w_uint(&w, s->flags);
+    w_uint(&w, s->oncpu_ns);
+    w_uint(&w, (s->flags & PRISM_CPU_HAVE_WAIT) ? s->wait_ns : 0);
+    prism_status st = commit(e, &w, d ? 2 : 1);
+    if (st == PRISM_OK && d)
+        e->last = s->ts;
     return st;
 }
 

@@ -17,7 +17,7 @@
 prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
                                  size_t cap, size_t *out_len)
 {
-    if (!h || !buf)
+    if (!h || !buf || h->version_minor > PRISM_FORMAT_MINOR)
         return PRISM_E_ARG;
     if (h->argc > PRISM_MAX_ARGV || h->nconfig > PRISM_MAX_CONFIG ||
         (h->argc && !h->argv) || (h->nconfig && !h->config))
@@ -34,7 +34,7 @@ prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
     w_cstr(&w, "version");
     w_array(&w, 2);
     w_uint(&w, PRISM_FORMAT_MAJOR);
-    w_uint(&w, PRISM_FORMAT_MINOR);
+    w_uint(&w, h->version_minor);      /* the features the file uses */
     w_cstr(&w, "producer");
     w_cstr(&w, h->producer);
     w_cstr(&w, "host");

@@ -152,6 +152,12 @@ void prism_step_begin(void)
     if (s->in_step)
         prism_step_end();
     s->in_step = true;
+    if (!s->step_stream_known) {        /* the training thread, for the analysis */
+        prism__thread *th = buffers_self(s);
+        if (th)
+            atomic_store_explicit(&s->step_stream, th->stream, memory_order_relaxed);
+        s->step_stream_known = th != NULL;
+    }
     cupti_step(s, s->step_index, true);   /* GPU window: before the step's clock */
     s->step_start = prism__now();
     bool rec = s->cfg.collect_timing && sampled(&s->cfg, s->step_index);

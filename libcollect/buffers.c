@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpusample.h"
 #include "internal.h"
 
 _Atomic int prism__on;
@@ -144,6 +145,8 @@ static prism__thread *register_thread(session *s, prism__tls *t)
              !th->name[0])
         snprintf(th->name, sizeof th->name, "thread-%llu", (unsigned long long)th->os_tid);
     th->name_dirty = true;
+    /* the thread's CPU clock, for the sampler where schedstat is missing */
+    th->cpu.clock_ok = pthread_getcpuclockid(pthread_self(), &th->cpu.clock) == 0;
     th->stream = s->next_stream++;
     th->next = s->threads;
     s->threads = th;
@@ -253,8 +256,11 @@ void buffers_thread_exit(void *arg)
     prism__tls *t = &prism__t;
     if (!s || !th || t->th != th || s->pid != getpid())
         return;                         /* (a forked child never takes the lock) */
+    cpu_reading last;                   /* its own final CPU time, exact */
+    cpu_read_self(s, th->os_tid, &last);
     pthread_mutex_lock(&s->lock);
     buffers_hand_over(th);
+    th->cpu.last = last;
     th->dead = true;
     use_buffer(t, NULL);
     t->th = NULL;

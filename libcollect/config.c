@@ -26,6 +26,7 @@ void prism_config_default(prism_config *c)
         .warmup_steps = 0,
         .active_steps = 0,
         .memory_interval_ms = 100,
+        .cpu_interval_ms = 5,
         .flush_interval_ms = 100,
         .buffer_events = 16384,
         .buffer_mb = 64,
@@ -103,6 +104,7 @@ void prism_config_from_env(prism_config *c)
     env_u32("PRISM_WARMUP_STEPS", &c->warmup_steps, 0, 1000000000);
     env_u32("PRISM_ACTIVE_STEPS", &c->active_steps, 0, 1000000000);
     env_u32("PRISM_MEMORY_INTERVAL_MS", &c->memory_interval_ms, 1, 3600000);
+    env_u32("PRISM_CPU_INTERVAL_MS", &c->cpu_interval_ms, 0, 3600000);
     env_u32("PRISM_FLUSH_INTERVAL_MS", &c->flush_interval_ms, 1, 60000);
     env_u32("PRISM_BUFFER_EVENTS", &c->buffer_events, 64, 1u << 24);
     env_u32("PRISM_BUFFER_MB", &c->buffer_mb, 1, 65536);
@@ -203,6 +205,7 @@ size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n)
         KV_F("sample_rate", c->sample_rate), KV_B("adaptive_sampling", c->adaptive_sampling),
         KV_U("adaptive_steps", c->adaptive_steps), KV_U("warmup_steps", c->warmup_steps),
         KV_U("active_steps", c->active_steps), KV_U("memory_interval_ms", c->memory_interval_ms),
+        KV_U("cpu_interval_ms", c->cpu_interval_ms),
         KV_U("flush_interval_ms", c->flush_interval_ms), KV_U("buffer_events", c->buffer_events),
         KV_U("buffer_mb", c->buffer_mb), KV_S("policy", cfg_policy_name(c->policy)),
         KV_F("bottleneck_threshold_pct", c->bottleneck_threshold_pct),

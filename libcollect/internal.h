@@ -29,6 +29,25 @@ typedef struct buffer {
     struct buffer *next;
 } buffer;
 
+/* A reading of a thread's scheduler accounting (cpusample.c). */
+typedef struct cpu_reading {
+    uint64_t on, wait;          /* cumulative on-CPU and run-queue ns */
+    bool ok, have_wait;
+} cpu_reading;
+
+/* A thread's CPU sampling state (cpusample.c).  The thread sets `clock`
+ * when it registers and `last` as it exits (under the lock); the rest
+ * belongs to the writer thread. */
+typedef struct cpu_thread {
+    clockid_t clock;            /* the thread's CPU clock */
+    bool clock_ok;
+    cpu_reading last;           /* read by the thread itself at exit (lock) */
+    int fd;                     /* writer: its schedstat, when src says so */
+    uint8_t src;                /* writer: where its samples come from */
+    bool sampled, have_wait;    /* writer: a sample written; with wait */
+    uint64_t on, wait;          /* writer: the values last written */
+} cpu_thread;
+
 typedef struct prism__thread {
     uint32_t stream;
     uint64_t os_tid;
@@ -44,6 +63,7 @@ typedef struct prism__thread {
     uint64_t seq;               /* chunks written on this stream */
     uint64_t last_ns;           /* timestamps never go backwards */
     uint32_t depth;             /* region nesting as encoded */
+    cpu_thread cpu;             /* on-CPU sampling (cpusample.c) */
     struct prism__thread *next;
 } prism__thread;
 
@@ -72,6 +92,7 @@ typedef struct session {
     _Atomic int stopping;       /* shutdown asked */
     _Atomic int failed;         /* output failed: recording stopped */
     _Atomic int signo;          /* a terminating signal arrived */
+    _Atomic int cpu_mode;       /* CPU sampler's source, cpusample.h; 0: off */
 
     prism_strtab *names;
     uint32_t names_written;     /* writer: ids already in STRINGS chunks */
@@ -100,6 +121,8 @@ typedef struct session {
     uint64_t step_index, epoch;
     uint64_t step_start;
     bool in_step;
+    _Atomic uint32_t step_stream;   /* the stepping thread's stream, 0: none */
+    bool step_stream_known;         /* (stepping thread only) */
 
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;

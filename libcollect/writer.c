@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpusample.h"
 #include "cupti.h"
 #include "internal.h"
 
@@ -37,6 +38,9 @@ typedef struct wstate {
     uint64_t next_sample;
     uint64_t dropped_total;
     uint64_t gpu_dropped_written;
+    cpu_sampler *cpu;               /* on-CPU samples, written at each flush */
+    uint64_t cpu_last_ns, cpu_dropped_written;
+    uint32_t step_stream_written;   /* INFO steps.thread written for it */
     /* a thread's marks and counters, encoded after its regions so that
      * chunk sequence numbers follow the order chunks are written in */
     prism_mark *marks;
@@ -224,6 +228,17 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
     if (open)
         out_chunk(w, &e);
     open = false;
+    /* which thread marks the steps: the training thread whose step time
+     * is the denominator of the analysis's verdicts */
+    uint32_t stepper = atomic_load_explicit(&s->step_stream, memory_order_relaxed);
+    if (stepper && stepper != w->step_stream_written) {
+        prism_value v = { .type = PRISM_VAL_UINT, .v.u = stepper };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "steps.thread", &v));
+        out_chunk(w, &e);
+        open = false;
+        w->step_stream_written = stepper;
+    }
     for (size_t i = 0; i < nq; i++) {
         if (q[i].is_step)
             continue;
@@ -268,6 +283,47 @@ static void emit_gpu(wstate *w)
         out_chunk(w, &e);
     s->events_written += n;
     cupti_drained();
+}
+
+/* The CPU samples taken since the last flush, after the threads' regions:
+ * every pass was taken before this flush's snapshot, so a reader crediting
+ * a sample's interval to the regions open in it has them all.  The
+ * sampler's state (once, and when it changes) and lost samples as INFO. */
+static void emit_cpu(wstate *w)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    const char *status = cpu_status_changed(w->cpu);
+    if (status) {
+        prism_value v = { .type = PRISM_VAL_TEXT, .v.s = status };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "cpu.sampler", &v));
+    }
+    uint64_t lost = cpu_dropped(w->cpu);
+    if (lost != w->cpu_dropped_written) {
+        prism_value v = { .type = PRISM_VAL_UINT, .v.u = lost };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "cpu.dropped", &v));
+        w->cpu_dropped_written = lost;
+    }
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    const cpu_rec *r;
+    size_t n = cpu_records(w->cpu, &r);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ns = clock_ns(s, r[i].ticks);
+        if (ns < w->cpu_last_ns)
+            ns = w->cpu_last_ns;
+        w->cpu_last_ns = ns;
+        prism_cpu_sample x = { ns, r[i].stream, r[i].flags, r[i].on, r[i].wait };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_CPU, 0, s->seq0, ns, 0, prism_enc_cpu(&e, &x));
+    }
+    if (open)
+        out_chunk(w, &e);
+    s->events_written += n;
+    cpu_drained(w->cpu);
 }
 
 /* Cumulative dropped counts that changed, after the threads' chunks. */
@@ -360,6 +416,8 @@ static void cycle(wstate *w)
     if (sn)
         emit_gpu(w);
     if (sn)
+        emit_cpu(w);
+    if (sn)
         emit_dropped(w, sn, nth);
     out_flush(w);
 
@@ -373,7 +431,7 @@ static void cycle(wstate *w)
             atomic_fetch_add(&s->free_count, 1);
             b = n;
         }
-        if (sn[i].dead) {
+        if (sn[i].dead && cpu_release(w->cpu, sn[i].th)) {  /* else: next flush */
             prism__thread **pp = &s->threads;
             while (*pp != sn[i].th)
                 pp = &(*pp)->next;
@@ -429,15 +487,30 @@ void *writer_main(void *arg)
     uint64_t mem_every = (uint64_t)s->cfg.memory_interval_ms * 1000000u;
     uint64_t next_flush = clock_mono_ns() + interval;
     w.next_sample = clock_mono_ns();
+    w.cpu = cpu_new(s);
+    if (!w.cpu)
+        session_warn("out of memory for CPU sampling; it is off");
+    uint64_t next_cpu = clock_mono_ns();
     for (;;) {
         uint64_t now = clock_mono_ns();
         if (s->cfg.collect_memory && now >= w.next_sample) {
             sample_memory(&w);
             w.next_sample = now + mem_every;
         }
+        /* CPU passes at a fixed rate, written at the next flush: they wake
+         * the writer, they do not make it flush */
+        uint64_t cpu_every = cpu_period_ns(w.cpu);
+        if (cpu_every && now >= next_cpu) {
+            cpu_pass(w.cpu);
+            next_cpu += cpu_every;
+            if (next_cpu <= now)
+                next_cpu = now + cpu_every;
+        }
         uint64_t until = next_flush;
         if (s->cfg.collect_memory && w.next_sample < until)
             until = w.next_sample;
+        if (cpu_period_ns(w.cpu) && next_cpu < until)
+            until = next_cpu;
         int timeout = until > now ? (int)((until - now + 999999u) / 1000000u) : 0;
         struct pollfd p = { s->wake_rd, POLLIN, 0 };
         int r = poll(&p, 1, timeout);
@@ -458,9 +531,11 @@ void *writer_main(void *arg)
     if (!atomic_load(&s->failed)) {
         if (s->cfg.collect_memory)
             sample_memory(&w);
+        cpu_pass(w.cpu);                  /* the threads' last values */
         cycle(&w);
         write_footer(&w);
     }
+    cpu_free(w.cpu);
 done:
     free(w.out);
     free(w.rbuf);
@@ -490,6 +565,7 @@ int writer_header(session *s, char *const *argv, size_t argc)
         .pid = (uint64_t)s->pid, .rank = s->rank, .argv = (const char *const *)argv,
         .argc = argc, .clock = NULL, .start_unix_ns = 0, .start_mono_ns = s->t0_mono,
         .config = kv, .nconfig = nkv,
+        .version_minor = s->cfg.cpu_interval_ms ? 1 : 0,    /* 1.1: CPU chunks */
     };
 #if defined(__x86_64__) || defined(__i386__)
     h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";

@@ -1,7 +1,8 @@
 /*
  * refprofile - write a reference profile with the format library's writer.
  *   refprofile [-o OUT] [--seed N] [--steps N] [--threads N] [--extremes]
- *              [--no-footer] [--chunk-bytes N] [--stall-ns N]
+ *              [--no-footer] [--chunk-bytes N] [--stall-ns N] [--cpu]
+ *              [--rss-kb N]   (host RSS growth per step, KiB; default 1024)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +14,8 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: refprofile [-o OUT] [--seed N] [--steps N] [--layers N] "
-                    "[--threads N] [--chunk-bytes N] [--stall-ns N] [--extremes] [--no-footer]\n");
+                    "[--threads N] [--chunk-bytes N] [--stall-ns N] [--extremes] [--no-footer] "
+                    "[--cpu] [--rss-kb N]\n");
     return 1;
 }
 
@@ -34,6 +36,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--extremes")) { o.extremes = true; continue; }
         if (!strcmp(a, "--no-footer")) { o.footer = false; continue; }
+        if (!strcmp(a, "--cpu")) { o.cpu = true; continue; }
         if (i + 1 >= argc)
             return usage();
         const char *val = argv[++i];
@@ -46,6 +49,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--threads") && v >= 1 && v <= 60) o.threads = (unsigned)v;
         else if (!strcmp(a, "--chunk-bytes") && v >= 256 && v <= (1u << 24)) o.chunk_bytes = v;
         else if (!strcmp(a, "--stall-ns") && v <= 10000000000ull) o.stall_ns = v;
+        else if (!strcmp(a, "--rss-kb") && v <= (1u << 30)) o.rss_kb_per_step = v;
         else return usage();
     }
     refgen_out r;

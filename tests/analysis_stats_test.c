@@ -3,8 +3,10 @@
  * (slope recovered through noise, flat and noisy series are no leak, too
  * few points give no fit, a hand-computed fit), Welch's t-test against
  * closed forms of Student's t (df = 2 and 4) and reference values computed
- * with arbitrary precision (mpmath's regularized incomplete beta), and the
- * names of the enums.
+ * with arbitrary precision (mpmath's regularized incomplete beta), the
+ * Mann-Whitney U test against published examples (scipy, R) and values
+ * enumerated independently (exact tails, the normal approximation with
+ * ties), and the names of the enums.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,8 +59,11 @@ static void test_leak_recovered(void **state)
     assert_close(f.start_mb, 1024.0, 0.01);
     assert_close(f.end_mb, 1024.0 + 12.5 * 49, 0.01);
 
-    /* the same growth judged against a higher threshold is no leak */
-    assert_false(prism_leak_fit(x, y, 50, 20.0).leak);
+    /* below a higher threshold it is no fast leak, but 612 MB of steady,
+     * significant growth is a leak all the same (analysis_leak_test.c) */
+    f = prism_leak_fit(x, y, 50, 20.0);
+    assert_true(f.leak);
+    assert_string_equal(f.reason, "steady, significant rise");
 }
 
 static void test_leak_by_hand(void **state)
@@ -226,6 +231,109 @@ static void test_welch_clearly_different(void **state)
     assert_true(p > 0.5 && p <= 1.0);
 }
 
+/* ---- Mann-Whitney U test -------------------------------------------------- */
+
+/* References: scipy.stats.mannwhitneyu's documentation example (exact and
+ * asymptotic), R's wilcox.test documentation example (Hollander & Wolfe,
+ * exact), and values computed in Python independently of this code (every
+ * split enumerated, or the recurrence f(u; m, n) = f(u - n; m - 1, n) +
+ * f(u; m, n - 1) in exact integers; the normal approximation by formula). */
+static void test_mwu_references(void **state)
+{
+    (void)state;
+    const double males[] = { 19, 22, 16, 29, 24 }, females[] = { 20, 11, 17, 12 };
+    prism_rank_test r = prism_mann_whitney(males, 5, females, 4);
+    assert_true(r.exact);
+    assert_close(r.u, 17.0, 0);
+    assert_close(r.p, 0.1111111111111111, 1e-12);      /* 14 of C(9,4) = 126 */
+    r = prism_mann_whitney(females, 4, males, 5);          /* the other side's U */
+    assert_close(r.u, 3.0, 0);
+    assert_close(r.p, 0.1111111111111111, 1e-12);
+
+    const double x[] = { 0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46 };
+    const double y[] = { 1.15, 0.88, 0.90, 0.74, 1.21 };
+    r = prism_mann_whitney(x, 10, y, 5);                   /* R: W = 35, p = 0.1272 one-sided */
+    assert_close(r.u, 35.0, 0);
+    assert_close(r.p, 0.2544122544122544, 1e-12);
+
+    const double a[] = { 10.189, 12.5, 8.137, 11.985, 9.482, 9.477, 13.799, 10.315, 9.914 };
+    const double b[] = { 13.459, 14.254, 11.938, 13.176, 10.053, 11.266, 11.124, 9.335 };
+    r = prism_mann_whitney(a, 9, b, 8);                    /* all 24310 splits enumerated */
+    assert_close(r.u, 24.0, 0);
+    assert_close(r.p, 0.2765939942410531, 1e-12);
+}
+
+static void test_mwu_exact_far_tail(void **state)
+{
+    (void)state;
+    /* 50 x 50 fully separated: 2 / C(100, 50), far below what a normal
+     * approximation gets right */
+    double a[60], b[60];
+    for (int i = 0; i < 50; i++) {
+        a[i] = i;
+        b[i] = 50 + i;
+    }
+    prism_rank_test r = prism_mann_whitney(a, 50, b, 50);
+    assert_true(r.exact);
+    assert_close(r.u, 0.0, 0);
+    assert_close(r.p, 1.9823306042836678e-29, 1e-10);
+    /* 40 x 60 interleaved (2400 pairs: still exact) */
+    for (int i = 0; i < 60; i++)
+        b[i] = i * 0.7 + 9.35;
+    r = prism_mann_whitney(a, 40, b, 60);
+    assert_true(r.exact);
+    assert_close(r.u, 664.0, 0);
+    assert_close(r.p, 0.00012243523571273373, 1e-10);
+}
+
+static void test_mwu_normal(void **state)
+{
+    (void)state;
+    /* ties force the normal approximation: midranks, the tie correction
+     * and the continuity correction */
+    const double a[] = { 1, 2, 2, 3, 3, 3, 4, 5 }, b[] = { 3, 4, 4, 5, 5, 6, 7, 7, 8 };
+    prism_rank_test r = prism_mann_whitney(a, 8, b, 9);
+    assert_false(r.exact);
+    assert_close(r.u, 7.5, 0);
+    assert_close(r.p, 0.006373133838085877, 1e-10);
+    assert_true(r.z < 0);                                  /* a tends smaller */
+    /* 128 x 128 separated: beyond the exact limit */
+    static double c[128], d[128];
+    for (int i = 0; i < 128; i++) {
+        c[i] = 1 + i;
+        d[i] = 129 + i;
+    }
+    r = prism_mann_whitney(d, 128, c, 128);
+    assert_false(r.exact);
+    assert_close(r.u, 128.0 * 128.0, 0);
+    assert_true(r.z > 0);
+    assert_close(r.p, 1.713745482477828e-43, 1e-8);
+}
+
+static void test_mwu_degenerate(void **state)
+{
+    (void)state;
+    const double a[] = { 3, 1, 2, 5, 4 }, k[] = { 7, 7, 7, 7 };
+    assert_close(prism_mann_whitney_p(a, 5, a, 5), 1.0, 0);        /* itself */
+    assert_close(prism_mann_whitney_p(k, 4, k, 3), 1.0, 0);        /* every value tied */
+    assert_true(prism_mann_whitney_p(a, 0, a, 5) < 0);
+    assert_true(prism_mann_whitney_p(a, 5, NULL, 5) < 0);
+    const double n[] = { 1, NAN, 3 };
+    assert_true(prism_mann_whitney_p(a, 5, n, 3) < 0);
+    /* one value a side: the only possible two-sided p is 1 */
+    assert_close(prism_mann_whitney_p(a, 1, a + 1, 1), 1.0, 0);
+    /* a shift much larger than the noise, scipy-sized samples: tiny p */
+    double x[200], y[200];
+    uint64_t s = 9;
+    for (int i = 0; i < 200; i++) {
+        x[i] = 100.0 + 5.0 * noise(&s);
+        y[i] = 125.0 + 5.0 * noise(&s);
+    }
+    prism_rank_test r = prism_mann_whitney(x, 200, y, 200);
+    assert_true(r.p >= 0 && r.p < 1e-60);
+    assert_true(r.z < 0);
+}
+
 /* ---- names --------------------------------------------------------------- */
 
 static void test_names(void **state)
@@ -234,6 +342,7 @@ static void test_names(void **state)
     static const char *const want[PRISM_BN_TYPE_COUNT] = {
         "hot_operation", "memory_leak", "cpu_gpu_sync", "data_loading",
         "gpu_idle", "launch_bound", "memory_bound", "dropped_events", "off_cpu_wait",
+        "cpu_contention",
     };
     for (int t = 0; t < PRISM_BN_TYPE_COUNT; t++)
         assert_string_equal(prism_bottleneck_name((prism_bottleneck_type)t), want[t]);
@@ -257,6 +366,10 @@ int main(void)
         cmocka_unit_test(test_welch_closed_forms),
         cmocka_unit_test(test_welch_reference),
         cmocka_unit_test(test_welch_clearly_different),
+        cmocka_unit_test(test_mwu_references),
+        cmocka_unit_test(test_mwu_exact_far_tail),
+        cmocka_unit_test(test_mwu_normal),
+        cmocka_unit_test(test_mwu_degenerate),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

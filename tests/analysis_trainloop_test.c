@@ -135,7 +135,14 @@ static void test_slow_data(void **state)
     prism_analysis *a = run_trainloop("slow", slow);
     const prism_bottleneck *b = find(a, PRISM_BN_DATA_LOADING);
     assert_non_null(b);
-    assert_string_equal(blamed(a, b), "data_loading");
+    /* the region that waits: "read" inside "data_loading" with CPU samples
+     * (it sleeps there), the data_loading region itself without */
+    const prism_tree *t = prism_analysis_tree(a);
+    const prism_node *n = &t->nodes[b->node];
+    if (strcmp(n->name, "data_loading")) {
+        assert_string_equal(n->name, "read");
+        assert_string_equal(t->nodes[n->parent].name, "data_loading");
+    }
     assert_null(find(a, PRISM_BN_CPU_GPU_SYNC));
     prism_analysis_free(a);
 }

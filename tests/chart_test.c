@@ -214,6 +214,35 @@ static void wrapped(const char *s, int width, const char *want)
     assert_int_equal(wrap_count(s, width), lines);
 }
 
+/* Ranges the Memory pane can be handed by a hostile profile (RSS near
+ * 2^64, one value, a trend that overflows): every cell still gets a glyph
+ * and no fraction becomes NaN on its way to an int (UBSan watches). */
+static void test_hostile_ranges(void **state)
+{
+    (void)state;
+    const double ranges[][2] = {
+        { 1e20, 1e20 }, { 1.8446744073709552e19, 1.8446744073709552e19 },
+        { -1e308, 1e308 }, { 0, INFINITY }, { NAN, 5 }, { 7, 3 },
+    };
+    const double vals[] = { 1e20, 1.8446744073709552e19, 0, -1e308, 1e308, 5, NAN, INFINITY };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        chart c;
+        assert_true(chart_init(&c, 3, 8, ranges[i][0], ranges[i][1], false));
+        assert_true(isfinite(c.lo) && isfinite(c.hi) && c.hi > c.lo);
+        double col[8];
+        for (int k = 0; k < 8; k++)
+            col[k] = vals[k];
+        chart_bars(&c, col);
+        chart_trace(&c, col, CHART_TRACE);
+        for (int r = 0; r < 3; r++) {
+            char buf[64];
+            chart_row_text(&c, r, buf, sizeof buf);
+            assert_int_equal(strlen(buf), 8);
+        }
+        chart_free(&c);
+    }
+}
+
 static void test_wrap(void **state)
 {
     (void)state;
@@ -243,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_bars_utf8),
         cmocka_unit_test(test_trace_marker_runs),
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_hostile_ranges),
         cmocka_unit_test(test_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

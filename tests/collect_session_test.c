@@ -24,7 +24,8 @@
 static const char *const prism_vars[] = {
     "PRISM_ENABLED", "PRISM_COLLECT_TIMING", "PRISM_COLLECT_MEMORY", "PRISM_COLLECT_GPU",
     "PRISM_SAMPLE_RATE", "PRISM_ADAPTIVE", "PRISM_ADAPTIVE_STEPS", "PRISM_WARMUP_STEPS",
-    "PRISM_ACTIVE_STEPS", "PRISM_MEMORY_INTERVAL_MS", "PRISM_FLUSH_INTERVAL_MS",
+    "PRISM_ACTIVE_STEPS", "PRISM_MEMORY_INTERVAL_MS", "PRISM_CPU_INTERVAL_MS",
+    "PRISM_FLUSH_INTERVAL_MS",
     "PRISM_BUFFER_EVENTS", "PRISM_BUFFER_MB", "PRISM_POLICY", "PRISM_OUTPUT",
     "PRISM_OUTPUT_DIR", "PRISM_BOTTLENECK_PCT", "PRISM_LEAK_MB", "PRISM_CLOCK",
     "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK",
@@ -51,6 +52,7 @@ static bool cfg_equal(const prism_config *a, const prism_config *b)
            a->sample_rate == b->sample_rate && a->adaptive_sampling == b->adaptive_sampling &&
            a->adaptive_steps == b->adaptive_steps && a->warmup_steps == b->warmup_steps &&
            a->active_steps == b->active_steps && a->memory_interval_ms == b->memory_interval_ms &&
+           a->cpu_interval_ms == b->cpu_interval_ms &&
            a->flush_interval_ms == b->flush_interval_ms && a->buffer_events == b->buffer_events &&
            a->buffer_mb == b->buffer_mb && a->policy == b->policy &&
            a->bottleneck_threshold_pct == b->bottleneck_threshold_pct &&
@@ -170,6 +172,10 @@ static void test_bad_env_values_keep_defaults(void **state)
         { "PRISM_COLLECT_MEMORY", "2" },
         { "PRISM_ADAPTIVE_STEPS", "-1" },
         { "PRISM_BOTTLENECK_PCT", "150" },
+        { "PRISM_CPU_INTERVAL_MS", "-1" },
+        { "PRISM_CPU_INTERVAL_MS", "5ms" },
+        { "PRISM_CPU_INTERVAL_MS", "" },
+        { "PRISM_CPU_INTERVAL_MS", "3600001" },
     };
     prism_config def;
     prism_config_default(&def);
@@ -201,6 +207,7 @@ static void test_good_env_values_apply_silently(void **state)
     setenv("PRISM_BUFFER_EVENTS", "64", 1);
     setenv("PRISM_OUTPUT", "x-%p.cbor", 1);
     setenv("PRISM_OUTPUT_DIR", "/tmp/somewhere", 1);
+    setenv("PRISM_CPU_INTERVAL_MS", "0", 1);
     prism_config c;
     prism_config_default(&c);
     char err[4096];
@@ -214,6 +221,7 @@ static void test_good_env_values_apply_silently(void **state)
     assert_int_equal(c.buffer_events, 64);
     assert_string_equal(c.output, "x-%p.cbor");
     assert_string_equal(c.output_dir, "/tmp/somewhere");
+    assert_int_equal(c.cpu_interval_ms, 0);
     clear_env();
 }
 
@@ -486,6 +494,7 @@ static int config_child(void *arg)
     c.warmup_steps = 3;
     c.active_steps = 11;
     c.memory_interval_ms = 250;
+    c.cpu_interval_ms = 7;
     c.flush_interval_ms = 20;
     c.buffer_events = 1000;
     c.buffer_mb = 3;
@@ -545,6 +554,7 @@ static void test_config_in_header(void **state)
     want_uint(p, "warmup_steps", 3);
     want_uint(p, "active_steps", 11);
     want_uint(p, "memory_interval_ms", 250);
+    want_uint(p, "cpu_interval_ms", 7);
     want_uint(p, "flush_interval_ms", 20);
     want_uint(p, "buffer_events", 1000);
     want_uint(p, "buffer_mb", 3);

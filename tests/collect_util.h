@@ -13,7 +13,8 @@
  *   tdir      a mkdtemp directory, removed with its files.
  *   psum      a profile read back into per-stream and process-wide facts
  *             (counts, nesting, timestamp order, sequence numbers, drops,
- *             steps, memory samples, footers) for the tests to assert on.
+ *             steps, memory samples, CPU samples, footers) for the tests
+ *             to assert on.
  *
  * Include after <cmocka.h>.  Children never call cmocka: CHILD_CHECK
  * prints the failed condition on stderr and exits with status 3.
@@ -294,6 +295,12 @@ typedef struct ps_stream {
     char name[64];              /* last THREADS name                        */
     uint64_t os_tid;
     bool named;
+    uint64_t cpu;               /* CPU samples of the thread                */
+    uint64_t cpu_first_ts, cpu_last_ts;
+    uint64_t cpu_on, cpu_wait;  /* the last sample's values                 */
+    uint64_t cpu_back;          /* values going backwards                   */
+    uint64_t cpu_after_exit;    /* samples after an EXITED one              */
+    bool cpu_exited;
 } ps_stream;
 
 typedef struct psum {
@@ -314,6 +321,10 @@ typedef struct psum {
     uint64_t chunks;            /* good chunks                              */
     uint64_t chunks_after_footer;
     uint64_t events;            /* region events + marks + counters         */
+    uint64_t cpu;               /* CPU samples                              */
+    uint64_t cpu_chunks;
+    uint64_t cpu_ts_back;       /* CPU samples earlier than the one before  */
+    uint64_t cpu_max_ts;
 } psum;
 
 static inline void *ps_grow(void *p, size_t *cap, size_t n, size_t size)
@@ -438,6 +449,30 @@ static inline void ps_dropped(void *ctx, const prism_dropped *d)
         s->dropped = d->total;
 }
 
+static inline void ps_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
+{
+    psum *p = ctx;
+    for (size_t i = 0; i < n; i++) {
+        ps_stream *s = ps_at(p, c[i].stream);
+        if (c[i].ts < p->cpu_max_ts)
+            p->cpu_ts_back++;
+        else
+            p->cpu_max_ts = c[i].ts;
+        if (s->cpu && (c[i].oncpu_ns < s->cpu_on || c[i].wait_ns < s->cpu_wait))
+            s->cpu_back++;
+        if (s->cpu_exited)
+            s->cpu_after_exit++;
+        if (!s->cpu)
+            s->cpu_first_ts = c[i].ts;
+        s->cpu_last_ts = c[i].ts;
+        s->cpu_on = c[i].oncpu_ns;
+        s->cpu_wait = c[i].wait_ns;
+        s->cpu_exited = (c[i].flags & PRISM_CPU_EXITED) != 0;
+        s->cpu++;
+    }
+    p->cpu += n;
+}
+
 static inline void ps_footer(void *ctx, const prism_footer *f)
 {
     psum *p = ctx;
@@ -459,6 +494,8 @@ static inline void ps_chunk(void *ctx, const prism_chunk_info *c)
     s->next_seq = c->seq + 1;
     if (c->kind == PRISM_CHUNK_REGIONS)
         s->chunks_regions++;
+    if (c->kind == PRISM_CHUNK_CPU)
+        p->cpu_chunks++;
 }
 
 /* Read path into a new summary (psum_free frees it; it is too large for a
@@ -471,7 +508,7 @@ static inline psum *psum_read(const char *path, bool keep_regions)
     prism_reader_callbacks cb = {
         .thread = ps_thread, .regions = ps_regions, .marks = ps_marks,
         .counters = ps_counters, .steps = ps_steps, .memory = ps_memory,
-        .dropped = ps_dropped, .footer = ps_footer, .chunk = ps_chunk,
+        .dropped = ps_dropped, .footer = ps_footer, .cpu = ps_cpu, .chunk = ps_chunk,
     };
     p->status = prism_read_file(path, &cb, p, &p->r);
     assert_non_null(p->r);
@@ -530,8 +567,9 @@ static inline const prism_value *psum_config(const psum *p, const char *key)
  * What every profile must satisfy: it reads without error or damage, every
  * good chunk is in sequence on its stream, each thread's timestamps never go
  * backwards (per record kind, across chunks), the writer's nesting depth
- * agrees with the reader's.  With a footer: exactly one, the last chunk,
- * and its counts agree with what was read.
+ * agrees with the reader's, CPU samples come in time order and each
+ * thread's never go backwards nor follow its EXITED one.  With a footer:
+ * exactly one, the last chunk, and its counts agree with what was read.
  */
 static inline void psum_assert_sound(const psum *p)
 {
@@ -548,13 +586,17 @@ static inline void psum_assert_sound(const psum *p)
         assert_int_equal(s->back[1], 0);
         assert_int_equal(s->back[2], 0);
         assert_int_equal(s->depth_mismatch, 0);
+        assert_int_equal(s->cpu_back, 0);
+        assert_int_equal(s->cpu_after_exit, 0);
     }
+    assert_int_equal(p->cpu_ts_back, 0);
     assert_true(p->footers <= 1);
     if (p->footers) {
         assert_true(p->st.footer);
         assert_int_equal(p->chunks_after_footer, 0);
         assert_int_equal(p->st.torn_bytes, 0);
-        assert_int_equal(p->footer.events, p->events);
+        assert_int_equal(p->footer.events, p->events + p->cpu);
+        assert_true(p->cpu_max_ts <= p->footer.end_ts);
         assert_int_equal(p->footer.chunks, p->chunks - 1);
         uint64_t dropped = 0;
         for (uint32_t i = 0; i < PS_STREAMS; i++) {

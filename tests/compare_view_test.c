@@ -1,8 +1,9 @@
 /*
  * compare_view_test.c - compare mode's pure helpers (tui/delta.c and the
  * regression pick of tui/compare_view.c): the kind of a delta (noise-aware,
- * new and gone), direction and strength, the signed duration and
- * percentage texts, the delta cell at every width, the nearest path a side
+ * new and gone, its direction the per-step median's), direction and
+ * strength, the signed duration, percentage and share-point texts, the
+ * delta cell at every width, the nearest path a side
  * has (refgen profiles with 4 and 6 layers: every path of one looked up in
  * the other against a walk up its own tree), operations matched by name,
  * and the largest regression preferring significant slowdowns and new
@@ -35,6 +36,7 @@ static prism_delta mk(double base, double cur, bool sig, bool has_base, bool has
     d.new_ns = has_new ? cur : 0;
     d.delta_ns = d.new_ns - d.base_ns;
     d.delta_pct = d.base_ns > 0 ? 100.0 * d.delta_ns / d.base_ns : 0;
+    d.median_pct = d.delta_pct;         /* per step as in total */
     d.p_value = has_base && has_new ? (sig ? 0.001 : 0.5) : -1;
     d.significant = sig;
     return d;
@@ -72,6 +74,18 @@ static void test_kinds(void **state)
     assert_false(dl_strong(&fast));                     /* -10 % */
     assert_false(dl_strong(&noise));
     assert_true(dl_strong(&fresh) && dl_strong(&gone));
+
+    /* the direction is the per-step median's (against the run factor after
+     * a whole-run shift), not the total's: a region that kept its time
+     * while the whole run got 30 % slower is faster than the run, and one
+     * that ran in fewer steps but longer in each is slower */
+    prism_delta kept = mk(100e6, 101e6, true, true, true);
+    kept.median_pct = -22.0;
+    assert_int_equal(dl_kind_of(&kept), DL_FASTER);
+    prism_delta rarer = mk(100e6, 60e6, true, true, true);
+    rarer.median_pct = 15.0;
+    assert_int_equal(dl_kind_of(&rarer), DL_SLOWER);
+    assert_int_equal(dl_direction(&rarer), 1);
 }
 
 /* ---- text ------------------------------------------------------------------- */
@@ -102,6 +116,17 @@ static void test_fmt(void **state)
     dl_fmt_pct(b, sizeof b, -99.99);
     assert_string_equal(b, "-100%");
     dl_fmt_pct(b, sizeof b, NAN);
+    assert_string_equal(b, "n/a");
+
+    dl_fmt_pp(b, sizeof b, 2.34);
+    assert_string_equal(b, "+2.3pp");
+    dl_fmt_pp(b, sizeof b, -0.46);
+    assert_string_equal(b, "-0.5pp");
+    dl_fmt_pp(b, sizeof b, 0.04);                       /* no sign for nothing */
+    assert_string_equal(b, "0.0pp");
+    dl_fmt_pp(b, sizeof b, -0.04);
+    assert_string_equal(b, "0.0pp");
+    dl_fmt_pp(b, sizeof b, INFINITY);
     assert_string_equal(b, "n/a");
 }
 
@@ -205,10 +230,14 @@ static void test_nearest(void **state)
 static void test_ops(void **state)
 {
     (void)state;
-    prism_op base[] = { { .name = "matmul", .total_ns = 400 }, { .name = "loss", .total_ns = 100 },
-                        { .name = "old", .total_ns = 50 }, { .name = "steady", .total_ns = 200 } };
-    prism_op cur[] = { { .name = "sync", .total_ns = 150 }, { .name = "matmul", .total_ns = 300 },
-                       { .name = "steady", .total_ns = 201 }, { .name = "loss", .total_ns = 103 } };
+    prism_op base[] = { { .name = "matmul", .total_ns = 400, .share = 0.40 },
+                        { .name = "loss", .total_ns = 100, .share = 0.10 },
+                        { .name = "old", .total_ns = 50, .share = 0.05 },
+                        { .name = "steady", .total_ns = 200, .share = 0.20 } };
+    prism_op cur[] = { { .name = "sync", .total_ns = 150, .share = 0.15 },
+                       { .name = "matmul", .total_ns = 300, .share = 0.30 },
+                       { .name = "steady", .total_ns = 201, .share = 0.25 },
+                       { .name = "loss", .total_ns = 103, .share = 0.10 } };
     prism_delta deltas[] = { mk(400, 300, true, true, true), mk(0, 150, false, false, true),
                              mk(50, 0, false, true, false), mk(100, 103, true, true, true),
                              mk(200, 201, false, true, true) };
@@ -226,6 +255,11 @@ static void test_ops(void **state)
     assert_int_equal(dl_kind_of(&out[1]), DL_FASTER);
     assert_true(out[1].base_ns == 400 && out[1].new_ns == 300 && out[1].delta_ns == -100);
     assert_true(fabs(out[1].delta_pct + 25.0) < 1e-9);
+    /* shares: each side's own, the change in points */
+    assert_true(out[0].base_share == 0 && out[0].new_share == 0.15);
+    assert_true(fabs(out[0].share_delta - 15.0) < 1e-9);
+    assert_true(fabs(out[1].share_delta + 10.0) < 1e-9);
+    assert_true(fabs(out[2].share_delta - 5.0) < 1e-9);  /* steady: same time, more share */
     assert_int_equal(dl_kind_of(&out[2]), DL_SAME);     /* no path of it changed */
     assert_int_equal(dl_kind_of(&out[3]), DL_SAME);     /* changed, but under 1 % */
     assert_true(out[3].delta_ns == 3);

@@ -222,6 +222,23 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
         recs = 1;
         break;
     }
+    case PRISM_CHUNK_CPU:
+        /* a uint advances the pass time; an array is a sample at it */
+        ts = u(a[0]);
+        for (size_t i = 1; i < n; i++) {
+            if (cbor_isa_uint(a[i])) {
+                ts += u(a[i]);
+                continue;
+            }
+            cbor_item_t **f = items(a[i], &k);
+            assert_true(k >= 4);
+            prism_cpu_sample c = { ts, (uint32_t)u(f[0]), (uint32_t)u(f[1]), u(f[2]), u(f[3]) };
+            if (!(c.flags & PRISM_CPU_HAVE_WAIT))
+                c.wait_ns = 0;
+            tl_cpu(l, &c, 1);
+            recs++;
+        }
+        break;
     default:
         fail_msg("unexpected kind %u", kind);
     }
@@ -319,11 +336,16 @@ static void test_refgen_fixtures(void **state)
         o.chunk_bytes = i % 4 == 0 ? 512 : i % 4 == 1 ? 4096 : i % 4 == 2 ? 700 : 65536;
         o.footer = i != 5;
         o.regions_only = i == 7;
+        o.cpu = i % 3 != 1;
         refgen_out out;
         assert_int_equal(refgen_build(&o, &out), 0);
         tlog rd;
         check_file(out.data, out.len, &rd);
         assert_int_equal(rd.nchunks, out.chunks);
+        size_t ncpu = 0;
+        for (size_t k = 0; k < rd.nchunks; k++)
+            ncpu += rd.chunks[k].ci.kind == PRISM_CHUNK_CPU;
+        assert_int_equal(ncpu > 0, o.cpu && !o.regions_only);
         tlog_free(&rd);
         free(out.data);
     }
@@ -420,6 +442,7 @@ static void test_overlong_encodings(void **state)
     (void)state;
     refgen_opts o = refgen_defaults();
     o.extremes = true;
+    o.cpu = true;
     o.steps = 6;
     o.chunk_bytes = 1024;
     refgen_out out;
@@ -490,6 +513,73 @@ static void test_small_floats(void **state)
     tlog_free(&rd);
 }
 
+/* CPU payloads a writer may produce besides the reference writer's: a
+ * pass at the base, a delta of 0, samples with fields of a later minor
+ * version, overlong heads, wait without HAVE_WAIT (read as 0). */
+static void test_cpu_layouts(void **state)
+{
+    (void)state;
+    static uint8_t file[1024];
+    size_t n;
+    prism_header h = { .producer = "c", .version_minor = 1 };
+    assert_int_equal(prism_header_encode(&h, file, sizeof file, &n), PRISM_OK);
+    static const uint8_t cpu[] = {
+        0x9a, 0, 0, 0, 7, 0x18, 100,                        /* base 100 */
+        0x86, 0x01, 0x01, 0x05, 0x06, 0x61, 'x', 0x82, 0x01, 0x02,   /* + 2 fields */
+        0x00,                                               /* delta 0: a new pass */
+        0x84, 0x02, 0x00, 0x09, 0x09,                       /* wait without the flag */
+        0x1b, 0, 0, 0, 0, 0, 0, 0, 7,                       /* delta 7, overlong */
+        0x84, 0x1a, 0, 0, 0, 3, 0x03, 0x19, 0, 1, 0x00,
+        0x84, 0x04, 0x02, 0x00, 0x00,
+    };
+    n += tchunk(file + n, PRISM_CHUNK_CPU, 0, 0, cpu, sizeof cpu);
+    tlog rd;
+    check_file(file, n, &rd);
+    tlog want;
+    tlog_init(&want);
+    const prism_cpu_sample c[] = {
+        { 100, 1, PRISM_CPU_HAVE_WAIT, 5, 6 }, { 100, 2, 0, 9, 0 },
+        { 107, 3, PRISM_CPU_HAVE_WAIT | PRISM_CPU_EXITED, 1, 0 }, { 107, 4, PRISM_CPU_EXITED, 0, 0 },
+    };
+    tl_cpu(&want, c, 4);
+    assert_int_equal(rd.chunks[0].ci.records, 4);
+    assert_int_equal(rd.chunks[0].rec_end - rd.chunks[0].rec_start, want.len);
+    assert_memory_equal(rd.b + rd.chunks[0].rec_start, want.b, want.len);
+    tlog_free(&want);
+    tlog_free(&rd);
+}
+
+/* FORMAT.md section 7.12: the CPU example's payload, byte for byte. */
+static void test_cpu_example(void **state)
+{
+    (void)state;
+    static const uint8_t spec[] = {
+        0x9a, 0x00, 0x00, 0x00, 0x06, 0x1a, 0x00, 0x4c, 0x4b, 0x40,
+        0x84, 0x01, 0x01, 0x1a, 0x00, 0x3d, 0x09, 0x00, 0x19, 0x4e, 0x20,
+        0x84, 0x02, 0x01, 0x1a, 0x00, 0x0f, 0x42, 0x40, 0x00,
+        0x1a, 0x00, 0x4c, 0x4b, 0x40,
+        0x84, 0x01, 0x01, 0x1a, 0x00, 0x87, 0xcd, 0xa0, 0x19, 0x4e, 0x20,
+        0x84, 0x02, 0x03, 0x1a, 0x00, 0x10, 0xc8, 0xe0, 0x19, 0x13, 0x88,
+    };
+    const prism_cpu_sample c[] = {
+        { 5000000, 1, PRISM_CPU_HAVE_WAIT, 4000000, 20000 },
+        { 5000000, 2, PRISM_CPU_HAVE_WAIT, 1000000, 0 },
+        { 10000000, 1, PRISM_CPU_HAVE_WAIT, 8900000, 20000 },
+        { 10000000, 2, PRISM_CPU_HAVE_WAIT | PRISM_CPU_EXITED, 1100000, 5000 },
+    };
+    uint8_t buf[256];
+    prism_enc e;
+    size_t len;
+    assert_int_equal(prism_enc_begin(&e, buf, sizeof buf, PRISM_CHUNK_CPU, 0, 0, 5000000, 0),
+                     PRISM_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_cpu(&e, &c[i]), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    /* framing: 85 0c 00 00 d8 18 5a LLLLLLLL, then the payload, then 9 bytes */
+    assert_int_equal(len, 11 + sizeof spec + 9);
+    assert_memory_equal(buf + 11, spec, sizeof spec);
+}
+
 /* FORMAT.md section 14: the worked example, byte for byte. */
 static void test_worked_example(void **state)
 {
@@ -552,6 +642,8 @@ int main(void)
         cmocka_unit_test(test_refgen_fixtures),
         cmocka_unit_test(test_overlong_encodings),
         cmocka_unit_test(test_small_floats),
+        cmocka_unit_test(test_cpu_layouts),
+        cmocka_unit_test(test_cpu_example),
         cmocka_unit_test(test_worked_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -303,11 +303,25 @@ static void test_hostile_payloads(void **state)
         { PRISM_CHUNK_MARKS, "\x9a\x00\x00\x00\x03\x00\x1b", 7, true },   /* ts overflow */
         { PRISM_CHUNK_FOOTER, "\x9a\x00\x00\x00\x05\x00\x00\x00\x00\x00", 10, false },
         { PRISM_CHUNK_COUNTERS, "\x9a\x00\x00\x00\x04\x00\x00\x01\xf7", 9, false },
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x02\x00\x9b", 7, true },    /* huge record */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x02\x00\x83\x01\x01\x01", 10, false },
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x04\x00\x05\x05\x84\x01\x01\x01\x01", 13,
+          false },                                                      /* two deltas */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x03\x00\x84\x01\x01\x01\x01\x05", 12,
+          false },                                                      /* trailing delta */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x03\x01\x1b", 7, true },    /* ts overflow */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x02\x00\x61\x61", 8, false },   /* a text */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x03\x00\x20\x84\x01\x01\x01\x01", 12,
+          false },                                                      /* negative delta */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x02\x00\x84\x1b\x00\x00\x00\x01\x00\x00\x00"
+          "\x00\x01\x01\x01", 19, false },                              /* stream > u32 */
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x02\x00\x84\x01\x01\x01\xf6", 11, false },
+        { PRISM_CHUNK_CPU, "\x9a\x00\x00\x00\x03\x00\x84\x01\x01\x01\x01", 11, false },
     };
     static built b;
     static uint8_t payload[10200];
     const size_t ncase = sizeof cases / sizeof cases[0];
-    for (size_t i = 0; i < ncase + 3; i++) {
+    for (size_t i = 0; i < ncase + 4; i++) {
         size_t n = 0;
         uint32_t kind;
         if (i < ncase) {
@@ -324,9 +338,10 @@ static void test_hostile_payloads(void **state)
                 "\x9a\x00\x00\x00\x01\x84\x02\x00\x05",                 /* dropped */
                 "\x9a\x00\x00\x00\x06\x00\x00\x00\x00\x00\xf5",         /* footer */
                 "\x9a\x00\x00\x00\x01",                                 /* regions */
+                "\x9a\x00\x00\x00\x02\x01\x85\x01\x01\x01\x01",         /* cpu */
             };
             static const uint32_t kinds[] = { PRISM_CHUNK_DROPPED, PRISM_CHUNK_FOOTER,
-                                              PRISM_CHUNK_REGIONS };
+                                              PRISM_CHUNK_REGIONS, PRISM_CHUNK_CPU };
             kind = kinds[i - ncase];
             n = strlen(heads[i - ncase] + 5) + 5;
             memcpy(payload, heads[i - ncase], n);
@@ -358,6 +373,111 @@ static void test_hostile_payloads(void **state)
     }
 }
 
+/* The records a clean-read chunk k delivered, in log a, equal those of
+ * chunk j in log b. */
+static void assert_same_records(const tlog *a, size_t k, const tlog *b, size_t j)
+{
+    const tlog_chunk *x = &a->chunks[k], *y = &b->chunks[j];
+    assert_int_equal(x->rec_end - x->rec_start, y->rec_end - y->rec_start);
+    assert_memory_equal(a->b + x->rec_start, b->b + y->rec_start, x->rec_end - x->rec_start);
+}
+
+/*
+ * A file with CPU chunks (format 1.1) before older readers.  One without a
+ * cpu callback gets everything else, unchanged.  One that does not know
+ * kind 12 at all (shown by renumbering the CPU chunks to kind 99, checksums
+ * recomputed) skips them as unknown, still counts their sequence numbers
+ * (no gap), and delivers every other record exactly as before.
+ */
+static void test_cpu_chunks_for_old_readers(void **state)
+{
+    tref_fixture *f = *state;
+    const tlog *clean = &f->clean;
+    size_t ncpu = 0, nrec = 0;
+    for (size_t k = 0; k < clean->nchunks; k++)
+        if (clean->chunks[k].ci.kind == PRISM_CHUNK_CPU) {
+            ncpu++;
+            nrec += clean->chunks[k].ci.records;
+        }
+    assert_true(ncpu >= 2 && nrec >= 6);
+
+    /* no cpu callback */
+    tlog l;
+    tlog_init(&l);
+    prism_reader_callbacks cb = tlog_callbacks();
+    cb.cpu = NULL;
+    prism_reader *r = prism_reader_new(&cb, &l);
+    assert_non_null(r);
+    prism_reader_feed(r, f->out.data, f->out.len);
+    assert_int_equal(prism_reader_finish(r), PRISM_OK);
+    const prism_reader_stats *st = prism_reader_stats_get(r);
+    assert_int_equal(st->chunks, clean->nchunks);
+    assert_int_equal(st->unknown + st->malformed + st->damaged + st->seq_gaps, 0);
+    assert_int_equal(l.nchunks, clean->nchunks);
+    for (size_t k = 0; k < clean->nchunks; k++) {
+        assert_memory_equal(&l.chunks[k].ci, &clean->chunks[k].ci, sizeof l.chunks[k].ci);
+        if (clean->chunks[k].ci.kind == PRISM_CHUNK_CPU)
+            assert_int_equal(l.chunks[k].rec_end, l.chunks[k].rec_start);  /* nothing */
+        else
+            assert_same_records(clean, k, &l, k);
+    }
+    prism_reader_free(r);
+    tlog_free(&l);
+
+    /* kind 12 unknown: the CPU chunks renumbered to 99 */
+    uint8_t *b = malloc(f->out.len + 64 * clean->nchunks);
+    assert_non_null(b);
+    size_t n = f->hdr_len;
+    memcpy(b, f->out.data, n);
+    for (size_t k = 0; k < clean->nchunks; k++) {
+        const prism_chunk_info *c = &clean->chunks[k].ci;
+        const uint8_t *at = f->out.data + c->offset;
+        if (c->kind != PRISM_CHUNK_CPU) {
+            memcpy(b + n, at, (size_t)c->length);
+            n += (size_t)c->length;
+        } else {
+            const uint8_t *pl = at + c->length - 9 - c->payload_len;
+            n += tchunk(b + n, 99, c->stream, c->seq, pl, (size_t)c->payload_len);
+        }
+    }
+    tlog_init(&l);
+    r = tlog_reader(&l);
+    prism_reader_feed(r, b, n);
+    assert_int_equal(prism_reader_finish(r), PRISM_OK);
+    st = prism_reader_stats_get(r);
+    assert_int_equal(st->unknown, ncpu);
+    assert_int_equal(st->chunks, clean->nchunks - ncpu);
+    assert_int_equal(st->malformed + st->damaged + st->seq_gaps + st->torn_bytes, 0);
+    assert_true(st->footer);
+    assert_int_equal(l.nchunks, clean->nchunks);
+    for (size_t k = 0; k < clean->nchunks; k++) {
+        const prism_chunk_info *c = &l.chunks[k].ci, *want = &clean->chunks[k].ci;
+        assert_int_equal(c->stream, want->stream);
+        assert_int_equal(c->seq, want->seq);
+        if (want->kind == PRISM_CHUNK_CPU) {
+            assert_int_equal(c->kind, 99);
+            assert_int_equal(c->status, PRISM_CHUNK_UNKNOWN);
+            assert_int_equal(c->records, 0);
+            assert_int_equal(c->payload_len, want->payload_len);
+            assert_int_equal(l.chunks[k].rec_end, l.chunks[k].rec_start);
+        } else {
+            assert_int_equal(c->kind, want->kind);
+            assert_int_equal(c->status, PRISM_CHUNK_OK);
+            assert_int_equal(c->records, want->records);
+            assert_same_records(clean, k, &l, k);
+        }
+    }
+    uint64_t total = 0;
+    for (size_t k = 0; k < clean->nchunks; k++)
+        total += clean->chunks[k].ci.records;
+    assert_int_equal(st->records, total - nrec);
+    assert_int_equal(l.hdr_end, clean->hdr_end);              /* the same header */
+    assert_memory_equal(l.b, clean->b, clean->hdr_end);
+    prism_reader_free(r);
+    tlog_free(&l);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_trailing),
         cmocka_unit_test(test_hostile_chunk_lengths),
         cmocka_unit_test(test_hostile_payloads),
+        cmocka_unit_test(test_cpu_chunks_for_old_readers),
     };
     return cmocka_run_group_tests(tests, tref_setup, tref_teardown);
 }

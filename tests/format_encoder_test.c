@@ -108,7 +108,8 @@ static void test_header_roundtrip(void **state)
     prism_header h = { .producer = "", .host = t4096, .pid = UINT64_MAX, .rank = INT64_MIN,
                        .argv = argv, .argc = PRISM_MAX_ARGV, .clock = "tsc",
                        .start_unix_ns = UINT64_MAX, .start_mono_ns = 0,
-                       .config = cfg, .nconfig = ncfg };
+                       .config = cfg, .nconfig = ncfg, .version_major = 99,
+                       .version_minor = PRISM_FORMAT_MINOR };
     prism_reader *r = header_roundtrip(&h, buf, sizeof buf);
     const prism_header *g = prism_reader_header(r);
     assert_non_null(g);
@@ -141,6 +142,8 @@ static void test_header_roundtrip(void **state)
         assert_string_equal(g->host, "");
         assert_string_equal(g->clock, "");
         assert_int_equal(g->rank, rank);
+        assert_int_equal(g->version_major, PRISM_FORMAT_MAJOR);
+        assert_int_equal(g->version_minor, 0);      /* 1.0 features only */
         assert_int_equal(g->argc, 0);
         assert_int_equal(g->nconfig, 0);
         prism_reader_free(r);
@@ -161,6 +164,9 @@ static void test_header_encode_errors(void **state)
 
     assert_int_equal(prism_header_encode(NULL, buf, sizeof buf, &len), PRISM_E_ARG);
     assert_int_equal(prism_header_encode(&h, NULL, sizeof buf, &len), PRISM_E_ARG);
+    h.version_minor = PRISM_FORMAT_MINOR + 1;       /* features it does not have */
+    assert_int_equal(prism_header_encode(&h, buf, sizeof buf, &len), PRISM_E_ARG);
+    h.version_minor = 0;
     h.argc = PRISM_MAX_ARGV + 1;
     assert_int_equal(prism_header_encode(&h, buf, sizeof buf, &len), PRISM_E_LIMIT);
     h.argc = 0;

@@ -125,6 +125,19 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
         }
         return st;
     }
+    case PRISM_CHUNK_CPU: {
+        /* three samples a pass; values from 1 byte to 9 */
+        prism_cpu_sample c = { (i / 3) * 5000011ull, i % 7, i % 2 ? PRISM_CPU_HAVE_WAIT : 0,
+                               sq << (i % 40), i * 977ull };
+        if (i % 5 == 4)
+            c.flags |= PRISM_CPU_EXITED;
+        if ((st = prism_enc_cpu(e, &c)) == PRISM_OK) {
+            if (!(c.flags & PRISM_CPU_HAVE_WAIT))
+                c.wait_ns = 0;
+            tl_cpu(exp, &c, 1);
+        }
+        return st;
+    }
     default: {
         prism_footer f = { UINT64_MAX, sq, UINT64_MAX, i, true };
         if ((st = prism_enc_footer(e, &f)) == PRISM_OK)
@@ -196,8 +209,8 @@ static void test_nospace_leaves_chunk_unchanged(void **state)
     }
 }
 
-/* A record of kind (REGIONS exit, MARKS, COUNTERS, MEMORY) at ts; big: one
- * that needs at least 12 bytes, small: one of at most 6. */
+/* A record of kind (REGIONS exit, MARKS, COUNTERS, MEMORY, CPU) at ts; big:
+ * one that needs at least 12 bytes, small: one of at most 6. */
 static prism_status rec_at(prism_enc *e, uint32_t kind, uint64_t ts, bool big, tlog *exp)
 {
     prism_status st;
@@ -206,7 +219,12 @@ static prism_status rec_at(prism_enc *e, uint32_t kind, uint64_t ts, bool big, t
     prism_memory_sample ms = { .ts = ts, .step = 1, .ngpu = big ? PRISM_MAX_GPUS : 0 };
     prism_region_event ev = { ts, big ? UINT32_MAX : 0,
                               big ? PRISM_REGION_ENTER : PRISM_REGION_EXIT };
+    prism_cpu_sample cs = { ts, 1, PRISM_CPU_HAVE_WAIT, big ? UINT64_MAX : 1, 0 };
     switch (kind) {
+    case PRISM_CHUNK_CPU:
+        if ((st = prism_enc_cpu(e, &cs)) == PRISM_OK)
+            tl_cpu(exp, &cs, 1);
+        return st;
     case PRISM_CHUNK_REGIONS:
         st = big ? prism_enc_enter(e, ts, ev.name) : prism_enc_exit(e, ts);
         if (st == PRISM_OK)
@@ -237,10 +255,10 @@ static void test_nospace_then_smaller(void **state)
     prism_header h = { .producer = "t" };
     assert_int_equal(prism_header_encode(&h, file, sizeof file, &hlen), PRISM_OK);
     const uint32_t kinds[] = { PRISM_CHUNK_REGIONS, PRISM_CHUNK_MARKS, PRISM_CHUNK_COUNTERS,
-                               PRISM_CHUNK_MEMORY };
-    for (size_t k = 0; k < 4; k++) {
+                               PRISM_CHUNK_MEMORY, PRISM_CHUNK_CPU };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         const uint32_t kind = kinds[k];
-        const size_t stop = kind == PRISM_CHUNK_MEMORY ? 12 : 10;
+        const size_t stop = kind == PRISM_CHUNK_MEMORY ? 12 : kind == PRISM_CHUNK_CPU ? 11 : 10;
         prism_enc e;
         tlog exp;
         tlog_init(&exp);
@@ -283,6 +301,7 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     static const prism_dropped d = { 1, 0, 1 };
     static const prism_value v = { PRISM_VAL_BOOL, { .b = true } };
     static const prism_footer f = { 1, 1, 0, 1, true };
+    static const prism_cpu_sample cs = { 1, 1, PRISM_CPU_HAVE_WAIT, 1, 1 };
     switch (j) {
     case PRISM_CHUNK_STRINGS: return prism_enc_string(e, "s", 1);
     case PRISM_CHUNK_THREADS: return prism_enc_thread(e, &t);
@@ -295,6 +314,7 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     case PRISM_CHUNK_DROPPED: return prism_enc_dropped(e, &d);
     case PRISM_CHUNK_INFO: return prism_enc_info(e, "k", &v);
     case PRISM_CHUNK_FOOTER: return prism_enc_footer(e, &f);
+    case PRISM_CHUNK_CPU: return prism_enc_cpu(e, &cs);
     default: return prism_enc_exit(e, 2);     /* REGIONS again: the exit */
     }
 }

@@ -77,6 +77,8 @@ typedef struct col {
     prism_chunk_info chunk[16];
     size_t nchunk;
     const prism_header *hdr;
+    prism_cpu_sample cpu[MAXR];
+    size_t ncpu, ncpu_batch;
 } col;
 
 static void c_thread(void *ctx, const prism_thread *t)
@@ -178,6 +180,15 @@ static void c_chunk(void *ctx, const prism_chunk_info *ci)
 
 static void c_header(void *ctx, const prism_header *h) { ((col *)ctx)->hdr = h; }
 
+static void c_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
+{
+    col *c = ctx;
+    assert_true(c->ncpu + n <= MAXR);
+    memcpy(c->cpu + c->ncpu, s, n * sizeof *s);
+    c->ncpu += n;
+    c->ncpu_batch++;
+}
+
 /* Read f completely; every chunk must be good.  The caller frees both. */
 static prism_reader *read_back(const file *f, col **out)
 {
@@ -187,7 +198,7 @@ static prism_reader *read_back(const file *f, col **out)
         .header = c_header, .thread = c_thread,
         .regions = c_regions, .marks = c_marks, .counters = c_counters,
         .steps = c_steps, .memory = c_memory, .gpu = c_gpu, .dropped = c_dropped,
-        .info = c_info, .footer = c_footer, .chunk = c_chunk,
+        .info = c_info, .footer = c_footer, .cpu = c_cpu, .chunk = c_chunk,
     };
     prism_reader *r = prism_reader_new(&cb, c);
     assert_non_null(r);
@@ -585,6 +596,80 @@ static void test_dropped_info_footer(void **state)
     done(r, c, f);
 }
 
+static void test_cpu(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    const uint32_t W = PRISM_CPU_HAVE_WAIT, X = PRISM_CPU_EXITED;
+    const prism_cpu_sample s[] = {
+        { 1000, 1, W, 0, 0 },                              /* a pass at the base */
+        { 1000, UINT32_MAX, W | X, UINT64_MAX, UINT64_MAX },
+        { 1000, 0, 0, 5, 77 },                             /* no wait: read as 0 */
+        { 6000, 1, W, 4000, 30 },                          /* the next pass */
+        { 5000, 2, X, 1, 0 },                              /* earlier: clamped */
+        { UINT64_MAX, 3, W, 1, 1 },                        /* the largest delta */
+    };
+    prism_enc *e = chunk(f, PRISM_CHUNK_CPU, 0, 1000, 0);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(prism_enc_cpu(e, &s[i]), PRISM_OK);
+    /* unknown flag bits and the wrong kind are refused, the chunk unchanged */
+    prism_cpu_sample bad = s[0];
+    bad.flags = 4;
+    assert_int_equal(prism_enc_cpu(e, &bad), PRISM_E_ARG);
+    assert_int_equal(prism_enc_cpu(e, NULL), PRISM_E_ARG);
+    assert_int_equal(prism_enc_records(e), 6);
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_MARKS, 1, 0, 0);
+    assert_int_equal(prism_enc_cpu(e, &s[0]), PRISM_E_ARG);
+    prism_mark m = { 1, 1 };
+    assert_int_equal(prism_enc_mark(e, &m), PRISM_OK);
+    chunk_end(f);
+    /* more samples than one callback batch: 40 passes of 16 threads,
+     * values growing like a real run's (base below the first pass) */
+    e = chunk(f, PRISM_CHUNK_CPU, 0, 10, 0);
+    for (uint64_t p = 0; p < 40; p++)
+        for (uint32_t t = 0; t < 16; t++) {
+            prism_cpu_sample x = { 5000000 + p * 5000000, t + 1, W, p * 4999000 + t * 1000,
+                                   p * 20000 + t };
+            assert_int_equal(prism_enc_cpu(e, &x), PRISM_OK);
+        }
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->ncpu, 6 + 640);
+    const prism_cpu_sample want[] = {
+        { 1000, 1, W, 0, 0 }, { 1000, UINT32_MAX, W | X, UINT64_MAX, UINT64_MAX },
+        { 1000, 0, 0, 5, 0 }, { 6000, 1, W, 4000, 30 }, { 6000, 2, X, 1, 0 },
+        { UINT64_MAX, 3, W, 1, 1 },
+    };
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(c->cpu[i].ts, want[i].ts);
+        assert_int_equal(c->cpu[i].stream, want[i].stream);
+        assert_int_equal(c->cpu[i].flags, want[i].flags);
+        assert_int_equal(c->cpu[i].oncpu_ns, want[i].oncpu_ns);
+        assert_int_equal(c->cpu[i].wait_ns, want[i].wait_ns);
+    }
+    for (size_t i = 0; i < 640; i++) {
+        const prism_cpu_sample *x = &c->cpu[6 + i];
+        uint64_t p = i / 16, t = i % 16;
+        assert_int_equal(x->ts, 5000000 + p * 5000000);
+        assert_int_equal(x->stream, t + 1);
+        assert_int_equal(x->flags, W);
+        assert_int_equal(x->oncpu_ns, p * 4999000 + t * 1000);
+        assert_int_equal(x->wait_ns, p * 20000 + t);
+    }
+    assert_int_equal(c->ncpu_batch, 1 + 3);             /* 640 = 256 + 256 + 128 */
+    assert_int_equal(c->nmark, 1);
+    assert_int_equal(c->chunk[0].records, 6);
+    assert_int_equal(c->chunk[2].records, 640);
+    /* compact: the 640-sample chunk's payload is 40 pass deltas (5 bytes
+     * each) and records of 1 (array) + 1 (stream) + 1 (flags) + 1..5
+     * (on-CPU) + 1..5 (wait) bytes: 13 bytes a sample here */
+    assert_true(c->chunk[2].payload_len < 640 * 14);
+    done(r, c, f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_steps_memory),
         cmocka_unit_test(test_gpu),
         cmocka_unit_test(test_dropped_info_footer),
+        cmocka_unit_test(test_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@ static int setup(void **state)
     refgen_opts o = refgen_defaults();
     o.steps = 5;
     o.extremes = true;
+    o.cpu = true;
     o.chunk_bytes = 512;
     assert_int_equal(refgen_build(&o, &f->out), 0);
     tlog_init(&f->full);

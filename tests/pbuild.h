@@ -67,6 +67,22 @@ static inline void pb_begin(pbuild *b, prism_chunk_kind kind, uint32_t stream, u
         } \
     } while (0)
 
+/* pb_init with a header of the caller's (producer, argv...). */
+static inline void pb_init_header(pbuild *b, const prism_header *h, const char *const *names,
+                                  size_t n, uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->rng = seed * 2654435761u + 1;
+    uint8_t hdr[1024];
+    size_t hlen;
+    assert_int_equal(prism_header_encode(h, hdr, sizeof hdr, &hlen), PRISM_OK);
+    pb_bytes(b, hdr, hlen);
+    pb_begin(b, PRISM_CHUNK_STRINGS, 0, 1);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(prism_enc_string(&b->e, names[i], strlen(names[i])), PRISM_OK);
+    pb_flush(b);
+}
+
 static inline void pb_init(pbuild *b, const char *const *names, size_t n, uint64_t seed)
 {
     memset(b, 0, sizeof *b);
@@ -160,6 +176,39 @@ static inline void unload(loaded *l)
 {
     prism_analysis_free(l->a);
     prism_reader_free(l->r);
+}
+
+/* ---- added for the verdict workloads (tests/workload.h) ---------------- */
+
+/* A STEPS record on stream 0. */
+static inline void pb_step(pbuild *b, const prism_step *s)
+{
+    PB_PUT(b, PRISM_CHUNK_STEPS, 0, s->start, prism_enc_step(&b->e, s));
+}
+
+/* A MEMORY record on stream 0. */
+static inline void pb_memory(pbuild *b, const prism_memory_sample *m)
+{
+    PB_PUT(b, PRISM_CHUNK_MEMORY, 0, m->ts, prism_enc_memory(&b->e, m));
+}
+
+/* A CPU sample on stream 0 (one per thread and sampling pass). */
+static inline void pb_cpu(pbuild *b, const prism_cpu_sample *s)
+{
+    PB_PUT(b, PRISM_CHUNK_CPU, 0, s->ts, prism_enc_cpu(&b->e, s));
+}
+
+/* INFO key/value pairs on stream 0. */
+static inline void pb_info_uint(pbuild *b, const char *key, uint64_t v)
+{
+    prism_value val = { .type = PRISM_VAL_UINT, .v.u = v };
+    PB_PUT(b, PRISM_CHUNK_INFO, 0, 0, prism_enc_info(&b->e, key, &val));
+}
+
+static inline void pb_info_text(pbuild *b, const char *key, const char *v)
+{
+    prism_value val = { .type = PRISM_VAL_TEXT, .v.s = v };
+    PB_PUT(b, PRISM_CHUNK_INFO, 0, 0, prism_enc_info(&b->e, key, &val));
 }
 
 #endif

@@ -242,9 +242,14 @@ static void compare_self_is_all_zero(void **state)
     assert_int_equal(run_cmd(cmd_compare, argv, &out, NULL), EXIT_OK);
     assert_non_null(strstr(out, "PRISM Profile Comparison"));
     assert_non_null(strstr(out, "Metric"));
-    assert_non_null(strstr(out, "memory_leak_detected               False           False"));
+    const char *leak = strstr(out, "memory_leak_detected ");
+    assert_non_null(leak);
+    assert_memory_equal(strchr(leak, '\n') - 4, "same", 4);  /* whatever the verdict */
     assert_null(strstr(out, "\n  * "));                 /* nothing significant */
-    assert_int_equal(count_str(out, "+0.0%"), 5 + 23);    /* 5 metrics, 23 regions */
+    /* 5 metrics; 23 regions, each with its total and its per-step median */
+    assert_int_equal(count_str(out, "+0.0%"), 5 + 2 * 23);
+    assert_int_equal(count_str(out, " +0.0pp "), 23);     /* no share moved */
+    assert_non_null(strstr(out, "Whole run: no common shift (median region ratio x1.00"));
     assert_int_equal(count_str(out, "    none\n"), 2);    /* nothing new or vanished */
     const char *argv2[] = { "compare", f->ref, f->ref, "--format", "json", NULL };
     assert_int_equal(run_cmd(cmd_compare, argv2, &text, NULL), EXIT_OK);
@@ -255,6 +260,11 @@ static void compare_self_is_all_zero(void **state)
     assert_int_equal(count_str(text, "\"delta_ns\": "), 23);
     assert_int_equal(count_str(text, "\"significant\": false"), 23);
     assert_int_equal(count_str(text, "\"status\": \"both\""), 23);
+    assert_int_equal(count_str(text, "\"median_pct\": 0,"), 23);
+    assert_int_equal(count_str(text, "\"share_delta_pp\": 0,"), 23);
+    assert_int_equal(count_str(text, "\"base_median_ns\": "), 23);
+    assert_non_null(strstr(text, "\"whole_run_shift\": false"));
+    assert_non_null(strstr(text, "\"factor\": 1,"));
     free(out);
     free(text);
 }

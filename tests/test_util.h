@@ -180,6 +180,16 @@ static inline void tlog_gpu(tlog *l, const prism_gpu_record *g)
     tlog_bytes(l, f, sizeof f);
 }
 
+static inline void tlog_cpu(tlog *l, const prism_cpu_sample *c)
+{
+    tlog_tag(l, 'U');
+    tlog_u64(l, c->ts);
+    tlog_u64(l, c->stream);
+    tlog_u64(l, c->flags);
+    tlog_u64(l, c->oncpu_ns);
+    tlog_u64(l, c->wait_ns);
+}
+
 static inline void tlog_footer(tlog *l, const prism_footer *f)
 {
     tlog_tag(l, 'F');
@@ -291,6 +301,12 @@ static inline void tl_info(void *ctx, const char *key, const prism_value *v)
 
 static inline void tl_footer(void *ctx, const prism_footer *f) { tlog_footer(ctx, f); }
 
+static inline void tl_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tlog_cpu(ctx, &c[i]);
+}
+
 static inline void tl_chunk(void *ctx, const prism_chunk_info *c)
 {
     tlog *l = ctx;
@@ -325,7 +341,7 @@ static inline prism_reader_callbacks tlog_callbacks(void)
         .regions = tl_regions, .marks = tl_marks, .counters = tl_counters,
         .steps = tl_steps, .memory = tl_memory, .gpu = tl_gpu,
         .dropped = tl_dropped, .info = tl_info, .footer = tl_footer,
-        .chunk = tl_chunk,
+        .cpu = tl_cpu, .chunk = tl_chunk,
     };
     return cb;
 }
@@ -382,7 +398,8 @@ typedef struct tref_fixture {
     size_t hdr_len;             /* header bytes (first chunk's offset)       */
 } tref_fixture;
 
-/* Group setup: 3 steps with extremes in 512-byte chunks (more than 10). */
+/* Group setup: 3 steps with extremes and CPU samples in 512-byte chunks
+ * (more than 10). */
 static inline int tref_setup(void **state)
 {
     tref_fixture *f = calloc(1, sizeof *f);
@@ -390,6 +407,7 @@ static inline int tref_setup(void **state)
     refgen_opts o = refgen_defaults();
     o.steps = 3;
     o.extremes = true;
+    o.cpu = true;
     o.chunk_bytes = 512;
     assert_int_equal(refgen_build(&o, &f->out), 0);
     tlog_init(&f->clean);

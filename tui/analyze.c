@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "cli.h"
+#include "ui.h"
 #include "report.h"
+#include "verdict.h"
 
 #define RULE "============================================================\n"
 #define TOP_OPS 10
@@ -32,7 +34,9 @@ static void usage(FILE *f)
         "                         docs/JSON.md)\n"
         "  --threshold PCT        an operation above PCT %% of the time is a hot\n"
         "                         operation (default: the file's setting, else 10)\n"
-        "  --leak-threshold MB    memory growth above MB per step is a leak\n"
+        "  --leak-threshold MB    memory growth above MB per step with a good fit is\n"
+        "                         a leak by itself; slower growth is one when it is\n"
+        "                         steady and significant and adds up to 64 MB or 5 %%\n"
         "                         (default: the file's setting, else 10)\n"
         "  --ridge F              work below F FLOP per byte (from counters named\n"
         "                         flops and bytes) is memory-bound (default 10; an\n"
@@ -89,12 +93,20 @@ static void status_lines(FILE *f, const prism_analysis *a)
                 s->unknown);
 }
 
-static void fit_text(FILE *f, const char *what, const prism_leak *l)
+/* One memory series: "    host RSS: LEAK (steady, significant rise): +2.00+-0.01
+ * MB/step  +998.0 MB (+97.5%) over 499 steps; r2 1.00, 500 points; ..." */
+static void fit_line(FILE *f, const char *what, const prism_leak *l)
 {
-    if (!l->have_fit)
-        fprintf(f, "%s: too few step samples to fit (%zu)", what, l->points);
-    else
-        fprintf(f, "%s %+.2f MB/step, r2 %.2f", what, l->slope_mb_per_step, l->r2);
+    if (!l->have_fit) {
+        fprintf(f, "    %s: too few step samples to fit (%zu)\n", what, l->points);
+        return;
+    }
+    char facts[160], fit[64], out[96];
+    verdict_facts(facts, sizeof facts, l, false);
+    verdict_fit(fit, sizeof fit, l);
+    verdict_outlook(out, sizeof out, l);
+    fprintf(f, "    %s: %s (%s): %s; %s; %s\n", what, verdict_word(l, NULL),
+            l->reason ? l->reason : "?", facts, fit, out);
 }
 
 static void memory_lines(FILE *f, const prism_memory_stats *m)
@@ -107,14 +119,20 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
     if (m->have_gpu)
         fprintf(f, "  Peak GPU memory: %.1f MB used, %.1f MB reserved\n",
                 bytes_mb((double)m->peak_gpu_used), bytes_mb((double)m->peak_gpu_reserved));
-    bool leak = m->host.leak || (m->have_gpu && m->gpu.leak);
-    fprintf(f, "  Memory leak: %s (", leak ? "DETECTED" : "none");
-    fit_text(f, "host RSS", &m->host);
-    if (m->have_gpu) {
-        fputs("; ", f);
-        fit_text(f, "GPU used", &m->gpu);
-    }
-    fputs(")\n", f);
+    bool gpu = m->have_gpu;
+    bool hl = m->host.leak, gl = gpu && m->gpu.leak;
+    bool hg = m->host.verdict == PRISM_LEAK_GROWING, gg = gpu && m->gpu.verdict == PRISM_LEAK_GROWING;
+    if (hl || gl)
+        fprintf(f, "  Memory leak: DETECTED (%s%s%s)\n", hl ? "host RSS" : "",
+                hl && gl ? ", " : "", gl ? "GPU used" : "");
+    else if (hg || gg)
+        fprintf(f, "  Memory leak: not proven (%s%s%s growing)\n", hg ? "host RSS" : "",
+                hg && gg ? ", " : "", gg ? "GPU used" : "");
+    else
+        fputs("  Memory leak: none\n", f);
+    fit_line(f, "host RSS", &m->host);
+    if (gpu)
+        fit_line(f, "GPU used", &m->gpu);
 }
 
 static void summary(FILE *f, const char *path, const prism_analysis *a)
@@ -127,6 +145,10 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     status_lines(f, a);
     if (st->count) {
         fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
+        char bad[4][VERDICT_LINE];
+        int nbad = verdict_step_problems(st, bad, 4);
+        for (int i = 0; i < nbad; i++)
+            fprintf(f, "  Step problem: %s\n", bad[i]);
         fprintf(f, "  Total time: %.3f ms (sum of step durations)\n", ns_ms((double)st->total_ns));
         fprintf(f, "  Step time: mean %.3f ms, p50 %.3f ms, p95 %.3f ms, max %.3f ms\n",
                 ns_ms(st->mean_ns), ns_ms(st->p50_ns), ns_ms(st->p95_ns), ns_ms(st->max_ns));
@@ -182,6 +204,30 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
     strbuf path;
     sb_init(&path);
     fputs("Bottlenecks Detected:\n", f);
+    uint64_t nsteps;
+    double denom = prism_analysis_step_denominator(a, &nsteps);
+    size_t ti = prism_analysis_training_thread(a);
+    const char *tname = NULL;
+    if (ti != SIZE_MAX)
+        prism_analysis_thread_tree(a, ti, NULL, &tname);
+    char dn[32], tn[64];
+    ui_fmt_ns(dn, sizeof dn, denom);
+    if (tname) {                /* a name from the profile: no control bytes */
+        size_t k = 0;
+        for (; tname[k] && k + 1 < sizeof tn; k++)
+            tn[k] = (unsigned char)tname[k] < 0x20 || tname[k] == 0x7f ? '?' : tname[k];
+        tn[k] = '\0';
+        tname = tn;
+    }
+    if (nsteps)
+        fprintf(f, "  (shares are of step time: %llu sampled steps, %s%s%s%s; ",
+                (unsigned long long)nsteps, dn, tname ? ", training thread '" : "",
+                tname ? tname : "", tname ? "'" : "");
+    else
+        fprintf(f, "  (shares are of run time: %s, no steps; ", dn);
+    fputs(prism_analysis_cpu_present(a) ? "wait vs work measured from CPU samples)\n"
+                                        : "no CPU samples: waits judged by region names)\n",
+          f);
     if (!n || !b)
         fputs("  none\n", f);
     for (size_t i = 0; b && i < n; i++) {

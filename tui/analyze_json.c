@@ -89,6 +89,17 @@ static void summary(json_w *w, const prism_analysis *a)
     json_kuint(w, "region_ns", t->total_ns);
     json_kuint(w, "nodes", t->count);
     report_json_threads(w, a, "region_ns", NULL);
+    uint64_t nsteps;
+    double denom = prism_analysis_step_denominator(a, &nsteps);
+    json_kstring(w, "share_of", nsteps ? "steps" : "run");
+    json_kuint(w, "share_denominator_ns", (uint64_t)denom);
+    size_t ti = prism_analysis_training_thread(a);
+    const char *tname = NULL;
+    if (ti != SIZE_MAX)
+        prism_analysis_thread_tree(a, ti, NULL, &tname);
+    json_kstring(w, "training_thread", tname);
+    json_kbool(w, "cpu_samples", prism_analysis_cpu_present(a));
+    json_kstring(w, "cpu_sampler", prism_analysis_cpu_status(a));
     json_end_object(w);
 }
 
@@ -105,6 +116,11 @@ static void steps(json_w *w, const prism_analysis *a)
     report_json_kns(w, "p95_ns", s->p95_ns);
     report_json_kns(w, "max_ns", s->max_ns);
     report_json_kns(w, "std_ns", s->std_ns);
+    json_kuint(w, "timed", s->timed);
+    json_kuint(w, "bad_order", s->bad_order);
+    json_kuint(w, "zero_len", s->zero_len);
+    json_kuint(w, "overlapping", s->overlapping);
+    json_kuint(w, "dup_index", s->dup_index);
     json_key(w, "series");
     json_begin_array(w);
     for (size_t i = 0; s->series && i < s->nseries; i++) {
@@ -136,6 +152,18 @@ static void fit(json_w *w, const char *key, const prism_leak *l, bool present)
     json_kdouble(w, "start_mb", l->start_mb);
     json_kdouble(w, "end_mb", l->end_mb);
     json_kbool(w, "leak", l->leak);
+    json_kstring(w, "verdict", prism_leak_verdict_name(l->verdict));
+    json_kstring(w, "reason", l->reason);
+    json_kdouble(w, "slope_se_mb_per_step", l->slope_se_mb);
+    json_kdouble(w, "t", l->t);
+    json_kdouble(w, "growth_mb", l->growth_mb);
+    json_kdouble(w, "growth_pct", l->growth_pct);
+    json_kuint(w, "span_steps", l->span_steps);
+    json_kdouble(w, "mid_slope_mb_per_step", l->mid_slope_mb_per_step);
+    json_kdouble(w, "late_slope_mb_per_step", l->late_slope_mb_per_step);
+    json_kuint(w, "projection_steps", l->projection_steps);
+    json_kstring(w, "projection_to", l->projection_epoch ? "epoch_end" : "steps");
+    json_kdouble(w, "projected_mb", l->projected_mb);
     json_end_object(w);
 }
 

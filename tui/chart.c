@@ -33,8 +33,13 @@ bool chart_init(chart *c, int h, int w, double lo, double hi, bool utf8)
         return false;
     c->h = h;
     c->w = w;
+    if (!isfinite(lo) || !isfinite(hi)) {       /* nothing sensible to scale */
+        lo = 0;
+        hi = 1;
+    }
+    /* an empty range gets a width that survives rounding (1e20 + 1 == 1e20) */
     c->lo = lo;
-    c->hi = hi > lo ? hi : lo + 1;
+    c->hi = hi > lo ? hi : lo + fmax(1.0, fabs(lo) * 1e-9);
     c->utf8 = utf8;
     for (size_t i = 0; i < (size_t)h * (size_t)w; i++)
         set(&c->cells[i], " ", CHART_EMPTY);
@@ -104,11 +109,12 @@ void chart_range(const double *v, size_t n, double *lo, double *hi)
         *lo = 0;
 }
 
-/* Fraction of the range, clamped to 0..1; NAN stays NAN. */
+/* Fraction of the range, clamped to 0..1 (NAN, from an infinite value or
+ * a range too wide for doubles, counts as 0: callers convert it to int). */
 static double frac_of(const chart *c, double v)
 {
     double f = (v - c->lo) / (c->hi - c->lo);
-    return f < 0 ? 0 : f > 1 ? 1 : f;
+    return !(f > 0) ? 0 : f > 1 ? 1 : f;
 }
 
 void chart_bars(chart *c, const double *col)

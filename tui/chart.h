@@ -29,8 +29,9 @@ typedef struct chart {
     chart_cell *cells;          /* h * w, owned                             */
 } chart;
 
-/* Allocate an empty h x w chart over [lo, hi].  False (and cells NULL) when
- * h or w < 1 or on allocation failure; chart_free is safe either way. */
+/* Allocate an empty h x w chart over [lo, hi] (an empty range is widened,
+ * a non-finite one becomes [0, 1]).  False (and cells NULL) when h or w < 1
+ * or on allocation failure; chart_free is safe either way. */
 bool chart_init(chart *c, int h, int w, double lo, double hi, bool utf8);
 void chart_free(chart *c);
 

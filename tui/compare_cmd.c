@@ -1,10 +1,12 @@
 /*
  * compare_cmd.c - `prism-top compare A B`: two profiles side by side.  The
- * metric table follows the reference comparison report; below it, the call
- * paths matched by name with their deltas (largest change first), a
- * significance test against step-to-step noise, regions that appeared or
- * vanished, and bottlenecks found on one side only.  JSON: schema
- * "prism.compare/1" (docs/JSON.md).
+ * metric table follows the reference comparison report; then whether the
+ * whole run moved (the machine rather than the code); below it, the call
+ * paths matched by name with their deltas (largest change first), their
+ * per-step medians' change, their share of the step, a significance test
+ * against step-to-step noise (a rank test on per-step samples), regions
+ * that appeared or vanished, and bottlenecks found on one side only.
+ * JSON: schema "prism.compare/1" (docs/JSON.md).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -23,9 +25,12 @@ static void usage(FILE *f)
         "usage: prism-top compare A B [-o OUT] [--format txt|json] [--top N]\n"
         "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
         "Compare profile B against profile A (the baseline): steps, time, memory,\n"
-        "per-region deltas with speedup and a Welch t-test over per-step times\n"
-        "(* marks a change larger than step-to-step noise: p < 0.01 and more than\n"
-        "1%% of the baseline total), new and vanished regions and bottlenecks.\n"
+        "whether the whole run moved by one factor (a slower machine, not the code),\n"
+        "per-region deltas with speedup, the change of per-step medians, the share\n"
+        "of the step, and a Mann-Whitney rank test over per-step times (* marks a\n"
+        "change beyond step-to-step noise: p < 0.01, the per-step median moved by\n"
+        "3%% or more and by 0.5%% of the median step or more; after a whole-run\n"
+        "shift, beyond the run's factor), new and vanished regions and bottlenecks.\n"
         "\n"
         "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
         "  --format txt|json      text (default) or JSON (schema prism.compare/1)\n"
@@ -105,14 +110,38 @@ static void metric_table(FILE *f, const metrics *a, const metrics *b)
             b->leak ? "True" : "False", a->leak == b->leak ? "same" : "changed");
 }
 
+/* The whole run: one factor for every region, or none. */
+static void run_shift(FILE *f, const prism_compare *c)
+{
+    char step[64] = "";
+    if (c->step_ratio > 0)
+        snprintf(step, sizeof step, "; median step x%.2f", c->step_ratio);
+    if (c->whole_run_shift) {
+        double pct = 100.0 * (c->run_factor - 1.0);
+        fprintf(f, "Whole run: %.1f%% %s (x%.2f; %zu of %zu regions agree%s): the machine, "
+                "clocks or contention, not one region.\n"
+                "  Each region below is tested against x%.2f (med %% is its change beyond it).\n",
+                fabs(pct), pct > 0 ? "slower" : "faster", c->run_factor, c->run_agree,
+                c->run_regions, step, c->run_factor);
+    } else if (c->run_regions >= 3) {
+        fprintf(f, "Whole run: no common shift (median region ratio x%.2f over %zu regions%s).\n",
+                c->run_factor, c->run_regions, step);
+    } else {
+        fprintf(f, "Whole run: too few regions over 1%% of the step on both sides to judge%s.\n",
+                step);
+    }
+}
+
 static void regions(FILE *f, const prism_compare *c, size_t top)
 {
-    char buf[64], p[32];
+    char buf[64], p[32], med[32];
     size_t shown = 0, both = 0;
-    fputs("Regions (largest change first; * = significant: p < 0.01 and over 1% of the "
-          "total):\n", f);
-    fprintf(f, "    %-40s %11s %11s %11s %8s %8s %8s\n", "path", "base ms", "new ms", "delta ms",
-            "delta %", "speedup", "p-value");
+    fputs("Regions (largest change first; * = significant: rank test p < 0.01 and the "
+          "per-step median\n"
+          "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
+          "the step):\n", f);
+    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s %7s %8s %8s\n", "path", "base ms", "new ms",
+            "delta ms", "delta %", "speedup", "med %", "share", "d.share", "p-value");
     for (size_t i = 0; i < c->count; i++) {
         const prism_delta *d = &c->deltas[i];
         if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
@@ -121,14 +150,20 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
         if (top && shown >= top)
             continue;
         shown++;
-        if (d->p_value >= 0)
+        if (d->p_value >= 1e-4)
             snprintf(p, sizeof p, "%.4f", d->p_value);
+        else if (d->p_value >= 0)
+            snprintf(p, sizeof p, "%.1e", d->p_value);      /* 3.7e-07, not 0.0000 */
         else
             snprintf(p, sizeof p, "n/a");
-        fprintf(f, "  %c %-40s %11.3f %11.3f %+11.3f %+7.1f%% %7.2fx %8s\n",
-                d->significant ? '*' : ' ', report_fit(d->path, 40, buf, sizeof buf),
+        if (d->base_median_ns > 0 && d->new_median_ns > 0)
+            snprintf(med, sizeof med, "%+.1f%%", d->median_pct);
+        else
+            snprintf(med, sizeof med, "n/a");
+        fprintf(f, "  %c %-36s %11.3f %11.3f %+11.3f %+7.1f%% %7.2fx %8s %6.1f%% %+6.1fpp %8s\n",
+                d->significant ? '*' : ' ', report_fit(d->path, 36, buf, sizeof buf),
                 ns_ms(d->base_ns), ns_ms(d->new_ns), ns_ms(d->delta_ns), d->delta_pct,
-                d->speedup, p);
+                d->speedup, med, 100.0 * d->new_share, d->share_delta, p);
     }
     if (!both)
         fputs("  none in both profiles\n", f);
@@ -176,6 +211,8 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
     fputs(RULE "PRISM Profile Comparison\n" RULE, f);
     fprintf(f, "Profile 1 (base): %s\nProfile 2 (new):  %s\n\n", pa, pb);
     metric_table(f, &ma, &mb);
+    fputc('\n', f);
+    run_shift(f, c);
     fputc('\n', f);
     regions(f, c, top);
     fputc('\n', f);
@@ -233,6 +270,16 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
     json_side(w, "new", pb, b);
     json_kuint(w, "appeared", c->appeared);
     json_kuint(w, "vanished", c->vanished);
+    json_key(w, "run");
+    json_begin_object(w);
+    json_key(w, "factor");
+    c->run_regions >= 3 ? json_double(w, c->run_factor) : json_null(w);
+    json_kbool(w, "whole_run_shift", c->whole_run_shift);
+    json_kuint(w, "regions", c->run_regions);
+    json_kuint(w, "agree", c->run_agree);
+    json_key(w, "step_ratio");
+    c->step_ratio > 0 ? json_double(w, c->step_ratio) : json_null(w);
+    json_end_object(w);
     json_key(w, "regions");
     json_begin_array(w);
     for (size_t i = 0; i < c->count; i++) {
@@ -249,6 +296,19 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         inb ? json_double(w, d->delta_pct) : json_null(w);
         json_key(w, "speedup");
         inb && inn ? json_double(w, d->speedup) : json_null(w);
+        jns(w, "base_median_ns", d->base_median_ns, d->base_median_ns > 0);
+        jns(w, "new_median_ns", d->new_median_ns, d->new_median_ns > 0);
+        json_kuint(w, "base_steps", d->base_steps);
+        json_kuint(w, "new_steps", d->new_steps);
+        json_key(w, "median_pct");
+        d->base_median_ns > 0 && d->new_median_ns > 0 ? json_double(w, d->median_pct)
+                                                      : json_null(w);
+        json_key(w, "base_share");
+        json_double(w, d->base_share);
+        json_key(w, "new_share");
+        json_double(w, d->new_share);
+        json_key(w, "share_delta_pp");
+        json_double(w, d->share_delta);
         json_key(w, "p_value");
         d->p_value >= 0 ? json_double(w, d->p_value) : json_null(w);
         json_kbool(w, "significant", d->significant);

@@ -110,8 +110,13 @@ static void label(ui *u, const ui_rect *r, int k)
     f = f ? f + 1 : names[k];
     attr_t at = k == u->side ? (A_BOLD | ui_attr(u, CP_SEL, A_REVERSE)) : ui_attr(u, CP_TAB, A_REVERSE);
     ui_fill(r, 0, at);
-    ui_printf(r, 0, 0, at, " %s %s%s", k ? "NEW " : "BASE", f,
-              u->diff_only ? "  [changed only]" : "");
+    const prism_compare *c = u->cmp;
+    char run[64] = "";
+    if (k == 1 && c && c->whole_run_shift)      /* the machine moved, not one region */
+        snprintf(run, sizeof run, "  [whole run x%.2f: %s]", c->run_factor,
+                 c->run_factor > 1 ? "slower" : "faster");
+    ui_printf(r, 0, 0, at, " %s %s%s%s", k ? "NEW " : "BASE", f,
+              u->diff_only ? "  [changed only]" : "", run);
 }
 
 void cmpv_draw(ui *u, const ui_layout *l)
@@ -139,7 +144,7 @@ void cmpv_status(const ui *u, char *buf, size_t n)
     buf[0] = '\0';
     if (!d)
         return;
-    char a[32], b[32];
+    char a[32], b[32], pp[32];
     ui_fmt_ns(a, sizeof a, d->delta_ns < 0 ? -d->delta_ns : d->delta_ns);
     if (d->base_node == PRISM_NO_NODE)
         snprintf(buf, n, " | NEW region");
@@ -150,8 +155,9 @@ void cmpv_status(const ui *u, char *buf, size_t n)
             snprintf(b, sizeof b, " p=%.3g", d->p_value);
         else
             snprintf(b, sizeof b, " p n/a");
-        snprintf(buf, n, " | %c%s (%+.1f%%)%s%s", d->delta_ns < 0 ? '-' : '+', a, d->delta_pct,
-                 b, d->significant ? " *" : "");
+        dl_fmt_pp(pp, sizeof pp, d->share_delta);
+        snprintf(buf, n, " | %c%s (%+.1f%%) share %s%s%s", d->delta_ns < 0 ? '-' : '+', a,
+                 d->delta_pct, pp, b, d->significant ? " *" : "");
     }
 }
 
@@ -193,7 +199,7 @@ const char *cmpv_absent_text(const prism_delta *d)
 void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
 {
     const prism_delta *d = ui_delta(u, u->sel_hash);
-    char a[32], b[32], p[32], cell[64];
+    char a[32], b[32], p[32], cell[64], med[48], pp[32];
     int x = 7;
     ui_print(r, y, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD, "Diff");
     if (!d) {
@@ -215,13 +221,19 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
         snprintf(p, sizeof p, "p=%.3g", d->p_value);
     else
         snprintf(p, sizeof p, "p n/a");
+    dl_fmt_pp(pp, sizeof pp, d->share_delta);
+    med[0] = '\0';
+    if (d->base_median_ns > 0 && d->new_median_ns > 0)
+        snprintf(med, sizeof med, "  per step %+.1f%%%s", d->median_pct,
+                 u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
     if (k == DL_NEW)
         ui_printf(r, y, x, A_NORMAL, "  not in the base profile; new %s", b);
     else if (k == DL_GONE)
         ui_printf(r, y, x, A_NORMAL, "  not in the new profile; base %s", a);
-    else
-        ui_printf(r, y, x, A_NORMAL, "  base %s  new %s  x%.2f  %s  %s", a, b, d->speedup, p,
-                  d->significant ? "significant" : "within noise");
+    else                                /* the verdict before what a narrow side cuts */
+        ui_printf(r, y, x, A_NORMAL, "  base %s  new %s  x%.2f  %s  %s%s  share %.1f%% %s", a, b,
+                  d->speedup, p, d->significant ? "significant" : "within noise", med,
+                  100.0 * d->new_share, pp);
 }
 
 /* A region under `d` whose own regression explains (almost) all of d's:

@@ -12,7 +12,7 @@ void cmpv_teardown(ui *u);
 void cmpv_use(ui *u, int k);
 /* Draw the body: both sides of the current pane. */
 void cmpv_draw(ui *u, const ui_layout *l);
-/* " | +1.2 ms (+4.0%) p=0.001 *" for the selected path, or "". */
+/* " | +1.2 ms (+4.0%) share +0.4pp p=0.001 *" for the selected path, or "". */
 void cmpv_status(const ui *u, char *buf, size_t n);
 
 /* ---- for the panes (compare_view.c) ---- */
@@ -31,7 +31,9 @@ int cmpv_delta_cell(const ui *u, const ui_rect *r, int y, int x, int w, const pr
 /* "not in this profile (new in the other)" or "(gone: in the base only)". */
 const char *cmpv_absent_text(const prism_delta *d);
 /* The details' "Diff" row at row y of r: the selected path's delta, totals
- * on both sides, speedup, p-value and significance, or why there is none;
+ * on both sides, speedup, the per-step median's change (beyond the whole
+ * run's factor after a whole-run shift), the new share of the step and its
+ * change, p-value and significance, or why there is none;
  * other_row: the row shown selected is not that path (its name first). */
 void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row);
 /* Regressions first: the first significant slowdown or new region in

@@ -19,7 +19,7 @@ dl_kind dl_kind_of(const prism_delta *d)
         return DL_GONE;
     if (!d->significant)
         return DL_SAME;
-    return d->delta_ns > 0 ? DL_SLOWER : d->delta_ns < 0 ? DL_FASTER : DL_SAME;
+    return d->median_pct > 0 ? DL_SLOWER : d->median_pct < 0 ? DL_FASTER : DL_SAME;
 }
 
 bool dl_changed(const prism_delta *d)
@@ -64,6 +64,16 @@ void dl_fmt_pct(char *buf, size_t cap, double pct)
         snprintf(buf, cap, "%+.0f%%", pct);
     else
         snprintf(buf, cap, "%+.1f%%", pct);
+}
+
+void dl_fmt_pp(char *buf, size_t cap, double pp)
+{
+    if (!isfinite(pp))
+        snprintf(buf, cap, "n/a");
+    else if (fabs(pp) < 0.05)
+        snprintf(buf, cap, "0.0pp");
+    else
+        snprintf(buf, cap, "%+.1fpp", pp);
 }
 
 /* The first of the candidates that fits in width columns. */
@@ -189,6 +199,10 @@ int dl_ops(const prism_op *ops, size_t n, const prism_op *other, size_t nother, 
         d->delta_ns = d->new_ns - d->base_ns;
         d->delta_pct = d->base_ns > 0 ? 100.0 * d->delta_ns / d->base_ns : 0.0;
         d->speedup = d->base_ns > 0 && d->new_ns > 0 ? d->base_ns / d->new_ns : 0.0;
+        d->median_pct = d->delta_pct;
+        d->base_share = b ? b->share : 0.0;
+        d->new_share = w ? w->share : 0.0;
+        d->share_delta = 100.0 * (d->new_share - d->base_share);
         d->p_value = -1.0;
         const char *key = ops[i].name;
         d->significant = b && w && fabs(d->delta_ns) > floor && nchanged &&

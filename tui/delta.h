@@ -6,8 +6,12 @@
  * attributes and draws them.
  *
  * Kinds are noise-aware: a change counts only when the analysis compare
- * calls it significant (Welch's t-test on per-step totals, p < 0.01, and
- * over 1 % of the base total), or when the path exists on one side only.
+ * calls it significant (a rank test on per-step samples, p < 0.01, with
+ * the per-step median moved by 3 % and by 0.5 % of the step, beyond the
+ * whole run's factor when the whole run shifted), or when the path exists
+ * on one side only.  The direction of a significant change is that of its
+ * per-step median (median_pct): after a whole-run shift, a region that
+ * kept its time while everything else slowed down is faster than the run.
  */
 #ifndef PRISM_TUI_DELTA_H
 #define PRISM_TUI_DELTA_H
@@ -41,6 +45,8 @@ bool dl_strong(const prism_delta *d);
 void dl_fmt_ns(char *buf, size_t cap, double ns);
 /* "+4.5%", "-12.0%", "+123%" (no decimals from 100 %). */
 void dl_fmt_pct(char *buf, size_t cap, double pct);
+/* A change of share in percentage points: "+1.2pp", "-0.4pp", "0.0pp". */
+void dl_fmt_pp(char *buf, size_t cap, double pp);
 /* The text of a delta cell at most `width` columns wide: "+12.3ms +4.5%",
  * else "+4.5%", else "+12.3ms"; "new +91.7ms" / "gone -3.2ms" for a path
  * on one side only, else "new" / "gone"; "" without a delta.  Returns the
@@ -55,10 +61,13 @@ uint32_t dl_nearest(const prism_analysis *here, const prism_analysis *other, uin
 
 /* The change of each operation of `ops` (one side's flat list; `side` 0
  * when it is the base's) against the other side's list, by name: the
- * totals of both, delta, % and speedup; base_node / new_node are 0 when
- * present, PRISM_NO_NODE when absent; significant when some path of that
- * name changed significantly (c, may be NULL) and the operation's own
- * change exceeds 1 % of the base profile's total (base_total_ns).  out has
+ * totals of both, delta, % and speedup, shares (each operation's share of
+ * its profile's total, as the Ops pane shows it) and their change in
+ * points; base_node / new_node are 0 when present, PRISM_NO_NODE when
+ * absent; significant when some path of that name changed significantly
+ * (c, may be NULL) and the operation's own change exceeds 1 % of the base
+ * profile's total (base_total_ns), its direction that of its total
+ * (median_pct = delta_pct: operations have no per-step medians).  out has
  * n entries (name and path left empty).  0, or -1 on allocation failure. */
 int dl_ops(const prism_op *ops, size_t n, const prism_op *other, size_t nother, int side,
            const prism_compare *c, uint64_t base_total_ns, prism_delta *out);

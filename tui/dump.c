@@ -232,6 +232,19 @@ static void on_footer(void *ctx, const prism_footer *f)
             f->events, f->dropped, f->chunks, f->clean ? "clean" : "unclean");
 }
 
+static void on_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
+{
+    dump *d = ctx;
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "cpu     t=");
+        ts(d->out, c[i].ts);
+        fprintf(d->out, " thread %" PRIu32 " oncpu %" PRIu64 " ns", c[i].stream, c[i].oncpu_ns);
+        if (c[i].flags & PRISM_CPU_HAVE_WAIT)
+            fprintf(d->out, " wait %" PRIu64 " ns", c[i].wait_ns);
+        fprintf(d->out, "%s\n", (c[i].flags & PRISM_CPU_EXITED) ? " exited" : "");
+    }
+}
+
 static void on_chunk(void *ctx, const prism_chunk_info *c)
 {
     static const char *const status[] = { "ok", "BAD CHECKSUM", "MALFORMED", "unknown kind",
@@ -290,7 +303,7 @@ int cmd_dump(int argc, char **argv, FILE *out)
         .header = on_header, .string = on_string, .thread = on_thread,
         .regions = on_regions, .marks = on_marks, .counters = on_counters,
         .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
-        .info = on_info, .footer = on_footer, .chunk = on_chunk,
+        .info = on_info, .footer = on_footer, .cpu = on_cpu, .chunk = on_chunk,
     };
     prism_reader *r = prism_reader_new(&cb, &d);
     if (!r) {

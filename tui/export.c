@@ -119,6 +119,14 @@ static void node_fields(json_w *w, const prism_node *p)
     json_kuint(w, "gpu_launches", p->gpu_launches);
     json_kdouble(w, "flops", p->flops);
     json_kdouble(w, "bytes", p->bytes);
+    json_kuint(w, "in_step_ns", p->in_step_ns);
+    json_kuint(w, "cpu_known_ns", p->cpu_known_ns);
+    json_kuint(w, "oncpu_ns", p->oncpu_ns);
+    json_kuint(w, "runq_ns", p->runq_ns);
+    json_kuint(w, "offcpu_ns", p->offcpu_ns);
+    json_kuint(w, "offcpu_busy_ns", p->offcpu_busy_ns);
+    json_kuint(w, "gpu_wait_ns", p->gpu_wait_ns);
+    json_kuint(w, "lead_steps", p->lead_steps);
 }
 
 /* "roots": the tree as nested objects, walked without recursion. */

@@ -135,7 +135,8 @@ static void draw_empty(ui *u, const ui_rect *r)
 {
     ui_print(r, 1, 1, ui_attr(u, CP_TITLE, A_BOLD), "No bottlenecks found");
     int rows = put_wrapped(r, 3, 1, r->w - 2, A_NORMAL,
-             "Default thresholds: op > 10% of time, leak > 10 MB/step, sync/data waits > 10%, "
+             "Default thresholds: op > 10% of time, leak > 10 MB/step (or a steady rise of "
+             "64 MB or 5 %), sync/data waits > 10%, "
              "GPU idle > 30%.");
     size_t ng = gone_count(u);
     if (ng) {

@@ -192,6 +192,10 @@ static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, bool sel, bool h
         }
     } else if (sel) {
         at = A_REVERSE | A_BOLD;
+    } else if (u->color && nd->cpu_known_ns) {
+        /* measured wait vs work: running hot, mixed warm, waiting cool */
+        double on = (double)(nd->oncpu_ns + nd->runq_ns) / (double)nd->cpu_known_ns;
+        at = COLOR_PAIR(on >= 0.7 ? CP_HOT : on >= 0.3 ? CP_WARM : CP_COOL);
     } else if (u->color) {
         at = COLOR_PAIR(pairs[flame_color(name, 3)]);
     } else {
@@ -259,11 +263,14 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
             x += ui_printf(r, row, x, A_NORMAL, " p=%.2g%s", d->p_value,
                            d->significant ? "" : " (noise)");
     }
-    ui_printf(r, row, x, A_NORMAL, "  %s  %.1f%% of total  %.1f%% of %s  self %s  %llu calls",
-              tot, t->total_ns ? 100.0 * (double)nd->total_ns / (double)t->total_ns : 0.0,
-              up ? 100.0 * (double)nd->total_ns / (double)up : 0.0,
-              nd->parent == PRISM_NO_NODE ? "all" : "parent", self,
-              (unsigned long long)nd->calls);
+    x += ui_printf(r, row, x, A_NORMAL, "  %s  %.1f%% of total  %.1f%% of %s  self %s  %llu calls",
+                   tot, t->total_ns ? 100.0 * (double)nd->total_ns / (double)t->total_ns : 0.0,
+                   up ? 100.0 * (double)nd->total_ns / (double)up : 0.0,
+                   nd->parent == PRISM_NO_NODE ? "all" : "parent", self,
+                   (unsigned long long)nd->calls);
+    if (nd->cpu_known_ns)
+        ui_printf(r, row, x, A_NORMAL, "  on CPU %.0f%%",
+                  100.0 * (double)nd->oncpu_ns / (double)nd->cpu_known_ns);
 }
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)

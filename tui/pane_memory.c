@@ -2,12 +2,14 @@
  * pane_memory.c - the Memory pane: host RSS (or GPU used, with reserved as
  * a second trace) over time as a multi-row chart, the same memory at step
  * boundaries against the step index with the fitted trend line overlaid,
- * the slope, r2 and leak verdict, peaks, and a step marker that h/l move
- * (shown on both charts, with the value under it).
+ * the leak verdict (LEAK / growing / no leak, with the slope and its
+ * standard error, the growth over the run, r2, the reason and the
+ * projection), peaks, and a step marker that h/l move (shown on both
+ * charts, with the value under it).
  *
  * Everything drawn comes from prism_memory_stats; the charts themselves are
- * pure text cells (chart.c).  The selected step is kept as a step index, so
- * it survives pane switches and reloads.
+ * pure text cells (chart.c), the verdict's words verdict.c's.  The selected
+ * step is kept as a step index, so it survives pane switches and reloads.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,14 +18,26 @@
 
 #include "chart.h"
 #include "ui.h"
+#include "verdict.h"
 
 #define MB 1048576.0
 #define GUTTER 9                        /* y-axis labels: "3.52 GB" + axis */
 
 typedef struct memv {
-    bool gpu;                           /* GPU used/reserved instead of host */
+    int gpu;                            /* 1: GPU used/reserved, 0: host,
+                                           -1: the worse verdict (host on a
+                                           tie) until g is pressed        */
     uint64_t step;                      /* selected step; UINT64_MAX: last  */
 } memv;
+
+/* Show GPU memory?  By default the series with the worse leak verdict, so
+ * that Enter on a GPU leak in the Bottlenecks pane lands on its chart. */
+static bool shows_gpu(const memv *mv, const prism_memory_stats *m)
+{
+    if (!m->have_gpu)
+        return false;
+    return mv->gpu < 0 ? m->gpu.verdict > m->host.verdict : mv->gpu > 0;
+}
 
 /* The series a view shows, extracted from the samples for one draw. */
 typedef struct series {
@@ -31,6 +45,7 @@ typedef struct series {
     double *t, *v, *v2;                 /* time (ns), value, reserved (GPU) */
     size_t k;                           /* samples at step boundaries       */
     double *sx, *sy;                    /* step index, value                */
+    uint64_t *sstep;                    /* step index, exact                */
     uint64_t *sts;                      /* their timestamps                 */
 } series;
 
@@ -58,6 +73,7 @@ static void series_free(series *s)
     free(s->v2);
     free(s->sx);
     free(s->sy);
+    free(s->sstep);
     free(s->sts);
     memset(s, 0, sizeof *s);
 }
@@ -71,8 +87,9 @@ static bool series_get(const prism_memory_stats *m, bool gpu, series *s)
     s->v2 = malloc(n * sizeof *s->v2);
     s->sx = malloc(n * sizeof *s->sx);
     s->sy = malloc(n * sizeof *s->sy);
+    s->sstep = malloc(n * sizeof *s->sstep);
     s->sts = malloc(n * sizeof *s->sts);
-    if (!s->t || !s->v || !s->v2 || !s->sx || !s->sy || !s->sts) {
+    if (!s->t || !s->v || !s->v2 || !s->sx || !s->sy || !s->sstep || !s->sts) {
         series_free(s);
         return false;
     }
@@ -85,6 +102,7 @@ static bool series_get(const prism_memory_stats *m, bool gpu, series *s)
         if (p->step != PRISM_NO_STEP) {
             s->sx[s->k] = (double)p->step;
             s->sy[s->k] = val;
+            s->sstep[s->k] = p->step;
             s->sts[s->k++] = p->ts;
         }
     }
@@ -206,7 +224,9 @@ static void draw_empty(ui *u, const ui_rect *r)
     ui_print(r, 5, 1, A_NORMAL, "or the run ended before the first sample.");
 }
 
-static void verdict(ui *u, const ui_rect *r, int row, const prism_leak *lk, size_t k)
+/* The verdict in `rows` rows (1 or 2): the word in its colour and the
+ * fit's facts, then why and where it leads. */
+static void verdict(ui *u, const ui_rect *r, int row, int rows, const prism_leak *lk, size_t k)
 {
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
     int c = 1 + ui_print(r, row, 1, lab, "Trend ");
@@ -214,13 +234,19 @@ static void verdict(ui *u, const ui_rect *r, int row, const prism_leak *lk, size
         ui_printf(r, row, c, A_NORMAL, "no fit: %zu step sample%s (4 needed)", k, k == 1 ? "" : "s");
         return;
     }
-    if (lk->leak)
-        c += ui_print(r, row, c, ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD, "LEAK  ");
-    else
-        c += ui_print(r, row, c, ui_attr(u, CP_LOW, A_NORMAL), "no leak  ");
-    ui_printf(r, row, c, A_NORMAL, "%+.2f MB/step  r2 %.2f  fitted %.1f %s %.1f MB over %zu points",
-              lk->slope_mb_per_step, lk->r2, lk->start_mb, u->utf8 ? "\u2192" : "->", lk->end_mb,
-              lk->points);
+    int tone;
+    const char *word = verdict_word(lk, &tone);
+    attr_t at = tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD
+              : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD
+              : ui_attr(u, CP_LOW, A_NORMAL);
+    char buf[256];
+    c += ui_print(r, row, c, at, word);
+    verdict_facts(buf, sizeof buf, lk, u->utf8);
+    ui_print(r, row, c + 2, A_NORMAL, buf);
+    if (rows > 1) {
+        verdict_detail(buf, sizeof buf, lk);
+        ui_print(r, row + 1, 7, ui_attr(u, CP_DIM, A_NORMAL), buf);
+    }
 }
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
@@ -232,7 +258,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         draw_empty(u, &r);
         return;
     }
-    bool gpu = mv->gpu && m->have_gpu;
+    bool gpu = shows_gpu(mv, m);
     series s;
     if (!series_get(m, gpu, &s)) {
         ui_print(&r, 0, 1, A_NORMAL, "out of memory");
@@ -251,14 +277,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     if (m->have_gpu)
         ui_print(&r, 0, c + 2, ui_attr(u, CP_DIM, A_NORMAL), gpu ? "(g: host)" : "(g: GPU)");
 
-    /* rows: title, label, chart A, axis, label, chart B, axis, verdict */
-    int avail = h - 6, ha, hb;
+    /* rows: title, label, chart A, axis, label, chart B, axis, verdict
+     * (two rows when there is room) */
+    int vrows = h >= 14 ? 2 : 1, avail = h - 5 - vrows, ha, hb;
     if (!s.k) {
         ha = h - 4;
         hb = 0;
     } else if (avail < 2) {
         ha = 0;
-        hb = h - 4 > 1 ? h - 4 : 1;
+        hb = h - 3 - vrows > 1 ? h - 3 - vrows : 1;
     } else {
         ha = avail / 2;
         hb = avail - ha;
@@ -301,7 +328,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     snprintf(left, sizeof left, "step %.0f", s.sx[0]);
     snprintf(right, sizeof right, "step %.0f", s.sx[s.k - 1]);
     axis(u, &r, row++, w, left, right);
-    verdict(u, &r, row, lk, s.k);
+    verdict(u, &r, row, vrows, lk, s.k);
     series_free(&s);
 }
 
@@ -309,8 +336,10 @@ static void *init(ui *u)
 {
     (void)u;
     memv *mv = calloc(1, sizeof *mv);
-    if (mv)
+    if (mv) {
+        mv->gpu = -1;
         mv->step = UINT64_MAX;
+    }
     return mv;
 }
 
@@ -320,7 +349,7 @@ static int k_step(ui *u, void *st, int key)
     memv *mv = st;
     const prism_memory_stats *m = prism_analysis_memory(u->a);
     series s;
-    if (!m->count || !series_get(m, mv->gpu && m->have_gpu, &s))
+    if (!m->count || !series_get(m, shows_gpu(mv, m), &s))
         return UI_NONE;
     if (!s.k) {
         series_free(&s);
@@ -335,7 +364,7 @@ static int k_step(ui *u, void *st, int key)
     if (key == KEY_END)
         q = (long)s.k - 1;
     q = q < 0 ? 0 : q >= (long)s.k ? (long)s.k - 1 : q;
-    mv->step = q == (long)s.k - 1 ? UINT64_MAX : (uint64_t)s.sx[q];
+    mv->step = q == (long)s.k - 1 ? UINT64_MAX : s.sstep[q];
     series_free(&s);
     return UI_REDRAW;
 }
@@ -348,7 +377,7 @@ static int k_toggle(ui *u, void *st, int key)
         ui_message(u, "no GPU memory samples in this profile");
         return UI_REDRAW;
     }
-    mv->gpu = !mv->gpu;
+    mv->gpu = !shows_gpu(mv, prism_analysis_memory(u->a));
     return UI_REDRAW;
 }
 

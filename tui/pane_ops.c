@@ -9,9 +9,12 @@
  *
  * Compare mode (u->cmp): a delta column, the operation's total against
  * the other profile's operation of the same name (delta.c's dl_ops:
- * significant when a path of that name changed significantly), and with
- * u->diff_only the changed operations only.
+ * significant when a path of that name changed significantly), the change
+ * of its share in points (a sort key too: what grew or shrank as a part of
+ * the run, whatever the run's own change), and with u->diff_only the
+ * changed operations only.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +25,8 @@
 #include "treeview.h"
 #include "ui.h"
 
-enum { BY_TOTAL, BY_SELF, BY_CALLS, BY_COUNT };
-static const char *const by_name[BY_COUNT] = { "total", "self", "calls" };
+enum { BY_TOTAL, BY_SELF, BY_CALLS, BY_DSHARE, BY_COUNT };   /* BY_DSHARE: compare only */
+static const char *const by_name[BY_COUNT] = { "total", "self", "calls", "share change" };
 
 typedef struct ops_st {
     int by;
@@ -48,6 +51,12 @@ static int cmp_ops(const void *pa, const void *pb, void *ctx)
 {
     const ops_st *s = ctx;
     const prism_op *a = &s->ops[*(const uint32_t *)pa], *b = &s->ops[*(const uint32_t *)pb];
+    if (s->by == BY_DSHARE && s->dl) {          /* largest change of share first */
+        double da = fabs(s->dl[*(const uint32_t *)pa].share_delta);
+        double db = fabs(s->dl[*(const uint32_t *)pb].share_delta);
+        if (da != db)
+            return da < db ? 1 : -1;
+    }
     uint64_t x = metric(a, s->by), y = metric(b, s->by);
     if (x != y)
         return x < y ? 1 : -1;
@@ -215,6 +224,8 @@ static int k_sort(ui *u, void *st, int key)
         return UI_NONE;
     sync(u, s);
     s->by = (s->by + 1) % BY_COUNT;
+    if (s->by == BY_DSHARE && !s->dl)           /* share change: compare mode only */
+        s->by = BY_TOTAL;
     reorder(s, sel_name(s));
     ui_message(u, "sorted by %s", by_name[s->by]);
     return UI_REDRAW;
@@ -269,7 +280,7 @@ static const ui_key keys[] = {
     { KEY_PPAGE, "PgUp", k_move, "page up" },
     { KEY_HOME, "Home", k_move, "first operation" }, { 'g', "g", k_move, "first operation" },
     { KEY_END, "End", k_move, "last operation" }, { 'G', "G", k_move, "last operation" },
-    { 's', "s", k_sort, "sort by total / self / calls" },
+    { 's', "s", k_sort, "sort by total / self / calls (/ share change when comparing)" },
     { '\r', "Enter", k_enter, "show its heaviest call path in the Tree" },
     { KEY_ENTER, "KpEnter", k_enter, "show its heaviest call path in the Tree" },
     { 'n', "n", k_search, "next match of the search (/)" },
@@ -278,14 +289,19 @@ static const ui_key keys[] = {
 
 /* ---- drawing ----------------------------------------------------------------- */
 
-enum { C_NAME, C_BAR, C_TOTAL, C_DELTA, C_SELF, C_CALLS, C_SHARE, C_N };
+/* the change of share right after the delta: in compare mode the columns
+ * that drop first on a narrow side are calls and tot% */
+enum { C_NAME, C_BAR, C_TOTAL, C_DELTA, C_DSHARE, C_SELF, C_CALLS, C_SHARE, C_N };
 #define DELTA_W 15
+#define DSHARE_W 7
 
 static void draw_header(ui *u, ops_st *s, const ui_rect *r, const int *cw)
 {
-    static const char *const titles[C_N] = { "", "", "total", "vs base", "self", "calls", "" };
+    static const char *const titles[C_N] = { "", "", "total", "vs base", "d.share", "self",
+                                             "calls", "" };
     attr_t at = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
-    int sorted = s->by == BY_SELF ? C_SELF : s->by == BY_CALLS ? C_CALLS : C_TOTAL;
+    int sorted = s->by == BY_SELF ? C_SELF : s->by == BY_CALLS ? C_CALLS
+               : s->by == BY_DSHARE ? C_DSHARE : C_TOTAL;
     char label[3][96], buf[96];
     size_t pos = s->nops ? s->sel + 1 : 0;
     snprintf(label[0], sizeof label[0], "operation%sby %s  %zu/%zu", u->utf8 ? " \u00b7 " : " - ",
@@ -352,6 +368,12 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
             if (s->dl)
                 cmpv_delta_cell(u, r, y, x, w, &s->dl[s->order[i]], base, sel);
             break;
+        case C_DSHARE:
+            if (s->dl) {
+                dl_fmt_pp(buf, sizeof buf, s->dl[s->order[i]].share_delta);
+                ui_printf(r, y, x, base, "%*s", w, buf);
+            }
+            break;
         case C_SHARE: {
             double sh = s->by == BY_SELF ? (t->total_ns ? (double)op->self_ns / (double)t->total_ns : 0)
                                          : op->share;
@@ -405,10 +427,10 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         namew = w * 2 / 5;
     if (namew < 12)
         namew = 12;
-    const int fixed[C_N] = { namew, 0, 9, DELTA_W, 9, 7, 5 };
+    const int fixed[C_N] = { namew, 0, 9, DELTA_W, DSHARE_W, 9, 7, 5 };
     int cw[C_N] = { 0 }, id[C_N], fx[C_N], out[C_N], nf = 0;
-    for (int c = 0; c < C_N; c++)       /* the delta column in compare mode only */
-        if (c != C_DELTA || u->cmp) {
+    for (int c = 0; c < C_N; c++)       /* the delta columns in compare mode only */
+        if ((c != C_DELTA && c != C_DSHARE) || u->cmp) {
             id[nf] = c;
             fx[nf++] = fixed[c];
         }
@@ -436,6 +458,9 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     if (s->top + (size_t)list > s->nops)
         s->top = s->nops > (size_t)list ? s->nops - (size_t)list : 0;
     uint64_t top_metric = metric(&s->ops[s->order[0]], s->by);   /* bars: of the largest */
+    for (size_t i = 1; s->by == BY_DSHARE && i < s->nops; i++)  /* not sorted by it */
+        if (metric(&s->ops[s->order[i]], s->by) > top_metric)
+            top_metric = metric(&s->ops[s->order[i]], s->by);
     for (int i = 0; i < list && s->top + (size_t)i < s->nops; i++)
         draw_row(u, s, &r, 1 + i, s->top + (size_t)i, cw, top_metric);
     if (foot)

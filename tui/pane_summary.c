@@ -6,9 +6,11 @@
  * Compare mode (u->cmp): the base side shows the base profile's summary;
  * the new side a table of both profiles with the change: steps, step
  * total, mean and p95 step (the total and the mean tested against
- * step-to-step noise: Welch's t-test on step durations, p < 0.01 and over
- * 1 %), peak host and GPU memory, the leak verdict, regions and findings
- * new and gone, then the largest region changes while rows are left.
+ * step-to-step noise: a Mann-Whitney rank test on step durations, p < 0.01
+ * and over 1 %), peak host and GPU memory, the leak verdict, whether the
+ * whole run shifted by one factor, regions and findings new and gone, then
+ * the largest region changes (with their change of share) while rows are
+ * left.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "delta.h"
 #include "treeview.h"
 #include "ui.h"
+#include "verdict.h"
 
 static void run_info(ui *u, const ui_rect *r, int *row)
 {
@@ -64,6 +67,10 @@ static void totals(ui *u, const ui_rect *r, int *row)
                   (unsigned long long)s->count, (unsigned long long)s->sampled, mean, p50, p95, mx);
     else
         ui_print(r, (*row)++, 11, A_NORMAL, "none recorded");
+    char bad[4][VERDICT_LINE];
+    int nbad = verdict_step_problems(s, bad, 4);
+    for (int i = 0; i < nbad; i++)
+        ui_print(r, (*row)++, 11, ui_attr(u, CP_MEDIUM, A_NORMAL), bad[i]);
     ui_print(r, *row, 1, lab, "Time");
     ui_printf(r, (*row)++, 11, A_NORMAL, "%s in regions (all threads), wall %s, %llu events, %llu dropped",
               tot, span, (unsigned long long)prism_analysis_events(u->a),
@@ -125,9 +132,15 @@ static void memory(ui *u, const ui_rect *r, int *row)
         ui_print(r, *row, 11, ui_attr(u, CP_BAR, A_NORMAL), spark);
         int c = 11 + sw + 1;
         c += ui_printf(r, *row, c, A_NORMAL, "peak %s ", peak);
+        int tone;
+        const char *word = verdict_word(lk, &tone);
         if (lk->have_fit)
-            ui_printf(r, *row, c, lk->leak ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL,
-                      "%+.1f MB/step%s", lk->slope_mb_per_step, lk->leak ? " LEAK" : "");
+            ui_printf(r, *row, c, tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD)
+                                  : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_NORMAL)
+                                  : A_NORMAL,
+                      "%+.2f MB/step%s%s", lk->slope_mb_per_step,
+                      tone == VERDICT_BAD || tone == VERDICT_WARN ? " " : "",
+                      tone == VERDICT_BAD || tone == VERDICT_WARN ? word : "");
         (*row)++;
     }
     free(v);
@@ -185,6 +198,7 @@ static void time_row(ui *u, const ui_rect *r, int row, const char *name, double 
     ui_print(r, row, CX_NEW, A_NORMAL, vb);
     prism_delta d = { .base_ns = a, .new_ns = b, .delta_ns = b - a, .p_value = p,
                       .delta_pct = a > 0 ? 100.0 * (b - a) / a : 0.0 };
+    d.median_pct = d.delta_pct;         /* the direction of a significant change */
     d.significant = p >= 0 && p < 0.01 && (b - a > 0.01 * a || a - b > 0.01 * a);
     char cell[64];
     dl_format(cell, sizeof cell, &d, 40);
@@ -216,6 +230,17 @@ static bool leaks(const prism_memory_stats *m)
     return m->host.leak || (m->have_gpu && m->gpu.leak);
 }
 
+/* "LEAK", "growing" (rising, not proven) or "none". */
+static const char *leak_word(const prism_memory_stats *m)
+{
+    if (leaks(m))
+        return "LEAK";
+    if (m->host.verdict == PRISM_LEAK_GROWING ||
+        (m->have_gpu && m->gpu.verdict == PRISM_LEAK_GROWING))
+        return "growing";
+    return "none";
+}
+
 /* The largest region changes, as many as fit in rows. */
 static void top_changes(ui *u, const ui_rect *r, int row, int rows)
 {
@@ -228,12 +253,14 @@ static void top_changes(ui *u, const ui_rect *r, int row, int rows)
         const prism_delta *d = &c->deltas[i];
         if (!dl_changed(d))
             continue;
-        char cell[64];
+        char cell[64], pp[32];
         dl_format(cell, sizeof cell, d, 40);
         char fit[300];
         tv_fit_left(fit, sizeof fit, d->path, CX_DELTA - 4, u->utf8);   /* the leaf end */
         ui_print(r, row, 3, A_NORMAL, fit);
-        ui_print(r, row++, CX_DELTA, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        int x = CX_DELTA + ui_print(r, row, CX_DELTA, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        dl_fmt_pp(pp, sizeof pp, d->share_delta);
+        ui_printf(r, row++, x, ui_attr(u, CP_DIM, A_NORMAL), "  share %s", pp);
         shown++;
     }
     if (!shown)
@@ -259,7 +286,7 @@ static void compare_table(ui *u, const ui_rect *r)
 
     size_t na, nb;
     double *da = step_durations(a, &na), *db = step_durations(b, &nb);
-    double p = da && db ? prism_welch_p(da, na, db, nb) : -1.0;
+    double p = da && db ? prism_mann_whitney_p(da, na, db, nb) : -1.0;
     free(da);
     free(db);
     bool steps = sa->count && sb->count;
@@ -275,13 +302,22 @@ static void compare_table(ui *u, const ui_rect *r)
 
     bool la = leaks(ma), lb = leaks(mb);
     ui_print(r, row, 1, lab, "Leak");
-    ui_print(r, row, CX_BASE, la ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, la ? "LEAK" : "none");
-    ui_print(r, row, CX_NEW, lb ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, lb ? "LEAK" : "none");
+    ui_print(r, row, CX_BASE, la ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, leak_word(ma));
+    ui_print(r, row, CX_NEW, lb ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, leak_word(mb));
     ui_print(r, row++, CX_DELTA,
              la == lb ? A_NORMAL : ui_attr(u, lb ? CP_HIGH : CP_LOW, A_BOLD) | A_BOLD,
              la == lb ? "same" : lb ? "NEW LEAK" : "fixed");
 
     const prism_compare *c = u->cmp;
+    ui_print(r, row, 1, lab, "Whole run");
+    if (c->whole_run_shift)
+        ui_printf(r, row++, CX_DELTA, ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD,
+                  "x%.2f %s: the machine, not one region", c->run_factor,
+                  c->run_factor > 1 ? "slower" : "faster");
+    else if (c->run_regions >= 3)
+        ui_printf(r, row++, CX_DELTA, A_NORMAL, "no common shift (x%.2f)", c->run_factor);
+    else
+        ui_print(r, row++, CX_DELTA, A_NORMAL, "too few regions to judge");
     size_t nsig = 0, ba, bb;
     for (size_t i = 0; i < c->count; i++)
         nsig += dl_kind_of(&c->deltas[i]) == DL_SLOWER || dl_kind_of(&c->deltas[i]) == DL_FASTER;

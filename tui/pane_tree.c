@@ -321,7 +321,16 @@ static const ui_key keys[] = {
 
 /* ---- drawing --------------------------------------------------------------- */
 
-enum { C_NAME, C_TOTAL, C_DELTA, C_SELF, C_CALLS, C_PCT, C_BAR, C_N };
+enum { C_NAME, C_TOTAL, C_DELTA, C_SELF, C_CALLS, C_PCT, C_CPU, C_BAR, C_N };
+
+/* The on-CPU fraction of a node's sampled time ("97"), "-" when unknown. */
+static void cpu_cell(char *buf, size_t cap, const prism_node *nd)
+{
+    if (nd->cpu_known_ns)
+        snprintf(buf, cap, "%.0f", 100.0 * (double)nd->oncpu_ns / (double)nd->cpu_known_ns);
+    else
+        snprintf(buf, cap, "-");
+}
 #define DELTA_W 15              /* "+123.4ms +12.3%" */
 
 static void node_path(const treeview *tv, uint32_t n, char *out, size_t cap)
@@ -342,7 +351,8 @@ static void node_path(const treeview *tv, uint32_t n, char *out, size_t cap)
 
 static void header(ui *u, tree_st *s, const ui_rect *r, const int *cw)
 {
-    static const char *const titles[C_N] = { "", "total", "vs base", "self", "calls", "%", "" };
+    static const char *const titles[C_N] = { "", "total", "vs base", "self", "calls", "%",
+                                             "cpu%", "" };
     static const int sort_col[TV_SORT_COUNT] = { C_TOTAL, C_SELF, C_CALLS, C_NAME };
     attr_t at = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
     char label[3][160], buf[160];
@@ -421,6 +431,10 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
         case C_PCT:
             ui_printf(r, y, x, base, "%*.1f", w, nd->share * 100.0);
             break;
+        case C_CPU:
+            cpu_cell(buf, sizeof buf, nd);
+            ui_printf(r, y, x, base, "%*s", w, buf);
+            break;
         case C_BAR:
             ui_bar(buf, sizeof buf, nd->share, w, u->utf8);
             ui_print(r, y, x, sel ? base : ui_attr(u, CP_BAR, A_NORMAL), buf);
@@ -461,7 +475,13 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     ui_fmt_ns(c, sizeof c, (double)nd->max_ns);
     ui_fmt_ns(d, sizeof d, nd->std_ns);
     ui_print(r, y + 3, 1, lab, "Call");
-    ui_printf(r, y + 3, 7, A_NORMAL, "min %s  mean %s  max %s  std %s", a, b, c, d);
+    int cx = 7 + ui_printf(r, y + 3, 7, A_NORMAL, "min %s  mean %s  max %s  std %s", a, b, c, d);
+    if (nd->cpu_known_ns) {             /* wait vs work, measured */
+        double k = (double)nd->cpu_known_ns;
+        ui_printf(r, y + 3, cx, A_NORMAL, "  on CPU %.0f%%  run queue %.0f%%  blocked %.0f%%",
+                  100.0 * (double)nd->oncpu_ns / k, 100.0 * (double)nd->runq_ns / k,
+                  100.0 * (double)nd->offcpu_ns / k);
+    }
 
     /* per-step and GPU figures live on the all-threads node */
     const prism_tree *all = prism_analysis_tree(u->a);
@@ -512,10 +532,11 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     sync(u, s, false);
     s->last_h = h;
     int barw = w < 90 ? 8 : w / 5 > 40 ? 40 : w / 5;
-    const int fixed[C_N] = { 0, 9, DELTA_W, 9, 7, 5, barw };
+    const int fixed[C_N] = { 0, 9, DELTA_W, 9, 7, 5, 4, barw };
     int cw[C_N] = { 0 }, id[C_N], fx[C_N], out[C_N], nf = 0;
-    for (int c = 0; c < C_N; c++)       /* the delta column in compare mode only */
-        if (c != C_DELTA || u->cmp) {
+    bool cpu = prism_analysis_cpu_present(u->a);
+    for (int c = 0; c < C_N; c++)       /* delta: compare only; cpu%: with CPU samples */
+        if ((c != C_DELTA || u->cmp) && (c != C_CPU || cpu)) {
             id[nf] = c;
             fx[nf++] = fixed[c];
         }

@@ -29,7 +29,10 @@ extern "C" {
 
 typedef struct prism_analysis_opts {
     double bottleneck_threshold_pct;   /* hot_operation threshold; <0: from file or 10 */
-    double leak_threshold_mb;          /* MB per step; <0: from file or 10             */
+    double leak_threshold_mb;          /* MB per step: a slope above it with a good
+                                          fit is a leak by itself (a fast leak);
+                                          slower growth needs the evidence of
+                                          prism_leak_fit; <0: from file or 10     */
     double ridge_flop_per_byte;        /* memory_bound below this compute intensity
                                           (FLOP/byte, from flops/bytes counters);
                                           <=0: 10                                      */
@@ -59,6 +62,23 @@ typedef struct prism_node {
     /* work counters (counters named "flops" / "bytes", see prism_work_stats)
      * recorded while this node was open, inclusive of its children */
     double flops, bytes;
+    /* Time inside sampled steps (all of its calls that started in one),
+     * the numerator of its share of the training step. */
+    uint64_t in_step_ns;
+    /* Scheduler accounting from the profile's CPU samples, inclusive of
+     * children; all 0 without samples.  Of the region's time covered by
+     * samples (cpu_known_ns), oncpu_ns ran on a CPU, runq_ns was runnable
+     * but waiting for a CPU (preempted: contention), offcpu_ns was blocked
+     * (sleep, I/O, a lock or condition wait, a synchronisation), and
+     * offcpu_busy_ns is the blocked time weighted by how busy the other
+     * threads were meanwhile (capped at one core). */
+    uint64_t cpu_known_ns, oncpu_ns, runq_ns, offcpu_ns, offcpu_busy_ns;
+    /* Time blocking CUDA calls made inside it waited for the GPU
+     * (synchronisations, synchronous copies), from the GPU records. */
+    uint64_t gpu_wait_ns;
+    /* Sampled steps whose earliest leaf call lies inside it: a region at the
+     * start of the step's work (where a batch is usually fetched). */
+    uint64_t lead_steps;
 } prism_node;
 
 typedef struct prism_tree {
@@ -76,21 +96,63 @@ typedef struct prism_op {
     uint32_t node;             /* its heaviest node in the all-threads tree     */
 } prism_op;
 
+/*
+ * Step statistics.  A damaged or hostile file can hold steps that make no
+ * sense; each kind is counted, none is dropped from `series` or `count`
+ * (steps stay where their index puts them), and a step counts under at most
+ * one of the first three:
+ *   bad_order    its end precedes its start: kept with its end moved to its
+ *                start, so it has no duration (left out of the duration
+ *                statistics: total, mean, percentiles) and holds no regions
+ *   zero_len     its end equals its start: left out of them as well (no
+ *                work can be timed in it; a coarse clock or a bare marker)
+ *   overlapping  it starts before an earlier step (in start order) ended:
+ *                kept, its own duration is real; the time shared with the
+ *                other step counts twice in total_ns
+ *   dup_index    its index repeats one an earlier step had: kept
+ */
 typedef struct prism_step_stats {
     uint64_t count, sampled;
-    uint64_t total_ns;         /* sum of step durations                         */
+    uint64_t timed;            /* steps behind the duration statistics          */
+    uint64_t total_ns;         /* sum of their durations (saturating)           */
     double mean_ns, p50_ns, p95_ns, max_ns, std_ns;
-    const prism_step *series;  /* every step, in index order                    */
+    uint64_t bad_order, zero_len, overlapping, dup_index;
+    const prism_step *series;  /* every step, in start order                    */
     size_t nseries;
 } prism_step_stats;
 
+/* The leak verdict on one memory series (prism_leak_fit says how). */
+typedef enum prism_leak_verdict {
+    PRISM_LEAK_NONE = 0,       /* flat, falling, noise, or a rise that stopped  */
+    PRISM_LEAK_GROWING,        /* rising significantly, not proven a leak       */
+    PRISM_LEAK_YES             /* a leak                                        */
+} prism_leak_verdict;
+
 typedef struct prism_leak {
     bool have_fit;             /* enough points to fit                          */
+    size_t points;             /* memory samples at step boundaries             */
     double slope_mb_per_step;
+    double slope_se_mb;        /* standard error of the slope, MB/step          */
+    double t;                  /* slope / its standard error; +-INFINITY for
+                                  an exact line, 0 without a fit                */
     double r2;                 /* fit quality 0..1                              */
-    double start_mb, end_mb;
-    size_t points;
-    bool leak;                 /* slope > threshold and a good fit              */
+    double start_mb, end_mb;   /* the fitted line at the first and last point
+                                  (the samples themselves without a fit)        */
+    double growth_mb;          /* end_mb - start_mb: growth over the run        */
+    double growth_pct;         /* ... in % of start_mb; NAN below a 1 MB start  */
+    uint64_t span_steps;       /* last point's step - first point's step        */
+    /* the middle and last third of the points fitted on their own; NAN
+     * below 12 points (a leak keeps rising, a warm-up flattens) */
+    double mid_slope_mb_per_step, late_slope_mb_per_step;
+    /* the fitted line carried on: memory projection_steps after the last
+     * point; to the end of the epoch when the analysis knows epochs
+     * (projection_epoch), else 1000 steps */
+    uint64_t projection_steps;
+    bool projection_epoch;
+    double projected_mb;
+    prism_leak_verdict verdict;
+    const char *reason;        /* the verdict's reason in a few words (static)  */
+    bool leak;                 /* verdict == PRISM_LEAK_YES                     */
 } prism_leak;
 
 /* One memory sample as the analysis keeps it: GPU figures summed over the
@@ -166,7 +228,7 @@ typedef enum prism_bottleneck_type {
     PRISM_BN_HOT_OPERATION, PRISM_BN_MEMORY_LEAK, PRISM_BN_CPU_GPU_SYNC,
     PRISM_BN_DATA_LOADING, PRISM_BN_GPU_IDLE, PRISM_BN_LAUNCH_BOUND,
     PRISM_BN_MEMORY_BOUND, PRISM_BN_DROPPED_EVENTS, PRISM_BN_OFF_CPU_WAIT,
-    PRISM_BN_TYPE_COUNT
+    PRISM_BN_CPU_CONTENTION, PRISM_BN_TYPE_COUNT
 } prism_bottleneck_type;
 
 typedef struct prism_bottleneck {
@@ -210,6 +272,19 @@ void prism_analysis_refresh(prism_analysis *a);
 const prism_header *prism_analysis_header(const prism_analysis *a);
 const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a);
 const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* all threads */
+/* The training thread (an index for prism_analysis_thread_tree): the
+ * thread that marks the steps when the file says so, else the thread whose
+ * steps' work starts as the steps begin; SIZE_MAX when neither tells. */
+size_t prism_analysis_training_thread(const prism_analysis *a);
+/* The denominator of every time share a verdict uses: the wall time (ns)
+ * of the sampled steps on the training thread (their regions are the ones
+ * recorded), or of the run when there are no steps; *steps gets the number
+ * of steps behind it (0: the run). */
+double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps);
+/* Whether the profile holds CPU samples (wait vs work is measured), and
+ * the collector's words on them (INFO cpu.sampler, or NULL). */
+bool prism_analysis_cpu_present(const prism_analysis *a);
+const char *prism_analysis_cpu_status(const prism_analysis *a);
 /* Per-thread trees: count, then each with its stream id and name. */
 size_t prism_analysis_thread_count(const prism_analysis *a);
 const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
@@ -230,15 +305,54 @@ uint64_t prism_analysis_last_ts(const prism_analysis *a);
 bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
 /* The node of the all-threads tree with this path hash, or PRISM_NO_NODE. */
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
-/* Per-step time of a node of the all-threads tree over every sampled step,
- * zeros included (steps it did not run in), one sample per step and thread
- * that has the path: their count, mean and sample variance (ns, ns^2), for
- * significance tests.  False when the node or the steps are unknown. */
+/* Per-step time of a node of the all-threads tree over the sampled steps
+ * in which it ran (a step without it is absent, not zero), one sample per
+ * step and thread that has the path: their count, mean and sample variance
+ * (ns, ns^2); the count is the node's steps_seen and may be 0.  False when
+ * the node or the steps are unknown. */
 bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
                                       double *mean, double *var);
 
-/* Leak detection by least squares on (x, y) points; y in bytes. */
+/* The most per-step samples kept for one call path. */
+#define PRISM_STEP_SAMPLES 128
+/* Per-step samples of a node of the all-threads tree: its time in each
+ * sampled step in which it ran (ns; a step without it is no sample), the
+ * step being filled included.  Up to PRISM_STEP_SAMPLES values per thread
+ * node are kept, a uniform sample of its steps when it ran in more
+ * (reservoir sampling, seeded from the thread and the node: the same file
+ * always gives the same samples); a path on several threads pools its
+ * threads' samples in proportion to their steps.  Writes at most
+ * min(max, PRISM_STEP_SAMPLES) values into out (the caller's array, in no
+ * particular order) and returns their count: 0 when the node is unknown
+ * or never ran in a sampled step. */
+size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, double *out,
+                                        size_t max);
+/* The median of those samples (ns); 0 when there are none. */
+double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node);
+
+/*
+ * Leak verdict from a least-squares line through (x, y), x the step index,
+ * y bytes, in time order.  A leak is (see analysis/leak.c for the why of
+ * each constant), with at least 4 points and a rising slope:
+ *   fast    slope > threshold_mb with r2 >= 0.6; or
+ *   steady  t = slope / standard error >= 5, r2 >= 0.6, 12 points or more,
+ *           a growth over the run of 64 MB, or of 5 % of the start and at
+ *           least 16 MB, and the middle and the last third of the points,
+ *           fitted alone, each rising with t >= 3 at half the overall slope
+ *           or more.
+ * From 12 points on, a last third clearly flatter than that (its slope plus
+ * two standard errors below half the overall slope: a warm-up that
+ * plateaus, a one-off jump) is no leak, fast or not; a flat middle third
+ * with a rising end is PRISM_LEAK_GROWING, as is a significant rise
+ * missing the rest of the evidence.  The projection is 1000 steps ahead;
+ * prism_leak_project moves it.
+ */
 prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb);
+/* Carry the fitted line `steps` steps past the last point (epoch_end: that
+ * is where the epoch ends). */
+void prism_leak_project(prism_leak *l, uint64_t steps, bool epoch_end);
+/* "none", "growing", "leak". */
+const char *prism_leak_verdict_name(prism_leak_verdict v);
 
 /* ---- compare ---- */
 
@@ -250,14 +364,45 @@ typedef struct prism_delta {
     double base_ns, new_ns;    /* totals                                        */
     double delta_ns, delta_pct;     /* new - base; % of base (0 when new)        */
     double speedup;            /* base / new (0 when absent)                    */
-    double p_value;            /* Welch's t-test on per-step totals; <0: n/a    */
-    bool significant;          /* p < 0.01 and |delta| > 1 % of base total      */
+    /* per step, over the sampled steps in which the path ran (absent steps
+     * are no samples; see prism_analysis_node_step_samples) */
+    double base_median_ns, new_median_ns;   /* per-step medians; 0 when absent */
+    uint64_t base_steps, new_steps;         /* steps in which it ran            */
+    double median_pct;         /* new median vs the base median scaled by the
+                                  run factor (prism_compare.run_factor when
+                                  whole_run_shift, else 1), %; what the verdict
+                                  tests; 0 unless both medians exist           */
+    /* share of the step: time inside sampled steps / total duration of the
+     * sampled steps (thread time: a path on several threads can exceed 1);
+     * without steps, total / the profile's total */
+    double base_share, new_share;            /* fractions; 0 when absent       */
+    double share_delta;        /* new_share - base_share, percentage points      */
+    double p_value;            /* Mann-Whitney U test (two-sided) of the per-step
+                                  samples, the base side scaled by the run
+                                  factor; <0: n/a (under 3 samples a side)     */
+    bool significant;          /* p < 0.01, |median_pct| >= 3 % and the median's
+                                  change >= 0.5 % of the base median step (both
+                                  scaled by the run factor after a shift)      */
 } prism_delta;
 
 typedef struct prism_compare {
     prism_delta *deltas;       /* by |delta_ns| descending                      */
     size_t count;
     size_t appeared, vanished;
+    /* Whole-run shift: run_factor is the median, over the regions on both
+     * sides (in >= 3 steps) holding >= 1 % of the base step and mostly
+     * their own work (self >= half their total: a wrapper does not vote
+     * with what it wraps) -- run_regions of them, at least 3 -- of their
+     * per-step median ratio new / base; 1 when fewer.  When
+     * |run_factor - 1| >= 5 % and at least 2/3 of those regions (run_agree)
+     * lie within 7 % of it (or within 2.5 standard errors of their own
+     * median ratio, when noisier), the whole run moved (the machine,
+     * clocks or contention): whole_run_shift, and every region is tested
+     * against the run factor instead of against no change. */
+    double run_factor;
+    bool whole_run_shift;
+    size_t run_regions, run_agree;
+    double step_ratio;         /* median step new / base; 0 without steps      */
     /* bottlenecks present on one side only, by type and path */
     const prism_bottleneck **bn_new;
     size_t nbn_new;
@@ -269,6 +414,21 @@ typedef struct prism_compare {
  * with prism_compare_free before freeing them.  NULL on allocation failure. */
 prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur);
 void prism_compare_free(prism_compare *c);
+
+/* Mann-Whitney U test (Wilcoxon rank-sum): does one sample tend to hold
+ * larger values than the other?  Exact for samples without ties and
+ * na * nb <= 2500, else the normal approximation with the tie correction
+ * and the continuity correction (as scipy.stats.mannwhitneyu). */
+typedef struct prism_rank_test {
+    double u;                  /* U of a: pairs a_i > b_j, a tie counting 1/2    */
+    double z;                  /* normal approximation, > 0 when a tends larger;
+                                  0 when exact                                  */
+    double p;                  /* two-sided; -1 when a side is empty, a value is
+                                  NaN, or on allocation failure                 */
+    bool exact;
+} prism_rank_test;
+prism_rank_test prism_mann_whitney(const double *a, size_t na, const double *b, size_t nb);
+double prism_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 
 /* Welch's t-test: two-sided p-value of equal means; -1 when n < 3 on a side. */
 double prism_welch_p(const double *a, size_t na, const double *b, size_t nb);

@@ -44,6 +44,9 @@ typedef struct prism_config {
     uint32_t warmup_steps;        /* PRISM_WARMUP_STEPS       GPU window       */
     uint32_t active_steps;        /* PRISM_ACTIVE_STEPS       0 = every step   */
     uint32_t memory_interval_ms;  /* PRISM_MEMORY_INTERVAL_MS default 100      */
+    uint32_t cpu_interval_ms;     /* PRISM_CPU_INTERVAL_MS    default 5: every
+                                     recorded thread's on-CPU and run-queue
+                                     time sampled this often; 0 = off       */
     uint32_t flush_interval_ms;   /* PRISM_FLUSH_INTERVAL_MS  default 100      */
     uint32_t buffer_events;       /* PRISM_BUFFER_EVENTS      per buffer, 16384 */
     uint32_t buffer_mb;           /* PRISM_BUFFER_MB          all buffers, 64  */

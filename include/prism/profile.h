@@ -25,10 +25,12 @@ extern "C" {
 #define PRISM_VERSION_PATCH 0
 #define PRISM_VERSION_STRING "0.1.0"
 
-/* The file format version written by this library.  A reader accepts any
- * minor version of its own major version and rejects a larger major. */
+/* The file format version this library implements.  A reader accepts any
+ * minor version of its own major version and rejects a larger major.  A
+ * writer states the minor version whose features it uses
+ * (prism_header.version_minor): 1.1 added CPU chunks. */
 #define PRISM_FORMAT_MAJOR 1
-#define PRISM_FORMAT_MINOR 0
+#define PRISM_FORMAT_MINOR 1
 #define PRISM_MAGIC "PRISM"
 
 /* Limits (docs/FORMAT.md, "Limits").  A reader rejects anything larger. */
@@ -172,8 +174,9 @@ typedef struct prism_memory_sample {
 
 /*
  * A sample of one thread's scheduler accounting (CPU chunks, stream 0).
- * The collector reads every recorded thread at one instant per sampling
- * pass (the records of a pass share `ts`); values are cumulative since the
+ * The collector reads every recorded thread once per sampling pass, each
+ * record with the time of its own reading (a pass's records are consecutive,
+ * one per thread); values are cumulative since the
  * thread started, so a reader takes differences between two samples of the
  * same stream and a lost chunk only widens an interval.
  */
@@ -252,9 +255,12 @@ typedef struct prism_footer {
 
 /*
  * Encode the file header (self-describe tag + header map) into buf.
+ * The version written is [PRISM_FORMAT_MAJOR, h->version_minor]: the minor
+ * version whose features the file uses (0 for 1.0 files, 1 when it may hold
+ * CPU chunks); version_major is ignored.
  * On success *out_len is the number of bytes written.  PRISM_E_NOSPACE when
- * cap is too small, PRISM_E_LIMIT when the header exceeds the format limits.
- * No allocation.
+ * cap is too small, PRISM_E_LIMIT when the header exceeds the format limits,
+ * PRISM_E_ARG for a minor version above PRISM_FORMAT_MINOR.  No allocation.
  */
 prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
                                  size_t cap, size_t *out_len);
@@ -305,8 +311,10 @@ prism_status prism_enc_finish(prism_enc *e, size_t *out_len);
 /* Records appended so far (strings, events, samples...). */
 static inline uint64_t prism_enc_records(const prism_enc *e) { return e->records; }
 
-/* Kind-specific appends.  Timestamps of REGIONS, MARKS and COUNTERS must not
- * decrease within a chunk; an earlier one is clamped to the previous one. */
+/* Kind-specific appends.  Timestamps of REGIONS, MARKS, COUNTERS, MEMORY and
+ * CPU must not decrease within a chunk; an earlier one is clamped to the
+ * previous one.  CPU: samples with the same ts share one stored time; flag
+ * bits other than PRISM_CPU_* are refused (PRISM_E_ARG). */
 prism_status prism_enc_string(prism_enc *e, const char *s, size_t len);
 prism_status prism_enc_thread(prism_enc *e, const prism_thread *t);
 prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name);
@@ -384,7 +392,7 @@ typedef struct prism_reader_callbacks {
     void (*dropped)(void *ctx, const prism_dropped *d);
     void (*info)(void *ctx, const char *key, const prism_value *v);
     void (*footer)(void *ctx, const prism_footer *f);
-    /* CPU chunks: samples in time order; a pass's records share ts */
+    /* CPU chunks: samples in time order, a pass's records consecutive */
     void (*cpu)(void *ctx, const prism_cpu_sample *s, size_t n);
     /* After every chunk or skipped run of bytes, good or not. */
     void (*chunk)(void *ctx, const prism_chunk_info *c);

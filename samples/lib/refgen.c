@@ -28,6 +28,7 @@ typedef struct gen {
     bool open;
     uint32_t stream;
     bool failed;
+    uint64_t cpu_on[60], cpu_wait[60], cpu_last;  /* CPU samples, per thread */
 } gen;
 
 static uint64_t rnd(gen *g)
@@ -221,7 +222,7 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
     APPEND(g, PRISM_CHUNK_COUNTERS, t->stream, t->now, prism_enc_counter(&g->enc, &lr));
     prism_step s = { start, t->now, step, step / 10, step % 2 == 0 ? PRISM_STEP_SAMPLED : 0 };
     APPEND(g, PRISM_CHUNK_STEPS, 0, start, prism_enc_step(&g->enc, &s));
-    *rss += 1u << 20;
+    *rss += o->rss_kb_per_step << 10;
     prism_memory_sample ms = { .ts = t->now, .step = step, .rss = *rss,
                                .cpu_permille = 950, .ngpu = 1 };
     ms.gpu[0] = (prism_gpu_mem){ 0, *rss * 4, *rss * 8 };
@@ -245,6 +246,23 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
     };
     for (int i = 0; i < 2; i++)
         APPEND(g, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&g->enc, &api[i]));
+}
+
+/* A CPU sampling pass at `now` over the threads: cumulative on-CPU and
+ * run-queue time, the main thread busier than the loaders; the last loader
+ * exits at the end of the run. */
+static void cpu_pass(gen *g, uint64_t now, bool last)
+{
+    uint64_t span = now > g->cpu_last ? now - g->cpu_last : 0;
+    g->cpu_last = now;
+    for (unsigned i = 0; i < g->o->threads; i++) {
+        g->cpu_on[i] += span / 100 * (i ? 40 : 85) + rnd(g) % 1000;
+        g->cpu_wait[i] += rnd(g) % 20000;
+        prism_cpu_sample c = { now, i + 1, PRISM_CPU_HAVE_WAIT, g->cpu_on[i], g->cpu_wait[i] };
+        if (last && i && i + 1 == g->o->threads)
+            c.flags |= PRISM_CPU_EXITED;
+        APPEND(g, PRISM_CHUNK_CPU, 0, now, prism_enc_cpu(&g->enc, &c));
+    }
 }
 
 static void worker_batch(gen *g, rstream *w, uint32_t id, uint64_t until)
@@ -295,12 +313,22 @@ static void extremes(gen *g)
     };
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
         APPEND(g, PRISM_CHUNK_INFO, 0, 0, prism_enc_info(&g->enc, "extreme.value", &vals[i]));
+    if (!g->o->cpu)
+        return;
+    prism_cpu_sample cs[] = {
+        { UINT64_MAX / 2, UINT32_MAX - 1, PRISM_CPU_HAVE_WAIT, UINT64_MAX, UINT64_MAX },
+        { UINT64_MAX / 2, 63, PRISM_CPU_EXITED, 0, 0 },
+        { UINT64_MAX, 63, PRISM_CPU_HAVE_WAIT | PRISM_CPU_EXITED, 1, 2 },
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        APPEND(g, PRISM_CHUNK_CPU, 0, 0, prism_enc_cpu(&g->enc, &cs[i]));
 }
 
 refgen_opts refgen_defaults(void)
 {
     refgen_opts o = { .seed = 1, .steps = 20, .layers = 4, .threads = 2,
-                      .chunk_bytes = 4096, .extremes = false, .footer = true };
+                      .chunk_bytes = 4096, .extremes = false, .footer = true,
+                      .rss_kb_per_step = 1024 };
     return o;
 }
 
@@ -322,7 +350,8 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
     prism_header h = { .producer = "refgen " PRISM_VERSION_STRING, .host = "refhost",
                        .pid = 4242, .rank = 0, .argv = argv, .argc = 3, .clock = "synthetic",
                        .start_unix_ns = 1767225600000000000ull, .start_mono_ns = 1000,
-                       .config = cfg, .nconfig = sizeof cfg / sizeof cfg[0] };
+                       .config = cfg, .nconfig = sizeof cfg / sizeof cfg[0],
+                       .version_minor = o->cpu ? 1 : 0 };
     if (!g.names || !g.buf || o->threads < 1 || o->threads > 60 ||
         prism_header_encode(&h, hdr, sizeof hdr, &hlen) != PRISM_OK ||
         out_append(out, hdr, hlen)) {
@@ -382,6 +411,8 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
         one_step(&g, &main_t, s, ids, &rss);
         for (unsigned i = 1; i < o->threads; i++)
             worker_batch(&g, &workers[i], worker_id, main_t.now);
+        if (o->cpu && !o->regions_only)
+            cpu_pass(&g, main_t.now, s + 1 == o->steps);
     }
     prism_dropped d = { 2, PRISM_SOURCE_CPU, 0 };
     APPEND(&g, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&g.enc, &d));

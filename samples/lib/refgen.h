@@ -23,9 +23,14 @@ typedef struct refgen_opts {
     bool footer;            /* write a footer                               */
     bool regions_only;      /* only the region stream (size benchmarks)     */
     uint64_t stall_ns;      /* a "synchronize" leaf of this length per step  */
+    bool cpu;               /* CPU chunks: a sampling pass over the threads
+                               after every step (a format 1.1 file)         */
+    uint64_t rss_kb_per_step;  /* host RSS growth per step, KiB (GPU memory
+                                  used grows 4x that)                      */
 } refgen_opts;
 
-/* Defaults: seed 1, 20 steps, 4 layers, 2 threads, 4 KiB chunks, footer. */
+/* Defaults: seed 1, 20 steps, 4 layers, 2 threads, 4 KiB chunks, footer,
+ * no CPU chunks, RSS growing 1 MiB per step. */
 refgen_opts refgen_defaults(void);
 
 /* A growable output buffer the generator appends whole chunks to. */

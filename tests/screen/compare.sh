@@ -2,11 +2,13 @@
 # written by the project's writer from the same seed (so every duration is
 # the same: nothing here depends on timing), the new one with a planted
 # regression (a 5 ms "synchronize" leaf per step):
-# the summary table shows the step total significantly slower, R selects
+# the summary table shows the step total significantly slower, no whole-run
+# shift, the largest changes with their change of share; R selects
 # the new region first, the delta column marks it new (in red), the base
 # side shows it missing; D hides unchanged rows and keeps their changed
 # relatives; a narrow terminal stacks BASE above NEW; x swaps the sides (the
-# region is then gone); the Ops, Bottlenecks and Flame panes draw their
+# region is then gone); Ops shows and sorts by the change of share; the Ops,
+# Bottlenecks and Flame panes draw their
 # compare views (zooming both sides alike); without colour the flame frames carry +/-; quitting
 # restores the terminal.
 . tests/screen/lib.sh
@@ -19,6 +21,8 @@ wait_for "BASE base.cbor .*NEW  new.cbor"            # side by side: one row
 expect "Compare +base +new +change"                  # the new side's table
 expect "Step total .* \+[0-9.]+m?s \+[0-9.]+% +p=[^ ]+ \*"   # slower, significant
 expect "Findings .*[1-9][0-9]* new"
+expect "Whole run +no common shift \(x1\.00\)"          # one region moved, not the machine
+expect "step/synchronize +new \+[0-9.]+ms +share \+[0-9.]+pp"   # largest changes: share too
 keys R
 wait_for "largest regression: (step/)?synchronize"
 expect "\| NEW region \|"                            # the status line's tag
@@ -43,6 +47,13 @@ keys 4                                               # Ops: a delta column by na
 wait_for "\| Ops \|"
 expect "vs base"
 expect "synchronize .* new \+[0-9.]+ms"
+expect "vs base d\.share"                            # and the change of share
+keys s s s                                           # total > self > calls > share change
+wait_for "sorted by share change"
+expect "by share change +total"
+expect "synchronize .* new \+[0-9.]+ms +\+[0-9.]+pp"
+keys s
+wait_for "sorted by total"
 keys 7                                               # Bottlenecks: NEW tags
 wait_for "\| Bottlenecks \|"
 expect "NEW +(cpu_gpu_sync|hot_operation) "

@@ -29,7 +29,11 @@ keys n; wait_for "\| Tree \| step/forward/layer\.[0-9]/attention \|"
 # Bottlenecks: Enter jumps to the blamed region in the Tree
 keys 7; wait_for "\| Bottlenecks \|"
 expect "gpu_idle +HIGH"
-keys Enter; wait_for "\| Tree \| decode_batch \|"
+# the GPU memory leak (4 MB/step, steady) ranks first: Enter shows memory
+expect "memory_leak +HIGH"
+keys Enter; wait_for "Trend LEAK"
+keys 7; wait_for "\| Bottlenecks \|"
+keys j Enter; wait_for "\| Tree \| decode_batch \|"
 # Flame: zoom into the selection, the breadcrumb shows the path; Esc zooms out
 keys 3; wait_for "\| Flame"
 keys Enter; wait_for "all > decode_batch  \["
@@ -37,8 +41,8 @@ keys Escape; wait_for "^ all  \["
 # GPU and Memory panes
 keys 6; wait_for "Busy .* idle 97\.5%"
 expect "gemm_kernel_128x256"
-keys 5; wait_for "Host RSS +peak"
-keys g; wait_for "GPU"
+keys 5; wait_for "GPU used +peak"      # the series with the worse verdict
+keys g; wait_for "Host RSS +peak"
 keys 4; wait_for "\| Ops \|"
 keys q; wait_for "__EXIT__ 0"
 echo ok

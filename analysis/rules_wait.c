@@ -1,0 +1,290 @@
+/*
+ * rules_wait.c - stalls of the training thread, measured: the time it
+ * spent blocked off CPU inside its regions (from the profile's CPU
+ * samples, see cpu.c), as a share of the step, classified by what else was
+ * happening rather than by the region's name:
+ *
+ *   cpu_gpu_sync   the region's blocking CUDA calls (synchronisations,
+ *                  synchronous copies) account for much of the wait, or it
+ *                  is a known sync call (named like one)
+ *   data_loading   the region is where the step's work begins (its earliest
+ *                  leaf call in at least half of the steps: the batch is
+ *                  fetched there), or it or a region around it is named
+ *                  like input; the evidence says how busy the other
+ *                  threads were meanwhile (loaders producing the batch)
+ *   off_cpu_wait   otherwise: I/O, a lock, a condition or a sleep, with how
+ *                  busy the other threads were (a lock or hand-off with one
+ *                  of them when they were)
+ *
+ * and, over the whole thread, cpu_contention: the time it was runnable but
+ * waiting for a CPU (the run queue), which is neither work nor a wait for
+ * something the program does.
+ *
+ * Each names its region (the heaviest path of the name), the share of the
+ * step and the evidence.  Names add confidence, they are never required.
+ * Severity by share: HIGH > 30 %, MEDIUM 10-30 %, LOW from 5 %.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define WAIT_MIN 0.05           /* a stall below 5 % of the step is noise   */
+#define WAIT_MAX 6              /* findings at most                         */
+#define LEAD_STEPS 0.5          /* where the work begins in half the steps  */
+#define GPU_WAIT 0.3            /* blocking CUDA calls hold this much of it */
+#define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
+#define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
+#define WAIT_NAMES 256
+
+bool rules_input_like(const char *name)
+{
+    static const char *const pat[] = { "data", "load", "batch", "fetch", "input",
+                                       "prefetch", "shard" };
+    for (size_t i = 0; i < sizeof pat / sizeof *pat; i++)
+        if (rules_icontains(name, pat[i]))
+            return true;
+    return false;
+}
+
+typedef struct wait_op {
+    const char *name;
+    double blocked, busy, off, known, on, ns;   /* self, summed over paths */
+    double gpu_wait;            /* inclusive, its heaviest path               */
+    uint64_t calls, lead;
+    uint32_t node;              /* heaviest path (training thread tree)       */
+    double node_blocked;
+} wait_op;
+
+static void collect(const rules_ctx *c, wait_op *op, size_t *nop)
+{
+    const prism_tree *t = c->train;
+    *nop = 0;
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        rules_self s = rules_self_of(c, t, (uint32_t)i);
+        if (!n->name || !(s.blocked > 0))
+            continue;
+        size_t k = 0;
+        while (k < *nop && strcmp(op[k].name, n->name))
+            k++;
+        if (k == *nop) {
+            if (*nop == WAIT_NAMES)
+                continue;
+            op[(*nop)++] = (wait_op){ .name = n->name, .node = (uint32_t)i, .node_blocked = -1 };
+        }
+        op[k].blocked += s.blocked;
+        op[k].busy += s.busy;
+        op[k].off += s.off;
+        op[k].known += s.known;
+        op[k].on += s.on;
+        op[k].ns += s.ns;
+        op[k].calls += n->calls;
+        if (n->lead_steps > op[k].lead)
+            op[k].lead = n->lead_steps;
+        if (s.blocked > op[k].node_blocked) {
+            op[k].node_blocked = s.blocked;
+            op[k].node = (uint32_t)i;
+            op[k].gpu_wait = (double)n->gpu_wait_ns;
+        }
+    }
+}
+
+/* The other threads' busiest: "'pool-0' 93%, 'pool-1' 91%" into buf. */
+static void others_busy(const rules_ctx *c, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t shown = 0;
+    for (size_t i = 0; i < c->nthreads && shown < 3; i++) {
+        const char *name = NULL;
+        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
+        if (!t || t == c->train)
+            continue;
+        uint64_t known = 0, on = 0;
+        for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling) {
+            known += t->nodes[r].cpu_known_ns;
+            on += t->nodes[r].oncpu_ns;
+        }
+        if (!known)
+            continue;
+        rules_put(buf, cap, "%s'%s' on CPU %.0f%%", shown ? ", " : "", name ? name : "?",
+                  100.0 * (double)on / (double)known);
+        shown++;
+    }
+}
+
+/* Named like input, itself or a region around it that is not a wrapper
+ * of whole steps ("train_batch" holds the step, not its input). */
+static bool in_input(const rules_ctx *c, uint32_t node)
+{
+    const prism_tree *t = c->train;
+    for (uint32_t q = node; q < t->count; q = t->nodes[q].parent) {
+        const prism_node *n = &t->nodes[q];
+        if (q != node && (double)n->total_ns >= STEP_WRAPPER * c->step_ns)
+            break;
+        if (rules_input_like(n->name))
+            return true;
+    }
+    return false;
+}
+
+static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
+{
+    double share = c->step_ns > 0 ? w->blocked / c->step_ns : 0;
+    share = share > 1 ? 1 : share;
+    double busy = w->off > 0 ? w->busy / w->off : 0;    /* others busy, of the wait */
+    bool lead = c->steps && (double)w->lead >= LEAD_STEPS * (double)c->steps;
+    bool gpu = (g && g->present && w->gpu_wait >= GPU_WAIT * w->node_blocked) ||
+               rules_sync_like(w->name);
+    bool data = !gpu && (lead || in_input(c, w->node));
+    prism_bottleneck_type type = gpu ? PRISM_BN_CPU_GPU_SYNC
+                                 : data ? PRISM_BN_DATA_LOADING : PRISM_BN_OFF_CPU_WAIT;
+    const prism_node *hn = &c->train->nodes[w->node];
+    prism_bottleneck *b = rules_add(c, type, rules_by_share(share), share,
+                                    prism_analysis_find(c->a, hn->path_hash));
+    if (!b)
+        return;
+    const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall" : "Off-CPU wait";
+    snprintf(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
+             rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    if (c->steps)
+        rules_put(b->evidence, sizeof b->evidence, "blocked %s/step over %llu steps",
+                  DUR(w->blocked / (double)c->steps), (unsigned long long)c->steps);
+    else
+        rules_put(b->evidence, sizeof b->evidence, "blocked %s", DUR(w->blocked));
+    double cover = w->on + w->off;
+    if (cover > 0)
+        rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its own time",
+                  100.0 * w->on / (w->known > 0 ? w->known : cover));
+    rules_put(b->evidence, sizeof b->evidence, ", %llu calls on thread '%s'",
+              (unsigned long long)w->calls, c->train_name ? c->train_name : "?");
+    if (gpu && w->gpu_wait > 0)
+        rules_put(b->evidence, sizeof b->evidence, "; blocking CUDA calls inside %s",
+                  DUR(w->gpu_wait));
+    if (c->loaders) {
+        char ob[128];
+        others_busy(c, ob, sizeof ob);
+        rules_put(b->evidence, sizeof b->evidence, "; other threads busy %.0f%% of the wait",
+                  100.0 * busy);
+        if (ob[0])
+            rules_put(b->evidence, sizeof b->evidence, " (%s)", ob);
+    } else {
+        rules_put(b->evidence, sizeof b->evidence, "; no other thread recorded");
+    }
+    if (lead)
+        rules_put(b->evidence, sizeof b->evidence, "; where %.0f%% of steps begin",
+                  100.0 * (double)w->lead / (double)c->steps);
+    char *r = b->recommendation;
+    size_t cap = sizeof b->recommendation;
+    if (gpu)
+        snprintf(r, cap, c->python
+                 ? "The CPU waits for the GPU here: avoid .item(), .cpu(), .numpy() and "
+                   "printing tensors in the loop, keep metrics on the GPU and log every N "
+                   "steps, copy with non_blocking=True from pinned memory."
+                 : "The CPU waits for the GPU here: replace synchronous copies and "
+                   "cudaDeviceSynchronize with async copies and events on a stream, and "
+                   "read results back every N steps.");
+    else if (data)
+        snprintf(r, cap, c->python
+                 ? "The training thread waits for batches: add DataLoader workers "
+                   "(num_workers), pin_memory=True, prefetch_factor, persistent_workers=True; "
+                   "move decoding/augmentation off the training path or onto the GPU."
+                 : "The training thread waits for input: add loader threads, deepen the "
+                   "prefetch queue, or make the loaders' work cheaper (decode, copies, "
+                   "I/O) so a batch is ready when the step asks for it.");
+    else
+        snprintf(r, cap, "The thread sleeps here while nothing else it needs is running: "
+                 "find what it waits for (a lock: perf lock / mutrace; I/O: strace -f -T; "
+                 "a condition or sleep) and take it off the training path: make it "
+                 "asynchronous, batch it, or do it every N steps.");
+}
+
+/*
+ * cpu_contention: the training thread runnable but waiting for a CPU, over
+ * all its regions in the steps (preempted, or woken and not yet running):
+ * more threads want to run than there are cores.  Blames the region where
+ * it waited most.
+ */
+static void contention(rules_ctx *c)
+{
+    const prism_tree *t = c->train;
+    double waitq = 0, best = 0, others_on = 0, others_known = 0;
+    uint32_t where = PRISM_NO_NODE;
+    for (size_t i = 0; i < t->count; i++) {
+        rules_self s = rules_self_of(c, t, (uint32_t)i);
+        waitq += s.waitq;
+        if (s.waitq > best) {
+            best = s.waitq;
+            where = (uint32_t)i;
+        }
+    }
+    double share = waitq / c->step_ns;
+    if (!(share >= CONTENTION_MIN) || where == PRISM_NO_NODE)
+        return;
+    share = share > 1 ? 1 : share;
+    size_t busy_threads = 0;
+    for (size_t i = 0; i < c->nthreads; i++) {
+        const prism_tree *o = prism_analysis_thread_tree(c->a, i, NULL, NULL);
+        if (!o || o == t)
+            continue;
+        double on = 0, known = 0;
+        for (uint32_t r = o->first_root; r < o->count; r = o->nodes[r].next_sibling) {
+            on += (double)o->nodes[r].oncpu_ns;
+            known += (double)o->nodes[r].cpu_known_ns;
+        }
+        others_on += on;
+        others_known += known;
+        busy_threads += known > 0 && on > 0.5 * known;
+    }
+    prism_bottleneck *b = rules_add(c, PRISM_BN_CPU_CONTENTION, rules_by_share(share), share,
+                                    prism_analysis_find(c->a, t->nodes[where].path_hash));
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description,
+             "CPU contention: the training thread waits for a CPU %.1f%% of %s", 100.0 * share,
+             rules_denom(c));
+    if (c->steps)
+        rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s/step over "
+                  "%llu steps", DUR(waitq / (double)c->steps), (unsigned long long)c->steps);
+    else
+        rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s", DUR(waitq));
+    rules_put(b->evidence, sizeof b->evidence, ", most in '%s' (%s)",
+              rules_leaf(t->nodes[where].name), DUR(best));
+    if (others_known > 0)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",
+                  busy_threads, busy_threads == 1 ? "" : "s", c->loaders);
+    snprintf(b->recommendation, sizeof b->recommendation, c->python
+             ? "More threads want to run than there are cores: lower DataLoader num_workers, "
+               "torch.set_num_threads() / OMP_NUM_THREADS and the processes per node so the "
+               "training thread keeps a core; check for other jobs on the node."
+             : "More threads want to run than there are cores: use fewer worker threads (or "
+               "lower OMP_NUM_THREADS), keep one core for the training thread (pin it), and "
+               "check for other jobs on the node.");
+}
+
+/* The training thread's stalls, heaviest first. */
+void rules_wait(rules_ctx *c)
+{
+    if (!c->train || !(c->step_ns > 0))
+        return;
+    wait_op *op = malloc(WAIT_NAMES * sizeof *op);
+    size_t nop = 0;
+    if (!op)
+        return;
+    collect(c, op, &nop);
+    const prism_gpu_stats *g = prism_analysis_gpu(c->a);
+    for (size_t found = 0; found < WAIT_MAX; found++) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < nop; k++)
+            if (op[k].calls && (best == SIZE_MAX || op[k].blocked > op[best].blocked))
+                best = k;
+        if (best == SIZE_MAX || !(op[best].blocked >= WAIT_MIN * c->step_ns))
+            break;
+        wait_emit(c, &op[best], g);
+        op[best].calls = 0;
+    }
+    free(op);
+    contention(c);
+}
