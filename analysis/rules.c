@@ -317,6 +317,15 @@ static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, pris
                   "sample it (perf, py-spy) to see where the time goes.", nm);
 }
 
+/* Inside a region named like data / load (rules_data's regions)? */
+static bool in_data_pipeline(const prism_tree *t, uint32_t i)
+{
+    for (uint32_t q = i; q < t->count; q = t->nodes[q].parent)
+        if (rules_data_like(t->nodes[q].name))
+            return true;
+    return false;
+}
+
 /* An operation of the training thread: every path of one name. */
 typedef struct hot_op {
     const char *name;
@@ -338,6 +347,10 @@ static void hot_collect(const rules_ctx *c, hot_op *op, size_t *nop)
         /* a sync's time is the GPU's, whether it spins or sleeps: the
          * cpu_gpu_sync rules judge it */
         if (!n->name || !(s.ns > 0) || rules_sync_like(rules_leaf(n->name)))
+            continue;
+        /* without CPU samples the input pipeline's time is data_loading's
+         * (by name), not a second finding */
+        if (!c->cpu && in_data_pipeline(t, (uint32_t)i))
             continue;
         size_t k = 0;
         while (k < *nop && strcmp(op[k].name, n->name))

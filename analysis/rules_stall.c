@@ -71,7 +71,7 @@ static uint64_t train_time(const rules_ctx *c, const char *name, uint32_t *heavy
             nested = t->nodes[q].name && !strcmp(t->nodes[q].name, name);
         if (nested)
             continue;
-        ns += n->total_ns;
+        ns += (uint64_t)rules_in_window(c, n);
         if (*heavy == PRISM_NO_NODE || n->total_ns > t->nodes[*heavy].total_ns)
             *heavy = (uint32_t)i;
     }
@@ -183,7 +183,7 @@ void rules_data(rules_ctx *c)
         const prism_node *n = &t->nodes[i];
         if (n->depth != depth || !rules_data_like(n->name))
             continue;
-        data_ns += n->total_ns;
+        data_ns += (uint64_t)rules_in_window(c, n);
         calls += n->calls;
         if (heavy == PRISM_NO_NODE || n->total_ns > t->nodes[heavy].total_ns)
             heavy = (uint32_t)i;
@@ -262,10 +262,12 @@ void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g)
               DUR(g->span_ns), (unsigned long long)g->launches, DUR(g->kernel_ns),
               DUR(g->copy_ns));
     const prism_node *cn = cpu ? rules_node(c, cpu->node) : NULL;
-    if (cn && c->step_ns > 0)
-        rules_put(b->evidence, sizeof b->evidence,
-                  "; '%s' (%.1f%% of %s) launches no GPU work", rules_leaf(cpu->name),
-                  100.0 * clamp01(rules_in_window(c, cn) / c->step_ns), rules_denom(c));
+    if (cn && c->steps)
+        rules_put(b->evidence, sizeof b->evidence, "; '%s' (%s/step) launches no GPU work",
+                  rules_leaf(cpu->name), DUR(rules_in_window(c, cn) / (double)c->steps));
+    else if (cn)
+        rules_put(b->evidence, sizeof b->evidence, "; '%s' (%s) launches no GPU work",
+                  rules_leaf(cpu->name), DUR(cn->total_ns));
     snprintf(b->recommendation, sizeof b->recommendation,
              "Overlap transfers with compute (non_blocking copies from pinned memory), use "
              "bigger batches or CUDA graphs, and look at the CPU regions between kernels%s%s%s.",

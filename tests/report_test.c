@@ -157,7 +157,13 @@ static void analyze_threshold_changes_verdict(void **state)
     free(out);
     const char *argv2[] = { "analyze", f->ref, "--threshold=99", NULL };
     assert_int_equal(run_cmd(cmd_analyze, argv2, &out, NULL), EXIT_OK);
-    assert_null(strstr(out, "hot_operation"));
+    /* no hot operation of the training step (a loader thread's whole-thread
+     * op may stay, LOW, "beside the training thread") */
+    for (const char *p = strstr(out, "hot_operation"); p; p = strstr(p + 1, "hot_operation")) {
+        const char *eol = strchr(p, '\n');
+        assert_non_null(eol);
+        assert_true(memmem(p, (size_t)(eol - p), "beside the training thread", 26) != NULL);
+    }
     free(out);
 }
 
