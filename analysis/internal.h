@@ -29,6 +29,10 @@ bool u64map_put(u64map *m, uint64_t key, uint64_t val);
 uint64_t *u64map_slot(u64map *m, uint64_t key);
 void u64map_free(u64map *m);
 
+/* stats.c: every value the same?  The mean, exact for a constant series. */
+bool stats_all_equal(const double *v, size_t n);
+double stats_mean(const double *v, size_t n);
+
 /* A growable array: ensure room for one more element of `size` bytes. */
 bool vec_reserve(void **p, size_t *cap, size_t need, size_t size);
 

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "prism/analysis.h"
+#include "internal.h"
 
 #define BYTES_PER_MB 1048576.0
 
@@ -78,33 +79,13 @@ typedef struct line {
     double r2;
 } line;
 
-static bool all_equal(const double *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (v[i] != v[0])
-            return false;
-    return true;
-}
-
-/* Exact for a constant series, so a flat one has slope 0, not rounding. */
-static double mean_of(const double *v, size_t n)
-{
-    if (n == 0)
-        return 0.0;
-    if (all_equal(v, n))
-        return v[0];
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += v[i];
-    return s / (double)n;
-}
 
 static line line_fit(const double *x, const double *y, size_t n)
 {
     line l = { .ok = false };
-    if (n < 3 || all_equal(x, n))
+    if (n < 3 || stats_all_equal(x, n))
         return l;
-    double mx = mean_of(x, n), my = mean_of(y, n);
+    double mx = stats_mean(x, n), my = stats_mean(y, n);
     double sxx = 0.0, sxy = 0.0, syy = 0.0;
     for (size_t i = 0; i < n; i++) {
         double dx = x[i] - mx, dy = y[i] - my;
@@ -120,7 +101,7 @@ static line line_fit(const double *x, const double *y, size_t n)
     l.slope = sxy / sxx;
     /* r^2 = 1 - SSres/SStot = Sxy^2 / (Sxx Syy) for a straight line; a flat
      * series explains nothing. */
-    if (syy > 0.0 && !all_equal(y, n)) {
+    if (syy > 0.0 && !stats_all_equal(y, n)) {
         double r2 = (sxy / sxx) * (sxy / syy);
         l.r2 = r2 < 0.0 ? 0.0 : r2 > 1.0 ? 1.0 : r2;
     }

@@ -20,10 +20,11 @@
 #include <stdlib.h>
 
 #include "prism/analysis.h"
+#include "internal.h"
 
 /* ---- means ---------------------------------------------------------- */
 
-static bool all_equal(const double *v, size_t n)
+bool stats_all_equal(const double *v, size_t n)
 {
     for (size_t i = 1; i < n; i++)
         if (v[i] != v[0])
@@ -32,11 +33,11 @@ static bool all_equal(const double *v, size_t n)
 }
 
 /* Mean by two passes' first pass; exact for a constant series. */
-static double mean_of(const double *v, size_t n)
+double stats_mean(const double *v, size_t n)
 {
     if (n == 0)
         return 0.0;
-    if (all_equal(v, n))
+    if (stats_all_equal(v, n))
         return v[0];
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
@@ -116,9 +117,9 @@ static double t_two_sided(double t, double df)
 
 static void mean_var(const double *v, size_t n, double *mean, double *var)
 {
-    *mean = mean_of(v, n);
+    *mean = stats_mean(v, n);
     double ss = 0.0;
-    if (!all_equal(v, n))
+    if (!stats_all_equal(v, n))
         for (size_t i = 0; i < n; i++)
             ss += (v[i] - *mean) * (v[i] - *mean);
     *var = ss / (double)(n - 1);
