@@ -1,0 +1,28 @@
+# Screen test: wait vs work.  A training loop whose input sleeps (the
+# "read" region inside data_loading), recorded with CPU samples: the Tree
+# has a cpu% column and its details split the region's time into on CPU,
+# run queue and blocked; the Flame's status line gives the on-CPU share;
+# the Bottlenecks pane calls the sleep an input stall of the step.
+. tests/screen/lib.sh
+P=$(profile t --slow-data-ms 12)
+start 110 34 "$TOP $P"
+wait_for "1 Summary"
+keys 2; wait_for "\| Tree \|"
+expect "total +self +calls +% +cpu%"
+# the sleeping input is the heaviest subtree: down twice to its leaf
+expect "^ ▾ data_loading"
+keys j; wait_for "Path +data_loading/load_batch"
+keys e; sleep 0.15; keys j           # expand all below, then down: typed key by key
+wait_for "Path +data_loading/load_batch/read"
+wait_for "on CPU [0-9]+%  run queue [0-9]+%  blocked [0-9]+%"
+keys 3; wait_for "\| Flame \|"
+wait_for "read .*on CPU [0-9]+%"
+keys 7; wait_for "\| Bottlenecks \|"
+expect "data_loading +(HIGH|MEDIUM|LOW) +Input stall: '[a-z_]+' waits [0-9.]+% of step time"
+keys q; wait_for "__EXIT__ 0"
+# the report says what its shares are of
+"$TOP" analyze "$P" | grep -q "shares are of step time: 20 sampled steps" ||
+    fail "analyze: no denominator line"
+"$TOP" analyze "$P" | grep -q "wait vs work measured from CPU samples" ||
+    fail "analyze: CPU samples not used"
+echo ok
