@@ -36,6 +36,7 @@
 #define GPU_WAIT 0.3            /* blocking CUDA calls hold this much of it */
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
+#define MOSTLY_WAITS 0.5        /* on CPU less than this: a waiting region  */
 #define WAIT_NAMES 256
 
 bool rules_input_like(const char *name)
@@ -51,6 +52,11 @@ bool rules_input_like(const char *name)
 typedef struct wait_op {
     const char *name;
     double blocked, busy, off, known, on, ns;   /* self, summed over paths */
+    double waitq;               /* self run-queue time, summed over paths     */
+    double stall;               /* what it costs the step: blocked, and its
+                                   run-queue time when it mostly waits (woken,
+                                   not yet running is part of the wait)     */
+    bool emitted;
     double gpu_wait;            /* inclusive, its heaviest path               */
     uint64_t calls, lead;
     uint32_t node;              /* heaviest path (training thread tree)       */
@@ -75,6 +81,7 @@ static void collect(const rules_ctx *c, wait_op *op, size_t *nop)
             op[(*nop)++] = (wait_op){ .name = n->name, .node = (uint32_t)i, .node_blocked = -1 };
         }
         op[k].blocked += s.blocked;
+        op[k].waitq += s.waitq;
         op[k].busy += s.busy;
         op[k].off += s.off;
         op[k].known += s.known;
@@ -131,7 +138,7 @@ static bool in_input(const rules_ctx *c, uint32_t node)
 
 static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
 {
-    double share = c->step_ns > 0 ? w->blocked / c->step_ns : 0;
+    double share = c->step_ns > 0 ? w->stall / c->step_ns : 0;
     share = share > 1 ? 1 : share;
     double busy = w->off > 0 ? w->busy / w->off : 0;    /* others busy, of the wait */
     bool lead = c->steps && (double)w->lead >= LEAD_STEPS * (double)c->steps;
@@ -148,11 +155,15 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall" : "Off-CPU wait";
     snprintf(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
              rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    double per = c->steps ? (double)c->steps : 1.0;
+    rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
+              c->steps ? "/step" : "");
+    if (w->stall > w->blocked)
+        rules_put(b->evidence, sizeof b->evidence, " and woken but waiting for a CPU %s%s",
+                  DUR((w->stall - w->blocked) / per), c->steps ? "/step" : "");
     if (c->steps)
-        rules_put(b->evidence, sizeof b->evidence, "blocked %s/step over %llu steps",
-                  DUR(w->blocked / (double)c->steps), (unsigned long long)c->steps);
-    else
-        rules_put(b->evidence, sizeof b->evidence, "blocked %s", DUR(w->blocked));
+        rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
+                  (unsigned long long)c->steps);
     double cover = w->on + w->off;
     if (cover > 0)
         rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its own time",
@@ -206,13 +217,19 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
  * more threads want to run than there are cores.  Blames the region where
  * it waited most.
  */
-static void contention(rules_ctx *c)
+static void contention(rules_ctx *c, const wait_op *op, size_t nop)
 {
     const prism_tree *t = c->train;
     double waitq = 0, best = 0, others_on = 0, others_known = 0;
     uint32_t where = PRISM_NO_NODE;
     for (size_t i = 0; i < t->count; i++) {
         rules_self s = rules_self_of(c, t, (uint32_t)i);
+        bool counted = false;           /* in a stall finding already */
+        for (size_t k = 0; k < nop && !counted; k++)
+            counted = op[k].emitted && op[k].stall > op[k].blocked && t->nodes[i].name &&
+                      !strcmp(op[k].name, t->nodes[i].name);
+        if (counted)
+            continue;
         waitq += s.waitq;
         if (s.waitq > best) {
             best = s.waitq;
@@ -274,17 +291,22 @@ void rules_wait(rules_ctx *c)
     if (!op)
         return;
     collect(c, op, &nop);
+    for (size_t k = 0; k < nop; k++) {
+        bool waits = op[k].known > 0 && op[k].on < MOSTLY_WAITS * op[k].known;
+        op[k].stall = op[k].blocked + (waits ? op[k].waitq : 0);
+    }
     const prism_gpu_stats *g = prism_analysis_gpu(c->a);
     for (size_t found = 0; found < WAIT_MAX; found++) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < nop; k++)
-            if (op[k].calls && (best == SIZE_MAX || op[k].blocked > op[best].blocked))
+            if (op[k].calls && !op[k].emitted &&
+                (best == SIZE_MAX || op[k].stall > op[best].stall))
                 best = k;
-        if (best == SIZE_MAX || !(op[best].blocked >= WAIT_MIN * c->step_ns))
+        if (best == SIZE_MAX || !(op[best].stall >= WAIT_MIN * c->step_ns))
             break;
         wait_emit(c, &op[best], g);
-        op[best].calls = 0;
+        op[best].emitted = true;
     }
+    contention(c, op, nop);
     free(op);
-    contention(c);
 }
