@@ -13,6 +13,9 @@ DESTDIR  ?=
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux
+# `make test` also needs a C++ compiler (the header's C++ test, the README's
+# example built as C++) and pkg-config (linking against the installed library)
+TEST_PKGS := g++ pkg-config
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wwrite-strings -Wpointer-arith -Wundef -Wvla
@@ -36,12 +39,17 @@ ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isample
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
+# C++ (tests only): C++11, the C warnings that apply to C++
+CXXFLAGS    ?= $(OPT) -g
+ALL_CXXFLAGS := -std=c++11 -D_GNU_SOURCE -pthread -Iinclude \
+                $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) $(SAN) $(CXXFLAGS)
 
 FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 TUI_SRC      := $(wildcard tui/*.c)
 TEST_SRC     := $(wildcard tests/*_test.c)
+CXX_TEST_SRC := $(wildcard tests/*_test.cpp)
 BENCH_SRC    := $(wildcard bench/*.c)
 SAMPLE_SRC   := $(wildcard samples/*.c)
 SAMPLE_LIB_SRC := $(wildcard samples/lib/*.c)
@@ -58,10 +66,13 @@ LIB_A    := $(B)/lib/libprism.a
 LIB_SO   := $(B)/lib/libprism.so
 LIB_AN   := $(B)/lib/libprism-analysis.a
 PRISMTOP := $(B)/bin/prism-top
-TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC))
+TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
+            $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
+LINK_TEST := $(B)/tests/link_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
 DEPS_OK  := $(B)/.deps-ok
+TEST_DEPS_OK := $(B)/.test-deps-ok
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
 all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES)
@@ -72,10 +83,24 @@ $(DEPS_OK): scripts/deps.sh
 	@sh scripts/deps.sh $(PKGS)
 	@touch $@
 deps: $(DEPS_OK)
+$(TEST_DEPS_OK): scripts/deps.sh
+	@mkdir -p $(@D)
+	@sh scripts/deps.sh $(TEST_PKGS)
+	@touch $@
 
 $(B)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_CXXFLAGS) -MMD -MP -c $< -o $@
+
+# The objects of samples, tests and benches are reached only through pattern
+# rules: keep them (Make would delete them as intermediates, and compile
+# them again the next time).
+.SECONDARY: $(call obj,$(SAMPLE_SRC) $(SAMPLE_LIB_SRC) $(TEST_SRC) $(BENCH_SRC)) \
+            $(patsubst %.cpp,$(B)/obj/%.o,$(CXX_TEST_SRC))
 
 $(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ)
 	@mkdir -p $(@D)
@@ -104,14 +129,25 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_CORE)
 
+# collect.h from C++: the C++ test beside a C file giving C's layout.
+$(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/collect_cxx_layout.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CXX) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CORE)
+
+# Building and linking programs the ways the README gives (tests/link_test.sh).
+$(LINK_TEST): tests/link_test.sh | $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	install -m 755 $< $@
+
 $(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_CORE)
 
 VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
 
-test: all $(TESTS)
-	@B=$(B) sh tests/run.sh $(TESTS)
+test: all $(TESTS) $(LINK_TEST)
+	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
+	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' sh tests/run.sh $(TESTS) $(LINK_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -120,7 +156,17 @@ DEMO_OUT ?= $(B)/demo.cbor
 demo: all
 	@sh scripts/demo.sh $(B) $(DEMO_OUT)
 
-install: all
+# After an install into the real root, as root: refresh the loader's cache
+# when $(PREFIX)/lib is one of its directories (/usr/local/lib on Debian), so
+# that programs linked by hand find libprism.so.N.  Any other prefix: the
+# rpath in prism.pc's Libs (README, "Instrumenting a program").
+LDCONFIG ?= ldconfig
+LDCONFIG_RUN = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
+	    grep -qsx '$(PREFIX)/lib' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf && \
+	    command -v $(LDCONFIG) >/dev/null 2>&1; then echo $(LDCONFIG); $(LDCONFIG); fi
+
+# install builds only what it installs (no samples, no tests).
+install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP)
 	install -d $(DESTDIR)$(PREFIX)/include/prism $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	           $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
@@ -132,12 +178,15 @@ install: all
 	install -m 644 docs/prism-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' prism.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc
+	@$(LDCONFIG_RUN)
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/prism
-	rm -f $(DESTDIR)$(PREFIX)/lib/libprism.a $(DESTDIR)$(PREFIX)/lib/libprism.so* \
+	rm -f $(DESTDIR)$(PREFIX)/lib/libprism.a $(DESTDIR)$(PREFIX)/lib/libprism-analysis.a \
+	      $(DESTDIR)$(PREFIX)/lib/libprism.so* \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc $(DESTDIR)$(PREFIX)/bin/prism-top \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1
+	@$(LDCONFIG_RUN)
 
 clean:
 	rm -rf build build-san
@@ -175,16 +224,15 @@ $(PRISMRUN): $(B)/obj/tools/prism-run.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(B)/bin/cuda_train: samples/cuda_train.cu $(B)/obj/samples/cuda/prism_shim.o $(LIB_A)
+$(B)/bin/cuda_train: samples/cuda_train.cu include/prism/collect.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(B)/obj/samples/cuda/prism_shim.o $(LIB_A) \
-	    -Xcompiler -pthread $(LIBS_CORE)
+	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(LIB_A) -Xcompiler -pthread $(LIBS_CORE)
 
 # cupti_session_test calls InitializeInjection directly.
 $(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
 
 install: install-gpu
-install-gpu: all
+install-gpu: $(INJECT_SO) $(PRISMRUN)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(PRISMRUN) $(DESTDIR)$(PREFIX)/bin/

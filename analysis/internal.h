@@ -70,6 +70,7 @@ typedef struct tnode {
     uint64_t cpu_tmp;           /* scratch: span in the interval at hand */
     uint32_t cpu_slot;          /* its variable in the thread's regression, 0: none */
     uint64_t cpu_runq;          /* run-queue time placed in it at refresh */
+    uint64_t unrec;             /* regions not recorded right under it (UNRECORDED) */
 } tnode;
 
 /* A change of the innermost open region of a thread, for finding the
@@ -198,6 +199,9 @@ struct prism_analysis {
     uint64_t busy_closed;       /* busy time of segments folded away */
     uint64_t closed_until;      /* intervals before this are folded */
     u64map dropped_of;          /* stream << 1 | source -> cumulative */
+    u64map dropped_regions_of;  /* stream -> whole regions dropped, cumulative */
+    bool drops_single;          /* a CPU drop without a region count (< 1.1) */
+    uint64_t unrec_placed;      /* UNRECORDED regions put under a node */
     u64map corr_node;           /* correlation -> thread << 32 | node (API seen) */
     u64map corr_wait;           /* correlation -> device ns waiting for its API */
     struct api_wait *apis;      /* API calls newer than their thread's regions */
@@ -256,6 +260,12 @@ const char *tree_name(const prism_analysis *a, uint32_t name_id);
 void tree_free_thread(athread *t);
 /* The node open on thread t at time ts (PRISM_NO_NODE if unknown). */
 uint32_t tree_node_at(const athread *t, uint64_t ts);
+/* The same for a sample (a counter) taken at ts: exits stamped exactly at
+ * ts were recorded after it (tree.c). */
+uint32_t tree_node_at_sample(const athread *t, uint64_t ts);
+/* UNRECORDED records: regions not recorded under the region open at their
+ * depth on the stream, as it stands now (the chunk comes in order). */
+void tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n);
 
 /* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
 typedef struct reservoir reservoir;

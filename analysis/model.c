@@ -190,6 +190,23 @@ static void cb_dropped(void *ctx, const prism_dropped *d)
     uint64_t *slot = u64map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1));
     if (slot && d->total > *slot)
         *slot = d->total;
+    if (d->source != PRISM_SOURCE_CPU)
+        return;
+    if (!d->have_regions) {
+        a->drops_single |= d->total > 0;
+        return;
+    }
+    slot = u64map_slot(&a->dropped_regions_of, d->stream);
+    if (slot && d->regions > *slot)
+        *slot = d->regions;
+}
+
+static void cb_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n)
+{
+    prism_analysis *a = ctx;
+    if (n)
+        note_ts(a, u[n - 1].ts);
+    tree_unrecorded(a, stream, u, n);
 }
 
 static void cb_info(void *ctx, const char *key, const prism_value *v)
@@ -239,6 +256,7 @@ void prism_analysis_callbacks(prism_reader_callbacks *cb)
     cb->memory = cb_memory;
     cb->gpu = cb_gpu;
     cb->dropped = cb_dropped;
+    cb->unrecorded = cb_unrecorded;
     cb->info = cb_info;
     cb->footer = cb_footer;
     cb->cpu = cb_cpu;
@@ -304,6 +322,7 @@ void prism_analysis_free(prism_analysis *a)
     free(a->kname);
     free(a->busy);
     u64map_free(&a->dropped_of);
+    u64map_free(&a->dropped_regions_of);
     u64map_free(&a->corr_node);
     u64map_free(&a->corr_wait);
     u64map_free(&a->work_of);
@@ -469,6 +488,25 @@ uint64_t prism_analysis_dropped(const prism_analysis *a)
         if (a->dropped_of.keys[i] && !((a->dropped_of.keys[i] - 1) & 1))
             total += a->dropped_of.vals[i];
     return total;
+}
+
+uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < a->dropped_regions_of.cap; i++)
+        if (a->dropped_regions_of.keys[i])
+            total += a->dropped_regions_of.vals[i];
+    if (whole)
+        *whole = !a->drops_single;
+    if (placed)
+        *placed = a->unrec_placed < total ? a->unrec_placed : total;
+    return total;
+}
+
+uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream)
+{
+    uint64_t v = 0;
+    return u64map_get(&a->dropped_regions_of, stream, &v) ? v : 0;
 }
 
 uint64_t prism_analysis_span_ns(const prism_analysis *a)

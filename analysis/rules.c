@@ -18,7 +18,9 @@
  *                   it projects > 1 GB per 1000 steps or grew > 50 %, else
  *                   MEDIUM; ranked first within its severity
  *   dropped_events  dropped records or a damaged file, by the fraction lost:
- *                   LOW < 0.1 %, MEDIUM < 1 %, HIGH >= 1 %
+ *                   LOW < 0.1 %, MEDIUM < 1 %, HIGH >= 1 %; says whether the
+ *                   drops were whole regions (the tree intact) or single
+ *                   events (files before 1.1)
  *   (rules_stall.c) cpu_gpu_sync, data_loading, gpu_idle, launch_bound,
  *                   memory_bound (copies; work counters below the ridge)
  */
@@ -584,15 +586,31 @@ static void rule_dropped(rules_ctx *c, const prism_gpu_stats *g)
                                     PRISM_NO_NODE);
     if (!b)
         return;
+    bool whole = true;
+    uint64_t placed = 0, regions = prism_analysis_dropped_regions(c->a, &whole, &placed);
     if (cpu + gpu)
         rules_put(b->description, sizeof b->description,
                   "Dropped events: %llu (%.2f%% of events)", (unsigned long long)(cpu + gpu),
                   100.0 * drop);
+    if (cpu && whole && regions)
+        rules_put(b->description, sizeof b->description,
+                  ", %llu whole regions not recorded; the call tree is intact",
+                  (unsigned long long)regions);
     if (bad)
         rules_put(b->description, sizeof b->description, "%samaged file: %llu bytes skipped",
                   cpu + gpu ? "; d" : "D", (unsigned long long)rs->skipped_bytes);
     rules_put(b->evidence, sizeof b->evidence, "dropped %llu CPU, %llu GPU of %llu events",
               (unsigned long long)cpu, (unsigned long long)gpu, (unsigned long long)events);
+    if (cpu && whole)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; whole regions: %llu (enter, exit, all inside; %llu counted under their "
+                  "parent): every path in the tree ran, every duration is true; calls and "
+                  "totals leave them out",
+                  (unsigned long long)regions, (unsigned long long)placed);
+    else if (cpu)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; single CPU events were dropped (a writer before format 1.1): the nesting "
+                  "after a drop may be wrong");
     if (bad)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %llu damaged runs (%llu bad checksums), %llu malformed chunks, %llu "

@@ -273,6 +273,62 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
         events(a, t, false, ev, n);
 }
 
+/* The writer puts an UNRECORDED chunk between a thread's REGIONS chunks,
+ * where its depth is the thread's: the region it belongs to is on the
+ * stack right now.  A depth that does not match (chunks lost before it)
+ * places nothing; depth 0 is the thread's top level, under no node. */
+void tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n)
+{
+    athread *t = tree_thread(a, stream);
+    if (!t)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = u[i].depth;
+        if (!d || d != t->depth + t->lost || d > t->depth)
+            continue;
+        uint32_t node = t->stack[d - 1].node;
+        if (node == PRISM_NO_NODE)
+            continue;
+        uint64_t r = u[i].regions;
+        t->nodes[node].unrec += r;
+        a->unrec_placed = a->unrec_placed + r < a->unrec_placed ? UINT64_MAX : a->unrec_placed + r;
+    }
+}
+
+/*
+ * The region a sample taken at ts was taken in.  On a clock that can read
+ * the same value twice (a coarse or virtualised TSC), a counter recorded
+ * as the last thing inside a region can carry the very timestamp of the
+ * region's exit; the exit is recorded after it, so exits at exactly ts do
+ * not count: the sample belongs to the region they closed.
+ */
+uint32_t tree_node_at_sample(const athread *t, uint64_t ts)
+{
+    if (!t->ring || !t->nring)
+        return PRISM_NO_NODE;
+    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
+    if (t->ring[lo % TRANS_RING].ts > ts)
+        return PRISM_NO_NODE;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->ring[mid % TRANS_RING].ts <= ts)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    uint64_t first = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0;
+    while (lo > first && t->ring[lo % TRANS_RING].ts == ts) {
+        uint32_t after = t->ring[lo % TRANS_RING].node;
+        uint32_t before = t->ring[(lo - 1) % TRANS_RING].node;
+        bool exit = before != PRISM_NO_NODE && before < t->n &&
+                    t->nodes[before].parent == after;
+        if (!exit)
+            break;
+        lo--;                           /* recorded after the sample */
+    }
+    return t->ring[lo % TRANS_RING].node;
+}
+
 uint32_t tree_node_at(const athread *t, uint64_t ts)
 {
     if (!t->ring || !t->nring)
@@ -505,6 +561,7 @@ static void thread_tree(prism_analysis *a, athread *t)
         cpu_publish(p, t, nd);
         p->gpu_wait_ns = nd->gpu_wait;
         p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
+        p->unrecorded = nd->unrec;
         publish(p, nd);
         if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
             prism_node *par = &t->pub[nd->parent];
@@ -527,6 +584,7 @@ static void thread_tree(prism_analysis *a, athread *t)
             cpu_inclusive(&t->pub[t->pub[i].parent], &t->pub[i]);
             t->pub[t->pub[i].parent].gpu_wait_ns += t->pub[i].gpu_wait_ns;
             t->pub[t->pub[i].parent].lead_steps += t->pub[i].lead_steps;
+            t->pub[t->pub[i].parent].unrecorded += t->pub[i].unrecorded;
         }
     finish_tree(t->pub, t->n, &t->tree);
 }
@@ -747,6 +805,7 @@ void tree_merge(prism_analysis *a)
             cpu_add_self(p, t, nd);
             p->gpu_wait_ns += nd->gpu_wait;
             p->lead_steps += nd->first_leaf;
+            p->unrecorded += nd->unrec;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
@@ -771,6 +830,7 @@ void tree_merge(prism_analysis *a)
             cpu_inclusive(&a->nodes[par], &a->nodes[i]);
             a->nodes[par].gpu_wait_ns += a->nodes[i].gpu_wait_ns;
             a->nodes[par].lead_steps += a->nodes[i].lead_steps;
+            a->nodes[par].unrecorded += a->nodes[i].unrecorded;
         }
     }
     finish_tree(a->nodes, a->nnodes, &a->tree);

@@ -69,7 +69,7 @@ void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, s
         if (!t && !(t = tree_thread(a, stream)))
             return;
         a->work.present = true;
-        uint32_t node = tree_node_at(t, c[i].ts);
+        uint32_t node = tree_node_at_sample(t, c[i].ts);
         bool known = node != PRISM_NO_NODE && node < t->n;
         if (kind == WORK_FLOPS) {
             a->work.flops += v;

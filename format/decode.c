@@ -460,7 +460,11 @@ static bool dec_dropped(dec *d, uint32_t stream)
         NEED(cur_u32(&d->c, &x.stream));
         NEED(cur_u32(&d->c, &x.source));
         NEED(cur_uint(&d->c, &x.total));
-        for (uint64_t j = 3; j < n; j++)
+        x.have_regions = n >= 4;        /* 1.1: whole regions, of the total */
+        x.regions = 0;
+        if (x.have_regions)
+            NEED(cur_uint(&d->c, &x.regions));
+        for (uint64_t j = x.have_regions ? 4 : 3; j < n; j++)
             NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
         if (d->cb->dropped)
@@ -572,6 +576,35 @@ static bool dec_cpu(dec *d)
     return true;
 }
 
+/* UNRECORDED (1.1): [base_ns, [delta, depth, regions, ...], ...] */
+static bool dec_unrecorded(dec *d, uint32_t stream)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    while (d->left) {
+        prism_unrecorded u;
+        uint64_t n, dt;
+        NEED(cur_array(&d->c, &n));
+        if (n < 3)
+            return false;
+        NEED(cur_uint(&d->c, &dt));
+        NEED(cur_u32(&d->c, &u.depth));
+        NEED(cur_uint(&d->c, &u.regions));
+        for (uint64_t j = 3; j < n; j++)
+            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        if (!add_ts(&ts, dt))
+            return false;
+        u.ts = ts;
+        d->left--;
+        if (d->cb->unrecorded)
+            d->cb->unrecorded(d->ctx, stream, &u, 1);
+        d->records++;
+    }
+    return true;
+}
+
 bool payload_known(uint32_t kind)
 {
     return kind >= 1 && kind <= PRISM_CHUNK_KIND_MAX;
@@ -596,6 +629,7 @@ bool payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
         case PRISM_CHUNK_INFO:     ok = dec_info(&d); break;
         case PRISM_CHUNK_FOOTER:   ok = dec_footer(&d); break;
         case PRISM_CHUNK_CPU:      ok = dec_cpu(&d); break;
+        case PRISM_CHUNK_UNRECORDED: ok = dec_unrecorded(&d, stream); break;
         default: break;
         }
     }

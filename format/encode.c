@@ -12,6 +12,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "enc_region.h"
 #include "enc_util.h"
 
 #define CHECKSUM_BYTES 9u
@@ -47,7 +48,7 @@ static bool has_base(uint32_t kind)
     switch (kind) {
     case PRISM_CHUNK_STRINGS: case PRISM_CHUNK_REGIONS: case PRISM_CHUNK_MARKS:
     case PRISM_CHUNK_COUNTERS: case PRISM_CHUNK_STEPS: case PRISM_CHUNK_MEMORY:
-    case PRISM_CHUNK_GPU: case PRISM_CHUNK_CPU:
+    case PRISM_CHUNK_GPU: case PRISM_CHUNK_CPU: case PRISM_CHUNK_UNRECORDED:
         return true;
     default:
         return false;
@@ -153,26 +154,10 @@ prism_status prism_enc_thread(prism_enc *e, const prism_thread *t)
 }
 
 /*
- * The region hot path writes its integers directly instead of through
- * libcbor (two out-of-line calls per integer).  uint_size/put_uint give the
- * same shortest-form bytes as cbor_encode_uint.
+ * The region records write their integers directly instead of through
+ * libcbor (two out-of-line calls per integer), with enc_region.h's helpers,
+ * which the writer thread's batch encoder shares.
  */
-static inline size_t uint_size(uint64_t v)
-{
-    return v < 24 ? 1 : v <= UINT8_MAX ? 2 : v <= UINT16_MAX ? 3 : v <= UINT32_MAX ? 5 : 9;
-}
-
-/* p has room for n == uint_size(v) bytes. */
-static inline void put_uint(uint8_t *p, uint64_t v, size_t n)
-{
-    switch (n) {
-    case 1: p[0] = (uint8_t)v; break;
-    case 2: p[0] = 0x18; p[1] = (uint8_t)v; break;
-    case 3: p[0] = 0x19; be_store(p + 1, v, 2); break;
-    case 5: p[0] = 0x1a; be_store(p + 1, v, 4); break;
-    default: p[0] = 0x1b; be_store(p + 1, v, 8); break;
-    }
-}
 
 /* Room for a whole record of n bytes and `elems` payload array elements,
  * with the same limits as commit(): where to write it, or NULL with the
@@ -189,27 +174,17 @@ static inline uint8_t *reserve(prism_enc *e, size_t n, uint64_t elems)
     return p;
 }
 
-/* The region word: delta << 1 | exit, the delta clamped at zero below and
- * at 2^63 - 1 above.  e->last is advanced only once the record fits. */
-static inline uint64_t region_word(const prism_enc *e, uint64_t ts, unsigned exit_bit)
-{
-    uint64_t d = ts > e->last ? ts - e->last : 0;
-    if (d > (UINT64_MAX >> 1))
-        d = UINT64_MAX >> 1;
-    return d << 1 | exit_bit;
-}
-
 prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name)
 {
     if (e->kind != PRISM_CHUNK_REGIONS)
         return PRISM_E_ARG;
-    uint64_t w = region_word(e, ts, 0);
-    size_t nw = uint_size(w), nn = uint_size(name);
+    uint64_t w = enc_region_word(e->last, ts, 0);
+    size_t nw = enc_uint_size(w), nn = enc_uint_size(name);
     uint8_t *p = reserve(e, nw + nn, 2);
     if (!p)
         return PRISM_E_NOSPACE;
-    put_uint(p, w, nw);
-    put_uint(p + nw, name, nn);
+    enc_put_uint_n(p, w, nw);
+    enc_put_uint_n(p + nw, name, nn);
     if (ts > e->last)
         e->last = ts;
     e->depth++;
@@ -220,12 +195,12 @@ prism_status prism_enc_exit(prism_enc *e, uint64_t ts)
 {
     if (e->kind != PRISM_CHUNK_REGIONS)
         return PRISM_E_ARG;
-    uint64_t w = region_word(e, ts, 1);
-    size_t nw = uint_size(w);
+    uint64_t w = enc_region_word(e->last, ts, 1);
+    size_t nw = enc_uint_size(w);
     uint8_t *p = reserve(e, nw, 1);
     if (!p)
         return PRISM_E_NOSPACE;
-    put_uint(p, w, nw);
+    enc_put_uint_n(p, w, nw);
     if (ts > e->last)
         e->last = ts;
     if (e->depth)
@@ -385,11 +360,30 @@ prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d)
     if (e->kind != PRISM_CHUNK_DROPPED)
         return PRISM_E_ARG;
     wr w = wr_of(e);
-    w_array(&w, 3);
+    w_array(&w, d->have_regions ? 4 : 3);
     w_uint(&w, d->stream);
     w_uint(&w, d->source);
     w_uint(&w, d->total);
+    if (d->have_regions)
+        w_uint(&w, d->regions);         /* 1.1 */
     return commit(e, &w, 1);
+}
+
+/* An UNRECORDED record [delta, depth, regions] (1.1). */
+prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u)
+{
+    if (e->kind != PRISM_CHUNK_UNRECORDED || !u)
+        return PRISM_E_ARG;
+    uint64_t d = u->ts > e->last ? u->ts - e->last : 0;
+    wr w = wr_of(e);
+    w_array(&w, 3);
+    w_uint(&w, d);
+    w_uint(&w, u->depth);
+    w_uint(&w, u->regions);
+    prism_status st = commit(e, &w, 1);
+    if (st == PRISM_OK && d)
+        e->last = u->ts;
+    return st;
 }
 
 prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v)

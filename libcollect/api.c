@@ -1,6 +1,6 @@
 /*
- * api.c - the out-of-line half of collect.h: names, steps and sampling,
- * counters, marks by name, thread names.
+ * api.c - the out-of-line half of collect.h: names, counters, marks by
+ * name, thread names (steps and their sampling: steps.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "cupti.h"
 #include "internal.h"
 
 uint32_t prism_name(const char *name)
@@ -16,7 +15,7 @@ uint32_t prism_name(const char *name)
     session *s = prism__s;
     uint32_t id = 0;
     bool is_new;
-    if (!s || !name || s->pid != getpid() || atomic_load(&s->stopping))
+    if (!s || !name || session_forked(s) || atomic_load(&s->stopping))
         return 0;
     pthread_mutex_lock(&s->lock);
     if (prism_strtab_intern(s->names, name, strlen(name), &id, &is_new) != PRISM_OK)
@@ -120,7 +119,7 @@ void prism_mark_name(const char *name)
 void prism_thread_name(const char *name)
 {
     session *s = prism__s;
-    if (!s || !name || s->pid != getpid() || atomic_load(&s->stopping))
+    if (!s || !name || session_forked(s) || atomic_load(&s->stopping))
         return;
     prism__thread *th = buffers_self(s);
     if (!th)
@@ -129,82 +128,4 @@ void prism_thread_name(const char *name)
     snprintf(th->name, sizeof th->name, "%s", name);
     th->name_dirty = true;
     pthread_mutex_unlock(&s->lock);
-}
-
-/* Does step `idx` record its regions? */
-static bool sampled(const prism_config *c, uint64_t idx)
-{
-    if (c->adaptive_sampling && idx < c->adaptive_steps)
-        return true;
-    double stride = c->sample_rate > 0 ? 1.0 / c->sample_rate : 1.0;
-    uint64_t k = (uint64_t)(stride + 0.5);
-    if (k < 1)
-        k = 1;
-    uint64_t base = c->adaptive_sampling ? idx - c->adaptive_steps : idx;
-    return base % k == 0;
-}
-
-void prism_step_begin(void)
-{
-    session *s = prism__s;
-    if (!s || s->pid != getpid() || atomic_load(&s->stopping) || atomic_load(&s->failed))
-        return;
-    if (s->in_step)
-        prism_step_end();
-    s->in_step = true;
-    if (!s->step_stream_known) {        /* the training thread, for the analysis */
-        prism__thread *th = buffers_self(s);
-        if (th)
-            atomic_store_explicit(&s->step_stream, th->stream, memory_order_relaxed);
-        s->step_stream_known = th != NULL;
-    }
-    cupti_step(s, s->step_index, true);   /* GPU window: before the step's clock */
-    s->step_start = prism__now();
-    bool rec = s->cfg.collect_timing && sampled(&s->cfg, s->step_index);
-    atomic_store_explicit(&prism__on, rec ? 1 : 0, memory_order_relaxed);
-}
-
-void prism_step_end(void)
-{
-    session *s = prism__s;
-    if (!s || !s->in_step || s->pid != getpid())
-        return;
-    uint64_t end = prism__now();
-    proc_rec r = { .is_step = true, .ticks = s->step_start, .ticks_end = end };
-    r.u.step = (prism_step){ 0, 0, s->step_index, s->epoch,
-                             sampled(&s->cfg, s->step_index) && s->cfg.collect_timing
-                                 ? PRISM_STEP_SAMPLED : 0 };
-    proc_rec m = { .is_step = false, .ticks = end };
-    bool have_mem = false;
-    if (s->cfg.collect_memory) {
-        static __thread uint64_t prev[2];
-        uint32_t cpu;
-        if (sampler_read(&m.u.mem.rss, &cpu, prev) == 0) {
-            m.u.mem.step = s->step_index;
-            m.u.mem.cpu_permille = cpu;
-            m.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(m.u.mem.gpu, false) : 0;
-            have_mem = true;
-        }
-    }
-    pthread_mutex_lock(&s->lock);
-    queue_push(s, &r);
-    if (have_mem)
-        queue_push(s, &m);
-    pthread_mutex_unlock(&s->lock);
-    cupti_step(s, s->step_index, false);
-    s->step_index++;
-    s->in_step = false;
-    if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))
-        atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
-}
-
-void prism_epoch(uint64_t epoch)
-{
-    if (prism__s)
-        prism__s->epoch = epoch;
-}
-
-uint64_t prism_step_index(void)
-{
-    return prism__s ? prism__s->step_index : 0;
 }

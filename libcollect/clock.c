@@ -90,9 +90,9 @@ void clock_segments_reset(session *s)
     atomic_store_explicit(&s->nsegs, 1, memory_order_release);
 }
 
-/* ns of `ticks` by the segment table: the last segment starting at or
- * before it. */
-static uint64_t seg_ns(const session *s, uint32_t n, uint64_t ticks)
+/* The last of n segments starting at or before `ticks` (the first when
+ * none does). */
+static uint32_t seg_find(const session *s, uint32_t n, uint64_t ticks)
 {
     uint32_t lo = 0, hi = n;
     while (hi - lo > 1) {
@@ -102,10 +102,42 @@ static uint64_t seg_ns(const session *s, uint32_t n, uint64_t ticks)
         else
             hi = mid;
     }
-    const struct clock_seg *g = &s->segs[lo];
+    return lo;
+}
+
+/* ns of `ticks` by the segment table: the last segment starting at or
+ * before it. */
+static uint64_t seg_ns(const session *s, uint32_t n, uint64_t ticks)
+{
+    const struct clock_seg *g = &s->segs[seg_find(s, n, ticks)];
     if (ticks <= g->ticks)
         return g->ns;
-    return g->ns + (uint64_t)((double)(ticks - g->ticks) * g->ns_per_tick);
+    return clock_seg_map(g->ns, ticks - g->ticks, g->ns_per_tick);
+}
+
+/* The segment that converts `ticks`, hoisted for a run of ticks (the
+ * writer's region encoder): clock_run_ns() then converts any tick of the
+ * segment's range as clock_ns() does, bit for bit. */
+void clock_run_at(session *s, uint64_t ticks, clock_run *c)
+{
+    uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_acquire);
+    uint64_t t0 = s->t0_ticks;
+    if (ticks <= t0) {                  /* up to t0: 0, a range of its own */
+        *c = (clock_run){ 0, t0 + 1, 0, 0, 0.0 };
+        return;
+    }
+    if (n == 0) {                       /* no table (tests): the plain ratio */
+        *c = (clock_run){ t0 + 1, UINT64_MAX - t0 - 1, t0, 0, s->ns_per_tick };
+        return;
+    }
+    uint32_t k = seg_find(s, n, ticks);
+    const struct clock_seg *g = &s->segs[k];
+    uint64_t from = g->ticks > t0 ? g->ticks : t0 + 1;
+    uint64_t end = k + 1 < n ? s->segs[k + 1].ticks : UINT64_MAX;
+    if (ticks < g->ticks)               /* before the first segment: its ns */
+        *c = (clock_run){ t0 + 1, g->ticks - t0 - 1, 0, g->ns, 0.0 };
+    else
+        *c = (clock_run){ from, end - from, g->ticks, g->ns, g->ns_per_tick };
 }
 
 /*
@@ -155,5 +187,5 @@ uint64_t clock_ns(session *s, uint64_t ticks)
     uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_acquire);
     if (n)
         return seg_ns(s, n, ticks);
-    return (uint64_t)((double)(ticks - s->t0_ticks) * s->ns_per_tick);
+    return clock_seg_map(0, ticks - s->t0_ticks, s->ns_per_tick);
 }

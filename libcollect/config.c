@@ -15,27 +15,7 @@
 
 void prism_config_default(prism_config *c)
 {
-    *c = (prism_config){
-        .enabled = true,
-        .collect_timing = true,
-        .collect_memory = true,
-        .collect_gpu_ops = true,
-        .sample_rate = 1.0,
-        .adaptive_sampling = false,
-        .adaptive_steps = 10,
-        .warmup_steps = 0,
-        .active_steps = 0,
-        .memory_interval_ms = 100,
-        .cpu_interval_ms = 5,
-        .flush_interval_ms = 100,
-        .buffer_events = 16384,
-        .buffer_mb = 64,
-        .policy = PRISM_POLICY_DROP,
-        .output = "prism-%p.cbor",
-        .output_dir = NULL,
-        .bottleneck_threshold_pct = 10.0,
-        .memory_leak_threshold_mb = 10.0,
-    };
+    prism__config_defaults(c);       /* collect.h: shared with PRISM_DISABLE */
 }
 
 static void bad(const char *var, const char *val, const char *want)

@@ -191,8 +191,8 @@ void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* ---- GPU memory (gpumem.c, NVML) --------------------------------------- */
 
 /* Fill out[] (at most PRISM_MAX_GPUS) with per-device used/reserved bytes.
- * refresh: query NVML now (writer thread); else copy the last reading
- * (cheap: the step-end sample).  Returns the number of devices. */
+ * refresh: query NVML now; else copy the last reading (cheap: the samples
+ * for steps in between).  Writer thread.  Returns the number of devices. */
 uint32_t gpumem_read(prism_gpu_mem *out, bool refresh);
 /* Release NVML (writer, at shutdown). */
 void gpumem_close(void);

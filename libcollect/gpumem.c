@@ -20,7 +20,8 @@
  * the NVML device.  Nothing is loaded until the program has loaded the CUDA
  * driver itself; only devices where this process holds memory are listed
  * (all of them when NVML cannot see the process).  The writer refreshes the
- * reading every memory interval; step-end samples reuse the last one.
+ * reading every memory interval; the samples it takes for steps in between
+ * reuse the last one.
  */
 #include <dlfcn.h>
 #include <pthread.h>

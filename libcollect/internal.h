@@ -21,11 +21,19 @@
 #include "prism/collect.h"
 #include "prism/profile.h"
 
+/* An event kind of the buffers only (collect.h has the others): `gap`
+ * regions were not recorded under the innermost recorded open region;
+ * the count's high bits ride in the word's id bits, its low 32 in aux. */
+#define EV_GAP 6u
+
 typedef struct buffer {
     prism__event *ev;
     uint32_t cap;
     _Atomic uint32_t fill;      /* events published by the owner */
     uint32_t done;              /* events encoded by the writer */
+    bool spare;                 /* outside the pool, freed once encoded: a
+                                   thread's room for the exits it owes while
+                                   its full buffer goes to the writer */
     struct buffer *next;
 } buffer;
 
@@ -57,15 +65,43 @@ typedef struct prism__thread {
     buffer *full, *full_tail;   /* handed over, oldest first (lock) */
     bool dead;                  /* the thread exited (lock) */
     bool wait_expired;          /* WAIT: its last wait ran out (owner) */
-    _Atomic uint64_t dropped;   /* events dropped, cumulative */
+    _Atomic uint64_t dropped;   /* events dropped, cumulative (writer) */
+    /* Whole regions dropped (the owner, buffers.c).  The counts have one
+     * writer, the owner, so they need no locked instruction; the writer
+     * thread reads them. */
+    _Atomic uint64_t drop_ev;   /* events dropped (a region: 2), cumulative */
+    _Atomic uint64_t drop_regions;  /* regions not recorded, cumulative */
+    uint64_t gap;               /* regions not recorded under the innermost
+                                   recorded open region, not yet written */
+    bool dropping;              /* the skipped regions began with a drop */
     /* writer-side state */
-    uint64_t dropped_written;
+    uint64_t dropped_written, regions_written;
     uint64_t seq;               /* chunks written on this stream */
     uint64_t last_ns;           /* timestamps never go backwards */
     uint32_t depth;             /* region nesting as encoded */
     cpu_thread cpu;             /* on-CPU sampling (cpusample.c) */
     struct prism__thread *next;
 } prism__thread;
+
+/* A step as the stepping thread hands it to the writer (steps.c). */
+typedef struct step_rec {
+    uint64_t ticks, ticks_end;  /* raw clock: begin, end */
+    uint64_t index, epoch;
+    uint32_t flags;             /* PRISM_STEP_* */
+} step_rec;
+
+#define STEP_RING 1024u         /* steps in flight to the writer (power of 2) */
+
+/* The steps on their way from the stepping thread to the writer (steps.c):
+ * one producer, the thread calling prism_step_*; one consumer at a time,
+ * whoever holds the session lock.  Each side's counter has its own cache
+ * line. */
+typedef struct step_ring {
+    _Atomic uint64_t tail;      /* records put (producer; release) */
+    uint64_t head_seen;         /* producer: head at its last look */
+    _Alignas(64) _Atomic uint64_t head;  /* records taken (lock; release) */
+    _Alignas(64) step_rec rec[STEP_RING];
+} step_ring;
 
 /* A step or memory record from the process-wide queue. */
 typedef struct proc_rec {
@@ -103,6 +139,9 @@ typedef struct session {
     size_t buffers, buffers_max;
     _Atomic size_t free_count;
     _Atomic int exhausted;      /* every buffer the budget allows exists */
+    /* writer.c: 0, a buffer handed over wakes the writer; n, only when
+     * fewer than n buffers are left (it collects them on a timer) */
+    _Atomic size_t wake_below;
 
     proc_rec *queue;            /* steps and memory samples (lock) */
     size_t nqueue, qcap;
@@ -117,12 +156,20 @@ typedef struct session {
     struct clock_seg { uint64_t ticks, ns; double ns_per_tick; } segs[CLOCK_SEGS];
     _Atomic uint32_t nsegs;     /* published with release, read with acquire */
 
-    /* steps (the thread that calls prism_step_*) */
-    uint64_t step_index, epoch;
+    /* steps (steps.c; the thread that calls prism_step_*): on cache lines
+     * of their own, away from what the writer keeps writing */
+    _Alignas(64) uint64_t step_index, epoch;
     uint64_t step_start;
     bool in_step;
+    bool step_rec;                  /* this step records its regions */
     _Atomic uint32_t step_stream;   /* the stepping thread's stream, 0: none */
     bool step_stream_known;         /* (stepping thread only) */
+    uint64_t step_stride;           /* sampling: every k-th step; 0: not yet */
+    _Atomic uint64_t steps_ended;   /* index + 1 of the last step ended (release) */
+    _Atomic int forked;             /* in a forked child (session.c): no steps */
+    step_ring steps;
+    /* writer: steps_ended as of its last memory sample (sampler.c) */
+    _Alignas(64) _Atomic uint64_t mem_steps;
 
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
@@ -141,12 +188,45 @@ void clock_segments_reset(session *s);
 void clock_segment_add(session *s, uint64_t t, uint64_t m);
 uint64_t clock_mono_ns(void);
 
+/* A segment's mapping: ns at its start plus the ticks since, scaled.  The
+ * one formula of clock_ns() and of clock_run_ns(), so both agree exactly. */
+static inline uint64_t clock_seg_map(uint64_t ns, uint64_t dticks, double ns_per_tick)
+{
+    return ns + (uint64_t)((double)dticks * ns_per_tick);
+}
+
+/* One segment hoisted out of a loop over ticks: ticks in [lo, lo + span)
+ * become ns + (ticks - base) scaled.  clock_run_at() finds the range
+ * holding `ticks`. */
+typedef struct clock_run {
+    uint64_t lo, span, base, ns;
+    double ns_per_tick;
+} clock_run;
+void clock_run_at(session *s, uint64_t ticks, clock_run *c);
+
+/* clock_ns(s, ticks), bit for bit, when ticks lies in c's range; false
+ * (nothing stored) when it does not. */
+static inline bool clock_run_ns(const clock_run *c, uint64_t ticks, uint64_t *ns)
+{
+    if (ticks - c->lo >= c->span)
+        return false;
+    *ns = clock_seg_map(c->ns, ticks - c->base, c->ns_per_tick);
+    return true;
+}
+
 /* config.c */
 const char *cfg_policy_name(prism_policy p);
 int cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n);
 int64_t cfg_rank(void);
 size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
+
+/* In a forked child: the fork handler (session.c) set the flag; no
+ * getpid(), which is a system call. */
+static inline bool session_forked(session *s)
+{
+    return atomic_load_explicit(&s->forked, memory_order_relaxed) != 0;
+}
 
 /* buffers.c */
 void buffers_thread_exit(void *th);
@@ -165,9 +245,14 @@ void queue_push(session *s, const proc_rec *r);
 
 /* writer.c */
 void *writer_main(void *arg);
+/* Whether a buffer handed over now must wake the writer (lock held). */
+bool writer_wake_wanted(session *s);
 int writer_header(session *s, char *const *argv, size_t argc);
 
-/* sampler.c */
-int sampler_read(uint64_t *rss, uint32_t *cpu_permille, uint64_t *cpu_state);
+/* steps.c (the step functions themselves are public: collect.h) */
+/* Move the steps in flight to the process queue (lock held). */
+void steps_take(session *s);
+/* Steps in flight: a hint, read without the lock. */
+bool steps_pending(const session *s);
 
 #endif

@@ -29,7 +29,7 @@ static void on_signal(int sig)
 {
     session *s = prism__s;
     int saved = errno;
-    if (s && s->pid == getpid()) {
+    if (s && !session_forked(s)) {
         if (atomic_exchange(&s->signo, sig) != 0) {
             /* second signal: do not wait for the writer any longer */
             signal(sig, SIG_DFL);
@@ -64,6 +64,8 @@ static void in_child(void)
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
     buffers_reset_tls();
+    if (prism__s)                       /* steps.c: no getpid() per step */
+        atomic_store(&prism__s->forked, 1);
 }
 
 static void at_exit(void)
@@ -201,7 +203,7 @@ void prism_shutdown(void)
 {
     pthread_mutex_lock(&init_lock);
     session *s = prism__s;
-    if (!s || ended || s->pid != getpid()) {
+    if (!s || ended || session_forked(s)) {
         pthread_mutex_unlock(&init_lock);
         return;
     }
@@ -233,7 +235,7 @@ void prism_shutdown(void)
 bool prism_recording(void)
 {
     session *s = prism__s;
-    return s && !ended && !atomic_load(&s->failed) && s->pid == getpid();
+    return s && !ended && !atomic_load(&s->failed) && !session_forked(s);
 }
 
 const char *prism_output_path(void)

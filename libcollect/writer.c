@@ -14,10 +14,13 @@
 
 #include "cpusample.h"
 #include "cupti.h"
+#include "encode_run.h"
 #include "internal.h"
+#include "sampler.h"
 
 #define OUT_BYTES   (1u << 20)
 #define CHUNK_BYTES (64u * 1024u)
+#define COLLECT_NS  5000000u    /* gated: full buffers are collected this often */
 
 typedef struct snap {
     prism__thread *th;
@@ -34,13 +37,15 @@ typedef struct wstate {
     uint8_t *out;
     size_t olen;
     uint8_t *rbuf, *mbuf, *kbuf, *pbuf;
-    uint64_t mem_prev[2];
-    uint64_t next_sample;
+    mem_sampler mem;                /* memory samples (sampler.c) */
     uint64_t dropped_total;
     uint64_t gpu_dropped_written;
     cpu_sampler *cpu;               /* on-CPU samples, written at each flush */
     uint64_t cpu_last_ns, cpu_dropped_written;
     uint32_t step_stream_written;   /* INFO steps.thread written for it */
+    uint64_t last_cycle;            /* when the last flush began */
+    uint64_t written_then;          /* s->events_written after it */
+    double bufs_per_ns;             /* buffers filled: the recent rate */
     /* a thread's marks and counters, encoded after its regions so that
      * chunk sequence numbers follow the order chunks are written in */
     prism_mark *marks;
@@ -105,12 +110,39 @@ static void out_chunk(wstate *w, prism_enc *e)
         } \
     } while (0)
 
-/* Encode b's events from where the last flush stopped up to `fill`. */
+/* A full REGIONS chunk from encode_regions. */
+static void region_chunk_full(void *ctx, prism_enc *e)
+{
+    out_chunk(ctx, e);
+}
+
+/* A count of regions the thread could not record (buffers.c): an
+ * UNRECORDED chunk between its REGIONS chunks, where the depth it carries
+ * is the thread's depth in the stream (docs/FORMAT.md, 7.13). */
+static void encode_gap(wstate *w, prism__thread *th, region_sink *rk, uint64_t ns, uint64_t n)
+{
+    if (rk->open) {
+        out_chunk(w, &rk->e);
+        rk->open = false;
+    }
+    prism_enc e;
+    prism_unrecorded u = { ns, th->depth, n };
+    if (prism_enc_begin(&e, w->pbuf, CHUNK_BYTES, PRISM_CHUNK_UNRECORDED, th->stream, th->seq++,
+                        ns, 0) == PRISM_OK &&
+        prism_enc_unrecorded(&e, &u) == PRISM_OK)
+        out_chunk(w, &e);
+}
+
+/* Encode b's events from where the last flush stopped up to `fill`: runs
+ * of enters and exits by encode_regions (encode_run.c), the rest here. */
 static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill,
-                          prism_enc *re, bool *ro)
+                          region_sink *rk)
 {
     session *s = w->s;
     for (uint32_t i = b->done; i < fill; i++) {
+        i = encode_regions(s, th, rk, b->ev, i, fill, &s->events_written);
+        if (i >= fill)
+            break;
         const prism__event *ev = &b->ev[i];
         uint64_t ns = clock_ns(s, ev->ts);
         if (ns < th->last_ns)
@@ -118,17 +150,6 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill
         th->last_ns = ns;
         uint32_t kind = ev->word & 15u, id = ev->word >> 4;
         switch (kind) {
-        case PRISM__EV_ENTER:
-            PUT(w, re, *ro, w->rbuf, PRISM_CHUNK_REGIONS, th->stream, th->seq, ns, th->depth,
-                prism_enc_enter(re, ns, id));
-            th->depth++;
-            break;
-        case PRISM__EV_EXIT:
-            PUT(w, re, *ro, w->rbuf, PRISM_CHUNK_REGIONS, th->stream, th->seq, ns, th->depth,
-                prism_enc_exit(re, ns));
-            if (th->depth)
-                th->depth--;
-            break;
         case PRISM__EV_MARK:
             if (!grow((void **)&w->marks, &w->mcap, w->nmarks, sizeof *w->marks)) {
                 atomic_fetch_add(&th->dropped, 1);
@@ -153,6 +174,9 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill
             w->ctrs[w->nctrs++] = c;
             break;
         }
+        case EV_GAP:                    /* a count, not a record of the program */
+            encode_gap(w, th, rk, ns, (uint64_t)id << 32 | ev->aux);
+            continue;
         default:
             continue;
         }
@@ -164,16 +188,16 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill
 static void encode_thread(wstate *w, snap *sn)
 {
     prism__thread *th = sn->th;
-    prism_enc e;
-    bool open = false;
+    region_sink rk = { .buf = w->rbuf, .cap = CHUNK_BYTES, .full = region_chunk_full, .ctx = w };
     w->nmarks = w->nctrs = 0;
     for (buffer *b = sn->full; b; b = b->next)
-        encode_buffer(w, th, b, atomic_load_explicit(&b->fill, memory_order_acquire), &e, &open);
+        encode_buffer(w, th, b, atomic_load_explicit(&b->fill, memory_order_acquire), &rk);
     if (sn->cur)
-        encode_buffer(w, th, sn->cur, sn->cur_fill, &e, &open);
-    if (open)
-        out_chunk(w, &e);
-    open = false;
+        encode_buffer(w, th, sn->cur, sn->cur_fill, &rk);
+    if (rk.open)
+        out_chunk(w, &rk.e);
+    prism_enc e;
+    bool open = false;
     for (size_t i = 0; i < w->nmarks; i++)
         PUT(w, &e, open, w->mbuf, PRISM_CHUNK_MARKS, th->stream, th->seq, w->marks[i].ts, 0,
             prism_enc_mark(&e, &w->marks[i]));
@@ -334,39 +358,38 @@ static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
     bool open = false;
     for (size_t i = 0; i < nsnap; i++) {
         prism__thread *th = sn[i].th;
-        uint64_t d = atomic_load_explicit(&th->dropped, memory_order_relaxed);
-        if (d == th->dropped_written)
+        /* regions first: the owner counts a region's 2 events before it */
+        uint64_t r = atomic_load_explicit(&th->drop_regions, memory_order_acquire);
+        uint64_t d = atomic_load_explicit(&th->dropped, memory_order_relaxed) +
+                     atomic_load_explicit(&th->drop_ev, memory_order_relaxed);
+        if (d == th->dropped_written && r == th->regions_written)
             continue;
         /* a running sum: exited threads leave the list, not the total */
         w->dropped_total += d - th->dropped_written;
         th->dropped_written = d;
-        prism_dropped x = { th->stream, PRISM_SOURCE_CPU, d };
+        th->regions_written = r;
+        prism_dropped x = { th->stream, PRISM_SOURCE_CPU, d, true, r };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
     }
     uint64_t gd = cupti_dropped();      /* GPU activity: process-wide, stream 0 */
     if (gd != w->gpu_dropped_written) {
         w->dropped_total += gd - w->gpu_dropped_written;
         w->gpu_dropped_written = gd;
-        prism_dropped x = { 0, PRISM_SOURCE_GPU, gd };
+        prism_dropped x = { 0, PRISM_SOURCE_GPU, gd, false, 0 };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_DROPPED, 0, s->seq0, 0, 0, prism_enc_dropped(&e, &x));
     }
     if (open)
         out_chunk(w, &e);
 }
 
-static void sample_memory(wstate *w)
+/* The steps that ended since the last wake-up: into the process queue
+ * (memory samples bring them along too: sampler.c). */
+static void take_steps(session *s)
 {
-    session *s = w->s;
-    proc_rec r = { .is_step = false };
-    uint32_t cpu;
-    if (sampler_read(&r.u.mem.rss, &cpu, w->mem_prev) != 0)
+    if (!steps_pending(s))
         return;
-    r.u.mem.step = PRISM_NO_STEP;
-    r.u.mem.cpu_permille = cpu;
-    r.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(r.u.mem.gpu, true) : 0;
-    r.ticks = prism__now();
     pthread_mutex_lock(&s->lock);
-    queue_push(s, &r);
+    steps_take(s);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -397,6 +420,7 @@ static void cycle(wstate *w)
         th->full = th->full_tail = NULL;
         th->name_dirty = false;
     }
+    steps_take(s);                      /* steps still in flight */
     proc_rec *q = s->queue;
     size_t nq = s->nqueue;
     s->queue = NULL;
@@ -426,9 +450,14 @@ static void cycle(wstate *w)
         buffer *b = sn[i].full;
         while (b) {
             buffer *n = b->next;
-            b->next = s->free;
-            s->free = b;
-            atomic_fetch_add(&s->free_count, 1);
+            if (b->spare) {             /* buffers.c: not the pool's */
+                free(b->ev);
+                free(b);
+            } else {
+                b->next = s->free;
+                s->free = b;
+                atomic_fetch_add(&s->free_count, 1);
+            }
             b = n;
         }
         if (sn[i].dead && cpu_release(w->cpu, sn[i].th)) {  /* else: next flush */
@@ -466,6 +495,39 @@ static void write_footer(wstate *w)
     out_flush(w);
 }
 
+/* Whether a buffer handed over now must wake the writer (lock held). */
+bool writer_wake_wanted(session *s)
+{
+    size_t below = atomic_load_explicit(&s->wake_below, memory_order_relaxed);
+    return below == 0 ||
+           atomic_load_explicit(&s->free_count, memory_order_relaxed) +
+                   (s->buffers_max - s->buffers) < below;
+}
+
+/*
+ * A wake-up per buffer handed over costs the writer a context switch (tens
+ * of us of CPU on a small VM) and, on a busy machine, preempts a producer.
+ * While buffers fill often and the pool has room for what two periods of
+ * COLLECT_NS bring, the writer collects them every COLLECT_NS instead (on
+ * the CPU sampler's wake-ups when it runs), and a buffer handed over wakes
+ * it only when the pool runs lower than that (writer_wake_wanted).  After
+ * the flush that began at `start`.
+ */
+static void plan_wakeups(wstate *w, uint64_t start)
+{
+    session *s = w->s;
+    uint64_t dt = start - w->last_cycle, n = s->events_written - w->written_then;
+    double rate = dt ? (double)n / s->cfg.buffer_events / (double)dt : 0;
+    w->bufs_per_ns = rate > w->bufs_per_ns / 2 ? rate : w->bufs_per_ns / 2;
+    double per = w->bufs_per_ns * COLLECT_NS;       /* buffers a period */
+    size_t below = 0;
+    if (per >= 1 && 2 * per + 2 <= (double)(s->buffers_max / 2))
+        below = (size_t)(2 * per) + 2;
+    atomic_store_explicit(&s->wake_below, below, memory_order_relaxed);
+    w->last_cycle = start;
+    w->written_then = s->events_written;
+}
+
 void *writer_main(void *arg)
 {
     session *s = arg;
@@ -484,19 +546,18 @@ void *writer_main(void *arg)
         goto done;
     }
     uint64_t interval = (uint64_t)s->cfg.flush_interval_ms * 1000000u;
-    uint64_t mem_every = (uint64_t)s->cfg.memory_interval_ms * 1000000u;
     uint64_t next_flush = clock_mono_ns() + interval;
-    w.next_sample = clock_mono_ns();
+    w.last_cycle = clock_mono_ns();
+    sampler_init(&w.mem, s, clock_mono_ns());
     w.cpu = cpu_new(s);
     if (!w.cpu)
         session_warn("out of memory for CPU sampling; it is off");
     uint64_t next_cpu = clock_mono_ns();
     for (;;) {
         uint64_t now = clock_mono_ns();
-        if (s->cfg.collect_memory && now >= w.next_sample) {
-            sample_memory(&w);
-            w.next_sample = now + mem_every;
-        }
+        /* the steps that ended since the last wake-up, memory once for them */
+        uint64_t next_mem = sampler_poll(&w.mem, s, now, false);
+        take_steps(s);
         /* CPU passes at a fixed rate, written at the next flush: they wake
          * the writer, they do not make it flush */
         uint64_t cpu_every = cpu_period_ns(w.cpu);
@@ -507,10 +568,14 @@ void *writer_main(void *arg)
                 next_cpu = now + cpu_every;
         }
         uint64_t until = next_flush;
-        if (s->cfg.collect_memory && w.next_sample < until)
-            until = w.next_sample;
+        if (next_mem < until)
+            until = next_mem;
         if (cpu_period_ns(w.cpu) && next_cpu < until)
             until = next_cpu;
+        uint64_t collect = atomic_load_explicit(&s->wake_below, memory_order_relaxed)
+                               ? w.last_cycle + COLLECT_NS : UINT64_MAX;
+        if (collect < until)
+            until = collect;
         int timeout = until > now ? (int)((until - now + 999999u) / 1000000u) : 0;
         struct pollfd p = { s->wake_rd, POLLIN, 0 };
         int r = poll(&p, 1, timeout);
@@ -522,20 +587,21 @@ void *writer_main(void *arg)
         if (atomic_load(&s->stopping) || atomic_load(&s->signo) || atomic_load(&s->failed))
             break;
         now = clock_mono_ns();
-        if (r > 0 || now >= next_flush) {
+        if (r > 0 || now >= next_flush || now >= collect - COLLECT_NS / 2) {
             cycle(&w);
+            plan_wakeups(&w, now);
             next_flush = clock_mono_ns() + interval;
         }
     }
     cupti_stop(s);                        /* forced CUPTI flush, detach */
     if (!atomic_load(&s->failed)) {
-        if (s->cfg.collect_memory)
-            sample_memory(&w);
+        sampler_poll(&w.mem, s, clock_mono_ns(), true);
         cpu_pass(w.cpu);                  /* the threads' last values */
         cycle(&w);
         write_footer(&w);
     }
     cpu_free(w.cpu);
+    sampler_close(&w.mem);
 done:
     free(w.out);
     free(w.rbuf);
@@ -565,7 +631,9 @@ int writer_header(session *s, char *const *argv, size_t argc)
         .pid = (uint64_t)s->pid, .rank = s->rank, .argv = (const char *const *)argv,
         .argc = argc, .clock = NULL, .start_unix_ns = 0, .start_mono_ns = s->t0_mono,
         .config = kv, .nconfig = nkv,
-        .version_minor = s->cfg.cpu_interval_ms ? 1 : 0,    /* 1.1: CPU chunks */
+        /* 1.1: CPU chunks, UNRECORDED chunks and DROPPED's regions (any
+         * run may drop) */
+        .version_minor = 1,
     };
 #if defined(__x86_64__) || defined(__i386__)
     h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";

@@ -14,34 +14,22 @@
  *   cuda_train: steps=S kernels=K memcpy=C memset=M launch_host_ns=L loop_ms=T wall_ms=W
  * (loop_ms: the training loop alone, the figure the overhead check compares).
  *
- * Built by the Makefile only where nvcc exists; compiled with
- * -DCUDA_TRAIN_PLAIN it has no PRISM calls at all (the unmodified program
- * the checks profile through prism-run).
+ * It includes <prism/collect.h> directly (C++: PRISM_ZONE is a scoped
+ * object).  Built by the Makefile only where nvcc exists; compiled with
+ * -DCUDA_TRAIN_PLAIN it is built with PRISM_DISABLE: every PRISM call
+ * compiles to nothing and no library is linked (the unmodified program the
+ * checks profile through prism-run).
  */
+#ifdef CUDA_TRAIN_PLAIN
+#define PRISM_DISABLE 1
+#endif
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+#include <prism/collect.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifdef CUDA_TRAIN_PLAIN
-static void sample_prism_init(void) {}
-static void sample_prism_push(const char *) {}
-static void sample_prism_pop(void) {}
-static void sample_prism_step_begin(void) {}
-static void sample_prism_step_end(void) {}
-static void sample_prism_shutdown(void) {}
-#else
-extern "C" {                            /* samples/cuda/prism_shim.c */
-void sample_prism_init(void);
-void sample_prism_push(const char *name);
-void sample_prism_pop(void);
-void sample_prism_step_begin(void);
-void sample_prism_step_end(void);
-void sample_prism_shutdown(void);
-}
-#endif
 
 #define TILE 16
 
@@ -155,7 +143,12 @@ int main(int argc, char **argv)
         usage();
     double t0 = now_ms();
     CHECK(cudaFree(0));                 /* initialise CUDA, then attach PRISM's GPU side */
-    sample_prism_init();
+    /* A session started from PRISM_* when the program loaded waits for the
+     * CUDA driver before it attaches CUPTI; prism_init again, once CUDA is
+     * up, attaches it now, before the first kernel.  Without PRISM_*
+     * variables nothing is started: the unprofiled baseline. */
+    if (prism_recording())
+        prism_init(NULL);
 
     size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
     float *pageable = (float *)malloc(bytes), *pinned, *w, *x, *y, *g;
@@ -177,13 +170,14 @@ int main(int argc, char **argv)
     CHECK(cudaDeviceSynchronize());
     double loop0 = now_ms();
     for (int s = 0; s < steps; s++) {
-        sample_prism_step_begin();
-        sample_prism_push("data");
-        copy(x, pageable, bytes, cudaMemcpyHostToDevice, st, false);    /* pageable */
-        copy(y, pinned, bytes, cudaMemcpyHostToDevice, st, true);       /* pinned */
-        sample_prism_pop();
+        prism_step_begin();
+        {
+            PRISM_ZONE("data");
+            copy(x, pageable, bytes, cudaMemcpyHostToDevice, st, false);    /* pageable */
+            copy(y, pinned, bytes, cudaMemcpyHostToDevice, st, true);       /* pinned */
+        }
 
-        sample_prism_push("forward");
+        prism_push("forward");
         for (int l = 0; l < layers; l++) {
             if (nvtx)
                 nvtxRangePushA("layer");
@@ -191,14 +185,14 @@ int main(int argc, char **argv)
             if (nvtx)
                 nvtxRangePop();
         }
-        sample_prism_pop();
+        prism_pop();
 
-        sample_prism_push("backward");
+        prism_push("backward");
         for (int l = layers - 1; l >= 0; l--)
             launch_matmul(x, y, g + (size_t)l * elems, n, st);
-        sample_prism_pop();
+        prism_pop();
 
-        sample_prism_push("optimizer");
+        prism_push("optimizer");
         for (int l = 0; l < layers; l++) {
             int count = (int)elems;
             sgd<<<(count + 255) / 256, 256, 0, st>>>(w + (size_t)l * elems, g + (size_t)l * elems,
@@ -208,15 +202,16 @@ int main(int argc, char **argv)
         }
         CHECK(cudaMemsetAsync(g, 0, bytes * layers, st));
         n_memset++;
-        sample_prism_pop();
+        prism_pop();
 
-        sample_prism_push("sync");       /* the stall: the CPU waits for all of it */
-        CHECK(cudaDeviceSynchronize());
-        sample_prism_pop();
-
-        sample_prism_push("loss");
-        copy(pinned, y, sizeof(float) * 256, cudaMemcpyDeviceToHost, st, false);
-        sample_prism_pop();
+        {
+            PRISM_ZONE("sync");          /* the stall: the CPU waits for all of it */
+            CHECK(cudaDeviceSynchronize());
+        }
+        {
+            PRISM_ZONE("loss");
+            copy(pinned, y, sizeof(float) * 256, cudaMemcpyDeviceToHost, st, false);
+        }
 
         if (leak_mb) {                   /* never freed: the leak detector's case */
             void *leak;
@@ -224,7 +219,7 @@ int main(int argc, char **argv)
             CHECK(cudaMemset(leak, 1, (size_t)leak_mb << 20));
             n_memset++;
         }
-        sample_prism_step_end();
+        prism_step_end();
     }
     CHECK(cudaDeviceSynchronize());
     double end = now_ms();
@@ -239,6 +234,6 @@ int main(int argc, char **argv)
     cudaFree(g);
     cudaFreeHost(pinned);
     free(pageable);
-    sample_prism_shutdown();
+    prism_shutdown();
     return 0;
 }

@@ -80,7 +80,7 @@ static loaded cpu_profile(const cpu_opts *o)
     }
     pb_exit(&b, 1, now);
     if (o->dropped) {
-        prism_dropped d = { 1, PRISM_SOURCE_CPU, o->dropped };
+        prism_dropped d = { 1, PRISM_SOURCE_CPU, o->dropped, false, 0 };
         PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
     }
     return pb_load(&b);
@@ -464,6 +464,41 @@ static void test_work_counters(void **state)
     free(b.data);
 }
 
+/* A counter stamped with the very timestamp of its region's exit (a clock
+ * that reads the same value twice) belongs to that region, not to its
+ * parent; one stamped with an enter's belongs to the region entered. */
+static void test_work_counter_at_exit_tick(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, work_names, sizeof work_names / sizeof work_names[0], 5);
+    pb_thread(&b, 1, "main");
+    pb_enter(&b, 1, 100, W_STEP);
+    pb_enter(&b, 1, 200, W_SOFTMAX);
+    pb_exit(&b, 1, 300);                                /* softmax ends at 300 */
+    pb_enter(&b, 1, 400, W_MATMUL);                     /* matmul starts at 400 */
+    pb_exit(&b, 1, 500);
+    pb_exit(&b, 1, 600);
+    pb_enter(&b, 1, 700, W_SOFTMAX);                    /* a root ends at 800 */
+    pb_exit(&b, 1, 800);
+    pb_counter(&b, 1, 300, W_BYTES, 1e6);               /* softmax's last act */
+    pb_counter(&b, 1, 400, W_FLOPS, 2e6);               /* matmul's first */
+    pb_counter(&b, 1, 800, W_BYTES, 3e6);               /* the root's last */
+    loaded l = pb_load(&b);
+    const prism_tree *t = prism_analysis_tree(l.a);
+    double soft_bytes = 0, mm_flops = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        if (!strcmp(t->nodes[i].name, "softmax"))
+            soft_bytes += t->nodes[i].bytes;
+        if (!strcmp(t->nodes[i].name, "matmul"))
+            mm_flops += t->nodes[i].flops;
+    }
+    assert_true(soft_bytes == 4e6);
+    assert_true(mm_flops == 2e6);
+    assert_true(prism_analysis_work(l.a)->unattributed_bytes == 0);
+    unload(&l);
+}
+
 /* Work counters without regions: the whole run is judged. */
 static void test_work_counters_no_regions(void **state)
 {
@@ -495,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_compare_long_path),
         cmocka_unit_test(test_work_counters),
         cmocka_unit_test(test_work_counters_no_regions),
+        cmocka_unit_test(test_work_counter_at_exit_tick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,9 @@
  * that must not hurt the program (an unwritable output, bad environment
  * values, init/shutdown called out of order, regions left open, pops
  * without pushes), the output path pattern, the configuration copied into
- * the header, step sampling (fixed and adaptive) and memory samples at step
- * boundaries.
+ * the header, step sampling (fixed and adaptive) and memory samples tagged
+ * with steps (taken by the writer; one per step when the loop waits for
+ * them: collect_step_test.c).
  *
  * Anything that starts a session runs in a forked child (one session per
  * process); the parent reads the profile.  prism_config_from_env starts
@@ -674,7 +675,7 @@ static void test_adaptive_sampling(void **state)
     tdir_remove(&d);
 }
 
-/* ---- memory samples at step boundaries --------------------------------- */
+/* ---- memory samples tagged with steps ----------------------------------- */
 
 #define MEM_STEPS 20u
 
@@ -707,6 +708,7 @@ static void test_memory_at_step_boundaries(void **state)
     psum *p = psum_from_child(memory_child, path, path, false);
     assert_int_equal(p->nsteps, MEM_STEPS);
     size_t at_step[MEM_STEPS] = { 0 };
+    uint64_t prev = PRISM_NO_STEP;
     for (size_t i = 0; i < p->nmem; i++) {
         const prism_memory_sample *m = &p->mem[i];
         assert_true(m->rss > 0);
@@ -714,14 +716,16 @@ static void test_memory_at_step_boundaries(void **state)
             continue;
         assert_true(m->step < MEM_STEPS);
         at_step[m->step]++;
-        /* taken at the step's end; a periodic sample queued in between can
-         * push it later (the encoder clamps), but never into the next step */
+        /* the writer reads memory once when it learns that steps ended,
+         * tagged with the latest of them: after that step's end, and never
+         * a step older than one already tagged */
         assert_true(m->ts >= p->steps[m->step].end);
-        if (m->step + 1 < MEM_STEPS)
-            assert_true(m->ts <= p->steps[m->step + 1].start);
+        assert_true(prev == PRISM_NO_STEP || m->step > prev);
+        prev = m->step;
     }
     for (uint32_t i = 0; i < MEM_STEPS; i++)
-        assert_int_equal(at_step[i], 1);
+        assert_true(at_step[i] <= 1);
+    assert_int_equal(at_step[MEM_STEPS - 1], 1);  /* the last: at shutdown, if not before */
     psum_free(p);
     tdir_remove(&d);
 }

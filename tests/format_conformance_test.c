@@ -205,7 +205,7 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
     case PRISM_CHUNK_DROPPED:
         for (size_t i = 0; i < n; i++, recs++) {
             cbor_item_t **f = items(a[i], &k);
-            prism_dropped d = { (uint32_t)u(f[0]), (uint32_t)u(f[1]), u(f[2]) };
+            prism_dropped d = { (uint32_t)u(f[0]), (uint32_t)u(f[1]), u(f[2]), false, 0 };
             tl_dropped(l, &d);
         }
         break;

@@ -102,7 +102,7 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
         return st;
     }
     case PRISM_CHUNK_DROPPED: {
-        prism_dropped d = { i, i % 2, sq * sq };
+        prism_dropped d = { i, i % 2, sq * sq, i % 3 == 0, sq };
         if ((st = prism_enc_dropped(e, &d)) == PRISM_OK)
             tl_dropped(exp, &d);
         return st;
@@ -136,6 +136,12 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
                 c.wait_ns = 0;
             tl_cpu(exp, &c, 1);
         }
+        return st;
+    }
+    case PRISM_CHUNK_UNRECORDED: {
+        prism_unrecorded u = { (i / 2) * 999983ull, i % 9, sq << (i % 40) };
+        if ((st = prism_enc_unrecorded(e, &u)) == PRISM_OK)
+            tl_unrecorded(exp, STREAM, &u, 1);
         return st;
     }
     default: {
@@ -298,10 +304,11 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     static const prism_step s = { 1, 2, 0, 0, 0 };
     static const prism_memory_sample ms = { .ts = 1 };
     static const prism_gpu_record g = { .type = PRISM_GPU_SYNC };
-    static const prism_dropped d = { 1, 0, 1 };
+    static const prism_dropped d = { 1, 0, 1, false, 0 };
     static const prism_value v = { PRISM_VAL_BOOL, { .b = true } };
     static const prism_footer f = { 1, 1, 0, 1, true };
     static const prism_cpu_sample cs = { 1, 1, PRISM_CPU_HAVE_WAIT, 1, 1 };
+    static const prism_unrecorded u = { 1, 1, 1 };
     switch (j) {
     case PRISM_CHUNK_STRINGS: return prism_enc_string(e, "s", 1);
     case PRISM_CHUNK_THREADS: return prism_enc_thread(e, &t);
@@ -315,6 +322,7 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     case PRISM_CHUNK_INFO: return prism_enc_info(e, "k", &v);
     case PRISM_CHUNK_FOOTER: return prism_enc_footer(e, &f);
     case PRISM_CHUNK_CPU: return prism_enc_cpu(e, &cs);
+    case PRISM_CHUNK_UNRECORDED: return prism_enc_unrecorded(e, &u);
     default: return prism_enc_exit(e, 2);     /* REGIONS again: the exit */
     }
 }

@@ -79,6 +79,9 @@ typedef struct col {
     const prism_header *hdr;
     prism_cpu_sample cpu[MAXR];
     size_t ncpu, ncpu_batch;
+    prism_unrecorded unrec[8];
+    uint32_t unrec_stream[8];
+    size_t nunrec;
 } col;
 
 static void c_thread(void *ctx, const prism_thread *t)
@@ -189,6 +192,16 @@ static void c_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
     c->ncpu_batch++;
 }
 
+static void c_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n)
+{
+    col *c = ctx;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(c->nunrec < 8);
+        c->unrec_stream[c->nunrec] = stream;
+        c->unrec[c->nunrec++] = u[i];
+    }
+}
+
 /* Read f completely; every chunk must be good.  The caller frees both. */
 static prism_reader *read_back(const file *f, col **out)
 {
@@ -199,6 +212,7 @@ static prism_reader *read_back(const file *f, col **out)
         .regions = c_regions, .marks = c_marks, .counters = c_counters,
         .steps = c_steps, .memory = c_memory, .gpu = c_gpu, .dropped = c_dropped,
         .info = c_info, .footer = c_footer, .cpu = c_cpu, .chunk = c_chunk,
+        .unrecorded = c_unrecorded,
     };
     prism_reader *r = prism_reader_new(&cb, c);
     assert_non_null(r);
@@ -520,9 +534,10 @@ static void test_dropped_info_footer(void **state)
     (void)state;
     file *f = file_new();
     prism_enc *e = chunk(f, PRISM_CHUNK_DROPPED, 0, 0, 0);
-    const prism_dropped d[] = { { 0, PRISM_SOURCE_CPU, 0 },
-                                { UINT32_MAX, PRISM_SOURCE_GPU, UINT64_MAX } };
-    for (int i = 0; i < 2; i++)
+    const prism_dropped d[] = { { 0, PRISM_SOURCE_CPU, 0, false, 0 },
+                                { UINT32_MAX, PRISM_SOURCE_GPU, UINT64_MAX, false, 0 },
+                                { 7, PRISM_SOURCE_CPU, UINT64_MAX, true, UINT64_MAX / 2 } };
+    for (int i = 0; i < 3; i++)
         assert_int_equal(prism_enc_dropped(e, &d[i]), PRISM_OK);
     chunk_end(f);
 
@@ -557,12 +572,16 @@ static void test_dropped_info_footer(void **state)
 
     col *c;
     prism_reader *r = read_back(f, &c);
-    assert_int_equal(c->ndrop, 2);
-    for (int i = 0; i < 2; i++) {
+    assert_int_equal(c->ndrop, 3);
+    for (int i = 0; i < 3; i++) {
         assert_int_equal(c->drop[i].stream, d[i].stream);
         assert_int_equal(c->drop[i].source, d[i].source);
         assert_int_equal(c->drop[i].total, d[i].total);
+        assert_int_equal(c->drop[i].have_regions, d[i].have_regions);   /* 1.1: a 4th element */
+        assert_int_equal(c->drop[i].regions, d[i].regions);
     }
+    /* 9a n32, [0, 0, 0], [u32max, 1, u64max], [7, 0, u64max, u64max / 2] */
+    assert_int_equal(c->chunk[0].payload_len, 5 + 4 + 16 + 21);
     assert_int_equal(c->ninfo, 12);
     for (int i = 0; i < 12; i++) {
         const prism_value *got = &c->val[i];
@@ -670,6 +689,43 @@ static void test_cpu(void **state)
     done(r, c, f);
 }
 
+/* UNRECORDED (1.1): regions a thread could not record, at a depth. */
+static void test_unrecorded(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    const prism_unrecorded u[] = {
+        { 500, 0, 1 }, { 500, 3, 2 },                       /* at the base: delta 0 */
+        { 400, 1, UINT64_MAX },                             /* earlier: clamped */
+        { UINT64_MAX, UINT32_MAX, 0 },                      /* the largest delta */
+    };
+    prism_enc *e = chunk(f, PRISM_CHUNK_UNRECORDED, 4, 500, 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_unrecorded(e, &u[i]), PRISM_OK);
+    assert_int_equal(prism_enc_unrecorded(e, NULL), PRISM_E_ARG);
+    chunk_end(f);
+    e = chunk(f, PRISM_CHUNK_MARKS, 4, 0, 0);
+    assert_int_equal(prism_enc_unrecorded(e, &u[0]), PRISM_E_ARG);     /* wrong kind */
+    prism_mark m = { 1, 1 };
+    assert_int_equal(prism_enc_mark(e, &m), PRISM_OK);
+    chunk_end(f);
+
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nunrec, 4);
+    const uint64_t ts[] = { 500, 500, 500, UINT64_MAX };
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c->unrec_stream[i], 4);
+        assert_int_equal(c->unrec[i].ts, ts[i]);
+        assert_int_equal(c->unrec[i].depth, u[i].depth);
+        assert_int_equal(c->unrec[i].regions, u[i].regions);
+    }
+    assert_int_equal(c->chunk[0].kind, PRISM_CHUNK_UNRECORDED);
+    assert_int_equal(c->chunk[0].records, 4);
+    assert_string_equal(prism_chunk_kind_name(PRISM_CHUNK_UNRECORDED), "unrecorded");
+    done(r, c, f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_gpu),
         cmocka_unit_test(test_dropped_info_footer),
         cmocka_unit_test(test_cpu),
+        cmocka_unit_test(test_unrecorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -289,6 +289,20 @@ static inline void tl_dropped(void *ctx, const prism_dropped *d)
     tlog_u64(l, d->stream);
     tlog_u64(l, d->source);
     tlog_u64(l, d->total);
+    if (d->have_regions)
+        tlog_u64(l, d->regions);
+}
+
+static inline void tl_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n)
+{
+    tlog *l = ctx;
+    for (size_t i = 0; i < n; i++) {
+        tlog_tag(l, 'N');
+        tlog_u64(l, stream);
+        tlog_u64(l, u[i].ts);
+        tlog_u64(l, u[i].depth);
+        tlog_u64(l, u[i].regions);
+    }
 }
 
 static inline void tl_info(void *ctx, const char *key, const prism_value *v)
@@ -341,7 +355,7 @@ static inline prism_reader_callbacks tlog_callbacks(void)
         .regions = tl_regions, .marks = tl_marks, .counters = tl_counters,
         .steps = tl_steps, .memory = tl_memory, .gpu = tl_gpu,
         .dropped = tl_dropped, .info = tl_info, .footer = tl_footer,
-        .cpu = tl_cpu, .chunk = tl_chunk,
+        .cpu = tl_cpu, .chunk = tl_chunk, .unrecorded = tl_unrecorded,
     };
     return cb;
 }

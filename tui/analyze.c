@@ -135,6 +135,36 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
         fit_line(f, "GPU used", &m->gpu);
 }
 
+/* The threads that lost the most regions, at most four. */
+static void dropped_by_thread(FILE *f, const prism_analysis *a)
+{
+    size_t top[4], ntop = 0, n = prism_analysis_thread_count(a);
+    uint64_t val[4];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t stream = 0;
+        prism_analysis_thread_tree(a, i, &stream, NULL);
+        uint64_t v = prism_analysis_thread_dropped_regions(a, stream);
+        if (!v || (ntop == 4 && v <= val[3]))
+            continue;
+        size_t k = ntop < 4 ? ntop++ : 3;   /* full: the last one goes */
+        for (; k > 0 && val[k - 1] < v; k--) {
+            top[k] = top[k - 1];
+            val[k] = val[k - 1];
+        }
+        top[k] = i;
+        val[k] = v;
+    }
+    if (ntop < 2)
+        return;
+    fputs("    by thread:", f);
+    for (size_t j = 0; j < ntop; j++) {
+        const char *name = NULL;
+        prism_analysis_thread_tree(a, top[j], NULL, &name);
+        fprintf(f, "%s %s %" PRIu64, j ? "," : "", name ? name : "?", val[j]);
+    }
+    fputc('\n', f);
+}
+
 static void summary(FILE *f, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *st = prism_analysis_steps(a);
@@ -160,6 +190,16 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     fprintf(f, "  Wall span: %.3f ms\n", ns_ms((double)prism_analysis_span_ns(a)));
     fprintf(f, "  Events: %" PRIu64 " (%" PRIu64 " dropped)\n", prism_analysis_events(a),
             prism_analysis_dropped(a));
+    bool whole;
+    uint64_t placed, regions = prism_analysis_dropped_regions(a, &whole, &placed);
+    if (regions && whole) {
+        fprintf(f, "  Not recorded: %" PRIu64 " whole regions (%" PRIu64 " counted under their "
+                "parent); the call tree is intact\n", regions, placed);
+        dropped_by_thread(f, a);
+    }
+    else if (prism_analysis_dropped(a) && !whole)
+        fputs("  Not recorded: single events (a writer before format 1.1); the nesting after "
+              "a drop may be wrong\n", f);
     fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
     memory_lines(f, prism_analysis_memory(a));
     const prism_work_stats *wk = prism_analysis_work(a);

@@ -85,6 +85,11 @@ static void summary(json_w *w, const prism_analysis *a)
     json_begin_object(w);
     json_kuint(w, "events", prism_analysis_events(a));
     json_kuint(w, "dropped", prism_analysis_dropped(a));
+    bool whole;
+    uint64_t placed, regions = prism_analysis_dropped_regions(a, &whole, &placed);
+    json_kuint(w, "dropped_regions", regions);
+    json_kuint(w, "dropped_regions_placed", placed);
+    json_kbool(w, "dropped_whole", whole);
     json_kuint(w, "span_ns", prism_analysis_span_ns(a));
     json_kuint(w, "region_ns", t->total_ns);
     json_kuint(w, "nodes", t->count);

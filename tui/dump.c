@@ -206,9 +206,24 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 static void on_dropped(void *ctx, const prism_dropped *x)
 {
     dump *d = ctx;
-    if (!d->chunks)
-        fprintf(d->out, "dropped thread %" PRIu32 " %s total %" PRIu64 "\n", x->stream,
-                x->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", x->total);
+    if (d->chunks)
+        return;
+    fprintf(d->out, "dropped thread %" PRIu32 " %s total %" PRIu64, x->stream,
+            x->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", x->total);
+    if (x->have_regions)
+        fprintf(d->out, " regions %" PRIu64, x->regions);
+    fputc('\n', d->out);
+}
+
+static void on_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n)
+{
+    dump *d = ctx;
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "unrec   ");
+        ts(d->out, u[i].ts);
+        fprintf(d->out, " thread %" PRIu32 " depth %" PRIu32 " regions %" PRIu64 "\n", stream,
+                u[i].depth, u[i].regions);
+    }
 }
 
 static void on_info(void *ctx, const char *key, const prism_value *v)
@@ -304,6 +319,7 @@ int cmd_dump(int argc, char **argv, FILE *out)
         .regions = on_regions, .marks = on_marks, .counters = on_counters,
         .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
         .info = on_info, .footer = on_footer, .cpu = on_cpu, .chunk = on_chunk,
+        .unrecorded = on_unrecorded,
     };
     prism_reader *r = prism_reader_new(&cb, &d);
     if (!r) {

@@ -127,6 +127,7 @@ static void node_fields(json_w *w, const prism_node *p)
     json_kuint(w, "offcpu_busy_ns", p->offcpu_busy_ns);
     json_kuint(w, "gpu_wait_ns", p->gpu_wait_ns);
     json_kuint(w, "lead_steps", p->lead_steps);
+    json_kuint(w, "unrecorded", p->unrecorded);
 }
 
 /* "roots": the tree as nested objects, walked without recursion. */

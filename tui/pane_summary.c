@@ -75,6 +75,15 @@ static void totals(ui *u, const ui_rect *r, int *row)
     ui_printf(r, (*row)++, 11, A_NORMAL, "%s in regions (all threads), wall %s, %llu events, %llu dropped",
               tot, span, (unsigned long long)prism_analysis_events(u->a),
               (unsigned long long)prism_analysis_dropped(u->a));
+    bool whole;
+    uint64_t placed, regions = prism_analysis_dropped_regions(u->a, &whole, &placed);
+    if (regions && whole)
+        ui_printf(r, (*row)++, 11, ui_attr(u, CP_MEDIUM, A_NORMAL),
+                  "%llu whole regions not recorded (%llu under their parent): the tree is intact",
+                  (unsigned long long)regions, (unsigned long long)placed);
+    else if (prism_analysis_dropped(u->a) && !whole)
+        ui_print(r, (*row)++, 11, ui_attr(u, CP_HIGH, A_NORMAL),
+                 "single events dropped (a writer before 1.1): nesting after a drop may be wrong");
     const prism_reader_stats *rs = prism_analysis_reader_stats(u->a);
     ui_print(r, *row, 1, lab, "File");
     if (rs && rs->damaged)

@@ -24,7 +24,8 @@
 #include "treeview.h"
 #include "ui.h"
 
-#define DETAILS_ROWS 6          /* separator and five lines                 */
+#define DETAILS_ROWS 6          /* separator and five lines, and one more
+                                   for a file with regions not recorded     */
 #define DETAILS_AUTO_H 16       /* shown by default from this pane height   */
 
 typedef struct tree_st {
@@ -444,6 +445,12 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
     }
 }
 
+/* The details' height: one more line when regions were not recorded. */
+static int details_rows(const ui *u)
+{
+    return DETAILS_ROWS + (prism_analysis_dropped_regions(u->a, NULL, NULL) ? 1 : 0);
+}
+
 static void details(ui *u, tree_st *s, const ui_rect *r, int y)
 {
     const treeview *tv = &s->tv;
@@ -517,6 +524,15 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
         ui_print(r, y + 5, 7, A_NORMAL,
                  prism_analysis_gpu(u->a)->present ? "no GPU work launched here" : "no GPU data");
     }
+    if (details_rows(u) > DETAILS_ROWS) {       /* the file has regions not recorded */
+        ui_print(r, y + 6, 1, lab, "Lost");
+        if (nd->unrecorded)
+            ui_printf(r, y + 6, 7, ui_attr(u, CP_MEDIUM, A_NORMAL),
+                      "%llu regions not recorded under this node (buffers full: dropped whole)",
+                      (unsigned long long)nd->unrecorded);
+        else
+            ui_print(r, y + 6, 7, A_NORMAL, "none known under this node");
+    }
 }
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
@@ -555,7 +571,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         return;
     }
     bool show = h >= DETAILS_AUTO_H ? !s->details_hidden : s->details_small;
-    int want = DETAILS_ROWS + (u->cmp ? 1 : 0);
+    int want = details_rows(u) + (u->cmp ? 1 : 0);
     int det = show && h - 1 - want >= 1 ? want : 0;
     int list = h - 1 - det;
     if (list < 0)
@@ -575,7 +591,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         details(u, s, &r, 1 + list);
     if (det && u->cmp) {
         uint32_t n = sel_node(s);
-        cmpv_diff_line(u, &r, 1 + list + DETAILS_ROWS,
+        cmpv_diff_line(u, &r, 1 + list + details_rows(u),
                        s->absent || n == PRISM_NO_NODE || s->tv.nodes[n].path_hash != u->sel_hash);
     }
 }

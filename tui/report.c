@@ -364,6 +364,7 @@ void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
         json_kstring(w, "name", name);
         json_kuint(w, ns_key, tt ? tt->total_ns : 0);
         json_kuint(w, "nodes", tt ? tt->count : 0);
+        json_kuint(w, "dropped_regions", prism_analysis_thread_dropped_regions(a, stream));
         if (more)
             more(w, tt);
         json_end_object(w);

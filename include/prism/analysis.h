@@ -79,6 +79,11 @@ typedef struct prism_node {
     /* Sampled steps whose earliest leaf call lies inside it: a region at the
      * start of the step's work (where a batch is usually fetched). */
     uint64_t lead_steps;
+    /* Regions the collector could not record under this node (its buffer
+     * was full: whole regions, enter, exit and all inside, were left
+     * out), inclusive of its children's; where the file says so (format
+     * 1.1 UNRECORDED records), else 0.  Its calls and times leave them out. */
+    uint64_t unrecorded;
 } prism_node;
 
 typedef struct prism_tree {
@@ -299,6 +304,17 @@ const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size
  * in prism_gpu_stats.dropped), wall span of the profile. */
 uint64_t prism_analysis_events(const prism_analysis *a);
 uint64_t prism_analysis_dropped(const prism_analysis *a);
+/* Of those, whole regions not recorded (a 1.1 writer drops whole regions:
+ * never an enter without its exit, so the call tree holds only paths the
+ * program ran, with their true durations).  *whole (may be NULL): every
+ * CPU drop in the file came with its count of regions; false when a writer
+ * dropped single events (before 1.1): nesting after a drop may be wrong.
+ * *placed (may be NULL): how many of them the file placed under a node
+ * (prism_node.unrecorded of the roots, summed); the rest were at a
+ * thread's top level or could not be placed. */
+uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed);
+/* Whole regions of one thread (stream) not recorded: its DROPPED regions. */
+uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream);
 uint64_t prism_analysis_span_ns(const prism_analysis *a);
 /* Timestamp (ns since the file's origin) of the newest record seen. */
 uint64_t prism_analysis_last_ts(const prism_analysis *a);

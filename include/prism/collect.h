@@ -6,8 +6,12 @@
  * PRISM_ENABLED=1 is set, the library starts it from the environment as it
  * loads (before main), and a later prism_init() is a no-op.
  * Shutdown flushes, writes the footer and closes the file; it also runs at
- * exit.  With PRISM_DISABLE defined every macro and inline call here
- * compiles to nothing.
+ * exit.  With PRISM_DISABLE defined every call here, init and
+ * configuration included, compiles to nothing: no library to link.
+ *
+ * C11 and C++11 or later (GCC, Clang): the declarations are extern "C";
+ * in C++ PRISM_ZONE is a prism::zone object.  The inline calls are also
+ * real functions of libprism.so / libprism.a (dlopen, ctypes).
  *
  * Hot path (prism_push_id / prism_pop / PRISM_ZONE): a clock read and a
  * 16-byte store into a thread-local buffer: no lock, no allocation, no
@@ -19,10 +23,26 @@
 #ifndef PRISM_COLLECT_H
 #define PRISM_COLLECT_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * Atomics, one layout in C and C++ (C++ before 23 has no _Atomic): C
+ * declares the shared words _Atomic and reaches them through <stdatomic.h>;
+ * C++ sees the same 4-byte integers, plain, and reaches them through the
+ * GCC/Clang __atomic builtins.  Code in this header uses only these macros.
+ */
+#ifdef __cplusplus
+#define PRISM__ATOMIC(T) T
+#define PRISM__LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define PRISM__STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#else
+#include <stdatomic.h>
+#define PRISM__ATOMIC(T) _Atomic T
+#define PRISM__LOAD_RELAXED(p) atomic_load_explicit((p), memory_order_relaxed)
+#define PRISM__STORE_RELEASE(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +80,32 @@ typedef struct prism_config {
 /* The defaults (documented in README.md, "Configuration"). */
 void prism_config_default(prism_config *c);
 
+/* The defaults themselves, in one place: prism_config_default() and, with
+ * PRISM_DISABLE, the inline that stands in for it. */
+static inline void prism__config_defaults(prism_config *c)
+{
+    __builtin_memset(c, 0, sizeof *c);
+    c->enabled = true;
+    c->collect_timing = true;
+    c->collect_memory = true;
+    c->collect_gpu_ops = true;
+    c->sample_rate = 1.0;
+    c->adaptive_sampling = false;
+    c->adaptive_steps = 10;
+    c->warmup_steps = 0;
+    c->active_steps = 0;
+    c->memory_interval_ms = 100;
+    c->cpu_interval_ms = 5;
+    c->flush_interval_ms = 100;
+    c->buffer_events = 16384;
+    c->buffer_mb = 64;
+    c->policy = PRISM_POLICY_DROP;
+    c->output = "prism-%p.cbor";
+    c->output_dir = NULL;
+    c->bottleneck_threshold_pct = 10.0;
+    c->memory_leak_threshold_mb = 10.0;
+}
+
 /* Apply PRISM_* environment variables on top of *c.  A bad value gives one
  * warning on stderr and keeps the field's current value. */
 void prism_config_from_env(prism_config *c);
@@ -94,7 +140,7 @@ typedef struct prism_site {
     const char *name;
     const char *file;
     uint32_t line;
-    _Atomic uint32_t id;
+    PRISM__ATOMIC(uint32_t) id;   /* 0 until interned */
 } prism_site;
 
 uint32_t prism__site_id(prism_site *s);       /* slow path: interns */
@@ -115,16 +161,20 @@ enum {
 /* Per-thread state the inline functions touch (fields private). */
 typedef struct prism__tls {
     prism__event *ev;             /* current buffer                           */
-    uint32_t pos, cap;            /* next slot, capacity (0 when none)        */
-    _Atomic uint32_t *pub;        /* the buffer's published fill level        */
+    uint32_t pos, cap;            /* next slot, the limit of the inline path  */
+    PRISM__ATOMIC(uint32_t) *pub; /* the buffer's published fill level        */
     uint32_t skip;                /* open regions that were not recorded      */
+    uint32_t resv;                /* slots kept at the end for the open
+                                     recorded regions, 2 each: its exit and a
+                                     count of regions not recorded under it  */
     struct prism__thread *th;
 } prism__tls;
 
-extern _Atomic int prism__on;     /* recording regions right now              */
+extern PRISM__ATOMIC(int) prism__on; /* recording regions right now           */
 extern __thread prism__tls prism__t __attribute__((tls_model("initial-exec")));
 
-void prism__event_slow(uint32_t word, uint64_t ts);
+/* The slow path (buffers.c): it reads the clock itself, when it records. */
+void prism__event_slow(uint32_t word);
 
 #if defined(__x86_64__) || defined(__i386__)
 extern int prism__clock_tsc;
@@ -143,72 +193,153 @@ uint64_t prism__clock_mono(void);
 static inline uint64_t prism__now(void) { return prism__clock_mono(); }
 #endif
 
-/* Store one event; the slow path handles full or missing buffers. */
-static inline void prism__emit(uint32_t word, uint64_t ts)
+/*
+ * Whole regions or nothing: a region is recorded only when its exit is sure
+ * to fit, so the buffer keeps `resv` slots at its end (pos + resv <= cap).
+ * An enter needs its own slot and two more for the reserve; an exit always
+ * finds its slot; a mark or counter must leave the reserve alone.  When an
+ * enter cannot be stored its region is skipped whole (`skip`), and so is
+ * everything inside it.  The slow path (buffers.c) takes over when a check
+ * fails; it lowers `cap` to `pos` to see every event while it holds a count
+ * of unrecorded regions to write.  `cap - pos` never wraps (pos <= cap).
+ * The clock is read once the event is known to be stored: a dropped one
+ * costs no clock read.
+ */
+
+/* Store one event (a mark); the slow path handles full or missing buffers. */
+static inline void prism__emit(uint32_t word)
 {
     prism__tls *t = &prism__t;
     uint32_t pos = t->pos;
-    if (__builtin_expect(pos < t->cap, 1)) {
-        t->ev[pos].ts = ts;
+    if (__builtin_expect(t->resv < t->cap - pos, 1)) {
+        t->ev[pos].ts = prism__now();
         t->ev[pos].word = word;
         t->pos = pos + 1;
-        atomic_store_explicit(t->pub, pos + 1, memory_order_release);
+        PRISM__STORE_RELEASE(t->pub, pos + 1);
         return;
     }
-    prism__event_slow(word, ts);
+    prism__event_slow(word);
 }
+
+/* Store an enter, reserving the slots of its exit; none inside a region
+ * that was not recorded. */
+static inline void prism__enter(uint32_t word)
+{
+    prism__tls *t = &prism__t;
+    uint32_t pos = t->pos;
+    if (__builtin_expect(t->skip == 0 && t->resv + 2 < t->cap - pos, 1)) {
+        t->ev[pos].ts = prism__now();
+        t->ev[pos].word = word;
+        t->pos = pos + 1;
+        t->resv += 2;
+        PRISM__STORE_RELEASE(t->pub, pos + 1);
+        return;
+    }
+    prism__event_slow(word);
+}
+
+/* Store the exit of a recorded region in its reserved slot (resv 0: no
+ * recorded region is open; the slow path leaves it out). */
+static inline void prism__exit(void)
+{
+    prism__tls *t = &prism__t;
+    uint32_t pos = t->pos;
+    if (__builtin_expect(t->resv - 1 < t->cap - pos, 1)) {
+        t->ev[pos].ts = prism__now();
+        t->ev[pos].word = PRISM__EV_EXIT;
+        t->pos = pos + 1;
+        t->resv -= 2;
+        PRISM__STORE_RELEASE(t->pub, pos + 1);
+        return;
+    }
+    prism__event_slow(PRISM__EV_EXIT);
+}
+
+/*
+ * The inline calls below are also real functions of libprism.so and
+ * libprism.a, under these names, for callers that cannot inline: dlopen,
+ * ctypes, function pointers, other languages.  In C and C++ source each
+ * name is a function-like macro for its inline version (prism__*);
+ * (prism_pop)() or &prism_pop reach the real function.
+ */
+void prism_push_id(uint32_t id);
+void prism_pop(void);
+void prism_mark_id(uint32_t id);
+void prism_counter_i(uint32_t id, int64_t value);
+void prism_counter_f(uint32_t id, double value);
+/* PRISM_ZONE's two halves: enter the region of a call site's static record
+ * (interned on first use); leave the innermost region (as prism_pop). */
+void prism_zone_begin(prism_site *site);
+void prism_zone_end(void);
 
 #ifndef PRISM_DISABLE
 
+#define prism_push_id(id) prism__push_id(id)
+#define prism_pop() prism__pop()
+#define prism_mark_id(id) prism__mark_id(id)
+#define prism_counter_i(id, v) prism__counter_i((id), (v))
+#define prism_counter_f(id, v) prism__counter_f((id), (v))
+#define prism_zone_begin(site) ((void)prism__zone_begin(site))
+#define prism_zone_end() prism__pop()
+
 /* Enter a region by interned id. */
-static inline void prism_push_id(uint32_t id)
+static inline void prism__push_id(uint32_t id)
 {
-    if (!atomic_load_explicit(&prism__on, memory_order_relaxed)) {
+    if (!PRISM__LOAD_RELAXED(&prism__on)) {
         prism__t.skip++;
         return;
     }
-    prism__emit(id << 4 | PRISM__EV_ENTER, prism__now());
+    prism__enter(id << 4 | PRISM__EV_ENTER);
 }
 
 /* Leave the innermost region. */
-static inline void prism_pop(void)
+static inline void prism__pop(void)
 {
     prism__tls *t = &prism__t;
     if (t->skip) {
         t->skip--;
         return;
     }
-    prism__emit(PRISM__EV_EXIT, prism__now());
+    prism__exit();
 }
 
 /* Enter a region by name: hashes the name on every call (a per-thread
  * cache keeps it lock-free after the first); prefer ids or PRISM_ZONE. */
 void prism_push(const char *name);
 
-/* Scoped region (GCC/Clang): the region ends when the enclosing block does.
- *     { PRISM_ZONE("forward"); ... }                                       */
+/* Scoped region: the region ends when the enclosing block does.
+ *     { PRISM_ZONE("forward"); ... }
+ * C (GCC/Clang): a variable with a cleanup attribute.  C++: a prism::zone
+ * object (end of this file), left by its destructor, also when an
+ * exception unwinds the block; fine with -fno-exceptions. */
 static inline int prism__zone_begin(prism_site *s)
 {
-    if (!atomic_load_explicit(&prism__on, memory_order_relaxed)) {
+    if (!PRISM__LOAD_RELAXED(&prism__on)) {
         prism__t.skip++;
         return 0;
     }
-    uint32_t id = atomic_load_explicit(&s->id, memory_order_relaxed);
+    uint32_t id = PRISM__LOAD_RELAXED(&s->id);
     if (__builtin_expect(id == 0, 0) && (id = prism__site_id(s)) == 0) {
         prism__t.skip++;            /* not recording after all */
         return 0;
     }
-    prism__emit(id << 4 | PRISM__EV_ENTER, prism__now());
+    prism__enter(id << 4 | PRISM__EV_ENTER);
     return 0;
 }
 static inline void prism__zone_end(int *unused) { (void)unused; prism_pop(); }
 
 #define PRISM__CAT2(a, b) a##b
 #define PRISM__CAT(a, b) PRISM__CAT2(a, b)
+#ifdef __cplusplus
+#define PRISM_ZONE(nm) \
+    static prism_site PRISM__CAT(prism__site_, __LINE__) = { (nm), __FILE__, __LINE__, 0 }; \
+    ::prism::zone PRISM__CAT(prism__zone_, __LINE__)(&PRISM__CAT(prism__site_, __LINE__))
+#else
 #define PRISM_ZONE(nm) \
     static prism_site PRISM__CAT(prism__site_, __LINE__) = { (nm), __FILE__, __LINE__, 0 }; \
     __attribute__((cleanup(prism__zone_end), unused)) int PRISM__CAT(prism__zone_, __LINE__) = \
         prism__zone_begin(&PRISM__CAT(prism__site_, __LINE__))
+#endif
 
 /* Begin/end pair with a call-site record, for compilers without cleanup. */
 #define PRISM_REGION_BEGIN(nm) do { \
@@ -217,26 +348,26 @@ static inline void prism__zone_end(int *unused) { (void)unused; prism_pop(); }
 #define PRISM_REGION_END() prism_pop()
 
 /* An instant event. */
-static inline void prism_mark_id(uint32_t id)
+static inline void prism__mark_id(uint32_t id)
 {
-    if (atomic_load_explicit(&prism__on, memory_order_relaxed))
-        prism__emit(id << 4 | PRISM__EV_MARK, prism__now());
+    if (PRISM__LOAD_RELAXED(&prism__on))
+        prism__emit(id << 4 | PRISM__EV_MARK);
 }
 void prism_mark_name(const char *name);
 
 /* Counters: recorded in every step, sampled or not.  Two slots: the
  * value's bits ride in the second event's timestamp field. */
-extern _Atomic int prism__counting;   /* a session runs with timing on */
+extern PRISM__ATOMIC(int) prism__counting;   /* a session runs with timing on */
 void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts);
 
 static inline void prism__counter_emit(uint32_t word, uint64_t bits)
 {
-    if (!atomic_load_explicit(&prism__counting, memory_order_relaxed))
+    if (!PRISM__LOAD_RELAXED(&prism__counting))
         return;
     uint64_t ts = prism__now();
     prism__tls *t = &prism__t;
     uint32_t pos = t->pos;
-    if (__builtin_expect(pos + 2 <= t->cap, 1)) {
+    if (__builtin_expect(t->resv + 1 < t->cap - pos, 1)) {
         t->ev[pos].ts = ts;
         t->ev[pos].word = word;
         t->ev[pos].aux = 0;
@@ -244,23 +375,24 @@ static inline void prism__counter_emit(uint32_t word, uint64_t bits)
         t->ev[pos + 1].word = 0;
         t->ev[pos + 1].aux = 0;
         t->pos = pos + 2;
-        atomic_store_explicit(t->pub, pos + 2, memory_order_release);
+        PRISM__STORE_RELEASE(t->pub, pos + 2);
         return;
     }
     prism__counter_slow(word, bits, ts);
 }
 
-static inline void prism_counter_i(uint32_t id, int64_t value)
+static inline void prism__counter_i(uint32_t id, int64_t value)
 {
     if (id)
         prism__counter_emit(id << 4 | PRISM__EV_COUNTER_I, (uint64_t)value);
 }
 
-static inline void prism_counter_f(uint32_t id, double value)
+static inline void prism__counter_f(uint32_t id, double value)
 {
-    union { double d; uint64_t u; } bits = { .d = value };
+    uint64_t bits;                  /* the double's bits, in C and C++ alike */
+    __builtin_memcpy(&bits, &value, sizeof bits);
     if (id)
-        prism__counter_emit(id << 4 | PRISM__EV_COUNTER_F, bits.u);
+        prism__counter_emit(id << 4 | PRISM__EV_COUNTER_F, bits);
 }
 
 /* Name the calling thread in the profile. */
@@ -269,7 +401,11 @@ void prism_thread_name(const char *name);
 /* ---- steps ---------------------------------------------------------- */
 
 /* Mark an iteration.  Decides whether the step's regions are recorded
- * (sample_rate, adaptive_sampling); every step's duration is recorded. */
+ * (sample_rate, adaptive_sampling); every step's duration is recorded.
+ * Call both from one thread (the training loop's).  Each reads the clock
+ * and queues the step for the writer thread: no system call, no lock (but
+ * when 1024 steps wait for the writer); the writer samples memory for the
+ * steps that ended (collect_memory). */
 void prism_step_begin(void);
 void prism_step_end(void);
 /* Set the epoch number carried by the following steps. */
@@ -277,17 +413,29 @@ void prism_epoch(uint64_t epoch);
 /* The index of the current (or next) step. */
 uint64_t prism_step_index(void);
 
-#else  /* PRISM_DISABLE: everything compiles to nothing */
+#else  /* PRISM_DISABLE: every call compiles to nothing; no library needed */
 
 /* Arguments sit behind a constant false &&: never evaluated, yet the
  * variables and functions a program keeps only for its instrumentation stay
  * "used" (no -Wunused warnings in a disabled build, GCC or Clang). */
 #define PRISM__USE(x) ((void)(0 && ((void)(x), 1)))
 
-#define prism_init(cfg) ((void)(cfg), 0)
+/* A call that returns a value ends in an inline function's result: the
+ * value is there for code that reads it, and a call whose result is
+ * dropped warns about nothing ("statement with no effect"). */
+static inline int prism__off_int(void) { return 0; }
+static inline bool prism__off_bool(void) { return false; }
+static inline uint32_t prism__off_u32(void) { return 0; }
+static inline uint64_t prism__off_u64(void) { return 0; }
+static inline const char *prism__off_str(void) { return NULL; }
+
+#define prism_config_default(c) prism__config_defaults(c)
+#define prism_config_from_env(c) PRISM__USE(c)
+#define prism_init(cfg) (PRISM__USE(cfg), prism__off_int())
 #define prism_shutdown() ((void)0)
-#define prism_recording() false
-#define prism_name(name) (PRISM__USE(name), (uint32_t)0)
+#define prism_recording() prism__off_bool()
+#define prism_output_path() prism__off_str()
+#define prism_name(name) (PRISM__USE(name), prism__off_u32())
 #define prism_push_id(id) PRISM__USE(id)
 #define prism_pop() ((void)0)
 #define prism_push(name) PRISM__USE(name)
@@ -304,11 +452,36 @@ uint64_t prism_step_index(void);
 #define prism_step_begin() ((void)0)
 #define prism_step_end() ((void)0)
 #define prism_epoch(e) PRISM__USE(e)
-#define prism_step_index() ((uint64_t)0)
+#define prism_step_index() prism__off_u64()
+#define prism_zone_begin(site) PRISM__USE(site)
+#define prism_zone_end() ((void)0)
 
 #endif /* PRISM_DISABLE */
 
 #ifdef __cplusplus
-}
+}  /* extern "C" */
+
+namespace prism {
+/* A region for the lifetime of the object, what PRISM_ZONE declares in
+ * C++: the constructor enters the site's region, the destructor leaves it
+ * (also during exception unwinding).  Throws nothing.  With PRISM_DISABLE
+ * it is an empty object. */
+class zone {
+public:
+#ifndef PRISM_DISABLE
+    explicit zone(prism_site *site) noexcept : state_(prism__zone_begin(site)) {}
+    ~zone() { prism__zone_end(&state_); }
+#else
+    explicit zone(prism_site *site) noexcept { (void)site; }
+#endif
+    zone(const zone &) = delete;
+    zone &operator=(const zone &) = delete;
+
+private:
+#ifndef PRISM_DISABLE
+    int state_;
+#endif
+};
+}  /* namespace prism */
 #endif
 #endif /* PRISM_COLLECT_H */

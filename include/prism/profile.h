@@ -82,7 +82,8 @@ typedef enum prism_chunk_kind {
     PRISM_CHUNK_INFO     = 10, /* key/value facts learnt while running      */
     PRISM_CHUNK_FOOTER   = 11, /* clean shutdown                            */
     PRISM_CHUNK_CPU      = 12, /* per-thread on-CPU / run-queue time samples */
-    PRISM_CHUNK_KIND_MAX = 12
+    PRISM_CHUNK_UNRECORDED = 13, /* regions a thread could not record, where */
+    PRISM_CHUNK_KIND_MAX = 13
 } prism_chunk_kind;
 
 /* Name of a chunk kind ("regions"), "unknown" for others. */
@@ -239,7 +240,24 @@ typedef struct prism_dropped {
     uint32_t stream;
     uint32_t source;             /* PRISM_SOURCE_CPU / _GPU                   */
     uint64_t total;              /* cumulative since the start of the run     */
+    /* 1.1, CPU: the writer drops whole regions (an enter is never written
+     * without its exit); `regions` of them, cumulative, are in `total`
+     * (2 records each).  have_regions false: a 3-element record. */
+    bool have_regions;
+    uint64_t regions;
 } prism_dropped;
+
+/* UNRECORDED (1.1): `regions` regions of the chunk's thread were not
+ * recorded (whole: enter, exit and all inside) under the region open at
+ * recorded nesting depth `depth` (0: at the thread's top level), counted
+ * up to `ts`.  Written in the thread's stream between its REGIONS chunks
+ * where the depth is `depth`, so a reader in chunk order finds the region
+ * it belongs to on its stack. */
+typedef struct prism_unrecorded {
+    uint64_t ts;
+    uint32_t depth;
+    uint64_t regions;
+} prism_unrecorded;
 
 typedef struct prism_footer {
     uint64_t end_ts;             /* ns, last timestamp of the run             */
@@ -328,6 +346,7 @@ prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
 prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
 prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
 prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
+prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
 
 /*
  * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
@@ -396,6 +415,8 @@ typedef struct prism_reader_callbacks {
     void (*cpu)(void *ctx, const prism_cpu_sample *s, size_t n);
     /* After every chunk or skipped run of bytes, good or not. */
     void (*chunk)(void *ctx, const prism_chunk_info *c);
+    /* UNRECORDED chunks (1.1): where a thread's regions were not recorded */
+    void (*unrecorded)(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n);
 } prism_reader_callbacks;
 
 typedef struct prism_reader_stats {

@@ -414,7 +414,7 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
         if (o->cpu && !o->regions_only)
             cpu_pass(&g, main_t.now, s + 1 == o->steps);
     }
-    prism_dropped d = { 2, PRISM_SOURCE_CPU, 0 };
+    prism_dropped d = { 2, PRISM_SOURCE_CPU, 0, false, 0 };
     APPEND(&g, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&g.enc, &d));
     if (o->extremes)
         extremes(&g);

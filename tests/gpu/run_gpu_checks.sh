@@ -52,7 +52,7 @@ say "== build"
 nvidia-smi -L
 make -s all >"$T/make.log" 2>&1 || { cat "$T/make.log"; say "FAIL  make"; exit 1; }
 [ -x "$B/bin/cuda_train" ] || { say "FAIL  $B/bin/cuda_train was not built"; exit 1; }
-"$NVCC" -O2 -std=c++17 -DCUDA_TRAIN_PLAIN -o "$B/bin/cuda_train_plain" samples/cuda_train.cu \
+"$NVCC" -O2 -std=c++17 -DCUDA_TRAIN_PLAIN -Iinclude -o "$B/bin/cuda_train_plain" samples/cuda_train.cu \
     || { say "FAIL  cuda_train_plain"; exit 1; }
 RUN="$B/bin/prism-run"
 

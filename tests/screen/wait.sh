@@ -4,7 +4,7 @@
 # run queue and blocked; the Flame's status line gives the on-CPU share;
 # the Bottlenecks pane calls the sleep an input stall of the step.
 . tests/screen/lib.sh
-P=$(profile t --slow-data-ms 12)
+P=$(profile t --slow-data-ms 80)   # the heaviest subtree even under ASan
 start 110 34 "$TOP $P"
 wait_for "1 Summary"
 keys 2; wait_for "\| Tree \|"
