@@ -888,22 +888,6 @@ static bool report_trainloop(const char *argv0)
 
 /* ------------------------------------------------------------------ */
 
-/* Profiles a failed child left behind go with the directory. */
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    char path[PATH_MAX];
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name) < (int)sizeof path)
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(tmpdir);
-}
 
 int main(int argc, char **argv)
 {
@@ -940,7 +924,7 @@ int main(int argc, char **argv)
         ok &= report_throughput();
     if (strstr(only, "trainloop"))
         ok &= report_trainloop(argv[0]);
-    remove_tmpdir();
+    bench_remove_dir(tmpdir);
     printf("collect_bench: done in %.1f s\n", (double)(bench_now_ns() - t0) * 1e-9);
     return ok ? 0 : 1;      /* wrong results, never slow ones, fail the run */
 }

@@ -194,4 +194,21 @@ static int start_session(prism_config *cfg, const char *name, char *path, size_t
 }
 
 
+/* Remove dir and the files in it (profiles a failed child left behind). */
+static inline void bench_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX];
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
 #endif

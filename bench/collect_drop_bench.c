@@ -303,21 +303,6 @@ static bool report(unsigned runs, unsigned pairs)
            check(g.dropped == 0, "the recording session dropped events");
 }
 
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    char path[PATH_MAX];
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name) < (int)sizeof path)
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(tmpdir);
-}
 
 int main(int argc, char **argv)
 {
@@ -337,6 +322,6 @@ int main(int argc, char **argv)
     printf("  figures: median of %u rounds after one warm-up, kinds interleaved; %ld CPUs\n",
            runs, sysconf(_SC_NPROCESSORS_ONLN));
     bool ok = report(runs, pairs);
-    remove_tmpdir();
+    bench_remove_dir(tmpdir);
     return ok ? 0 : 1;
 }

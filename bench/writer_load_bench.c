@@ -251,21 +251,6 @@ static bool row(const char *mode, unsigned threads, double rate, prism_policy po
     return ok;
 }
 
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    char path[PATH_MAX];
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name) < (int)sizeof path)
-            unlink(path);
-    }
-    if (d)
-        closedir(d);
-    rmdir(tmpdir);
-}
 
 int main(int argc, char **argv)
 {
@@ -301,7 +286,7 @@ int main(int argc, char **argv)
     snprintf(mode, sizeof mode, "drop, %g M/s", paced / 1e6);
     for (size_t i = 0; i < 3 && strstr(modes, "drop"); i++)
         ok &= row(mode, nthreads[i], paced, PRISM_POLICY_DROP, runs, seconds);
-    remove_tmpdir();
+    bench_remove_dir(tmpdir);
     printf("writer_load_bench: done in %.1f s\n", (double)(bench_now_ns() - t0) * 1e-9);
     return ok ? 0 : 1;
 }
