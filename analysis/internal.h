@@ -273,6 +273,36 @@ typedef struct reservoir reservoir;
  * nd->res_next (rarely, once the reservoir is full: cold).  On allocation
  * failure the value is dropped. */
 __attribute__((cold)) void res_take(tnode *nd, uint64_t k, double v);
+
+/* A node's per-step folding, shared by tree.c's hot loop and merge.c's
+ * snapshot of the step being filled. */
+/* Fold one step's time into a node's per-step moments. */
+static inline void step_fold(tnode *nd, uint64_t sum)
+{
+    double v = (double)sum;
+    if (!nd->steps_seen)
+        nd->step_shift = v;
+    nd->steps_seen++;
+    double d = v - nd->step_shift;
+    nd->step_s1 += d;
+    nd->step_s2 += d * d;
+    if (v > nd->step_max)
+        nd->step_max = v;
+}
+
+/* Close a step of a node: its moments, and its reservoir when this sum is
+ * one to keep (the first PRISM_STEP_SAMPLES, then rarer and rarer: a
+ * compare per step in the common case). */
+static inline void step_close(tnode *nd, uint64_t sum)
+{
+    if (!sum)
+        return;
+    uint64_t k = nd->steps_seen;
+    step_fold(nd, sum);
+    if (__builtin_expect(k == nd->res_next, 0))    /* the call kept off the hot path */
+        res_take(nd, k, (double)sum);
+}
+
 /* The seed of a thread's node's reservoir. */
 uint32_t res_seed_of(uint32_t stream, size_t node);
 void res_free(tnode *nd);

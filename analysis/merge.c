@@ -1,0 +1,417 @@
+/*
+ * merge.c - the derived trees, rebuilt at every refresh from the streaming
+ * state tree.c keeps: each thread's public tree (statistics, per-step
+ * figures, scheduler accounting published from cpu.c, inclusive sums),
+ * the all-threads tree merged by path, the flat operations, and which
+ * thread is the training thread.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "internal.h"
+
+static uint64_t path_hash(uint64_t parent_hash, const char *name)
+{
+    return XXH3_64bits_withSeed(name, strlen(name), parent_hash);
+}
+
+/* Mean and sum of squared deviations of a node's call durations. */
+static void moments(const tnode *nd, double *mean, double *m2)
+{
+    double n = (double)nd->calls;
+    *mean = nd->calls ? nd->shift + nd->s1 / n : 0;
+    *m2 = nd->calls ? nd->s2 - nd->s1 * nd->s1 / n : 0;
+    if (*m2 < 0)
+        *m2 = 0;
+}
+
+/* Per-step moments of a node, the step being filled included. */
+static void step_moments(const tnode *nd, uint64_t *seen, double *mean, double *m2, double *max)
+{
+    tnode x = *nd;
+    if (x.step_sum)
+        step_fold(&x, x.step_sum);      /* moments only: x shares nd's reservoir */
+    double n = (double)x.steps_seen;
+    *seen = x.steps_seen;
+    *mean = x.steps_seen ? x.step_shift + x.step_s1 / n : 0;
+    *m2 = x.steps_seen ? x.step_s2 - x.step_s1 * x.step_s1 / n : 0;
+    if (*m2 < 0)
+        *m2 = 0;
+    *max = x.step_max;
+}
+
+static void publish_steps(prism_node *p, uint64_t seen, double mean, double m2, double max)
+{
+    p->steps_seen = seen;
+    p->in_step_ns = (uint64_t)(mean * (double)seen + 0.5);
+    p->step_mean_ns = mean;
+    p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
+    p->step_max_ns = max;
+}
+
+/* A node's own scheduler accounting into a public node (added: the merged
+ * tree sums threads), then a child's into its parent (inclusive). */
+static void cpu_add_self(prism_node *p, const athread *t, const tnode *nd)
+{
+    oncpu_self_t c = oncpu_self(t, nd);
+    p->cpu_known_ns += c.known;
+    p->oncpu_ns += c.on;
+    p->runq_ns += c.runq;
+    p->offcpu_ns += c.off;
+    p->offcpu_busy_ns += c.busy;
+}
+
+static void cpu_publish(prism_node *p, const athread *t, const tnode *nd)
+{
+    p->cpu_known_ns = p->oncpu_ns = p->runq_ns = p->offcpu_ns = p->offcpu_busy_ns = 0;
+    cpu_add_self(p, t, nd);
+}
+
+static void cpu_inclusive(prism_node *par, const prism_node *ch)
+{
+    par->cpu_known_ns += ch->cpu_known_ns;
+    par->oncpu_ns += ch->oncpu_ns;
+    par->runq_ns += ch->runq_ns;
+    par->offcpu_ns += ch->offcpu_ns;
+    par->offcpu_busy_ns += ch->offcpu_busy_ns;
+}
+
+/* Fill a public node from streaming statistics. */
+static void publish(prism_node *p, const tnode *nd)
+{
+    double mean, m2, smax;
+    uint64_t seen;
+    step_moments(nd, &seen, &mean, &m2, &smax);
+    publish_steps(p, seen, mean, m2, smax);
+    moments(nd, &mean, &m2);
+    p->calls = nd->calls;
+    p->total_ns = nd->total;
+    p->self_ns = nd->self;
+    p->min_ns = nd->calls ? nd->min : 0;
+    p->max_ns = nd->max;
+    p->mean_ns = mean;
+    p->std_ns = nd->calls > 1 ? sqrt(m2 / (double)(nd->calls - 1)) : 0;
+}
+
+static void finish_tree(prism_node *nodes, size_t n, prism_tree *tree)
+{
+    tree->nodes = nodes;
+    tree->count = n;
+    tree->first_root = PRISM_NO_NODE;
+    tree->total_ns = 0;
+    for (size_t i = n; i-- > 0;)
+        if (nodes[i].parent == PRISM_NO_NODE) {
+            tree->total_ns += nodes[i].total_ns;
+            nodes[i].next_sibling = tree->first_root;
+            tree->first_root = (uint32_t)i;
+        }
+    for (size_t i = 0; i < n; i++)
+        nodes[i].share = tree->total_ns ? (double)nodes[i].total_ns / (double)tree->total_ns : 0;
+}
+
+static void thread_tree(prism_analysis *a, athread *t)
+{
+    free(t->pub);
+    t->pub = calloc(t->n ? t->n : 1, sizeof *t->pub);
+    if (!t->pub) {
+        memset(&t->tree, 0, sizeof t->tree);
+        return;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        const tnode *nd = &t->nodes[i];
+        prism_node *p = &t->pub[i];
+        p->parent = nd->parent;
+        p->first_child = PRISM_NO_NODE;
+        p->next_sibling = PRISM_NO_NODE;
+        p->name = tree_name(a, nd->name);
+        p->path_hash = path_hash(nd->parent == PRISM_NO_NODE ? 0 : t->pub[nd->parent].path_hash,
+                                 p->name);
+        p->depth = nd->depth;
+        p->thread = t->stream;
+        p->gpu_ns = nd->gpu_ns;
+        p->gpu_launches = nd->gpu_launches;
+        p->flops = nd->flops;
+        p->bytes = nd->bytes;
+        cpu_publish(p, t, nd);
+        p->gpu_wait_ns = nd->gpu_wait;
+        p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
+        p->unrecorded = nd->unrec;
+        publish(p, nd);
+        if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
+            prism_node *par = &t->pub[nd->parent];
+            if (par->first_child == PRISM_NO_NODE) {
+                par->first_child = (uint32_t)i;
+            } else {
+                uint32_t c = par->first_child;
+                while (t->pub[c].next_sibling != PRISM_NO_NODE)
+                    c = t->pub[c].next_sibling;
+                t->pub[c].next_sibling = (uint32_t)i;
+            }
+        }
+    }
+    for (size_t i = t->n; i-- > 0;)         /* inclusive GPU work */
+        if (t->pub[i].parent != PRISM_NO_NODE) {
+            t->pub[t->pub[i].parent].gpu_ns += t->pub[i].gpu_ns;
+            t->pub[t->pub[i].parent].gpu_launches += t->pub[i].gpu_launches;
+            t->pub[t->pub[i].parent].flops += t->pub[i].flops;
+            t->pub[t->pub[i].parent].bytes += t->pub[i].bytes;
+            cpu_inclusive(&t->pub[t->pub[i].parent], &t->pub[i]);
+            t->pub[t->pub[i].parent].gpu_wait_ns += t->pub[i].gpu_wait_ns;
+            t->pub[t->pub[i].parent].lead_steps += t->pub[i].lead_steps;
+            t->pub[t->pub[i].parent].unrecorded += t->pub[i].unrecorded;
+        }
+    finish_tree(t->pub, t->n, &t->tree);
+}
+
+/* Combine Welford states (Chan et al.). */
+static void combine(prism_node *m, double *m2, const tnode *nd)
+{
+    if (!nd->calls)
+        return;
+    uint64_t n = m->calls + nd->calls;
+    double mean, nm2;
+    moments(nd, &mean, &nm2);
+    double d = mean - m->mean_ns;
+    *m2 += nm2 + d * d * (double)m->calls * (double)nd->calls / (double)n;
+    m->mean_ns += d * (double)nd->calls / (double)n;
+    m->calls = n;
+}
+
+static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
+                             const char *sname)
+{
+    uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
+    if (u64map_get(&a->merged_of, key, &v))
+        return (uint32_t)v;
+    if (!vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
+        !u64map_put(&a->merged_of, key, a->nnodes))
+        return PRISM_NO_NODE;
+    prism_node *p = &a->nodes[a->nnodes];
+    memset(p, 0, sizeof *p);
+    p->parent = parent;
+    p->first_child = p->next_sibling = PRISM_NO_NODE;
+    p->name = sname;
+    p->depth = parent == PRISM_NO_NODE ? 0 : a->nodes[parent].depth + 1;
+    p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
+    p->min_ns = UINT64_MAX;
+    u64map_put(&a->node_by_hash, p->path_hash, a->nnodes);
+    if (parent != PRISM_NO_NODE) {
+        uint32_t c = a->nodes[parent].first_child;
+        if (c == PRISM_NO_NODE) {
+            a->nodes[parent].first_child = (uint32_t)a->nnodes;
+        } else {
+            while (a->nodes[c].next_sibling != PRISM_NO_NODE)
+                c = a->nodes[c].next_sibling;
+            a->nodes[c].next_sibling = (uint32_t)a->nnodes;
+        }
+    }
+    return (uint32_t)a->nnodes++;
+}
+
+/* Which thread nodes make up each merged node (usually one). */
+static bool build_trefs(prism_analysis *a)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < a->nthreads; i++)
+        total += a->threads[i]->n;
+    a->tref_off = calloc(a->nnodes + 1, sizeof *a->tref_off);
+    a->tref = malloc((total ? total : 1) * sizeof *a->tref);
+    uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
+    if (!a->tref_off || !a->tref || !fill) {
+        free(fill);
+        return false;
+    }
+    for (size_t i = 0; i < a->nthreads; i++)
+        for (size_t j = 0; j < a->threads[i]->n; j++)
+            if (a->threads[i]->nodes[j].merged != PRISM_NO_NODE)
+                a->tref_off[a->threads[i]->nodes[j].merged + 1]++;
+    for (size_t m = 0; m < a->nnodes; m++)
+        a->tref_off[m + 1] += a->tref_off[m];
+    for (size_t i = 0; i < a->nthreads; i++)
+        for (size_t j = 0; j < a->threads[i]->n; j++) {
+            uint32_t m = a->threads[i]->nodes[j].merged;
+            if (m != PRISM_NO_NODE)
+                a->tref[a->tref_off[m] + fill[m]++] = (uint64_t)i << 32 | j;
+        }
+    free(fill);
+    return true;
+}
+
+/* Per-step figures of every merged node.  A path that ran on one thread
+ * (the usual case) takes that thread's; one that ran on several pools
+ * their (thread, step) samples: the moments combine exactly (Chan et al.),
+ * where per-step sums across threads would need every step kept. */
+static void merge_steps(prism_analysis *a)
+{
+    if (!build_trefs(a))
+        return;
+    for (size_t m = 0; m < a->nnodes; m++) {
+        uint64_t seen = 0;
+        double mean = 0, m2 = 0, max = 0;
+        for (uint32_t r = a->tref_off[m]; r < a->tref_off[m + 1]; r++) {
+            const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+            uint64_t k;
+            double mk, m2k, maxk;
+            step_moments(nd, &k, &mk, &m2k, &maxk);
+            if (!k)
+                continue;
+            uint64_t n = seen + k;
+            double d = mk - mean;
+            m2 += m2k + d * d * (double)seen * (double)k / (double)n;
+            mean += d * (double)k / (double)n;
+            seen = n;
+            if (maxk > max)
+                max = maxk;
+        }
+        publish_steps(&a->nodes[m], seen, mean, m2, max);
+    }
+}
+
+/*
+ * The training thread: the one the file says marks the steps (INFO
+ * steps.thread); else the thread whose earliest leaf call of a step comes
+ * right after the step begins (mean offset under 5 % of the step) in at
+ * least half of the sampled steps, the earliest such; else none (the
+ * rules then fall back on the busiest thread).
+ */
+static size_t training_thread(const prism_analysis *a)
+{
+    uint64_t idx;
+    if (a->step_stream && u64map_get(&a->thread_of, a->step_stream, &idx))
+        return (size_t)idx;
+    size_t best = SIZE_MAX;
+    double best_off = 0.05;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        const athread *t = a->threads[i];
+        double sum = t->lead_off_sum;
+        uint64_t n = t->lead_steps;
+        if (t->lead_pos && t->lead_hi > t->lead_lo) {
+            sum += (double)(t->lead_start - t->lead_lo) / (double)(t->lead_hi - t->lead_lo);
+            n++;
+        }
+        if (!n || 2 * n < a->nsampled)
+            continue;
+        double off = sum / (double)n;
+        if (off < best_off) {
+            best_off = off;
+            best = i;
+        }
+    }
+    return best;
+}
+
+uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
+{
+    return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
+}
+
+static void build_ops(prism_analysis *a)
+{
+    a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
+    if (!a->ops)
+        return;
+    u64map idx = { 0 };
+    for (size_t i = 0; i < a->nnodes; i++) {
+        prism_node *p = &a->nodes[i];
+        uint64_t h = XXH3_64bits(p->name, strlen(p->name)), v;
+        prism_op *op;
+        if (u64map_get(&idx, h, &v)) {
+            op = &a->ops[v];
+        } else {
+            u64map_put(&idx, h, a->nops);
+            op = &a->ops[a->nops++];
+            op->name = p->name;
+            op->node = (uint32_t)i;
+        }
+        /* recursion: count time once, at the outermost node of the name */
+        bool nested = false;
+        for (uint32_t q = p->parent; q != PRISM_NO_NODE; q = a->nodes[q].parent)
+            if (!strcmp(a->nodes[q].name, p->name)) {
+                nested = true;
+                break;
+            }
+        if (!nested)
+            op->total_ns += p->total_ns;
+        op->self_ns += p->self_ns;
+        op->calls += p->calls;
+        if (p->total_ns > a->nodes[op->node].total_ns)
+            op->node = (uint32_t)i;
+    }
+    u64map_free(&idx);
+    for (size_t i = 0; i < a->nops; i++)
+        a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
+    for (size_t i = 1; i < a->nops; i++) {     /* insertion sort by total desc */
+        prism_op x = a->ops[i];
+        size_t j = i;
+        while (j > 0 && a->ops[j - 1].total_ns < x.total_ns) {
+            a->ops[j] = a->ops[j - 1];
+            j--;
+        }
+        a->ops[j] = x;
+    }
+}
+
+void tree_merge(prism_analysis *a)
+{
+    double *m2 = NULL;
+    size_t m2cap = 0;
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        thread_tree(a, t);
+        for (size_t j = 0; j < t->n; j++) {
+            tnode *nd = &t->nodes[j];
+            uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE : t->nodes[nd->parent].merged;
+            const char *name = t->pub ? t->pub[j].name : tree_name(a, nd->name);
+            uint32_t m = merged_child(a, parent, nd->name, name);
+            nd->merged = m;
+            if (m == PRISM_NO_NODE || !vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
+                continue;
+            prism_node *p = &a->nodes[m];
+            if (m + 1 == a->nnodes && p->calls == 0)
+                m2[m] = 0;
+            combine(p, &m2[m], nd);
+            p->total_ns += nd->total;
+            p->self_ns += nd->self;
+            p->gpu_ns += nd->gpu_ns;
+            p->gpu_launches += nd->gpu_launches;
+            p->flops += nd->flops;
+            p->bytes += nd->bytes;
+            cpu_add_self(p, t, nd);
+            p->gpu_wait_ns += nd->gpu_wait;
+            p->lead_steps += nd->first_leaf;
+            p->unrecorded += nd->unrec;
+            if (nd->calls && nd->min < p->min_ns)
+                p->min_ns = nd->min;
+            if (nd->max > p->max_ns)
+                p->max_ns = nd->max;
+        }
+    }
+    for (size_t i = 0; i < a->nnodes; i++) {
+        prism_node *p = &a->nodes[i];
+        if (!p->calls)
+            p->min_ns = 0;
+        p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
+    }
+    free(m2);
+    /* GPU work and work counters count for every region they were inside */
+    for (size_t i = a->nnodes; i-- > 0;) {
+        uint32_t par = a->nodes[i].parent;
+        if (par != PRISM_NO_NODE) {
+            a->nodes[par].gpu_ns += a->nodes[i].gpu_ns;
+            a->nodes[par].gpu_launches += a->nodes[i].gpu_launches;
+            a->nodes[par].flops += a->nodes[i].flops;
+            a->nodes[par].bytes += a->nodes[i].bytes;
+            cpu_inclusive(&a->nodes[par], &a->nodes[i]);
+            a->nodes[par].gpu_wait_ns += a->nodes[i].gpu_wait_ns;
+            a->nodes[par].lead_steps += a->nodes[i].lead_steps;
+            a->nodes[par].unrecorded += a->nodes[i].unrecorded;
+        }
+    }
+    finish_tree(a->nodes, a->nnodes, &a->tree);
+    a->train = training_thread(a);
+    merge_steps(a);
+    build_ops(a);
+}
