@@ -114,13 +114,6 @@ static int corpus_build(corpus *c, double million, const char *dir, const char *
     return 0;
 }
 
-static uint64_t thread_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t run_analyze(void *ctx)
 {
     corpus *c = ctx;
@@ -229,9 +222,9 @@ static void time_analyze(corpus *c, unsigned runs, const char *what, const char 
     unsigned n = runs > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : runs;
     bench_sink(run_analyze(c));
     for (unsigned i = 0; i < n; i++) {
-        uint64_t c0 = thread_ns(), w0 = bench_now_ns();
+        uint64_t c0 = bench_thread_ns(), w0 = bench_now_ns();
         bench_sink(run_analyze(c));
-        cpu[i] = (double)(thread_ns() - c0) * 1e-9;
+        cpu[i] = (double)(bench_thread_ns() - c0) * 1e-9;
         wall[i] = (double)(bench_now_ns() - w0) * 1e-9;
     }
     bench_stat t = bench_stat_of(cpu, n), tw = bench_stat_of(wall, n);

@@ -28,6 +28,16 @@ static inline uint64_t bench_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The calling thread's CPU time in ns: figures that use it do not count the
+ * time the thread spends preempted (by the writer thread or by another
+ * process on a small shared machine). */
+static inline uint64_t bench_thread_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Keep v alive: the work producing it cannot be optimised away. */
 static inline void bench_sink(uint64_t v)
 {

@@ -9,10 +9,7 @@
  *      times are the thread's CPU time; prism_init / prism_shutdown;
  *   2. a pair inside a step that is not sampled (sample_rate 0.001) beside
  *      an empty loop;
- *   2b. steploop, the interleaved overhead: steps of ~1 ms made of 20
- *      regions, in blocks alternating the instrumented loop and the same
- *      loop without a call (bench/steploop.h), in one process whose session
- *      runs at the defaults; the median over rounds of the on/off ratio;
+ *   (the interleaved overhead of ~1 ms steps: bench/steploop_bench.c)
  *   3. writer throughput: 2 threads pushing and popping, paced at fixed
  *      total rates and unpaced, PRISM_POLICY_DROP and default buffers, ~1 s
  *      a run; written and dropped events are read back from the file;
@@ -28,7 +25,7 @@
  * results (lost events, a failed child) fail the run, slow ones never do.
  *
  *   usage: collect_bench [runs [pairs [sections]]]
- *   sections: a list of hot, unsampled, steploop, writer, trainloop
+ *   sections: a list of hot, unsampled, writer, trainloop
  *   (default: all)
  */
 #include <dirent.h>
@@ -70,12 +67,6 @@ static char tmpdir[PATH_MAX / 2];          /* short enough for every path in it 
 
 #include "collect_common.h"
 
-#define SL_NAME sl_loop_on
-#define SL_ON 1
-#include "steploop.h"
-#define SL_NAME sl_loop_off
-#define SL_ON 0
-#include "steploop.h"
 
 /* ------------------------------------------------------------------ */
 /* 1. Hot path, recording                                              */
@@ -102,24 +93,14 @@ static struct {
     double pair_ns, counter_ns, step_ns, init_ms, shutdown_ms;
 } hot_fig;
 
-/* The calling thread's CPU time in ns: the hot-path figures use it, so that
- * time the thread spends preempted (by the writer thread or by another
- * process on a small shared machine) does not count as instrumentation. */
-static uint64_t thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static double per_op(uint64_t t0, unsigned n)
 {
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 __attribute__((noinline)) static double run_clock2(unsigned n)
 {
-    uint64_t acc = 0, t0 = thread_ns();
+    uint64_t acc = 0, t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         acc += prism__now();
         acc ^= prism__now();
@@ -131,7 +112,7 @@ __attribute__((noinline)) static double run_clock2(unsigned n)
 
 __attribute__((noinline)) static double run_pair(uint32_t id, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_push_id(id);
         prism_pop();
@@ -141,7 +122,7 @@ __attribute__((noinline)) static double run_pair(uint32_t id, unsigned n)
 
 __attribute__((noinline)) static double run_zone(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         PRISM_ZONE("bench.zone");
     }
@@ -150,7 +131,7 @@ __attribute__((noinline)) static double run_zone(unsigned n)
 
 __attribute__((noinline)) static double run_byname(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_push("bench.by_name");
         prism_pop();
@@ -160,7 +141,7 @@ __attribute__((noinline)) static double run_byname(unsigned n)
 
 __attribute__((noinline)) static double run_counter_i(uint32_t id, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++)
         prism_counter_i(id, (int64_t)i);
     return per_op(t0, n);
@@ -168,7 +149,7 @@ __attribute__((noinline)) static double run_counter_i(uint32_t id, unsigned n)
 
 __attribute__((noinline)) static double run_counter_f(uint32_t id, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++)
         prism_counter_f(id, (double)i);
     return per_op(t0, n);
@@ -178,7 +159,7 @@ __attribute__((noinline)) static double run_counter_f(uint32_t id, unsigned n)
  * memory for it). */
 __attribute__((noinline)) static double run_steps(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_step_begin();
         prism_step_end();
@@ -329,7 +310,7 @@ typedef struct uns_out {
 
 __attribute__((noinline)) static double run_empty(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++)
         KEEP(i);
     return per_op(t0, n);
@@ -337,7 +318,7 @@ __attribute__((noinline)) static double run_empty(unsigned n)
 
 __attribute__((noinline)) static double run_pair_kept(uint32_t id, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_push_id(id);
         prism_pop();
@@ -348,7 +329,7 @@ __attribute__((noinline)) static double run_pair_kept(uint32_t id, unsigned n)
 
 __attribute__((noinline)) static double run_zone_kept(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         PRISM_ZONE("bench.unsampled_zone");
         KEEP(i);
@@ -406,183 +387,6 @@ static bool report_unsampled(unsigned runs, unsigned pairs)
     return check(o.on == 0 && o.step == 1, "step 1 was recording: not an unsampled step") &&
            check(f.ok && f.regions == 0 && f.steps == 2 && f.sampled_steps == 1,
                  "the unsampled step recorded regions, or steps are missing");
-}
-
-/* ------------------------------------------------------------------ */
-/* 2b. steploop: the overhead, interleaved in one process              */
-/* ------------------------------------------------------------------ */
-
-#define SL_BLOCK   10u            /* steps a block: ~10 ms                 */
-#define SL_PAIRS   300u           /* on/off block pairs: ~6 s              */
-#define SL_STEP_NS 1000000.0      /* the step's length to aim for          */
-
-typedef struct sl_out {
-    double on[SL_PAIRS], off[SL_PAIRS];         /* wall ns a step            */
-    double on_cpu[SL_PAIRS], off_cpu[SL_PAIRS]; /* the thread's CPU ns a step */
-    unsigned reps;                /* passes a region                       */
-    uint64_t steps;               /* instrumented steps run                */
-} sl_out;
-
-/* One block of SL_BLOCK steps: wall ns a step; *cpu: thread CPU ns a step. */
-static double sl_block(const sl_ctx *c, bool on, double *cpu)
-{
-    uint64_t t0 = bench_now_ns(), c0 = thread_ns();
-    float v = on ? sl_loop_on(c, SL_BLOCK) : sl_loop_off(c, SL_BLOCK);
-    uint64_t t1 = bench_now_ns(), c1 = thread_ns();
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    bench_sink(bits);
-    *cpu = (double)(c1 - c0) / SL_BLOCK;
-    return (double)(t1 - t0) / SL_BLOCK;
-}
-
-static int steploop_child(void *vctx, void *vout)
-{
-    (void)vctx;
-    sl_out *o = vout;
-    sl_ctx c = { .reps = 1 };
-    c.x = malloc((size_t)SL_REGIONS * SL_FLOATS * sizeof *c.x);
-    if (!c.x)
-        return 1;
-    for (size_t i = 0; i < (size_t)SL_REGIONS * SL_FLOATS; i++)
-        c.x[i] = 1.0f;
-    /* passes a region for steps of ~SL_STEP_NS (the least CPU time of a
-     * few blocks: this shared machine's load must not lengthen the
-     * estimate), before the session starts */
-    double cpu, t = 0;
-    for (int i = 0; i < 5; i++) {
-        (void)sl_block(&c, false, &cpu);
-        t = i == 0 || cpu < t ? cpu : t;
-    }
-    c.reps = t > 0 && SL_STEP_NS / t < 1e6 ? (unsigned)(SL_STEP_NS / t + 0.5) : 1;
-    if (c.reps < 1)
-        c.reps = 1;
-    o->reps = c.reps;
-    prism_config cfg;
-    prism_config_default(&cfg);     /* the defaults: memory, CPU sampler, ... */
-    char path[PATH_MAX], nm[32];
-    if (start_session(&cfg, "steploop", path, sizeof path) != 0)
-        return 1;
-    for (unsigned r = 0; r < SL_REGIONS; r++) {
-        snprintf(nm, sizeof nm, "steploop.%u", r);
-        if (!(c.ids[r] = prism_name(nm)))
-            return 1;
-    }
-    /* pair 0 warms up; which block of a pair goes first alternates, and
-     * pairs are short, so a drift of this shared machine weighs on both
-     * sides of a pair alike */
-    for (unsigned r = 0; r <= SL_PAIRS; r++) {
-        bool on_first = r % 2 == 0;
-        double a_cpu, b_cpu;
-        double a = sl_block(&c, on_first, &a_cpu);
-        double b = sl_block(&c, !on_first, &b_cpu);
-        o->steps += SL_BLOCK;
-        if (r == 0)
-            continue;
-        o->on[r - 1] = on_first ? a : b;
-        o->off[r - 1] = on_first ? b : a;
-        o->on_cpu[r - 1] = on_first ? a_cpu : b_cpu;
-        o->off_cpu[r - 1] = on_first ? b_cpu : a_cpu;
-    }
-    prism_shutdown();
-    free(c.x);
-    return 0;
-}
-
-typedef struct sl_file {
-    uint64_t steps, regions, tagged;
-    bool ordered;                   /* tagged samples name ever later steps */
-    uint64_t last;
-} sl_file;
-
-static void sl_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
-{
-    (void)stream;
-    (void)st;
-    ((sl_file *)ctx)->steps += n;
-}
-
-static void sl_regions(void *ctx, uint32_t stream, uint32_t depth,
-                       const prism_region_event *ev, size_t n)
-{
-    (void)stream;
-    (void)depth;
-    (void)ev;
-    ((sl_file *)ctx)->regions += n;
-}
-
-static void sl_memory(void *ctx, const prism_memory_sample *m)
-{
-    sl_file *f = ctx;
-    if (m->step == PRISM_NO_STEP)
-        return;
-    f->ordered &= f->tagged == 0 || m->step > f->last;
-    f->last = m->step;
-    f->tagged++;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The p-quantile (nearest rank) of n values, sorted in place. */
-static double quantile(double *v, size_t n, double p)
-{
-    qsort(v, n, sizeof *v, cmp_dbl);
-    size_t k = (size_t)(p * (double)(n - 1) + 0.5);
-    return v[k < n ? k : n - 1];
-}
-
-static bool report_steploop(void)
-{
-    sl_out *o = calloc(1, sizeof *o);
-    if (!o)
-        return check(false, "out of memory");
-    if (!check(in_child(steploop_child, NULL, o, sizeof *o) == 0, "steploop child failed")) {
-        free(o);
-        return false;
-    }
-    char path[PATH_MAX], how[64], extra[200];
-    profile_path(path, sizeof path, "steploop");
-    sl_file f = { .ordered = true };
-    prism_reader_callbacks cb = { .steps = sl_steps, .regions = sl_regions,
-                                  .memory = sl_memory };
-    prism_reader *r = NULL;
-    bool read_ok = prism_read_file(path, &cb, &f, &r) == PRISM_OK;
-    prism_reader_free(r);
-    unlink(path);
-    static double ratio[SL_PAIRS], cratio[SL_PAIRS];
-    for (unsigned i = 0; i < SL_PAIRS; i++) {
-        ratio[i] = o->off[i] > 0 ? o->on[i] / o->off[i] : 0;
-        cratio[i] = o->off_cpu[i] > 0 ? o->on_cpu[i] / o->off_cpu[i] : 0;
-    }
-    double mc = quantile(cratio, SL_PAIRS, 0.5);
-    double q1 = quantile(ratio, SL_PAIRS, 0.25), q3 = quantile(ratio, SL_PAIRS, 0.75);
-    double mr = quantile(ratio, SL_PAIRS, 0.5);
-    double off = quantile(o->off, SL_PAIRS, 0.5), on = quantile(o->on, SL_PAIRS, 0.5);
-    printf("  steploop: %u regions a step (%u passes over 32 KB each); %u pairs of %u-step "
-           "blocks, instrumented and not, alternating in one process whose session runs at "
-           "the defaults; wall time\n", SL_REGIONS, o->reps, SL_PAIRS, SL_BLOCK);
-    snprintf(how, sizeof how, "(median of %u blocks)", SL_PAIRS);
-    row_value("collect: steploop, no calls", off * 1e-6, 4, "ms/step", how,
-              "the same loop without a call (as PRISM_DISABLE): the baseline", NULL);
-    row_value("collect: steploop, instrumented", on * 1e-6, 4, "ms/step", how,
-              "step begin/end and 20 push/pop pairs a step", NULL);
-    snprintf(extra, sizeof extra, "ratio to the baseline %.4f (quartiles %.4f-%.4f); "
-             "thread CPU %+.2f %%", mr, q1, q3, (mc - 1) * 100);
-    snprintf(how, sizeof how, "(median of %u pair ratios)", SL_PAIRS);
-    row_value("collect: steploop overhead", (mr - 1) * 100, 2, "%", how, extra, "<= 0.5 %");
-    printf("  %-*s recorded %llu steps, %llu region events, %llu memory samples tagged "
-           "with a step\n", LABEL_W, "", (unsigned long long)f.steps,
-           (unsigned long long)f.regions, (unsigned long long)f.tagged);
-    bool ok = check(read_ok && f.steps == o->steps && f.regions == o->steps * SL_REGIONS * 2,
-                    "the steploop profile lost steps or regions") &&
-              check(f.tagged > 0 && f.ordered,
-                    "no memory sample tagged with a step, or out of order");
-    free(o);
-    return ok;
 }
 
 /* ------------------------------------------------------------------ */
@@ -912,14 +716,12 @@ int main(int argc, char **argv)
     printf("  figures: median of %u timed runs after one warm-up; best = fastest run; "
            "each session in its own child process; %ld CPUs, load average %.2f\n", runs,
            sysconf(_SC_NPROCESSORS_ONLN), load[0]);
-    const char *only = argc > 3 ? argv[3] : "hot,unsampled,steploop,writer,trainloop";
+    const char *only = argc > 3 ? argv[3] : "hot,unsampled,writer,trainloop";
     bool ok = true;
     if (strstr(only, "hot"))
         ok &= report_hot(runs, pairs);
     if (strstr(only, "unsampled"))
         ok &= report_unsampled(runs, pairs);
-    if (strstr(only, "steploop"))
-        ok &= report_steploop();
     if (strstr(only, "writer"))
         ok &= report_throughput();
     if (strstr(only, "trainloop"))

@@ -14,7 +14,7 @@ typedef int (*child_fn)(void *ctx, void *out);
 
 /* Run fn(ctx, out) in a forked child; its `out` (size bytes) comes back
  * through a pipe.  0 when the child exited 0 and sent everything. */
-static int in_child(child_fn fn, void *ctx, void *out, size_t size)
+static inline int in_child(child_fn fn, void *ctx, void *out, size_t size)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -72,7 +72,7 @@ typedef struct counts {
     unsigned ndrop;
 } counts;
 
-static void cb_regions(void *ctx, uint32_t stream, uint32_t depth,
+static inline void cb_regions(void *ctx, uint32_t stream, uint32_t depth,
                        const prism_region_event *ev, size_t n)
 {
     (void)stream;
@@ -81,14 +81,14 @@ static void cb_regions(void *ctx, uint32_t stream, uint32_t depth,
     ((counts *)ctx)->regions += n;
 }
 
-static void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
+static inline void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
 {
     (void)stream;
     (void)c;
     ((counts *)ctx)->counters += n;
 }
 
-static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
+static inline void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
 {
     counts *c = ctx;
     (void)stream;
@@ -98,7 +98,7 @@ static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
 }
 
 /* DROPPED records carry cumulative totals: keep the last of each stream. */
-static void cb_dropped(void *ctx, const prism_dropped *d)
+static inline void cb_dropped(void *ctx, const prism_dropped *d)
 {
     counts *c = ctx;
     unsigned i = 0;
@@ -116,13 +116,13 @@ static void cb_dropped(void *ctx, const prism_dropped *d)
         c->drop[i].total = d->total;
 }
 
-static void cb_footer(void *ctx, const prism_footer *f)
+static inline void cb_footer(void *ctx, const prism_footer *f)
 {
     (void)f;
     ((counts *)ctx)->footer = true;
 }
 
-static counts read_profile(const char *path)
+static inline counts read_profile(const char *path)
 {
     counts c;
     memset(&c, 0, sizeof c);
@@ -143,13 +143,13 @@ static counts read_profile(const char *path)
     return c;
 }
 
-static void profile_path(char *buf, size_t n, const char *name)
+static inline void profile_path(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s.cbor", tmpdir, name);
 }
 
 /* Correctness checks (never timing) that make the figures meaningless. */
-static bool check(bool ok, const char *what)
+static inline bool check(bool ok, const char *what)
 {
     if (!ok)
         printf("  !! %s\n", what);
@@ -157,7 +157,7 @@ static bool check(bool ok, const char *what)
 }
 
 /* A row in ns: the median of n per-operation figures, best beside it. */
-static void row_ns(const char *what, const double *ns, unsigned n, int prec,
+static inline void row_ns(const char *what, const double *ns, unsigned n, int prec,
                    const char *extra, const char *target)
 {
     bench_stat st = bench_stat_of(ns, n);
@@ -168,20 +168,20 @@ static void row_ns(const char *what, const double *ns, unsigned n, int prec,
 }
 
 /* A row with one figure (a single run, or nothing timed). */
-static void row_value(const char *what, double v, int prec, const char *unit,
+static inline void row_value(const char *what, double v, int prec, const char *unit,
                       const char *how, const char *extra, const char *target)
 {
     printf("  %-*s %8.*f %-12s", LABEL_W, what, prec, v, unit);
     bench_row_tail(how ? how : "", extra, target);
 }
 
-static double median(const double *v, unsigned n)
+static inline double median(const double *v, unsigned n)
 {
     return bench_stat_of(v, n).median;
 }
 
 /* A session for this child, writing to tmpdir/name.cbor. */
-static int start_session(prism_config *cfg, const char *name, char *path, size_t n)
+static inline int start_session(prism_config *cfg, const char *name, char *path, size_t n)
 {
     profile_path(path, n, name);
     cfg->output = path;

@@ -48,6 +48,7 @@
 static char tmpdir[PATH_MAX / 2];
 
 #include "collect_common.h"
+#include "writer_probe.h"
 
 enum { K_CLOCK2, K_PAIR, K_NEST, K_MARK, K_COUNT };
 
@@ -62,43 +63,36 @@ typedef struct drop_ctx {
     bool drop;                      /* the dropping session, else recording */
 } drop_ctx;
 
-static uint64_t thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 typedef struct ids {
     uint32_t pair, outer, middle, inner, sibling, mark;
 } ids;
 
 __attribute__((noinline)) static double run_clock2(unsigned n)
 {
-    uint64_t acc = 0, t0 = thread_ns();
+    uint64_t acc = 0, t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         acc += prism__now();
         acc ^= prism__now();
     }
-    double r = (double)(thread_ns() - t0) / n;
+    double r = (double)(bench_thread_ns() - t0) / n;
     bench_sink(acc);
     return r;
 }
 
 __attribute__((noinline)) static double run_pair(const ids *d, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_push_id(d->pair);
         prism_pop();
     }
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 /* n events: n / 8 nests of 4 regions. */
 __attribute__((noinline)) static double run_nest(const ids *d, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n / 8; i++) {
         prism_push_id(d->outer);
         prism_push_id(d->middle);
@@ -109,48 +103,17 @@ __attribute__((noinline)) static double run_nest(const ids *d, unsigned n)
         prism_pop();
         prism_pop();
     }
-    return (double)(thread_ns() - t0) / (n / 8 * 8);
+    return (double)(bench_thread_ns() - t0) / (n / 8 * 8);
 }
 
 __attribute__((noinline)) static double run_mark(const ids *d, unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++)
         prism_mark_id(d->mark);
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
-/* The system call PRISM's writer thread is in (-1: running, unknown). */
-static long writer_syscall(void)
-{
-    DIR *dir = opendir("/proc/self/task");
-    long nr = -1;
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[300], comm[64] = "", sc[64] = "";
-        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, comm, sizeof comm - 1);
-        close(fd);
-        if (n <= 0 || strncmp(comm, "prism-writer", 12) != 0)
-            continue;
-        snprintf(p, sizeof p, "/proc/self/task/%s/syscall", e->d_name);
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            break;
-        n = read(fd, sc, sizeof sc - 1);
-        close(fd);
-        nr = n > 0 && sc[0] != 'r' ? strtol(sc, NULL, 10) : -1;
-        break;
-    }
-    if (dir)
-        closedir(dir);
-    return nr;
-}
 
 typedef struct drain {
     int rd;
@@ -219,7 +182,7 @@ static int drop_child(void *vctx, void *vout)
                prism_name("inner"), prism_name("sibling"), prism_name("bench.mark") };
     if (c->drop) {
         run_pair(&id, WARM_PAIRS);      /* both buffers full: the writer blocks */
-        while (writer_syscall() != SYS_write)
+        while (probe_writer_syscall() != SYS_write)
             sched_yield();
         o->pairs += WARM_PAIRS;
     }

@@ -31,46 +31,39 @@
 /* The sink: the compiler must keep x, and so the loop, but emits nothing. */
 #define KEEP(x) __asm__ __volatile__("" : "+r"(x))
 
-static uint64_t thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 __attribute__((noinline)) static double run_empty(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++)
         KEEP(i);
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 __attribute__((noinline)) static double run_zone(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         PRISM_ZONE("off.zone");
         KEEP(i);
     }
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 __attribute__((noinline)) static double run_pair(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_push_id(7);
         prism_pop();
         KEEP(i);
     }
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 /* Everything else the API offers, once per iteration. */
 __attribute__((noinline)) static double run_all(unsigned n)
 {
-    uint64_t t0 = thread_ns();
+    uint64_t t0 = bench_thread_ns();
     for (unsigned i = 0; i < n; i++) {
         prism_step_begin();
         prism_push("off.by_name");
@@ -84,7 +77,7 @@ __attribute__((noinline)) static double run_all(unsigned n)
         prism_step_end();
         KEEP(i);
     }
-    return (double)(thread_ns() - t0) / n;
+    return (double)(bench_thread_ns() - t0) / n;
 }
 
 enum { K_EMPTY, K_ZONE, K_PAIR, K_ALL, K_COUNT };

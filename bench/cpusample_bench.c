@@ -45,13 +45,6 @@
 #define DEF_PASSES 2000u
 #define MAX_N      16u
 
-static uint64_t thread_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* ------------------------------------------------------------------ */
 /* 1. A pass over N idle threads                                       */
 /* ------------------------------------------------------------------ */
@@ -142,14 +135,14 @@ static void rig_end(rig *r)
 static bool time_passes(rig *r, unsigned passes, double *cpu_ns, double *wall_ns)
 {
     bool ok = true;
-    uint64_t c0 = thread_ns(), w0 = bench_now_ns();
+    uint64_t c0 = bench_thread_ns(), w0 = bench_now_ns();
     for (unsigned k = 0; k < passes; k++) {
         cpu_pass(r->c);
         const cpu_rec *x;
         ok &= cpu_records(r->c, &x) == r->n;
         cpu_drained(r->c);
     }
-    uint64_t c1 = thread_ns(), w1 = bench_now_ns();
+    uint64_t c1 = bench_thread_ns(), w1 = bench_now_ns();
     *cpu_ns = (double)(c1 - c0) / ((double)passes * r->n);
     *wall_ns = (double)(w1 - w0) / ((double)passes * r->n);
     return ok;
@@ -195,13 +188,13 @@ static bool report_pass(unsigned runs, unsigned passes)
     for (unsigned run = 0; fd >= 0 && run < runs; run++) {
         cpu_reading r;
         struct timespec ts;
-        uint64_t t0 = thread_ns();
+        uint64_t t0 = bench_thread_ns();
         for (unsigned k = 0; k < passes; k++)
             ok &= cpu_read_stat(fd, &r) == CPU_READ_OK;
-        uint64_t t1 = thread_ns();
+        uint64_t t1 = bench_thread_ns();
         for (unsigned k = 0; k < passes; k++)
             ok &= clock_gettime(th->cpu.clock, &ts) == 0;
-        uint64_t t2 = thread_ns();
+        uint64_t t2 = bench_thread_ns();
         rd[run] = (double)(t1 - t0) / passes;
         ck[run] = (double)(t2 - t1) / passes;
     }
@@ -346,7 +339,7 @@ static void *cost_idle(void *arg)
     prism_thread_name("idle");
     while (read(c->go[0], &b, 1) < 0 && errno == EINTR)
         ;
-    atomic_fetch_add(&c->own_ns, thread_ns());
+    atomic_fetch_add(&c->own_ns, bench_thread_ns());
     return NULL;
 }
 
@@ -362,7 +355,7 @@ static void *cost_work(void *arg)
             x = x + i;
         prism_pop();
     }
-    atomic_fetch_add(&c->own_ns, thread_ns());
+    atomic_fetch_add(&c->own_ns, bench_thread_ns());
     return NULL;
 }
 
@@ -402,7 +395,7 @@ static double cost_run(uint32_t interval_ms)
             struct timespec t;
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
             uint64_t all = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-            uint64_t own = atomic_load(&c.own_ns) + thread_ns();
+            uint64_t own = atomic_load(&c.own_ns) + bench_thread_ns();
             v = all > own ? (double)(all - own) / ((double)(w1 - w0) * 1e-9) : 0;
         }
         unlink(path);

@@ -1,9 +1,9 @@
 /*
- * steploop.h - the loop of collect_bench's interleaved overhead figure:
+ * steploop.h - the loop of steploop_bench's interleaved overhead figure:
  * steps of about 1 ms, each made of SL_REGIONS regions of work.  Owner:
  * steps and memory sampling (issue 12).
  *
- * Included twice by collect_bench.c, with SL_NAME the loop function's name
+ * Included twice by steploop_bench.c, with SL_NAME the loop function's name
  * and SL_ON either 1 (prism_step_begin / prism_step_end around each step,
  * prism_push_id / prism_pop around each region) or 0 (the same loop with no
  * call at all, as a PRISM_DISABLE build compiles it: collect.h can be

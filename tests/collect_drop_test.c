@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 
 #include "collect_util.h"
+#include "writer_probe.h"
 #include "syscall_count.h"
 
 #define ITERS 250000u           /* x 4 regions: 10^6 regions a thread      */
@@ -453,43 +454,12 @@ static void start_blocked(const char *fifo, prism_policy policy)
     CHILD_CHECK(prism_init(&c) == 0);   /* opens the FIFO: the parent has it */
 }
 
-/* The system call of PRISM's writer thread right now (-1: unknown). */
-static long writer_syscall(void)
-{
-    DIR *dir = opendir("/proc/self/task");
-    CHILD_CHECK(dir);
-    long nr = -1;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[300], comm[64] = "", sc[64] = "";
-        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, comm, sizeof comm - 1);
-        close(fd);
-        if (n <= 0 || strncmp(comm, "prism-writer", 12) != 0)
-            continue;
-        snprintf(p, sizeof p, "/proc/self/task/%s/syscall", e->d_name);
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            break;
-        n = read(fd, sc, sizeof sc - 1);
-        close(fd);
-        nr = n > 0 && sc[0] != 'r' ? strtol(sc, NULL, 10) : -1;    /* "running" */
-        break;
-    }
-    closedir(dir);
-    return nr;
-}
 
 /* Until the writer sits in write() on the FIFO nobody reads: from then on
  * no buffer comes back to the pool. */
 static void wait_writer_blocked(void)
 {
-    while (writer_syscall() != SYS_write)
+    while (probe_writer_syscall() != SYS_write)
         sched_yield();
 }
 

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 
 #include "collect_util.h"
+#include "writer_probe.h"
 
 typedef struct rec_child {
     char path[512];
@@ -349,35 +350,12 @@ static void grandchild_work(void)
 /* In a child: is PRISM's writer thread blocked in poll(), between flushes? */
 static bool writer_in_poll(void)
 {
-    DIR *dir = opendir("/proc/self/task");
-    CHILD_CHECK(dir);
-    bool idle = false;
-    struct dirent *e;
-    while (!idle && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[300], comm[64] = "", sc[64] = "";
-        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t n = read(fd, comm, sizeof comm - 1);
-        close(fd);
-        if (n <= 0 || strncmp(comm, "prism-writer", 12) != 0)
-            continue;
-        snprintf(p, sizeof p, "/proc/self/task/%s/syscall", e->d_name);
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        CHILD_CHECK(fd >= 0);
-        n = read(fd, sc, sizeof sc - 1);
-        close(fd);
-        long nr = n > 0 ? strtol(sc, NULL, 10) : -1;
+    long nr = probe_writer_syscall();
 #ifdef SYS_poll
-        idle = nr == SYS_poll;
+    if (nr == SYS_poll)
+        return true;
 #endif
-        idle = idle || nr == SYS_ppoll;
-    }
-    closedir(dir);
-    return idle;
+    return nr == SYS_ppoll;
 }
 
 /*
