@@ -12,10 +12,14 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
-PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux
+PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-dev
 # `make test` also needs a C++ compiler (the header's C++ test, the README's
-# example built as C++) and pkg-config (linking against the installed library)
-TEST_PKGS := g++ pkg-config
+# example built as C++), pkg-config (linking against the installed library)
+# and, for the Python tests, PyTorch, NumPy and venv (pip install ./python)
+TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv
+# The interpreter the Python module is built for and tested with: Debian's,
+# the one that sees python3-torch (the python3 first on PATH may be another)
+PYTHON   ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
         -Wformat=2 -Wwrite-strings -Wpointer-arith -Wundef -Wvla
@@ -73,9 +77,25 @@ BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
 DEPS_OK  := $(B)/.deps-ok
 TEST_DEPS_OK := $(B)/.test-deps-ok
+# The Python package (the rules: "Python" at the end)
+PY_INC     := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("include"))' 2>/dev/null)
+PY_H       := $(if $(PY_INC),$(wildcard $(PY_INC)/Python.h))
+PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
+                print("%s/%s" % (s.get_config_var("LIBDIR"), s.get_config_var("LDLIBRARY")))' \
+                2>/dev/null))
+PY_SRC     := $(wildcard python/src/*.c)
+PY_OBJ     := $(call obj,$(PY_SRC))
+PY_TUI_OBJ := $(call obj,$(addprefix tui/,analyze_json.c compare_cmd.c export.c export_trace.c \
+                                           json.c report.c))
+PY_DIR     := $(B)/python/prism
+PY_EXT     := $(PY_DIR)/_prism.abi3.so
+PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
+PY_SITE    := $(B)/python/site/sitecustomize.py
+PY_BENCHES := $(wildcard bench/*.py)
+PY_TEST    := $(B)/tests/python_test
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
-all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES)
+all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES) python
 
 # Install what is missing (as root) or stop with one line naming it.
 $(DEPS_OK): scripts/deps.sh
@@ -145,12 +165,16 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS
 
 VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
 
-test: all $(TESTS) $(LINK_TEST)
+test: all $(TESTS) $(LINK_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
-	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' sh tests/run.sh $(TESTS) $(LINK_TEST)
+	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' \
+	    PYTHON='$(PYTHON)' PRISM_TEST_SANITIZE='$(SANITIZE)' \
+	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(PY_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	@if [ -f $(PY_EXT) ]; then for b in $(PY_BENCHES); do echo "== $$b ($(PYTHON))"; \
+	    PYTHONPATH=$(B)/python $(PYTHON) $$b || exit 1; done; fi
 
 DEMO_OUT ?= $(B)/demo.cbor
 demo: all
@@ -166,7 +190,7 @@ LDCONFIG_RUN = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    command -v $(LDCONFIG) >/dev/null 2>&1; then echo $(LDCONFIG); $(LDCONFIG); fi
 
 # install builds only what it installs (no samples, no tests).
-install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP)
+install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
 	install -d $(DESTDIR)$(PREFIX)/include/prism $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	           $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
@@ -178,6 +202,13 @@ install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP)
 	install -m 644 docs/prism-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' prism.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc
+	@if [ -f $(PY_EXT) ]; then \
+	    echo "install the Python package into $(DESTDIR)$(PREFIX)/lib/prism/python"; \
+	    install -d $(DESTDIR)$(PREFIX)/lib/prism/python/prism $(DESTDIR)$(PREFIX)/lib/prism/python/site && \
+	    install -m 644 $(PY_DIR)/*.py $(DESTDIR)$(PREFIX)/lib/prism/python/prism/ && \
+	    install -m 755 $(PY_EXT) $(DESTDIR)$(PREFIX)/lib/prism/python/prism/ && \
+	    if [ -f $(PY_SITE) ]; then install -m 644 $(PY_SITE) $(DESTDIR)$(PREFIX)/lib/prism/python/site/; fi; \
+	fi
 	@$(LDCONFIG_RUN)
 
 uninstall:
@@ -186,6 +217,8 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/lib/libprism.so* \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc $(DESTDIR)$(PREFIX)/bin/prism-top \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1
+	rm -rf $(DESTDIR)$(PREFIX)/lib/prism/python
+	-rmdir $(DESTDIR)$(PREFIX)/lib/prism 2>/dev/null
 	@$(LDCONFIG_RUN)
 
 clean:
@@ -239,5 +272,50 @@ install-gpu: $(INJECT_SO) $(PRISMRUN)
 uninstall: uninstall-gpu
 uninstall-gpu:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libprism-inject.so $(DESTDIR)$(PREFIX)/bin/prism-run
+
+# ---- Python: the prism package (python/) ----------------------------------
+# $(B)/python/prism/ = python/prism/*.py + _prism.abi3.so, the extension
+# (python/src/*.c, Py_LIMITED_API 3.10: one build serves CPython >= 3.10)
+# linked from the same PIC objects as libprism.a and libprism-analysis.a and
+# prism-top's report writers (no curses); it exports only PyInit__prism and
+# binds its own symbols (-Bsymbolic), so its copy of libcollect never mixes
+# with a libprism.so in the same process.  Built when $(PYTHON)'s headers
+# exist (python3-dev); else one line says so.
+.PHONY: python
+ifneq ($(PY_H),)
+python: $(PY_EXT) $(PY_FILES) $(if $(wildcard python/site/sitecustomize.py),$(PY_SITE))
+else
+# (the headers may come with the packages $(DEPS_OK) installs: look again)
+python: | $(DEPS_OK)
+	@if [ -n "$$($(PYTHON) -c 'import sysconfig, os; p = sysconfig.get_path("include"); \
+	    print(p if os.path.exists(p + "/Python.h") else "")' 2>/dev/null)" ]; then \
+	    $(MAKE) --no-print-directory python; \
+	else echo "python: no Python.h for $(PYTHON) (Debian: python3-dev): the prism module is not built"; fi
+endif
+
+$(PY_OBJ): ALL_CFLAGS += -isystem $(PY_INC) -Ipython/src
+
+# Where libpython is there, the objects are first linked against it with
+# --no-undefined (then thrown away): every symbol resolves without curses
+# or a missing tui object.  The extension itself is not linked to libpython.
+$(PY_EXT): $(PY_OBJ) $(PY_TUI_OBJ) $(ANALYSIS_OBJ) $(FORMAT_OBJ) $(COLLECT_OBJ) python/src/prism.map
+	@mkdir -p $(@D)
+	if [ -n "$(PY_LIBPY)" ]; then $(CC) -shared $(ALL_LDFLAGS) -Wl,--no-undefined -o $@.check \
+	    $(filter %.o,$^) $(LIBS_CORE) $(PY_LIBPY) && rm -f $@.check; fi
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=python/src/prism.map -Wl,-Bsymbolic \
+	    -o $@ $(filter %.o,$^) $(LIBS_CORE)
+
+$(PY_DIR)/%.py: python/prism/%.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+$(PY_SITE): python/site/sitecustomize.py
+	@mkdir -p $(@D)
+	cp $< $@
+
+# The Python tests (tests/python/test_*.py, unittest) through one runner.
+$(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -194,6 +194,10 @@ void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  * refresh: query NVML now; else copy the last reading (cheap: the samples
  * for steps in between).  Writer thread.  Returns the number of devices. */
 uint32_t gpumem_read(prism_gpu_mem *out, bool refresh);
+/* Apply the program's reports (prism_gpu_memory) to the n devices in
+ * out[]: a reported device's figures replace NVML's, or are added.
+ * Returns the new count (at most PRISM_MAX_GPUS). */
+uint32_t gpumem_program(prism_gpu_mem *out, uint32_t n);
 /* Release NVML (writer, at shutdown). */
 void gpumem_close(void);
 

@@ -22,6 +22,11 @@
  * (all of them when NVML cannot see the process).  The writer refreshes the
  * reading every memory interval; the samples it takes for steps in between
  * reuse the last one.
+ *
+ * The program may report a device's memory itself (prism_gpu_memory: a
+ * framework's allocator figures, torch.cuda.memory_allocated/reserved):
+ * its last report for a device replaces NVML's reading of that device in
+ * every sample taken after it, and adds the device where NVML has none.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -173,4 +178,68 @@ void gpumem_close(void)
     if (M.cuda)
         dlclose(M.cuda);
     M.nvml = M.cuda = NULL;
+}
+
+/* ---- the program's own readings (prism_gpu_memory) -------------------- */
+
+/* Per device a sequence word (odd while a report is being stored) and the
+ * two figures; `prog_set` has a bit per device ever reported.  A report
+ * that finds another one being stored for the same device is dropped (the
+ * other is as fresh): the caller never waits. */
+static struct {
+    _Atomic uint32_t seq;
+    _Atomic uint64_t used, reserved;
+} P[PRISM_MAX_GPUS];
+static _Atomic uint32_t prog_set;
+
+void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved)
+{
+    if (device >= PRISM_MAX_GPUS)
+        return;
+    uint32_t seq = atomic_load_explicit(&P[device].seq, memory_order_relaxed);
+    if ((seq & 1) || !atomic_compare_exchange_strong_explicit(&P[device].seq, &seq, seq + 1,
+                                                              memory_order_acquire,
+                                                              memory_order_relaxed))
+        return;
+    atomic_store_explicit(&P[device].used, used, memory_order_relaxed);
+    atomic_store_explicit(&P[device].reserved, reserved, memory_order_relaxed);
+    atomic_store_explicit(&P[device].seq, seq + 2, memory_order_release);
+    atomic_fetch_or_explicit(&prog_set, 1u << device, memory_order_release);
+}
+
+/* One device's last report; false while one is being stored (rarely: the
+ * reader tries a few times). */
+static bool prog_read(uint32_t d, uint64_t *used, uint64_t *reserved)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t s1 = atomic_load_explicit(&P[d].seq, memory_order_acquire);
+        if (s1 & 1)
+            continue;
+        *used = atomic_load_explicit(&P[d].used, memory_order_relaxed);
+        *reserved = atomic_load_explicit(&P[d].reserved, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&P[d].seq, memory_order_relaxed) == s1)
+            return true;
+    }
+    return false;
+}
+
+uint32_t gpumem_program(prism_gpu_mem *out, uint32_t n)
+{
+    uint32_t set = atomic_load_explicit(&prog_set, memory_order_acquire);
+    for (uint32_t d = 0; set; d++, set >>= 1) {
+        uint64_t used, reserved;
+        if (!(set & 1) || !prog_read(d, &used, &reserved))
+            continue;
+        uint32_t i = 0;
+        while (i < n && out[i].device != d)
+            i++;
+        if (i == n) {
+            if (n == PRISM_MAX_GPUS)
+                continue;
+            n++;
+        }
+        out[i] = (prism_gpu_mem){ d, used, reserved };
+    }
+    return n;
 }

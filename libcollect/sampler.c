@@ -103,6 +103,7 @@ static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64
     if (refresh)
         m->next_gpu_ns = now + m->every_ns;
     r.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(r.u.mem.gpu, refresh) : 0;
+    r.u.mem.ngpu = gpumem_program(r.u.mem.gpu, r.u.mem.ngpu);   /* prism_gpu_memory */
     pthread_mutex_lock(&s->lock);
     steps_take(s);                      /* a step before the samples naming it */
     queue_push(s, &r);

@@ -533,7 +533,8 @@ static void epilogue(trace *t, const char *path)
             t->info_left_out);
 }
 
-int export_chrome_trace(const char *path, FILE *out)
+int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
+                            uint64_t *offset)
 {
     trace t = { .f = out };
     sb_init(&t.info);
@@ -545,13 +546,15 @@ int export_chrome_trace(const char *path, FILE *out)
     int rc = EXIT_OK;
     t.r = prism_reader_new(&cb, &t);
     if (!t.r) {
-        fprintf(stderr, "prism-top: %s: out of memory at byte 0\n", path);
+        snprintf(msg, msglen, "out of memory");
+        *offset = 0;
         return EXIT_BADINPUT;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     prism_status st;
     if (fd < 0) {
-        fprintf(stderr, "prism-top: %s: cannot open: %s at byte 0\n", path, strerror(errno));
+        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
+        *offset = 0;
         rc = EXIT_BADINPUT;
     } else {
         st = prism_reader_read_fd(t.r, fd);
@@ -559,14 +562,15 @@ int export_chrome_trace(const char *path, FILE *out)
         if (st == PRISM_OK || st == PRISM_NEED_MORE)
             st = prism_reader_finish(t.r);
         if (st != PRISM_OK || !t.started) {
-            const char *msg = prism_strerror(st);
+            const char *m = prism_strerror(st);
             uint64_t off = 0;
-            prism_reader_error(t.r, &msg, &off);
-            fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+            prism_reader_error(t.r, &m, &off);
+            snprintf(msg, msglen, "%s", m);
+            *offset = off;
             rc = EXIT_BADINPUT;
         } else if (t.oom || t.info.oom) {
-            fprintf(stderr, "prism-top: %s: out of memory at byte %" PRIu64 "\n", path,
-                    prism_reader_input_offset(t.r));
+            snprintf(msg, msglen, "out of memory");
+            *offset = prism_reader_input_offset(t.r);
             rc = EXIT_BADINPUT;
         } else {
             epilogue(&t, path);
@@ -577,5 +581,15 @@ int export_chrome_trace(const char *path, FILE *out)
     free(t.st);
     sb_free(&t.info);
     prism_reader_free(t.r);
+    return rc;
+}
+
+int export_chrome_trace(const char *path, FILE *out)
+{
+    char msg[256];
+    uint64_t off = 0;
+    int rc = export_chrome_trace_msg(path, out, msg, sizeof msg, &off);
+    if (rc != EXIT_OK)
+        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
     return rc;
 }

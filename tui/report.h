@@ -125,6 +125,10 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
  * returns EXIT_OK or EXIT_BADINPUT after one line on stderr; the others
  * return false only when out of memory. */
 int export_chrome_trace(const char *path, FILE *out);
+/* The same, the error's words (msg) and byte offset returned instead of
+ * printed (prism.export in Python). */
+int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
+                            uint64_t *offset);
 bool export_csv(FILE *f, const prism_analysis *a);
 bool export_folded(FILE *f, const prism_analysis *a);
 bool export_json(FILE *f, const char *path, const prism_analysis *a);

@@ -398,6 +398,17 @@ static inline void prism__counter_f(uint32_t id, double value)
 /* Name the calling thread in the profile. */
 void prism_thread_name(const char *name);
 
+/* ---- GPU memory from the program ------------------------------------ */
+
+/* The program's own reading of a GPU's memory (a framework's allocator:
+ * torch.cuda.memory_allocated / memory_reserved), in bytes, for a CUDA
+ * ordinal below 16 (higher ones are ignored).  The memory samples taken
+ * after the call (the writer takes one after each step ends) carry these
+ * figures for that device instead of NVML's, and carry the device even
+ * where NVML is absent.  Lock-free; no system call; callable from any
+ * thread, before or without a session (then it does nothing visible). */
+void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved);
+
 /* ---- steps ---------------------------------------------------------- */
 
 /* Mark an iteration.  Decides whether the step's regions are recorded
@@ -449,6 +460,7 @@ static inline const char *prism__off_str(void) { return NULL; }
 #define prism_counter_i(id, v) (PRISM__USE(id), PRISM__USE(v))
 #define prism_counter_f(id, v) (PRISM__USE(id), PRISM__USE(v))
 #define prism_thread_name(name) PRISM__USE(name)
+#define prism_gpu_memory(d, u, r) (PRISM__USE(d), PRISM__USE(u), PRISM__USE(r))
 #define prism_step_begin() ((void)0)
 #define prism_step_end() ((void)0)
 #define prism_epoch(e) PRISM__USE(e)

@@ -1,0 +1,69 @@
+"""PRISM for Python: record a training loop, read and compare profiles.
+
+Recording (libcollect, in C; every call is cheap, and does nothing while
+no session runs)::
+
+    import prism
+    prism.init(output="train.cbor")          # or PRISM_OUTPUT=... in the environment
+    for batch in loader:
+        with prism.step():
+            with prism.region("forward"):
+                loss = model(batch)
+            ...
+    prism.shutdown()                          # also at exit
+
+Reading (the analysis prism-top runs)::
+
+    p = prism.load("train.cbor")
+    p.summary, p.steps, p.top_operations(5), p.bottlenecks, p.memory_series
+    prism.compare("before.cbor", "after.cbor")
+    prism.export("train.cbor", "train.json", format="chrome-trace")
+
+PyTorch: ``prism.torch.instrument(model, optimizer, dataloader)``; a whole
+script: ``python -m prism -o out.cbor train.py``.
+"""
+from . import _prism
+from ._prism import (Region, counter, epoch, gpu_memory, mark, output_path, recording,
+                     region, shutdown, step_begin, step_end, step_index, thread_name)
+from ._profile import Profile, ProfileError, compare, export, load
+
+__version__ = _prism.VERSION
+
+__all__ = [
+    "init", "shutdown", "recording", "output_path",
+    "region", "Region", "step", "step_begin", "step_end", "step_index", "epoch",
+    "counter", "mark", "thread_name", "gpu_memory",
+    "load", "compare", "export", "Profile", "ProfileError",
+]
+
+_STEP = _prism.STEP
+
+
+def init(output=None, **config):
+    """Start the session; True when recording.
+
+    Configuration: every prism_config field by its C name (enabled,
+    collect_timing, collect_memory, collect_gpu_ops, sample_rate,
+    adaptive_sampling, adaptive_steps, warmup_steps, active_steps,
+    memory_interval_ms, cpu_interval_ms, flush_interval_ms, buffer_events,
+    buffer_mb, policy ('drop' or 'wait'), output, output_dir,
+    bottleneck_threshold_pct, memory_leak_threshold_mb), applied over the
+    defaults and then the PRISM_* environment.  An unknown name raises
+    TypeError, a bad value ValueError.  One session per process: a second
+    call while one runs (or after PRISM_OUTPUT / PRISM_ENABLED=1 started it
+    as the module loaded) does nothing and returns True; a call after
+    shutdown() returns False.
+    """
+    if output is not None:
+        config["output"] = output
+    return _prism.init(config)
+
+
+def step(index=None):
+    """A training step as a context manager: ``with prism.step(): ...``.
+
+    Steps must come from one thread (the training loop's).  The library
+    numbers steps itself (prism.step_index()); `index` is accepted for
+    loops that carry their own counter and is not recorded.
+    """
+    return _STEP

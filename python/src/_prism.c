@@ -1,0 +1,497 @@
+/*
+ * _prism.c - prism._prism, the recording half: collect.h's calls for
+ * Python (steps, marks, counters, thread names, GPU memory, the session and
+ * its configuration) and the module.  Regions: _prism_region.c; reading:
+ * _prism_read.c.
+ */
+#include "_prism.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prism/collect.h"
+#include "prism/profile.h"
+
+/* ---- steps ----------------------------------------------------------- */
+
+typedef struct Step {
+    PyObject_HEAD
+} Step;
+
+static PyObject *Step_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    prism_step_begin();
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *Step_exit(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    (void)args;
+    (void)nargs;
+    prism_step_end();
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef Step_methods[] = {
+    { "__enter__", PRISM_PYFN(Step_enter), METH_NOARGS, "prism_step_begin()" },
+    { "__exit__", PRISM_PYFN(Step_exit), METH_FASTCALL, "prism_step_end()" },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyType_Slot Step_slots[] = {
+    { Py_tp_doc, (void *)"One training step: `with prism.step():`." },
+    { Py_tp_methods, Step_methods },
+    { 0, NULL }
+};
+
+static PyType_Spec Step_spec = {
+    "prism._prism.Step", sizeof(Step), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, Step_slots
+};
+
+static PyObject *py_step_begin(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism_step_begin();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_step_end(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism_step_end();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_step_index(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    return PyLong_FromUnsignedLongLong(prism_step_index());
+}
+
+static bool as_u64(PyObject *o, const char *what, uint64_t *out)
+{
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s: an int, not %s", what,
+                     PyFloat_Check(o) ? "a float" : "another type");
+        return false;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: a whole number from 0 to 2**64-1", what);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static PyObject *py_epoch(PyObject *m, PyObject *n)
+{
+    (void)m;
+    uint64_t e;
+    if (!as_u64(n, "prism.epoch", &e))
+        return NULL;
+    prism_epoch(e);
+    Py_RETURN_NONE;
+}
+
+/* ---- marks, counters, thread names, GPU memory ----------------------- */
+
+static const char *name_utf8(PyObject *name, const char *what)
+{
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "%s: the name is a str", what);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &n);
+    if (s && (size_t)n != strlen(s)) {
+        PyErr_Format(PyExc_ValueError, "%s: the name holds a NUL character", what);
+        return NULL;
+    }
+    return s;
+}
+
+static PyObject *py_mark(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = name_utf8(name, "prism.mark");
+    if (!s)
+        return NULL;
+    if (atomic_load_explicit(&prism__on, memory_order_relaxed)) {
+        prism_py_name_thread();
+        prism_mark_name(s);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *counter_ids;       /* str -> int (interned ids)          */
+
+static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "prism.counter(name, value)");
+        return NULL;
+    }
+    PyObject *name = args[0], *value = args[1];
+    const char *s = name_utf8(name, "prism.counter");
+    if (!s)
+        return NULL;
+    bool is_int = PyLong_Check(value);
+    long long iv = 0;
+    double fv = 0;
+    if (is_int) {
+        int overflow;
+        iv = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow) {             /* past int64: as a float */
+            is_int = false;
+            fv = PyLong_AsDouble(value);
+            if (fv == -1.0 && PyErr_Occurred())
+                return NULL;        /* past a double too */
+        } else if (iv == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    } else {
+        fv = PyFloat_AsDouble(value);
+        if (fv == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError, "prism.counter: the value is an int or a float");
+            return NULL;
+        }
+    }
+    if (!atomic_load_explicit(&prism__counting, memory_order_relaxed))
+        Py_RETURN_NONE;
+    uint32_t id = 0;
+    PyObject *o = PyDict_GetItemWithError(counter_ids, name);
+    if (o) {
+        id = (uint32_t)PyLong_AsUnsignedLong(o);
+    } else {
+        if (PyErr_Occurred())
+            return NULL;
+        id = prism_name(s);
+        if (id) {
+            PyObject *v = PyLong_FromUnsignedLong(id);
+            if (!v || PyDict_SetItem(counter_ids, name, v) != 0) {
+                Py_XDECREF(v);
+                return NULL;
+            }
+            Py_DECREF(v);
+        }
+    }
+    prism_py_name_thread();
+    if (is_int)
+        prism_counter_i(id, (int64_t)iv);
+    else
+        prism_counter_f(id, fv);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_name(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *s = name_utf8(name, "prism.thread_name");
+    if (!s)
+        return NULL;
+    prism_thread_name(s);
+    if (prism_recording())
+        prism_py_thread_named();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_gpu_memory(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)m;
+    uint64_t dev, used, reserved;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "prism.gpu_memory(device, used_bytes, reserved_bytes)");
+        return NULL;
+    }
+    if (!as_u64(args[0], "prism.gpu_memory: device", &dev) ||
+        !as_u64(args[1], "prism.gpu_memory: used_bytes", &used) ||
+        !as_u64(args[2], "prism.gpu_memory: reserved_bytes", &reserved))
+        return NULL;
+    if (dev > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "prism.gpu_memory: device is a CUDA ordinal");
+        return NULL;
+    }
+    prism_gpu_memory((uint32_t)dev, used, reserved);
+    Py_RETURN_NONE;
+}
+
+/* ---- the session ----------------------------------------------------- */
+
+enum kind { K_BOOL, K_U32, K_DOUBLE, K_POLICY, K_STR };
+
+typedef struct field {
+    const char *name;
+    enum kind kind;
+    size_t off;
+    double lo, hi;                  /* numbers: the range (as the PRISM_* variables) */
+    bool lo_open;
+} field;
+
+#define F(n, k, lo, hi, open) { #n, k, offsetof(prism_config, n), lo, hi, open }
+static const field fields[] = {
+    F(enabled, K_BOOL, 0, 0, false),
+    F(collect_timing, K_BOOL, 0, 0, false),
+    F(collect_memory, K_BOOL, 0, 0, false),
+    F(collect_gpu_ops, K_BOOL, 0, 0, false),
+    F(sample_rate, K_DOUBLE, 0.0, 1.0, true),
+    F(adaptive_sampling, K_BOOL, 0, 0, false),
+    F(adaptive_steps, K_U32, 0, 1e9, false),
+    F(warmup_steps, K_U32, 0, 1e9, false),
+    F(active_steps, K_U32, 0, 1e9, false),
+    F(memory_interval_ms, K_U32, 1, 3600000, false),
+    F(cpu_interval_ms, K_U32, 0, 3600000, false),
+    F(flush_interval_ms, K_U32, 1, 60000, false),
+    F(buffer_events, K_U32, 64, 16777216, false),
+    F(buffer_mb, K_U32, 1, 65536, false),
+    F(policy, K_POLICY, 0, 0, false),
+    F(output, K_STR, 0, 0, false),
+    F(output_dir, K_STR, 0, 0, false),
+    F(bottleneck_threshold_pct, K_DOUBLE, 0.0, 100.0, false),
+    F(memory_leak_threshold_mb, K_DOUBLE, 0.0, 1e9, false),
+};
+#undef F
+
+/* The strings of the configuration that started the session: the session
+ * keeps pointers to them (one session per process, never freed). */
+static char *kept_output, *kept_output_dir;
+
+static int set_field(prism_config *c, const field *f, PyObject *v)
+{
+    char *p = (char *)c + f->off;
+    switch (f->kind) {
+    case K_BOOL:
+        if (!PyBool_Check(v) && !(PyLong_Check(v) && (PyLong_AsLong(v) == 0 || PyLong_AsLong(v) == 1))) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "prism.init: %s is True or False", f->name);
+            return -1;
+        }
+        *(bool *)p = PyObject_IsTrue(v) == 1;
+        return 0;
+    case K_U32: {
+        long long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLongLong(v) : -1;
+        if (PyErr_Occurred())
+            PyErr_Clear();
+        if (!PyLong_Check(v) || PyBool_Check(v) || x < (long long)f->lo || x > (long long)f->hi) {
+            PyErr_Format(PyExc_ValueError, "prism.init: %s is a whole number from %lld to %lld",
+                         f->name, (long long)f->lo, (long long)f->hi);
+            return -1;
+        }
+        *(uint32_t *)p = (uint32_t)x;
+        return 0;
+    }
+    case K_DOUBLE: {
+        double x = (PyLong_Check(v) || PyFloat_Check(v)) && !PyBool_Check(v)
+                 ? PyFloat_AsDouble(v) : -1.0;
+        if (PyErr_Occurred())
+            PyErr_Clear();
+        bool ok = (PyLong_Check(v) || PyFloat_Check(v)) && !PyBool_Check(v) && x == x &&
+                  (f->lo_open ? x > f->lo : x >= f->lo) && x <= f->hi;
+        if (!ok) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "prism.init: %s is a number in %s%g, %g]", f->name,
+                     f->lo_open ? "(" : "[", f->lo, f->hi);
+            PyErr_SetString(PyExc_ValueError, msg);
+            return -1;
+        }
+        *(double *)p = x;
+        return 0;
+    }
+    case K_POLICY: {
+        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
+        if (s && !strcmp(s, "drop"))
+            c->policy = PRISM_POLICY_DROP;
+        else if (s && !strcmp(s, "wait"))
+            c->policy = PRISM_POLICY_WAIT;
+        else {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "prism.init: policy is 'drop' or 'wait'");
+            return -1;
+        }
+        return 0;
+    }
+    case K_STR: {
+        if (v == Py_None) {
+            if (f->off == offsetof(prism_config, output_dir))
+                c->output_dir = NULL;
+            return 0;               /* output=None: the default or PRISM_OUTPUT */
+        }
+        PyObject *b = NULL;
+        if (!PyUnicode_Check(v) && !PyBytes_Check(v)) {
+            /* os.PathLike */
+            PyObject *os = PyImport_ImportModule("os");
+            PyObject *fs = os ? PyObject_CallMethod(os, "fspath", "O", v) : NULL;
+            Py_XDECREF(os);
+            if (!fs) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_ValueError, "prism.init: %s is a path (str)", f->name);
+                return -1;
+            }
+            v = fs;
+        } else {
+            Py_INCREF(v);
+        }
+        if (PyUnicode_Check(v)) {
+            b = PyUnicode_EncodeFSDefault(v);
+        } else if (PyBytes_Check(v)) {
+            b = v;
+            Py_INCREF(b);
+        }
+        Py_DECREF(v);
+        if (!b)
+            return -1;
+        char *s = PyBytes_AsString(b);
+        if (!s || (size_t)PyBytes_Size(b) != strlen(s) || !*s) {
+            Py_DECREF(b);
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "prism.init: %s is a non-empty path without NUL",
+                         f->name);
+            return -1;
+        }
+        char *copy = strdup(s);
+        Py_DECREF(b);
+        if (!copy) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *(const char **)p = copy;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+/* _prism.init(dict) -> bool: defaults, the PRISM_* environment, then dict. */
+static PyObject *py_init(PyObject *m, PyObject *kw)
+{
+    (void)m;
+    if (!PyDict_Check(kw)) {
+        PyErr_SetString(PyExc_TypeError, "_prism.init takes a dict");
+        return NULL;
+    }
+    prism_config c;
+    prism_config_default(&c);
+    prism_config_from_env(&c);
+    const char *out0 = c.output, *dir0 = c.output_dir;
+    PyObject *key, *val;
+    Py_ssize_t pos = 0;
+    int rc = 0;
+    while (rc == 0 && PyDict_Next(kw, &pos, &key, &val)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, NULL) : NULL;
+        const field *f = NULL;
+        for (size_t i = 0; k && i < sizeof fields / sizeof fields[0]; i++)
+            if (!strcmp(fields[i].name, k))
+                f = &fields[i];
+        if (!f) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "prism.init() got an unexpected keyword argument %R",
+                         key);
+            rc = -1;
+        } else {
+            rc = set_field(&c, f, val);
+        }
+    }
+    char *o = c.output != out0 ? (char *)c.output : NULL;
+    char *d = c.output_dir != dir0 ? (char *)c.output_dir : NULL;
+    if (rc != 0) {
+        free(o);
+        free(d);
+        return NULL;
+    }
+    bool was = prism_recording();
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = prism_init(&c);
+    Py_END_ALLOW_THREADS
+    if (r == 0 && !was && prism_recording()) {
+        kept_output = o;            /* the session points at them now */
+        kept_output_dir = d;
+    } else {
+        free(o);
+        free(d);
+    }
+    return PyBool_FromLong(prism_recording());
+}
+
+static PyObject *py_shutdown(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    Py_BEGIN_ALLOW_THREADS
+    prism_shutdown();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_recording(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    return PyBool_FromLong(prism_recording());
+}
+
+static PyObject *py_output_path(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    const char *p = prism_output_path();
+    if (!p)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(p);
+}
+
+/* ---- the module ------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    { "init", py_init, METH_O, "init(config: dict) -> bool (prism.init)." },
+    { "shutdown", py_shutdown, METH_NOARGS, "Flush and close the profile." },
+    { "recording", py_recording, METH_NOARGS, "True while a session records." },
+    { "output_path", py_output_path, METH_NOARGS, "The profile's path, or None." },
+    { "step_begin", py_step_begin, METH_NOARGS, "Begin a training step." },
+    { "step_end", py_step_end, METH_NOARGS, "End the training step." },
+    { "step_index", py_step_index, METH_NOARGS, "The current (or next) step's index." },
+    { "epoch", py_epoch, METH_O, "epoch(n): the epoch of the following steps." },
+    { "mark", py_mark, METH_O, "mark(name): an instant event." },
+    { "counter", PRISM_PYFN(py_counter), METH_FASTCALL, "counter(name, value): int or float." },
+    { "thread_name", py_thread_name, METH_O, "thread_name(name): name this thread's track." },
+    { "gpu_memory", PRISM_PYFN(py_gpu_memory), METH_FASTCALL,
+      "gpu_memory(device, used_bytes, reserved_bytes): the program's reading of a GPU." },
+    { NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "prism._prism",
+    "PRISM's C extension: recording (libcollect) and reading (the analysis).",
+    -1, methods, NULL, NULL, NULL, NULL
+};
+
+PyMODINIT_FUNC PyInit__prism(void);
+PyMODINIT_FUNC PyInit__prism(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    PyTypeObject *step_type = NULL;
+    if (!(counter_ids = PyDict_New()) || prism_region_init(m) != 0 ||
+        !(step_type = (PyTypeObject *)PyType_FromSpec(&Step_spec)))
+        goto fail;
+    allocfunc alloc = (allocfunc)PyType_GetSlot(step_type, Py_tp_alloc);
+    PyObject *step = alloc(step_type, 0);
+    Py_DECREF(step_type);           /* the instance holds its type */
+    if (!step || PyModule_AddObject(m, "STEP", step) != 0 ||
+        PyModule_AddFunctions(m, prism_read_methods) != 0 || prism_read_init(m) != 0)
+        goto fail;
+    if (PyModule_AddStringConstant(m, "VERSION", PRISM_VERSION_STRING) != 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}

@@ -1,0 +1,33 @@
+/*
+ * _prism.h - what the parts of the extension prism._prism share:
+ * recording (_prism.c and _prism_region.c, over collect.h) and reading
+ * (_prism_read.c, over analysis.h and prism-top's report writers).
+ *
+ * Stable ABI: Py_LIMITED_API 3.10, so one build (_prism.abi3.so) serves
+ * CPython 3.10 and later.
+ */
+#ifndef PRISM_PY_PRISM_H
+#define PRISM_PY_PRISM_H
+
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030A0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* A C function as a PyMethodDef entry, whatever its calling convention. */
+#define PRISM_PYFN(f) ((PyCFunction)(void (*)(void))(f))
+
+/* Regions (_prism_region.c): prism.region and its types, added to the
+ * module; name this thread's track after its Python thread once it
+ * records (no-op when named, or when no session records); mark it named
+ * (prism.thread_name named it). */
+int prism_region_init(PyObject *module);
+void prism_py_name_thread(void);
+void prism_py_thread_named(void);
+
+/* The reading half: its functions and types, added to the module. */
+extern PyMethodDef prism_read_methods[];
+int prism_read_init(PyObject *module);
+
+#endif

@@ -1,0 +1,75 @@
+"""What the Python tests share: the build directory, running a Python child
+(one PRISM session per process: every recording runs in its own child), a
+temporary directory per test."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+B = os.path.abspath(os.environ.get("B", "build"))
+PRISM_TOP = os.path.join(B, "bin", "prism-top")
+SANITIZE = os.environ.get("PRISM_TEST_SANITIZE") == "1"
+
+
+def clean_env(**extra):
+    """The environment for a child: no PRISM_* variable but those given."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PRISM_") or k == "PRISM_TEST_SANITIZE"}
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_py(code, env=None, cwd=None, timeout=300, check=True):
+    """Run code (dedented) in a child interpreter; its CompletedProcess."""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                       env=env if env is not None else clean_env(), cwd=cwd,
+                       capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError("child failed (%d):\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
+    return p
+
+
+def prism_top(*args, check=True):
+    p = subprocess.run([PRISM_TOP] + [str(a) for a in args], capture_output=True,
+                       timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError("prism-top %s: %d: %s" % (args, p.returncode, p.stderr))
+    return p
+
+
+def prism_top_json(*args):
+    return json.loads(prism_top(*args).stdout)
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="prism-py-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+
+def op_names(profile):
+    return {o["name"] for o in profile.ops}
+
+
+def thread_paths(tree):
+    """{thread name: set of 'a/b' paths} from a prism.tree/1 dict."""
+    out = {}
+    for t in tree["threads"]:
+        paths = set()
+
+        def walk(n, pre):
+            p = pre + "/" + n["name"] if pre else n["name"]
+            paths.add(p)
+            for c in n.get("children", []):
+                walk(c, p)
+        for r in t["roots"]:
+            walk(r, "")
+        out.setdefault(t["name"], set()).update(paths)
+    return out
