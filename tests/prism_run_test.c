@@ -9,7 +9,12 @@
  *   - a program that is not found: exit 127 and exactly one line on stderr;
  *     one that cannot be executed: 126; usage errors: 125;
  *   - an instrumented program (the trainloop sample) profiled through it:
- *     the profile exists where -o says, with its regions and a footer.
+ *     the profile exists where -o says, with its regions and a footer;
+ *   - a Python program (python3 by name, a script whose #! line names python
+ *     directly or through env) gets <root>/site:<root> in front of
+ *     PYTHONPATH, root from PRISM_PYTHONPATH; other programs do not; without
+ *     the package one line says so and the program still runs.  The
+ *     "interpreter" is a shell script running env, so no Python is needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,12 +202,92 @@ static void test_prism_run_instrumented(void **state)
     tdir_remove(&d);
 }
 
+/* path: a file holding text, with mode. */
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_prism_run_python(void **state)
+{
+    (void)state;
+    static char out[65536], err[4096];
+    char py[512], tool[512], envtool[512], notpy[512], pkg[512], pkgdir[600], init[700],
+        want[1300], v[4096], shebang[600], path[8192];
+    tdir d;
+    tdir_make(&d);
+    tdir_file(&d, "python3", py, sizeof py);
+    write_file(py, "#!/bin/sh\nexec /usr/bin/env\n", 0755);
+    tdir_file(&d, "pkg", pkg, sizeof pkg);
+    assert_int_equal(mkdir(pkg, 0755), 0);
+    snprintf(pkgdir, sizeof pkgdir, "%s/prism", pkg);
+    assert_int_equal(mkdir(pkgdir, 0755), 0);
+    snprintf(init, sizeof init, "%s/__init__.py", pkgdir);
+    write_file(init, "", 0644);
+    tdir_file(&d, "tool.py", tool, sizeof tool);
+    snprintf(shebang, sizeof shebang, "#!%s -u\nprint(1)\n", py);
+    write_file(tool, shebang, 0755);
+    tdir_file(&d, "envtool", envtool, sizeof envtool);
+    write_file(envtool, "#!/usr/bin/env python3\nprint(1)\n", 0755);
+    tdir_file(&d, "notpy.sh", notpy, sizeof notpy);
+    write_file(notpy, "#!/bin/sh\nexec /usr/bin/env\n", 0755);
+    char *old_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    snprintf(path, sizeof path, "%s:%s", d.path, old_path ? old_path : "/usr/bin:/bin");
+    setenv("PATH", path, 1);                    /* envtool's python3 is ours */
+    setenv("PRISM_PYTHONPATH", pkg, 1);
+    unsetenv("PYTHONPATH");
+    snprintf(want, sizeof want, "%s/site:%s", pkg, pkg);
+
+    const char *by_name[] = { bin, "--", py, NULL };
+    const char *by_shebang[] = { bin, "--", tool, NULL };
+    const char *by_env[] = { bin, "--", "envtool", NULL };  /* found on PATH */
+    const char *const *py_runs[] = { by_name, by_shebang, by_env };
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(run(py_runs[i], out, err, sizeof out), 0);
+        assert_string_equal(err, "");
+        assert_true(env_value(out, "PYTHONPATH", v, sizeof v));
+        assert_string_equal(v, want);
+    }
+    const char *not_py[] = { bin, "--", notpy, NULL };
+    assert_int_equal(run(not_py, out, err, sizeof out), 0);
+    assert_false(env_value(out, "PYTHONPATH", v, sizeof v));
+
+    setenv("PYTHONPATH", "/somewhere", 1);      /* kept, after ours */
+    assert_int_equal(run(by_name, out, err, sizeof out), 0);
+    assert_true(env_value(out, "PYTHONPATH", v, sizeof v));
+    snprintf(want, sizeof want, "%s/site:%s:/somewhere", pkg, pkg);
+    assert_string_equal(v, want);
+    unsetenv("PYTHONPATH");
+
+    setenv("PRISM_PYTHONPATH", d.path, 1);      /* no package there */
+    assert_int_equal(run(by_name, out, err, sizeof out), 0);
+    assert_int_equal(count_lines(err), 1);
+    assert_non_null(strstr(err, "PRISM_PYTHONPATH"));
+    assert_false(env_value(out, "PYTHONPATH", v, sizeof v));
+    assert_true(env_value(out, "PRISM_RUN_PID", v, sizeof v));
+
+    unsetenv("PRISM_PYTHONPATH");
+    if (old_path) {
+        setenv("PATH", old_path, 1);
+        free(old_path);
+    }
+    unlink(init);
+    rmdir(pkgdir);
+    rmdir(pkg);
+    tdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prism_run_env),
         cmocka_unit_test(test_prism_run_errors),
         cmocka_unit_test(test_prism_run_instrumented),
+        cmocka_unit_test(test_prism_run_python),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -10,6 +10,13 @@
  * libprism starts its session from the same variables when it loads.
  * prism-run execs the program in place: same pid, signals and exit status.
  *
+ * A Python program (the program is a python interpreter, or a script whose
+ * #! line names one) gets `<root>/site:<root>` in front of PYTHONPATH, root
+ * being the directory that holds the prism package: PRISM_PYTHONPATH, else
+ * ../python next to this binary (the build), else ../lib/prism/python (an
+ * install).  The sitecustomize there starts the session when the interpreter
+ * starts and instruments PyTorch automatically.
+ *
  * Exit status: the program's; 125 when prism-run itself fails (usage, no
  * injection library), 126 when the program cannot be executed, 127 when it
  * is not found.
@@ -45,6 +52,13 @@ static const char usage[] =
     "      --cupti PATH       the libcupti to use (PRISM_CUPTI_PATH, NVTX_INJECTION64_PATH)\n"
     "  -v, --verbose          print the variables set, on stderr\n"
     "  -h, --help             this text\n"
+    "\n"
+    "\n"
+    "A Python program (python, python3, pythonX.Y, or a script whose #! line names python)\n"
+    "gets PRISM's sitecustomize in front of PYTHONPATH: the session starts with the\n"
+    "interpreter and PyTorch modules, steps and data waits are recorded automatically\n"
+    "(PRISM_PYTHONPATH: the directory holding the prism package, if not found next to\n"
+    "prism-run).\n"
     "\n"
     "Exit status: the program's; 125 prism-run failed, 126 cannot execute, 127 not found.\n";
 
@@ -174,6 +188,130 @@ static int parse(int argc, char **argv)
     return i;
 }
 
+/* Does NAME (a base name) name a Python interpreter: python, python3,
+ * python3.11, python3.11d? */
+static bool python_name(const char *name)
+{
+    if (strncmp(name, "python", 6) != 0)
+        return false;
+    const char *p = name + 6;
+    while ((*p >= '0' && *p <= '9') || *p == '.')
+        p++;
+    return *p == '\0' || ((*p == 'd' || *p == 'm' || *p == 'u') && p[1] == '\0');
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* The program's file: prog itself when it holds a '/', else its first
+ * match on PATH; false when none. */
+static bool resolve(const char *prog, char *out, size_t n)
+{
+    if (strchr(prog, '/'))
+        return (size_t)snprintf(out, n, "%s", prog) < n;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t len = end ? (size_t)(end - path) : strlen(path);
+        if ((size_t)snprintf(out, n, "%.*s/%s", (int)len, len ? path : ".", prog) < n &&
+            access(out, X_OK) == 0)
+            return true;
+        path += len + (end ? 1 : 0);
+    }
+    return false;
+}
+
+/* Is the program a Python interpreter, or a script run by one (its #! line
+ * names python: #!/usr/bin/python3, #!/usr/bin/env python3 -u)? */
+static bool python_program(const char *prog)
+{
+    if (python_name(base_name(prog)))
+        return true;
+    char file[PATH_MAX];
+    if (!resolve(prog, file, sizeof file))
+        return false;
+    FILE *f = fopen(file, "re");
+    if (!f)
+        return false;
+    char line[256] = "";
+    bool py = false;
+    if (fgets(line, sizeof line, f) && line[0] == '#' && line[1] == '!') {
+        /* the interpreter, and the program env runs */
+        char *save = NULL, *tok = strtok_r(line + 2, " \t\r\n", &save);
+        if (tok && !strcmp(base_name(tok), "env")) {
+            tok = strtok_r(NULL, " \t\r\n", &save);
+            while (tok && tok[0] == '-')                /* env -S, env -u ... */
+                tok = strtok_r(NULL, " \t\r\n", &save);
+        }
+        py = tok && python_name(base_name(tok));
+    }
+    fclose(f);
+    return py;
+}
+
+/* Does dir hold the prism package (dir/prism/__init__.py)? */
+static bool has_package(const char *dir)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/prism/__init__.py", dir);
+    return access(p, R_OK) == 0;
+}
+
+/* The directory holding the prism package: PRISM_PYTHONPATH, else next to
+ * this binary (../python in the build, ../lib/prism/python installed). */
+static bool find_python_root(char *out, size_t n)
+{
+    const char *env = getenv("PRISM_PYTHONPATH");
+    if (env && *env)
+        return strlen(env) < n && realpath(env, out) != NULL;
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0)
+        return false;
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    static const char *const rel[] = { "../python", "../lib/prism/python",
+                                       "../lib64/prism/python" };
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof cand, "%s/%s", self, rel[i]);
+        if (n >= PATH_MAX && has_package(cand) && realpath(cand, out))
+            return true;
+    }
+    return false;
+}
+
+/* A Python program: put <root>/site:<root> in front of PYTHONPATH.  Without
+ * the package, one line says so and the program runs unprofiled. */
+static void setup_python(void)
+{
+    char root[PATH_MAX];
+    if (!find_python_root(root, sizeof root) || !has_package(root)) {
+        fprintf(stderr, "prism-run: cannot find the prism Python package next to prism-run "
+                        "(../python, ../lib/prism/python); set PRISM_PYTHONPATH: the Python "
+                        "program runs unprofiled\n");
+        return;
+    }
+    const char *old = getenv("PYTHONPATH");
+    size_t n = 2 * strlen(root) + (old ? strlen(old) : 0) + 16;
+    char *v = malloc(n);
+    if (!v) {
+        fprintf(stderr, "prism-run: out of memory\n");
+        exit(EXIT_USAGE);
+    }
+    snprintf(v, n, "%s/site:%s%s%s", root, root, old && *old ? ":" : "", old && *old ? old : "");
+    set("PYTHONPATH", v);
+    free(v);
+}
+
 int main(int argc, char **argv)
 {
     if (!getenv("PRISM_OUTPUT"))
@@ -196,6 +334,8 @@ int main(int argc, char **argv)
     char pid[32];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     set("PRISM_RUN_PID", pid);          /* exec keeps the pid: children differ */
+    if (python_program(argv[first]))
+        setup_python();
     execvp(argv[first], &argv[first]);
     int e = errno;
     if (e == ENOENT) {
