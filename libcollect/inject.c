@@ -17,10 +17,8 @@
  *     stays off and the program's copy attaches CUPTI itself (prism_init
  *     at start, or its writer when it sees the driver load);
  *   - a child process of the profiled program (a worker started with
- *     exec, not fork) that initialises CUDA too must not overwrite the
- *     parent's file: when PRISM_RUN_PID (set by prism-run) is not our pid
- *     and the output pattern has no %p, the pid goes in front of the
- *     extension (train.cbor -> train.12345.cbor).
+ *     exec, not fork) that initialises CUDA too never overwrites the
+ *     parent's file: its session writes its own (session.c, own_output).
  *
  * Built into libprism-inject.so only (not into libprism.a / libprism.so).
  */
@@ -60,16 +58,6 @@ static bool other_copy_running(void)
     return found;
 }
 
-/* out: pattern with ".<pid>" before the extension (or at the end). */
-static void per_process_output(const char *pattern, char *out, size_t n)
-{
-    const char *slash = strrchr(pattern, '/');
-    const char *dot = strrchr(slash ? slash + 1 : pattern, '.');
-    size_t stem = dot && dot != (slash ? slash + 1 : pattern) ? (size_t)(dot - pattern)
-                                                                : strlen(pattern);
-    snprintf(out, n, "%.*s.%ld%s", (int)stem, pattern, (long)getpid(), pattern + stem);
-}
-
 int InitializeInjection(void)
 {
     if (other_copy_running())
@@ -77,12 +65,6 @@ int InitializeInjection(void)
     prism_config c;
     prism_config_default(&c);
     prism_config_from_env(&c);
-    static char out[4096];              /* the session keeps the pointer */
-    const char *root = getenv("PRISM_RUN_PID");
-    if (root && atol(root) != (long)getpid() && c.output && !strstr(c.output, "%p")) {
-        per_process_output(c.output, out, sizeof out);
-        c.output = out;
-    }
     prism_init(&c);
     session *s = prism__s;
     if (s && prism_recording())

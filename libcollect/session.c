@@ -90,6 +90,55 @@ static size_t read_argv(char *buf, size_t n, char **argv, size_t max)
     return argc;
 }
 
+/*
+ * One file per process of a run.  A process started from a profiled one
+ * (exec: a spawned DataLoader worker, a subprocess, a child interpreter)
+ * inherits its PRISM_* environment, and so its output pattern: it must not
+ * truncate the file its parent is writing.  Its file gets its pid before
+ * the extension (train.cbor -> train.12345.cbor) when
+ *   - PRISM_RUN_PID (prism-run's pid, which its program keeps) is set, not
+ *     ours, and the pattern has no %p: every process of a prism-run job but
+ *     the first; or
+ *   - PRISM_RUN_OUTPUT, the absolute path of the file the first session of
+ *     the process tree writes (set by that session, inherited below it),
+ *     names the file this session would write.
+ * The first session to start sets PRISM_RUN_OUTPUT (never replaced).
+ */
+static void absolute(const char *path, char *out, size_t n)
+{
+    char cwd[4096];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(out, n, "%s", path);
+    else
+        snprintf(out, n, "%s/%s", cwd, path);
+}
+
+static int own_output(session *s)
+{
+    const char *root = getenv("PRISM_RUN_PID"), *first = getenv("PRISM_RUN_OUTPUT");
+    const char *pat = s->cfg.output && *s->cfg.output ? s->cfg.output : "%p";
+    char full[sizeof s->output + 4096];
+    absolute(s->output, full, sizeof full);
+    bool child = (root && *root && atol(root) != (long)s->pid && !strstr(pat, "%p")) ||
+                 (first && !strcmp(first, full));
+    if (child) {
+        const char *slash = strrchr(s->output, '/');
+        const char *base = slash ? slash + 1 : s->output;
+        const char *dot = strrchr(base, '.');
+        size_t stem = dot && dot != base ? (size_t)(dot - s->output) : strlen(s->output);
+        char tmp[sizeof s->output];
+        int w = snprintf(tmp, sizeof tmp, "%.*s.%ld%s", (int)stem, s->output, (long)s->pid,
+                         s->output + stem);
+        if (w < 0 || (size_t)w >= sizeof tmp)
+            return -1;
+        memcpy(s->output, tmp, (size_t)w + 1);
+        absolute(s->output, full, sizeof full);
+    }
+    if (!first || !*first)
+        setenv("PRISM_RUN_OUTPUT", full, 0);
+    return 0;
+}
+
 static int start(session *s, const prism_config *cfg)
 {
     memset(s, 0, sizeof *s);
@@ -100,7 +149,8 @@ static int start(session *s, const prism_config *cfg)
     s->rank = cfg_rank();
     if (gethostname(s->host, sizeof s->host - 1) != 0)
         snprintf(s->host, sizeof s->host, "unknown");
-    if (cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0) {
+    if (cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0 ||
+        own_output(s) != 0) {
         session_warn("output path too long; profiling disabled");
         return -1;
     }

@@ -30,6 +30,7 @@ static const char *const prism_vars[] = {
     "PRISM_BUFFER_EVENTS", "PRISM_BUFFER_MB", "PRISM_POLICY", "PRISM_OUTPUT",
     "PRISM_OUTPUT_DIR", "PRISM_BOTTLENECK_PCT", "PRISM_LEAK_MB", "PRISM_CLOCK",
     "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK",
+    "PRISM_RUN_PID", "PRISM_RUN_OUTPUT",
 };
 
 static void clear_env(void)
@@ -403,6 +404,8 @@ typedef struct pattern_case {
     const char *rank;           /* RANK, NULL: unset                         */
     bool use_dir;               /* PRISM_OUTPUT_DIR = the test directory     */
     const char *dir;            /* filled in: the test directory             */
+    const char *run_pid;        /* PRISM_RUN_PID, NULL: unset                */
+    const char *run_output;     /* PRISM_RUN_OUTPUT, NULL: unset             */
 } pattern_case;
 
 static int pattern_child(void *arg)
@@ -414,20 +417,30 @@ static int pattern_child(void *arg)
         setenv("RANK", pc->rank, 1);
     if (pc->use_dir)
         setenv("PRISM_OUTPUT_DIR", pc->dir, 1);
+    if (pc->run_pid)
+        setenv("PRISM_RUN_PID", pc->run_pid, 1);
+    if (pc->run_output)
+        setenv("PRISM_RUN_OUTPUT", pc->run_output, 1);
     setenv("PRISM_COLLECT_MEMORY", "0", 1);
     CHILD_CHECK(prism_init(NULL) == 0);
     CHILD_CHECK(prism_recording());
+    /* the first session of a process tree claims its file for the tree */
+    const char *claimed = getenv("PRISM_RUN_OUTPUT");
+    CHILD_CHECK(claimed && claimed[0] == '/');
+    if (!pc->run_output)
+        CHILD_CHECK(!strcmp(claimed, prism_output_path()));
     prism_push("x");
     prism_pop();
     prism_shutdown();
     return 0;
 }
 
-static void check_pattern(const tdir *d, const char *output, const char *rank, bool use_dir,
-                          const char *want_name, int64_t want_rank)
+static void check_run(const tdir *d, const char *output, const char *rank, bool use_dir,
+                      const char *run_pid, const char *run_output, const char *want_name,
+                      int64_t want_rank)
 {
     char out[1024];
-    pattern_case pc = { output, rank, use_dir, d->path };
+    pattern_case pc = { output, rank, use_dir, d->path, run_pid, run_output };
     if (!use_dir) {
         snprintf(out, sizeof out, "%s/%s", d->path, output);
         pc.output = out;
@@ -467,6 +480,12 @@ static void check_pattern(const tdir *d, const char *output, const char *rank, b
     unlink(path);
 }
 
+static void check_pattern(const tdir *d, const char *output, const char *rank, bool use_dir,
+                          const char *want_name, int64_t want_rank)
+{
+    check_run(d, output, rank, use_dir, NULL, NULL, want_name, want_rank);
+}
+
 static void test_output_pattern(void **state)
 {
     (void)state;
@@ -476,6 +495,28 @@ static void test_output_pattern(void **state)
     check_pattern(&d, "o-%p-%h-%r-%%-%x.cbor", "3", false, "o-@p-@h-3-%-%x.cbor", 3);
     check_pattern(&d, "rel-%r-%p.cbor", NULL, true, "rel-0-@p.cbor", -1);
     check_pattern(&d, "100%%.cbor", "12", true, "100%.cbor", 12);
+    tdir_remove(&d);
+}
+
+/* A process started from a profiled one (a spawned DataLoader worker, a
+ * subprocess) inherits its output pattern: it writes its own file, never
+ * the one its parent is writing. */
+static void test_output_of_a_child_process(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char first[1024];
+    snprintf(first, sizeof first, "%s/run.cbor", d.path);
+    /* the parent's file (PRISM_RUN_OUTPUT) is this one: the pid goes in */
+    check_run(&d, "run.cbor", NULL, false, NULL, first, "run.@p.cbor", -1);
+    /* another file than the parent's: its own name */
+    check_run(&d, "other.cbor", NULL, false, NULL, first, "other.cbor", -1);
+    /* under prism-run (PRISM_RUN_PID another process's): no %p, pid added */
+    check_run(&d, "job.cbor", NULL, false, "1", NULL, "job.@p.cbor", -1);
+    check_run(&d, "job", NULL, false, "1", NULL, "job.@p", -1);
+    /* a pattern with %p is already per process */
+    check_run(&d, "job-%p.cbor", NULL, false, "1", NULL, "job-@p.cbor", -1);
     tdir_remove(&d);
 }
 
@@ -748,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_regions_open_at_exit),
         cmocka_unit_test(test_pop_without_push),
         cmocka_unit_test(test_output_pattern),
+        cmocka_unit_test(test_output_of_a_child_process),
         cmocka_unit_test(test_config_in_header),
         cmocka_unit_test(test_sample_rate),
         cmocka_unit_test(test_adaptive_sampling),

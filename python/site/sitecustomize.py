@@ -6,7 +6,8 @@ Python script, and sets PRISM_RUN_PID.  At interpreter start-up this:
 
   - starts the session from the PRISM_* environment (importing prism starts
     it); a child interpreter (its pid is not PRISM_RUN_PID) with an output
-    pattern without %p writes its own file: train.cbor -> train.<pid>.cbor;
+    pattern without %p writes its own file, train.cbor -> train.<pid>.cbor
+    (libcollect does that, for every process of the run);
   - instruments PyTorch automatically (prism.torch.auto(), when the program
     imports torch; torch is never imported here);
   - at exit prints one line on stderr: where the profile went, or why none;
@@ -17,31 +18,16 @@ program runs unprofiled.
 """
 
 
-def _per_process(pattern, pid):
-    """pattern with '.<pid>' before the extension of its last component."""
-    slash = pattern.rfind("/") + 1
-    dot = pattern.rfind(".")
-    stem = dot if dot > slash else len(pattern)
-    return "%s.%d%s" % (pattern[:stem], pid, pattern[stem:])
-
-
 def _prism_start():
     import os
     root = os.environ.get("PRISM_RUN_PID")
     if not root or os.environ.get("PRISM_PY_DISABLE") == "1":
         return
     pid = os.getpid()
-    out = os.environ.get("PRISM_OUTPUT")
-    restore = None
-    try:
-        if out and "%p" not in out and root != str(pid):
-            restore = out
-            os.environ["PRISM_OUTPUT"] = _per_process(out, pid)
-        import prism                     # the session starts from the environment
-        started = prism.init()
-    finally:
-        if restore is not None:
-            os.environ["PRISM_OUTPUT"] = restore
+    # the session starts from the environment as prism loads; a child
+    # interpreter gets its own file from libcollect (session.c, own_output)
+    import prism
+    started = prism.init()
     prism._prism_site_active = True      # python -m prism leaves the last line to us
     import atexit
     from prism import _run

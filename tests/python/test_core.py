@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import unittest
 
 from pyutil import (B, SANITIZE, TempDirTest, clean_env, op_names, prism_top, run_py,
@@ -332,6 +333,55 @@ class Fork(TempDirTest):
         names = [l for l in dump(out).splitlines() if l.startswith(("string ", "mark "))]
         self.assertFalse([l for l in names if "child_" in l], names)
         self.assertEqual(p.reader["damaged_runs"], 0)
+
+
+class SpawnedChildren(TempDirTest):
+    """A spawned worker (multiprocessing 'spawn', a subprocess) inherits
+    PRISM_OUTPUT and imports prism, which starts a session from it: it must
+    write its own file (the pid before the extension), never truncate the
+    parent's."""
+
+    def test_spawned_worker_writes_its_own_file(self):
+        script = self.path("job.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""
+                import multiprocessing as mp, os, subprocess, sys
+                import prism
+
+                def work(n):
+                    with prism.region("in_worker"):
+                        return n * 2, os.getpid(), prism.output_path()
+
+                if __name__ == "__main__":
+                    assert prism.recording()
+                    with prism.region("parent_before"):
+                        pass
+                    ctx = mp.get_context("spawn")
+                    with ctx.Pool(1) as pool:
+                        r, wpid, wout = pool.apply(work, (21,))
+                    assert r == 42 and wpid != os.getpid()
+                    sub = subprocess.run([sys.executable, "-c",
+                                          "import prism; print(prism.output_path())"],
+                                         capture_output=True, text=True, check=True)
+                    with prism.region("parent_after"):
+                        pass
+                    print(wout)
+                    print(sub.stdout.strip())
+            """))
+        out = self.path("run.cbor")
+        p = subprocess.run([sys.executable, script], env=clean_env(PRISM_OUTPUT=out),
+                           capture_output=True, text=True, timeout=300, cwd=self.tmp)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        worker_out, sub_out = p.stdout.split()
+        for child in (worker_out, sub_out):
+            self.assertNotEqual(child, out)
+            self.assertRegex(os.path.basename(child), r"^run\.[0-9]+\.cbor$")
+            self.assertTrue(os.path.exists(child), child)
+        parent = prism.load(out)
+        self.assertTrue(parent.complete)
+        self.assertEqual(parent.reader["damaged_runs"], 0)
+        self.assertEqual(op_names(parent), {"parent_before", "parent_after"})
+        self.assertIn("in_worker", op_names(prism.load(worker_out)))
 
 
 class GpuMemory(TempDirTest):
