@@ -105,11 +105,19 @@ static void die_usage(const char *what, const char *arg)
     exit(EXIT_USAGE);
 }
 
-/* libprism-inject.so: PRISM_INJECT_LIB, or next to this binary
- * (../lib when installed, the build's lib/ when run from build/bin). */
-static bool find_inject(char *out, size_t n)
+/* Is path readable? */
+static bool readable(const char *path)
 {
-    const char *env = getenv("PRISM_INJECT_LIB");
+    return access(path, R_OK) == 0;
+}
+
+/* A file of ours: the path in the environment variable var when set, else
+ * the first of rel[] (relative to this binary's directory) that ok()
+ * accepts; its real path into out. */
+static bool find_beside(const char *var, const char *const *rel, size_t nrel,
+                        bool (*ok)(const char *), char *out, size_t n)
+{
+    const char *env = getenv(var);
     if (env && *env)
         return strlen(env) < n && realpath(env, out) != NULL;
     char self[PATH_MAX];
@@ -121,15 +129,22 @@ static bool find_inject(char *out, size_t n)
     if (!slash)
         return false;
     *slash = '\0';
-    static const char *const rel[] = { "../lib/libprism-inject.so", "../lib64/libprism-inject.so",
-                                       "libprism-inject.so" };
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    for (size_t i = 0; i < nrel; i++) {
         char cand[PATH_MAX + 64];
         snprintf(cand, sizeof cand, "%s/%s", self, rel[i]);
-        if (n >= PATH_MAX && access(cand, R_OK) == 0 && realpath(cand, out))
+        if (n >= PATH_MAX && ok(cand) && realpath(cand, out))
             return true;
     }
     return false;
+}
+
+/* libprism-inject.so: PRISM_INJECT_LIB, or next to this binary
+ * (../lib when installed, the build's lib/ when run from build/bin). */
+static bool find_inject(char *out, size_t n)
+{
+    static const char *const rel[] = { "../lib/libprism-inject.so", "../lib64/libprism-inject.so",
+                                       "libprism-inject.so" };
+    return find_beside("PRISM_INJECT_LIB", rel, sizeof rel / sizeof rel[0], readable, out, n);
 }
 
 /* Parse options up to "--" or the first non-option; returns the index of
@@ -266,27 +281,9 @@ static bool has_package(const char *dir)
  * this binary (../python in the build, ../lib/prism/python installed). */
 static bool find_python_root(char *out, size_t n)
 {
-    const char *env = getenv("PRISM_PYTHONPATH");
-    if (env && *env)
-        return strlen(env) < n && realpath(env, out) != NULL;
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
-        return false;
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return false;
-    *slash = '\0';
     static const char *const rel[] = { "../python", "../lib/prism/python",
                                        "../lib64/prism/python" };
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char cand[PATH_MAX + 64];
-        snprintf(cand, sizeof cand, "%s/%s", self, rel[i]);
-        if (n >= PATH_MAX && has_package(cand) && realpath(cand, out))
-            return true;
-    }
-    return false;
+    return find_beside("PRISM_PYTHONPATH", rel, sizeof rel / sizeof rel[0], has_package, out, n);
 }
 
 /* A Python program: put <root>/site:<root> in front of PYTHONPATH.  Without
