@@ -1,0 +1,325 @@
+"""prism._torch_core - the recording side of prism.torch: per-thread and
+step state, the forward stack (instrument()'s per-module hooks and auto()'s
+global ones), the backward segments, the module regions.  See prism.torch's
+docstring for the region names and how steps and segments work.  Imported
+by prism.torch once torch is known to be there."""
+
+import sys
+import threading
+import weakref
+
+import torch as _torch
+
+import prism
+
+_getframe = sys._getframe
+_get_ident = threading.get_ident
+
+# the fixed regions (the patches in prism._torch_patch use the last two)
+_R_BACKWARD = prism.region("backward")
+_R_OPT = prism.region("optimizer.step")
+_R_DATA = prism.region("data_loading")
+
+
+# ---- per-thread state --------------------------------------------------------
+
+class _Tls(threading.local):
+    def __init__(self):
+        self.fwd = []           # forward entries opened here: (frame, region,
+        #                         auto's names map, auto's root, auto's backward hook)
+        self.seg = None         # the open backward segment (a region) or None
+        self.last = None        # the output tensor an inner module hooked last
+        self.in_bw = 0          # inside a recorded backward call
+
+
+_tls = _Tls()
+
+
+class _Steps:
+    on = True                   # steps=True in some instrument() / auto()
+    open = False                # a step is open
+    thread = None               # the training thread's ident
+
+
+def _begin():
+    """Begin a step lazily on the training thread (the first to get here)."""
+    if not _Steps.on:
+        return
+    tid = _get_ident()
+    if _Steps.thread is None:
+        _Steps.thread = tid
+    elif _Steps.thread != tid:
+        return
+    _Steps.open = True
+    prism.step_begin()
+
+
+def _cuda_memory():
+    """torch.cuda's own reading of each device's memory into the next memory
+    samples (taken by the writer after the step ends)."""
+    try:
+        if not _torch.cuda.is_initialized():
+            return
+        for d in range(_torch.cuda.device_count()):
+            prism.gpu_memory(d, _torch.cuda.memory_allocated(d), _torch.cuda.memory_reserved(d))
+    except Exception:           # never break the program for a figure
+        pass
+
+
+_cuda_memory_on = [False]
+
+
+def _end(tls):
+    """End of the optimizer step: close leftovers on this thread, end the step."""
+    _close_fwd(tls, 0)
+    _close_seg(tls)
+    tls.last = None
+    if _Steps.open and _Steps.thread == _get_ident():
+        if _cuda_memory_on[0]:
+            _cuda_memory()
+        _Steps.open = False
+        prism.step_end()
+
+
+# ---- forward: pre/post hooks and the per-thread stack ------------------------
+
+def _close_fwd(tls, n):
+    """Close forward entries down to length n (only ours)."""
+    st = tls.fwd
+    while len(st) > n:
+        st.pop()[1].__exit__(None, None, None)
+
+
+def _live_top(st, frame):
+    """Drop entries whose opening frame is no longer among frame's callers
+    (a forward that raised).  The top entry is usually 2-4 frames up."""
+    while st:
+        top = st[-1][0]
+        f = frame.f_back
+        while f is not None:
+            if f is top:
+                return
+            f = f.f_back
+        st.pop()[1].__exit__(None, None, None)
+
+
+def _fwd_open(region, frame):
+    st = _tls.fwd
+    if st:
+        top = st[-1][0]
+        f = frame.f_back                # the parent's forward, its _call_impl
+        if f is not top and (f is None or f.f_back is not top):
+            _live_top(st, frame)
+    if not _Steps.open and _torch.is_grad_enabled():
+        _begin()
+    region.__enter__()
+    st.append((frame, region, None, None, None))
+
+
+def _fwd_close(frame):
+    """Post hook: close down to the entry this _call_impl frame opened; True
+    when it was found."""
+    st = _tls.fwd
+    if st and st[-1][0] is frame:
+        st.pop()[1].__exit__(None, None, None)
+        return True
+    for i in range(len(st) - 1, -1, -1):
+        if st[i][0] is frame:
+            _close_fwd(_tls, i)
+            return True
+    return False
+
+
+def _first_tensor(out):
+    if isinstance(out, _torch.Tensor):
+        return out
+    if isinstance(out, (tuple, list)):
+        for o in out:
+            if isinstance(o, _torch.Tensor):
+                return o
+    elif isinstance(out, dict):
+        for o in out.values():
+            if isinstance(o, _torch.Tensor):
+                return o
+    return None
+
+
+def _hook_backward(bw_hook, out):
+    """Register the module's backward-begin hook on its output, unless an
+    inner module already hooked that same tensor (it owns the segment)."""
+    t = _first_tensor(out)
+    if t is None or not t.requires_grad or t.grad_fn is None or not _torch.is_grad_enabled():
+        return
+    tls = _tls
+    if tls.last is t:
+        return
+    tls.last = t
+    # Tensor.register_hook without its RemovableHandle (a third of the cost
+    # of a module call): the hook dict the grad_fn reads, keyed by the hook
+    # (RemovableHandle keys are ints: no clash with the program's hooks)
+    hooks = t._backward_hooks
+    if hooks is None:
+        try:
+            t._backward_hooks = hooks = {}
+            t.grad_fn._register_hook_dict(t)
+        except Exception:
+            t._backward_hooks = None
+            t.register_hook(bw_hook)
+            return
+    hooks[bw_hook] = bw_hook
+
+
+def _module_hooks(m, fwd, bw_hook):
+    """instrument()'s forward pre/post hooks on module m; returns their
+    removers."""
+    def pre(module, inputs):
+        _fwd_open(fwd, _getframe(1))
+
+    def post(module, inputs, out):
+        if _fwd_close(_getframe(1)) and bw_hook is not None:
+            _hook_backward(bw_hook, out)
+
+    a = m.register_forward_pre_hook(pre)
+    b = m.register_forward_hook(post)
+    return [a.remove, b.remove]
+
+
+# ---- auto(): global module hooks ---------------------------------------------
+
+class _Auto:
+    depth = None
+    backward = True
+    handles = []
+    roots = weakref.WeakKeyDictionary()     # root module -> _module_names(root)
+    started = False
+
+
+def _auto_pre(module, inputs):
+    frame = _getframe(1)
+    st = _tls.fwd
+    if st:
+        top = st[-1][0]
+        f = frame.f_back
+        if f is not top and (f is None or f.f_back is not top):
+            _live_top(st, frame)
+    names = entry = None
+    if st:
+        top = st[-1]
+        if top[2] is not None:
+            entry = top[2].get(id(module))
+            if entry is not None:
+                names, root = top[2], top[3]
+    if entry is None:               # nothing open, or not below the open root
+        try:
+            names = _Auto.roots.get(module)
+            if names is None:
+                names = _Auto.roots[module] = _module_names(module)
+        except TypeError:
+            return
+        root, entry = module, ("", 0)
+    path, lvl = entry
+    if _Auto.depth is not None and lvl > _Auto.depth:
+        return
+    fwd, bw_hook = _regions_for(root, path)
+    if not _Steps.open and _torch.is_grad_enabled():
+        _begin()
+    fwd.__enter__()
+    st.append((frame, fwd, names, root, bw_hook))
+
+
+def _auto_post(module, inputs, out):
+    frame = _getframe(1)
+    st = _tls.fwd
+    if st and st[-1][0] is frame:
+        e = st.pop()
+        e[1].__exit__(None, None, None)
+        if _Auto.backward:
+            _hook_backward(e[4], out)
+        return
+    for i in range(len(st) - 1, -1, -1):
+        if st[i][0] is frame:
+            bw_hook = st[i][4]
+            _close_fwd(_tls, i)
+            if _Auto.backward:
+                _hook_backward(bw_hook, out)
+            return
+
+
+# ---- backward ----------------------------------------------------------------
+
+def _close_seg(tls):
+    seg = tls.seg
+    if seg is not None:
+        tls.seg = None
+        seg.__exit__(None, None, None)
+
+
+def _segment_hook(region):
+    def hook(grad):
+        tls = _tls
+        if tls.seg is not None:
+            tls.seg.__exit__(None, None, None)
+        elif not tls.in_bw:
+            # an autograd worker thread (CUDA), or a backward we did not
+            # wrap: close this thread's segment when the pass ends
+            tid = _get_ident()
+            try:
+                _torch.autograd.Variable._execution_engine.queue_callback(
+                    lambda: _close_seg(tls) if _get_ident() == tid else None)
+            except Exception:
+                pass
+        tls.seg = region
+        region.__enter__()
+        return None
+    return hook
+
+
+def _wrap_backward(orig):
+    def backward(*args, **kwargs):
+        tls = _tls
+        if tls.in_bw:
+            return orig(*args, **kwargs)
+        tls.in_bw = 1
+        tls.last = None
+        if not _Steps.open:
+            _begin()
+        _R_BACKWARD.__enter__()
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            _close_seg(tls)
+            _R_BACKWARD.__exit__(None, None, None)
+            tls.in_bw = 0
+    backward.__name__ = getattr(orig, "__name__", "backward")
+    backward.__qualname__ = getattr(orig, "__qualname__", "backward")
+    backward.__doc__ = getattr(orig, "__doc__", None)
+    backward.__wrapped__ = orig
+    backward._prism = True
+    return backward
+
+
+# ---- modules -----------------------------------------------------------------
+
+def _module_names(root):
+    """{id(module): (path, depth)} for root's named_modules()."""
+    out = {}
+    for path, m in root.named_modules():
+        if id(m) not in out:
+            out[id(m)] = (path, path.count(".") + 1 if path else 0)
+    return out
+
+
+_regions = {}
+
+
+def _regions_for(root, path):
+    """(forward region, backward hook) for the module at path below root."""
+    cls = type(root).__name__
+    key = (cls, path)
+    r = _regions.get(key)
+    if r is None:
+        fwd = prism.region(path if path else cls + ".forward")
+        bwd = prism.region((path if path else cls) + " (backward)")
+        r = (fwd, _segment_hook(bwd))
+        _regions[key] = r
+    return r

@@ -1,0 +1,228 @@
+"""prism._torch_patch - prism.torch's wrappers and patches: the optimizer's
+step (per instance, and Optimizer.__init__ for auto()), the DataLoader waits
+(per loader, and the iterators' __next__ for auto()), and the
+reference-counted global patches of backward and the sync calls."""
+
+import os
+import threading
+import types
+
+import torch as _torch
+
+import prism
+from prism._torch_core import (_R_DATA, _R_OPT, _Steps, _begin, _end, _getframe, _tls,
+                               _wrap_backward)
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
+
+
+# ---- optimizer ---------------------------------------------------------------
+
+def _wrap_optimizer(opt):
+    """Wrap the instance's step (a bound method, as LR schedulers expect);
+    returns an undo function, or None when it is wrapped already."""
+    cur = getattr(opt, "step", None)
+    if cur is None or getattr(cur, "_prism", False):
+        return None
+    own = "step" in opt.__dict__
+    state = {"on": True}
+
+    def step(self, *args, **kwargs):
+        if not state["on"]:
+            return cur(*args, **kwargs)
+        tls = _tls
+        if not _Steps.open:
+            _begin()
+        _R_OPT.__enter__()
+        try:
+            return cur(*args, **kwargs)
+        finally:
+            _R_OPT.__exit__(None, None, None)
+            _end(tls)
+    step._prism = True
+    if getattr(cur, "_with_counter", False):
+        step._with_counter = True       # an LR scheduler wrapped it before us
+    step.__doc__ = getattr(cur, "__doc__", None)
+    opt.step = types.MethodType(step, opt)
+
+    def undo():
+        state["on"] = False
+        d = opt.__dict__
+        if getattr(d.get("step"), "__func__", None) is step:
+            if own:
+                d["step"] = cur
+            else:
+                del d["step"]
+    return undo
+
+
+def _optimizer_init(orig):
+    def __init__(self, *args, **kwargs):
+        orig(self, *args, **kwargs)
+        try:
+            _wrap_optimizer(self)
+        except Exception:
+            pass
+    __init__.__wrapped__ = orig
+    __init__._prism = True
+    return __init__
+
+
+# ---- data loading ------------------------------------------------------------
+
+class _WaitIter:
+    """Wraps a DataLoader iterator: each next() is a data_loading region."""
+    __slots__ = ("_it",)
+
+    def __init__(self, it):
+        self._it = it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not _Steps.open:
+            _begin()
+        _R_DATA.__enter__()
+        try:
+            return next(self._it)
+        finally:
+            _R_DATA.__exit__(None, None, None)
+
+    def __len__(self):
+        return len(self._it)
+
+    def __getattr__(self, name):
+        return getattr(self._it, name)
+
+
+_dl_classes = {}
+
+
+def _dl_subclass(cls):
+    sub = _dl_classes.get(cls)
+    if sub is None:
+        def __iter__(self):
+            return _WaitIter(cls.__iter__(self))
+        sub = type(cls.__name__, (cls,), {"__iter__": __iter__, "_prism_base": cls,
+                                          "__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        _dl_classes[cls] = sub
+    return sub
+
+
+def _wrap_loader(dl):
+    cls = type(dl)
+    if "_prism_base" in cls.__dict__:
+        return None
+    dl.__class__ = _dl_subclass(cls)
+
+    def undo():
+        if type(dl) is _dl_classes.get(cls):
+            dl.__class__ = cls
+    return undo
+
+
+def _loader_next(orig):
+    def __next__(self):
+        if not _Steps.open:
+            _begin()
+        _R_DATA.__enter__()
+        try:
+            return orig(self)
+        finally:
+            _R_DATA.__exit__(None, None, None)
+    __next__.__wrapped__ = orig
+    __next__._prism = True
+    return __next__
+
+
+# ---- sync calls --------------------------------------------------------------
+
+_SKIP = object()
+
+
+def _wrap_sync(orig, label):
+    """A sync call as a region named '<label> at <file>:<line>' of its caller;
+    calls from inside torch itself are not recorded."""
+    cache = {}
+
+    def call(*args, **kwargs):
+        f = _getframe(1)
+        key = (f.f_code, f.f_lineno)
+        r = cache.get(key)
+        if r is None:
+            fn = f.f_code.co_filename
+            if fn.startswith(_TORCH_DIR):
+                r = _SKIP
+            else:
+                r = prism.region("%s at %s:%d" % (label, os.path.basename(fn), f.f_lineno))
+            cache[key] = r
+        if r is _SKIP:
+            return orig(*args, **kwargs)
+        if not _Steps.open:
+            _begin()
+        r.__enter__()
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            r.__exit__(None, None, None)
+    call.__name__ = getattr(orig, "__name__", label)
+    call.__qualname__ = getattr(orig, "__qualname__", label)
+    call.__doc__ = getattr(orig, "__doc__", None)
+    call.__wrapped__ = orig
+    call._prism = True
+    return call
+
+
+_SYNC = (("item", ".item()"), ("cpu", ".cpu()"), ("tolist", ".tolist()"),
+         ("numpy", ".numpy()"))
+
+
+class _Patches:
+    """Reference-counted global patches (backward, sync calls), shared by every
+    instrument() handle and auto()."""
+    lock = threading.Lock()
+    users = {"backward": 0, "sync": 0}
+    saved = {"backward": [], "sync": []}
+
+
+def _patch_on(kind):
+    with _Patches.lock:
+        _Patches.users[kind] += 1
+        if _Patches.users[kind] > 1:
+            return
+        saved = _Patches.saved[kind]
+        if kind == "backward":
+            targets = [(_torch.Tensor, "backward"), (_torch.autograd, "backward")]
+            wrap = _wrap_backward
+        else:
+            targets = [(_torch.Tensor, n) for n, _ in _SYNC] + [(_torch.cuda, "synchronize")]
+        for i, (obj, name) in enumerate(targets):
+            orig = getattr(obj, name, None)
+            if orig is None or getattr(orig, "_prism", False):
+                continue
+            if kind == "sync":
+                label = _SYNC[i][1] if i < len(_SYNC) else "torch.cuda.synchronize()"
+                new = _wrap_sync(orig, label)
+            else:
+                new = wrap(orig)
+            had = name in obj.__dict__ if isinstance(obj, type) else True
+            setattr(obj, name, new)
+            saved.append((obj, name, orig, had, new))
+
+
+def _patch_off(kind):
+    with _Patches.lock:
+        if _Patches.users[kind] == 0:
+            return
+        _Patches.users[kind] -= 1
+        if _Patches.users[kind]:
+            return
+        for obj, name, orig, had, new in reversed(_Patches.saved[kind]):
+            if getattr(obj, name, None) is new:
+                if had:
+                    setattr(obj, name, orig)
+                else:
+                    delattr(obj, name)
+        _Patches.saved[kind].clear()
