@@ -75,14 +75,31 @@ static PyObject *py_step_index(PyObject *m, PyObject *u)
     return PyLong_FromUnsignedLongLong(prism_step_index());
 }
 
-static bool as_u64(PyObject *o, const char *what, uint64_t *out)
+/* An integer argument as an exact int (a new reference): an int, or an
+ * object that is one through __index__ (numpy and torch integers, which are
+ * no int subclasses); NULL, with TypeError, for anything else. */
+static PyObject *as_int(PyObject *o, const char *what)
 {
-    if (!PyLong_Check(o)) {
+    if (PyLong_Check(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    PyObject *i = PyFloat_Check(o) ? NULL : PyNumber_Index(o);
+    if (!i) {
+        PyErr_Clear();
         PyErr_Format(PyExc_TypeError, "%s: an int, not %s", what,
                      PyFloat_Check(o) ? "a float" : "another type");
-        return false;
     }
-    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    return i;
+}
+
+static bool as_u64(PyObject *o, const char *what, uint64_t *out)
+{
+    PyObject *i = as_int(o, what);
+    if (!i)
+        return false;
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
     if (v == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
         PyErr_Format(PyExc_ValueError, "%s: a whole number from 0 to 2**64-1", what);
@@ -148,17 +165,25 @@ static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     bool is_int = PyLong_Check(value);
     long long iv = 0;
     double fv = 0;
+    PyObject *index = NULL;         /* numpy and torch integers: exactly */
+    if (!is_int && !PyFloat_Check(value) && PyIndex_Check(value)) {
+        if ((index = PyNumber_Index(value)) != NULL) {
+            value = index;
+            is_int = true;
+        } else {
+            PyErr_Clear();          /* a float tensor: its __float__ */
+        }
+    }
     if (is_int) {
         int overflow;
         iv = PyLong_AsLongLongAndOverflow(value, &overflow);
         if (overflow) {             /* past int64: as a float */
             is_int = false;
             fv = PyLong_AsDouble(value);
-            if (fv == -1.0 && PyErr_Occurred())
-                return NULL;        /* past a double too */
-        } else if (iv == -1 && PyErr_Occurred()) {
-            return NULL;
         }
+        Py_XDECREF(index);
+        if ((overflow ? fv == -1.0 : iv == -1) && PyErr_Occurred())
+            return NULL;            /* past a double too */
     } else {
         fv = PyFloat_AsDouble(value);
         if (fv == -1.0 && PyErr_Occurred()) {
@@ -266,23 +291,42 @@ static const field fields[] = {
  * keeps pointers to them (one session per process, never freed). */
 static char *kept_output, *kept_output_dir;
 
+/* A str as UTF-8 without a NUL inside (a NUL would end the C string
+ * early: "drop\0x" is not "drop"); NULL, with no exception set, otherwise. */
+static const char *exact_utf8(PyObject *o)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, &n) : NULL;
+    if (!s || (size_t)n != strlen(s)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return s;
+}
+
 static int set_field(prism_config *c, const field *f, PyObject *v)
 {
     char *p = (char *)c + f->off;
     switch (f->kind) {
-    case K_BOOL:
-        if (!PyBool_Check(v) && !(PyLong_Check(v) && (PyLong_AsLong(v) == 0 || PyLong_AsLong(v) == 1))) {
+    case K_BOOL: {
+        long b = PyLong_Check(v) ? PyLong_AsLong(v) : -1;   /* bool, or int 0 or 1 */
+        if (b != 0 && b != 1) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "prism.init: %s is True or False", f->name);
             return -1;
         }
-        *(bool *)p = PyObject_IsTrue(v) == 1;
+        *(bool *)p = b == 1;
         return 0;
+    }
     case K_U32: {
-        long long x = PyLong_Check(v) && !PyBool_Check(v) ? PyLong_AsLongLong(v) : -1;
+        /* an int, or an integer through __index__ (numpy); not a bool */
+        PyObject *i = PyBool_Check(v) || PyFloat_Check(v) ? NULL
+                    : PyLong_Check(v) ? (Py_INCREF(v), v) : PyNumber_Index(v);
+        long long x = i ? PyLong_AsLongLong(i) : -1;
+        Py_XDECREF(i);
         if (PyErr_Occurred())
             PyErr_Clear();
-        if (!PyLong_Check(v) || PyBool_Check(v) || x < (long long)f->lo || x > (long long)f->hi) {
+        if (!i || x < (long long)f->lo || x > (long long)f->hi) {
             PyErr_Format(PyExc_ValueError, "prism.init: %s is a whole number from %lld to %lld",
                          f->name, (long long)f->lo, (long long)f->hi);
             return -1;
@@ -291,12 +335,14 @@ static int set_field(prism_config *c, const field *f, PyObject *v)
         return 0;
     }
     case K_DOUBLE: {
-        double x = (PyLong_Check(v) || PyFloat_Check(v)) && !PyBool_Check(v)
-                 ? PyFloat_AsDouble(v) : -1.0;
-        if (PyErr_Occurred())
+        /* a real number (int, float, numpy's), not a bool */
+        bool num = !PyBool_Check(v) && PyNumber_Check(v);
+        double x = num ? PyFloat_AsDouble(v) : -1.0;
+        if (PyErr_Occurred()) {
             PyErr_Clear();
-        bool ok = (PyLong_Check(v) || PyFloat_Check(v)) && !PyBool_Check(v) && x == x &&
-                  (f->lo_open ? x > f->lo : x >= f->lo) && x <= f->hi;
+            num = false;
+        }
+        bool ok = num && x == x && (f->lo_open ? x > f->lo : x >= f->lo) && x <= f->hi;
         if (!ok) {
             char msg[160];
             snprintf(msg, sizeof msg, "prism.init: %s is a number in %s%g, %g]", f->name,
@@ -308,7 +354,7 @@ static int set_field(prism_config *c, const field *f, PyObject *v)
         return 0;
     }
     case K_POLICY: {
-        const char *s = PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
+        const char *s = exact_utf8(v);
         if (s && !strcmp(s, "drop"))
             c->policy = PRISM_POLICY_DROP;
         else if (s && !strcmp(s, "wait"))
@@ -387,7 +433,7 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
     Py_ssize_t pos = 0;
     int rc = 0;
     while (rc == 0 && PyDict_Next(kw, &pos, &key, &val)) {
-        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, NULL) : NULL;
+        const char *k = exact_utf8(key);
         const field *f = NULL;
         for (size_t i = 0; k && i < sizeof fields / sizeof fields[0]; i++)
             if (!strcmp(fields[i].name, k))

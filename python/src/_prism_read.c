@@ -239,10 +239,12 @@ static PyObject *Analysis_export(PyObject *self, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_TypeError, "export(format, out)");
         return NULL;
     }
-    const char *fmt = PyUnicode_AsUTF8AndSize(args[0], NULL);
+    Py_ssize_t n;
+    const char *fmt = PyUnicode_AsUTF8AndSize(args[0], &n);
     if (!fmt)
         return NULL;
-    int kind = !strcmp(fmt, "csv") ? 0 : !strcmp(fmt, "folded") ? 1 : !strcmp(fmt, "json") ? 2 : -1;
+    int kind = (size_t)n != strlen(fmt) ? -1        /* "csv\0x" is no format */
+             : !strcmp(fmt, "csv") ? 0 : !strcmp(fmt, "folded") ? 1 : !strcmp(fmt, "json") ? 2 : -1;
     if (kind < 0) {
         PyErr_Format(PyExc_ValueError, "prism.export: unknown format %R (chrome-trace, csv, "
                      "folded, json)", args[0]);

@@ -235,8 +235,117 @@ class Recording(TempDirTest):
         prism.shutdown()
         self.assertFalse(prism.recording())
 
+    def test_integers_that_are_not_int(self):
+        # numpy and torch integers are not int subclasses: they convert
+        # through __index__, exactly, not through __float__
+        out = self.path("a.cbor")
+        run_py("""
+            import prism
+
+            class Idx:                      # what numpy.int64 looks like to C
+                def __init__(self, v):
+                    self.v = v
+                def __index__(self):
+                    return self.v
+                def __float__(self):
+                    return float(self.v)
+            assert prism.init(output=%r, buffer_events=Idx(1024), sample_rate=Idx(1))
+            prism.epoch(Idx(2))
+            with prism.step():
+                prism.counter("exact", Idx(2 ** 53 + 1))
+                prism.counter("negative", Idx(-(2 ** 62) - 1))
+                prism.gpu_memory(Idx(0), Idx(1 << 26), Idx(1 << 27))
+            try:
+                import numpy as np
+            except ImportError:
+                pass
+            else:
+                prism.epoch(np.uint64(3))
+                with prism.step():
+                    prism.counter("np_int", np.int64(2 ** 62 + 1))
+                    prism.counter("np_float", np.float32(0.5))
+            prism.shutdown()
+        """ % out)
+        d = dump(out)
+        self.assertIn("exact = 9007199254740993\n", d)
+        self.assertIn("negative = -4611686018427387905\n", d)
+        if "np_int" in d:
+            self.assertIn("np_int = 4611686018427387905\n", d)
+            self.assertIn("np_float = 0.5\n", d)
+        p = prism.load(out)
+        self.assertEqual(p.steps["series"][0]["epoch"], 2)
+        cfg = {c["key"]: c["value"] for c in p.header["config"]}
+        self.assertEqual(cfg["buffer_events"], 1024)
+
+    def test_untrusted_names_raise_value_error(self):
+        # NUL and lone surrogates (os.fsdecode of a bad file name) in every
+        # name, whether or not a session records
+        for bad in ("nul\0name", "\udcff", "a\ud800b"):
+            for call in (prism.region, prism.mark, prism.thread_name,
+                         lambda n: prism.counter(n, 1)):
+                with self.subTest(name=bad, call=call), self.assertRaises(ValueError):
+                    call(bad)
+        with self.assertRaises(TypeError):
+            prism.region([1])
+        with self.assertRaises(TypeError):
+            prism.epoch(1.0)
+        with self.assertRaises(ValueError):
+            prism.epoch(-1)
+        with self.assertRaises(ValueError):
+            prism.gpu_memory(0, 2 ** 64, 0)
+
+    def test_recursive_decorator_and_generators(self):
+        out = self.path("a.cbor")
+        run_py("""
+            import prism
+            prism.init(output=%r)
+            @prism.region("rec")
+            def rec(n):
+                return 0 if n == 0 else 1 + rec(n - 1)
+            assert rec(200) == 200            # deeper than the 128 tracked
+            def gen():
+                with prism.region("gen"):
+                    yield 1
+                    yield 2
+            g = gen()
+            next(g)
+            with prism.region("between"):
+                assert next(g) == 2           # left out of order: ends "between"
+            g.close()
+            with prism.region("after"):
+                pass
+            prism.shutdown()
+        """ % out)
+        p = prism.load(out)
+        ops = {o["name"]: o["calls"] for o in p.ops}
+        self.assertEqual(ops["rec"], 201)
+        self.assertEqual(thread_paths(p.tree)["MainThread"] - {"rec" + "/rec" * i
+                                                               for i in range(201)},
+                         {"gen", "gen/between", "after"})
+
 
 class Configuration(TempDirTest):
+    def test_names_with_nul_are_not_truncated(self):
+        # "enabled\0x" is not the field enabled, "drop\0x" not the policy drop
+        with self.assertRaises(TypeError):
+            prism.init(**{"enabled\0x": False})
+        with self.assertRaises(ValueError):
+            prism.init(policy="drop\0x", enabled=False)
+        with self.assertRaises(ValueError):
+            prism.init(policy="\udcff", enabled=False)
+        self.assertFalse(prism.recording())
+
+    def test_numbers_that_are_not_int_or_float(self):
+        class Idx:
+            def __index__(self):
+                return 64
+        self.assertFalse(prism.init(enabled=False, buffer_events=Idx(), warmup_steps=Idx()))
+        for kw in ({"buffer_events": 2.5j}, {"sample_rate": 1j}, {"buffer_events": True},
+                   {"sample_rate": True}, {"buffer_mb": 1 << 80}, {"collect_memory": 1 << 80}):
+            with self.subTest(kw=kw), self.assertRaises(ValueError):
+                prism.init(enabled=False, **kw)
+        self.assertFalse(prism.recording())
+
     def test_unknown_and_bad_values(self):
         # raised before any session starts (this process never records)
         with self.assertRaises(TypeError):

@@ -221,6 +221,21 @@ class BadInput(TempDirTest):
         self.assertEqual(r.stderr.decode().strip(), "prism-top: " + str(cm.exception))
         self.assertFalse(os.path.exists(self.path("out.json")))
 
+    def test_empty_file(self):
+        p = self.path("empty.cbor")
+        open(p, "wb").close()
+        e = self.expect(p, "empty")
+        self.assertEqual(e.offset, 0)
+
+    def test_export_format_is_not_cut_at_a_nul(self):
+        good = self.path("good.cbor")
+        record(good, hot=0.0001)
+        h = prism.load(good)._h
+        for fmt in ("csv\0x", "json\0", "\udcff"):
+            with self.subTest(format=fmt), self.assertRaises(ValueError):
+                h.export(fmt, self.path("out"))
+        self.assertFalse(os.path.exists(self.path("out")))
+
     def test_pickles(self):
         import pickle
         e = prism.ProfileError("/p", "bad", 7)
