@@ -242,19 +242,24 @@ void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
     }
 }
 
-void gpu_refresh(prism_analysis *a)
+/* A kernel's statistics with its name id, sorted together. */
+typedef struct kentry {
+    prism_kernel_stat k;
+    uint32_t name;
+} kentry;
+
+static int kernel_by_total(const void *x, const void *y, const void *ctx)
 {
-    prism_gpu_stats *gs = &a->gpu_stats;
-    memset(gs, 0, sizeof *gs);
-    gs->present = a->gpu_present;
-    gs->status = a->gpu_status[0] ? a->gpu_status : NULL;
-    for (size_t i = 0; i < a->nk; i++) {
-        prism_kernel_stat *k = &a->kstat[i];
-        k->name = tree_name(a, a->kname[i]);
-        k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
-        k->share = a->kernel_ns ? (double)k->total_ns / (double)a->kernel_ns : 0;
-    }
-    for (size_t i = 1; i < a->nk; i++) {         /* by total, descending */
+    const kentry *p = x, *q = y;
+    (void)ctx;
+    return p->k.total_ns < q->k.total_ns ? 1 : p->k.total_ns > q->k.total_ns ? -1 : 0;
+}
+
+/* Without memory for the pairs: an insertion sort in place (quadratic,
+ * same order). */
+static void sort_kernels_slow(prism_analysis *a)
+{
+    for (size_t i = 1; i < a->nk; i++) {
         prism_kernel_stat x = a->kstat[i];
         uint32_t xn = a->kname[i];
         size_t j = i;
@@ -268,6 +273,42 @@ void gpu_refresh(prism_analysis *a)
         a->kname[j] = xn;
         u64map_put(&a->kernel_of, xn, j);
     }
+}
+
+/* Kernels by total, descending; equal totals keep their order. */
+static void sort_kernels(prism_analysis *a)
+{
+    if (a->nk < 2)
+        return;
+    kentry *e = malloc(a->nk * sizeof *e);
+    if (!e) {
+        sort_kernels_slow(a);
+        return;
+    }
+    for (size_t i = 0; i < a->nk; i++)
+        e[i] = (kentry){ a->kstat[i], a->kname[i] };
+    sort_stable(e, a->nk, sizeof *e, kernel_by_total, NULL);
+    for (size_t i = 0; i < a->nk; i++) {
+        a->kstat[i] = e[i].k;
+        a->kname[i] = e[i].name;
+        u64map_put(&a->kernel_of, e[i].name, i);
+    }
+    free(e);
+}
+
+void gpu_refresh(prism_analysis *a)
+{
+    prism_gpu_stats *gs = &a->gpu_stats;
+    memset(gs, 0, sizeof *gs);
+    gs->present = a->gpu_present;
+    gs->status = a->gpu_status[0] ? a->gpu_status : NULL;
+    for (size_t i = 0; i < a->nk; i++) {
+        prism_kernel_stat *k = &a->kstat[i];
+        k->name = tree_name(a, a->kname[i]);
+        k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
+        k->share = a->kernel_ns ? (double)k->total_ns / (double)a->kernel_ns : 0;
+    }
+    sort_kernels(a);
     for (size_t i = 0; i < a->nc; i++) {
         prism_copy_stat *c = &a->cstat[i];
         c->gb_per_s = c->total_ns ? (double)c->bytes / (double)c->total_ns : 0;

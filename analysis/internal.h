@@ -36,6 +36,12 @@ double stats_mean(const double *v, size_t n);
 /* A growable array: ensure room for one more element of `size` bytes. */
 bool vec_reserve(void **p, size_t *cap, size_t need, size_t size);
 
+/* sort.c: sort n elements of `size` bytes in place by cmp (negative: x
+ * before y), stably: equal elements keep their order.  O(n log n) with a
+ * scratch copy; without memory for it, an insertion sort (same order). */
+typedef int (*sort_cmp)(const void *x, const void *y, const void *ctx);
+void sort_stable(void *base, size_t n, size_t size, sort_cmp cmp, const void *ctx);
+
 #define MAX_STACK 256u
 #define CHILD_CACHE_BITS 10u
 

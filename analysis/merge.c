@@ -112,6 +112,19 @@ static void finish_tree(prism_node *nodes, size_t n, prism_tree *tree)
         nodes[i].share = tree->total_ns ? (double)nodes[i].total_ns / (double)tree->total_ns : 0;
 }
 
+/* Children lists in creation order: a child is created after its parent
+ * and numbered in order, so a backward pass prepending each node to its
+ * parent's list links them in one go (appending at the end of a list
+ * walked from its head was quadratic in a node's children). */
+static void link_children(prism_node *nodes, size_t n)
+{
+    for (size_t i = n; i-- > 0;)
+        if (nodes[i].parent != PRISM_NO_NODE) {
+            nodes[i].next_sibling = nodes[nodes[i].parent].first_child;
+            nodes[nodes[i].parent].first_child = (uint32_t)i;
+        }
+}
+
 static void thread_tree(prism_analysis *a, athread *t)
 {
     free(t->pub);
@@ -140,18 +153,8 @@ static void thread_tree(prism_analysis *a, athread *t)
         p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
         p->unrecorded = nd->unrec;
         publish(p, nd);
-        if (nd->parent != PRISM_NO_NODE) {      /* children in creation order */
-            prism_node *par = &t->pub[nd->parent];
-            if (par->first_child == PRISM_NO_NODE) {
-                par->first_child = (uint32_t)i;
-            } else {
-                uint32_t c = par->first_child;
-                while (t->pub[c].next_sibling != PRISM_NO_NODE)
-                    c = t->pub[c].next_sibling;
-                t->pub[c].next_sibling = (uint32_t)i;
-            }
-        }
     }
+    link_children(t->pub, t->n);
     for (size_t i = t->n; i-- > 0;)         /* inclusive GPU work */
         if (t->pub[i].parent != PRISM_NO_NODE) {
             t->pub[t->pub[i].parent].gpu_ns += t->pub[i].gpu_ns;
@@ -198,17 +201,7 @@ static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
     p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
     p->min_ns = UINT64_MAX;
     u64map_put(&a->node_by_hash, p->path_hash, a->nnodes);
-    if (parent != PRISM_NO_NODE) {
-        uint32_t c = a->nodes[parent].first_child;
-        if (c == PRISM_NO_NODE) {
-            a->nodes[parent].first_child = (uint32_t)a->nnodes;
-        } else {
-            while (a->nodes[c].next_sibling != PRISM_NO_NODE)
-                c = a->nodes[c].next_sibling;
-            a->nodes[c].next_sibling = (uint32_t)a->nnodes;
-        }
-    }
-    return (uint32_t)a->nnodes++;
+    return (uint32_t)a->nnodes++;       /* linked to its parent by tree_merge */
 }
 
 /* Which thread nodes make up each merged node (usually one). */
@@ -308,6 +301,14 @@ uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
     return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
 }
 
+/* By total, descending (sort_stable keeps equal totals in path order). */
+static int op_by_total(const void *x, const void *y, const void *ctx)
+{
+    const prism_op *p = x, *q = y;
+    (void)ctx;
+    return p->total_ns < q->total_ns ? 1 : p->total_ns > q->total_ns ? -1 : 0;
+}
+
 static void build_ops(prism_analysis *a)
 {
     a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
@@ -343,15 +344,7 @@ static void build_ops(prism_analysis *a)
     u64map_free(&idx);
     for (size_t i = 0; i < a->nops; i++)
         a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
-    for (size_t i = 1; i < a->nops; i++) {     /* insertion sort by total desc */
-        prism_op x = a->ops[i];
-        size_t j = i;
-        while (j > 0 && a->ops[j - 1].total_ns < x.total_ns) {
-            a->ops[j] = a->ops[j - 1];
-            j--;
-        }
-        a->ops[j] = x;
-    }
+    sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
 }
 
 void tree_merge(prism_analysis *a)
@@ -396,6 +389,7 @@ void tree_merge(prism_analysis *a)
         p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
     }
     free(m2);
+    link_children(a->nodes, a->nnodes);
     /* GPU work and work counters count for every region they were inside */
     for (size_t i = a->nnodes; i-- > 0;) {
         uint32_t par = a->nodes[i].parent;

@@ -24,12 +24,14 @@
  *   (rules_stall.c) cpu_gpu_sync, data_loading, gpu_idle, launch_bound,
  *                   memory_bound (copies; work counters below the ridge)
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "rules.h"
 
@@ -119,8 +121,13 @@ rules_dur rules_dur_of(double ns)
 bool rules_icontains(const char *s, const char *needle)
 {
     size_t n = strlen(needle);
+    if (!n)
+        return s && *s;
+    /* strncasecmp only where the first letter matches: the same answer,
+     * without a library call per byte of every region name */
+    int first = tolower((unsigned char)needle[0]);
     for (; s && *s; s++)
-        if (!strncasecmp(s, needle, n))
+        if (tolower((unsigned char)*s) == first && !strncasecmp(s, needle, n))
             return true;
     return false;
 }
@@ -146,6 +153,84 @@ static bool compute_like(const char *name)
 bool rules_data_like(const char *name)
 {
     return rules_icontains(name, "data") || rules_icontains(name, "load");
+}
+
+void rules_names_init(rules_names *ix)
+{
+    memset(ix, 0, sizeof *ix);
+}
+
+void rules_names_free(rules_names *ix)
+{
+    free(ix->name);
+    free(ix->hash);
+    free(ix->k);
+    rules_names_init(ix);
+}
+
+/* Twice the slots (16 at first), every entry placed again. */
+static bool names_grow(rules_names *ix)
+{
+    size_t slots = ix->slots ? 2 * ix->slots : 16;
+    const char **name = malloc(slots * sizeof *name);
+    uint64_t *hash = malloc(slots * sizeof *hash);
+    uint32_t *k = calloc(slots, sizeof *k);
+    if (!name || !hash || !k || slots > UINT32_MAX) {
+        free(name);
+        free(hash);
+        free(k);
+        return false;
+    }
+    for (size_t i = 0; i < ix->slots; i++) {
+        if (!ix->k[i])
+            continue;
+        size_t j = (size_t)ix->hash[i] & (slots - 1);
+        while (k[j])
+            j = (j + 1) & (slots - 1);
+        name[j] = ix->name[i];
+        hash[j] = ix->hash[i];
+        k[j] = ix->k[i];
+    }
+    free(ix->name);
+    free(ix->hash);
+    free(ix->k);
+    ix->name = name;
+    ix->hash = hash;
+    ix->k = k;
+    ix->slots = slots;
+    return true;
+}
+
+size_t rules_names_get(rules_names *ix, const char *name, bool *added)
+{
+    *added = false;
+    if (2 * (ix->n + 1) > ix->slots && !names_grow(ix))
+        return SIZE_MAX;
+    uint64_t h = XXH3_64bits(name, strlen(name));
+    size_t j = (size_t)h & (ix->slots - 1);
+    for (; ix->k[j]; j = (j + 1) & (ix->slots - 1))
+        if (ix->hash[j] == h && !strcmp(ix->name[j], name))
+            return ix->k[j] - 1u;
+    ix->name[j] = name;
+    ix->hash[j] = h;
+    ix->k[j] = (uint32_t)++ix->n;
+    *added = true;
+    return ix->n - 1;
+}
+
+bool rules_room(void **arr, size_t *cap, size_t k, size_t size)
+{
+    if (k < *cap)
+        return true;
+    size_t cap2 = *cap ? *cap : 64;
+    while (cap2 <= k)
+        cap2 *= 2;
+    void *p = realloc(*arr, cap2 * size);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = cap2;
+    return true;
 }
 
 const char *rules_leaf(const char *name)
@@ -328,6 +413,28 @@ static bool in_data_pipeline(const prism_tree *t, uint32_t i)
     return false;
 }
 
+/* The same with the answers kept per node (memo[]: 0 unknown, 1 no, 2 yes),
+ * so that each node's name is tested once, not once per descendant. */
+static bool in_data_pipeline_memo(const prism_tree *t, uint32_t i, uint8_t *memo)
+{
+    uint32_t q = i;
+    bool yes = false;
+    for (; q < t->count && !memo[q]; q = t->nodes[q].parent)
+        if (rules_data_like(t->nodes[q].name)) {
+            yes = true;
+            break;
+        }
+    if (!yes && q < t->count)
+        yes = memo[q] == 2;
+    /* every node walked up to q shares the answer: a yes at q is theirs
+     * (an ancestor is data-like); a no means none of them is */
+    for (uint32_t r = i; r < t->count && r != q; r = t->nodes[r].parent)
+        memo[r] = yes ? 2 : 1;
+    if (q < t->count && !memo[q])
+        memo[q] = yes ? 2 : 1;
+    return yes;
+}
+
 /* An operation of the training thread: every path of one name. */
 typedef struct hot_op {
     const char *name;
@@ -337,11 +444,13 @@ typedef struct hot_op {
     double node_work;
 } hot_op;
 
-#define HOT_OPS 256
-
-static void hot_collect(const rules_ctx *c, hot_op *op, size_t *nop)
+/* Every name of the training thread's tree with its own time into *opp
+ * (grown as names come). */
+static void hot_collect(const rules_ctx *c, hot_op **opp, size_t *cap, size_t *nop,
+                        rules_names *ix)
 {
     const prism_tree *t = c->train;
+    uint8_t *memo = t && !c->cpu ? calloc(t->count ? t->count : 1, 1) : NULL;
     *nop = 0;
     for (size_t i = 0; t && i < t->count; i++) {
         const prism_node *n = &t->nodes[i];
@@ -352,16 +461,16 @@ static void hot_collect(const rules_ctx *c, hot_op *op, size_t *nop)
             continue;
         /* without CPU samples the input pipeline's time is data_loading's
          * (by name), not a second finding */
-        if (!c->cpu && in_data_pipeline(t, (uint32_t)i))
+        if (!c->cpu && (memo ? in_data_pipeline_memo(t, (uint32_t)i, memo)
+                             : in_data_pipeline(t, (uint32_t)i)))
             continue;
-        size_t k = 0;
-        while (k < *nop && strcmp(op[k].name, n->name))
-            k++;
-        if (k == *nop) {
-            if (*nop == HOT_OPS)
-                continue;
+        bool added;
+        size_t k = rules_names_get(ix, n->name, &added);
+        if (k == SIZE_MAX || (added && !rules_room((void **)opp, cap, k, sizeof **opp)))
+            break;                      /* out of memory: judge what was gathered */
+        hot_op *op = *opp;
+        if (added)
             op[(*nop)++] = (hot_op){ .name = n->name, .node = (uint32_t)i, .node_work = -1 };
-        }
         op[k].work += s.work;
         op[k].ns += s.ns;
         op[k].on_known += s.on;
@@ -373,6 +482,7 @@ static void hot_collect(const rules_ctx *c, hot_op *op, size_t *nop)
             op[k].node = (uint32_t)i;
         }
     }
+    free(memo);
 }
 
 static void hot_emit(rules_ctx *c, const hot_op *op)
@@ -416,11 +526,11 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
  */
 static void rule_hot(rules_ctx *c, double threshold_pct)
 {
-    hot_op *op = malloc(HOT_OPS * sizeof *op);
-    size_t nop = 0, emitted = 0;
-    if (!op)
-        return;
-    hot_collect(c, op, &nop);
+    hot_op *op = NULL;
+    rules_names ix;
+    size_t nop = 0, cap = 0, emitted = 0;
+    rules_names_init(&ix);
+    hot_collect(c, &op, &cap, &nop, &ix);
     for (size_t i = 0; i < nop && emitted < HOT_MAX; i++) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < nop; k++)
@@ -434,6 +544,7 @@ static void rule_hot(rules_ctx *c, double threshold_pct)
         emitted++;
     }
     free(op);
+    rules_names_free(&ix);
 }
 
 /*

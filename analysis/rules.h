@@ -111,6 +111,28 @@ bool rules_sync_like(const char *name);
 /* Names of the input pipeline: "data" or "load" anywhere, any case. */
 bool rules_data_like(const char *name);
 
+/* Regions gathered by name (every path of a name together), every name:
+ * an index by hash, then strcmp, so that each node costs one lookup, not a
+ * compare with every name gathered so far.  It grows as names come (a
+ * trace of Python functions brings tens of thousands). */
+typedef struct rules_names {
+    const char **name;
+    uint64_t *hash;
+    uint32_t *k;                      /* entry + 1; 0 = empty                */
+    size_t slots;                     /* a power of two, 0 before the first  */
+    size_t n;                         /* entries                             */
+} rules_names;
+/* Start empty (no allocation); free what it holds. */
+void rules_names_init(rules_names *ix);
+void rules_names_free(rules_names *ix);
+/* The entry of `name` (equal strings share one), numbered 0, 1 ... in order
+ * of first sight (*added true for a new one); SIZE_MAX when memory runs
+ * out. */
+size_t rules_names_get(rules_names *ix, const char *name, bool *added);
+/* Make room for entry k in an array of `size`-byte elements (*cap grows by
+ * doubling); false when memory runs out (the array is kept). */
+bool rules_room(void **arr, size_t *cap, size_t k, size_t size);
+
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */
 void rules_wait(rules_ctx *c);

@@ -25,7 +25,9 @@
  *                   region
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "rules.h"
 
@@ -76,6 +78,77 @@ static uint64_t train_time(const rules_ctx *c, const char *name, uint32_t *heavy
             *heavy = (uint32_t)i;
     }
     return ns;
+}
+
+/* train_time of every sync-like name at once, in one pass over the tree
+ * (a pass per name was quadratic in a tree of many sync-like names):
+ * entries keyed by the name's text, summed in node order as train_time
+ * does. */
+typedef struct sync_time {
+    const char *name;           /* NULL: an empty slot */
+    uint64_t hash, ns;
+    uint32_t heavy;
+} sync_time;
+
+typedef struct sync_times {
+    sync_time *slot;
+    size_t mask;
+    bool built, failed;         /* failed: train_time by name instead */
+} sync_times;
+
+static sync_time *sync_slot(const sync_times *st, const char *name, uint64_t h)
+{
+    size_t j = (size_t)h & st->mask;
+    while (st->slot[j].name && (st->slot[j].hash != h || strcmp(st->slot[j].name, name)))
+        j = (j + 1) & st->mask;
+    return &st->slot[j];
+}
+
+static void sync_times_build(const rules_ctx *c, sync_times *st)
+{
+    const prism_tree *t = c->train;
+    size_t n = 0, cap = 16;
+    st->built = true;
+    for (size_t i = 0; t && i < t->count; i++)
+        n += t->nodes[i].name && rules_sync_like(rules_leaf(t->nodes[i].name));
+    while (cap < 2 * n)
+        cap *= 2;
+    st->slot = calloc(cap, sizeof *st->slot);
+    st->mask = cap - 1;
+    if (!st->slot) {
+        st->failed = true;
+        return;
+    }
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *nd = &t->nodes[i];
+        if (!nd->name || !rules_sync_like(rules_leaf(nd->name)))
+            continue;
+        bool nested = false;
+        for (uint32_t q = nd->parent; q < t->count && !nested; q = t->nodes[q].parent)
+            nested = t->nodes[q].name && !strcmp(t->nodes[q].name, nd->name);
+        if (nested)
+            continue;
+        uint64_t h = XXH3_64bits(nd->name, strlen(nd->name));
+        sync_time *e = sync_slot(st, nd->name, h);
+        if (!e->name)
+            *e = (sync_time){ nd->name, h, 0, PRISM_NO_NODE };
+        e->ns += (uint64_t)rules_in_window(c, nd);
+        if (e->heavy == PRISM_NO_NODE || nd->total_ns > t->nodes[e->heavy].total_ns)
+            e->heavy = (uint32_t)i;
+    }
+}
+
+/* train_time of a sync-like name, from the table (built at first use). */
+static uint64_t sync_train_time(const rules_ctx *c, sync_times *st, const char *name,
+                                uint32_t *heavy)
+{
+    if (!st->built)
+        sync_times_build(c, st);
+    if (st->failed || !name)
+        return train_time(c, name, heavy);
+    const sync_time *e = sync_slot(st, name, XXH3_64bits(name, strlen(name)));
+    *heavy = e->name ? e->heavy : PRISM_NO_NODE;
+    return e->name ? e->ns : 0;
 }
 
 static double clamp01(double x)
@@ -136,12 +209,13 @@ void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
      * as a share of the loop's time (they stall it). */
     loop_time lt = loop_of(c);
     size_t found = 0;
+    sync_times st = { 0 };
     for (size_t i = 0; i < c->nops && found < SYNC_REGIONS_MAX && lt.ns > 0; i++) {
         const prism_op *op = &c->ops[i];
         uint32_t heavy;
         if (!rules_sync_like(rules_leaf(op->name)))
             continue;
-        uint64_t ns = train_time(c, op->name, &heavy);
+        uint64_t ns = sync_train_time(c, &st, op->name, &heavy);
         double share = clamp01((double)ns / lt.ns);
         if (!(share > SYNC_SHARE))
             continue;
@@ -162,6 +236,7 @@ void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
                   "; no GPU sync records: judged by the region's name");
         snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
     }
+    free(st.slot);
 }
 
 /* ---- data_loading ----------------------------------------------------- */

@@ -37,7 +37,6 @@
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
 #define MOSTLY_WAITS 0.5        /* on CPU less than this: a waiting region  */
-#define WAIT_NAMES 256
 
 bool rules_input_like(const char *name)
 {
@@ -63,7 +62,10 @@ typedef struct wait_op {
     double node_blocked;
 } wait_op;
 
-static void collect(const rules_ctx *c, wait_op *op, size_t *nop)
+/* Every name of the training thread's tree that blocked, into *opp (grown
+ * as names come). */
+static void collect(const rules_ctx *c, wait_op **opp, size_t *cap, size_t *nop,
+                    rules_names *ix)
 {
     const prism_tree *t = c->train;
     *nop = 0;
@@ -72,14 +74,13 @@ static void collect(const rules_ctx *c, wait_op *op, size_t *nop)
         rules_self s = rules_self_of(c, t, (uint32_t)i);
         if (!n->name || !(s.blocked > 0))
             continue;
-        size_t k = 0;
-        while (k < *nop && strcmp(op[k].name, n->name))
-            k++;
-        if (k == *nop) {
-            if (*nop == WAIT_NAMES)
-                continue;
+        bool added;
+        size_t k = rules_names_get(ix, n->name, &added);
+        if (k == SIZE_MAX || (added && !rules_room((void **)opp, cap, k, sizeof **opp)))
+            break;                      /* out of memory: judge what was gathered */
+        wait_op *op = *opp;
+        if (added)
             op[(*nop)++] = (wait_op){ .name = n->name, .node = (uint32_t)i, .node_blocked = -1 };
-        }
         op[k].blocked += s.blocked;
         op[k].waitq += s.waitq;
         op[k].busy += s.busy;
@@ -286,11 +287,11 @@ void rules_wait(rules_ctx *c)
 {
     if (!c->train || !(c->step_ns > 0))
         return;
-    wait_op *op = malloc(WAIT_NAMES * sizeof *op);
-    size_t nop = 0;
-    if (!op)
-        return;
-    collect(c, op, &nop);
+    wait_op *op = NULL;
+    rules_names ix;
+    size_t nop = 0, cap = 0;
+    rules_names_init(&ix);
+    collect(c, &op, &cap, &nop, &ix);
     for (size_t k = 0; k < nop; k++) {
         bool waits = op[k].known > 0 && op[k].on < MOSTLY_WAITS * op[k].known;
         op[k].stall = op[k].blocked + (waits ? op[k].waitq : 0);
@@ -309,4 +310,5 @@ void rules_wait(rules_ctx *c)
     }
     contention(c, op, nop);
     free(op);
+    rules_names_free(&ix);
 }

@@ -34,12 +34,20 @@ static int work_kind(const char *s, size_t len)
     return WORK_NONE;
 }
 
+/* Only the work counters' names are kept: a map entry for every name of a
+ * many-names profile (tens of bytes each) would be spent on "neither". */
 void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
 {
     int kind = s ? work_kind(s, len) : WORK_NONE;
+    uint64_t old;
+    if (kind == WORK_NONE) {            /* an id named again: no longer work */
+        if (u64map_get(&a->work_of, id, &old))
+            u64map_put(&a->work_of, id, WORK_NONE);
+        return;
+    }
     if (!u64map_put(&a->work_of, id, (uint64_t)kind))
         return;
-    if (kind != WORK_NONE && !a->rings)
+    if (!a->rings)
         gpu_want_rings(a);              /* samples will need their region */
 }
 
@@ -48,12 +56,14 @@ static int kind_of(prism_analysis *a, uint32_t id)
     uint64_t v;
     if (u64map_get(&a->work_of, id, &v))
         return (int)v;
-    size_t len = 0;                     /* a name the callback did not see */
+    size_t len = 0;                     /* neither, or a name the callback did not see */
     const char *s = a->reader ? prism_reader_string(a->reader, id, &len) : NULL;
     if (!s)
         return WORK_NONE;
-    work_string(a, id, s, len);
-    return work_kind(s, len);
+    int kind = work_kind(s, len);
+    if (kind != WORK_NONE)
+        work_string(a, id, s, len);
+    return kind;
 }
 
 void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n)

@@ -1,0 +1,78 @@
+/*
+ * sort.c - a stable sort for the derived tables (operations, kernels):
+ * equal elements keep their order, as the insertion sorts it replaces did,
+ * so reports do not change, in O(n log n) where those were O(n^2) on the
+ * tens of thousands of distinct names a Python-function trace brings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Swap two elements of `size` bytes, a block at a time. */
+static void swap_bytes(unsigned char *x, unsigned char *y, size_t size)
+{
+    unsigned char tmp[64];
+    while (size) {
+        size_t k = size < sizeof tmp ? size : sizeof tmp;
+        memcpy(tmp, x, k);
+        memcpy(x, y, k);
+        memcpy(y, tmp, k);
+        x += k;
+        y += k;
+        size -= k;
+    }
+}
+
+/* The fallback without scratch memory: insertion by adjacent swaps. */
+static void insertion(unsigned char *v, size_t n, size_t size, sort_cmp cmp, const void *ctx)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && cmp(v + (j - 1) * size, v + j * size, ctx) > 0; j--)
+            swap_bytes(v + (j - 1) * size, v + j * size, size);
+}
+
+#define RUN 8u                 /* elements sorted by insertion before merging */
+
+/* Bottom-up merge sort: runs of RUN elements sorted by insertion, then
+ * merged between base and a scratch copy (RUN, 2 RUN, 4 RUN ...); the left
+ * run wins ties (stability). */
+void sort_stable(void *base, size_t n, size_t size, sort_cmp cmp, const void *ctx)
+{
+    if (n < 2 || !size)
+        return;
+    unsigned char *v = base;
+    for (size_t lo = 0; lo < n; lo += RUN)
+        insertion(v + lo * size, n - lo < RUN ? n - lo : RUN, size, cmp, ctx);
+    if (n <= RUN)
+        return;
+    unsigned char *src = v, *dst = n <= SIZE_MAX / size ? malloc(n * size) : NULL;
+    if (!dst) {
+        insertion(v, n, size, cmp, ctx);
+        return;
+    }
+    unsigned char *scratch = dst;
+    for (size_t width = RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = mid + width < n ? mid + width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (cmp(src + j * size, src + i * size, ctx) < 0)
+                    memcpy(dst + k++ * size, src + j++ * size, size);
+                else
+                    memcpy(dst + k++ * size, src + i++ * size, size);
+            }
+            if (i < mid)
+                memcpy(dst + k * size, src + i * size, (mid - i) * size);
+            else if (j < hi)
+                memcpy(dst + k * size, src + j * size, (hi - j) * size);
+        }
+        unsigned char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != base)
+        memcpy(base, src, n * size);
+    free(scratch);
+}
