@@ -13,6 +13,8 @@ DESTDIR  ?=
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
 PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-dev
+# the importer of torch.profiler traces (import/, in libprism-analysis only)
+PKGS     += libyajl-dev zlib1g-dev
 # `make test` also needs a C++ compiler (the header's C++ test, the README's
 # example built as C++), pkg-config (linking against the installed library)
 # and, for the Python tests, PyTorch, NumPy and venv (pip install ./python)
@@ -43,6 +45,8 @@ ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isample
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
+# import/ (yajl: streaming JSON, zlib: .gz): whatever links the analysis
+LIBS_IMPORT := -lyajl -lz
 # C++ (tests only): C++11, the C warnings that apply to C++
 CXXFLAGS    ?= $(OPT) -g
 ALL_CXXFLAGS := -std=c++11 -D_GNU_SOURCE -pthread -Iinclude \
@@ -51,6 +55,7 @@ ALL_CXXFLAGS := -std=c++11 -D_GNU_SOURCE -pthread -Iinclude \
 FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
+IMPORT_SRC   := $(wildcard import/*.c)
 TUI_SRC      := $(wildcard tui/*.c)
 TEST_SRC     := $(wildcard tests/*_test.c)
 CXX_TEST_SRC := $(wildcard tests/*_test.cpp)
@@ -61,7 +66,8 @@ SAMPLE_LIB_SRC := $(wildcard samples/lib/*.c)
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 FORMAT_OBJ   := $(call obj,$(FORMAT_SRC))
 COLLECT_OBJ  := $(call obj,$(COLLECT_SRC))
-ANALYSIS_OBJ := $(call obj,$(ANALYSIS_SRC))
+# the importer's objects travel with the analysis (libprism-analysis.a)
+ANALYSIS_OBJ := $(call obj,$(ANALYSIS_SRC) $(IMPORT_SRC))
 TUI_OBJ      := $(call obj,$(TUI_SRC))
 TUI_MAIN     := $(B)/obj/tui/main.o
 SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
@@ -138,7 +144,7 @@ $(LIB_AN): $(ANALYSIS_OBJ)
 
 $(PRISMTOP): $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A) $(LIBS_TUI) $(LIBS_CORE)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A) $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
 $(B)/bin/%: $(B)/obj/samples/%.o $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
@@ -147,7 +153,7 @@ $(B)/bin/%: $(B)/obj/samples/%.o $(SAMPLE_LIB) $(LIB_A)
 # Tests link everything except prism-top's main().
 $(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_CORE)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
 # collect.h from C++: the C++ test beside a C file giving C's layout.
 $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/collect_cxx_layout.o $(LIB_A)
@@ -161,7 +167,7 @@ $(LINK_TEST): tests/link_test.sh | $(TEST_DEPS_OK)
 
 $(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_CORE)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
 VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
 
@@ -301,9 +307,9 @@ $(PY_OBJ): ALL_CFLAGS += -isystem $(PY_INC) -Ipython/src
 $(PY_EXT): $(PY_OBJ) $(PY_TUI_OBJ) $(ANALYSIS_OBJ) $(FORMAT_OBJ) $(COLLECT_OBJ) python/src/prism.map
 	@mkdir -p $(@D)
 	if [ -n "$(PY_LIBPY)" ]; then $(CC) -shared $(ALL_LDFLAGS) -Wl,--no-undefined -o $@.check \
-	    $(filter %.o,$^) $(LIBS_CORE) $(PY_LIBPY) && rm -f $@.check; fi
+	    $(filter %.o,$^) $(LIBS_IMPORT) $(LIBS_CORE) $(PY_LIBPY) && rm -f $@.check; fi
 	$(CC) -shared $(ALL_LDFLAGS) -Wl,--version-script=python/src/prism.map -Wl,-Bsymbolic \
-	    -o $@ $(filter %.o,$^) $(LIBS_CORE)
+	    -o $@ $(filter %.o,$^) $(LIBS_IMPORT) $(LIBS_CORE)
 
 $(PY_DIR)/%.py: python/prism/%.py
 	@mkdir -p $(@D)
@@ -319,3 +325,55 @@ $(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
 	install -m 755 $< $@
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- Fuzzing: the trace importer (tests/fuzz/; the BENCH part of issue 14) -
+# make fuzz: tests/fuzz/import_fuzz.c (bytes -> prism_reader with the
+# analysis attached -> analyze's JSON report) built with clang as a libFuzzer
+# target with ASan + UBSan, run for FUZZ_TIME seconds on tests/fuzz/corpus/
+# (new inputs go to $(B)/fuzz/corpus/, crashes to $(B)/fuzz/crashes/: copy a
+# crash input into tests/fuzz/corpus/ and `make test` replays it).
+# make test: tests/fuzz/import_replay.c replays the corpus through the same
+# target (each file whole, cut and mutated, deterministically); under
+# SANITIZE=1 with ASan + UBSan.  FUZZ_FLAGS: more libFuzzer options;
+# FUZZ_EXTRA: more compiler flags (e.g. -fno-sanitize=nonnull-attribute to
+# fuzz past a known finding; build elsewhere with FUZZ_DIR=... then).
+FUZZ_CC      ?= clang
+FUZZ_TIME    ?= 300
+FUZZ_MAX_LEN ?= 65536
+FUZZ_FLAGS   ?=
+FUZZ_EXTRA   ?=
+FUZZ_DIR     := $(B)/fuzz
+FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
+FUZZ_SRC     := $(sort tests/fuzz/import_fuzz.c $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c) \
+                       $(patsubst $(B)/obj/%.o,%.c,$(PY_TUI_OBJ)))
+FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRC))
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Itui -g -O1 \
+                -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined $(FUZZ_EXTRA)
+FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
+.PHONY: fuzz
+
+fuzz:
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+	    echo "make fuzz: needs clang with its libFuzzer runtime (Debian: clang libclang-rt-dev)"; exit 1; }
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
+	    -rss_limit_mb=2048 -malloc_limit_mb=512 -dict=tests/fuzz/import.dict \
+	    -artifact_prefix=$(FUZZ_DIR)/crashes/ -print_final_stats=1 $(FUZZ_FLAGS) \
+	    $(FUZZ_DIR)/corpus tests/fuzz/corpus
+
+$(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_BIN): $(FUZZ_OBJ)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
+
+# The replay: a test like the others (tests/%), the target linked in.
+$(FUZZ_REPLAY): $(B)/obj/tests/fuzz/import_fuzz.o
+.SECONDARY: $(B)/obj/tests/fuzz/import_fuzz.o $(B)/obj/tests/fuzz/import_replay.o
+TESTS += $(FUZZ_REPLAY)
+test: $(FUZZ_REPLAY)
+
+-include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)

@@ -19,6 +19,10 @@
 #include "idmap.h"
 
 enum { PH_HEADER, PH_CHUNKS, PH_DONE };
+/* Foreign input (profile.h): no backend or a PRISM profile, the first bytes
+ * not yet decided, or a foreign file read by the backend. */
+enum { PROBE_NONE, PROBE_WAIT, PROBE_FOREIGN };
+#define PROBE_MAX_BYTES 65536u
 enum { FR_OK = CUR_OK, FR_SHORT = CUR_SHORT, FR_BAD = CUR_BAD };
 
 typedef struct frame {
@@ -52,7 +56,25 @@ struct prism_reader {
     idmap strings;              /* id -> arena string */
     idmap seqs;                 /* stream -> next expected seq + 1 */
     arena mem;
+
+    int probe;                  /* PROBE_* */
+    const prism_foreign_backend *fb;
+    void *fst;                  /* the backend's state once it took the file */
 };
+
+/* The one registered backend (prism_reader_set_foreign). */
+static const prism_foreign_backend *g_foreign;
+
+void prism_reader_set_foreign(const prism_foreign_backend *b)
+{
+    __atomic_store_n(&g_foreign, b, __ATOMIC_RELEASE);
+}
+
+const char *prism_reader_foreign(const prism_reader *r)
+{
+    return r && r->probe == PROBE_FOREIGN ? r->fb->name : NULL;
+}
+
 
 /* ---- small accessors for decode.c ---- */
 
@@ -74,6 +96,8 @@ const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
 {
     uintptr_t v;
     uint32_t l;
+    if (r->probe == PROBE_FOREIGN)
+        return r->fb->string(r->fst, id, len);
     if (!idmap_get(&r->strings, id, &v, &l))
         return NULL;
     if (len)
@@ -91,6 +115,8 @@ prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx)
     if (cb)
         r->cb = *cb;
     r->ctx = ctx;
+    r->fb = __atomic_load_n(&g_foreign, __ATOMIC_ACQUIRE);
+    r->probe = r->fb ? PROBE_WAIT : PROBE_NONE;
     return r;
 }
 
@@ -98,6 +124,8 @@ void prism_reader_free(prism_reader *r)
 {
     if (!r)
         return;
+    if (r->fst)
+        r->fb->close(r->fst);
     header_store_free(&r->hs);
     free(r->pend);
     idmap_free(&r->strings);
@@ -128,12 +156,19 @@ prism_status prism_reader_error(const prism_reader *r, const char **msg,
     return r->err;
 }
 
-const prism_reader_stats *prism_reader_stats_get(const prism_reader *r) { return &r->st; }
+const prism_reader_stats *prism_reader_stats_get(const prism_reader *r)
+{
+    if (r->probe == PROBE_FOREIGN && r->fb->stats)
+        return r->fb->stats(r->fst);
+    return &r->st;
+}
 uint64_t prism_reader_input_offset(const prism_reader *r) { return r->fed; }
 uint64_t prism_reader_good_offset(const prism_reader *r) { return r->good; }
 
 const prism_header *prism_reader_header(const prism_reader *r)
 {
+    if (r->probe == PROBE_FOREIGN)
+        return r->fb->header(r->fst);
     return r->have_header ? &r->hs.h : NULL;
 }
 
@@ -399,6 +434,64 @@ static prism_status run(prism_reader *r, const uint8_t *data, size_t len, bool f
     return (r->plen || r->resync) ? PRISM_NEED_MORE : PRISM_OK;
 }
 
+/* ---- foreign input ---- */
+
+static prism_status foreign_status(prism_reader *r, prism_status st, const char *msg,
+                                   uint64_t off)
+{
+    if (st != PRISM_OK && st != PRISM_NEED_MORE)
+        return fail(r, st, off, "%s", msg ? msg : prism_strerror(st));
+    r->good = r->fed;
+    return st;
+}
+
+static prism_status foreign_feed(prism_reader *r, const uint8_t *p, size_t n)
+{
+    const char *msg = NULL;
+    uint64_t off = 0;
+    prism_status st = r->fb->feed(r->fst, p, n, &msg, &off);
+    return foreign_status(r, st, msg, off);
+}
+
+/*
+ * Decide from the first bytes (the kept ones, then p[0..n)) whether the
+ * backend reads the file.  PRISM_NEED_MORE: undecided, the bytes are kept;
+ * PRISM_OK: decided (r->probe set; for a foreign file the bytes went to the
+ * backend, else they are in r->pend for the CBOR reader, or still in p when
+ * nothing was kept); an error otherwise.
+ */
+static prism_status probe(prism_reader *r, const uint8_t *p, size_t n, bool final,
+                          bool *used)
+{
+    *used = false;
+    if (r->plen) {
+        if (n && !keep_pending_append(r, p, n))
+            return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
+        *used = true;
+        p = r->pend;
+        n = r->plen;
+    }
+    int d = n && p[0] == 0xd9 ? 0 : n ? r->fb->probe(p, n, final) : final ? 0 : -1;
+    if (d < 0 && !final && n < PROBE_MAX_BYTES) {
+        if (!*used && n && !keep_pending_append(r, p, n))
+            return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
+        *used = true;
+        return PRISM_NEED_MORE;
+    }
+    if (d <= 0) {
+        r->probe = PROBE_NONE;
+        return PRISM_OK;
+    }
+    r->fst = r->fb->open(&r->cb, r->ctx);
+    if (!r->fst)
+        return fail(r, PRISM_E_NOMEM, 0, "out of memory");
+    r->probe = PROBE_FOREIGN;
+    *used = true;
+    prism_status st = foreign_feed(r, p, n);
+    r->plen = 0;
+    return st == PRISM_NEED_MORE ? PRISM_OK : st;
+}
+
 prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len)
 {
     if (!r || (!data && len))
@@ -408,6 +501,16 @@ prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len)
     if (r->phase == PH_DONE)
         return fail(r, PRISM_E_STATE, r->fed, "data fed after the end of input");
     r->fed += len;
+    if (r->probe == PROBE_FOREIGN)
+        return foreign_feed(r, data, len);
+    if (r->probe == PROBE_WAIT && len) {
+        bool used;
+        prism_status st = probe(r, data, len, false, &used);
+        if (st != PRISM_OK || r->probe == PROBE_FOREIGN)
+            return st;
+        if (used)                       /* the bytes are kept: run on them */
+            return run(r, NULL, 0, false);
+    }
     return run(r, data, len, false);
 }
 
@@ -421,6 +524,19 @@ prism_status prism_reader_finish(prism_reader *r)
         return PRISM_OK;
     if (r->fed == 0)
         return fail(r, PRISM_E_EMPTY, 0, "empty file");
+    if (r->probe == PROBE_WAIT) {
+        bool used;
+        prism_status pst = probe(r, NULL, 0, true, &used);
+        if (pst != PRISM_OK)
+            return pst;
+    }
+    if (r->probe == PROBE_FOREIGN) {
+        const char *msg = NULL;
+        uint64_t off = 0;
+        prism_status fst = r->fb->finish(r->fst, &msg, &off);
+        r->phase = PH_DONE;
+        return foreign_status(r, fst, msg, off);
+    }
     prism_status st = run(r, NULL, 0, true);
     if (st == PRISM_NEED_MORE)
         st = PRISM_OK;

@@ -35,7 +35,7 @@ def version():
 # entry), libprism-analysis, the report writers of prism-top (no curses).
 SOURCES = sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
 SOURCES = [os.path.relpath(s, HERE) for s in SOURCES]
-for pattern in ("format/*.c", "libcollect/*.c", "analysis/*.c"):
+for pattern in ("format/*.c", "libcollect/*.c", "analysis/*.c", "import/*.c"):
     SOURCES += sorted(rel(os.path.relpath(p, TOP))
                       for p in glob.glob(os.path.join(TOP, pattern))
                       if not p.endswith(os.sep + "inject.c"))
@@ -60,7 +60,7 @@ ext = Extension(
     extra_compile_args=CFLAGS,
     extra_link_args=["-pthread", "-Wl,--version-script=" + os.path.join("src", "prism.map"),
                      "-Wl,-Bsymbolic"],
-    libraries=["cbor", "xxhash", "dl", "m"],
+    libraries=["cbor", "xxhash", "yajl", "z", "dl", "m"],
     py_limited_api=True,
 )
 

@@ -3,7 +3,7 @@
 # As root: installs what is missing with apt-get.  Otherwise: one line naming
 # the missing packages and exit 1.  Usage: scripts/deps.sh [PACKAGE...]
 set -u
-pkgs="${*:-libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-dev}"
+pkgs="${*:-libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-dev libyajl-dev zlib1g-dev}"
 
 have() {
     if command -v dpkg-query >/dev/null 2>&1; then

@@ -16,6 +16,7 @@
 #include "ui.h"
 #include "report.h"
 #include "verdict.h"
+#include "prism/import.h"
 
 #define RULE "============================================================\n"
 #define TOP_OPS 10
@@ -79,6 +80,10 @@ static void status_lines(FILE *f, const prism_analysis *a)
     else
         fputs("  Status: INCOMPLETE - no footer: the profile is still being written or its\n"
               "          writer died; the figures cover what was read\n", f);
+    char notes[16][PRISM_IMPORT_NOTE];         /* a torch.profiler trace: what was repaired */
+    size_t nnotes = prism_import_notes(prism_analysis_header(a), notes, 16);
+    for (size_t i = 0; i < nnotes; i++)
+        fprintf(f, "  %s %s\n", i ? "       " : "Import:", notes[i]);
     if (!s)
         return;
     if (s->damaged || s->malformed || s->seq_gaps)

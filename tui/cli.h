@@ -20,5 +20,7 @@ int cmd_analyze(int argc, char **argv, FILE *out);
 int cmd_compare(int argc, char **argv, FILE *out);
 /* prism-top export FILE --format chrome-trace|csv|folded|json -o OUT */
 int cmd_export(int argc, char **argv, FILE *out);
+/* prism-top convert TRACE -o OUT: a PRISM profile of what the reader reads */
+int cmd_convert(int argc, char **argv, FILE *out);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "ui.h"
+#include "prism/import.h"
 #include "prism/profile.h"
 
 static void usage(FILE *f)
@@ -30,6 +31,8 @@ static void usage(FILE *f)
         "                         folded stacks (flame graphs), call tree as JSON\n"
         "  dump FILE [--chunks]   print the header and every record of a profile\n"
         "                         (--chunks: one line per chunk)\n"
+        "  convert TRACE -o OUT   write a PRISM profile of a torch.profiler trace\n"
+        "                         (or rewrite a profile): compact, checksummed\n"
         "\n"
         "  prism-top COMMAND --help   the options of one command\n"
         "\n"
@@ -37,11 +40,15 @@ static void usage(FILE *f)
         "  -h, --help             this help\n"
         "  -V, --version          version and file format version\n"
         "\n"
+        "FILE may be a PRISM profile or a torch.profiler trace (Kineto or legacy\n"
+        "Chrome-trace JSON, plain or .gz), told apart by content.\n"
+        "\n"
         "exit status: 0 ok, 1 usage error, 2 bad input (damaged, truncated or foreign file)\n");
 }
 
 int main(int argc, char **argv)
 {
+    prism_import_register();            /* every command reads traces too */
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
@@ -64,6 +71,8 @@ int main(int argc, char **argv)
         return cmd_compare(argc - 1, argv + 1, stdout);
     if (!strcmp(cmd, "export"))
         return cmd_export(argc - 1, argv + 1, stdout);
+    if (!strcmp(cmd, "convert"))
+        return cmd_convert(argc - 1, argv + 1, stdout);
     if (!strcmp(cmd, "--follow") || !strcmp(cmd, "--no-follow")) {
         if (argc != 3) {
             fprintf(stderr, "usage: prism-top [--follow|--no-follow] FILE\n");

@@ -81,6 +81,75 @@ static bool read_more(source *s)
     return true;
 }
 
+/*
+ * The first read of a file, in blocks, with a progress line on a terminal
+ * (stderr) once it takes longer than a moment: a big torch.profiler trace
+ * takes seconds, and its records only arrive at the end (the importer sorts
+ * and repairs first), so the line is what the user sees meanwhile.
+ */
+#define LOAD_BLOCK (4u << 20)
+#define PROGRESS_AFTER_NS 250000000u
+
+static void progress(source *s, uint64_t t0, off_t size, bool done)
+{
+    uint64_t dt = mono_ns() - t0;
+    double mb = (double)prism_reader_input_offset(s->r) / 1e6;
+    double rate = dt ? mb * 1e9 / (double)dt : 0;
+    if (done)
+        fprintf(stderr, "\rprism-top: %s: read %.0f MB (%.0f MB/s); building the profile...\033[K",
+                s->path, mb, rate);
+    else
+        fprintf(stderr, "\rprism-top: reading %s: %.0f of %.0f MB, %.0f MB/s\033[K", s->path, mb,
+                (double)size / 1e6, rate);
+    fflush(stderr);
+}
+
+static bool load(source *s, off_t size)
+{
+    uint8_t *buf = malloc(LOAD_BLOCK);
+    if (!buf)
+        return read_more(s);
+    uint64_t t0 = mono_ns(), last = 0;
+    bool shown = false, tty = isatty(STDERR_FILENO);
+    prism_status st = PRISM_OK;
+    for (;;) {
+        ssize_t got = pread(s->fd, buf, LOAD_BLOCK, (off_t)prism_reader_input_offset(s->r));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        st = prism_reader_feed(s->r, buf, (size_t)got);
+        if (st != PRISM_OK && st != PRISM_NEED_MORE)
+            break;
+        uint64_t now = mono_ns();
+        if (tty && now - t0 > PROGRESS_AFTER_NS && now - last > PROGRESS_AFTER_NS / 2) {
+            progress(s, t0, size, false);
+            shown = true;
+            last = now;
+        }
+    }
+    free(buf);
+    if (shown)
+        progress(s, t0, size, true);
+    s->progress_shown = shown;
+    if (st != PRISM_OK && st != PRISM_NEED_MORE) {
+        const char *msg;
+        uint64_t off;
+        prism_reader_error(s->r, &msg, &off);
+        snprintf(s->error, sizeof s->error, "%s: %s at byte %" PRIu64, s->path, msg, off);
+        return false;
+    }
+    s->last_data_ns = mono_ns();
+    return true;
+}
+
+static void progress_clear(source *s)
+{
+    if (s->progress_shown)
+        fputs("\r\033[K", stderr);
+    s->progress_shown = false;
+}
+
 static void note_rate(source *s)
 {
     unsigned i = s->rate_n % 8;
@@ -125,16 +194,23 @@ static int try_open(source *s)
     s->ino = st.st_ino;
     s->waiting = false;
     s->error[0] = '\0';
-    read_more(s);
-    if (s->error[0])
+    load(s, st.st_size);
+    if (s->error[0]) {
+        progress_clear(s);
         return failed(s);
+    }
     if (prism_reader_input_offset(s->r) == 0 && s->mode == SRC_NO_FOLLOW) {
         snprintf(s->error, sizeof s->error, "%s: empty file at byte 0", s->path);
         return failed(s);
     }
     s->complete = prism_analysis_complete(s->a);
     s->following = s->mode == SRC_FOLLOW || (s->mode == SRC_AUTO && !s->complete);
-    if (!s->following && prism_reader_finish(s->r) != PRISM_OK) {
+    if (prism_reader_foreign(s->r))     /* a trace is written whole: read it once */
+        s->following = false;
+    prism_status fin = s->following ? PRISM_OK : prism_reader_finish(s->r);
+    progress_clear(s);
+    s->complete = prism_analysis_complete(s->a);
+    if (fin != PRISM_OK) {
         const char *msg;
         uint64_t off;
         prism_reader_error(s->r, &msg, &off);

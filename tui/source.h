@@ -39,6 +39,7 @@ typedef struct source {  /* also "struct source" in ui.h */
     uint64_t last_data_ns;      /* monotonic time new bytes last arrived  */
     uint64_t rate_t[8], rate_ev[8];   /* recent (time, events) for the rate */
     unsigned rate_n;
+    bool progress_shown;        /* a loading line is on stderr            */
     char error[256];            /* the last error (one line), "" if none  */
 } source;
 

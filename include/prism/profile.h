@@ -482,6 +482,46 @@ const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
 prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
                              void *ctx, prism_reader **out);
 
+/* ------------------------------------------------------------------ */
+/* Foreign input                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A reader can also read files that are not PRISM profiles (torch.profiler
+ * traces: import/, libprism-analysis) through a backend registered here;
+ * libprism itself carries none, so it gains no dependency.  On its first
+ * bytes a reader without the CBOR self-describe tag asks the registered
+ * backend's probe; when it accepts, feed/finish go to the backend, which
+ * delivers the same callbacks a profile would (header first, strings before
+ * their use, threads before their events), and the reader's getters
+ * (header, string, stats, error, offsets) answer from it.  Without a
+ * backend, or when the probe declines, the bytes go to the CBOR reader.
+ */
+typedef struct prism_foreign_backend {
+    const char *name;            /* "torch.profiler trace"                    */
+    /* 1: take the file, 0: not ours, -1: need more bytes.  p[0..n) are the
+     * first bytes of the file; final when no more will come. */
+    int (*probe)(const uint8_t *p, size_t n, bool final);
+    /* NULL on allocation failure.  cb and ctx as for prism_reader_new. */
+    void *(*open)(const prism_reader_callbacks *cb, void *ctx);
+    /* Same returns as prism_reader_feed / _finish.  On an error *msg (owned
+     * by the backend) and *offset describe it. */
+    prism_status (*feed)(void *b, const uint8_t *p, size_t n, const char **msg,
+                         uint64_t *offset);
+    prism_status (*finish)(void *b, const char **msg, uint64_t *offset);
+    void (*close)(void *b);
+    const prism_header *(*header)(const void *b);
+    const char *(*string)(const void *b, uint32_t id, size_t *len);
+    /* records delivered, footer seen (chunks and damage stay 0) */
+    const prism_reader_stats *(*stats)(const void *b);
+} prism_foreign_backend;
+
+/* Register the backend readers created afterwards consult (one; a second
+ * call replaces the first; NULL removes it).  b must outlive the readers. */
+void prism_reader_set_foreign(const prism_foreign_backend *b);
+/* The backend name when r reads a foreign file, else NULL. */
+const char *prism_reader_foreign(const prism_reader *r);
+
 #ifdef __cplusplus
 }
 #endif
