@@ -128,6 +128,8 @@ typedef struct session {
     _Atomic int stopping;       /* shutdown asked */
     _Atomic int failed;         /* output failed: recording stopped */
     _Atomic int signo;          /* a terminating signal arrived */
+    _Atomic int writer_done;    /* the writer thread will re-raise no signal
+                                   from now on (session.c raises it) */
     _Atomic int cpu_mode;       /* CPU sampler's source, cpusample.h; 0: off */
 
     prism_strtab *names;

@@ -8,6 +8,13 @@
  * async-signal-safe); the writer thread then writes the last chunks and
  * the footer and re-raises the signal with its default disposition.
  * fork(): the child stops recording and never touches the parent's file.
+ *
+ * Faults never block or kill the host: the output is opened without
+ * waiting (a FIFO with no reader would block open(2)) and must be a
+ * regular file or a FIFO with a reader; SIGXFSZ, left at its default, is
+ * ignored while the session records, so a file-size limit is a write
+ * error (EFBIG) like a full disk.
+ * Any such error warns once and recording stops (README, "Faults").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cupti.h"
@@ -24,21 +32,25 @@ static session the_session;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ended;
 static bool hooks_installed;
+static bool xfsz_ignored;               /* we set SIGXFSZ to SIG_IGN */
 
 static void on_signal(int sig)
 {
     session *s = prism__s;
     int saved = errno;
-    if (s && !session_forked(s)) {
-        if (atomic_exchange(&s->signo, sig) != 0) {
-            /* second signal: do not wait for the writer any longer */
-            signal(sig, SIG_DFL);
-            raise(sig);
-        }
-        atomic_store(&prism__on, 0);
-        atomic_store(&prism__counting, 0);
-        session_wake(s);
+    /* a forked child (no writer of its own), a second signal, or a writer
+     * that is gone (its output failed, or shutdown) and so will never
+     * re-raise this one: the program's default, now */
+    if (!s || session_forked(s) || atomic_exchange(&s->signo, sig) != 0 ||
+        atomic_load(&s->writer_done)) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        errno = saved;
+        return;
     }
+    atomic_store(&prism__on, 0);
+    atomic_store(&prism__counting, 0);
+    session_wake(s);
     errno = saved;
 }
 
@@ -56,6 +68,78 @@ static void install_signals(void)
         sa.sa_flags = SA_RESTART;
         sigaction(sigs[i], &sa, NULL);
     }
+}
+
+/*
+ * A file-size limit (RLIMIT_FSIZE) sends SIGXFSZ to the writing thread,
+ * which by default kills the whole program before write() can fail.  When
+ * the program left the default, ignore it while recording: write() then
+ * fails with EFBIG, one warning, recording stops.  The program's own
+ * writes past the limit fail the same way meanwhile (what a program that
+ * ignores SIGXFSZ sees), and a program exec'd from it inherits SIG_IGN.
+ */
+static void xfsz_ignore(void)
+{
+    struct sigaction old, sa;
+    if (sigaction(SIGXFSZ, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+        (old.sa_flags & SA_SIGINFO))
+        return;                         /* the program's own choice */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    xfsz_ignored = sigaction(SIGXFSZ, &sa, NULL) == 0;
+}
+
+/* Back to the default once the library writes no more, unless the program
+ * changed it meanwhile. */
+static void xfsz_restore(void)
+{
+    struct sigaction old, sa;
+    if (!xfsz_ignored || sigaction(SIGXFSZ, NULL, &old) != 0 || old.sa_handler != SIG_IGN ||
+        (old.sa_flags & SA_SIGINFO))
+        return;
+    xfsz_ignored = false;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGXFSZ, &sa, NULL);
+}
+
+/*
+ * The profile is a regular file, or a FIFO with its reader already there
+ * (a stream: a slow reader then stalls the writer thread, never the
+ * program's, which drops or waits by its policy).  It is opened without
+ * ever waiting: open(2) of a FIFO with no reader blocks, so O_NONBLOCK
+ * makes it fail with ENXIO instead.  Anything else (a socket, a terminal,
+ * any device, /dev/null included) is refused before it is opened when it
+ * exists already, as opening a device can have effects of its own; the
+ * type is checked again on the descriptor, and a regular file truncated
+ * only then.  -1 after one warning.
+ */
+static int open_output(session *s)
+{
+    static const char other[] = "not a regular file or a FIFO";
+    struct stat st;
+    const char *why = NULL;
+    if (stat(s->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+        why = other;
+    int fd = why ? -1 : open(s->output, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+                             0644);
+    if (!why && fd < 0)
+        why = errno == ENXIO ? "a FIFO with no reader" : strerror(errno);
+    if (!why && (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))))
+        why = other;
+    if (!why && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
+        why = strerror(errno);
+    int fl = why ? -1 : fcntl(fd, F_GETFL);
+    if (!why && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+        why = strerror(errno);
+    if (!why)
+        return fd;
+    if (fd >= 0)
+        close(fd);
+    session_warn("cannot open profile output '%s': %s; profiling disabled", s->output, why);
+    return -1;
 }
 
 static void in_child(void)
@@ -170,12 +254,10 @@ static int start(session *s, const prism_config *cfg)
     }
     s->wake_rd = pfd[0];
     s->wake_wr = pfd[1];
-    s->fd = open(s->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s->fd < 0) {
-        session_warn("cannot open profile output '%s': %s; profiling disabled", s->output,
-                     strerror(errno));
+    xfsz_ignore();                      /* before the first write */
+    s->fd = open_output(s);
+    if (s->fd < 0)
         goto fail;
-    }
     clock_init(s);
     char cmdline[16384], *argv[PRISM_MAX_ARGV];
     size_t argc = read_argv(cmdline, sizeof cmdline, argv, PRISM_MAX_ARGV);
@@ -202,6 +284,7 @@ fail:
     close(s->wake_wr);
     prism_strtab_free(s->names);
     s->names = NULL;
+    xfsz_restore();
     return -1;
 }
 
@@ -273,6 +356,7 @@ void prism_shutdown(void)
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
+    xfsz_restore();
     pthread_mutex_lock(&s->lock);
     buffers_free_all(s);
     free(s->queue);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,10 +67,20 @@ static bool grow(void **p, size_t *cap, size_t n, size_t size)
     return true;
 }
 
+/*
+ * Append what is pending.  Any failure (a full disk, a file-size limit:
+ * EFBIG as session.c ignores SIGXFSZ, EIO, a short write) stops recording
+ * with one warning; what reached the file before stays readable.  A file
+ * removed meanwhile (its directory too) would swallow every later write:
+ * that stops it as well, checked once per flush, outside the hot path.
+ */
 static void out_flush(wstate *w)
 {
     session *s = w->s;
     size_t off = 0;
+    struct stat st;
+    if (w->olen && !atomic_load(&s->failed) && fstat(s->fd, &st) == 0 && st.st_nlink == 0)
+        session_fail(s, "profile output '%s' was removed", s->output);
     while (off < w->olen && !atomic_load(&s->failed)) {
         ssize_t n = write(s->fd, w->out + off, w->olen - off);
         if (n < 0 && errno == EINTR)
@@ -610,6 +621,9 @@ done:
     free(w.pbuf);
     free(w.marks);
     free(w.ctrs);
+    /* a signal from now on is session.c's to re-raise (one seen before
+     * is ours: both may raise it, the first one ends the program) */
+    atomic_store(&s->writer_done, 1);
     int sig = atomic_load(&s->signo);
     if (sig && !atomic_load(&s->stopping)) {
         /* The program's own disposition, now that the file is complete. */
@@ -656,8 +670,11 @@ int writer_header(session *s, char *const *argv, size_t argc)
             ssize_t n = write(s->fd, buf + off, len - off);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n <= 0)
+            if (n <= 0) {
+                if (n == 0)
+                    errno = EIO;        /* a short write: no errno of its own */
                 break;
+            }
             off += (size_t)n;
         }
         rc = off == len ? 0 : -1;
