@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "ui.h"
 #include "report.h"
 #include "verdict.h"
@@ -52,15 +53,20 @@ static void header_lines(FILE *f, const prism_header *h)
 {
     if (!h)
         return;
-    fprintf(f, "  Producer: %s\n", h->producer ? h->producer : "?");
-    fprintf(f, "  Host: %s, pid %" PRIu64, h->host ? h->host : "?", h->pid);
+    fputs("  Producer: ", f);
+    esc_fputs(h->producer ? h->producer : "?", f);
+    fputs("\n  Host: ", f);
+    esc_fputs(h->host ? h->host : "?", f);
+    fprintf(f, ", pid %" PRIu64, h->pid);
     if (h->rank >= 0)
         fprintf(f, ", rank %" PRId64, h->rank);
     fputc('\n', f);
     if (h->argc) {
         fputs("  Command:", f);
-        for (size_t i = 0; i < h->argc; i++)
-            fprintf(f, " %s", h->argv[i]);
+        for (size_t i = 0; i < h->argc; i++) {
+            fputc(' ', f);
+            esc_fputs(h->argv[i], f);
+        }
         fputc('\n', f);
     }
     time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
@@ -82,8 +88,11 @@ static void status_lines(FILE *f, const prism_analysis *a)
               "          writer died; the figures cover what was read\n", f);
     char notes[16][PRISM_IMPORT_NOTE];         /* a torch.profiler trace: what was repaired */
     size_t nnotes = prism_import_notes(prism_analysis_header(a), notes, 16);
-    for (size_t i = 0; i < nnotes; i++)
-        fprintf(f, "  %s %s\n", i ? "       " : "Import:", notes[i]);
+    for (size_t i = 0; i < nnotes; i++) {
+        fprintf(f, "  %s ", i ? "       " : "Import:");
+        esc_fputs(notes[i], f);
+        fputc('\n', f);
+    }
     if (!s)
         return;
     if (s->damaged || s->malformed || s->seq_gaps)
@@ -165,7 +174,9 @@ static void dropped_by_thread(FILE *f, const prism_analysis *a)
     for (size_t j = 0; j < ntop; j++) {
         const char *name = NULL;
         prism_analysis_thread_tree(a, top[j], NULL, &name);
-        fprintf(f, "%s %s %" PRIu64, j ? "," : "", name ? name : "?", val[j]);
+        fprintf(f, "%s ", j ? "," : "");
+        esc_fputs(name ? name : "?", f);
+        fprintf(f, " %" PRIu64, val[j]);
     }
     fputc('\n', f);
 }
@@ -257,13 +268,8 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
         prism_analysis_thread_tree(a, ti, NULL, &tname);
     char dn[32], tn[64];
     ui_fmt_ns(dn, sizeof dn, denom);
-    if (tname) {                /* a name from the profile: no control bytes */
-        size_t k = 0;
-        for (; tname[k] && k + 1 < sizeof tn; k++)
-            tn[k] = (unsigned char)tname[k] < 0x20 || tname[k] == 0x7f ? '?' : tname[k];
-        tn[k] = '\0';
-        tname = tn;
-    }
+    if (tname)                  /* a name from the profile */
+        tname = report_fit(tname, sizeof tn - 1, tn, sizeof tn);
     if (nsteps)
         fprintf(f, "  (shares are of step time: %llu sampled steps, %s%s%s%s; ",
                 (unsigned long long)nsteps, dn, tname ? ", training thread '" : "",
@@ -276,16 +282,26 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
     if (!n || !b)
         fputs("  none\n", f);
     for (size_t i = 0; b && i < n; i++) {
-        fprintf(f, "  [%s] %s: %s\n", prism_severity_name(b[i].severity),
-                prism_bottleneck_name(b[i].type), b[i].description);
+        fprintf(f, "  [%s] %s: ", prism_severity_name(b[i].severity),
+                prism_bottleneck_name(b[i].type));
+        esc_fputs(b[i].description, f);         /* these quote region names */
+        fputc('\n', f);
         if (b[i].node != PRISM_NO_NODE && b[i].node < t->count) {
             report_path(t, b[i].node, '/', false, &path);
-            fprintf(f, "    Region: %s\n", path.s);
+            fputs("    Region: ", f);
+            esc_fputs(path.s, f);
+            fputc('\n', f);
         }
-        if (b[i].evidence[0])
-            fprintf(f, "    Evidence: %s\n", b[i].evidence);
-        if (b[i].recommendation[0])
-            fprintf(f, "    Fix: %s\n", b[i].recommendation);
+        if (b[i].evidence[0]) {
+            fputs("    Evidence: ", f);
+            esc_fputs(b[i].evidence, f);
+            fputc('\n', f);
+        }
+        if (b[i].recommendation[0]) {
+            fputs("    Fix: ", f);
+            esc_fputs(b[i].recommendation, f);
+            fputc('\n', f);
+        }
     }
     sb_free(&path);
 }
@@ -295,17 +311,18 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
 static void gpu(FILE *f, const prism_analysis *a)
 {
     const prism_gpu_stats *g = prism_analysis_gpu(a);
-    char buf[64];
+    char buf[64], st[256];
     fputs("GPU:\n", f);
     if (!g->present) {
         if (g->status && g->status[0])
-            fprintf(f, "  no GPU data (gpu.status: %s)\n", g->status);
+            fprintf(f, "  no GPU data (gpu.status: %s)\n",
+                    report_fit(g->status, sizeof st - 1, st, sizeof st));
         else
             fputs("  no GPU data in this profile\n", f);
         return;
     }
     if (g->status && g->status[0])
-        fprintf(f, "  Status: %s\n", g->status);
+        fprintf(f, "  Status: %s\n", report_fit(g->status, sizeof st - 1, st, sizeof st));
     fprintf(f, "  Kernels: %" PRIu64 " launches, %.3f ms total, %" PRIu64
             " shorter than 10 us\n", g->launches, ns_ms((double)g->kernel_ns), g->small_kernels);
     if (g->nkernels) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "report.h"
 
 #define RULE "============================================================\n"
@@ -199,9 +200,12 @@ static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b
     fprintf(f, "%s:\n", title);
     if (!n)
         fputs("  none\n", f);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "  [%s] %s: %s\n", prism_severity_name(b[i]->severity),
-                prism_bottleneck_name(b[i]->type), b[i]->description);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "  [%s] %s: ", prism_severity_name(b[i]->severity),
+                prism_bottleneck_name(b[i]->type));
+        esc_fputs(b[i]->description, f);    /* quotes region names */
+        fputc('\n', f);
+    }
 }
 
 void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,

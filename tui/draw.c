@@ -1,12 +1,15 @@
 /*
  * draw.c - clipped text output for panes.  Widths count code points (the
- * explorer prints ASCII and one-column block characters); without a UTF-8
- * locale every non-ASCII byte of a name prints as '?'.
+ * explorer prints ASCII and one-column block characters).  Text passes
+ * through esc_char() (escape.h): controls, bidi controls and invalid UTF-8
+ * show as visible escapes ("\x1b", "\u202e"), each column of which counts;
+ * without a UTF-8 locale every other non-ASCII character prints as '?'.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "ui.h"
 
 static bool draw_utf8 = true;
@@ -19,9 +22,12 @@ void ui_draw_set_utf8(bool on)
 int ui_width(const char *s)
 {
     int w = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p & 0xc0) != 0x80)
-            w++;
+    char rep[ESC_CHAR_MAX];
+    bool esc;
+    while (*s) {
+        s += esc_char(s, rep, &esc);
+        w += esc ? (int)strlen(rep) : 1;
+    }
     return w;
 }
 
@@ -32,33 +38,20 @@ int ui_print(const ui_rect *r, int row, int col, attr_t attr, const char *s)
     int room = r->w - col, cols = 0;
     char buf[1024];
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && cols < room; ) {
-        size_t len = 1;
-        if (*p >= 0x80) {
-            if (*p >= 0xf0)
-                len = 4;
-            else if (*p >= 0xe0)
-                len = 3;
-            else if (*p >= 0xc0)
-                len = 2;
-            for (size_t i = 1; i < len; i++)
-                if ((p[i] & 0xc0) != 0x80) {
-                    len = i;
-                    break;
-                }
-        }
-        if (o + len + 1 >= sizeof buf)
+    char rep[ESC_CHAR_MAX];
+    bool esc;
+    while (*s && cols < room) {
+        size_t take = esc_char(s, rep, &esc);
+        if (!esc && (unsigned char)*s >= 0x80 && !draw_utf8)
+            memcpy(rep, "?", 2);
+        size_t len = strlen(rep);
+        int w = esc ? (int)len : 1;
+        if (o + len + 1 >= sizeof buf || cols + w > room)
             break;
-        if (*p >= 0x80 && !draw_utf8) {
-            buf[o++] = '?';
-        } else if (*p < 0x20 || *p == 0x7f) {
-            buf[o++] = '?';
-        } else {
-            memcpy(buf + o, p, len);
-            o += len;
-        }
-        p += len;
-        cols++;
+        memcpy(buf + o, rep, len);
+        o += len;
+        s += take;
+        cols += w;
     }
     buf[o] = '\0';
     if (attr)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "prism/profile.h"
 
 typedef struct dump {
@@ -17,13 +18,14 @@ typedef struct dump {
     prism_reader *r;
     uint64_t first_damage;
     bool damaged;
+    char name[ESC_CAP(PRISM_MAX_STRING_BYTES)];    /* name_of()'s escaped name */
 } dump;
 
 static const char *name_of(dump *d, uint32_t id, char *buf, size_t n)
 {
     const char *s = prism_reader_string(d->r, id, NULL);
     if (s)
-        return s;
+        return esc_str(s, d->name, sizeof d->name);    /* valid until the next call */
     snprintf(buf, n, "<string %" PRIu32 ">", id);
     return buf;
 }
@@ -40,7 +42,11 @@ static void value(FILE *f, const prism_value *v)
     case PRISM_VAL_UINT: fprintf(f, "%" PRIu64, v->v.u); break;
     case PRISM_VAL_FLOAT: fprintf(f, "%.17g", v->v.f); break;
     case PRISM_VAL_BOOL: fputs(v->v.b ? "true" : "false", f); break;
-    case PRISM_VAL_TEXT: fprintf(f, "\"%s\"", v->v.s); break;
+    case PRISM_VAL_TEXT:
+        fputc('"', f);
+        esc_fputs(v->v.s, f);
+        fputc('"', f);
+        break;
     default: fputs("null", f); break;
     }
 }
@@ -56,16 +62,24 @@ static void on_header(void *ctx, const prism_header *h)
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f, "header: PRISM profile format %" PRIu32 ".%" PRIu32 "\n", h->version_major,
             h->version_minor);
-    fprintf(f, "  producer: %s\n  host: %s\n  pid: %" PRIu64 "\n  rank: %" PRId64 "\n",
-            h->producer ? h->producer : "?", h->host ? h->host : "?", h->pid, h->rank);
-    fprintf(f, "  clock: %s\n  start: %s (unix ns %" PRIu64 ", monotonic ns %" PRIu64 ")\n",
-            h->clock ? h->clock : "?", when, h->start_unix_ns, h->start_mono_ns);
+    fputs("  producer: ", f);
+    esc_fputs(h->producer ? h->producer : "?", f);
+    fputs("\n  host: ", f);
+    esc_fputs(h->host ? h->host : "?", f);
+    fprintf(f, "\n  pid: %" PRIu64 "\n  rank: %" PRId64 "\n  clock: ", h->pid, h->rank);
+    esc_fputs(h->clock ? h->clock : "?", f);
+    fprintf(f, "\n  start: %s (unix ns %" PRIu64 ", monotonic ns %" PRIu64 ")\n", when,
+            h->start_unix_ns, h->start_mono_ns);
     fputs("  argv:", f);
-    for (size_t i = 0; i < h->argc; i++)
-        fprintf(f, " %s", h->argv[i]);
+    for (size_t i = 0; i < h->argc; i++) {
+        fputc(' ', f);
+        esc_fputs(h->argv[i], f);
+    }
     fputc('\n', f);
     for (size_t i = 0; i < h->nconfig; i++) {
-        fprintf(f, "  config %s = ", h->config[i].key);
+        fputs("  config ", f);
+        esc_fputs(h->config[i].key, f);
+        fputs(" = ", f);
         value(f, &h->config[i].value);
         fputc('\n', f);
     }
@@ -74,16 +88,34 @@ static void on_header(void *ctx, const prism_header *h)
 static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     dump *d = ctx;
-    if (!d->chunks)
-        fprintf(d->out, "string %" PRIu32 " \"%.*s\"\n", id, (int)len, s);
+    if (d->chunks)
+        return;
+    fprintf(d->out, "string %" PRIu32 " \"", id);
+    for (size_t i = 0; i < len;) {     /* an embedded NUL shows as \x00 */
+        size_t seg = strnlen(s + i, len - i);
+        if (seg > PRISM_MAX_STRING_BYTES)
+            seg = PRISM_MAX_STRING_BYTES;
+        char part[PRISM_MAX_STRING_BYTES + 1];
+        memcpy(part, s + i, seg);
+        part[seg] = '\0';
+        esc_fputs(part, d->out);
+        i += seg;
+        if (i < len && !s[i]) {
+            fputs("\\x00", d->out);
+            i++;
+        }
+    }
+    fputs("\"\n", d->out);
 }
 
 static void on_thread(void *ctx, const prism_thread *t)
 {
     dump *d = ctx;
-    if (!d->chunks)
-        fprintf(d->out, "thread %" PRIu32 " tid %" PRIu64 " \"%s\"\n", t->stream, t->os_tid,
-                t->name);
+    if (d->chunks)
+        return;
+    fprintf(d->out, "thread %" PRIu32 " tid %" PRIu64 " \"", t->stream, t->os_tid);
+    esc_fputs(t->name, d->out);
+    fputs("\"\n", d->out);
 }
 
 static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
@@ -231,7 +263,9 @@ static void on_info(void *ctx, const char *key, const prism_value *v)
     dump *d = ctx;
     if (d->chunks)
         return;
-    fprintf(d->out, "info    %s = ", key);
+    fputs("info    ", d->out);
+    esc_fputs(key, d->out);
+    fputs(" = ", d->out);
     value(d->out, v);
     fputc('\n', d->out);
 }

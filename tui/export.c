@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "escape.h"
 #include "report.h"
 
 static void usage(FILE *f)
@@ -42,20 +43,23 @@ static void usage(FILE *f)
 
 /* ---- csv ---- */
 
-/* One field per RFC 4180: quoted when it holds a comma, quote or line break. */
+/* One field per RFC 4180, escaped first (escape.h: no control, bidi or
+ * invalid byte reaches the file, so no line break either): quoted when it
+ * holds a comma or a quote. */
 static void csv_field(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
+    bool quote = strpbrk(s, ",\"") != NULL;
+    char rep[ESC_CHAR_MAX];
+    if (quote)
+        fputc('"', f);
+    while (*s) {
         if (*s == '"')
             fputc('"', f);
-        fputc(*s, f);
+        s += esc_char(s, rep, NULL);
+        fputs(rep, f);
     }
-    fputc('"', f);
+    if (quote)
+        fputc('"', f);
 }
 
 bool export_csv(FILE *f, const prism_analysis *a)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "flame.h"
 
 typedef struct kid {
@@ -358,6 +359,9 @@ int flame_label(char *out, size_t cap, const char *name, int cols, bool utf8)
     out[0] = '\0';
     if (cols < 2 || !name)
         return 0;
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (!esc_clean(name))
+        name = esc_str(name, safe, sizeof safe);    /* fit what will be shown */
     int width = 0;
     for (const unsigned char *p = (const unsigned char *)name; *p; p += cp_len(p))
         width++;

@@ -112,7 +112,9 @@ int flame_name_cmp(const char *a, const char *b);
 
 /* Fit name into cols columns (code points): as is when it fits, else
  * truncated with a trailing '...' character (UTF-8) or '~' (ASCII); empty
- * when cols < 2.  Never splits a UTF-8 sequence.  Returns columns used. */
+ * when cols < 2.  Never splits a UTF-8 sequence.  The name is escaped
+ * first (escape.h), so what is fitted is what will show.  Returns columns
+ * used. */
 int flame_label(char *out, size_t cap, const char *name, int cols, bool utf8);
 
 /* A colour index 0..n-1 from the name's module: the part before the first

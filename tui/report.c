@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "escape.h"
 
 /* ---- options ---- */
 
@@ -198,13 +199,15 @@ static void put_name(strbuf *b, const char *name, char sep, bool sanitize)
         sb_puts(b, name);
         return;
     }
-    for (const char *p = name; *p; p++) {
-        char c = *p;
-        if (c == sep)
-            c = ':';
-        else if ((unsigned char)c < 0x20 || c == 0x7f)
-            c = ' ';
-        sb_putn(b, &c, 1);
+    char rep[ESC_CHAR_MAX];
+    while (*name) {
+        if (*name == sep || (unsigned char)*name < 0x20 || *name == 0x7f) {
+            sb_putn(b, *name == sep ? ":" : " ", 1);    /* as folded tools expect */
+            name++;
+            continue;
+        }
+        name += esc_char(name, rep, NULL);
+        sb_puts(b, rep);
     }
 }
 
@@ -260,14 +263,22 @@ const char *report_mem_kind(uint32_t k)
 
 const char *report_fit(const char *s, size_t width, char *buf, size_t cap)
 {
-    size_t n = strlen(s);
-    if (n <= width || width < 4 || cap <= width)
-        return s;
-    size_t cut = width - 3;
-    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-        cut--;                  /* not inside a UTF-8 sequence */
-    memcpy(buf, s, cut);
-    memcpy(buf + cut, "...", 4);
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (!cap)
+        return "";
+    esc_str(s, safe, sizeof safe);
+    if (width >= cap)
+        width = cap - 1;
+    size_t n = strlen(safe);
+    const char *tail = "";
+    if (n > width) {
+        n = width >= 4 ? width - 3 : width;
+        while (n > 0 && ((unsigned char)safe[n] & 0xc0) == 0x80)
+            n--;                /* not inside a UTF-8 sequence */
+        tail = width >= 4 ? "..." : "";
+    }
+    memcpy(buf, safe, n);
+    memcpy(buf + n, tail, strlen(tail) + 1);
     return buf;
 }
 

@@ -76,8 +76,11 @@ void sb_puts(strbuf *b, const char *s);
 
 /*
  * The call path of a node, root first, names joined by sep ("step/forward").
- * With sanitize, sep inside a name becomes ':' and control characters a
- * space (for the folded format, where ';' and newlines are syntax).
+ * With sanitize, sep inside a name becomes ':', a C0 control or DEL a
+ * space, and the rest a terminal would interpret (C1 and bidi controls,
+ * invalid UTF-8) is escaped (escape.h: "\u202e", "\xff"), for the folded
+ * format, where ';' and newlines are syntax.  Without, names are raw (for
+ * JSON, which escapes itself; text writers escape with esc_str()).
  */
 void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, strbuf *out);
 
@@ -93,7 +96,8 @@ const char *report_mem_kind(uint32_t k);
 static inline double ns_ms(double ns) { return ns / 1e6; }
 static inline double bytes_mb(double b) { return b / 1048576.0; }
 
-/* A name cut to width columns with "..." (into buf, which holds cap). */
+/* A name from a profile escaped (escape.h) and cut to width bytes with
+ * "..." (at most cap - 1); always written to buf, which is returned. */
 const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
 
 /* ---- a map from u64 keys to u32 values (open addressing) ---- */

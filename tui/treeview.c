@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "escape.h"
 #include "treeview.h"
 
 /* ---- uint64 -> uint32 map ---------------------------------------------- */
@@ -509,6 +510,9 @@ static int width_of(const char *s)
 
 int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
 {
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (s && !esc_clean(s))
+        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
     size_t o = 0;
     if (!cap)
         return 0;
@@ -523,6 +527,9 @@ int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
 
 int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
 {
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (s && !esc_clean(s))
+        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
     size_t o = 0;
     if (!cap)
         return 0;

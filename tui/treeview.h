@@ -123,7 +123,8 @@ uint32_t tv_next_match(treeview *tv, uint32_t from, int dir, tv_match_fn m, void
 
 /* Text cells.  Copy s into out so it takes at most `width` columns; when it
  * is cut, the end (tv_fit) or the start (tv_fit_left) becomes an ellipsis
- * ("…", or "~" without UTF-8).  Returns the columns used. */
+ * ("…", or "~" without UTF-8).  s is escaped first (escape.h), so what is
+ * fitted is what the terminal will show.  Returns the columns used. */
 int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8);
 int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8);
 /* "1234", "12.3k", "4.56M". */
