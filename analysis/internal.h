@@ -177,9 +177,11 @@ struct prism_analysis {
     size_t nthreads, tcap;
     u64map thread_of;           /* stream -> index */
 
-    prism_step *steps;          /* in arrival (index) order */
+    prism_step *steps;          /* in start order once series_sort_steps ran */
     size_t nsteps, scap;
+    size_t steps_sorted;        /* steps[0, steps_sorted) are in start order */
     uint32_t *sampled_pos;      /* per step: position among sampled, or UINT32_MAX */
+    size_t pcap;                /* sampled_pos's capacity */
     size_t nsampled;
     bool steps_unused;          /* no steps seen while much was pending */
     uint64_t steps_backwards;   /* steps that ended before they started (series.c
@@ -187,6 +189,7 @@ struct prism_analysis {
 
     prism_mem_point *mem;
     size_t nmem, mcap;
+    bool mem_unsorted;          /* one arrived before the last: sorted at refresh */
 
     /* GPU */
     bool gpu_present;
@@ -227,6 +230,7 @@ struct prism_analysis {
     prism_work_stats work;
 
     uint64_t events, unmatched_exits;
+    uint64_t depth_damaged;     /* REGIONS chunks claiming a depth past the stack */
     uint64_t first_ts, last_ts;
     bool have_ts;
     bool footer;
@@ -315,6 +319,7 @@ void res_free(tnode *nd);
 
 /* series.c */
 void series_steps(prism_analysis *a, const prism_step *s, size_t n);
+void series_sort_steps(prism_analysis *a);
 void series_memory(prism_analysis *a, const prism_memory_sample *m);
 void series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */

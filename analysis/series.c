@@ -10,42 +10,82 @@
 
 #include "internal.h"
 
-/* Steps in start order.  One that ends before it starts is kept with its
- * end moved to its start and counted: no duration, no regions in it, and
- * nothing downstream (the tree's step lookup, exports) ever sees end < start. */
+/* Steps in start order, kept lazily: series_steps appends (one
+ * reservation per batch, geometric), and series_sort_steps puts a tail that
+ * arrived out of order in place when something reads them (the tree's step
+ * lookup, refresh): the tail sorted (O(k log k)), then merged into the
+ * sorted prefix from the back (O(n)), stable, so equal starts stay in
+ * arrival order as they did with insertion.  A step that ends before it
+ * starts is kept with its end moved to its start and counted: no duration,
+ * no regions in it, and nothing downstream (the tree's step lookup,
+ * exports) ever sees end < start. */
+typedef struct tail_step {
+    prism_step s;
+    uint32_t pos;
+    size_t idx;                 /* arrival: the tie-break that keeps it stable */
+} tail_step;
+
+static int cmp_tail(const void *x, const void *y)
+{
+    const tail_step *a = x, *b = y;
+    if (a->s.start != b->s.start)
+        return a->s.start < b->s.start ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+void series_sort_steps(prism_analysis *a)
+{
+    size_t n = a->nsteps, m = a->steps_sorted, k = n - m;
+    if (m >= n)
+        return;
+    tail_step *t = malloc(k * sizeof *t);
+    if (!t)
+        return;                         /* stays unsorted: lookups degrade, no UB */
+    for (size_t i = 0; i < k; i++)
+        t[i] = (tail_step){ a->steps[m + i], a->sampled_pos[m + i], i };
+    qsort(t, k, sizeof *t, cmp_tail);
+    size_t i = m, j = k, w = n;         /* merge from the back into place */
+    while (j > 0) {
+        w--;
+        if (i > 0 && a->steps[i - 1].start > t[j - 1].s.start) {
+            i--;
+            a->steps[w] = a->steps[i];
+            a->sampled_pos[w] = a->sampled_pos[i];
+        } else {
+            j--;
+            a->steps[w] = t[j].s;
+            a->sampled_pos[w] = t[j].pos;
+        }
+    }
+    free(t);
+    a->steps_sorted = n;
+}
+
 void series_steps(prism_analysis *a, const prism_step *s, size_t n)
 {
+    /* one reservation per batch, each array with its own capacity */
+    if (!vec_reserve((void **)&a->steps, &a->scap, a->nsteps + n, sizeof *a->steps) ||
+        !vec_reserve((void **)&a->sampled_pos, &a->pcap, a->nsteps + n, sizeof *a->sampled_pos))
+        return;
     for (size_t i = 0; i < n; i++) {
         prism_step st = s[i];
         bool backwards = st.end < st.start;
         if (backwards)
             st.end = st.start;
-        if (!vec_reserve((void **)&a->steps, &a->scap, a->nsteps + 1, sizeof *a->steps))
-            return;
-        size_t cap = a->scap;
-        uint32_t *pos = realloc(a->sampled_pos, cap * sizeof *pos);
-        if (!pos)
-            return;
-        a->sampled_pos = pos;
-        /* keep start order (steps arrive in order; tolerate a late one) */
-        size_t at = a->nsteps;
-        while (at > 0 && a->steps[at - 1].start > st.start)
-            at--;
-        if (at != a->nsteps) {
-            memmove(&a->steps[at + 1], &a->steps[at], (a->nsteps - at) * sizeof *a->steps);
-            memmove(&a->sampled_pos[at + 1], &a->sampled_pos[at],
-                    (a->nsteps - at) * sizeof *a->sampled_pos);
-        }
+        size_t at = a->nsteps++;
+        /* still sorted while each step starts no earlier than the last */
+        if (a->steps_sorted == at && (at == 0 || a->steps[at - 1].start <= st.start))
+            a->steps_sorted = at + 1;
         a->steps[at] = st;
         a->sampled_pos[at] = (st.flags & PRISM_STEP_SAMPLED) ? (uint32_t)a->nsampled++
                                                                : UINT32_MAX;
-        a->nsteps++;
         a->steps_backwards += backwards;
     }
     a->steps_unused = false;
     tree_resolve_pending(a);
 }
 
+/* Memory samples in time order: appended, sorted (stable) at refresh. */
 void series_memory(prism_analysis *a, const prism_memory_sample *m)
 {
     if (!vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
@@ -58,12 +98,40 @@ void series_memory(prism_analysis *a, const prism_memory_sample *m)
         p.gpu_reserved = p.gpu_reserved + m->gpu[g].reserved < p.gpu_reserved
                              ? UINT64_MAX : p.gpu_reserved + m->gpu[g].reserved;
     }
-    size_t at = a->nmem;
-    while (at > 0 && a->mem[at - 1].ts > p.ts)
-        at--;
-    memmove(&a->mem[at + 1], &a->mem[at], (a->nmem - at) * sizeof *a->mem);
-    a->mem[at] = p;
-    a->nmem++;
+    if (a->nmem && a->mem[a->nmem - 1].ts > p.ts)
+        a->mem_unsorted = true;
+    a->mem[a->nmem++] = p;
+}
+
+/* A stable bottom-up merge sort by time (equal times keep arrival order,
+ * as insertion did): O(n log n) with one buffer of n samples. */
+static void sort_memory(prism_analysis *a)
+{
+    size_t n = a->nmem;
+    if (!a->mem_unsorted)
+        return;
+    prism_mem_point *src = a->mem, *dst = malloc(n * sizeof *dst);
+    if (!dst)
+        return;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                dst[o++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+        }
+        prism_mem_point *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != a->mem)
+        memcpy(a->mem, src, n * sizeof *src);
+    free(src == a->mem ? dst : src);
+    a->mem_unsorted = false;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -150,6 +218,8 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
 
 void series_refresh(prism_analysis *a)
 {
+    series_sort_steps(a);
+    sort_memory(a);
     prism_step_stats *st = &a->step_stats;
     memset(st, 0, sizeof *st);
     st->series = a->steps;

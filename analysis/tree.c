@@ -118,7 +118,7 @@ static inline __attribute__((always_inline)) void push(athread *t, bool ring, ui
                                                        uint64_t ts)
 {
     if (t->depth >= MAX_STACK) {
-        t->lost++;
+        t->lost += t->lost != UINT32_MAX;
         return;
     }
     uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;
@@ -234,12 +234,26 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
     if (!t)
         return;
     /* After lost or damaged chunks the writer's depth tells the truth:
-     * drop frames we hold too many, invent unknown ones we miss. */
+     * drop frames we hold too many, invent unknown ones we miss.  Frames
+     * past the stack are only a count (t->lost), so this is at most
+     * MAX_STACK pushes or pops whatever the depth claims (a hostile chunk
+     * may claim 2^32-1); inventing more than the stack holds is counted as
+     * damage (a->depth_damaged). */
     bool ring = t->ring != NULL;
-    while (t->depth + t->lost > depth)
-        pop(a, t, ring, ev[0].ts, false);
-    while (t->depth + t->lost < depth)
-        push(t, ring, 0, ev[0].ts);
+    uint64_t have = (uint64_t)t->depth + t->lost;
+    if (have > depth) {
+        uint64_t drop = have - depth, l = drop < t->lost ? drop : t->lost;
+        t->lost -= (uint32_t)l;
+        for (drop -= l; drop; drop--)   /* drop <= t->depth <= MAX_STACK */
+            pop(a, t, ring, ev[0].ts, false);
+    } else if (have < depth) {
+        uint64_t add = depth - have;
+        if (add > MAX_STACK)
+            a->depth_damaged++;
+        for (; add && t->depth < MAX_STACK; add--)
+            push(t, ring, 0, ev[0].ts);
+        t->lost += (uint32_t)add;       /* have + add = depth < 2^32 */
+    }
     if (ring)
         events(a, t, true, ev, n);
     else
@@ -322,8 +336,9 @@ uint32_t tree_node_at(const athread *t, uint64_t ts)
 /* The sampled step containing ts: its position, UINT32_MAX when none,
  * or UINT64_MAX when the step may not have arrived yet.  `hint` caches the
  * step found last: consecutive completions mostly fall in the same step. */
-static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
+static uint64_t step_at(prism_analysis *a, uint64_t ts, size_t *hint)
 {
+    series_sort_steps(a);               /* a late step's tail, if any */
     if (!a->nsteps)
         return UINT64_MAX;
     if (ts >= a->steps[a->nsteps - 1].end)
@@ -350,6 +365,7 @@ static uint64_t step_at(const prism_analysis *a, uint64_t ts, size_t *hint)
 void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
                     uint64_t dur)
 {
+    series_sort_steps(a);
     uint64_t pos = a->nsteps && start < a->steps[a->nsteps - 1].end
                        ? step_at(a, start, &t->last_step)
                        : UINT64_MAX;            /* its step has not arrived yet */

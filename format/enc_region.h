@@ -80,7 +80,7 @@ static inline uint64_t enc_region_word(uint64_t last, uint64_t ts, unsigned exit
 
 /* Bytes a record may still take in e: the buffer's room and the payload
  * limit, whichever is less.  (The element count cannot reach UINT32_MAX
- * first: every element takes a byte, and a payload is at most 16 MiB.) */
+ * first: every element takes a byte, and a payload is at most 1 MiB.) */
 static inline size_t enc_room(const prism_enc *e)
 {
     size_t buf = e->cap - e->pos, used = e->pos - e->payload_pos;

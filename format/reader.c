@@ -44,6 +44,8 @@ struct prism_reader {
     uint64_t fed, good;
 
     bool resync, resync_torn;   /* skipping damage; it began as a short item */
+    uint64_t bad_hashed;        /* bytes hashed for candidates that failed */
+    uint64_t skip_until;        /* over budget: no candidate starts before this */
     uint64_t bad_start;
     frame bad_frame;
     prism_chunk_status bad_status;
@@ -216,6 +218,37 @@ static bool frame_verified(const uint8_t *p, const frame *f)
     return XXH3_64bits(p, f->sum_off) == f->sum;
 }
 
+/*
+ * Bounded work per byte (docs/FORMAT.md, "Resynchronisation"): a candidate
+ * chunk is hashed in full before it is rejected, so damage made of
+ * overlapping candidates (a pattern that frames at every 16th byte) could
+ * hash each byte PRISM_MAX_CHUNK_PAYLOAD / 16 times.  Failed candidates may
+ * hash RESYNC_HASH_FACTOR times the input plus RESYNC_HASH_SLACK bytes in
+ * all; past that budget the reader hashes no candidate that starts inside
+ * the last one rejected, so each byte is hashed at most once more.
+ */
+#define RESYNC_HASH_FACTOR 8u
+#define RESYNC_HASH_SLACK  (4ull * PRISM_MAX_CHUNK_PAYLOAD)
+
+static bool over_budget(const prism_reader *r)
+{
+    return r->bad_hashed > RESYNC_HASH_SLACK + RESYNC_HASH_FACTOR * r->fed;
+}
+
+/* A framed candidate at file offset off: hashed, or passed over unhashed
+ * when over budget and inside the span of the last rejected one. */
+static bool candidate_good(prism_reader *r, const uint8_t *p, const frame *f, uint64_t off)
+{
+    if (off < r->skip_until)
+        return false;
+    if (frame_verified(p, f))
+        return true;
+    r->bad_hashed += f->sum_off;
+    if (over_budget(r))
+        r->skip_until = off + f->total;
+    return false;
+}
+
 static void note_seq(prism_reader *r, const frame *f)
 {
     uintptr_t next;
@@ -223,6 +256,10 @@ static void note_seq(prism_reader *r, const frame *f)
     uint64_t expect = 0;
     if (idmap_get(&r->seqs, f->stream, &next, &unused))
         expect = (uint64_t)next;
+    if (f->seq > expect && f->seq - expect > PRISM_MAX_SEQ_GAP) {
+        r->st.damaged++;                /* a damaged number, not lost chunks */
+        return;
+    }
     if (f->seq > expect)
         r->st.seq_gaps += f->seq - expect;
     if (f->seq >= expect)
@@ -294,7 +331,7 @@ static size_t resync_scan(prism_reader *r, const uint8_t *p, size_t n,
             continue;
         frame f;
         int rc = frame_parse(p + s, n - s, &f);
-        if (rc == FR_OK && frame_verified(p + s, &f)) {
+        if (rc == FR_OK && candidate_good(r, p + s, &f, off + s)) {
             if (r->resync_torn)     /* what looked like a torn tail was damage */
                 r->resync_torn = false;
             damage_end(r, off + s);
@@ -359,7 +396,7 @@ static size_t process(prism_reader *r, const uint8_t *p, size_t n, uint64_t off,
         }
         frame f;
         int rc = frame_parse(p + pos, n - pos, &f);
-        if (rc == FR_OK && frame_verified(p + pos, &f)) {
+        if (rc == FR_OK && candidate_good(r, p + pos, &f, off + pos)) {
             deliver(r, p + pos, &f, off + pos);
             pos += f.total;
             r->good = off + pos;
@@ -429,7 +466,9 @@ static prism_status run(prism_reader *r, const uint8_t *data, size_t len, bool f
     size_t used = process(r, p, n, off, final);
     if (r->err)
         return r->err;
-    if (!keep_pending(r, p + used, n - used))
+    /* p is NULL when nothing was kept or fed (a finish after a whole
+     * file): no offset may be applied to it, not even 0. */
+    if (!keep_pending(r, used < n ? p + used : NULL, n - used))
         return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
     return (r->plen || r->resync) ? PRISM_NEED_MORE : PRISM_OK;
 }

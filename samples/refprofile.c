@@ -47,7 +47,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--steps") && v <= 10000000) o.steps = (unsigned)v;
         else if (!strcmp(a, "--layers") && v <= 64) o.layers = (unsigned)v;
         else if (!strcmp(a, "--threads") && v >= 1 && v <= 60) o.threads = (unsigned)v;
-        else if (!strcmp(a, "--chunk-bytes") && v >= 256 && v <= (1u << 24)) o.chunk_bytes = v;
+        else if (!strcmp(a, "--chunk-bytes") && v >= 256 && v <= PRISM_MAX_CHUNK_PAYLOAD) o.chunk_bytes = v;
         else if (!strcmp(a, "--stall-ns") && v <= 10000000000ull) o.stall_ns = v;
         else if (!strcmp(a, "--rss-kb") && v <= (1u << 30)) o.rss_kb_per_step = v;
         else return usage();

@@ -35,7 +35,10 @@ extern "C" {
 
 /* Limits (docs/FORMAT.md, "Limits").  A reader rejects anything larger. */
 #define PRISM_MAX_HEADER_BYTES   (64u * 1024u)        /* whole header item   */
-#define PRISM_MAX_CHUNK_PAYLOAD  (16u * 1024u * 1024u) /* one chunk's payload */
+#define PRISM_MAX_CHUNK_PAYLOAD  (1024u * 1024u)      /* one chunk's payload */
+/* A sequence number further than this past the expected one is damage (the
+ * chunk is delivered, the expectation kept), not that many missing chunks. */
+#define PRISM_MAX_SEQ_GAP        (UINT64_C(1) << 32)
 #define PRISM_MAX_STRING_BYTES   4096u                 /* one interned string */
 #define PRISM_MAX_STRINGS        (1u << 24)            /* ids 1 .. 2^24-1     */
 #define PRISM_MAX_DEPTH          16u                   /* CBOR nesting        */
@@ -421,7 +424,8 @@ typedef struct prism_reader_callbacks {
 
 typedef struct prism_reader_stats {
     uint64_t chunks;             /* good chunks delivered                     */
-    uint64_t damaged;            /* damaged runs skipped (checksum or framing) */
+    uint64_t damaged;            /* damaged runs skipped (checksum or framing),
+                                    and implausible sequence numbers   */
     uint64_t bad_checksum;       /* ... of which began with a checksum failure */
     uint64_t skipped_bytes;      /* bytes in damaged runs                     */
     uint64_t malformed;          /* chunks whose payload did not decode       */
