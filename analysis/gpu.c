@@ -331,5 +331,5 @@ void gpu_refresh(prism_analysis *a)
     gs->idle_share = gs->span_ns ? 1.0 - (double)gs->busy_ns / (double)gs->span_ns : 0;
     for (size_t i = 0; i < a->dropped_of.cap; i++)
         if (a->dropped_of.keys[i] && ((a->dropped_of.keys[i] - 1) & 1))
-            gs->dropped += a->dropped_of.vals[i];
+            gs->dropped = an_sat_add(gs->dropped, a->dropped_of.vals[i]);
 }

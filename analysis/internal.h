@@ -354,4 +354,11 @@ void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len);
 void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n);
 void work_refresh(prism_analysis *a);
 
+/* Dropped totals come from the file: a hostile one may claim 2^64-1 on
+ * several streams, and sums saturate instead of wrapping. */
+static inline uint64_t an_sat_add(uint64_t x, uint64_t y)
+{
+    return y > UINT64_MAX - x ? UINT64_MAX : x + y;
+}
+
 #endif

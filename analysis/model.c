@@ -483,19 +483,12 @@ const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size
 
 uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
 
-/* Dropped totals come from the file: a hostile one may claim 2^64-1 on
- * several streams, and the sum saturates instead of wrapping. */
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    return y > UINT64_MAX - x ? UINT64_MAX : x + y;
-}
-
 uint64_t prism_analysis_dropped(const prism_analysis *a)
 {
     uint64_t total = 0;                 /* CPU events: GPU records are in gpu->dropped */
     for (size_t i = 0; i < a->dropped_of.cap; i++)
         if (a->dropped_of.keys[i] && !((a->dropped_of.keys[i] - 1) & 1))
-            total = sat_add(total, a->dropped_of.vals[i]);
+            total = an_sat_add(total, a->dropped_of.vals[i]);
     return total;
 }
 
@@ -504,7 +497,7 @@ uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, ui
     uint64_t total = 0;
     for (size_t i = 0; i < a->dropped_regions_of.cap; i++)
         if (a->dropped_regions_of.keys[i])
-            total = sat_add(total, a->dropped_regions_of.vals[i]);
+            total = an_sat_add(total, a->dropped_regions_of.vals[i]);
     if (whole)
         *whole = !a->drops_single;
     if (placed)

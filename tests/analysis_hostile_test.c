@@ -80,9 +80,14 @@ static void test_dropped_saturates(void **state)
                             .have_regions = true, .regions = UINT64_MAX };
         PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
     }
+    for (uint32_t s = 1; s <= 2; s++) {         /* GPU records dropped, twice 2^64-1 */
+        prism_dropped d = { .stream = s, .source = PRISM_SOURCE_GPU, .total = UINT64_MAX };
+        PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
+    }
     loaded l = pb_load(&b);
     assert_true(prism_analysis_dropped(l.a) == UINT64_MAX);
     assert_true(prism_analysis_dropped_regions(l.a, NULL, NULL) == UINT64_MAX);
+    assert_true(prism_analysis_gpu(l.a)->dropped == UINT64_MAX);
     unload(&l);
 }
 
