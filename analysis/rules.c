@@ -8,11 +8,8 @@
  *
  * Severity by share of time: HIGH > 30 %, MEDIUM 10-30 %, LOW < 10 %.
  *
- *   hot_operation   each op above threshold_pct of total time, wrappers
- *                   skipped (rules_is_wrapper), at most HOT_MAX; when only
- *                   wrappers are hot, the heaviest real op anyway.  An op
- *                   seen on loader threads only is LOW: it runs beside the
- *                   training loop (data_loading judges whether it stalls it).
+ *   (rules_hot.c)   hot_operation: the training thread's operations by
+ *                   their own time, and the heaviest op beside the loop
  *   memory_leak     host / GPU leak verdict (prism_leak_fit: a fast slope
  *                   above leak_mb, or a steady significant rise); HIGH when
  *                   it projects > 1 GB per 1000 steps or grew > 50 %, else
@@ -31,11 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <xxhash.h>
 
 #include "rules.h"
 
-#define HOT_MAX 16
 #define WRAPPER_SELF 0.05       /* a wrapper's self time is below this share */
 #define WRAPPER_HOLDS 0.9       /* ... and it holds this much of its parent  */
 
@@ -141,96 +136,10 @@ bool rules_sync_like(const char *name)
     return false;
 }
 
-static bool compute_like(const char *name)
-{
-    static const char *const pat[] = { "matmul", "gemm", "conv", "attention", "linear", "mlp" };
-    for (size_t i = 0; i < sizeof pat / sizeof *pat; i++)
-        if (rules_icontains(name, pat[i]))
-            return true;
-    return false;
-}
 
 bool rules_data_like(const char *name)
 {
     return rules_icontains(name, "data") || rules_icontains(name, "load");
-}
-
-void rules_names_init(rules_names *ix)
-{
-    memset(ix, 0, sizeof *ix);
-}
-
-void rules_names_free(rules_names *ix)
-{
-    free(ix->name);
-    free(ix->hash);
-    free(ix->k);
-    rules_names_init(ix);
-}
-
-/* Twice the slots (16 at first), every entry placed again. */
-static bool names_grow(rules_names *ix)
-{
-    size_t slots = ix->slots ? 2 * ix->slots : 16;
-    const char **name = malloc(slots * sizeof *name);
-    uint64_t *hash = malloc(slots * sizeof *hash);
-    uint32_t *k = calloc(slots, sizeof *k);
-    if (!name || !hash || !k || slots > UINT32_MAX) {
-        free(name);
-        free(hash);
-        free(k);
-        return false;
-    }
-    for (size_t i = 0; i < ix->slots; i++) {
-        if (!ix->k[i])
-            continue;
-        size_t j = (size_t)ix->hash[i] & (slots - 1);
-        while (k[j])
-            j = (j + 1) & (slots - 1);
-        name[j] = ix->name[i];
-        hash[j] = ix->hash[i];
-        k[j] = ix->k[i];
-    }
-    free(ix->name);
-    free(ix->hash);
-    free(ix->k);
-    ix->name = name;
-    ix->hash = hash;
-    ix->k = k;
-    ix->slots = slots;
-    return true;
-}
-
-size_t rules_names_get(rules_names *ix, const char *name, bool *added)
-{
-    *added = false;
-    if (2 * (ix->n + 1) > ix->slots && !names_grow(ix))
-        return SIZE_MAX;
-    uint64_t h = XXH3_64bits(name, strlen(name));
-    size_t j = (size_t)h & (ix->slots - 1);
-    for (; ix->k[j]; j = (j + 1) & (ix->slots - 1))
-        if (ix->hash[j] == h && !strcmp(ix->name[j], name))
-            return ix->k[j] - 1u;
-    ix->name[j] = name;
-    ix->hash[j] = h;
-    ix->k[j] = (uint32_t)++ix->n;
-    *added = true;
-    return ix->n - 1;
-}
-
-bool rules_room(void **arr, size_t *cap, size_t k, size_t size)
-{
-    if (k < *cap)
-        return true;
-    size_t cap2 = *cap ? *cap : 64;
-    while (cap2 <= k)
-        cap2 *= 2;
-    void *p = realloc(*arr, cap2 * size);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = cap2;
-    return true;
 }
 
 const char *rules_leaf(const char *name)
@@ -349,251 +258,6 @@ bool rules_is_wrapper(const rules_ctx *c, const prism_op *op)
 static bool loader_name(const char *name)
 {
     return name && (rules_icontains(name, "load") || rules_icontains(name, "worker"));
-}
-
-/* ---- hot_operation ---------------------------------------------------- */
-
-static bool in_input_pipeline(const rules_ctx *c, uint32_t node)
-{
-    for (const prism_node *n = rules_node(c, node); n; n = rules_node(c, n->parent))
-        if (rules_input_like(n->name))
-            return true;
-    return false;
-}
-
-static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, prism_bottleneck *b)
-{
-    const char *nm = rules_leaf(name);
-    char *r = b->recommendation;
-    size_t cap = sizeof b->recommendation;
-    bool py = c->python;
-    if (rules_icontains(nm, "forward") || rules_icontains(nm, "fwd"))
-        rules_put(r, cap, py ? "Use mixed precision (torch.autocast, bf16/fp16), fuse operators "
-                               "or compile the model (torch.compile)."
-                             : "Reduce the work per call: lower precision where accuracy "
-                               "allows, fuse passes over the same data, vectorise.");
-    else if (rules_icontains(nm, "backward") || rules_icontains(nm, "bwd"))
-        rules_put(r, cap, py ? "Use mixed precision; gradient checkpointing saves memory at "
-                               "the cost of recomputation, so drop it if memory allows; check "
-                               "retain_graph is not set needlessly."
-                             : "Reduce the work per call: reuse what the forward pass computed "
-                               "instead of recomputing it, fuse passes, vectorise.");
-    else if (rules_icontains(nm, "optim") && py)
-        rules_put(r, cap, "Use a fused or foreach optimizer (e.g. AdamW(fused=True) or "
-                          "foreach=True) and zero_grad(set_to_none=True).");
-    else if (rules_sync_like(nm))
-        rules_put(r, cap, "The CPU waits for the GPU here: see cpu_gpu_sync (no .item()/.cpu() "
-                          "in the loop, log every N steps).");
-    else if (in_input_pipeline(c, node))
-        rules_put(r, cap, "Input pipeline work on the training thread: move it to loader "
-                          "threads or processes so it overlaps the step.");
-    else if (compute_like(nm))
-        rules_put(r, cap, py ? "Compute-bound: use mixed precision or TF32, larger batches "
-                               "and fused kernels (e.g. scaled_dot_product_attention, "
-                               "torch.compile)."
-                             : "Compute-bound: a faster kernel (BLAS, vectorised or blocked "
-                               "loops), lower precision, or fewer calls with more work each.");
-    const prism_node *n = rules_node(c, node);
-    const prism_node *ch = rules_node(c, rules_heaviest_child(c, node));
-    if (ch && n->total_ns)
-        rules_put(r, cap, "%sIts own code takes the time; its heaviest child '%s' has %.1f%% "
-                  "of it.", *r ? " " : "", rules_leaf(ch->name),
-                  100.0 * (double)ch->total_ns / (double)n->total_ns);
-    else if (!*r)
-        rules_put(r, cap, "It has no instrumented children: add regions inside '%s' or "
-                  "sample it (perf, py-spy) to see where the time goes.", nm);
-}
-
-/* Inside a region named like data / load (rules_data's regions)? */
-static bool in_data_pipeline(const prism_tree *t, uint32_t i)
-{
-    for (uint32_t q = i; q < t->count; q = t->nodes[q].parent)
-        if (rules_data_like(t->nodes[q].name))
-            return true;
-    return false;
-}
-
-/* The same with the answers kept per node (memo[]: 0 unknown, 1 no, 2 yes),
- * so that each node's name is tested once, not once per descendant. */
-static bool in_data_pipeline_memo(const prism_tree *t, uint32_t i, uint8_t *memo)
-{
-    uint32_t q = i;
-    bool yes = false;
-    for (; q < t->count && !memo[q]; q = t->nodes[q].parent)
-        if (rules_data_like(t->nodes[q].name)) {
-            yes = true;
-            break;
-        }
-    if (!yes && q < t->count)
-        yes = memo[q] == 2;
-    /* every node walked up to q shares the answer: a yes at q is theirs
-     * (an ancestor is data-like); a no means none of them is */
-    for (uint32_t r = i; r < t->count && r != q; r = t->nodes[r].parent)
-        memo[r] = yes ? 2 : 1;
-    if (q < t->count && !memo[q])
-        memo[q] = yes ? 2 : 1;
-    return yes;
-}
-
-/* An operation of the training thread: every path of one name. */
-typedef struct hot_op {
-    const char *name;
-    double work, ns, on_known, known;   /* self in the window; CPU cover */
-    uint64_t calls, paths;
-    uint32_t node;              /* heaviest path, training thread tree */
-    double node_work;
-} hot_op;
-
-/* Every name of the training thread's tree with its own time into *opp
- * (grown as names come). */
-static void hot_collect(const rules_ctx *c, hot_op **opp, size_t *cap, size_t *nop,
-                        rules_names *ix)
-{
-    const prism_tree *t = c->train;
-    uint8_t *memo = t && !c->cpu ? calloc(t->count ? t->count : 1, 1) : NULL;
-    *nop = 0;
-    for (size_t i = 0; t && i < t->count; i++) {
-        const prism_node *n = &t->nodes[i];
-        rules_self s = rules_self_of(c, t, (uint32_t)i);
-        /* a sync's time is the GPU's, whether it spins or sleeps: the
-         * cpu_gpu_sync rules judge it */
-        if (!n->name || !(s.ns > 0) || rules_sync_like(rules_leaf(n->name)))
-            continue;
-        /* without CPU samples the input pipeline's time is data_loading's
-         * (by name), not a second finding */
-        if (!c->cpu && (memo ? in_data_pipeline_memo(t, (uint32_t)i, memo)
-                             : in_data_pipeline(t, (uint32_t)i)))
-            continue;
-        bool added;
-        size_t k = rules_names_get(ix, n->name, &added);
-        if (k == SIZE_MAX || (added && !rules_room((void **)opp, cap, k, sizeof **opp)))
-            break;                      /* out of memory: judge what was gathered */
-        hot_op *op = *opp;
-        if (added)
-            op[(*nop)++] = (hot_op){ .name = n->name, .node = (uint32_t)i, .node_work = -1 };
-        op[k].work += s.work;
-        op[k].ns += s.ns;
-        op[k].on_known += s.on;
-        op[k].known += s.known;
-        op[k].calls += n->calls;
-        op[k].paths++;
-        if (s.work > op[k].node_work) {
-            op[k].node_work = s.work;
-            op[k].node = (uint32_t)i;
-        }
-    }
-    free(memo);
-}
-
-static void hot_emit(rules_ctx *c, const hot_op *op)
-{
-    double share = c->step_ns > 0 ? op->work / c->step_ns : 0;
-    share = share > 1 ? 1 : share;
-    const prism_node *hn = &c->train->nodes[op->node];
-    uint32_t node = prism_analysis_find(c->a, hn->path_hash);
-    prism_bottleneck *b = rules_add(c, PRISM_BN_HOT_OPERATION, rules_by_share(share), share,
-                                    node);
-    if (!b)
-        return;
-    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of %s",
-             rules_leaf(op->name), 100.0 * share, rules_denom(c));
-    rules_put(b->evidence, sizeof b->evidence, "%llu calls", (unsigned long long)op->calls);
-    if (c->steps)
-        rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
-                  DUR(op->work / (double)c->steps), (unsigned long long)c->steps);
-    else
-        rules_put(b->evidence, sizeof b->evidence, ", %s", DUR(op->work));
-    if (op->known > 0)
-        rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its time",
-                  100.0 * op->on_known / op->known);
-    rules_put(b->evidence, sizeof b->evidence, ", mean %s/call", DUR(hn->mean_ns));
-    if (op->paths > 1 && op->work > 0)
-        rules_put(b->evidence, sizeof b->evidence, "; %llu paths, the heaviest holds %.0f%%",
-                  (unsigned long long)op->paths, 100.0 * op->node_work / op->work);
-    if (hn->gpu_launches)
-        rules_put(b->evidence, sizeof b->evidence, "; %llu GPU launches (%s GPU)",
-                  (unsigned long long)hn->gpu_launches, DUR(hn->gpu_ns));
-    hot_advice(c, op->name, node, b);
-}
-
-/*
- * Operations of the training thread by their own time in the steps (their
- * children's time is theirs, not the parent's): a parent that only holds
- * children is never a hot operation.  With CPU samples only the time the
- * thread ran or wanted to run counts: blocked time is a stall, judged by
- * rules_wait.  Every path of a name counts together; Enter goes to the
- * heaviest.
- */
-static void rule_hot(rules_ctx *c, double threshold_pct)
-{
-    hot_op *op = NULL;
-    rules_names ix;
-    size_t nop = 0, cap = 0, emitted = 0;
-    rules_names_init(&ix);
-    hot_collect(c, &op, &cap, &nop, &ix);
-    for (size_t i = 0; i < nop && emitted < HOT_MAX; i++) {
-        size_t best = SIZE_MAX;
-        for (size_t k = 0; k < nop; k++)
-            if (op[k].calls && (best == SIZE_MAX || op[k].work > op[best].work))
-                best = k;
-        if (best == SIZE_MAX || !(c->step_ns > 0) ||
-            !(100.0 * op[best].work / c->step_ns > threshold_pct))
-            break;
-        hot_emit(c, &op[best]);
-        op[best].calls = 0;             /* done */
-        emitted++;
-    }
-    free(op);
-    rules_names_free(&ix);
-}
-
-/*
- * Work on the other threads never dilutes the training thread's shares;
- * each such thread's heaviest operation above the threshold of that
- * thread's own time is a LOW finding, with how much of it overlapped the
- * steps (whether it stalls the loop is for the stall rules to say).
- */
-static void rule_beside(rules_ctx *c, double threshold_pct)
-{
-    size_t found = 0;
-    for (size_t i = 0; i < c->nthreads && found < 4; i++) {
-        const char *tname = NULL;
-        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &tname);
-        if (!t || t == c->train || !t->total_ns)
-            continue;
-        uint32_t best = PRISM_NO_NODE;
-        for (size_t k = 0; k < t->count; k++)
-            if (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns)
-                best = (uint32_t)k;
-        if (best == PRISM_NO_NODE)
-            continue;
-        const prism_node *n = &t->nodes[best];
-        double own = (double)n->self_ns / (double)t->total_ns;
-        if (!(100.0 * own > threshold_pct))
-            continue;
-        prism_bottleneck *b = rules_add(c, PRISM_BN_HOT_OPERATION, PRISM_SEV_LOW, 0.0,
-                                        prism_analysis_find(c->a, n->path_hash));
-        if (!b)
-            continue;
-        found++;
-        snprintf(b->description, sizeof b->description,
-                 "'%s': %.1f%% of thread '%s' (beside the training thread)",
-                 rules_leaf(n->name), 100.0 * own, tname ? tname : "?");
-        rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s", (unsigned long long)n->calls,
-                  DUR(n->self_ns));
-        if (c->steps && n->total_ns)
-            rules_put(b->evidence, sizeof b->evidence, ", %.0f%% of it during steps",
-                      100.0 * (double)n->in_step_ns / (double)n->total_ns);
-        if (n->cpu_known_ns)
-            rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%%",
-                      100.0 * (double)n->oncpu_ns / (double)n->cpu_known_ns);
-        rules_put(b->evidence, sizeof b->evidence, "; not part of the %s",
-                  c->steps ? "training thread's steps" : "training thread");
-        snprintf(b->recommendation, sizeof b->recommendation,
-                 "It runs beside the training loop and costs it nothing unless the training "
-                 "thread waits for it (see data_loading / off_cpu_wait). Optimise it if "
-                 "those findings point here.");
-    }
 }
 
 /* ---- memory_leak ------------------------------------------------------ */
@@ -848,8 +512,8 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     const prism_gpu_stats *g = prism_analysis_gpu(a);
     const prism_memory_stats *m = prism_analysis_memory(a);
 
-    rule_hot(&c, threshold_pct);
-    rule_beside(&c, threshold_pct);
+    rules_hot(&c, threshold_pct);
+    rules_beside(&c, threshold_pct);
     if (m) {
         rule_leak(&c, &m->host, leak_mb, false);
         if (m->have_gpu)

@@ -136,6 +136,10 @@ bool rules_room(void **arr, size_t *cap, size_t k, size_t size);
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */
 void rules_wait(rules_ctx *c);
+/* rules_hot.c: hot operations of the training thread, and the heaviest
+ * operation of each other thread (LOW) */
+void rules_hot(rules_ctx *c, double threshold_pct);
+void rules_beside(rules_ctx *c, double threshold_pct);
 /* Names of the input pipeline, for confidence only: data, load, batch,
  * fetch, input, prefetch, shard, dataset. */
 bool rules_input_like(const char *name);

@@ -102,6 +102,20 @@ typedef struct fault {
     int rd;                     /* the parent's read end of a FIFO          */
 } fault;
 
+/* Run fn with the profile p.cbor in a new directory: the child exits with
+ * its own status after one warning naming want. */
+static void expect_one_warning(child_fn fn, const char *want)
+{
+    tdir d;
+    tdir_make(&d);
+    fault f = { 0 };
+    tdir_file(&d, "p.cbor", f.path, sizeof f.path);
+    char err[8192];
+    int status = run_child(fn, &f, err, sizeof err);
+    assert_own_status_one_warning(status, err, want);
+    tdir_remove(&d);
+}
+
 /* ---- outputs that are not regular files ------------------------------ */
 
 /* init refuses the output at once; the program runs unprofiled. */
@@ -258,14 +272,7 @@ static int fsize_zero_child(void *arg)
 static void test_fsize_zero(void **state)
 {
     (void)state;
-    tdir d;
-    tdir_make(&d);
-    fault f = { 0 };
-    tdir_file(&d, "p.cbor", f.path, sizeof f.path);
-    char err[8192];
-    int status = run_child(fsize_zero_child, &f, err, sizeof err);
-    assert_own_status_one_warning(status, err, strerror(EFBIG));
-    tdir_remove(&d);
+    expect_one_warning(fsize_zero_child, strerror(EFBIG));
 }
 
 /* A limit reached while recording: the writer's write fails. */
@@ -334,14 +341,7 @@ static int own_xfsz_child(void *arg)
 static void test_fsize_own_handler_kept(void **state)
 {
     (void)state;
-    tdir d;
-    tdir_make(&d);
-    fault f = { 0 };
-    tdir_file(&d, "p.cbor", f.path, sizeof f.path);
-    char err[8192];
-    int status = run_child(own_xfsz_child, &f, err, sizeof err);
-    assert_own_status_one_warning(status, err, strerror(EFBIG));
-    tdir_remove(&d);
+    expect_one_warning(own_xfsz_child, strerror(EFBIG));
 }
 
 /* Whether a thread of this process is named name (/proc/self/task). */
