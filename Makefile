@@ -41,7 +41,7 @@ B        := $(if $(BUILD),$(BUILD),build)
 SAN      :=
 endif
 
-ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib -Itui $(WARN) $(SAN) $(CFLAGS)
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
@@ -56,7 +56,7 @@ FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 IMPORT_SRC   := $(wildcard import/*.c)
-TUI_SRC      := $(wildcard tui/*.c)
+TUI_SRC      := $(wildcard tui/*.c present/*.c reports/*.c)
 TEST_SRC     := $(wildcard tests/*_test.c)
 CXX_TEST_SRC := $(wildcard tests/*_test.cpp)
 BENCH_SRC    := $(wildcard bench/*.c)
@@ -91,7 +91,7 @@ PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
                 2>/dev/null))
 PY_SRC     := $(wildcard python/src/*.c)
 PY_OBJ     := $(call obj,$(PY_SRC))
-PY_TUI_OBJ := $(call obj,$(addprefix tui/,analyze_json.c compare_cmd.c export.c export_trace.c \
+PY_TUI_OBJ := $(call obj,$(wildcard present/*.c) $(addprefix reports/,analyze_json.c compare_cmd.c export.c export_trace.c \
                                            json.c report.c))
 PY_DIR     := $(B)/python/prism
 PY_EXT     := $(PY_DIR)/_prism.abi3.so
@@ -347,7 +347,7 @@ FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_SRC     := $(sort tests/fuzz/import_fuzz.c $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c) \
                        $(patsubst $(B)/obj/%.o,%.c,$(PY_TUI_OBJ)))
 FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRC))
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Itui -g -O1 \
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
                 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined $(FUZZ_EXTRA)
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "prism/analysis.h"
-#include "../tui/report.h"
+#include "../reports/report.h"
 
 #define US 1000ull
 

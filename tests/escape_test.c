@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tui/cli.h"
-#include "../tui/escape.h"
+#include "../reports/cli.h"
+#include "../present/escape.h"
 #include "../tui/flame.h"
-#include "../tui/report.h"
+#include "../reports/report.h"
 #include "../tui/treeview.h"
 #include "pbuild.h"
 #include "report_util.h"

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../tui/cli.h"
-#include "../tui/report.h"
+#include "../reports/cli.h"
+#include "../reports/report.h"
 #include "json_check.h"
 #include "report_util.h"
 

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tui/cli.h"
-#include "../tui/json.h"
-#include "../tui/report.h"
+#include "../reports/cli.h"
+#include "../reports/json.h"
+#include "../reports/report.h"
 #include "json_check.h"
 #include "report_util.h"
 

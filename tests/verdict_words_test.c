@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../tui/verdict.h"
+#include "../present/verdict.h"
 
 #define MB 1048576.0
 

@@ -145,7 +145,7 @@ void cmpv_status(const ui *u, char *buf, size_t n)
     if (!d)
         return;
     char a[32], b[32], pp[32];
-    ui_fmt_ns(a, sizeof a, d->delta_ns < 0 ? -d->delta_ns : d->delta_ns);
+    fmt_ns(a, sizeof a, d->delta_ns < 0 ? -d->delta_ns : d->delta_ns);
     if (d->base_node == PRISM_NO_NODE)
         snprintf(buf, n, " | NEW region");
     else if (d->new_node == PRISM_NO_NODE)
@@ -215,8 +215,8 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
     dl_format(cell, sizeof cell, d, 40);
     x += ui_print(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
     dl_kind k = dl_kind_of(d);
-    ui_fmt_ns(a, sizeof a, d->base_ns);
-    ui_fmt_ns(b, sizeof b, d->new_ns);
+    fmt_ns(a, sizeof a, d->base_ns);
+    fmt_ns(b, sizeof b, d->new_ns);
     if (d->p_value >= 0)
         snprintf(p, sizeof p, "p=%.3g", d->p_value);
     else

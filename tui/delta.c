@@ -47,7 +47,7 @@ bool dl_strong(const prism_delta *d)
 void dl_fmt_ns(char *buf, size_t cap, double ns)
 {
     char t[32], *o = t;
-    ui_fmt_ns(t, sizeof t, fabs(ns));
+    fmt_ns(t, sizeof t, fabs(ns));
     for (char *p = t; *p; p++)          /* "12.3 ms" -> "12.3ms" */
         if (*p != ' ')
             *o++ = *p;

@@ -103,6 +103,43 @@ bool ui_matches(const ui *u, const char *name)
     return false;
 }
 
+bool ui_filter_matches(const ui *u, const char *name)
+{
+    if (!u->filter[0])
+        return true;
+    if (!name)
+        return false;
+    size_t n = strlen(u->filter);
+    for (const char *p = name; *p; p++)
+        if (!strncasecmp(p, u->filter, n))
+            return true;
+    return false;
+}
+
+void ui_jump(ui *u, int pane, uint64_t path_hash)
+{
+    if (u->nhistory == UI_HISTORY) {    /* drop the oldest */
+        memmove(&u->history[0], &u->history[1], sizeof u->history[0] * (UI_HISTORY - 1));
+        u->nhistory--;
+    }
+    u->history[u->nhistory].pane = u->pane;
+    u->history[u->nhistory].sel_hash = u->sel_hash;
+    u->nhistory++;
+    if (path_hash)
+        u->sel_hash = path_hash;
+    u->jump_pane = pane;
+}
+
+bool ui_back(ui *u)
+{
+    if (u->nhistory == 0)
+        return false;
+    u->nhistory--;
+    u->sel_hash = u->history[u->nhistory].sel_hash;
+    ui_show(u, u->history[u->nhistory].pane);
+    return true;
+}
+
 /* ---- global keys ---- */
 
 static int k_quit(ui *u, void *st, int key)
@@ -205,7 +242,7 @@ const ui_key ui_global_keys[] = {
     { '1', "1", k_number, "Summary" }, { '2', "2", k_number, "Tree" },
     { '3', "3", k_number, "Flame graph" }, { '4', "4", k_number, "Operations" },
     { '5', "5", k_number, "Memory" }, { '6', "6", k_number, "GPU" },
-    { '7', "7", k_number, "Bottlenecks" },
+    { '7', "7", k_number, "Bottlenecks" }, { '8', "8", k_number, "Timeline" },
     { '/', "/", k_search, "search names (n / N: next / previous match)" },
     { 'p', "p", k_pause, "pause / resume following a live profile" },
 };
@@ -447,9 +484,11 @@ static int session(ui *u, source *src)
     setlocale(LC_ALL, "");
     const char *cs = nl_langinfo(CODESET);
     u->utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
+    fmt_set_utf8(u->utf8);
     ui_draw_set_utf8(u->utf8);
     const ui_pane *panes[UI_NPANES] = { &pane_summary, &pane_tree, &pane_flame, &pane_ops,
-                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_help };
+                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_timeline,
+                                        &pane_help };
     memcpy(u->panes, panes, sizeof panes);
     install_signals();
     atexit(restore_terminal);

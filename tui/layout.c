@@ -151,37 +151,6 @@ size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bo
     return at;
 }
 
-void ui_fmt_ns(char *buf, size_t cap, double ns)
-{
-    /* thresholds where the rounded figure would need the next unit */
-    if (!(ns >= 0))
-        ns = 0;
-    if (ns < 999.5)
-        snprintf(buf, cap, "%.0f ns", ns);
-    else if (ns < 999950.0)
-        snprintf(buf, cap, "%.1f us", ns / 1e3);
-    else if (ns < 99995000.0)
-        snprintf(buf, cap, "%.2f ms", ns / 1e6);
-    else if (ns < 999950000.0)
-        snprintf(buf, cap, "%.1f ms", ns / 1e6);
-    else
-        snprintf(buf, cap, "%.2f s", ns / 1e9);
-}
-
-void ui_fmt_bytes(char *buf, size_t cap, double b)
-{
-    if (!(b >= 0))
-        b = 0;
-    if (b < 1024)
-        snprintf(buf, cap, "%.0f B", b);
-    else if (b < 1048576.0)
-        snprintf(buf, cap, "%.1f KB", b / 1024);
-    else if (b < 1073741824.0)
-        snprintf(buf, cap, "%.1f MB", b / 1048576.0);
-    else
-        snprintf(buf, cap, "%.2f GB", b / 1073741824.0);
-}
-
 size_t ui_list_move(int key, size_t r, size_t n, size_t page)
 {
     if (!n)

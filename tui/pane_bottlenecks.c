@@ -21,10 +21,6 @@
 #include "ui.h"
 
 #define LABEL 11                        /* "Evidence  " column              */
-#define PANE_TREE 1
-#define PANE_FLAME 2
-#define PANE_MEMORY 4
-#define PANE_GPU 5
 
 #define TAG_W 4                         /* "NEW " / "GONE" */
 

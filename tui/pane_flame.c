@@ -145,7 +145,7 @@ static void breadcrumb(ui *u, const ui_rect *r, uint32_t z)
         parts[k++] = t->nodes[q].name;
     char tot[32], tail[64];
     uint64_t ns = z == PRISM_NO_NODE ? t->total_ns : t->nodes[z].total_ns;
-    ui_fmt_ns(tot, sizeof tot, (double)ns);
+    fmt_ns(tot, sizeof tot, (double)ns);
     snprintf(tail, sizeof tail, "  [%s, %.1f%%]", tot,
              t->total_ns ? 100.0 * (double)ns / (double)t->total_ns : 0.0);
     /* drop leading parts until it fits */
@@ -253,8 +253,8 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
     const prism_node *nd = &t->nodes[n];
     uint64_t up = nd->parent == PRISM_NO_NODE ? t->total_ns : t->nodes[nd->parent].total_ns;
     char tot[32], self[32], cell[64];
-    ui_fmt_ns(tot, sizeof tot, (double)nd->total_ns);
-    ui_fmt_ns(self, sizeof self, (double)nd->self_ns);
+    fmt_ns(tot, sizeof tot, (double)nd->total_ns);
+    fmt_ns(self, sizeof self, (double)nd->self_ns);
     x += ui_print(r, row, x, A_BOLD, nd->name);
     if (d && dl_format(cell, sizeof cell, d, 40)) {
         x += ui_print(r, row, x, A_NORMAL, "  ");

@@ -59,13 +59,13 @@ static int overview(ui *u, const ui_rect *r, const prism_gpu_stats *g)
 {
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
     char busy[32], span[32], sync[32], kern[32], copy[32], mset[32], api[32];
-    ui_fmt_ns(busy, sizeof busy, (double)g->busy_ns);
-    ui_fmt_ns(span, sizeof span, (double)g->span_ns);
-    ui_fmt_ns(sync, sizeof sync, (double)g->sync_ns);
-    ui_fmt_ns(kern, sizeof kern, (double)g->kernel_ns);
-    ui_fmt_ns(copy, sizeof copy, (double)g->copy_ns);
-    ui_fmt_ns(mset, sizeof mset, (double)g->memset_ns);
-    ui_fmt_ns(api, sizeof api, (double)g->api_ns);
+    fmt_ns(busy, sizeof busy, (double)g->busy_ns);
+    fmt_ns(span, sizeof span, (double)g->span_ns);
+    fmt_ns(sync, sizeof sync, (double)g->sync_ns);
+    fmt_ns(kern, sizeof kern, (double)g->kernel_ns);
+    fmt_ns(copy, sizeof copy, (double)g->copy_ns);
+    fmt_ns(mset, sizeof mset, (double)g->memset_ns);
+    fmt_ns(api, sizeof api, (double)g->api_ns);
     uint64_t wall = prism_analysis_span_ns(u->a);
     int row = 0, c;
 
@@ -146,8 +146,8 @@ static void kernels(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const 
         if (sel)
             ui_fill(r, row, at);
         char tot[32], mean[32], bar[256];
-        ui_fmt_ns(tot, sizeof tot, (double)ks->total_ns);
-        ui_fmt_ns(mean, sizeof mean, ks->mean_ns);
+        fmt_ns(tot, sizeof tot, (double)ks->total_ns);
+        fmt_ns(mean, sizeof mean, ks->mean_ns);
         attr_t nat = at | (ui_matches(u, ks->name) ? A_BOLD | A_UNDERLINE : 0);
         ui_printf(r, row, x[0], nat, "%-*.*s", wd[0], wd[0], ks->name ? ks->name : "?");
         if (n > 1)
@@ -187,8 +187,8 @@ static void copies(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const p
         if (sel)
             ui_fill(r, row, at);
         char bytes[32], tm[32];
-        ui_fmt_bytes(bytes, sizeof bytes, (double)cs->bytes);
-        ui_fmt_ns(tm, sizeof tm, (double)cs->total_ns);
+        fmt_bytes(bytes, sizeof bytes, (double)cs->bytes);
+        fmt_ns(tm, sizeof tm, (double)cs->total_ns);
         const char *cols[6] = { copy_name(cs->copy_kind), mem_name(cs->src_kind), NULL, bytes, tm, NULL };
         for (int c = 0; c < n; c++) {
             if (c == 2)

@@ -49,23 +49,6 @@ typedef struct series {
     uint64_t *sts;                      /* their timestamps                 */
 } series;
 
-/* ui_fmt_bytes, with TB..EB so that a label fits the axis gutter. */
-static void fmt_bytes(char *buf, size_t cap, double b)
-{
-    static const char *const units[] = { "TB", "PB", "EB" };
-    double v = b / (1073741824.0 * 1024.0);
-    if (!(v >= 1)) {
-        ui_fmt_bytes(buf, cap, b);
-        return;
-    }
-    size_t i = 0;
-    while (v >= 1024 && i + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, cap, v < 1000 ? "%.1f %s" : "%.0e %s", v, units[i]);
-}
-
 static void series_free(series *s)
 {
     free(s->t);
@@ -301,7 +284,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         draw_chart(u, &r, row, ha, w, s.t, s.v, s.n, gpu ? s.v2 : NULL, NULL,
                    s.k ? (double)s.sts[p] : -1.0);
         row += ha;
-        ui_fmt_ns(b1, sizeof b1, s.t[s.n - 1] - s.t[0]);
+        fmt_ns(b1, sizeof b1, s.t[s.n - 1] - s.t[0]);
         snprintf(right, sizeof right, "+%s", b1);
         axis(u, &r, row++, w, "0", right);
     }

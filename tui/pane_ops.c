@@ -357,7 +357,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
             ui_print(r, y, x, sel ? base : ui_attr(u, CP_BAR, A_NORMAL), buf);
             break;
         case C_TOTAL: case C_SELF:
-            ui_fmt_ns(buf, sizeof buf, (double)(c == C_TOTAL ? op->total_ns : op->self_ns));
+            fmt_ns(buf, sizeof buf, (double)(c == C_TOTAL ? op->total_ns : op->self_ns));
             ui_printf(r, y, x, base, "%*s", w, buf);
             break;
         case C_CALLS:

@@ -55,12 +55,12 @@ static void totals(ui *u, const ui_rect *r, int *row)
     const prism_tree *t = prism_analysis_tree(u->a);
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
     char mean[32], p50[32], p95[32], mx[32], tot[32], span[32];
-    ui_fmt_ns(mean, sizeof mean, s->mean_ns);
-    ui_fmt_ns(p50, sizeof p50, s->p50_ns);
-    ui_fmt_ns(p95, sizeof p95, s->p95_ns);
-    ui_fmt_ns(mx, sizeof mx, s->max_ns);
-    ui_fmt_ns(tot, sizeof tot, (double)t->total_ns);
-    ui_fmt_ns(span, sizeof span, (double)prism_analysis_span_ns(u->a));
+    fmt_ns(mean, sizeof mean, s->mean_ns);
+    fmt_ns(p50, sizeof p50, s->p50_ns);
+    fmt_ns(p95, sizeof p95, s->p95_ns);
+    fmt_ns(mx, sizeof mx, s->max_ns);
+    fmt_ns(tot, sizeof tot, (double)t->total_ns);
+    fmt_ns(span, sizeof span, (double)prism_analysis_span_ns(u->a));
     ui_print(r, *row, 1, lab, "Steps");
     if (s->count)
         ui_printf(r, (*row)++, 11, A_NORMAL, "%llu (%llu sampled)  mean %s  p50 %s  p95 %s  max %s",
@@ -108,7 +108,7 @@ static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
     for (size_t i = 0; i < n && (int)i < rows - 1; i++) {
         char bar[512], tot[32];
         ui_bar(bar, sizeof bar, ops[i].share, barw, u->utf8);
-        ui_fmt_ns(tot, sizeof tot, (double)ops[i].total_ns);
+        fmt_ns(tot, sizeof tot, (double)ops[i].total_ns);
         ui_printf(r, *row, 1, A_NORMAL, "%-*.*s", namew, namew, ops[i].name);
         ui_print(r, *row, 2 + namew, ui_attr(u, CP_BAR, A_NORMAL), bar);
         ui_printf(r, (*row)++, 2 + namew + barw + 1, A_NORMAL, "%10s %5.1f%%", tot, ops[i].share * 100);
@@ -135,7 +135,7 @@ static void memory(ui *u, const ui_rect *r, int *row)
             v[i] = (double)(gpu ? m->samples[i].gpu_used : m->samples[i].rss);
         char spark[1024], peak[32];
         ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
-        ui_fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
+        fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
         const prism_leak *lk = gpu ? &m->gpu : &m->host;
         ui_print(r, *row, 1, lab, gpu ? "GPU mem" : "Host RSS");
         ui_print(r, *row, 11, ui_attr(u, CP_BAR, A_NORMAL), spark);
@@ -201,8 +201,8 @@ static void time_row(ui *u, const ui_rect *r, int row, const char *name, double 
         ui_print(r, row, CX_NEW, A_NORMAL, "n/a");
         return;
     }
-    ui_fmt_ns(va, sizeof va, a);
-    ui_fmt_ns(vb, sizeof vb, b);
+    fmt_ns(va, sizeof va, a);
+    fmt_ns(vb, sizeof vb, b);
     ui_print(r, row, CX_BASE, A_NORMAL, va);
     ui_print(r, row, CX_NEW, A_NORMAL, vb);
     prism_delta d = { .base_ns = a, .new_ns = b, .delta_ns = b - a, .p_value = p,
@@ -226,9 +226,9 @@ static void bytes_row(ui *u, const ui_rect *r, int row, const char *name, double
         ui_print(r, row, CX_NEW, A_NORMAL, "n/a");
         return;
     }
-    ui_fmt_bytes(va, sizeof va, a);
-    ui_fmt_bytes(vb, sizeof vb, b);
-    ui_fmt_bytes(dv, sizeof dv, b > a ? b - a : a - b);
+    fmt_bytes(va, sizeof va, a);
+    fmt_bytes(vb, sizeof vb, b);
+    fmt_bytes(dv, sizeof dv, b > a ? b - a : a - b);
     ui_print(r, row, CX_BASE, A_NORMAL, va);
     ui_print(r, row, CX_NEW, A_NORMAL, vb);
     ui_printf(r, row, CX_DELTA, A_NORMAL, "%c%s", b >= a ? '+' : '-', dv);

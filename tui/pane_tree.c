@@ -419,7 +419,7 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
             break;
         }
         case C_TOTAL: case C_SELF:
-            ui_fmt_ns(buf, sizeof buf, (double)(c == C_TOTAL ? nd->total_ns : nd->self_ns));
+            fmt_ns(buf, sizeof buf, (double)(c == C_TOTAL ? nd->total_ns : nd->self_ns));
             ui_printf(r, y, x, base, "%*s", w, buf);
             break;
         case C_CALLS:
@@ -469,18 +469,18 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     ui_print(r, y + 1, 1, lab, "Path");
     ui_print(r, y + 1, 7, A_NORMAL, fit);
 
-    ui_fmt_ns(a, sizeof a, (double)nd->total_ns);
-    ui_fmt_ns(b, sizeof b, (double)nd->self_ns);
+    fmt_ns(a, sizeof a, (double)nd->total_ns);
+    fmt_ns(b, sizeof b, (double)nd->self_ns);
     tv_fmt_count(c, sizeof c, nd->calls);
     ui_print(r, y + 2, 1, lab, "Time");
     ui_printf(r, y + 2, 7, A_NORMAL, "total %s  self %s (%.0f%%)  calls %s  share %.1f%% of %s",
               a, b, nd->total_ns ? 100.0 * (double)nd->self_ns / (double)nd->total_ns : 0.0,
               c, nd->share * 100.0, tv->tree == prism_analysis_tree(u->a) ? "total" : "the thread");
 
-    ui_fmt_ns(a, sizeof a, (double)nd->min_ns);
-    ui_fmt_ns(b, sizeof b, nd->mean_ns);
-    ui_fmt_ns(c, sizeof c, (double)nd->max_ns);
-    ui_fmt_ns(d, sizeof d, nd->std_ns);
+    fmt_ns(a, sizeof a, (double)nd->min_ns);
+    fmt_ns(b, sizeof b, nd->mean_ns);
+    fmt_ns(c, sizeof c, (double)nd->max_ns);
+    fmt_ns(d, sizeof d, nd->std_ns);
     ui_print(r, y + 3, 1, lab, "Call");
     int cx = 7 + ui_printf(r, y + 3, 7, A_NORMAL, "min %s  mean %s  max %s  std %s", a, b, c, d);
     if (nd->cpu_known_ns) {             /* wait vs work, measured */
@@ -497,9 +497,9 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     const char *scope = tv->tree == all ? "" : " (all threads)";
     ui_print(r, y + 4, 1, lab, "Step");
     if (mn && mn->steps_seen) {
-        ui_fmt_ns(a, sizeof a, mn->step_mean_ns);
-        ui_fmt_ns(b, sizeof b, mn->step_std_ns);
-        ui_fmt_ns(c, sizeof c, mn->step_max_ns);
+        fmt_ns(a, sizeof a, mn->step_mean_ns);
+        fmt_ns(b, sizeof b, mn->step_std_ns);
+        fmt_ns(c, sizeof c, mn->step_max_ns);
         ui_printf(r, y + 4, 7, A_NORMAL, "mean %s  std %s  max %s  in %llu steps%s", a, b, c,
                   (unsigned long long)mn->steps_seen, scope);
     } else {
@@ -513,7 +513,7 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
                   mn->flops / 1e9, mn->bytes / 1e9, mn->flops / mn->bytes,
                   prism_analysis_work(u->a)->ridge, scope);
     } else if (mn && (mn->gpu_ns || mn->gpu_launches)) {
-        ui_fmt_ns(a, sizeof a, (double)mn->gpu_ns);
+        fmt_ns(a, sizeof a, (double)mn->gpu_ns);
         tv_fmt_count(b, sizeof b, mn->gpu_launches);
         if (mn->bytes > 0)
             ui_printf(r, y + 5, 7, A_NORMAL, "%s of GPU work from %s launches; %.2f FLOP/byte%s",

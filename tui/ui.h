@@ -16,8 +16,15 @@
 #include <stdint.h>
 
 #include "prism/analysis.h"
+#include "units.h"
 
-enum { UI_NONE = 0, UI_REDRAW = 1, UI_RELAYOUT = 2, UI_QUIT = 4 };
+/* UI_PASS: a pane key did not apply here (e.g. Esc in a flame graph that is
+ * not zoomed): the frame tries the global keys (Esc/Backspace: back). */
+enum { UI_NONE = 0, UI_REDRAW = 1, UI_RELAYOUT = 2, UI_QUIT = 4, UI_PASS = 8 };
+
+/* Mouse events given to a pane's `mouse` hook, in the pane's coordinates
+ * (row, col from the top-left of the rectangle the pane last drew). */
+enum { UI_MOUSE_CLICK = 1, UI_MOUSE_DOUBLE, UI_MOUSE_WHEEL_UP, UI_MOUSE_WHEEL_DOWN };
 
 /* Colour pairs (used only when colour is on). */
 enum {
@@ -43,12 +50,19 @@ typedef struct ui_pane {
     void (*free)(void *st);
     const ui_key *keys;
     size_t nkeys;
+    /* optional: a mouse event (UI_MOUSE_*) at (row, col) of the pane body;
+     * returns UI_* flags like a key. */
+    int (*mouse)(ui *u, void *st, int event, int row, int col);
 } ui_pane;
 
 extern const ui_pane pane_summary, pane_tree, pane_flame, pane_ops, pane_memory,
-    pane_gpu, pane_bottlenecks, pane_help;
+    pane_gpu, pane_bottlenecks, pane_timeline, pane_help;
 
-#define UI_NPANES 8
+/* Pane indices (the tab order; Help is last and not a tab). */
+enum { PANE_SUMMARY, PANE_TREE, PANE_FLAME, PANE_OPS, PANE_MEMORY, PANE_GPU, PANE_BOTTLENECKS,
+       PANE_TIMELINE, PANE_HELP };
+#define UI_NPANES 9
+#define UI_HISTORY 32
 
 struct ui {
     prism_analysis *a;
@@ -62,6 +76,10 @@ struct ui {
     int rows, cols;
     char msg[160];              /* transient message on the status line     */
     char search[64];            /* the current search pattern               */
+    char filter[64];            /* Tree/Ops show matching rows only ("": all) */
+    /* where jumps came from (ui_jump), newest last: Esc/Backspace go back */
+    struct { int pane; uint64_t sel_hash; } history[UI_HISTORY];
+    int nhistory;
     int jump_pane;              /* a pane asks to show another one (-1)     */
     struct source *src;         /* the file being shown (live tail)         */
     /* compare mode (prism-top BASE NEW): both sides share the selection;
@@ -116,9 +134,7 @@ size_t ui_list_move(int key, size_t r, size_t n, size_t page);
 /* A sparkline of v[0..nv) resampled into n cells. */
 size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bool utf8);
 
-/* Human units: "12.3 ms", "4.51 s", "850 ns"; "1.2 GB". */
-void ui_fmt_ns(char *buf, size_t cap, double ns);
-void ui_fmt_bytes(char *buf, size_t cap, double bytes);
+/* Human units (fmt_ns, fmt_bytes, fmt_count): present/units.h. */
 
 /* ---- drawing (draw.c): clipped to the rectangle given ---- */
 
@@ -150,6 +166,13 @@ void ui_show(ui *u, int i);
 void ui_message(ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Does `name` match the current search (case-insensitive substring)? */
 bool ui_matches(const ui *u, const char *name);
+/* Does `name` pass the filter (true when no filter is set)? */
+bool ui_filter_matches(const ui *u, const char *name);
+/* Jump: remember (pane, selection) for ui_back, select path_hash (when not
+ * 0) and show `pane` after the key.  Use for every cross-pane jump. */
+void ui_jump(ui *u, int pane, uint64_t path_hash);
+/* Back to where the last jump started; false when there is none. */
+bool ui_back(ui *u);
 
 /* The global key table (explore.c), for the help pane. */
 extern const ui_key ui_global_keys[];

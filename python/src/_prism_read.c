@@ -1,6 +1,6 @@
 /*
  * _prism_read.c - prism._prism, the reading half: a profile's analysis
- * (analysis.h) and prism-top's own report writers (tui/report.h), so that
+ * (analysis.h) and prism-top's own report writers (reports/report.h), so that
  * prism.load(p).json is what `prism-top analyze p --format json` prints,
  * byte for byte before parsing.
  *

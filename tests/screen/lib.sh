@@ -26,6 +26,16 @@ start() {
 }
 screen() { tm capture-pane -p -t "$S"; }
 keys() { tm send-keys -t "$S" "$@"; }
+# type KEY...: one key at a time with a person's pause between them
+# (PRISM_TYPE_PAUSE seconds, 0.15 by default): the program must not take a
+# slow typist's pause for anything.  The pause is typing, not
+# synchronisation: wait_for still decides when something has happened.
+type_keys() {
+    for k in "$@"; do
+        tm send-keys -t "$S" "$k"
+        sleep "${PRISM_TYPE_PAUSE:-0.15}"
+    done
+}
 # wait_for PATTERN [TRIES]: poll the screen until grep -E PATTERN matches
 wait_for() {
     n=${2:-200}
@@ -51,7 +61,7 @@ expect() { screen | grep -Eq -- "$1" || fail "expected /$1/"; }
 expect_not() { screen | grep -Eq -- "$1" && fail "did not expect /$1/"; return 0; }
 resize() { tm resize-window -t "$S" -x "$1" -y "$2"; }
 # mask volatile parts (times, sizes, dates, pids) for screen comparisons
-masked() { screen | sed -E 's/[0-9]+(\.[0-9]+)? ?(ns|us|ms|s|B|KB|MB|GB)\b/T/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}/DATE/g; s/pid [0-9]+/pid N/g; s/[0-9]+(\.[0-9]+)?%/P%/g'; }
+masked() { screen | sed -E 's/[0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|B|KB|MB|GB)\b/T/g; s/[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}/DATE/g; s/pid [0-9]+/pid N/g; s/[0-9]+(\.[0-9]+)?%/P%/g'; }
 
 # A profile from the sample training loop (made once per test script).
 profile() {

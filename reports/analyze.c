@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "escape.h"
-#include "ui.h"
+#include "units.h"
 #include "report.h"
 #include "verdict.h"
 #include "prism/import.h"
@@ -267,7 +267,7 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
     if (ti != SIZE_MAX)
         prism_analysis_thread_tree(a, ti, NULL, &tname);
     char dn[32], tn[64];
-    ui_fmt_ns(dn, sizeof dn, denom);
+    fmt_ns(dn, sizeof dn, denom);
     if (tname)                  /* a name from the profile */
         tname = report_fit(tname, sizeof tn - 1, tn, sizeof tn);
     if (nsteps)
