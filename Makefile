@@ -17,8 +17,9 @@ PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-
 PKGS     += libyajl-dev zlib1g-dev
 # `make test` also needs a C++ compiler (the header's C++ test, the README's
 # example built as C++), pkg-config (linking against the installed library)
-# and, for the Python tests, PyTorch, NumPy and venv (pip install ./python)
-TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv
+# and, for the Python tests, PyTorch, NumPy, venv (pip install ./python) and
+# jsonschema (the speedscope export checked against speedscope's schema)
+TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv python3-jsonschema
 # The interpreter the Python module is built for and tested with: Debian's,
 # the one that sees python3-torch (the python3 first on PATH may be another)
 PYTHON   ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
@@ -91,8 +92,8 @@ PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
                 2>/dev/null))
 PY_SRC     := $(wildcard python/src/*.c)
 PY_OBJ     := $(call obj,$(PY_SRC))
-PY_TUI_OBJ := $(call obj,$(wildcard present/*.c) $(addprefix reports/,analyze_json.c compare_cmd.c export.c export_trace.c \
-                                           json.c report.c))
+PY_TUI_OBJ := $(call obj,$(wildcard present/*.c reports/export*.c) \
+                          $(addprefix reports/,analyze_json.c compare_cmd.c json.c report.c))
 PY_DIR     := $(B)/python/prism
 PY_EXT     := $(PY_DIR)/_prism.abi3.so
 PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
@@ -205,7 +206,7 @@ install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so
 	install -m 755 $(PRISMTOP) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 docs/prism-top.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 docs/prism-top.1 docs/prism-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' prism.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc
 	@if [ -f $(PY_EXT) ]; then \
@@ -222,7 +223,8 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libprism.a $(DESTDIR)$(PREFIX)/lib/libprism-analysis.a \
 	      $(DESTDIR)$(PREFIX)/lib/libprism.so* \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc $(DESTDIR)$(PREFIX)/bin/prism-top \
-	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1
+	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1 \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-run.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/prism/python
 	-rmdir $(DESTDIR)$(PREFIX)/lib/prism 2>/dev/null
 	@$(LDCONFIG_RUN)
@@ -326,54 +328,97 @@ $(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
-# ---- Fuzzing: the trace importer (tests/fuzz/; the BENCH part of issue 14) -
-# make fuzz: tests/fuzz/import_fuzz.c (bytes -> prism_reader with the
-# analysis attached -> analyze's JSON report) built with clang as a libFuzzer
-# target with ASan + UBSan, run for FUZZ_TIME seconds on tests/fuzz/corpus/
-# (new inputs go to $(B)/fuzz/corpus/, crashes to $(B)/fuzz/crashes/: copy a
-# crash input into tests/fuzz/corpus/ and `make test` replays it).
-# make test: tests/fuzz/import_replay.c replays the corpus through the same
-# target (each file whole, cut and mutated, deterministically); under
-# SANITIZE=1 with ASan + UBSan.  FUZZ_FLAGS: more libFuzzer options;
-# FUZZ_EXTRA: more compiler flags (e.g. -fno-sanitize=nonnull-attribute to
-# fuzz past a known finding; build elsewhere with FUZZ_DIR=... then).
+# ---- Fuzzing (tests/fuzz/; issue 16) ---------------------------------------
+# Four libFuzzer targets built with clang, ASan + UBSan (tests/fuzz/*_fuzz.c):
+#   reader   the chunk reader alone, the input a whole file image
+#   feed     reader + analysis fed in fuzzer-chosen pieces, refreshed between
+#            them (the live-tail path; 8 control bytes, then the file)
+#   compare  reader + analysis + compare with itself + every report writer
+#   import   the trace importer (JSON/gzip) through the reader
+# make fuzz: builds them, makes a seed corpus with the project's own writers
+# (tests/fuzz/seeds.sh: small refprofile/trainloop runs, into
+# $(B)/fuzz/seeds/), and runs each for FUZZ_SECONDS (default 60) on
+# $(B)/fuzz/corpus/<target>/ (new inputs), tests/corpus/<target>/ (committed
+# regression inputs and seeds; the import target: tests/fuzz/corpus/) and
+# the seeds; crashes go to $(B)/fuzz/crashes/.  Allocations are capped
+# (-malloc_limit_mb, -rss_limit_mb).  FUZZ_TARGETS picks targets;
+# FUZZ_FLAGS: more libFuzzer options; FUZZ_EXTRA: more compiler flags.
+# A finding: minimise it (-minimize_crash=1), fix it, put the input in
+# tests/corpus/<target>/.
+# make test: <target>_replay (tests/fuzz/replay.c; import_replay.c for the
+# importer) replays tests/corpus/<target>/ through the same target with the
+# ordinary compiler, each file whole, cut and mutated, deterministically;
+# under SANITIZE=1 with ASan + UBSan.
 FUZZ_CC      ?= clang
-FUZZ_TIME    ?= 300
+FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
+FUZZ_TARGETS ?= reader feed compare import
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
-FUZZ_SRC     := $(sort tests/fuzz/import_fuzz.c $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c) \
-                       $(patsubst $(B)/obj/%.o,%.c,$(PY_TUI_OBJ)))
-FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRC))
+FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
+FUZZ_LIB_SRC := $(sort $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
+                       $(wildcard reports/export*.c) \
+                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c))
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
+.SECONDARY: $(FUZZ_LIB_OBJ)
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
                 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined $(FUZZ_EXTRA)
+FUZZ_RUN     := -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+                -print_final_stats=1
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-.PHONY: fuzz
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare)
+.PHONY: fuzz fuzz-build fuzz-seeds
 
-fuzz:
+fuzz-build:
 	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
 	    echo "make fuzz: needs clang with its libFuzzer runtime (Debian: clang libclang-rt-dev)"; exit 1; }
-	@$(MAKE) --no-print-directory $(FUZZ_BIN)
-	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/crashes
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
-	    -rss_limit_mb=2048 -malloc_limit_mb=512 -dict=tests/fuzz/import.dict \
-	    -artifact_prefix=$(FUZZ_DIR)/crashes/ -print_final_stats=1 $(FUZZ_FLAGS) \
-	    $(FUZZ_DIR)/corpus tests/fuzz/corpus
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+
+fuzz-seeds: $(FUZZ_DIR)/seeds/.made
+$(FUZZ_DIR)/seeds/.made: tests/fuzz/seeds.sh $(B)/bin/refprofile $(B)/bin/trainloop
+	rm -rf $(FUZZ_DIR)/seeds
+	sh tests/fuzz/seeds.sh $(B) $(FUZZ_DIR)/seeds
+	@touch $@
+
+fuzz: fuzz-build fuzz-seeds
+	@mkdir -p $(FUZZ_DIR)/crashes $(addprefix $(FUZZ_DIR)/corpus/,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	    if [ $$t = import ]; then extra="-dict=tests/fuzz/import.dict tests/fuzz/corpus"; \
+	    else extra="tests/corpus/$$t $(FUZZ_DIR)/seeds/$$t"; fi; \
+	    echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_DIR)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN) \
+	        -artifact_prefix=$(FUZZ_DIR)/crashes/$$t- $(FUZZ_FLAGS) \
+	        $(FUZZ_DIR)/corpus/$$t $$extra || exit 1; \
+	done
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
-$(FUZZ_BIN): $(FUZZ_OBJ)
+$(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
+.SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
+            $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o
 
-# The replay: a test like the others (tests/%), the target linked in.
+# The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY): $(B)/obj/tests/fuzz/import_fuzz.o
-.SECONDARY: $(B)/obj/tests/fuzz/import_fuzz.o $(B)/obj/tests/fuzz/import_replay.o
-TESTS += $(FUZZ_REPLAY)
-test: $(FUZZ_REPLAY)
+$(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
+                 $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
+.SECONDARY: $(call obj,$(wildcard tests/fuzz/*.c))
+TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
+test: $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
+
+# make check-full: make test, then the whole terminal matrix (7 sizes x 5
+# TERMs x 2 locales x NO_COLOR, a resize storm, a hangup; make test runs a
+# subset as tests/screen/matrix.sh).  B=$(B): SANITIZE=1 runs it on the
+# sanitizer build.
+.PHONY: check-full
+check-full: test
+	B=$(B) sh tests/matrix/run.sh full
 
 -include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)

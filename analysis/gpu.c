@@ -72,8 +72,8 @@ static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
         u64map_put(&a->kernel_of, g->name, idx);
     }
     a->kstat[idx].count++;
-    a->kstat[idx].total_ns += dur;
-    a->kernel_ns += dur;
+    a->kstat[idx].total_ns = an_sat_add(a->kstat[idx].total_ns, dur);
+    a->kernel_ns = an_sat_add(a->kernel_ns, dur);
     a->launches++;
     if (dur < SMALL_KERNEL_NS)
         a->small++;
@@ -92,9 +92,9 @@ static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
         a->cstat[a->nc++] = (prism_copy_stat){ .copy_kind = g->copy_kind, .src_kind = host };
     }
     a->cstat[i].count++;
-    a->cstat[i].bytes += g->bytes;
-    a->cstat[i].total_ns += dur;
-    a->copy_ns += dur;
+    a->cstat[i].bytes = an_sat_add(a->cstat[i].bytes, g->bytes);
+    a->cstat[i].total_ns = an_sat_add(a->cstat[i].total_ns, dur);
+    a->copy_ns = an_sat_add(a->copy_ns, dur);
 }
 
 #define CORR_LIMIT (1u << 20)

@@ -443,7 +443,9 @@ double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
     }
     if (steps)
         *steps = n;
-    return ns;
+    /* a sum past 2^64 ns (584 years) saturates like every other total: the
+     * largest double below 2^64, so that callers can convert it */
+    return ns < 18446744073709549568.0 ? ns : 18446744073709549568.0;
 }
 
 bool prism_analysis_cpu_present(const prism_analysis *a) { return a && a->cpu_present; }

@@ -195,13 +195,13 @@ static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread
     transition(t, ring, ts, t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE);
     uint64_t dur = ts >= f.start ? ts - f.start : 0;
     if (t->depth)
-        t->stack[t->depth - 1].child += dur;
+        t->stack[t->depth - 1].child = an_sat_add(t->stack[t->depth - 1].child, dur);
     if (!count || f.node == PRISM_NO_NODE)
         return;
     tnode *nd = &t->nodes[f.node];
     nd->calls++;
-    nd->total += dur;
-    nd->self += dur >= f.child ? dur - f.child : 0;
+    nd->total = an_sat_add(nd->total, dur);
+    nd->self = an_sat_add(nd->self, dur >= f.child ? dur - f.child : 0);
     if (dur < nd->min)
         nd->min = dur;
     if (dur > nd->max)

@@ -9,11 +9,11 @@
  * exits with its own status, and a terminating signal still ends it once
  * recording stopped, or in a child forked from it.
  *
- * Each scenario runs in a forked child (one session per process), guarded
- * by its alarm: a child that would block is killed and the test fails.
- * Mounting (tmpfs, a read-only bind) happens in a mount namespace of the
- * child's own, so nothing outlives it; where that is not allowed the test
- * is skipped with a message.
+ * An I/O error (EIO) from the disk: collect_eio_test.c.  Each scenario runs
+ * in a forked child (one session per process), guarded by its alarm: a
+ * child that would block is killed and the test fails.  Mounting (tmpfs, a
+ * read-only bind) happens in a mount namespace of the child's own; where
+ * that is not allowed the test is skipped with a message.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -449,8 +449,7 @@ static void test_signal_in_forked_child(void **state)
 
 /* ---- full disk, read-only directory, removed directory ---------------- */
 
-/* A mount namespace of this child's own, mounts private to it: false (with
- * a message on stderr) when not allowed. */
+/* A private mount namespace of the child's own; false (said on stderr) if not. */
 static bool own_mounts(void)
 {
     if (unshare(CLONE_NEWNS) != 0) {

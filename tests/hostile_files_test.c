@@ -1,0 +1,280 @@
+/*
+ * hostile_files_test.c - the hostile profiles of issue 16 as files: the
+ * generators of format_hostile_test.c and analysis_hostile_test.c (a payload
+ * above the 1 MiB limit, a 16-byte pattern framing a candidate every 16
+ * bytes, a sequence number and dropped totals of 2^64-1, depth 2^32-2,
+ * steps and memory samples in reverse order), step sums past 2^64, names
+ * holding terminal controls, a cut file, random bytes after a header, a
+ * header alone and an empty file.  Each is written to a directory and read
+ * back through prism_analyze_file and analyze's text report under a
+ * watchdog (alarm: a hang guard, not a timing assertion); the report holds
+ * no raw ESC, BEL or C1 CSI.
+ *
+ *   hostile_files_test                    (make test: small sizes, temp dir)
+ *   PRISM_HOSTILE_DIR=dir hostile_files_test  (full sizes, files kept in dir:
+ *                                          bench/hostile_table.sh)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "pbuild.h"
+#include "report.h"
+
+static char g_dir[512];
+static bool g_keep;             /* PRISM_HOSTILE_DIR given: full sizes, kept */
+
+static const char *const plain[] = { "work" };
+
+static void put_file(const char *name, const void *p, size_t n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void put_built(const char *name, pbuild *b)
+{
+    pb_flush(b);
+    put_file(name, b->data, b->len);
+    free(b->data);
+    b->data = NULL;
+}
+
+static size_t header(uint8_t *buf, size_t cap)
+{
+    prism_header h = { .producer = "hostile", .host = "test", .rank = -1, .clock = "test" };
+    size_t len;
+    assert_int_equal(prism_header_encode(&h, buf, cap, &len), PRISM_OK);
+    return len;
+}
+
+/* A chunk of an unknown kind whose payload is pay bytes, checksum right
+ * (format_hostile_test.c). */
+static size_t big_chunk(uint8_t *p, uint32_t pay)
+{
+    size_t n = 0;
+    const uint8_t head[] = { 0x85, 0x18, 99, 0x01, 0x00, 0xd8, 0x18, 0x5a,
+                             (uint8_t)(pay >> 24), (uint8_t)(pay >> 16),
+                             (uint8_t)(pay >> 8), (uint8_t)pay };
+    memcpy(p, head, sizeof head);
+    n += sizeof head;
+    memset(p + n, 0x80, pay);
+    n += pay;
+    uint64_t sum = XXH3_64bits(p, n);
+    p[n++] = 0x1b;
+    for (int i = 7; i >= 0; i--)
+        p[n++] = (uint8_t)(sum >> (8 * i));
+    return n;
+}
+
+static void gen_format(void)
+{
+    size_t body = g_keep ? 16u << 20 : 1u << 20;
+    uint8_t *p = malloc(4096 + body + (2u << 20));
+    assert_non_null(p);
+    size_t n = header(p, 4096);
+    n += big_chunk(p + n, 2u << 20);
+    put_file("payload-2MiB.cbor", p, n);
+
+    const uint32_t claim = 1u << 20;
+    const uint8_t pat[16] = { 0x85, 0x03, 0x01, 0x00, 0xd8, 0x18, 0x5a,
+                              (uint8_t)(claim >> 24), (uint8_t)(claim >> 16),
+                              (uint8_t)(claim >> 8), (uint8_t)claim, 0, 0, 0, 0, 0 };
+    n = header(p, 4096);
+    for (size_t i = 0; i < body; i += 16, n += 16)
+        memcpy(p + n, pat, 16);
+    put_file(g_keep ? "pattern-16MiB.cbor" : "pattern-1MiB.cbor", p, n);
+
+    n = header(p, 4096);
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    for (size_t i = 0; i < (1u << 20); i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        p[n++] = (uint8_t)s;
+    }
+    put_file("random-1MiB.cbor", p, n);
+    put_file("header-only.cbor", p, header(p, 4096));
+    put_file("empty.cbor", p, 0);
+    free(p);
+}
+
+/* analysis_hostile_test.c's profiles. */
+static void gen_analysis(void)
+{
+    pbuild b;
+    pb_init(&b, plain, 1, 2);
+    pb_thread(&b, 1, "main");
+    pb_enter(&b, 1, 1000, 1);
+    pb_exit(&b, 1, 2000);
+    pb_flush(&b);
+    b.seq[1] = UINT64_MAX;
+    pb_enter(&b, 1, 3000, 1);
+    pb_exit(&b, 1, 4000);
+    put_built("seq-max.cbor", &b);
+
+    pb_init(&b, plain, 1, 3);
+    for (uint32_t s = 1; s <= 2; s++) {
+        prism_dropped d = { .stream = s, .source = PRISM_SOURCE_CPU, .total = UINT64_MAX,
+                            .have_regions = true, .regions = UINT64_MAX };
+        PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
+    }
+    put_built("dropped-max.cbor", &b);
+
+    pb_init(&b, plain, 1, 4);
+    pb_thread(&b, 1, "main");
+    for (int i = 0; i < 64; i++) {
+        pb_flush(&b);
+        b.depth[1] = i & 1 ? UINT32_MAX - 1 : 0;
+        pb_enter(&b, 1, 1000 + 10 * (uint64_t)i, 1);
+        pb_exit(&b, 1, 1005 + 10 * (uint64_t)i);
+    }
+    put_built("depth-max.cbor", &b);
+
+    size_t n = g_keep ? 400000 : 20000;
+    pb_init(&b, plain, 1, 5);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = n - 1 - k;
+        uint64_t t0 = 1000000 + 1000 * (uint64_t)i;
+        prism_step st = { t0, t0 + 500 + i % 7, i, 0, i % 3 ? 0 : PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        prism_memory_sample m = { .ts = t0 + 1, .step = i, .rss = (512 + i) << 12,
+                                  .cpu_permille = 500 };
+        pb_memory(&b, &m);
+    }
+    put_built(g_keep ? "steps-reversed-400k.cbor" : "steps-reversed-20k.cbor", &b);
+
+    pb_init(&b, plain, 1, 6);
+    pb_thread(&b, 1, "main");
+    prism_step s1 = { 1, UINT64_MAX - 16, 0, 1, PRISM_STEP_SAMPLED };
+    prism_step s2 = { 2, UINT64_MAX - 15, 1, 1, PRISM_STEP_SAMPLED };
+    pb_step(&b, &s1);
+    pb_step(&b, &s2);
+    put_built("steps-sum-past-2^64.cbor", &b);
+}
+
+/* Names and a thread name holding terminal controls; a profile cut in the
+ * middle of a chunk. */
+static void gen_names(void)
+{
+    static const char *const evil[] = {
+        "clear\x1b[2J\x1b[H", "title\x1b]0;owned\x07", "bidi\xe2\x80\xae" "cba",
+        "fmt%n%s%x", "c1\xc2\x9b" "31m", "bad\xff\xfe utf8", "nl\r\nx\tz",
+    };
+    size_t ne = sizeof evil / sizeof *evil;
+    pbuild b;
+    pb_init(&b, evil, ne, 7);
+    pb_thread(&b, 1, "thr\x1b[31m");
+    uint64_t now = 1000;
+    for (size_t i = 0; i < 200; i++) {
+        prism_step st = { now, now + 10000, i, 0, PRISM_STEP_SAMPLED };
+        for (uint32_t id = 1; id <= ne; id++) {
+            pb_enter(&b, 1, now + id * 10, id);
+            pb_exit(&b, 1, now + id * 10 + 5);
+        }
+        now += 10000;
+        pb_step(&b, &st);
+    }
+    pb_flush(&b);
+    size_t len = b.len;
+    put_file("names-controls.cbor", b.data, len);
+    put_file("cut-half.cbor", b.data, len / 2 + 3);
+    free(b.data);
+}
+
+static bool has_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == 0x1b || c == 0x07 || (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] == 0x9b))
+            return true;
+    }
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every file read back, reported, under the watchdog. */
+static void test_read_back(void **state)
+{
+    (void)state;
+    gen_format();
+    gen_analysis();
+    gen_names();
+    DIR *d = opendir(g_dir);
+    assert_non_null(d);
+    char *names[64];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64)
+        if (e->d_name[0] != '.')
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    assert_int_equal(n, 12);
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
+        alarm(120);                     /* watchdog: minutes once */
+        prism_status st;
+        char msg[256];
+        uint64_t off;
+        prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+        if (a) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&buf, &len);
+            assert_non_null(m);
+            analyze_write_txt(m, names[i], a);
+            assert_int_equal(fclose(m), 0);
+            if (has_control(buf, len)) {
+                print_error("%s: raw terminal control in the report\n", names[i]);
+                fail();
+            }
+            free(buf);
+            prism_analysis_free(a);
+        }
+        alarm(0);
+        if (!g_keep)
+            unlink(path);
+        free(names[i]);
+    }
+}
+
+int main(void)
+{
+    const char *keep = getenv("PRISM_HOSTILE_DIR");
+    if (keep && *keep) {
+        g_keep = true;
+        snprintf(g_dir, sizeof g_dir, "%s", keep);
+        mkdir(g_dir, 0755);
+    } else {
+        snprintf(g_dir, sizeof g_dir, "/tmp/prism-hostile-XXXXXX");
+        if (!mkdtemp(g_dir))
+            return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_back),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (!g_keep)
+        rmdir(g_dir);
+    return rc;
+}
