@@ -629,7 +629,7 @@ prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
         return PRISM_E_NOMEM;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return fail(r, PRISM_E_IO, 0, "cannot open: %s", strerror(errno));
+        return fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
     prism_status st = prism_reader_read_fd(r, fd);
     close(fd);
     if (st == PRISM_OK || st == PRISM_NEED_MORE)

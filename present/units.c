@@ -4,6 +4,7 @@
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "units.h"
 
@@ -19,6 +20,11 @@ void fmt_ns(char *buf, size_t cap, double ns)
     /* thresholds where the rounded figure would need the next unit */
     if (!(ns >= 0))
         ns = 0;
+    if (ns >= 18446744073709549568.0) { /* a 64-bit sum that saturated (the
+                                         * largest double below 2^64 and up) */
+        snprintf(buf, cap, "saturated");
+        return;
+    }
     if (ns < 999.5)
         snprintf(buf, cap, "%.0f ns", ns);
     else if (ns < 999950.0)
@@ -27,8 +33,23 @@ void fmt_ns(char *buf, size_t cap, double ns)
         snprintf(buf, cap, "%.2f ms", ns / 1e6);
     else if (ns < 999950000.0)
         snprintf(buf, cap, "%.1f ms", ns / 1e6);
-    else
+    else if (ns < 999.995e9)
         snprintf(buf, cap, "%.2f s", ns / 1e9);
+    else if (ns < 99.95 * 60e9)                 /* 1000 s .. 100 min */
+        snprintf(buf, cap, "%.1f min", ns / 60e9);
+    else if (ns < 99.995 * 3600e9)
+        snprintf(buf, cap, "%.2f h", ns / 3600e9);
+    else
+        snprintf(buf, cap, "%.1f h", ns / 3600e9);
+}
+
+void fmt_ns_signed(char *buf, size_t cap, double ns)
+{
+    char t[32];
+    if (ns != ns)
+        ns = 0;
+    fmt_ns(t, sizeof t, ns < 0 ? -ns : ns);
+    snprintf(buf, cap, "%s%s", !strcmp(t, "0 ns") ? "" : ns < 0 ? "-" : "+", t);
 }
 
 void fmt_bytes(char *buf, size_t cap, double b)

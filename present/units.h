@@ -11,8 +11,12 @@
 #include <stddef.h>
 
 void fmt_set_utf8(bool on);
-/* A duration in nanoseconds; negative and NaN print as 0. */
+/* A duration in nanoseconds; negative and NaN print as 0.  From 1000 s
+ * on in minutes ("16.7 min"), from 100 min in hours ("1.67 h"). */
 void fmt_ns(char *buf, size_t cap, double ns);
+/* A change of duration in the same style with its sign: "+141.2 ms",
+ * "-2.22 s"; no sign when it rounds to "0 ns" (NaN: 0). */
+void fmt_ns_signed(char *buf, size_t cap, double ns);
 /* A size in bytes (binary multiples: KB = 1024 B). */
 void fmt_bytes(char *buf, size_t cap, double bytes);
 /* A count: exact below 10000, then "12.3 k", "480 M", "1.2 G". */

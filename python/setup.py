@@ -40,7 +40,8 @@ for pattern in ("format/*.c", "libcollect/*.c", "analysis/*.c", "import/*.c", "p
                       for p in glob.glob(os.path.join(TOP, pattern))
                       if not p.endswith(os.sep + "inject.c"))
 SOURCES += [rel("reports", f) for f in ("analyze_json.c", "compare_cmd.c", "export.c",
-                                    "export_trace.c", "json.c", "report.c")]
+                                    "export_speedscope.c", "export_trace.c",
+                                    "export_trace_gpu.c", "json.c", "report.c")]
 
 # ALL_CFLAGS of the Makefile (warnings aside)
 CFLAGS = ["-std=c11", "-fPIC", "-pthread", "-O2", "-g"]

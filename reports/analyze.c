@@ -129,10 +129,14 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
         fputs("  Memory: no samples\n", f);
         return;
     }
-    fprintf(f, "  Peak host RSS: %.1f MB\n", bytes_mb((double)m->peak_rss));
-    if (m->have_gpu)
-        fprintf(f, "  Peak GPU memory: %.1f MB used, %.1f MB reserved\n",
-                bytes_mb((double)m->peak_gpu_used), bytes_mb((double)m->peak_gpu_reserved));
+    char b1[32], b2[32];
+    fmt_bytes(b1, sizeof b1, (double)m->peak_rss);
+    fprintf(f, "  Peak host RSS: %s\n", b1);
+    if (m->have_gpu) {
+        fmt_bytes(b1, sizeof b1, (double)m->peak_gpu_used);
+        fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
+        fprintf(f, "  Peak GPU memory: %s used, %s reserved\n", b1, b2);
+    }
     bool gpu = m->have_gpu;
     bool hl = m->host.leak, gl = gpu && m->gpu.leak;
     bool hg = m->host.verdict == PRISM_LEAK_GROWING, gg = gpu && m->gpu.verdict == PRISM_LEAK_GROWING;
@@ -181,12 +185,24 @@ static void dropped_by_thread(FILE *f, const prism_analysis *a)
     fputc('\n', f);
 }
 
+/* A sum the analysis saturated at 2^64-1 ns is no figure (issue 16). */
+static void total_line(FILE *f, uint64_t ns, const char *what)
+{
+    char b[48];
+    if (ns == UINT64_MAX)
+        fprintf(f, "  Total time: saturated (> 584 years, %s)\n", what);
+    else
+        fprintf(f, "  Total time: %s (%s)\n", report_ns(b, sizeof b, (double)ns, 0), what);
+}
+
 static void summary(FILE *f, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *st = prism_analysis_steps(a);
     const prism_tree *t = prism_analysis_tree(a);
     fputs("Summary:\n", f);
-    fprintf(f, "  File: %s\n", path);
+    fputs("  File: ", f);
+    esc_fputs(path, f);
+    fputc('\n', f);
     header_lines(f, prism_analysis_header(a));
     status_lines(f, a);
     if (st->count) {
@@ -195,17 +211,21 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
         int nbad = verdict_step_problems(st, bad, 4);
         for (int i = 0; i < nbad; i++)
             fprintf(f, "  Step problem: %s\n", bad[i]);
-        fprintf(f, "  Total time: %.3f ms (sum of step durations)\n", ns_ms((double)st->total_ns));
-        fprintf(f, "  Step time: mean %.3f ms, p50 %.3f ms, p95 %.3f ms, max %.3f ms\n",
-                ns_ms(st->mean_ns), ns_ms(st->p50_ns), ns_ms(st->p95_ns), ns_ms(st->max_ns));
+        total_line(f, st->total_ns, "sum of step durations");
+        char b1[48], b2[48], b3[48], b4[48];
+        fprintf(f, "  Step time: mean %s, p50 %s, p95 %s, max %s\n",
+                report_ns(b1, sizeof b1, st->mean_ns, 0), report_ns(b2, sizeof b2, st->p50_ns, 0),
+                report_ns(b3, sizeof b3, st->p95_ns, 0), report_ns(b4, sizeof b4, st->max_ns, 0));
     } else {
         fputs("  Steps: none recorded\n", f);
-        fprintf(f, "  Total time: %.3f ms (recorded regions, all threads)\n",
-                ns_ms((double)t->total_ns));
+        total_line(f, t->total_ns, "recorded regions, all threads");
     }
-    fprintf(f, "  Wall span: %.3f ms\n", ns_ms((double)prism_analysis_span_ns(a)));
-    fprintf(f, "  Events: %" PRIu64 " (%" PRIu64 " dropped)\n", prism_analysis_events(a),
-            prism_analysis_dropped(a));
+    char b1[48], b2[48];
+    fprintf(f, "  Wall span: %s\n",
+            report_ns(b1, sizeof b1, (double)prism_analysis_span_ns(a), 0));
+    fprintf(f, "  Events: %s (%s dropped)\n",
+            report_count(b1, sizeof b1, (double)prism_analysis_events(a), 0),
+            report_count(b2, sizeof b2, (double)prism_analysis_dropped(a), 0));
     bool whole;
     uint64_t placed, regions = prism_analysis_dropped_regions(a, &whole, &placed);
     if (regions && whole) {
@@ -242,14 +262,18 @@ static void top_ops(FILE *f, const prism_analysis *a)
         fputs("  none (no regions recorded)\n", f);
         return;
     }
-    fprintf(f, "  %3s  %-32s %12s %10s %7s %11s\n", "#", "operation", "total ms", "calls",
-            "share", "self ms");
+    char tot[48], calls[32], self[48];
+    fprintf(f, "  %3s  %-32s %12s %10s %7s %11s\n", "#", "operation", "total", "calls",
+            "share", "self");
     for (size_t i = 0; i < n && i < TOP_OPS; i++)
-        fprintf(f, "  %3zu  %-32s %12.3f %10" PRIu64 " %6.1f%% %11.3f\n", i + 1,
-                report_fit(ops[i].name, 32, buf, sizeof buf), ns_ms((double)ops[i].total_ns),
-                ops[i].calls, ops[i].share * 100, ns_ms((double)ops[i].self_ns));
-    fprintf(f, "  (%zu operation%s; shares of %.3f ms recorded region time, all threads)\n", n,
-            n == 1 ? "" : "s", ns_ms((double)prism_analysis_tree(a)->total_ns));
+        fprintf(f, "  %3zu  %-32s %s %s %6.1f%% %s\n", i + 1,
+                report_fit(ops[i].name, 32, buf, sizeof buf),
+                report_ns(tot, sizeof tot, (double)ops[i].total_ns, 12),
+                report_count(calls, sizeof calls, (double)ops[i].calls, 10),
+                ops[i].share * 100, report_ns(self, sizeof self, (double)ops[i].self_ns, 11));
+    fprintf(f, "  (%zu operation%s; shares of %s recorded region time, all threads)\n", n,
+            n == 1 ? "" : "s",
+            report_ns(tot, sizeof tot, (double)prism_analysis_tree(a)->total_ns, 0));
 }
 
 static void bottlenecks(FILE *f, const prism_analysis *a)
@@ -323,16 +347,22 @@ static void gpu(FILE *f, const prism_analysis *a)
     }
     if (g->status && g->status[0])
         fprintf(f, "  Status: %s\n", report_fit(g->status, sizeof st - 1, st, sizeof st));
-    fprintf(f, "  Kernels: %" PRIu64 " launches, %.3f ms total, %" PRIu64
-            " shorter than 10 us\n", g->launches, ns_ms((double)g->kernel_ns), g->small_kernels);
+    char b1[48], b2[48], b3[48], b4[48];
+    fprintf(f, "  Kernels: %s launches, %s total, %s shorter than %s\n",
+            report_count(b1, sizeof b1, (double)g->launches, 0),
+            report_ns(b2, sizeof b2, (double)g->kernel_ns, 0),
+            report_count(b3, sizeof b3, (double)g->small_kernels, 0),
+            report_ns(b4, sizeof b4, 10000, 0));
     if (g->nkernels) {
-        fprintf(f, "  %3s  %-32s %12s %10s %11s %7s\n", "#", "kernel", "total ms", "count",
-                "mean us", "share");
+        fprintf(f, "  %3s  %-32s %12s %10s %11s %7s\n", "#", "kernel", "total", "count",
+                "mean", "share");
         for (size_t i = 0; i < g->nkernels && i < TOP_KERNELS; i++) {
             const prism_kernel_stat *k = &g->kernels[i];
-            fprintf(f, "  %3zu  %-32s %12.3f %10" PRIu64 " %11.3f %6.1f%%\n", i + 1,
+            fprintf(f, "  %3zu  %-32s %s %s %s %6.1f%%\n", i + 1,
                     report_fit(k->name ? k->name : "?", 32, buf, sizeof buf),
-                    ns_ms((double)k->total_ns), k->count, k->mean_ns / 1e3, k->share * 100);
+                    report_ns(b1, sizeof b1, (double)k->total_ns, 12),
+                    report_count(b2, sizeof b2, (double)k->count, 10),
+                    report_ns(b3, sizeof b3, k->mean_ns, 11), k->share * 100);
         }
         if (g->nkernels > TOP_KERNELS)
             fprintf(f, "  (%zu kernels in all)\n", g->nkernels);
@@ -341,17 +371,24 @@ static void gpu(FILE *f, const prism_analysis *a)
         fputs("  Transfers:\n", f);
         for (size_t i = 0; i < g->ncopies; i++) {
             const prism_copy_stat *c = &g->copies[i];
-            fprintf(f, "    %-4s from %-8s %8" PRIu64 " copies %12.2f MB %12.3f ms %10.2f GB/s\n",
-                    report_copy_kind(c->copy_kind), report_mem_kind(c->src_kind), c->count,
-                    bytes_mb((double)c->bytes), ns_ms((double)c->total_ns), c->gb_per_s);
+            char sz[32];
+            fmt_bytes(sz, sizeof sz, (double)c->bytes);
+            fprintf(f, "    %-4s from %-8s %s copies %12s %s %10.2f GB/s\n",
+                    report_copy_kind(c->copy_kind), report_mem_kind(c->src_kind),
+                    report_count(b1, sizeof b1, (double)c->count, 8), sz,
+                    report_ns(b2, sizeof b2, (double)c->total_ns, 12), c->gb_per_s);
         }
     }
-    fprintf(f, "  Memset %.3f ms, synchronization %.3f ms, runtime API %.3f ms\n",
-            ns_ms((double)g->memset_ns), ns_ms((double)g->sync_ns), ns_ms((double)g->api_ns));
-    fprintf(f, "  Busy: %.3f ms of a %.3f ms span (idle %.1f%%)\n", ns_ms((double)g->busy_ns),
-            ns_ms((double)g->span_ns), g->idle_share * 100);
+    fprintf(f, "  Memset %s, synchronization %s, runtime API %s\n",
+            report_ns(b1, sizeof b1, (double)g->memset_ns, 0),
+            report_ns(b2, sizeof b2, (double)g->sync_ns, 0),
+            report_ns(b3, sizeof b3, (double)g->api_ns, 0));
+    fprintf(f, "  Busy: %s of a %s span (idle %.1f%%)\n",
+            report_ns(b1, sizeof b1, (double)g->busy_ns, 0),
+            report_ns(b2, sizeof b2, (double)g->span_ns, 0), g->idle_share * 100);
     if (g->dropped)
-        fprintf(f, "  Dropped GPU records: %" PRIu64 "\n", g->dropped);
+        fprintf(f, "  Dropped GPU records: %s\n",
+                report_count(b1, sizeof b1, (double)g->dropped, 0));
 }
 
 void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
@@ -418,10 +455,12 @@ int cmd_analyze(int argc, char **argv, FILE *out)
         return EXIT_BADINPUT;
     }
     bool ok = true;
-    if (json)
+    if (json) {
         ok = analyze_write_json(o.f, path, a);
-    else
+    } else {
+        report_units_for(o.f);
         analyze_write_txt(o.f, path, a);
+    }
     if (!ok)
         fprintf(stderr, "prism-top: %s: internal error writing JSON\n", path);
     int rc = outfile_close(&o, ok);

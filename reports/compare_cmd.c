@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "escape.h"
 #include "report.h"
+#include "units.h"
 
 #define RULE "============================================================\n"
 #define DEFAULT_TOP 20
@@ -46,7 +47,7 @@ static void usage(FILE *f)
 
 /* The figures of the metric table for one profile. */
 typedef struct metrics {
-    double steps, sampled, total_ms, mean_ms, p95_ms, peak_host_mb, peak_gpu_mb;
+    double steps, sampled, total_ns, mean_ns, p95_ns, peak_host_mb, peak_gpu_mb;
     bool have_gpu, leak;
 } metrics;
 
@@ -56,9 +57,8 @@ static metrics metrics_of(const prism_analysis *a)
     const prism_memory_stats *m = prism_analysis_memory(a);
     metrics x = {
         .steps = (double)s->count, .sampled = (double)s->sampled,
-        .total_ms = ns_ms(s->count ? (double)s->total_ns
-                                   : (double)prism_analysis_tree(a)->total_ns),
-        .mean_ms = ns_ms(s->mean_ns), .p95_ms = ns_ms(s->p95_ns),
+        .total_ns = s->count ? (double)s->total_ns : (double)prism_analysis_tree(a)->total_ns,
+        .mean_ns = s->mean_ns, .p95_ns = s->p95_ns,
         .peak_host_mb = bytes_mb((double)m->peak_rss),
         .peak_gpu_mb = bytes_mb((double)m->peak_gpu_used),
         .have_gpu = m->have_gpu, .leak = m->host.leak || (m->have_gpu && m->gpu.leak),
@@ -66,29 +66,46 @@ static metrics metrics_of(const prism_analysis *a)
     return x;
 }
 
-/* One row of the metric table; decimals 0 for counts; a side without the
- * figure shows n/a, and so does the delta. */
-static void row2(FILE *f, const char *name, double a, double b, int decimals, bool has_a,
+/* How a metric reads: a count, a duration (ns) or a figure with decimals. */
+enum { AS_COUNT = -2, AS_NS = -1 };
+
+static void figure(char *buf, size_t cap, double v, int as)
+{
+    if (as == AS_NS)
+        report_ns(buf, cap, v, 0);
+    else if (as == AS_COUNT)
+        report_count(buf, cap, v, 0);
+    else
+        snprintf(buf, cap, "%.*f", as, v);
+}
+
+/* One row of the metric table (as: AS_COUNT, AS_NS, else decimals); a side
+ * without the figure shows n/a, and so does the delta. */
+static void row2(FILE *f, const char *name, double a, double b, int as, bool has_a,
                  bool has_b)
 {
-    if (!has_a || !has_b) {
-        char va[32] = "n/a", vb[32] = "n/a";
-        if (has_a)
-            snprintf(va, sizeof va, "%.*f", decimals, a);
-        if (has_b)
-            snprintf(vb, sizeof vb, "%.*f", decimals, b);
-        fprintf(f, "%-24s %15s %15s %22s\n", name, va, vb, "n/a");
-        return;
+    char va[48] = "n/a", vb[48] = "n/a", pa[64], pb[64], delta[64] = "n/a", pd[96];
+    if (has_a)
+        figure(va, sizeof va, a, as);
+    if (has_b)
+        figure(vb, sizeof vb, b, as);
+    if (has_a && has_b) {
+        double d = b - a;
+        char pct[32] = "";
+        if (as != AS_COUNT && a != 0)
+            snprintf(pct, sizeof pct, " (%+.1f%%)", d / a * 100);
+        if (as == AS_NS)
+            fmt_ns_signed(delta, sizeof delta, d);
+        else if (as == AS_COUNT)
+            snprintf(delta, sizeof delta, "%+.0f", d);
+        else
+            snprintf(delta, sizeof delta, "%+.*f", as, d);
+        snprintf(delta + strlen(delta), sizeof delta - strlen(delta), "%s", pct);
     }
-    char delta[64];
-    double d = b - a;
-    if (decimals == 0)
-        snprintf(delta, sizeof delta, "%+.0f", d);
-    else if (a != 0)
-        snprintf(delta, sizeof delta, "%+.*f (%+.1f%%)", decimals, d, d / a * 100);
-    else
-        snprintf(delta, sizeof delta, "%+.*f", decimals, d);
-    fprintf(f, "%-24s %15.*f %15.*f %22s\n", name, decimals, a, decimals, b, delta);
+    fmt_rpad(pa, sizeof pa, va, 15);
+    fmt_rpad(pb, sizeof pb, vb, 15);
+    fmt_rpad(pd, sizeof pd, delta, 22);
+    fprintf(f, "%-24s %s %s %s\n", name, pa, pb, pd);
 }
 
 static void row(FILE *f, const char *name, double a, double b, int decimals, bool present)
@@ -100,11 +117,11 @@ static void metric_table(FILE *f, const metrics *a, const metrics *b)
 {
     fprintf(f, "%-24s %15s %15s %22s\n", "Metric", "Profile 1", "Profile 2", "Delta");
     fputs("------------------------------------------------------------------------------\n", f);
-    row(f, "steps", a->steps, b->steps, 0, true);
-    row(f, "sampled_steps", a->sampled, b->sampled, 0, true);
-    row(f, "total_time_ms", a->total_ms, b->total_ms, 3, true);
-    row2(f, "mean_step_ms", a->mean_ms, b->mean_ms, 3, a->steps > 0, b->steps > 0);
-    row2(f, "p95_step_ms", a->p95_ms, b->p95_ms, 3, a->steps > 0, b->steps > 0);
+    row(f, "steps", a->steps, b->steps, AS_COUNT, true);
+    row(f, "sampled_steps", a->sampled, b->sampled, AS_COUNT, true);
+    row(f, "total_time", a->total_ns, b->total_ns, AS_NS, true);
+    row2(f, "mean_step", a->mean_ns, b->mean_ns, AS_NS, a->steps > 0, b->steps > 0);
+    row2(f, "p95_step", a->p95_ns, b->p95_ns, AS_NS, a->steps > 0, b->steps > 0);
     row(f, "peak_host_mb", a->peak_host_mb, b->peak_host_mb, 2, true);
     row2(f, "peak_gpu_mb", a->peak_gpu_mb, b->peak_gpu_mb, 2, a->have_gpu, b->have_gpu);
     fprintf(f, "%-24s %15s %15s %22s\n", "memory_leak_detected", a->leak ? "True" : "False",
@@ -141,8 +158,9 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
           "per-step median\n"
           "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
           "the step):\n", f);
-    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s %7s %8s %8s\n", "path", "base ms", "new ms",
-            "delta ms", "delta %", "speedup", "med %", "share", "d.share", "p-value");
+    char tb[48], tn[48], td[48];
+    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s %7s %8s %8s\n", "path", "base", "new",
+            "delta", "delta %", "speedup", "med %", "share", "d.share", "p-value");
     for (size_t i = 0; i < c->count; i++) {
         const prism_delta *d = &c->deltas[i];
         if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
@@ -161,9 +179,11 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
             snprintf(med, sizeof med, "%+.1f%%", d->median_pct);
         else
             snprintf(med, sizeof med, "n/a");
-        fprintf(f, "  %c %-36s %11.3f %11.3f %+11.3f %+7.1f%% %7.2fx %8s %6.1f%% %+6.1fpp %8s\n",
+        fprintf(f, "  %c %-36s %s %s %s %+7.1f%% %7.2fx %8s %6.1f%% %+6.1fpp %8s\n",
                 d->significant ? '*' : ' ', report_fit(d->path, 36, buf, sizeof buf),
-                ns_ms(d->base_ns), ns_ms(d->new_ns), ns_ms(d->delta_ns), d->delta_pct,
+                report_ns(tb, sizeof tb, (double)d->base_ns, 11),
+                report_ns(tn, sizeof tn, (double)d->new_ns, 11),
+                report_ns_signed(td, sizeof td, (double)d->delta_ns, 11), d->delta_pct,
                 d->speedup, med, 100.0 * d->new_share, d->share_delta, p);
     }
     if (!both)
@@ -175,7 +195,7 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
 /* Regions present on one side only: new (in B) or vanished (only in A). */
 static void one_sided(FILE *f, const prism_compare *c, bool appeared, size_t top)
 {
-    char buf[80];
+    char buf[80], t[48];
     size_t n = 0;
     fprintf(f, "%s regions (only in profile %d):\n", appeared ? "New" : "Vanished",
             appeared ? 2 : 1);
@@ -185,8 +205,8 @@ static void one_sided(FILE *f, const prism_compare *c, bool appeared, size_t top
         if (!is)
             continue;
         if (!top || n < top)
-            fprintf(f, "    %-60s %11.3f ms\n", report_fit(d->path, 60, buf, sizeof buf),
-                    ns_ms(appeared ? d->new_ns : d->base_ns));
+            fprintf(f, "    %-60s %s\n", report_fit(d->path, 60, buf, sizeof buf),
+                    report_ns(t, sizeof t, (double)(appeared ? d->new_ns : d->base_ns), 11));
         n++;
     }
     if (!n)
@@ -396,10 +416,12 @@ int cmd_compare(int argc, char **argv, FILE *out)
         fprintf(stderr, "prism-top: %s: out of memory comparing with %s\n", paths[1], paths[0]);
     if (c && !outfile_open(&o, output, out)) {
         bool ok = true;
-        if (json)
+        if (json) {
             ok = compare_write_json(o.f, paths[0], paths[1], a, b, c);
-        else
+        } else {
+            report_units_for(o.f);
             compare_write_txt(o.f, paths[0], paths[1], a, b, c, top);
+        }
         if (!ok)
             fprintf(stderr, "prism-top: %s: internal error writing JSON\n", paths[1]);
         rc = outfile_close(&o, ok);

@@ -322,7 +322,7 @@ int cmd_convert(int argc, char **argv, FILE *out)
         uint64_t off = 0;
         if (r)
             prism_reader_error(r, &msg, &off);
-        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", in, msg, off);
+        report_error(in, st, msg, off);
         rc = EXIT_BADINPUT;
     } else if (c.failed || !c.header) {
         fprintf(stderr, "prism-top convert: %s: cannot write the profile: %s\n", outpath,

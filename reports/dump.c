@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "escape.h"
+#include "report.h"
 #include "prism/profile.h"
 
 typedef struct dump {
@@ -365,7 +366,7 @@ int cmd_dump(int argc, char **argv, FILE *out)
     int rc = EXIT_OK;
     prism_status st;
     if (!f) {
-        fprintf(stderr, "prism-top: %s: cannot open: %s\n", path, strerror(errno));
+        fprintf(stderr, "prism-top: %s: %s\n", path, strerror(errno));
         prism_reader_free(r);
         return EXIT_BADINPUT;
     }
@@ -379,7 +380,7 @@ int cmd_dump(int argc, char **argv, FILE *out)
         const char *msg;
         uint64_t off;
         prism_reader_error(r, &msg, &off);
-        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+        report_error(path, st, msg, off);
         rc = EXIT_BADINPUT;
     } else {
         fprintf(out, "summary: %" PRIu64 " chunks, %" PRIu64 " records", s->chunks, s->records);

@@ -1,15 +1,19 @@
 /*
- * export.c - `prism-top export FILE --format F -o OUT`: the profile in a
+ * export.c - `prism-top export FILE --format F [-o OUT]`: the profile in a
  * format other tools read.
  *
  *   chrome-trace  Chrome trace-event JSON of every event (export_trace.c)
+ *   speedscope    speedscope's file format, a profile per thread
+ *                 (export_speedscope.c)
  *   csv           one row per node of the all-threads call tree
- *   folded        "a;b;c SELF_NS" lines for flamegraph.pl, inferno, speedscope
+ *   folded        "a;b;c SELF" lines for flamegraph.pl, inferno, speedscope;
+ *                 SELF in ns (default), us or ms (--unit)
  *   json          the all-threads and per-thread call trees as nested
  *                 objects, schema "prism.tree/1" (docs/JSON.md)
  *
- * The output is written to OUT.tmp and renamed over OUT when complete, so a
- * failed export leaves no half-written file; "-o -" writes to stdout.
+ * With -o OUT the output is written to OUT.tmp and renamed over OUT when
+ * complete, so a failed export leaves no half-written file; without -o (or
+ * with "-o -") it goes to stdout.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -23,20 +27,25 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: prism-top export FILE --format chrome-trace|csv|folded|json -o OUT\n"
-        "Convert a profile for other tools.\n"
+        "usage: prism-top export FILE --format FORMAT [-o OUT] [--unit ns|us|ms]\n"
+        "Convert a profile for other tools.  FORMAT is one of:\n"
         "\n"
         "  --format chrome-trace  every event as Chrome trace-event JSON: open it in\n"
-        "                         ui.perfetto.dev or chrome://tracing\n"
+        "                         ui.perfetto.dev, chrome://tracing or speedscope\n"
+        "  --format speedscope    the regions of every thread in speedscope's format\n"
+        "                         (www.speedscope.app), the training thread first\n"
         "  --format csv           the call tree, one row per call path (all threads):\n"
         "                         path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,\n"
         "                         mean_ns,std_ns,share\n"
-        "  --format folded        folded stacks \"a;b;c SELF_NS\" for flamegraph.pl,\n"
-        "                         inferno or speedscope\n"
+        "  --format folded        folded stacks \"a;b;c SELF\" for flamegraph.pl,\n"
+        "                         inferno or speedscope: SELF is the self time in\n"
+        "                         --unit (default ns), an integer (tools call it\n"
+        "                         samples); stacks that round to 0 are left out\n"
         "  --format json          the call trees as nested objects (prism.tree/1,\n"
         "                         docs/JSON.md)\n"
-        "  -o, --output OUT       where to write (required; - for stdout); written\n"
-        "                         whole or not at all\n"
+        "  -o, --output OUT       write to OUT, whole or not at all (default: stdout,\n"
+        "                         as with -o -)\n"
+        "  --unit ns|us|ms        the unit of folded values (default ns)\n"
         "\n"
         "exit status: 0 ok, 1 usage error, 2 bad input\n");
 }
@@ -86,20 +95,41 @@ bool export_csv(FILE *f, const prism_analysis *a)
 
 /* ---- folded ---- */
 
-bool export_folded(FILE *f, const prism_analysis *a)
+/* round(x / unit) for x in ns, half up, without overflow */
+static uint64_t div_round(uint64_t x, uint64_t unit)
+{
+    return x / unit + (x % unit >= unit - unit / 2 ? 1 : 0);
+}
+
+bool export_folded_unit(FILE *f, const prism_analysis *a, uint64_t unit_ns)
 {
     const prism_tree *t = prism_analysis_tree(a);
     strbuf path;
     sb_init(&path);
+    uint64_t sum_ns = 0, written = 0;   /* written: units printed so far */
     for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = report_next(t, n)) {
-        if (!t->nodes[n].self_ns)
+        uint64_t self = t->nodes[n].self_ns;
+        if (!self)
             continue;
+        /* the running total, rounded, minus what was printed: the sum of
+         * the lines is the rounded sum of the exact times */
+        sum_ns = self > UINT64_MAX - sum_ns ? UINT64_MAX : sum_ns + self;
+        uint64_t due = div_round(sum_ns, unit_ns);
+        uint64_t v = due > written ? due - written : 0;
+        if (!v)
+            continue;
+        written += v;
         report_path(t, n, ';', true, &path);
-        fprintf(f, "%s %" PRIu64 "\n", path.s, t->nodes[n].self_ns);
+        fprintf(f, "%s %" PRIu64 "\n", path.s, v);
     }
     bool ok = !path.oom;
     sb_free(&path);
     return ok;
+}
+
+bool export_folded(FILE *f, const prism_analysis *a)
+{
+    return export_folded_unit(f, a, 1);
 }
 
 /* ---- json ---- */
@@ -186,7 +216,7 @@ bool export_json(FILE *f, const char *path, const prism_analysis *a)
 
 int cmd_export(int argc, char **argv, FILE *out)
 {
-    const char *path = NULL, *output = NULL, *format = NULL;
+    const char *path = NULL, *output = NULL, *format = NULL, *unit = NULL;
     for (int i = 1; i < argc; i++) {
         int m;
         if (opt_is_help(argv[i])) {
@@ -194,7 +224,8 @@ int cmd_export(int argc, char **argv, FILE *out)
             return EXIT_OK;
         }
         if ((m = opt_value("export", argc, argv, &i, "-o", "--output", &output)) != 0 ||
-            (m = opt_value("export", argc, argv, &i, "-f", "--format", &format)) != 0) {
+            (m = opt_value("export", argc, argv, &i, "-f", "--format", &format)) != 0 ||
+            (m = opt_value("export", argc, argv, &i, NULL, "--unit", &unit)) != 0) {
             if (m < 0)
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -207,15 +238,16 @@ int cmd_export(int argc, char **argv, FILE *out)
             return EXIT_USAGE;
         }
     }
-    if (!path || !format || !output) {
+    if (!path || !format) {
         fprintf(stderr, "prism-top export: %s\n", !path ? "which file? (see --help)"
-                        : !format ? "--format is required (chrome-trace, csv, folded, json)"
-                                  : "-o OUT is required (- for stdout)");
+                : "--format is required (chrome-trace, speedscope, csv, folded, json)");
         return EXIT_USAGE;
     }
-    enum { CHROME, CSV, FOLDED, JSON } kind;
+    enum { CHROME, SPEEDSCOPE, CSV, FOLDED, JSON } kind;
     if (!strcmp(format, "chrome-trace") || !strcmp(format, "chrome"))
         kind = CHROME;
+    else if (!strcmp(format, "speedscope"))
+        kind = SPEEDSCOPE;
     else if (!strcmp(format, "csv"))
         kind = CSV;
     else if (!strcmp(format, "folded"))
@@ -223,15 +255,25 @@ int cmd_export(int argc, char **argv, FILE *out)
     else if (!strcmp(format, "json"))
         kind = JSON;
     else {
-        fprintf(stderr, "prism-top export: unknown format '%s' (chrome-trace, csv, folded, "
-                "json)\n", format);
+        fprintf(stderr, "prism-top export: unknown format '%s' (chrome-trace, speedscope, "
+                "csv, folded, json)\n", format);
         return EXIT_USAGE;
     }
+    uint64_t unit_ns = 1;
+    if (unit) {
+        unit_ns = !strcmp(unit, "ns") ? 1 : !strcmp(unit, "us") ? 1000
+                : !strcmp(unit, "ms") ? 1000000 : 0;
+        if (!unit_ns || kind != FOLDED) {
+            fprintf(stderr, "prism-top export: %s\n", kind != FOLDED
+                    ? "--unit is for --format folded" : "--unit is ns, us or ms");
+            return EXIT_USAGE;
+        }
+    }
     outfile o;
-    if (kind == CHROME) {
+    if (kind == CHROME || kind == SPEEDSCOPE) {
         if (outfile_open(&o, output, out))
             return EXIT_BADINPUT;
-        int rc = export_chrome_trace(path, o.f);
+        int rc = kind == CHROME ? export_chrome_trace(path, o.f) : export_speedscope(path, o.f);
         int wrc = outfile_close(&o, rc == EXIT_OK);
         return rc != EXIT_OK ? rc : wrc;
     }
@@ -243,7 +285,7 @@ int cmd_export(int argc, char **argv, FILE *out)
         return EXIT_BADINPUT;
     }
     bool ok = kind == CSV ? export_csv(o.f, a)
-            : kind == FOLDED ? export_folded(o.f, a) : export_json(o.f, path, a);
+            : kind == FOLDED ? export_folded_unit(o.f, a, unit_ns) : export_json(o.f, path, a);
     if (!ok)
         fprintf(stderr, "prism-top: %s: out of memory while exporting\n", path);
     int rc = outfile_close(&o, ok);

@@ -1,26 +1,33 @@
 /*
  * export_trace.c - `prism-top export --format chrome-trace`: the profile's
  * events as Chrome trace-event JSON (the JSON Object Format), which
- * Perfetto (ui.perfetto.dev) and chrome://tracing open.
+ * Perfetto (ui.perfetto.dev), chrome://tracing and speedscope open.
  *
  * Streamed straight from the reader's callbacks: no analysis, and memory
- * bounded by the number of threads and GPU streams, not by events.
+ * bounded by the number of threads, their nesting depth and GPU streams,
+ * not by events.  The file is read twice: a first pass (the analysis)
+ * finds the training thread, as analyze names it, so that its track comes
+ * first.
  *
  *   process pid (the header's pid)
- *     tid = stream      regions as "B"/"E", marks as "i", counters as "C"
- *     tid = 0           "steps": one "X" event per step
+ *     tid = 1           the training thread: regions as named "B"/"E",
+ *                       marks as "i", counters as "C"
+ *     tid = 2           "steps": one "X" event per step
+ *     tid = stream + 3  every other thread, as the training thread
  *     counters          host RSS (MB), process CPU (%)
- *   process pid + 2^22 ("GPU"; above any Linux pid, so never a real one)
- *     tid = device * 1000 + stream         kernels, copies, memsets, syncs,
- *                                          allocations as "X"
- *     tid = 1000000000 + CPU thread stream CUDA runtime API calls as "X"
- *     counters          GPU N memory (MB): used, reserved
+ *   process pid + 2^22  GPU tracks (export_trace_gpu.c)
+ *
+ * thread_name and thread_sort_index metadata name and order every track
+ * (the sort index is the tid; speedscope orders by tid).
  *
  * Timestamps are microseconds since the profile's time origin, printed with
- * three decimals (exact nanoseconds).  Region streams are kept balanced: an
- * exit whose enter was lost to damage is left out, and regions still open
- * at the end (a writer that died) are closed at their thread's last
- * timestamp; otherData.export counts both.
+ * three decimals (exact nanoseconds), so an "E" and the next "B" at the
+ * same nanosecond read as the same number.  A complete event's dur is cut
+ * (by at most 1 ns) so that ts + dur, added in doubles, never passes its
+ * end.  Region streams are kept balanced: an exit whose enter was lost to
+ * damage is left out, and regions still open at the end (a writer that
+ * died) are closed at their thread's last timestamp; otherData.export
+ * counts both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,54 +38,23 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "export_trace.h"
 #include "json.h"
-#include "report.h"
 
-#define GPU_PID_OFFSET (1u << 22)
-#define API_TID_BASE 1000000000u
-#define STEPS_TID 0
 #define INFO_MAX_BYTES (256u * 1024u)
 
-/* ---- state ---- */
+/* ---- shared with export_trace_gpu.c ---- */
 
-typedef struct tstream {
-    uint32_t open;              /* "B" written, "E" not yet                 */
-    uint32_t phantom;           /* frames open in the file we never began   */
-    uint64_t last_ts;
-} tstream;
-
-typedef struct counts {
-    uint64_t enters, exits, unmatched_exits, closed_at_end, marks, counters,
-             nonfinite_counters, steps, memory, gpu, dropped;
-} counts;
-
-typedef struct trace {
-    FILE *f;
-    prism_reader *r;
-    uint64_t pid, gpu_pid;
-    bool started, any_event, steps_named, gpu_named, oom;
-    tstream *st;
-    size_t nst, stcap;
-    imap st_of;                 /* stream -> index into st                  */
-    imap gtrack;                /* GPU tids already named                   */
-    uint64_t last_ts;
-    strbuf info;                /* rendered INFO entries for otherData      */
-    uint64_t info_left_out;
-    bool have_footer;
-    prism_footer footer;
-    counts n;
-} trace;
-
-static void sep(trace *t)
+void trace_sep(trace *t)
 {
     fputs(t->any_event ? ",\n" : "\n", t->f);
     t->any_event = true;
 }
 
-/* ,"key":MICROSECONDS.NNN -- exact, without printf (it is the hot path) */
-static void put_ts(FILE *f, const char *key, uint64_t ns)
+/* ns as "MICROSECONDS.NNN" into buf (at least 32 bytes); its length. */
+static size_t fmt_us(char *buf, uint64_t ns)
 {
-    char buf[48], *p = buf + sizeof buf;
+    char tmp[32], *p = tmp + sizeof tmp;
     uint64_t us = ns / 1000u;
     unsigned frac = (unsigned)(ns % 1000u);
     *--p = (char)('0' + frac % 10);
@@ -89,15 +65,46 @@ static void put_ts(FILE *f, const char *key, uint64_t ns)
         *--p = (char)('0' + us % 10);
         us /= 10;
     } while (us);
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return n;
+}
+
+/* without printf: it is the hot path */
+void trace_put_ts(FILE *f, const char *key, uint64_t ns)
+{
+    char buf[32];
+    size_t n = fmt_us(buf, ns);
     fputs(",\"", f);
     fputs(key, f);
     fputs("\":", f);
-    fwrite(p, 1, (size_t)(buf + sizeof buf - p), f);
+    fwrite(buf, 1, n, f);
+}
+
+void trace_put_span(FILE *f, uint64_t start, uint64_t end)
+{
+    char s[32], d[32], e[32];
+    fmt_us(s, start);
+    fmt_us(e, end);
+    double ds = strtod(s, NULL), de = strtod(e, NULL);
+    uint64_t dur = end - start;
+    /* strtod rounds as JSON readers do; a few tries at most */
+    for (int i = 0; i < 8; i++) {
+        fmt_us(d, dur);
+        if (!dur || ds + strtod(d, NULL) <= de)
+            break;
+        dur--;
+    }
+    fputs(",\"ts\":", f);
+    fputs(s, f);
+    fputs(",\"dur\":", f);
+    fputs(d, f);
 }
 
 static void put_str(FILE *f, const char *s) { json_put_string(f, s, strlen(s)); }
 
-static void put_name(trace *t, uint32_t id)
+void trace_put_name(trace *t, uint32_t id)
 {
     size_t len;
     const char *s = prism_reader_string(t->r, id, &len);
@@ -108,17 +115,16 @@ static void put_name(trace *t, uint32_t id)
     fprintf(t->f, "\"<string %" PRIu32 ">\"", id);
 }
 
-static void note_ts(trace *t, uint64_t ts)
+void trace_note_ts(trace *t, uint64_t ts)
 {
     if (ts > t->last_ts)
         t->last_ts = ts;
 }
 
-/* Metadata event: a process or thread name, or a sort index. */
-static void meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
-                 const char *key, const char *text, int64_t num)
+void trace_meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
+                const char *key, const char *text, int64_t num)
 {
-    sep(t);
+    trace_sep(t);
     fprintf(t->f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu64, what, pid);
     if (tid)
         fprintf(t->f, ",\"tid\":%" PRIu64, *tid);
@@ -129,6 +135,31 @@ static void meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
         fprintf(t->f, "%" PRId64, num);
     fputs("}}", t->f);
 }
+
+uint64_t trace_tid(const trace *t, uint32_t stream)
+{
+    return stream == t->train ? TRAIN_TID : (uint64_t)stream + OTHER_TID_BASE;
+}
+
+/* ---- the first pass: which thread trains ---- */
+
+uint32_t trace_training_stream(const char *path)
+{
+    prism_status st;
+    char msg[8];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    if (!a)
+        return NO_STREAM;
+    size_t i = prism_analysis_training_thread(a);
+    uint32_t stream = NO_STREAM;
+    if (i != SIZE_MAX)
+        prism_analysis_thread_tree(a, i, &stream, NULL);
+    prism_analysis_free(a);
+    return stream;
+}
+
+/* ---- state ---- */
 
 static tstream *stream_of(trace *t, uint32_t stream)
 {
@@ -160,32 +191,52 @@ static void on_header(void *ctx, const prism_header *h)
     fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", t->f);
     const char *prog = h->argc && h->argv[0] ? h->argv[0] : "profiled process";
     const char *slash = strrchr(prog, '/');
-    meta(t, "process_name", t->pid, NULL, "name", slash && slash[1] ? slash + 1 : prog, 0);
+    trace_meta(t, "process_name", t->pid, NULL, "name", slash && slash[1] ? slash + 1 : prog,
+               0);
     if (h->host) {
         strbuf l;
         sb_init(&l);
         sb_puts(&l, "host ");
         sb_puts(&l, h->host);
-        meta(t, "process_labels", t->pid, NULL, "labels", l.s, 0);
+        trace_meta(t, "process_labels", t->pid, NULL, "labels", l.s, 0);
         sb_free(&l);
     }
-    meta(t, "process_sort_index", t->pid, NULL, "sort_index", NULL, 0);
+    trace_meta(t, "process_sort_index", t->pid, NULL, "sort_index", NULL, 0);
 }
 
 static void on_thread(void *ctx, const prism_thread *th)
 {
     trace *t = ctx;
-    uint64_t tid = th->stream;
-    meta(t, "thread_name", t->pid, &tid, "name", th->name, 0);
-    meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, th->stream);
+    uint64_t tid = trace_tid(t, th->stream);
+    trace_meta(t, "thread_name", t->pid, &tid, "name", th->name, 0);
+    trace_meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, (int64_t)tid);
 }
 
-static void end_event(trace *t, uint32_t stream, uint64_t ts)
+/* The "E" of the innermost open region of s, named as its "B". */
+static void end_event(trace *t, tstream *s, uint32_t stream, uint64_t ts)
 {
-    sep(t);
-    fprintf(t->f, "{\"ph\":\"E\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu32, t->pid, stream);
-    put_ts(t->f, "ts", ts);
+    trace_sep(t);
+    fputs("{\"name\":", t->f);
+    trace_put_name(t, s->names[s->open - 1]);
+    fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"E\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
+            t->pid, trace_tid(t, stream));
+    trace_put_ts(t->f, "ts", ts);
     fputc('}', t->f);
+    s->open--;
+}
+
+static bool push_name(tstream *s, uint32_t name)
+{
+    if (s->open == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        uint32_t *n = cap > s->cap ? realloc(s->names, cap * sizeof *n) : NULL;
+        if (!n)
+            return false;
+        s->names = n;
+        s->cap = cap;
+    }
+    s->names[s->open++] = name;
+    return true;
 }
 
 static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
@@ -199,39 +250,41 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
     }
     if (n) {
         /* reconcile with the writer's depth: frames lost to damage */
-        uint64_t ts = ev[0].ts;
+        uint64_t ts = ev[0].ts > s->last_ts ? ev[0].ts : s->last_ts;
         if (depth > s->open + s->phantom)
             s->phantom = depth - s->open;
         while (depth < s->open + s->phantom) {
             if (s->phantom) {
                 s->phantom--;
             } else {
-                end_event(t, stream, ts);
-                s->open--;
+                end_event(t, s, stream, ts);
                 t->n.closed_at_end++;
             }
         }
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t ts = ev[i].ts;
-        note_ts(t, ts);
-        s->last_ts = ts > s->last_ts ? ts : s->last_ts;
+        /* per track, time never goes back (a damaged file's clock may) */
+        uint64_t ts = ev[i].ts > s->last_ts ? ev[i].ts : s->last_ts;
+        trace_note_ts(t, ts);
+        s->last_ts = ts;
         if (ev[i].kind == PRISM_REGION_ENTER) {
-            sep(t);
-            fprintf(t->f, "{\"name\":");
-            put_name(t, ev[i].name);
+            if (!push_name(s, ev[i].name)) {
+                t->oom = true;
+                return;
+            }
+            trace_sep(t);
+            fputs("{\"name\":", t->f);
+            trace_put_name(t, ev[i].name);
             fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"B\",\"pid\":%" PRIu64 ",\"tid\":%"
-                    PRIu32, t->pid, stream);
-            put_ts(t->f, "ts", ts);
+                    PRIu64, t->pid, trace_tid(t, stream));
+            trace_put_ts(t->f, "ts", ts);
             fputc('}', t->f);
-            s->open++;
             t->n.enters++;
         } else if (s->phantom) {
             s->phantom--;
             t->n.unmatched_exits++;
         } else if (s->open) {
-            end_event(t, stream, ts);
-            s->open--;
+            end_event(t, s, stream, ts);
             t->n.exits++;
         } else {
             t->n.unmatched_exits++;
@@ -243,13 +296,13 @@ static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 {
     trace *t = ctx;
     for (size_t i = 0; i < n; i++) {
-        note_ts(t, m[i].ts);
-        sep(t);
+        trace_note_ts(t, m[i].ts);
+        trace_sep(t);
         fputs("{\"name\":", t->f);
-        put_name(t, m[i].name);
+        trace_put_name(t, m[i].name);
         fprintf(t->f, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu64
-                ",\"tid\":%" PRIu32, t->pid, stream);
-        put_ts(t->f, "ts", m[i].ts);
+                ",\"tid\":%" PRIu64, t->pid, trace_tid(t, stream));
+        trace_put_ts(t->f, "ts", m[i].ts);
         fputc('}', t->f);
         t->n.marks++;
     }
@@ -259,17 +312,17 @@ static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size
 {
     trace *t = ctx;
     for (size_t i = 0; i < n; i++) {
-        note_ts(t, c[i].ts);
+        trace_note_ts(t, c[i].ts);
         if (c[i].is_float && !isfinite(c[i].v.f)) {
             t->n.nonfinite_counters++;      /* JSON cannot hold it */
             continue;
         }
-        sep(t);
+        trace_sep(t);
         fputs("{\"name\":", t->f);
-        put_name(t, c[i].name);
-        fprintf(t->f, ",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu32,
-                t->pid, stream);
-        put_ts(t->f, "ts", c[i].ts);
+        trace_put_name(t, c[i].name);
+        fprintf(t->f, ",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
+                t->pid, trace_tid(t, stream));
+        trace_put_ts(t->f, "ts", c[i].ts);
         fputs(",\"args\":{\"value\":", t->f);
         if (c[i].is_float)
             json_put_double(t->f, c[i].v.f);
@@ -286,17 +339,16 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
     uint64_t tid = STEPS_TID;
     (void)stream;
     if (n && !t->steps_named) {
-        meta(t, "thread_name", t->pid, &tid, "name", "steps", 0);
-        meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, -1);
+        trace_meta(t, "thread_name", t->pid, &tid, "name", "steps", 0);
+        trace_meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, STEPS_TID);
         t->steps_named = true;
     }
     for (size_t i = 0; i < n; i++) {
-        note_ts(t, s[i].end);
-        sep(t);
+        trace_note_ts(t, s[i].end);
+        trace_sep(t);
         fprintf(t->f, "{\"name\":\"step %" PRIu64 "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%"
-                PRIu64 ",\"tid\":%d", s[i].index, t->pid, STEPS_TID);
-        put_ts(t->f, "ts", s[i].start);
-        put_ts(t->f, "dur", s[i].end > s[i].start ? s[i].end - s[i].start : 0);
+                PRIu64 ",\"tid\":%u", s[i].index, t->pid, STEPS_TID);
+        trace_put_span(t->f, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start);
         fprintf(t->f, ",\"args\":{\"index\":%" PRIu64 ",\"epoch\":%" PRIu64
                 ",\"sampled\":%s}}", s[i].index, s[i].epoch,
                 (s[i].flags & PRISM_STEP_SAMPLED) ? "true" : "false");
@@ -304,137 +356,13 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
     }
 }
 
-static void gpu_process(trace *t)
-{
-    if (t->gpu_named)
-        return;
-    t->gpu_named = true;
-    meta(t, "process_name", t->gpu_pid, NULL, "name", "GPU", 0);
-    meta(t, "process_sort_index", t->gpu_pid, NULL, "sort_index", NULL, 1);
-}
-
-static void on_memory(void *ctx, const prism_memory_sample *m)
-{
-    trace *t = ctx;
-    note_ts(t, m->ts);
-    sep(t);
-    fprintf(t->f, "{\"name\":\"host RSS (MB)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%" PRIu64,
-            t->pid);
-    put_ts(t->f, "ts", m->ts);
-    fputs(",\"args\":{\"rss\":", t->f);
-    json_put_double(t->f, bytes_mb((double)m->rss));
-    fputs("}}", t->f);
-    if (m->cpu_permille != PRISM_NO_CPU) {
-        sep(t);
-        fprintf(t->f, "{\"name\":\"process CPU (%%)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%"
-                PRIu64, t->pid);
-        put_ts(t->f, "ts", m->ts);
-        fprintf(t->f, ",\"args\":{\"cpu\":%.1f}}", m->cpu_permille / 10.0);
-    }
-    if (m->ngpu)
-        gpu_process(t);
-    for (uint32_t i = 0; i < m->ngpu && i < PRISM_MAX_GPUS; i++) {
-        sep(t);
-        fprintf(t->f, "{\"name\":\"GPU %" PRIu32 " memory (MB)\",\"cat\":\"memory\",\"ph\":\"C\","
-                "\"pid\":%" PRIu64, m->gpu[i].device, t->gpu_pid);
-        put_ts(t->f, "ts", m->ts);
-        fputs(",\"args\":{\"used\":", t->f);
-        json_put_double(t->f, bytes_mb((double)m->gpu[i].used));
-        fputs(",\"reserved\":", t->f);
-        json_put_double(t->f, bytes_mb((double)m->gpu[i].reserved));
-        fputs("}}", t->f);
-    }
-    t->n.memory++;
-}
-
-/* The GPU track of a record, named the first time it is used. */
-static uint64_t gpu_tid(trace *t, const prism_gpu_record *g)
-{
-    bool api = g->type == PRISM_GPU_API;
-    uint64_t tid = api ? API_TID_BASE + (uint64_t)g->stream
-                       : (uint64_t)g->device * 1000u + g->stream;
-    if (imap_find(&t->gtrack, tid) || t->gtrack.count >= 65536 || !imap_put(&t->gtrack, tid, 0))
-        return tid;
-    char name[96];
-    if (api)
-        snprintf(name, sizeof name, "CUDA API (thread %" PRIu32 ")", g->stream);
-    else
-        snprintf(name, sizeof name, "GPU %" PRIu32 " stream %" PRIu32, g->device, g->stream);
-    meta(t, "thread_name", t->gpu_pid, &tid, "name", name, 0);
-    meta(t, "thread_sort_index", t->gpu_pid, &tid, "sort_index", NULL, (int64_t)(tid & 0x7fffffff));
-    return tid;
-}
-
-static void gpu_args(trace *t, const prism_gpu_record *g)
-{
-    static const char *const syncs[] = { "unknown", "event", "stream wait event", "stream",
-                                         "context" };
-    FILE *f = t->f;
-    fprintf(f, ",\"args\":{\"correlation\":%" PRIu64, g->correlation);
-    switch (g->type) {
-    case PRISM_GPU_KERNEL:
-        fprintf(f, ",\"grid\":[%" PRIu32 ",%" PRIu32 ",%" PRIu32 "],\"block\":[%" PRIu32 ",%"
-                PRIu32 ",%" PRIu32 "],\"shared_mem\":%" PRIu32 ",\"registers\":%" PRIu32,
-                g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2],
-                g->shared_mem, g->registers);
-        break;
-    case PRISM_GPU_MEMCPY:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"src\":\"%s\",\"dst\":\"%s\"", g->bytes,
-                report_mem_kind(g->src_kind), report_mem_kind(g->dst_kind));
-        break;
-    case PRISM_GPU_MEMSET:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"dst\":\"%s\"", g->bytes, report_mem_kind(g->dst_kind));
-        break;
-    case PRISM_GPU_SYNC:
-        fprintf(f, ",\"sync\":\"%s\"", syncs[g->sync_type < 5 ? g->sync_type : 0]);
-        break;
-    case PRISM_GPU_ALLOC:
-    case PRISM_GPU_FREE:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"address\":\"0x%" PRIx64 "\",\"kind\":\"%s\"",
-                g->bytes, g->address, report_mem_kind(g->dst_kind));
-        break;
-    default:
-        break;
-    }
-    fputs("}}", f);
-}
-
-static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
-{
-    static const char *const cats[] = { "gpu", "kernel", "memcpy", "memset", "sync",
-                                        "cuda_api", "alloc", "free" };
-    trace *t = ctx;
-    if (n)
-        gpu_process(t);
-    for (size_t i = 0; i < n; i++) {
-        const prism_gpu_record *r = &g[i];
-        uint32_t type = r->type <= PRISM_GPU_TYPE_MAX ? r->type : 0;
-        uint64_t tid = gpu_tid(t, r);
-        note_ts(t, r->end > r->start ? r->end : r->start);
-        sep(t);
-        fputs("{\"name\":", t->f);
-        if (type == PRISM_GPU_KERNEL || type == PRISM_GPU_API)
-            put_name(t, r->name);
-        else if (type == PRISM_GPU_MEMCPY)
-            fprintf(t->f, "\"memcpy %s\"", report_copy_kind(r->copy_kind));
-        else
-            fprintf(t->f, "\"%s\"", cats[type]);
-        fprintf(t->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-                cats[type], t->gpu_pid, tid);
-        put_ts(t->f, "ts", r->start);
-        put_ts(t->f, "dur", r->end > r->start ? r->end - r->start : 0);
-        gpu_args(t, r);
-        t->n.gpu++;
-    }
-}
-
 static void on_dropped(void *ctx, const prism_dropped *d)
 {
     trace *t = ctx;
-    sep(t);
+    trace_sep(t);
     fprintf(t->f, "{\"name\":\"dropped records\",\"cat\":\"dropped\",\"ph\":\"i\",\"s\":\"p\","
-            "\"pid\":%" PRIu64 ",\"tid\":%" PRIu32, t->pid, d->stream);
-    put_ts(t->f, "ts", t->last_ts);
+            "\"pid\":%" PRIu64 ",\"tid\":%" PRIu64, t->pid, trace_tid(t, d->stream));
+    trace_put_ts(t->f, "ts", t->last_ts);
     fprintf(t->f, ",\"args\":{\"source\":\"%s\",\"total\":%" PRIu64 "}}",
             d->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", d->total);
     t->n.dropped++;
@@ -490,8 +418,8 @@ static void epilogue(trace *t, const char *path)
         if (!t->st_of.keys[i])
             continue;
         tstream *st = &t->st[t->st_of.vals[i]];
-        for (; st->open; st->open--) {
-            end_event(t, (uint32_t)(t->st_of.keys[i] - 1), st->last_ts);
+        while (st->open) {
+            end_event(t, st, (uint32_t)(t->st_of.keys[i] - 1), st->last_ts);
             t->n.closed_at_end++;
         }
     }
@@ -533,17 +461,18 @@ static void epilogue(trace *t, const char *path)
             t->info_left_out);
 }
 
-int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
-                            uint64_t *offset)
+static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
+                        uint64_t *offset, prism_status *status)
 {
-    trace t = { .f = out };
+    trace t = { .f = out, .train = trace_training_stream(path) };
     sb_init(&t.info);
     prism_reader_callbacks cb = {
         .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
-        .counters = on_counters, .steps = on_steps, .memory = on_memory, .gpu = on_gpu,
+        .counters = on_counters, .steps = on_steps, .memory = trace_on_memory, .gpu = trace_on_gpu,
         .dropped = on_dropped, .info = on_info, .footer = on_footer,
     };
     int rc = EXIT_OK;
+    *status = PRISM_E_NOMEM;
     t.r = prism_reader_new(&cb, &t);
     if (!t.r) {
         snprintf(msg, msglen, "out of memory");
@@ -553,8 +482,9 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     prism_status st;
     if (fd < 0) {
-        snprintf(msg, msglen, "cannot open: %s", strerror(errno));
+        snprintf(msg, msglen, "%s", strerror(errno));
         *offset = 0;
+        *status = PRISM_E_IO;
         rc = EXIT_BADINPUT;
     } else {
         st = prism_reader_read_fd(t.r, fd);
@@ -567,6 +497,7 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
             prism_reader_error(t.r, &m, &off);
             snprintf(msg, msglen, "%s", m);
             *offset = off;
+            *status = st;
             rc = EXIT_BADINPUT;
         } else if (t.oom || t.info.oom) {
             snprintf(msg, msglen, "out of memory");
@@ -574,22 +505,33 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
             rc = EXIT_BADINPUT;
         } else {
             epilogue(&t, path);
+            *status = PRISM_OK;
         }
     }
     imap_free(&t.st_of);
     imap_free(&t.gtrack);
+    for (size_t i = 0; i < t.nst; i++)
+        free(t.st[i].names);
     free(t.st);
     sb_free(&t.info);
     prism_reader_free(t.r);
     return rc;
 }
 
+int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
+                            uint64_t *offset)
+{
+    prism_status st;
+    return chrome_trace(path, out, msg, msglen, offset, &st);
+}
+
 int export_chrome_trace(const char *path, FILE *out)
 {
     char msg[256];
     uint64_t off = 0;
-    int rc = export_chrome_trace_msg(path, out, msg, sizeof msg, &off);
+    prism_status st;
+    int rc = chrome_trace(path, out, msg, sizeof msg, &off, &st);
     if (rc != EXIT_OK)
-        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+        report_error(path, st, msg, off);
     return rc;
 }

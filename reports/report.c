@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include "cli.h"
 #include "escape.h"
+#include "units.h"
 
 /* ---- options ---- */
 
@@ -53,6 +56,52 @@ bool opt_nonneg(const char *cmd, const char *opt, const char *s, double *out)
     return true;
 }
 
+/* ---- figures ---- */
+
+static const char *pad(char *buf, size_t cap, const char *s, int width)
+{
+    if (width > 0)
+        fmt_rpad(buf, cap, s, width);
+    else
+        snprintf(buf, cap, "%s", s);
+    return buf;
+}
+
+const char *report_ns(char *buf, size_t cap, double ns, int width)
+{
+    char t[48];
+    fmt_ns(t, sizeof t, ns);
+    return pad(buf, cap, t, width);
+}
+
+const char *report_ns_signed(char *buf, size_t cap, double ns, int width)
+{
+    char t[48];
+    fmt_ns_signed(t, sizeof t, ns);
+    return pad(buf, cap, t, width);
+}
+
+const char *report_count(char *buf, size_t cap, double n, int width)
+{
+    char t[48];
+    fmt_count(t, sizeof t, n);
+    return pad(buf, cap, t, width);
+}
+
+void report_units_for(FILE *out)
+{
+    bool utf8 = false;
+    if (isatty(fileno(out))) {
+        const char *was = setlocale(LC_CTYPE, NULL);
+        char saved[64];
+        snprintf(saved, sizeof saved, "%s", was ? was : "C");
+        if (setlocale(LC_CTYPE, ""))
+            utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+        setlocale(LC_CTYPE, saved);
+    }
+    fmt_set_utf8(utf8);
+}
+
 /* ---- loading ---- */
 
 prism_analysis *report_load(const char *path, const prism_analysis_opts *opts)
@@ -62,8 +111,19 @@ prism_analysis *report_load(const char *path, const prism_analysis_opts *opts)
     uint64_t off;
     prism_analysis *a = prism_analyze_file(path, opts, &st, msg, sizeof msg, &off);
     if (!a)
-        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", path, msg, off);
+        report_error(path, st, msg, off);
     return a;
+}
+
+void report_error(const char *path, prism_status st, const char *msg, uint64_t off)
+{
+    char p[1024], m[512];           /* a file's name may hold anything */
+    esc_str(path, p, sizeof p);
+    esc_str(msg, m, sizeof m);
+    if (st == PRISM_E_IO && off == 0)
+        fprintf(stderr, "prism-top: %s: %s\n", p, m);
+    else
+        fprintf(stderr, "prism-top: %s: %s at byte %" PRIu64 "\n", p, m, off);
 }
 
 /* ---- output ---- */
@@ -114,7 +174,12 @@ int outfile_close(outfile *o, bool ok)
 {
     int rc = EXIT_OK;
     if (!o->path) {
+        errno = 0;
         if (fflush(o->f) || ferror(o->f)) {
+            if (errno == EPIPE) {       /* the reader left (SIGPIPE ignored): quietly */
+                memset(o, 0, sizeof *o);
+                return EXIT_OK;
+            }
             fprintf(stderr, "prism-top: cannot write the output: %s\n", strerror(errno));
             rc = EXIT_BADINPUT;
         }

@@ -31,9 +31,13 @@ bool opt_nonneg(const char *cmd, const char *opt, const char *s, double *out);
 
 /* ---- loading ---- */
 
-/* prism_analyze_file; on failure prints "prism-top: FILE: MSG at byte N"
- * and returns NULL. */
+/* prism_analyze_file; on failure prints report_error's line and returns
+ * NULL. */
 prism_analysis *report_load(const char *path, const prism_analysis_opts *opts);
+/* The one error line for a file that could not be read: "prism-top: FILE:
+ * MSG at byte N", without the offset when nothing was read (an I/O error
+ * at byte 0: "prism-top: FILE: No such file or directory"). */
+void report_error(const char *path, prism_status st, const char *msg, uint64_t off);
 
 /* ---- output ---- */
 
@@ -92,6 +96,16 @@ uint32_t report_next(const prism_tree *t, uint32_t n);
 const char *report_copy_kind(uint32_t k);
 const char *report_mem_kind(uint32_t k);
 
+/* Figures in the one style of present/units.h, right-aligned in width
+ * columns (0: as is); buf is returned.  A signed change ("+1.2 ms",
+ * "-141.2 ms"); a count ("1304", "12.3 k"). */
+const char *report_ns(char *buf, size_t cap, double ns, int width);
+const char *report_ns_signed(char *buf, size_t cap, double ns, int width);
+const char *report_count(char *buf, size_t cap, double n, int width);
+/* Reports are not curses: "us" for microseconds, unless out is a terminal
+ * whose locale is UTF-8 ("\u00b5s"). */
+void report_units_for(FILE *out);
+
 /* ns as milliseconds; bytes as MB (2^20). */
 static inline double ns_ms(double ns) { return ns / 1e6; }
 static inline double bytes_mb(double b) { return b / 1048576.0; }
@@ -133,8 +147,17 @@ int export_chrome_trace(const char *path, FILE *out);
  * printed (prism.export in Python). */
 int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
                             uint64_t *offset);
+/* speedscope's file format (export_speedscope.c), streamed from the file
+ * like chrome-trace: EXIT_OK or EXIT_BADINPUT after one line on stderr. */
+int export_speedscope(const char *path, FILE *out);
 bool export_csv(FILE *f, const prism_analysis *a);
+/* Folded stacks "a;b;c SELF_NS" (export_folded_unit with 1 ns). */
 bool export_folded(FILE *f, const prism_analysis *a);
+/* Folded stacks "a;b;c VALUE", VALUE the self time in units of unit_ns
+ * nanoseconds (1, 1000, 1000000) rounded to an integer so that the running
+ * sum stays the rounded running sum of the exact times (the total is the
+ * rounded total); stacks whose value rounds to 0 are left out. */
+bool export_folded_unit(FILE *f, const prism_analysis *a, uint64_t unit_ns);
 bool export_json(FILE *f, const char *path, const prism_analysis *a);
 /* A JSON report on f: the writer (on the heap: it is large) with the
  * top-level object begun and its "schema" member written; NULL when out of

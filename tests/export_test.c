@@ -120,16 +120,24 @@ static void chrome_trace_holds_every_event(void **state)
     assert_true(t.enters > 0 && t.marks > 0 && t.gpu > 0);
     assert_int_equal(count_str(j, "\"ph\":\"B\""), t.enters);
     assert_int_equal(count_str(j, "\"ph\":\"E\""), t.exits);
+    /* every E named as its B (speedscope drops unnamed ones) */
+    assert_int_equal(count_str(j, "\"cat\":\"region\",\"ph\":\"E\""), t.exits);
+    assert_non_null(strstr(j, "{\"name\":\"step\",\"cat\":\"region\",\"ph\":\"E\",\"pid\":4242,"
+                              "\"tid\":1,"));
     assert_int_equal(t.enters, t.exits);
     assert_int_equal(count_str(j, "\"cat\":\"mark\""), t.marks);
     assert_int_equal(count_str(j, "\"cat\":\"counter\""), t.counters);
     assert_int_equal(count_str(j, "\"cat\":\"step\""), t.steps);
     assert_int_equal(count_str(j, "\"ph\":\"X\""), t.steps + t.gpu);
     assert_int_equal(count_str(j, "\"ph\":\"C\""), t.counters + t.mem_counters);
-    /* each thread named; steps and GPU on their own tracks */
+    /* each thread named; the training thread (main) on track 1, the steps
+     * on track 2 right after it, the other threads after both */
     assert_int_equal(count_str(j, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":4242,"),
                      t.threads + 1);
-    assert_non_null(strstr(j, "\"tid\":0,\"args\":{\"name\":\"steps\"}"));
+    assert_non_null(strstr(j, "\"tid\":1,\"args\":{\"name\":\"main\"}"));
+    assert_non_null(strstr(j, "\"tid\":1,\"args\":{\"sort_index\":1}"));
+    assert_non_null(strstr(j, "\"tid\":2,\"args\":{\"name\":\"steps\"}"));
+    assert_non_null(strstr(j, "\"tid\":2,\"args\":{\"sort_index\":2}"));
     assert_non_null(strstr(j, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":4198546,"
                               "\"args\":{\"name\":\"GPU\"}}"));
     assert_non_null(strstr(j, "\"name\":\"gemm_kernel_128x256\",\"cat\":\"kernel\",\"ph\":\"X\","
@@ -358,11 +366,12 @@ static void failed_export_leaves_no_file(void **state)
 {
     fx *f = *state;
     char foreign[512], out[512], tmp[520], *err;
-    static const char *const formats[] = { "chrome-trace", "csv", "folded", "json" };
+    static const char *const formats[] = { "chrome-trace", "speedscope", "csv", "folded",
+                                           "json" };
     write_text(path_in(foreign, f->dir, "foreign.bin"), "\xd9\xd9\xf7garbage");
     path_in(out, f->dir, "out.data");
     snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 5; i++) {
         const char *argv[] = { "export", foreign, "--format", formats[i], "-o", out, NULL };
         assert_int_equal(run_cmd(cmd_export, argv, NULL, &err), EXIT_BADINPUT);
         assert_one_error_line(err, foreign);
@@ -380,10 +389,15 @@ static void failed_export_leaves_no_file(void **state)
     free(kept);
     char missing[512];
     path_in(missing, f->dir, "missing.cbor");
-    const char *argv2[] = { "export", missing, "--format", "csv", "-o", out, NULL };
-    assert_int_equal(run_cmd(cmd_export, argv2, NULL, &err), EXIT_BADINPUT);
-    assert_one_error_line(err, missing);
-    free(err);
+    /* a missing file: the system's words, no byte offset (nothing was read) */
+    char want[600];
+    snprintf(want, sizeof want, "prism-top: %s: No such file or directory\n", missing);
+    for (size_t i = 0; i < 5; i++) {
+        const char *argv2[] = { "export", missing, "--format", formats[i], "-o", out, NULL };
+        assert_int_equal(run_cmd(cmd_export, argv2, NULL, &err), EXIT_BADINPUT);
+        assert_string_equal(err, want);
+        free(err);
+    }
 }
 
 /* An OUT that is not a regular file (here a symlink; /dev/null is the case
@@ -410,8 +424,9 @@ static void export_usage_errors(void **state)
 {
     fx *f = *state;
     const char *bad[][7] = {
-        { "export", f->ref, "--format", "csv", NULL },              /* no -o */
         { "export", f->ref, "-o", "-", NULL },                      /* no format */
+        { "export", f->ref, "--format", "folded", "--unit", "s", NULL },
+        { "export", f->ref, "--format", "csv", "--unit", "us", NULL },
         { "export", f->ref, "--format", "xml", "-o", "-", NULL },
         { "export", "--format", "csv", "-o", "-", NULL },           /* no file */
         { "export", f->ref, "--format", NULL },
@@ -427,6 +442,64 @@ static void export_usage_errors(void **state)
     assert_int_equal(run_cmd(cmd_export, argv, &out, NULL), EXIT_OK);
     assert_non_null(strstr(out, "step;forward;layer.0;attention "));
     free(out);
+    /* no -o: stdout, the same bytes as -o - */
+    char *out2;
+    const char *argv2[] = { "export", f->ref, "--format", "folded", NULL };
+    assert_int_equal(run_cmd(cmd_export, argv2, &out2, NULL), EXIT_OK);
+    const char *argv3[] = { "export", f->ref, "--format", "folded", "-o", "-", NULL };
+    assert_int_equal(run_cmd(cmd_export, argv3, &out, NULL), EXIT_OK);
+    assert_string_equal(out, out2);
+    free(out);
+    free(out2);
+}
+
+/* The value of a folded line's stack in text ("a;b VALUE" lines), or -1. */
+static long long folded_value(const char *text, const char *stack, size_t len)
+{
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            break;
+        if ((size_t)(eol - p) > len && !memcmp(p, stack, len) && p[len] == ' ')
+            return strtoll(p + len + 1, NULL, 10);
+        p = eol + 1;
+    }
+    return -1;
+}
+
+/* --unit us: integers whose sum is the rounded sum of the nanoseconds, each
+ * within 1 of its own time, none 0. */
+static void folded_unit_keeps_the_sum(void **state)
+{
+    fx *f = *state;
+    char *ns, *us;
+    const char *a1[] = { "export", f->ref, "--format", "folded", NULL };
+    const char *a2[] = { "export", f->ref, "--format", "folded", "--unit", "us", NULL };
+    assert_int_equal(run_cmd(cmd_export, a1, &ns, NULL), EXIT_OK);
+    assert_int_equal(run_cmd(cmd_export, a2, &us, NULL), EXIT_OK);
+    unsigned long long sum_ns = 0, sum_us = 0;
+    size_t lines = 0;
+    for (const char *p = ns; *p; p = strchr(p, '\n') + 1) {
+        const char *sp = memrchr(p, ' ', (size_t)(strchr(p, '\n') - p));
+        assert_non_null(sp);
+        sum_ns += strtoull(sp + 1, NULL, 10);
+    }
+    for (const char *p = us; *p; lines++) {
+        const char *eol = strchr(p, '\n');
+        assert_non_null(eol);
+        const char *sp = memrchr(p, ' ', (size_t)(eol - p));
+        assert_non_null(sp);
+        long long v = strtoll(sp + 1, NULL, 10), exact = folded_value(ns, p, (size_t)(sp - p));
+        assert_true(v > 0);
+        assert_true(exact > 0);
+        assert_true(llabs(v * 1000 - exact) <= 1000);
+        sum_us += (unsigned long long)v;
+        p = eol + 1;
+    }
+    assert_true(lines > 0);
+    assert_int_equal(sum_us, (sum_ns + 500) / 1000);
+    free(ns);
+    free(us);
 }
 
 int main(void)
@@ -442,6 +515,7 @@ int main(void)
         FX_TEST(failed_export_leaves_no_file),
         FX_TEST(output_that_is_no_regular_file_is_kept),
         FX_TEST(export_usage_errors),
+        FX_TEST(folded_unit_keeps_the_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,9 @@
  * terminal sizes 1x1 ... 300x100: the frame layout (too small exactly below
  * 40x12, rows adding up), column splitting (never wider than the width,
  * dropping from the right, fixed widths kept), bars and sparklines (exact
- * cell counts in UTF-8 and ASCII) and the unit formatters.
+ * cell counts in UTF-8 and ASCII), fitting text (whole parts only, middle
+ * elision by code point and by word, at every width to 300) and the unit
+ * formatters (minutes and hours for long runs, signed changes).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -223,7 +225,7 @@ static void test_units(void **state)
         { 12.3e6, "12.30 ms", "11.7 MB" },
         { 250e6, "250.0 ms", "238.4 MB" },
         { 4.51e9, "4.51 s", "4.20 GB" },
-        { 3600e9, "3600.00 s", "3.3 TB" },
+        { 3600e9, "60.0 min", "3.3 TB" },
         { -5, "0 ns", "0 B" },
         { NAN, "0 ns", "0 B" },
     };
@@ -247,10 +249,137 @@ static void test_units(void **state)
     assert_string_equal(buf, "1.0 us");
     fmt_ns(buf, sizeof buf, 1e9);
     assert_string_equal(buf, "1.00 s");
+    /* long runs: minutes from 1000 s, hours from 100 min */
+    static const struct { double s; const char *text; } longer[] = {
+        { 999.99, "999.99 s" }, { 999.996, "16.7 min" }, { 1000, "16.7 min" },
+        { 5400, "90.0 min" }, { 5996, "99.9 min" }, { 5997, "1.67 h" }, { 7200, "2.00 h" },
+        { 359980, "99.99 h" }, { 359990, "100.0 h" }, { 3.6e7, "10000.0 h" },
+    };
+    for (size_t i = 0; i < sizeof longer / sizeof longer[0]; i++) {
+        fmt_ns(buf, sizeof buf, longer[i].s * 1e9);
+        assert_string_equal(buf, longer[i].text);
+    }
+    /* a sum that saturated at 2^64-1 ns says so instead of a figure */
+    fmt_ns(buf, sizeof buf, (double)UINT64_MAX);
+    assert_string_equal(buf, "saturated");
+    fmt_ns(buf, sizeof buf, (double)(UINT64_MAX / 2));
+    assert_string_not_equal(buf, "saturated");
+    /* changes carry their sign, in the same style */
+    fmt_ns_signed(buf, sizeof buf, -141.2e6);
+    assert_string_equal(buf, "-141.2 ms");
+    fmt_ns_signed(buf, sizeof buf, 2.22e9);
+    assert_string_equal(buf, "+2.22 s");
+    fmt_ns_signed(buf, sizeof buf, 0.2);
+    assert_string_equal(buf, "0 ns");
+    fmt_ns_signed(buf, sizeof buf, NAN);
+    assert_string_equal(buf, "0 ns");
+    fmt_ns_signed(buf, sizeof buf, -4000e9);
+    assert_string_equal(buf, "-66.7 min");
     /* a short buffer is truncated, never overrun */
     char tiny[4];
     fmt_ns(tiny, sizeof tiny, 12.3e6);
     assert_string_equal(tiny, "12.");
+}
+
+/* ---- fitting text: whole parts, elision ---------------------------------- */
+
+static bool valid_utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+                (*p & 0xf8) == 0xf0 ? 4 : 0;
+        if (!n)
+            return false;
+        for (int i = 1; i < n; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                return false;
+        p += n;
+    }
+    return true;
+}
+
+static void test_fit_parts(void **state)
+{
+    (void)state;
+    const char *parts[] = { "20 (10 sampled)", "mean 3.75 \u00b5s", "", "p50 3.63 ms",
+                            "p95 4.75 ms", "max 18.20 ms" };
+    const char *want = "20 (10 sampled)  mean 3.75 \u00b5s  p50 3.63 ms  p95 4.75 ms  max 18.20 ms";
+    for (int width = -1; width <= 300; width++) {
+        char out[256];
+        int k = ui_fit_parts(out, sizeof out, parts, 6, "  ", width);
+        assert_true(cells(out) <= (width > 0 ? width : 0));
+        /* a prefix of the joined line, ending where a part ends */
+        assert_int_equal(strncmp(out, want, strlen(out)), 0);
+        char next = want[strlen(out)];
+        assert_true(next == '\0' || (next == ' ' && want[strlen(out) + 1] == ' ') || !out[0]);
+        if (k < 5)                      /* the next part did not fit */
+            assert_true(cells(want) > width);
+    }
+    char out[256];
+    assert_int_equal(ui_fit_parts(out, sizeof out, parts, 6, "  ", 28), 1);
+    assert_string_equal(out, "20 (10 sampled)");
+    assert_int_equal(ui_fit_parts(out, sizeof out, parts, 6, "  ", 80), 5);
+    assert_int_equal(ui_fit_parts(out, 8, parts, 6, "  ", 80), 0);   /* buffer too small */
+    assert_string_equal(out, "");
+}
+
+static void test_elide(void **state)
+{
+    (void)state;
+    const char *names[] = { "decode_batch", "step/forward/layer.10/attention/softmax",
+                            "\u00b5-kernel \u2588 block \u2026 ok", "a", "",
+                            "Memory leak: 4.0 MB/step (GPU memory)",
+                            "'decode_batch': 100.0% of thread 'loader.1' (beside the training thread)",
+                            "averyveryveryverylongsinglewordwithoutanyspaces 12.5%" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (int cols = 0; cols <= 90; cols++)
+            for (int utf8 = 0; utf8 <= 1; utf8++) {
+                char mid[256], words[256];
+                int wm = ui_elide_mid(mid, sizeof mid, names[i], cols, utf8);
+                int ww = ui_elide_words(words, sizeof words, names[i], cols, utf8);
+                const char *s = names[i];
+                assert_int_equal(wm, cells(mid));
+                assert_int_equal(ww, cells(words));
+                assert_true(wm <= cols && ww <= cols);
+                assert_true(valid_utf8(mid) && valid_utf8(words));
+                if (cells(s) <= cols) {         /* fits: as is */
+                    assert_string_equal(mid, s);
+                    assert_string_equal(words, s);
+                    continue;
+                }
+                if (cols >= 1)
+                    assert_int_equal(wm, cols);         /* the middle goes, the width is used */
+                if (!utf8)
+                    assert_true(ascii_only(mid) || !ascii_only(s));
+                /* mid: its start and its end are the name's */
+                const char *e = strstr(mid, utf8 ? "\u2026" : "~");
+                if (cols >= 2 && e) {
+                    assert_int_equal(strncmp(mid, s, (size_t)(e - mid)), 0);
+                    const char *t = e + (utf8 ? 3 : 1);
+                    assert_string_equal(s + strlen(s) - strlen(t), t);
+                }
+                /* words: every token but the mark is a whole word of the text
+                 * (unless the first word alone is too long: then the middle) */
+                int first = (int)strcspn(s, " ");
+                if (strchr(s, ' ') && words[0] && first + 2 <= cols) {
+                    char copy[256];
+                    snprintf(copy, sizeof copy, "%s", words);
+                    for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " ")) {
+                        if (!strcmp(tok, utf8 ? "\u2026" : "~"))
+                            continue;
+                        char pad[300], hay[300];
+                        snprintf(pad, sizeof pad, " %s ", tok);
+                        snprintf(hay, sizeof hay, " %s ", s);
+                        if (!strstr(hay, pad))
+                            fail_msg("'%s' at %d: '%s' is not a whole word", s, cols, tok);
+                    }
+                }
+            }
+    char out[64];
+    ui_elide_words(out, sizeof out, "Memory leak: 4.0 MB/step (GPU memory)", 29, false);
+    assert_string_equal(out, "Memory leak: ~ (GPU memory)");
+    ui_elide_mid(out, sizeof out, "layer.10.attention", 9, false);
+    assert_string_equal(out, "laye~tion");
 }
 
 static void test_list_move(void **state)
@@ -280,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_bar),
         cmocka_unit_test(test_sparkline),
         cmocka_unit_test(test_units),
+        cmocka_unit_test(test_fit_parts),
+        cmocka_unit_test(test_elide),
         cmocka_unit_test(test_list_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * prism-top - explore PRISM profiles.  main() only dispatches: each
  * subcommand lives in its own file.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,15 +27,18 @@ static void usage(FILE *f)
         "  compare A B [-o OUT] [--format txt|json] [--top N]\n"
         "                         B against the baseline A: metrics, per-region deltas\n"
         "                         with significance, new/vanished regions and bottlenecks\n"
-        "  export FILE --format chrome-trace|csv|folded|json -o OUT\n"
-        "                         convert: Chrome trace (Perfetto), call tree as CSV,\n"
-        "                         folded stacks (flame graphs), call tree as JSON\n"
+        "  export FILE --format chrome-trace|speedscope|csv|folded|json [-o OUT]\n"
+        "                         [--unit ns|us|ms]\n"
+        "                         convert: Chrome trace (Perfetto), speedscope, call\n"
+        "                         tree as CSV, folded stacks (flame graphs; values in\n"
+        "                         ns unless --unit), call tree as JSON\n"
         "  dump FILE [--chunks]   print the header and every record of a profile\n"
         "                         (--chunks: one line per chunk)\n"
         "  convert TRACE -o OUT   write a PRISM profile of a torch.profiler trace\n"
         "                         (or rewrite a profile): compact, checksummed\n"
         "\n"
         "  prism-top COMMAND --help   the options of one command\n"
+        "  Reports and exports go to stdout without -o (or with -o -).\n"
         "\n"
         "options:\n"
         "  -h, --help             this help\n"
@@ -46,9 +50,37 @@ static void usage(FILE *f)
         "exit status: 0 ok, 1 usage error, 2 bad input (damaged, truncated or foreign file)\n");
 }
 
+/* What is wrong with a command line that is no command: too many files, or
+ * an option where a file or command was expected. */
+static int usage_error(int argc, char **argv)
+{
+    int files = 0;
+    const char *opt = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (!opt)
+                opt = argv[i];
+        } else {
+            files++;
+        }
+    }
+    if (opt && opt == argv[1])
+        fprintf(stderr, "prism-top: unknown option '%s' (try prism-top --help)\n", opt);
+    else if (opt)
+        fprintf(stderr, "prism-top: '%s': options belong to a command, as in prism-top "
+                "analyze FILE %s (try prism-top --help)\n", opt, opt);
+    else
+        fprintf(stderr, "prism-top: %d files given: explore takes one profile, compare "
+                "takes two (try prism-top --help)\n", files);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     prism_import_register();            /* every command reads traces too */
+    /* `prism-top export ... | head`: a closed pipe ends the run quietly, as
+     * it ends cat, even when the caller ignored SIGPIPE */
+    signal(SIGPIPE, SIG_DFL);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
@@ -84,6 +116,5 @@ int main(int argc, char **argv)
         return explore_main(cmd, 0, NULL);
     if (cmd[0] != '-' && argc == 3 && argv[2][0] != '-')
         return explore_compare(cmd, argv[2], NULL);
-    fprintf(stderr, "prism-top: unknown command '%s' (try prism-top --help)\n", cmd);
-    return EXIT_USAGE;
+    return usage_error(argc, argv);
 }

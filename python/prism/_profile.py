@@ -24,17 +24,26 @@ class ProfileError(ValueError):
     """A file that cannot be read as a profile.
 
     ``path``, ``reason`` (the words prism-top prints) and ``offset`` (the
-    byte where reading stopped); str(e) is "PATH: REASON at byte OFFSET".
+    byte where reading stopped); str(e) is "PATH: REASON at byte OFFSET", or
+    "PATH: REASON" when the file could not be read at all (missing, not
+    readable, a directory), as prism-top prints it.
     """
 
     def __init__(self, path, reason, offset):
         self.path = path
         self.reason = reason
         self.offset = offset
-        super().__init__("%s: %s at byte %d" % (path, reason, offset))
+        super().__init__(self._text())
+
+    def _text(self):
+        unreadable = self.offset == 0 and not (
+            _os.path.isfile(self.path) and _os.access(self.path, _os.R_OK))
+        if unreadable:
+            return "%s: %s" % (self.path, self.reason)
+        return "%s: %s at byte %d" % (self.path, self.reason, self.offset)
 
     def __str__(self):
-        return "%s: %s at byte %d" % (self.path, self.reason, self.offset)
+        return self._text()
 
     def __reduce__(self):
         return (ProfileError, (self.path, self.reason, self.offset))

@@ -9,5 +9,5 @@ wait_for "^ -?echo$"; expect "^ echo$"
 
 start 100 30 "TERM=xterm $TOP --no-follow $TMPD/missing.cbor"
 wait_for "__EXIT__ 2"
-expect "missing.cbor: cannot open"
+expect "prism-top: .*missing.cbor: No such file or directory"
 echo ok

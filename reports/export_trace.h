@@ -1,0 +1,87 @@
+/*
+ * export_trace.h - what the two halves of the Chrome trace writer share
+ * (export_trace.c: threads, regions, marks, counters, steps and the file's
+ * end; export_trace_gpu.c: memory samples and GPU records).  Internal to
+ * reports/.
+ */
+#ifndef PRISM_REPORTS_EXPORT_TRACE_H
+#define PRISM_REPORTS_EXPORT_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "prism/profile.h"
+
+#define GPU_PID_OFFSET (1u << 22)
+#define API_TID_BASE 1000000000u
+/* Track numbers of the profiled process: the training thread first, the
+ * steps right after it, every other thread after both (speedscope orders
+ * its profiles by pid and tid; Perfetto by thread_sort_index, set alike). */
+#define TRAIN_TID 1u
+#define STEPS_TID 2u
+#define OTHER_TID_BASE 3u
+#define NO_STREAM UINT32_MAX
+
+typedef struct tstream {
+    uint32_t open;              /* "B" written, "E" not yet                 */
+    uint32_t phantom;           /* frames open in the file we never began   */
+    uint32_t *names;            /* the open frames' names, outermost first  */
+    uint32_t cap;
+    uint64_t last_ts;
+} tstream;
+
+typedef struct trace_counts {
+    uint64_t enters, exits, unmatched_exits, closed_at_end, marks, counters,
+             nonfinite_counters, steps, memory, gpu, dropped;
+} trace_counts;
+
+typedef struct trace {
+    FILE *f;
+    prism_reader *r;
+    uint64_t pid, gpu_pid;
+    uint32_t train;             /* the training thread's stream, or NO_STREAM */
+    bool started, any_event, steps_named, gpu_named, oom;
+    tstream *st;
+    size_t nst, stcap;
+    imap st_of;                 /* stream -> index into st                  */
+    imap gtrack;                /* GPU tids already named                   */
+    uint64_t last_ts;
+    strbuf info;                /* rendered INFO entries for otherData      */
+    uint64_t info_left_out;
+    bool have_footer;
+    prism_footer footer;
+    trace_counts n;
+} trace;
+
+/* The separator before the next event. */
+void trace_sep(trace *t);
+/* ,"key":MICROSECONDS.NNN -- exact, three decimals from integer ns. */
+void trace_put_ts(FILE *f, const char *key, uint64_t ns);
+/* ,"ts":..,"dur":.. of a complete ("X") event from start to end (ns): ts
+ * exact, dur the longest (at most 1 ns short) whose sum with ts, as a
+ * reader adds them in doubles, does not pass end: consecutive spans never
+ * overlap. */
+void trace_put_span(FILE *f, uint64_t start, uint64_t end);
+/* A string of the file as a JSON string ("<string N>" when unknown). */
+void trace_put_name(trace *t, uint32_t id);
+void trace_note_ts(trace *t, uint64_t ts);
+/* Metadata event: a process or thread name (text), or a sort index (num). */
+void trace_meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
+                const char *key, const char *text, int64_t num);
+/* The track (tid) of a CPU thread's stream. */
+uint64_t trace_tid(const trace *t, uint32_t stream);
+
+/* export_trace_gpu.c: the reader callbacks for memory samples and GPU
+ * records. */
+void trace_on_memory(void *ctx, const prism_memory_sample *m);
+void trace_on_gpu(void *ctx, const prism_gpu_record *g, size_t n);
+
+/* The training thread's stream as the analysis finds it (analyze's
+ * "training thread"), read ahead from the file; NO_STREAM when none is
+ * found or the file cannot be read (the export itself then says why).
+ * Shared with the speedscope export. */
+uint32_t trace_training_stream(const char *path);
+
+#endif
