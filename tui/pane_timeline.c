@@ -1,20 +1,450 @@
 /*
- * pane_timeline.c - the steps as a bar chart and, for the selected step, one
- * lane per thread and GPU stream.  (Being written: this first version only
- * registers the tab.)
+ * pane_timeline.c - the Timeline pane: the steps as a bar chart of step
+ * time (outliers marked, one selected), and for the selected step a lane
+ * view: one lane per thread and per GPU stream, regions as labelled spans
+ * stacked by nesting depth, idle gaps blank, a time axis from the step's
+ * start.  `v` (or Enter on the chart, Esc back) moves the focus between
+ * the chart and the lanes; in the lanes h/l move the cursor (the view pans
+ * at its edges), +/- zoom around it, 0 fits the step, j/k choose the row,
+ * [ / ] go to the previous / next span, Enter shows the span's call path
+ * in the Tree.
+ *
+ * The spans come from prism_timeline (read from the file for the selected
+ * step only, cached); the geometry from timeline_view.c.  The pane loads
+ * only when the step or the file changes, never on a plain redraw.
  */
-#include "ui.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline_pane.h"
+#include "treeview.h"
+
+static void *init(ui *u)
+{
+    (void)u;
+    tl *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->tl = prism_timeline_new(0);
+    if (!s->tl) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void pane_free(void *st)
+{
+    tl *s = st;
+    if (s) {
+        prism_timeline_free(s->tl);
+        free(s->dur);
+        free(s->out);
+        free(s);
+    }
+}
+
+static void reload(ui *u, void *st)
+{
+    tl *s = st;
+    (void)u;
+    if (s) {
+        s->stale = true;
+        s->mser = NULL;         /* the series may have changed in place */
+    }
+}
+
+const prism_step *tl_steps(const ui *u, size_t *n)
+{
+    const prism_step_stats *ss = prism_analysis_steps(u->a);
+    *n = ss ? ss->nseries : 0;
+    return ss ? ss->series : NULL;
+}
+
+static double step_ns(const prism_step *p) { return (double)(p->end - p->start); }
+
+bool tl_model(const ui *u, tl *s)
+{
+    size_t n;
+    const prism_step *sv = tl_steps(u, &n);
+    if (!n)
+        return false;
+    if (sv == s->mser && n == s->mn && s->dur)
+        return true;
+    double *d = realloc(s->dur, n * sizeof *d);
+    if (d)
+        s->dur = d;
+    bool *o = realloc(s->out, n * sizeof *o);
+    if (o)
+        s->out = o;
+    if (!d || !o) {
+        s->mser = NULL;
+        return false;
+    }
+    s->peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = step_ns(&sv[i]);
+        s->peak = d[i] > s->peak ? d[i] : s->peak;
+    }
+    s->nout = tlv_outliers(d, n, o, NULL);
+    s->mser = sv;
+    s->mn = n;
+    return true;
+}
+
+/* Bring the loaded window in line with the selected step. */
+static void sync(ui *u, tl *s)
+{
+    size_t n;
+    const prism_step *sv = tl_steps(u, &n);
+    uint64_t a = 0, b = prism_analysis_last_ts(u->a);
+    if (n) {
+        if (!s->picked || s->step >= n)
+            s->step = n - 1;
+        a = sv[s->step].start;
+        b = sv[s->step].end;
+    }
+    if (b <= a)
+        b = a + 1;
+    bool moved = !s->loaded || a != s->w0 || b != s->w1;
+    if (moved) {
+        s->w0 = s->v0 = a;
+        s->w1 = s->v1 = b;
+        s->cur = a;
+        s->detail = false;
+    }
+    /* the step's lanes had to merge short spans: a zoomed view reads its
+     * own window, where they fit (a cached load reads nothing) */
+    uint64_t la = a, lb = b;
+    if (s->detail && (s->v0 != a || s->v1 != b)) {
+        la = s->v0;
+        lb = s->v1;
+    }
+    if (!moved && !s->stale && la == s->l0 && lb == s->l1)
+        return;
+    s->err = prism_timeline_load(s->tl, u->path, la, lb);
+    s->loaded = true;
+    s->stale = false;
+    s->l0 = la;
+    s->l1 = lb;
+    if (la == a && lb == b) {
+        s->detail = false;
+        for (size_t i = 0; i < prism_timeline_lane_count(s->tl); i++)
+            s->detail |= prism_timeline_lane(s->tl, i)->merged > 0;
+    }
+    size_t nl = prism_timeline_lane_count(s->tl);
+    if (s->lane >= nl)
+        s->lane = nl ? nl - 1 : 0;
+    if (s->top > s->lane)
+        s->top = s->lane;
+}
+
+/* The span under the cursor on the cursor row, or NULL. */
+int tl_max_rows(int h) { return h >= 40 ? 8 : h >= 18 ? 4 : 2; }
+
+const prism_span *tl_cur_span(const tl *s)
+{
+    const prism_lane *l = prism_timeline_lane(s->tl, s->lane);
+    int w = s->span_w > 0 ? s->span_w : 1;
+    if (!l)
+        return NULL;
+    tlv_cell *cells = malloc((size_t)w * sizeof *cells);
+    if (!cells)
+        return NULL;
+    tlv_row(l->spans, l->nspans, s->depth, s->v0, s->v1, w, cells);
+    long c = tlv_col(s->cur, s->v0, s->v1, w);
+    const prism_span *sp = NULL;
+    if (c >= 0 && c < w && cells[c].span != SIZE_MAX)
+        sp = &l->spans[cells[c].span];
+    free(cells);
+    return sp;
+}
+
+/* ---- drawing ---- */
+
+static void draw_bars(ui *u, tl *s, const ui_rect *r, int y, int h)
+{
+    size_t n;
+    tl_steps(u, &n);
+    int w = r->w - 2;
+    s->bar_y = y;
+    s->bar_h = h;
+    s->bar_w = w;
+    if (!n || w < 1 || h < 1)
+        return;
+    if (!tl_model(u, s))
+        return;
+    const double *dur = s->dur, top = s->peak;
+    const bool *out = s->out;
+    int bc = tlv_bar_cols(n, w);
+    for (int c = 0; c < w; c++) {
+        size_t i = tlv_col_peak(dur, n, w, c);
+        bool gap = n <= (size_t)w && bc > 1 && (c + 1) % bc == 0;
+        if (i == SIZE_MAX || gap)
+            continue;
+        bool o = false, sel = false;
+        size_t a = tlv_col_step(n, w, c), b = n <= (size_t)w ? a + 1 : (size_t)(c + 1) * n / (size_t)w;
+        for (size_t k = a; k < b && k < n; k++) {
+            o |= out[k];
+            sel |= k == s->step;
+        }
+        double eighths = top > 0 ? dur[i] / top * h * 8 : 0;
+        attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : o ? ui_attr(u, CP_HIGH, A_BOLD)
+                                                            : ui_attr(u, CP_BAR, A_NORMAL);
+        /* an outlier's mark sits on top of its bar (on its top cell when
+         * the bar fills the column), so it shows without colour too */
+        int mark = -1;
+        for (int row = 0; o && row < h && mark < 0; row++)
+            if (eighths - (double)(h - 1 - row) * 8 >= 1)
+                mark = row > 0 ? row - 1 : 0;
+        for (int row = 0; row < h; row++) {
+            double fill = eighths - (double)(h - 1 - row) * 8;
+            const char *g = " ";
+            if (row == mark)
+                g = "!";
+            else if (fill >= 8)
+                g = u->utf8 ? "\u2588" : "#";
+            else if (fill >= 1) {
+                static const char *const part[] = { "", "\u2581", "\u2582", "\u2583",
+                                                    "\u2584", "\u2585", "\u2586", "\u2587" };
+                g = u->utf8 ? part[(int)fill] : ".";
+            } else if (row == h - 1 && !u->utf8) {
+                g = "_";
+            }
+            if (sel && !strcmp(g, " "))
+                g = u->utf8 ? "\u2502" : "|";
+            ui_print(r, y + row, 1 + c, at, g);
+        }
+    }
+}
+
+static void lane_label(char *buf, size_t cap, const prism_lane *l)
+{
+    if (l->kind == PRISM_LANE_GPU)
+        snprintf(buf, cap, "GPU%u s%u", (unsigned)l->device, (unsigned)l->stream);
+    else if (l->name && l->name[0])
+        snprintf(buf, cap, "%s", l->name);
+    else
+        snprintf(buf, cap, "thread %u", (unsigned)l->stream);
+}
+
+static void draw_axis(ui *u, tl *s, const ui_rect *r, int y)
+{
+    int w = s->span_w, x0 = s->gutter;
+    char lab[32];
+    if (w < 1)
+        return;
+    uint64_t tick = tlv_tick(s->v1 - s->v0, w, 10);
+    uint64_t t = s->w0 + (s->v0 > s->w0 ? (s->v0 - s->w0 + tick - 1) / tick * tick : 0);
+    for (; t < s->v1; t += tick) {
+        long c = tlv_col(t, s->v0, s->v1, w);
+        if (c < 0 || c >= w)
+            continue;
+        fmt_ns(lab, sizeof lab, (double)(t - s->w0));
+        ui_print(r, y, x0 + (int)c, ui_attr(u, CP_DIM, A_NORMAL), u->utf8 ? "\u2502" : "|");
+        if (c + 1 + fmt_width(lab) < w)
+            ui_print(r, y, x0 + (int)c + 1, ui_attr(u, CP_DIM, A_NORMAL), lab);
+    }
+    if (s->lanes) {
+        long c = tlv_col(s->cur, s->v0, s->v1, w);
+        if (c >= 0 && c < w)
+            ui_print(r, y, x0 + (int)c, A_BOLD | A_REVERSE, "v");
+    }
+}
+
+static void draw_row(ui *u, tl *s, const ui_rect *r, int y, const prism_lane *l, uint32_t depth,
+                     bool cursor_row, tlv_cell *cells)
+{
+    int w = s->span_w, x0 = s->gutter;
+    tlv_row(l->spans, l->nspans, depth, s->v0, s->v1, w, cells);
+    long cc = cursor_row ? tlv_col(s->cur, s->v0, s->v1, w) : -1;
+    size_t sel = cc >= 0 && cc < w ? cells[cc].span : SIZE_MAX;
+    for (int c = 0; c < w;) {
+        size_t i = cells[c].span;
+        int e = c + 1;
+        while (e < w && cells[e].span == i)
+            e++;
+        if (i != SIZE_MAX) {
+            const prism_span *sp = &l->spans[i];
+            char text[512];
+            attr_t at = (i % 2 ? ui_attr(u, CP_DIM, A_BOLD) : ui_attr(u, CP_TITLE, A_NORMAL)) |
+                        A_REVERSE;
+            if (i == sel)
+                at = ui_attr(u, CP_SEL, A_REVERSE) | A_BOLD | A_UNDERLINE;
+            if (sp->merged) {
+                at = i == sel ? at : ui_attr(u, CP_DIM, A_NORMAL);
+                const char *g = u->utf8 ? "\u2591" : ":";
+                for (int k = c; k < e; k++)
+                    ui_print(r, y, x0 + k, at, g);
+            } else {
+                int used = e - c >= 2 ? tv_fit(text, sizeof text, sp->name, e - c, u->utf8) : 0;
+                if (used)
+                    ui_print(r, y, x0 + c, at, text);
+                for (int k = c + used; k < e; k++)
+                    ui_print(r, y, x0 + k, at, " ");
+            }
+        }
+        c = e;
+    }
+}
+
+static void draw_lanes(ui *u, tl *s, const ui_rect *r, int y, int h)
+{
+    size_t nl = prism_timeline_lane_count(s->tl);
+    int maxd = tl_max_rows(s->pane_h);
+    tlv_cell *cells = malloc((size_t)(s->span_w > 0 ? s->span_w : 1) * sizeof *cells);
+    s->lanes_y = y;
+    s->lanes_h = h;
+    s->nrows = 0;
+    if (!cells)
+        return;
+    /* keep the cursor's lane in view: scroll down while it is below */
+    for (;;) {
+        int rows = 0;
+        bool seen = false;
+        for (size_t i = s->top; i < nl && rows < h; i++) {
+            const prism_lane *l = prism_timeline_lane(s->tl, i);
+            int lr = (int)l->rows < maxd ? (int)l->rows : maxd;
+            if (i == s->lane && rows + (int)s->depth + 1 <= h)
+                seen = true;
+            rows += lr;
+        }
+        if (seen || s->top >= s->lane)
+            break;
+        s->top++;
+    }
+    int row = 0;
+    for (size_t i = s->top; i < nl && row < h; i++) {
+        const prism_lane *l = prism_timeline_lane(s->tl, i);
+        int lr = (int)l->rows < maxd ? (int)l->rows : maxd;
+        char lab[160], fit[512];
+        lane_label(lab, sizeof lab, l);
+        for (int d = 0; d < lr && row < h; d++, row++) {
+            if (row < MAX_ROWS) {
+                s->row_lane[row] = (int)i;
+                s->row_depth[row] = d;
+                s->nrows = row + 1;
+            }
+            bool cr = s->lanes && i == s->lane && (uint32_t)d == s->depth;
+            attr_t ga = cr ? A_BOLD | A_REVERSE : ui_attr(u, CP_TITLE, A_BOLD);
+            if (d == 0) {
+                tv_fit(fit, sizeof fit, lab, s->gutter - 1, u->utf8);
+                ui_print(r, y + row, 0, ga, fit);
+            } else if (d == lr - 1 && l->rows > (uint32_t)lr) {
+                ui_printf(r, y + row, 0, ga, " +%u", (unsigned)(l->rows - (uint32_t)lr));
+            } else if (cr) {
+                ui_print(r, y + row, 0, ga, " >");
+            }
+            draw_row(u, s, r, y + row, l, (uint32_t)d, cr, cells);
+        }
+    }
+    free(cells);
+    if (!nl)
+        ui_print(r, y, 1, ui_attr(u, CP_DIM, A_NORMAL),
+                 s->err == PRISM_OK ? "No regions or GPU work in this window"
+                                    : prism_strerror(s->err));
+}
+
+static void draw_header(ui *u, tl *s, const ui_rect *r)
+{
+    size_t n;
+    const prism_step *sv = tl_steps(u, &n);
+    char d[32], at[32], lab[300];
+    if (!n) {
+        fmt_ns(d, sizeof d, (double)(s->w1 - s->w0));
+        snprintf(lab, sizeof lab, "No steps in this profile: the whole run, %s", d);
+    } else {
+        const prism_step *p = &sv[s->step];
+        fmt_ns(d, sizeof d, step_ns(p));
+        fmt_ns(at, sizeof at, (double)p->start);
+        snprintf(lab, sizeof lab, "Step %llu  %s  at %s  (%zu of %zu)",
+                 (unsigned long long)p->index, d, at, s->step + 1, n);
+    }
+    int x = ui_print(r, 0, 1, A_BOLD, lab);
+    if (n) {
+        if (tl_model(u, s)) {
+            size_t k = s->nout;
+            if (s->out[s->step])
+                x += ui_print(r, 0, x + 2, ui_attr(u, CP_HIGH, A_BOLD), "OUTLIER") + 2;
+            if (k)
+                ui_printf(r, 0, x + 2, ui_attr(u, CP_DIM, A_NORMAL), "%zu outlier%s", k,
+                          k == 1 ? "" : "s");
+        }
+    }
+}
+
+static void draw_info(ui *u, tl *s, const ui_rect *r, int y)
+{
+    char d[32], off[32];
+    if (!s->lanes) {
+        ui_print(r, y, 1, ui_attr(u, CP_DIM, A_NORMAL),
+                 "h/l: step  Home/End: first/last  v or Enter: lanes");
+        return;
+    }
+    const prism_span *sp = tl_cur_span(s);
+    if (!sp) {
+        fmt_ns(off, sizeof off, (double)(s->cur - s->w0));
+        ui_printf(r, y, 1, ui_attr(u, CP_DIM, A_NORMAL), "+%s  idle  (+/- zoom, 0 fit, [ ] spans)",
+                  off);
+        return;
+    }
+    fmt_ns(d, sizeof d, (double)(sp->end - sp->start));
+    fmt_ns(off, sizeof off, sp->start >= s->w0 ? (double)(sp->start - s->w0) : 0);
+    if (sp->merged) {
+        ui_printf(r, y, 1, A_BOLD, "%u short spans merged  %s  at +%s", (unsigned)sp->merged, d,
+                  off);
+        return;
+    }
+    int x = 1 + ui_print(r, y, 1, A_BOLD, sp->name);
+    x += ui_printf(r, y, x, A_NORMAL, "  %s  at %s%s%s", d, sp->start < s->w0 ? "-" : "+", off,
+                   sp->open ? "  (never closed)" : "");
+    if (sp->path_hash && prism_analysis_find(u->a, sp->path_hash) != PRISM_NO_NODE)
+        ui_print(r, y, x, ui_attr(u, CP_DIM, A_NORMAL), "   Enter: Tree");
+}
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
-    (void)st;
+    tl *s = st;
     ui_rect r = { y, x, h, w };
-    ui_print(&r, 0, 1, A_BOLD, "Timeline");
-    (void)u;
+    if (!s)
+        return;
+    if (u->cmp) {
+        ui_print(&r, 0, 1, A_BOLD, "Timeline: open one profile to see its steps and lanes");
+        return;
+    }
+    sync(u, s);
+    s->pane_h = h;
+    size_t n;
+    tl_steps(u, &n);
+    int bh = !n ? 0 : h >= 40 ? 8 : h >= 24 ? 5 : h >= 16 ? 3 : h >= 10 ? 2 : 1;
+    if (n && bh < 8) {          /* rows the lanes leave free go to the chart */
+        int need = 0, maxd = tl_max_rows(h);
+        for (size_t i = 0; i < prism_timeline_lane_count(s->tl); i++) {
+            uint32_t lr = prism_timeline_lane(s->tl, i)->rows;
+            need += (int)lr < maxd ? (int)lr : maxd;
+        }
+        int spare = h - 3 - bh - need;
+        bh += spare > 0 ? (spare < 8 - bh ? spare : 8 - bh) : 0;
+    }
+    s->gutter = w >= 160 ? 24 : w >= 100 ? 18 : w >= 60 ? 12 : 8;
+    s->span_w = w - s->gutter;
+    draw_header(u, s, &r);
+    draw_bars(u, s, &r, 1, bh);
+    int ay = 1 + bh, ly = ay + 1, lh = h - ly - 1;
+    draw_axis(u, s, &r, ay);
+    draw_lanes(u, s, &r, ly, lh > 0 ? lh : 0);
+    draw_info(u, s, &r, h - 1);
 }
 
 const ui_pane pane_timeline = {
     .name = "Timeline",
-    .hint = "",
+    .hint = "h/l step or move  v lanes  +/- zoom  0 fit  Enter: Tree",
+    .init = init,
     .draw = draw,
+    .reload = reload,
+    .free = pane_free,
+    .keys = tl_keys,
+    .nkeys = TL_NKEYS,
+    .mouse = tl_mouse,
 };

@@ -1,0 +1,538 @@
+/*
+ * timeline.c - the spans of one window of a profile, per lane
+ * (prism/timeline.h).
+ *
+ * One pass of the reader over the file rebuilds the regions of every
+ * thread from their enter/exit events, as the exports do (a stack per
+ * thread, reconciled with the writer's depth at each chunk: frames lost to
+ * damage are unknown, frames the writer closed are closed), and keeps the
+ * spans that overlap the window.  GPU kernels, copies and memsets are spans
+ * of their device/stream lane.  A lane past its cap is compacted (merge
+ * runs of short spans of one depth into aggregates, doubling what "short"
+ * means until the lane is at most three quarters full), so memory stays
+ * bounded whatever the file holds.
+ *
+ * A PRISM profile is not read whole for every window: an index of its
+ * chunks (timeline_index.c, built once, read on as the file grows) gives
+ * each thread's stack at the start of each chunk, so a window reads only
+ * the chunks it needs.  Foreign files are read whole each time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "timeline_internal.h"
+
+static const char *const UNKNOWN = "(unknown)", *const UNNAMED = "(unnamed)";
+
+prism_timeline *prism_timeline_new(size_t cap)
+{
+    prism_timeline *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->cap = cap ? cap : PRISM_TIMELINE_CAP;
+    if (t->cap < 64)
+        t->cap = 64;
+    t->use_index = true;
+    return t;
+}
+
+static void clear_lanes(prism_timeline *t)
+{
+    for (size_t i = 0; i < t->nlanes; i++) {
+        free(t->lanes[i].v);
+        free(t->lanes[i].name);
+    }
+    t->nlanes = 0;
+    t->left_out = 0;
+    u64map_free(&t->lane_of);
+}
+
+static void clear_scratch(prism_timeline *t)
+{
+    tl_stacks_free(&t->st);
+    u64map_free(&t->names);
+    u64map_free(&t->tnames);
+}
+
+void prism_timeline_use_index(prism_timeline *t, bool on)
+{
+    if (t) {
+        t->use_index = on;
+        t->valid = false;
+    }
+}
+
+void prism_timeline_free(prism_timeline *t)
+{
+    if (!t)
+        return;
+    clear_lanes(t);
+    clear_scratch(t);
+    tl_index_free(&t->ix);
+    free(t->lanes);
+    free(t->pool);
+    free(t->path);
+    free(t);
+}
+
+size_t prism_timeline_lane_count(const prism_timeline *t) { return t ? t->nlanes : 0; }
+
+const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i)
+{
+    return t && i < t->nlanes ? &t->lanes[i].pub : NULL;
+}
+
+size_t prism_timeline_lanes_left_out(const prism_timeline *t) { return t ? t->left_out : 0; }
+uint64_t prism_timeline_reads(const prism_timeline *t) { return t ? t->reads : 0; }
+uint64_t prism_timeline_bytes_read(const prism_timeline *t) { return t ? t->bytes : 0; }
+
+/* ---- names: copied into one pool, referred to by offset while loading ---- */
+
+static bool pool_add(prism_timeline *t, const char *s, size_t len, uint64_t *off)
+{
+    if (!vec_reserve((void **)&t->pool, &t->poolcap, t->npool + len + 1, 1))
+        return false;
+    memcpy(t->pool + t->npool, s, len);
+    t->pool[t->npool + len] = '\0';
+    *off = t->npool;
+    t->npool += len + 1;
+    return true;
+}
+
+const char *tl_name_text(const prism_timeline *t, uint32_t id)
+{
+    if (!id)
+        return UNKNOWN;
+    const char *s = t->nr ? prism_reader_string(t->nr, id, NULL) : NULL;
+    return s ? s : UNNAMED;
+}
+
+/* Offset of the name of `id` in the pool (interned by id). */
+static uint64_t name_off(prism_timeline *t, uint32_t id)
+{
+    uint64_t off;
+    if (u64map_get(&t->names, id, &off))
+        return off;
+    const char *s = tl_name_text(t, id);
+    if (!pool_add(t, s, strlen(s), &off) || !u64map_put(&t->names, id, off)) {
+        t->oom = true;
+        return UINT64_MAX;
+    }
+    return off;
+}
+
+/* ---- lanes ---- */
+
+static lane *lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, uint32_t stream)
+{
+    uint64_t key = kind == PRISM_LANE_GPU ? (UINT64_C(1) << 63) | (uint64_t)device << 32 | stream
+                                          : stream;
+    uint64_t i;
+    if (u64map_get(&t->lane_of, key, &i))
+        return i == UINT64_MAX ? NULL : &t->lanes[i];
+    if (t->nlanes >= PRISM_TIMELINE_MAX_LANES) {
+        t->left_out++;
+        if (!u64map_put(&t->lane_of, key, UINT64_MAX))
+            t->oom = true;
+        return NULL;
+    }
+    if (!vec_reserve((void **)&t->lanes, &t->lcap, t->nlanes + 1, sizeof *t->lanes) ||
+        !u64map_put(&t->lane_of, key, t->nlanes)) {
+        t->oom = true;
+        return NULL;
+    }
+    lane *l = &t->lanes[t->nlanes++];
+    memset(l, 0, sizeof *l);
+    l->pub.kind = kind;
+    l->pub.device = kind == PRISM_LANE_GPU ? device : 0;
+    l->pub.stream = stream;
+    uint64_t span = t->t1 - t->t0;
+    l->q = span / 4096 ? span / 4096 : 1;
+    return l;
+}
+
+static int cmp_depth_start(const void *x, const void *y, const void *ctx)
+{
+    const prism_span *a = x, *b = y;
+    (void)ctx;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return 0;
+}
+
+/* Merge runs of short spans of one depth until at most 3/4 of the cap. */
+static void compact(prism_timeline *t, lane *l)
+{
+    sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
+    for (int round = 0; round < 64 && l->n > t->cap * 3 / 4; round++) {
+        size_t o = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            prism_span s = l->v[i];
+            prism_span *last = o ? &l->v[o - 1] : NULL;
+            if (last && last->depth == s.depth && last->end - last->start < l->q &&
+                s.end - s.start < l->q && (s.start <= last->end || s.start - last->end < l->q)) {
+                uint32_t add = s.merged ? s.merged : 1;
+                if (!last->merged) {
+                    last->merged = 1;
+                    last->name = NULL;
+                    last->path_hash = 0;
+                    last->open = false;
+                    l->pub.merged++;
+                }
+                last->merged += add;
+                l->pub.merged += s.merged ? 0 : 1;
+                if (s.end > last->end)
+                    last->end = s.end;
+                continue;
+            }
+            l->v[o++] = s;
+        }
+        l->n = o;
+        if (l->n > t->cap * 3 / 4)
+            l->q = l->q > UINT64_MAX / 2 ? UINT64_MAX : l->q * 2;
+    }
+}
+
+/* Keep a span when it overlaps the window.  name_ref: pool offset + 1 (0:
+ * no name) in the name pointer until the load finishes. */
+static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, uint64_t name_ref,
+                     uint64_t hash, uint32_t depth, bool open)
+{
+    if (!l || end < t->t0 || start > t->t1)
+        return;
+    if (l->n >= t->cap)
+        compact(t, l);
+    if (!vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+        t->oom = true;
+        return;
+    }
+    prism_span *s = &l->v[l->n++];
+    memset(s, 0, sizeof *s);
+    s->start = start;
+    s->end = end < start ? start : end;
+    s->name = (const char *)(uintptr_t)name_ref;
+    s->path_hash = hash;
+    s->depth = depth;
+    s->open = open;
+}
+
+/* ---- threads ---- */
+
+tstack *tl_stack_of(tl_stacks *ss, uint32_t stream)
+{
+    uint64_t i;
+    if (u64map_get(&ss->of, stream, &i))
+        return ss->v[i];
+    tstack *s = calloc(1, sizeof *s);
+    if (!s || !vec_reserve((void **)&ss->v, &ss->cap, ss->n + 1, sizeof *ss->v) ||
+        !u64map_put(&ss->of, stream, ss->n)) {
+        free(s);
+        return NULL;
+    }
+    s->stream = stream;
+    ss->v[ss->n++] = s;
+    return s;
+}
+
+void tl_stacks_free(tl_stacks *ss)
+{
+    for (size_t i = 0; i < ss->n; i++)
+        free(ss->v[i]);
+    free(ss->v);
+    u64map_free(&ss->of);
+    memset(ss, 0, sizeof *ss);
+}
+
+static lane *thread_lane(prism_timeline *t, uint32_t stream)
+{
+    return lane_for(t, PRISM_LANE_THREAD, 0, stream);
+}
+
+/* Close the innermost frame at ts. */
+static void pop(prism_timeline *t, tstack *s, uint64_t ts, bool open)
+{
+    tframe *f = &s->f[--s->open];
+    if (ts < t->t0 || f->ts > t->t1)
+        return;
+    uint64_t ref = f->name ? name_off(t, f->name) : UINT64_MAX;
+    add_span(t, thread_lane(t, s->stream), f->ts, ts, ref == UINT64_MAX ? 0 : ref + 1,
+             f->hash, s->open, open);
+}
+
+static void on_thread(void *ctx, const prism_thread *th)
+{
+    prism_timeline *t = ctx;
+    uint64_t off;
+    const char *nm = th->name ? th->name : "";
+    if (!pool_add(t, nm, strlen(nm), &off) || !u64map_put(&t->tnames, th->stream, off))
+        t->oom = true;
+}
+
+void tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
+                size_t n, bool emit, uint32_t *mindepth)
+{
+    if (!n)
+        return;
+    /* reconcile with the writer's depth: frames lost to damage are
+     * unknown (phantom), frames the writer closed meanwhile are closed */
+    if (depth > s->open + s->phantom)
+        s->phantom = depth - s->open;
+    while (depth < s->open + s->phantom) {
+        if (s->phantom)
+            s->phantom--;
+        else if (emit)
+            pop(t, s, ev[0].ts, false);
+        else
+            s->open--;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ts = ev[i].ts;
+        if (ts > s->last_ts)
+            s->last_ts = ts;
+        if (mindepth && s->open + s->phantom < *mindepth)
+            *mindepth = s->open + s->phantom;
+        if (ev[i].kind == PRISM_REGION_ENTER) {
+            if (s->phantom || s->open >= MAX_STACK) {
+                s->phantom++;       /* below an unknown frame: no path */
+                continue;
+            }
+            tframe *f = &s->f[s->open];
+            const char *nm = tl_name_text(t, ev[i].name);
+            uint64_t parent = s->open ? s->f[s->open - 1].hash : 0;
+            f->ts = ts;
+            f->name = ev[i].name;
+            f->hash = XXH3_64bits_withSeed(nm, strlen(nm), parent);
+            s->open++;
+        } else if (s->phantom) {
+            s->phantom--;
+        } else if (s->open) {
+            if (emit)
+                pop(t, s, ts, false);
+            else
+                s->open--;
+        }
+    }
+    if (mindepth && s->open + s->phantom < *mindepth)
+        *mindepth = s->open + s->phantom;
+}
+
+static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
+                       const prism_region_event *ev, size_t n)
+{
+    prism_timeline *t = ctx;
+    tstack *s = tl_stack_of(&t->st, stream);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
+    tl_regions(t, s, depth, ev, n, true, NULL);
+}
+
+/* ---- GPU ---- */
+
+static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
+{
+    static const char *const what[] = { [PRISM_GPU_MEMCPY] = "memcpy",
+                                        [PRISM_GPU_MEMSET] = "memset" };
+    prism_timeline *t = ctx;
+    for (size_t i = 0; i < n; i++) {
+        const prism_gpu_record *r = &g[i];
+        if (r->type != PRISM_GPU_KERNEL && r->type != PRISM_GPU_MEMCPY &&
+            r->type != PRISM_GPU_MEMSET)
+            continue;
+        uint64_t end = r->end > r->start ? r->end : r->start;
+        if (end < t->t0 || r->start > t->t1)
+            continue;
+        uint64_t ref;
+        if (r->type == PRISM_GPU_KERNEL) {
+            ref = name_off(t, r->name);
+        } else {
+            uint64_t key = (UINT64_C(1) << 40) | r->type;   /* no string id is this large */
+            if (!u64map_get(&t->names, key, &ref)) {
+                const char *s = what[r->type];
+                if (!pool_add(t, s, strlen(s), &ref) || !u64map_put(&t->names, key, ref)) {
+                    t->oom = true;
+                    continue;
+                }
+            }
+        }
+        add_span(t, lane_for(t, PRISM_LANE_GPU, r->device, r->stream), r->start, end,
+                 ref == UINT64_MAX ? 0 : ref + 1, 0, 0, false);
+    }
+}
+
+/* ---- finishing a load ---- */
+
+static int cmp_lane(const void *x, const void *y)
+{
+    const lane *a = x, *b = y;
+    if (a->pub.kind != b->pub.kind)
+        return a->pub.kind < b->pub.kind ? -1 : 1;
+    if (a->pub.device != b->pub.device)
+        return a->pub.device < b->pub.device ? -1 : 1;
+    return a->pub.stream < b->pub.stream ? -1 : a->pub.stream > b->pub.stream;
+}
+
+static int cmp_start(const void *x, const void *y, const void *ctx)
+{
+    const prism_span *a = x, *b = y;
+    (void)ctx;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* GPU work of one stream that overlaps is stacked: greedy rows. */
+static void gpu_rows(lane *l)
+{
+    uint64_t row_end[PRISM_TIMELINE_GPU_ROWS] = { 0 };
+    bool used[PRISM_TIMELINE_GPU_ROWS] = { false };
+    sort_stable(l->v, l->n, sizeof *l->v, cmp_start, NULL);
+    for (size_t i = 0; i < l->n; i++) {
+        uint32_t r = 0;
+        if (l->v[i].merged) {
+            r = l->v[i].depth;          /* an aggregate keeps its row */
+        } else {
+            while (r < PRISM_TIMELINE_GPU_ROWS - 1 && used[r] && row_end[r] > l->v[i].start)
+                r++;
+        }
+        l->v[i].depth = r;
+        used[r] = true;
+        if (l->v[i].end > row_end[r])
+            row_end[r] = l->v[i].end;
+    }
+}
+
+static void finish(prism_timeline *t)
+{
+    /* regions still open at the end close at their thread's last time */
+    for (size_t i = 0; i < t->st.n; i++) {
+        tstack *s = t->st.v[i];
+        uint64_t last = s->last_ts;
+        if (t->use_index && tl_index_last_ts(&t->ix, s->stream) > last)
+            last = tl_index_last_ts(&t->ix, s->stream);
+        while (s->open)
+            pop(t, s, last > s->f[s->open - 1].ts ? last : s->f[s->open - 1].ts, true);
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < t->nlanes; i++) {
+        lane *l = &t->lanes[i];
+        if (!l->n) {
+            free(l->v);
+            continue;
+        }
+        t->lanes[o++] = *l;
+    }
+    t->nlanes = o;
+    u64map_free(&t->lane_of);       /* lane indices changed: not used again */
+    qsort(t->lanes, t->nlanes, sizeof *t->lanes, cmp_lane);
+    for (size_t i = 0; i < t->nlanes; i++) {
+        lane *l = &t->lanes[i];
+        if (l->pub.kind == PRISM_LANE_GPU)
+            gpu_rows(l);
+        sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
+        uint32_t rows = 0;
+        for (size_t k = 0; k < l->n; k++) {
+            uintptr_t ref = (uintptr_t)l->v[k].name;
+            l->v[k].name = ref ? t->pool + (ref - 1) : l->v[k].merged ? "" : UNNAMED;
+            if (l->v[k].depth + 1 > rows)
+                rows = l->v[k].depth + 1;
+        }
+        uint64_t off;
+        l->name = NULL;
+        if (l->pub.kind == PRISM_LANE_THREAD && u64map_get(&t->tnames, l->pub.stream, &off))
+            l->name = strdup(t->pool + off);
+        else if (l->pub.kind == PRISM_LANE_THREAD && tl_index_thread_name(&t->ix, l->pub.stream))
+            l->name = strdup(tl_index_thread_name(&t->ix, l->pub.stream));
+        l->pub.name = l->name;
+        l->pub.spans = l->v;
+        l->pub.nspans = l->n;
+        l->pub.rows = rows;
+    }
+}
+
+void tl_window_callbacks(prism_reader_callbacks *cb)
+{
+    memset(cb, 0, sizeof *cb);
+    cb->thread = on_thread;
+    cb->regions = on_regions;
+    cb->gpu = on_gpu;
+}
+
+/* The whole file through reader w (foreign files, or no index). */
+static prism_status read_whole(prism_reader *w, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return PRISM_E_IO;
+    prism_status st = prism_reader_read_fd(w, fd);
+    close(fd);
+    return st;
+}
+
+prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t0, uint64_t t1)
+{
+    if (!t || !path || t1 < t0)
+        return PRISM_E_ARG;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return PRISM_E_IO;
+    if (t->valid && t->t0 == t0 && t->t1 == t1 && t->path && strcmp(t->path, path) == 0 &&
+        t->size == sb.st_size && t->mtime.tv_sec == sb.st_mtim.tv_sec &&
+        t->mtime.tv_nsec == sb.st_mtim.tv_nsec)
+        return PRISM_OK;
+    t->valid = false;
+    clear_lanes(t);
+    t->npool = 0;
+    t->t0 = t0;
+    t->t1 = t1;
+    t->oom = false;
+    char *p = strdup(path);
+    if (!p)
+        return PRISM_E_NOMEM;
+    if (t->path && strcmp(t->path, path) != 0)
+        tl_index_free(&t->ix);
+    free(t->path);
+    t->path = p;
+    prism_status st = PRISM_OK;
+    if (t->use_index)
+        st = tl_index_update(t, path, &sb);
+    if (st != PRISM_OK)
+        return st;
+    prism_reader_callbacks cb;
+    tl_window_callbacks(&cb);
+    prism_reader *w = prism_reader_new(&cb, t);
+    if (!w)
+        return PRISM_E_NOMEM;
+    t->reads++;
+    if (t->use_index && t->ix.valid) {
+        t->nr = t->ix.r;
+        st = tl_index_feed(t, w, path);
+    } else {
+        t->nr = w;
+        st = read_whole(w, path);
+    }
+    if (st == PRISM_OK || st == PRISM_NEED_MORE)
+        st = prism_reader_finish(w);
+    if (st == PRISM_OK)
+        finish(t);
+    t->bytes = prism_reader_input_offset(w);
+    prism_reader_free(w);
+    t->nr = NULL;
+    clear_scratch(t);
+    if (st == PRISM_OK && t->oom)
+        st = PRISM_E_NOMEM;
+    if (st != PRISM_OK) {
+        clear_lanes(t);
+        return st;
+    }
+    t->size = sb.st_size;
+    t->mtime = sb.st_mtim;
+    t->valid = true;
+    return PRISM_OK;
+}

@@ -1,0 +1,125 @@
+/*
+ * analysis/timeline_internal.h - the timeline's parts (internal): region
+ * stacks per thread, lanes of spans, and the chunk index that lets a window
+ * be read without the rest of the file (timeline_index.c).
+ */
+#ifndef PRISM_ANALYSIS_TIMELINE_INTERNAL_H
+#define PRISM_ANALYSIS_TIMELINE_INTERNAL_H
+
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "prism/timeline.h"
+
+typedef struct tframe {
+    uint64_t ts, hash;
+    uint32_t name;              /* string id                                 */
+} tframe;
+
+/* One thread's open regions as a reader in file order sees them. */
+typedef struct tstack {
+    uint32_t stream;
+    uint32_t open;              /* frames in f                               */
+    uint32_t phantom;           /* open in the file, beyond MAX_STACK or lost */
+    uint64_t last_ts;
+    tframe f[MAX_STACK];
+} tstack;
+
+typedef struct tl_stacks {
+    tstack **v;
+    size_t n, cap;
+    u64map of;                  /* stream -> index into v                    */
+} tl_stacks;
+
+typedef struct lane {
+    prism_lane pub;
+    prism_span *v;
+    size_t n, cap;
+    uint64_t q;                 /* "short" for the next compaction (ns)       */
+    char *name;                 /* owned copy of the thread name             */
+} lane;
+
+/* A chunk of region events or GPU work, as the index knows it. */
+typedef struct tl_chunk {
+    uint64_t offset, length;
+    uint64_t tmin, tmax;        /* its records' time span                    */
+    uint32_t kind, stream;
+    /* REGIONS: the thread's stack before the chunk (frames in the index's
+     * frame pool from `frames`), and the least depth within it */
+    uint32_t nframes, phantom, mindepth;
+    size_t frames;
+} tl_chunk;
+
+typedef struct tl_index {
+    bool valid;
+    prism_reader *r;            /* reads on as the file grows; its strings
+                                   name every window's spans               */
+    dev_t dev;
+    ino_t ino;
+    uint64_t hdr_end;           /* the header's bytes: [0, hdr_end)          */
+    bool have_hdr_end;
+    tl_chunk *c;
+    size_t n, cap;
+    tframe *pool;
+    size_t npool, poolcap;
+    tl_stacks st;
+    u64map tnames;              /* stream -> offset into names               */
+    char *names;
+    size_t nnames, namescap;
+    /* the chunk being delivered */
+    uint64_t tmin, tmax;
+    bool snap;                  /* its stack was taken                       */
+    tl_chunk cur;
+    bool oom;
+} tl_index;
+
+struct prism_timeline {
+    size_t cap;
+    bool use_index;
+    /* the window being (or last) loaded */
+    char *path;
+    uint64_t t0, t1;
+    off_t size;
+    struct timespec mtime;
+    bool valid;
+    uint64_t reads, bytes;
+    /* lanes */
+    lane *lanes;
+    size_t nlanes, lcap, left_out;
+    u64map lane_of;             /* THREAD: stream; GPU: 1<<63 | dev<<32 | stream */
+    /* per-load scratch */
+    prism_reader *nr;           /* resolves string ids                       */
+    tl_stacks st;
+    u64map names;               /* string id -> offset into pool             */
+    u64map tnames;              /* stream -> offset into pool (thread names) */
+    char *pool;
+    size_t npool, poolcap;
+    bool oom;
+    tl_index ix;
+};
+
+tstack *tl_stack_of(tl_stacks *s, uint32_t stream);
+void tl_stacks_free(tl_stacks *s);
+/* The analysis' name of string id `id` (tree_name): through t->nr. */
+const char *tl_name_text(const prism_timeline *t, uint32_t id);
+/* Apply a batch of region events to stack s after reconciling it with the
+ * writer's depth; emit: closed frames that overlap the window become
+ * spans.  *mindepth (may be NULL) is lowered to the least depth seen. */
+void tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
+                size_t n, bool emit, uint32_t *mindepth);
+/* The reader callbacks of a window pass (ctx: the timeline). */
+void tl_window_callbacks(prism_reader_callbacks *cb);
+
+/* timeline_index.c: bring the index up to date with the file (built on
+ * first use, read on as it grows, rebuilt when it was replaced). */
+prism_status tl_index_update(prism_timeline *t, const char *path, const struct stat *sb);
+/* Feed the window reader w the header and the chunks that the window
+ * [t->t0, t->t1] needs, its stacks set from the index first. */
+prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path);
+/* The thread name of stream from the index, or NULL. */
+const char *tl_index_thread_name(const tl_index *ix, uint32_t stream);
+/* The newest time of a thread in the index, 0 when unknown. */
+uint64_t tl_index_last_ts(const tl_index *ix, uint32_t stream);
+void tl_index_free(tl_index *ix);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * prism/timeline.h - the spans of one time window of a profile, per lane
+ * (one lane per recorded thread, one per GPU device and stream), for the
+ * explorer's Timeline pane.  No terminal code.
+ *
+ * The analysis aggregates and keeps no spans; a timeline reads them from
+ * the file for one window [t0, t1] at a time, on demand, and keeps only
+ * those: memory is bounded by the per-lane cap, not by the file.  Loading
+ * the same window of an unchanged file again does not re-read it (the
+ * window is cached), so a pane may call prism_timeline_load on every draw.
+ *
+ * A span is kept when it overlaps the window; its start and end are the
+ * recorded ones (not clipped).  Regions nest: a thread lane's span at depth
+ * d lies inside one at depth d - 1.  GPU work (kernels, copies, memsets)
+ * that overlaps in one stream is stacked into rows by the same `depth`.
+ * When a lane has more spans than the cap, runs of short neighbouring spans
+ * of one depth are merged into aggregates (merged > 0, no name, no path)
+ * until it fits, shortest first: long spans always stay whole.
+ *
+ * A PRISM profile is indexed once (its chunks' time spans and each
+ * thread's open regions at every chunk), so a window reads only the chunks
+ * it needs: the cost of a load follows the window, not the file.  A live
+ * file's index reads on from where it stopped.  Foreign files
+ * (torch.profiler traces) are read through the same reader, whole, for
+ * every window.
+ */
+#ifndef PRISM_TIMELINE_H
+#define PRISM_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prism/profile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PRISM_TIMELINE_CAP 20000u      /* default spans kept per lane          */
+#define PRISM_TIMELINE_MAX_LANES 256u  /* lanes beyond are counted, not kept   */
+#define PRISM_TIMELINE_GPU_ROWS 8u     /* overlapping GPU work: rows per lane  */
+
+typedef struct prism_span {
+    uint64_t start, end;         /* ns since the file's origin; end >= start */
+    const char *name;            /* borrowed from the timeline; "" for an
+                                    aggregate; untrusted (escape it)         */
+    uint64_t path_hash;          /* the region's call path as the analysis
+                                    hashes it (prism_node.path_hash); 0 for
+                                    GPU work, aggregates, unknown frames     */
+    uint32_t depth;              /* row inside its lane, 0 at the top        */
+    uint32_t merged;             /* 0: one span; n: an aggregate of n        */
+    bool open;                   /* never closed in the file: end is the
+                                    thread's last timestamp                  */
+} prism_span;
+
+typedef enum prism_lane_kind { PRISM_LANE_THREAD = 0, PRISM_LANE_GPU = 1 } prism_lane_kind;
+
+typedef struct prism_lane {
+    prism_lane_kind kind;
+    uint32_t stream;             /* THREAD: the thread's stream id;
+                                    GPU: the CUDA stream                     */
+    uint32_t device;             /* GPU: the device; THREAD: 0               */
+    const char *name;            /* THREAD: its name or NULL; untrusted      */
+    const prism_span *spans;     /* by depth, then start                     */
+    size_t nspans;
+    uint32_t rows;               /* deepest depth + 1                        */
+    uint64_t merged;             /* spans folded into aggregates             */
+} prism_lane;
+
+typedef struct prism_timeline prism_timeline;
+
+/* cap: spans kept per lane (0: PRISM_TIMELINE_CAP; at least 64).  NULL on
+ * allocation failure.  The caller frees with prism_timeline_free. */
+prism_timeline *prism_timeline_new(size_t cap);
+void prism_timeline_free(prism_timeline *t);
+
+/*
+ * Load the spans of [t0, t1] (ns) from the file at path.  When the path,
+ * the window, and the file's size and modification time are those of the
+ * last successful load, nothing is read.  A torn or damaged file yields
+ * what could be read.  PRISM_E_IO (errno kept), PRISM_E_NOMEM, the
+ * reader's errors (the lanes are then empty); PRISM_E_ARG for t1 < t0.
+ * Lanes and spans stay valid until the next load or free.
+ */
+prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t0,
+                                 uint64_t t1);
+
+/* Lanes of the last load: threads by stream id, then GPU streams by device
+ * and stream.  Lanes without a span in the window are left out. */
+size_t prism_timeline_lane_count(const prism_timeline *t);
+const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i);
+/* Lanes beyond PRISM_TIMELINE_MAX_LANES that were left out. */
+size_t prism_timeline_lanes_left_out(const prism_timeline *t);
+/* Read windows through the chunk index (the default; on) or read the whole
+ * file for every window (off; what foreign files always get).  Both give
+ * the same spans; the switch is there to compare them. */
+void prism_timeline_use_index(prism_timeline *t, bool on);
+/* Times a window was read (a cached load reads nothing). */
+uint64_t prism_timeline_reads(const prism_timeline *t);
+/* Bytes of the file the last window read took (the index's own pass over
+ * the file, once, not counted). */
+uint64_t prism_timeline_bytes_read(const prism_timeline *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PRISM_TIMELINE_H */
