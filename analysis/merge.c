@@ -104,7 +104,7 @@ static void finish_tree(prism_node *nodes, size_t n, prism_tree *tree)
     tree->total_ns = 0;
     for (size_t i = n; i-- > 0;)
         if (nodes[i].parent == PRISM_NO_NODE) {
-            tree->total_ns += nodes[i].total_ns;
+            tree->total_ns = an_sat_add(tree->total_ns, nodes[i].total_ns);
             nodes[i].next_sibling = tree->first_root;
             tree->first_root = (uint32_t)i;
         }
@@ -123,6 +123,34 @@ static void link_children(prism_node *nodes, size_t n)
             nodes[i].next_sibling = nodes[nodes[i].parent].first_child;
             nodes[nodes[i].parent].first_child = (uint32_t)i;
         }
+}
+
+/*
+ * Regions still open on a thread's stack count as calls in progress, with
+ * their time so far (up to the newest record): a snapshot taken while a
+ * profile is written never shows a child with more calls or time than its
+ * parent (the parent's call would otherwise count only when it ends).
+ * Into the thread's own nodes, or (merged) the all-threads tree.
+ */
+static void open_calls(const prism_analysis *a, const athread *t, prism_node *nodes, bool merged)
+{
+    uint64_t now = a->have_ts ? a->last_ts : 0;
+    for (uint32_t d = 0; d < t->depth; d++) {
+        const frame *f = &t->stack[d];
+        if (f->node == PRISM_NO_NODE)
+            continue;
+        uint32_t i = merged ? t->nodes[f->node].merged : f->node;
+        if (i == PRISM_NO_NODE)
+            continue;
+        uint64_t el = now > f->start ? now - f->start : 0, inner = f->child;
+        if (d + 1 < t->depth && now > t->stack[d + 1].start)
+            inner = an_sat_add(inner, now - t->stack[d + 1].start);
+        prism_node *p = &nodes[i];
+        p->calls++;
+        p->open_calls++;
+        p->total_ns = an_sat_add(p->total_ns, el);
+        p->self_ns = an_sat_add(p->self_ns, el > inner ? el - inner : 0);
+    }
 }
 
 static void thread_tree(prism_analysis *a, athread *t)
@@ -154,6 +182,7 @@ static void thread_tree(prism_analysis *a, athread *t)
         p->unrecorded = nd->unrec;
         publish(p, nd);
     }
+    open_calls(a, t, t->pub, false);
     link_children(t->pub, t->n);
     for (size_t i = t->n; i-- > 0;)         /* inclusive GPU work */
         if (t->pub[i].parent != PRISM_NO_NODE) {
@@ -335,8 +364,8 @@ static void build_ops(prism_analysis *a)
                 break;
             }
         if (!nested)
-            op->total_ns += p->total_ns;
-        op->self_ns += p->self_ns;
+            op->total_ns = an_sat_add(op->total_ns, p->total_ns);
+        op->self_ns = an_sat_add(op->self_ns, p->self_ns);
         op->calls += p->calls;
         if (p->total_ns > a->nodes[op->node].total_ns)
             op->node = (uint32_t)i;
@@ -366,8 +395,8 @@ void tree_merge(prism_analysis *a)
             if (m + 1 == a->nnodes && p->calls == 0)
                 m2[m] = 0;
             combine(p, &m2[m], nd);
-            p->total_ns += nd->total;
-            p->self_ns += nd->self;
+            p->total_ns = an_sat_add(p->total_ns, nd->total);
+            p->self_ns = an_sat_add(p->self_ns, nd->self);
             p->gpu_ns += nd->gpu_ns;
             p->gpu_launches += nd->gpu_launches;
             p->flops += nd->flops;
@@ -389,6 +418,8 @@ void tree_merge(prism_analysis *a)
         p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
     }
     free(m2);
+    for (size_t i = 0; a->nodes && i < a->nthreads; i++)
+        open_calls(a, a->threads[i], a->nodes, true);
     link_children(a->nodes, a->nnodes);
     /* GPU work and work counters count for every region they were inside */
     for (size_t i = a->nnodes; i-- > 0;) {

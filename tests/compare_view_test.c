@@ -6,8 +6,11 @@
  * delta cell at every width, the nearest path a side
  * has (refgen profiles with 4 and 6 layers: every path of one looked up in
  * the other against a walk up its own tree), operations matched by name,
- * and the largest regression preferring significant slowdowns and new
- * regions in order of size.
+ * the largest regression preferring significant slowdowns and new
+ * regions in order of size, and the Tree's paired rows (tui/treepair.c):
+ * one row per path of either side, in pre-order, the base's rows in the
+ * base's own order, paths of one side only "absent" on the other, the
+ * order by change, collapsed levels and a filter.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +27,8 @@
 #include "refgen.h"
 #include "../tui/compare_view.h"
 #include "../tui/delta.h"
+#include "../tui/treepair.h"
+#include "../tui/treeview.h"
 
 static prism_delta mk(double base, double cur, bool sig, bool has_base, bool has_new)
 {
@@ -95,17 +100,17 @@ static void test_fmt(void **state)
     (void)state;
     char b[64];
     dl_fmt_ns(b, sizeof b, 12.3e6);
-    assert_string_equal(b, "+12.30ms");
+    assert_string_equal(b, "+12.30 ms");
     dl_fmt_ns(b, sizeof b, -850);
-    assert_string_equal(b, "-850ns");
+    assert_string_equal(b, "-850 ns");
     dl_fmt_ns(b, sizeof b, -1.2e9);
-    assert_string_equal(b, "-1.20s");
+    assert_string_equal(b, "-1.20 s");
     dl_fmt_ns(b, sizeof b, 150.1e6);
-    assert_string_equal(b, "+150.1ms");
+    assert_string_equal(b, "+150.1 ms");
     dl_fmt_ns(b, sizeof b, 0);
-    assert_string_equal(b, "0ns");
+    assert_string_equal(b, "0 ns");
     dl_fmt_ns(b, sizeof b, 0.2);                        /* rounds to zero: no sign */
-    assert_string_equal(b, "0ns");
+    assert_string_equal(b, "0 ns");
 
     dl_fmt_pct(b, sizeof b, 4.5);
     assert_string_equal(b, "+4.5%");
@@ -135,20 +140,20 @@ static void test_format_widths(void **state)
     (void)state;
     char b[64];
     prism_delta slow = mk(100e6, 112.3e6, true, true, true);
-    assert_int_equal(dl_format(b, sizeof b, &slow, 15), 15);
-    assert_string_equal(b, "+12.30ms +12.3%");
-    assert_int_equal(dl_format(b, sizeof b, &slow, 14), 6);     /* the % first */
+    assert_int_equal(dl_format(b, sizeof b, &slow, 16), 16);
+    assert_string_equal(b, "+12.30 ms +12.3%");
+    assert_int_equal(dl_format(b, sizeof b, &slow, 15), 6);     /* the % first */
     assert_string_equal(b, "+12.3%");
     dl_format(b, sizeof b, &slow, 5);                   /* nothing fits */
     assert_string_equal(b, "");
 
     prism_delta fresh = mk(0, 150.1e6, false, false, true), gone = mk(3.2e6, 0, false, true, false);
     dl_format(b, sizeof b, &fresh, 15);
-    assert_string_equal(b, "new +150.1ms");
+    assert_string_equal(b, "new +150.1 ms");
     dl_format(b, sizeof b, &fresh, 5);
     assert_string_equal(b, "new");
     dl_format(b, sizeof b, &gone, 15);
-    assert_string_equal(b, "gone -3.20ms");
+    assert_string_equal(b, "gone -3.20 ms");
     dl_format(b, sizeof b, &gone, 4);
     assert_string_equal(b, "gone");
     assert_int_equal(dl_format(b, sizeof b, NULL, 40), 0);
@@ -303,6 +308,154 @@ static void test_largest_regression(void **state)
     assert_null(cmpv_largest_regression(&c));
 }
 
+/* ---- the Tree's paired rows ------------------------------------------------------ */
+
+static double fake_delta(uint64_t hash, void *ctx)
+{
+    (void)ctx;
+    return (double)(hash % 1000) - 500.0;       /* some negative: |delta| sorts */
+}
+
+static bool keep_grad(const prism_node *n, void *ctx)
+{
+    (void)ctx;
+    return strstr(n->name, "grad") != NULL;
+}
+
+/* The row list's invariants against both trees. */
+static void check_pairs(const tp_list *l, treeview *tv[2])
+{
+    for (size_t i = 0; i < l->n; i++) {
+        const tp_row *r = &l->rows[i];
+        assert_true(r->node[0] != PRISM_NO_NODE || r->node[1] != PRISM_NO_NODE);
+        for (int k = 0; k < 2; k++) {
+            uint32_t other = tv_find(tv[k], r->hash);
+            if (r->node[k] != PRISM_NO_NODE) {
+                assert_int_equal(tv[k]->nodes[r->node[k]].path_hash, r->hash);
+                assert_int_equal(tv[k]->nodes[r->node[k]].depth, r->depth);
+            } else {                            /* absent: that side lacks it (or hides it) */
+                assert_true(other == PRISM_NO_NODE || !tv_shown(tv[k], other));
+            }
+        }
+        for (size_t j = 0; j < i; j++)          /* one row per path */
+            assert_true(l->rows[j].hash != r->hash);
+        if (r->depth > 0) {                     /* its parent is the row above at depth-1 */
+            size_t p = i;
+            while (p > 0 && l->rows[p - 1].depth >= r->depth)
+                p--;
+            assert_true(p > 0);
+            assert_int_equal(l->rows[p - 1].depth, r->depth - 1);
+            int k = r->node[0] != PRISM_NO_NODE ? 0 : 1;
+            assert_int_equal(tv[k]->nodes[tv[k]->nodes[r->node[k]].parent].path_hash,
+                             l->rows[p - 1].hash);
+        }
+    }
+}
+
+static void test_pairs(void **state)
+{
+    (void)state;
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/prism-cmpview-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    prism_analysis *small = ref_analysis(dir, 4), *big = ref_analysis(dir, 6);
+    rmdir(dir);
+    treeview b, n;
+    tv_init(&b);
+    tv_init(&n);
+    treeview *tv[2] = { &b, &n };
+    tv_set_tree(&b, prism_analysis_tree(small), true);
+    tv_set_tree(&n, prism_analysis_tree(big), true);
+    tv_set_level(&b, TV_ALL);
+    tv_set_level(&n, TV_ALL);
+    tv_rebuild(&b);
+    tv_rebuild(&n);
+    tp_list l = { 0 };
+
+    /* everything open: every path of either side once, the base's in its order */
+    size_t rows = tp_build(&l, tv, TP_BASE, fake_delta, NULL);
+    assert_false(l.oom);
+    check_pairs(&l, tv);
+    size_t only_new = 0, both = 0;
+    for (size_t i = 0; i < n.count; i++)
+        if (tv_find(&b, n.nodes[i].path_hash) == PRISM_NO_NODE)
+            only_new++;
+        else
+            both++;
+    assert_true(only_new > 0);                  /* layer.4, layer.5 and below */
+    assert_int_equal(rows, b.count + only_new);
+    size_t k0 = 0;
+    for (size_t i = 0; i < rows; i++) {
+        if (l.rows[i].node[0] != PRISM_NO_NODE)
+            assert_int_equal(l.rows[i].node[0], b.rows[k0++]);
+        else
+            assert_int_equal(l.rows[i].node[1], tv_find(&n, l.rows[i].hash));
+    }
+    assert_int_equal(k0, b.nrows);
+    size_t at = tp_find(&l, n.nodes[n.count - 1].path_hash);
+    assert_true(at != TV_NONE);
+    assert_int_equal(l.rows[at].hash, n.nodes[n.count - 1].path_hash);
+    assert_int_equal(tp_find(&l, 0x1234567890abcdefull), TV_NONE);
+
+    /* new-only siblings follow the base's: no base sibling after one */
+    for (size_t i = 0; i < rows; i++) {
+        if (l.rows[i].node[0] != PRISM_NO_NODE)
+            continue;
+        for (size_t j = i + 1; j < rows && l.rows[j].depth >= l.rows[i].depth; j++)
+            if (l.rows[j].depth == l.rows[i].depth)
+                assert_int_equal(l.rows[j].node[0], PRISM_NO_NODE);
+    }
+
+    /* by change: siblings by |delta|, largest first */
+    assert_int_equal(tp_build(&l, tv, TP_DELTA, fake_delta, NULL), rows);
+    check_pairs(&l, tv);
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = i + 1; j < rows && l.rows[j].depth >= l.rows[i].depth; j++)
+            if (l.rows[j].depth == l.rows[i].depth) {       /* the next sibling */
+                assert_true(fabs(fake_delta(l.rows[i].hash, NULL)) >=
+                            fabs(fake_delta(l.rows[j].hash, NULL)));
+                break;
+            }
+
+    /* roots only, then one level: a closed row hides its children on both sides */
+    tv_set_level(&b, 0);
+    tv_set_level(&n, 0);
+    size_t roots = tp_build(&l, tv, TP_BASE, fake_delta, NULL);
+    check_pairs(&l, tv);
+    for (size_t i = 0; i < roots; i++)
+        assert_int_equal(l.rows[i].depth, 0);
+    tv_set_level(&b, 1);
+    tv_set_level(&n, 1);
+    assert_true(tp_build(&l, tv, TP_BASE, fake_delta, NULL) > roots);
+    check_pairs(&l, tv);
+    for (size_t i = 0; i < l.n; i++)
+        assert_true(l.rows[i].depth <= 1);
+
+    /* a filter: matching paths and their ancestors on either side */
+    tv_set_level(&b, TV_ALL);
+    tv_set_level(&n, TV_ALL);
+    tv_set_filter(&b, keep_grad, NULL);
+    tv_set_filter(&n, keep_grad, NULL);
+    tv_set_tree(&b, prism_analysis_tree(small), false);
+    tv_set_tree(&n, prism_analysis_tree(big), false);
+    size_t grads = 0;
+    tp_build(&l, tv, TP_BASE, fake_delta, NULL);
+    check_pairs(&l, tv);
+    for (size_t i = 0; i < l.n; i++) {
+        bool g = strstr(l.rows[i].name, "grad") != NULL;
+        grads += g;
+        if (!g)                                  /* an ancestor of a match */
+            assert_true(i + 1 < l.n && l.rows[i + 1].depth > l.rows[i].depth);
+    }
+    assert_int_equal(grads, 6);                  /* layer.0..5.grad: 4 both, 2 new only */
+
+    tp_free(&l);
+    tv_free(&b);
+    tv_free(&n);
+    prism_analysis_free(small);
+    prism_analysis_free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_nearest),
         cmocka_unit_test(test_ops),
         cmocka_unit_test(test_largest_regression),
+        cmocka_unit_test(test_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
  * order and expansion state, collapse-to-depth, toggles, the selection by
  * path hash across sorts and a reload of the same file, a hidden selection
  * falling back to its visible ancestor, next/previous search matches in
- * pre-order, per-thread trees, empty trees, lazy sorting on a hand-built
- * 100k-node tree, and the text cells.
+ * pre-order, per-thread trees, lazy sorting on a hand-built
+ * 100k-node tree (the text cells: tree_layout_test.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -504,7 +504,7 @@ static void test_next_prev_match(void **state)
     tv_free(&tv);
 }
 
-/* ---- per-thread trees, empty trees, laziness ----------------------------------- */
+/* ---- per-thread trees, laziness (empty trees: tree_layout_test.c) --------- */
 
 static void test_thread_trees(void **state)
 {
@@ -526,26 +526,6 @@ static void test_thread_trees(void **state)
         if (m != PRISM_NO_NODE)                         /* still open on this thread */
             assert_int_equal(tv.rows[tv_row_of(&tv, m, false)], m);
     }
-    tv_free(&tv);
-}
-
-static void test_empty(void **state)
-{
-    (void)state;
-    treeview tv;
-    tv_init(&tv);
-    tv_set_tree(&tv, NULL, false);
-    tv_rebuild(&tv);
-    assert_int_equal(tv.nrows, 0);
-    prism_tree empty = { NULL, 0, PRISM_NO_NODE, 0 };
-    tv_set_tree(&tv, &empty, false);
-    tv_set_level(&tv, TV_ALL);
-    tv_set_sort(&tv, TV_SORT_NAME);
-    tv_rebuild(&tv);
-    assert_int_equal(tv.nrows, 0);
-    assert_int_equal(tv_find(&tv, 123), PRISM_NO_NODE);
-    assert_true(tv_row_of(&tv, 0, true) == TV_NONE);
-    assert_int_equal(tv_next_match(&tv, PRISM_NO_NODE, 1, contains, (void *)""), PRISM_NO_NODE);
     tv_free(&tv);
 }
 
@@ -601,39 +581,6 @@ static void test_lazy_sort(void **state)
     free(nodes);
 }
 
-/* ---- text cells ------------------------------------------------------------------ */
-
-static void test_text(void **state)
-{
-    (void)state;
-    char b[64];
-    assert_int_equal(tv_fit(b, sizeof b, "forward", 10, true), 7);
-    assert_string_equal(b, "forward");
-    assert_int_equal(tv_fit(b, sizeof b, "forward", 4, true), 4);
-    assert_string_equal(b, "for\u2026");
-    tv_fit(b, sizeof b, "forward", 4, false);
-    assert_string_equal(b, "for~");
-    assert_int_equal(tv_fit(b, sizeof b, "forward", 0, true), 0);
-    assert_string_equal(b, "");
-    tv_fit(b, sizeof b, "\u03b1\u03b2\u03b3\u03b4", 3, true);  /* code points, not bytes */
-    assert_string_equal(b, "\u03b1\u03b2\u2026");
-    assert_int_equal(tv_fit(b, 4, "forward", 10, false), 3);   /* the buffer bounds it */
-    assert_string_equal(b, "for");
-    assert_int_equal(tv_fit_left(b, sizeof b, "a/b/c/d", 5, true), 5);
-    assert_string_equal(b, "\u2026/c/d");
-    tv_fit_left(b, sizeof b, "a/b/c/d", 5, false);
-    assert_string_equal(b, "~/c/d");
-    tv_fit_left(b, sizeof b, "a/b", 5, false);
-    assert_string_equal(b, "a/b");
-    tv_fmt_count(b, sizeof b, 9999);
-    assert_string_equal(b, "9999");
-    tv_fmt_count(b, sizeof b, 12345);
-    assert_string_equal(b, "12.3k");
-    tv_fmt_count(b, sizeof b, 4560000);
-    assert_string_equal(b, "4.56M");
-    assert_string_equal(tv_sort_name(TV_SORT_CALLS), "calls");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -646,9 +593,7 @@ int main(void)
         cmocka_unit_test(test_next_prev_match),
         cmocka_unit_test(test_filter),
         cmocka_unit_test(test_thread_trees),
-        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_lazy_sort),
-        cmocka_unit_test(test_text),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

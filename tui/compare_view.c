@@ -12,6 +12,7 @@
 
 #include "compare_view.h"
 #include "delta.h"
+#include "treeview.h"
 
 typedef struct dindex {
     uint64_t hash;
@@ -104,19 +105,31 @@ void cmpv_use(ui *u, int k)
     u->a = u->side_a[k];
 }
 
-static void label(ui *u, const ui_rect *r, int k)
+/* A side's title: the focused side (keys go there, `w` switches) is
+ * marked and bold in reverse video; the other plain. */
+static void label(ui *u, const ui_rect *r, int k, int focus_side)
 {
     const char *f = strrchr(names[k], '/');
     f = f ? f + 1 : names[k];
-    attr_t at = k == u->side ? (A_BOLD | ui_attr(u, CP_SEL, A_REVERSE)) : ui_attr(u, CP_TAB, A_REVERSE);
+    bool focus = k == focus_side;
+    attr_t at = focus ? (A_BOLD | A_REVERSE | ui_attr(u, CP_SEL, A_REVERSE))
+                      : ui_attr(u, CP_TAB, A_NORMAL);
     ui_fill(r, 0, at);
     const prism_compare *c = u->cmp;
-    char run[64] = "";
+    char run[64] = "", name[160];
     if (k == 1 && c && c->whole_run_shift)      /* the machine moved, not one region */
         snprintf(run, sizeof run, "  [whole run x%.2f: %s]", c->run_factor,
                  c->run_factor > 1 ? "slower" : "faster");
-    ui_printf(r, 0, 0, at, " %s %s%s%s", k ? "NEW " : "BASE", f,
-              u->diff_only ? "  [changed only]" : "", run);
+    const char *mark = !focus ? " " : u->utf8 ? "\u25b6" : ">";
+    ui_print(r, 0, 0, at, mark);
+    int x = 1 + ui_printf(r, 0, 1, at, " %s ", k ? "NEW " : "BASE");
+    char tail[128];
+    snprintf(tail, sizeof tail, "%s%s%s", u->diff_only ? "  [changed only]" : "", run,
+             focus ? (u->utf8 ? "  \u25c0 keys" : "  < keys") : "");
+    int room = r->w - x - ui_width(tail);
+    tv_fit_mid(name, sizeof name, f, room > 8 ? room : 8, u->utf8);
+    x += ui_print(r, 0, x, at, name);
+    ui_print(r, 0, x, at, tail);
 }
 
 void cmpv_draw(ui *u, const ui_layout *l)
@@ -128,7 +141,7 @@ void cmpv_draw(ui *u, const ui_layout *l)
             continue;
         cmpv_use(u, k);
         ui_rect head = { sp.y[k], sp.x[k], 1, sp.w[k] };
-        label(u, &head, k);
+        label(u, &head, k, focus);
         const ui_pane *p = u->panes[u->pane];
         p->draw(u, u->state[u->pane], sp.y[k] + 1, sp.x[k], sp.h[k] - 1, sp.w[k]);
     }
@@ -196,44 +209,72 @@ const char *cmpv_absent_text(const prism_delta *d)
                                    : "not in this profile (gone: in the base only)";
 }
 
+int cmpv_segments(const ui_rect *r, int y, int x, attr_t at, char seg[][160], int n)
+{
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        if (!seg[i][0])
+            continue;
+        int need = ui_width(seg[i]) + (first ? 0 : 2);
+        if (x + need > r->w)
+            break;
+        x += ui_printf(r, y, x, at, "%s%s", first ? "" : "  ", seg[i]);
+        first = false;
+    }
+    return x;
+}
+
 void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
 {
     const prism_delta *d = ui_delta(u, u->sel_hash);
-    char a[32], b[32], p[32], cell[64], med[48], pp[32];
+    char a[32], b[32], pp[32], seg[8][160];
     int x = 7;
     ui_print(r, y, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD, "Diff");
     if (!d) {
         ui_print(r, y, x, A_NORMAL, "no comparison for this path");
         return;
     }
-    if (other_row)
-        x += ui_printf(r, y, x, A_BOLD, "%s: ", d->name ? d->name : "?");
+    if (other_row) {
+        char nm[160];
+        tv_fit_mid(nm, sizeof nm, d->name ? d->name : "?", r->w / 3 > 8 ? r->w / 3 : 8, u->utf8);
+        x += ui_printf(r, y, x, A_BOLD, "%s: ", nm);
+    }
     if (prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE) {
-        ui_print(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), cmpv_absent_text(d));
+        snprintf(seg[0], sizeof seg[0], "%s", cmpv_absent_text(d));
+        if (!cmpv_segments(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), seg, 1) ||
+            x + ui_width(seg[0]) > r->w) {
+            snprintf(seg[0], sizeof seg[0], "not in this profile");
+            cmpv_segments(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), seg, 1);
+        }
         return;
     }
-    dl_format(cell, sizeof cell, d, 40);
-    x += ui_print(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+    dl_format(seg[0], sizeof seg[0], d, 40);
+    x = cmpv_segments(r, y, x, cmpv_delta_attr(u, d, A_NORMAL, false), seg, 1);
     dl_kind k = dl_kind_of(d);
     fmt_ns(a, sizeof a, d->base_ns);
     fmt_ns(b, sizeof b, d->new_ns);
-    if (d->p_value >= 0)
-        snprintf(p, sizeof p, "p=%.3g", d->p_value);
-    else
-        snprintf(p, sizeof p, "p n/a");
-    dl_fmt_pp(pp, sizeof pp, d->share_delta);
-    med[0] = '\0';
-    if (d->base_median_ns > 0 && d->new_median_ns > 0)
-        snprintf(med, sizeof med, "  per step %+.1f%%%s", d->median_pct,
-                 u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
-    if (k == DL_NEW)
-        ui_printf(r, y, x, A_NORMAL, "  not in the base profile; new %s", b);
-    else if (k == DL_GONE)
-        ui_printf(r, y, x, A_NORMAL, "  not in the new profile; base %s", a);
-    else                                /* the verdict before what a narrow side cuts */
-        ui_printf(r, y, x, A_NORMAL, "  base %s  new %s  x%.2f  %s  %s%s  share %.1f%% %s", a, b,
-                  d->speedup, p, d->significant ? "significant" : "within noise", med,
-                  100.0 * d->new_share, pp);
+    int ns = 0;
+    if (k == DL_NEW) {
+        snprintf(seg[ns++], sizeof seg[0], "not in the base profile; new %s", b);
+    } else if (k == DL_GONE) {
+        snprintf(seg[ns++], sizeof seg[0], "not in the new profile; base %s", a);
+    } else {                            /* the verdict before what a narrow side leaves out */
+        if (d->p_value >= 0)
+            snprintf(seg[ns++], sizeof seg[0], "p=%.3g %s", d->p_value,
+                     d->significant ? "significant" : "within noise");
+        else
+            snprintf(seg[ns++], sizeof seg[0], "p n/a %s",
+                     d->significant ? "significant" : "within noise");
+        snprintf(seg[ns++], sizeof seg[0], "base %s", a);
+        snprintf(seg[ns++], sizeof seg[0], "new %s", b);
+        snprintf(seg[ns++], sizeof seg[0], "x%.2f", d->speedup);
+        if (d->base_median_ns > 0 && d->new_median_ns > 0)
+            snprintf(seg[ns++], sizeof seg[0], "per step %+.1f%%%s", d->median_pct,
+                     u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
+        dl_fmt_pp(pp, sizeof pp, d->share_delta);
+        snprintf(seg[ns++], sizeof seg[0], "share %.1f%% %s", 100.0 * d->new_share, pp);
+    }
+    cmpv_segments(r, y, x + 2, A_NORMAL, seg, ns);
 }
 
 /* A region under `d` whose own regression explains (almost) all of d's:
@@ -332,9 +373,10 @@ static int k_regression(ui *u, void *st, int key)
         ui_message(u, "no region got slower");
         return UI_REDRAW;
     }
-    ui_select(u, best->path_hash);
-    if (u->pane != 1 && u->pane != 2)
-        u->jump_pane = 1;
+    if (u->pane != PANE_TREE && u->pane != PANE_FLAME)
+        ui_jump(u, PANE_TREE, best->path_hash);
+    else
+        ui_select(u, best->path_hash);
     ui_message(u, "largest regression: %s", best->path);
     return UI_REDRAW;
 }

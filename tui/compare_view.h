@@ -36,6 +36,10 @@ const char *cmpv_absent_text(const prism_delta *d);
  * change, p-value and significance, or why there is none;
  * other_row: the row shown selected is not that path (its name first). */
 void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row);
+/* Print seg[0..n) from column x of row y of r, two spaces apart, each
+ * whole or not at all (empty ones skipped): the first that does not fit
+ * ends the line, so no value is ever cut.  Returns the column reached. */
+int cmpv_segments(const ui_rect *r, int y, int x, attr_t at, char seg[][160], int n);
 /* Regressions first: the first significant slowdown or new region in
  * order of |delta| (largest first), else the largest slowdown; NULL when
  * nothing got slower. */

@@ -46,14 +46,7 @@ bool dl_strong(const prism_delta *d)
 
 void dl_fmt_ns(char *buf, size_t cap, double ns)
 {
-    char t[32], *o = t;
-    fmt_ns(t, sizeof t, fabs(ns));
-    for (char *p = t; *p; p++)          /* "12.3 ms" -> "12.3ms" */
-        if (*p != ' ')
-            *o++ = *p;
-    *o = '\0';
-    bool zero = !strcmp(t, "0ns");
-    snprintf(buf, cap, "%s%s", zero ? "" : ns < 0 ? "-" : "+", t);
+    fmt_ns_signed(buf, cap, ns);        /* "+12.3 ms": one style everywhere */
 }
 
 void dl_fmt_pct(char *buf, size_t cap, double pct)

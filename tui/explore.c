@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "compare_view.h"
+#include "frame.h"
 #include "source.h"
 #include "ui.h"
 
@@ -92,28 +93,24 @@ void ui_message(ui *u, const char *fmt, ...)
     va_end(ap);
 }
 
-bool ui_matches(const ui *u, const char *name)
+/* Does name contain pat (not empty), ignoring case? */
+static bool contains(const char *name, const char *pat)
 {
-    if (!u->search[0] || !name)
-        return false;
-    size_t n = strlen(u->search);
-    for (const char *p = name; *p; p++)
-        if (!strncasecmp(p, u->search, n))
+    size_t n = strlen(pat);
+    for (const char *p = name; p && *p; p++)
+        if (!strncasecmp(p, pat, n))
             return true;
     return false;
 }
 
+bool ui_matches(const ui *u, const char *name)
+{
+    return u->search[0] && contains(name, u->search);
+}
+
 bool ui_filter_matches(const ui *u, const char *name)
 {
-    if (!u->filter[0])
-        return true;
-    if (!name)
-        return false;
-    size_t n = strlen(u->filter);
-    for (const char *p = name; *p; p++)
-        if (!strncasecmp(p, u->filter, n))
-            return true;
-    return false;
+    return !u->filter[0] || contains(name, u->filter);
 }
 
 void ui_jump(ui *u, int pane, uint64_t path_hash)
@@ -174,49 +171,24 @@ static int k_number(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
-/* Read a line on the status row (search prompt).  Returns false on Esc. */
-static bool prompt(ui *u, const char *label, char *out, size_t cap)
+static void draw(ui *u);
+
+/* For the prompts (frame_keys.c): redraw the frame; the quit-signal flag. */
+void ui_redraw(ui *u)
 {
-    size_t n = 0;
-    out[0] = '\0';
-    curs_set(1);
-    for (;;) {
-        ui_rect r = { u->rows - 1, 0, 1, u->cols };
-        ui_fill(&r, 0, A_NORMAL);
-        int c = ui_print(&r, 0, 0, A_BOLD, label);
-        ui_print(&r, 0, c, A_NORMAL, out);
-        refresh();
-        int ch = getch();
-        if (ch == ERR || got_signal) {
-            curs_set(0);
-            return false;
-        }
-        if (ch == 27) {
-            curs_set(0);
-            return false;
-        }
-        if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)
-            break;
-        if ((ch == KEY_BACKSPACE || ch == 127 || ch == 8) && n > 0)
-            out[--n] = '\0';
-        else if (ch >= 32 && ch < 127 && n + 1 < cap) {
-            out[n++] = (char)ch;
-            out[n] = '\0';
-        }
-    }
-    curs_set(0);
-    return true;
+    draw(u);
 }
 
-static int k_search(ui *u, void *st, int key)
+const volatile sig_atomic_t *ui_stop_flag(void)
+{
+    return &got_signal;
+}
+
+static int k_back(ui *u, void *st, int key)
 {
     (void)st; (void)key;
-    char buf[64];
-    if (prompt(u, "/", buf, sizeof buf)) {
-        snprintf(u->search, sizeof u->search, "%s", buf);
-        if (!buf[0])
-            ui_message(u, "search cleared");
-    }
+    if (!ui_back(u))
+        ui_message(u, "nothing to go back to");
     return UI_REDRAW;
 }
 
@@ -233,78 +205,32 @@ static int k_pause(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+#define PANES_HELP "show pane N (the tab bar: 1 Summary ... 8 Timeline)"
+#define BACK_HELP "back to where the last jump came from"
+#define FILTER_HELP "filter: Tree and Ops show matching names only (empty: all)"
+
 const ui_key ui_global_keys[] = {
     { 'q', "q", k_quit, "quit" },
     { '?', "?", k_help, "help (this screen); again to go back" },
-    { KEY_F(1), "F1", k_help, "help" },
+    { KEY_F(1), "F1", k_help, "help (this screen); again to go back" },
     { '\t', "Tab", k_next, "next pane" },
     { KEY_BTAB, "S-Tab", k_next, "previous pane" },
-    { '1', "1", k_number, "Summary" }, { '2', "2", k_number, "Tree" },
-    { '3', "3", k_number, "Flame graph" }, { '4', "4", k_number, "Operations" },
-    { '5', "5", k_number, "Memory" }, { '6', "6", k_number, "GPU" },
-    { '7', "7", k_number, "Bottlenecks" }, { '8', "8", k_number, "Timeline" },
-    { '/', "/", k_search, "search names (n / N: next / previous match)" },
+    { '1', "1", k_number, PANES_HELP }, { '2', "2", k_number, PANES_HELP },
+    { '3', "3", k_number, PANES_HELP }, { '4', "4", k_number, PANES_HELP },
+    { '5', "5", k_number, PANES_HELP }, { '6', "6", k_number, PANES_HELP },
+    { '7', "7", k_number, PANES_HELP }, { '8', "8", k_number, PANES_HELP },
+    { '/', "/", ui_key_search, "search names (n / N: next / previous match)" },
+    { '\\', "\\", ui_key_filter, FILTER_HELP },
+    { KEY_F(4), "F4", ui_key_filter, FILTER_HELP },
+    { 27, "Esc", k_back, BACK_HELP },
+    { KEY_BACKSPACE, "Bksp", k_back, BACK_HELP },
+    { 127, "Bksp", k_back, BACK_HELP },
+    { 8, "Bksp", k_back, BACK_HELP },
     { 'p', "p", k_pause, "pause / resume following a live profile" },
 };
 const size_t ui_nglobal_keys = sizeof ui_global_keys / sizeof ui_global_keys[0];
 
 /* ---- frame ---- */
-
-static void draw_tabs(ui *u, const ui_layout *l)
-{
-    ui_rect r = { l->tabs_y, 0, 1, u->cols };
-    ui_fill(&r, 0, ui_attr(u, CP_TAB, A_REVERSE));
-    int x = 0;
-    for (int i = 0; i < UI_NPANES - 1; i++) {
-        char label[32];
-        snprintf(label, sizeof label, " %d %s ", i + 1, u->panes[i]->name);
-        attr_t at = i == u->pane ? (A_BOLD | ui_attr(u, CP_SEL, A_NORMAL)) : ui_attr(u, CP_TAB, A_REVERSE);
-        x += ui_print(&r, 0, x, at, label);
-    }
-    ui_print(&r, 0, x, ui_attr(u, CP_TAB, A_REVERSE), " ?:help q:quit");
-}
-
-static void draw_status(ui *u, const ui_layout *l)
-{
-    ui_rect r = { l->status_y, 0, 1, u->cols };
-    ui_fill(&r, 0, ui_attr(u, CP_TAB, A_REVERSE));
-    const char *file = strrchr(u->path, '/');
-    file = file ? file + 1 : u->path;
-    char path[200] = "";
-    uint32_t n = prism_analysis_find(u->a, u->sel_hash);
-    const prism_tree *t = prism_analysis_tree(u->a);
-    if (n != PRISM_NO_NODE) {           /* the selection's path, leaf last */
-        const char *parts[32];
-        int k = 0;
-        for (uint32_t q = n; q != PRISM_NO_NODE && k < 32; q = t->nodes[q].parent)
-            parts[k++] = t->nodes[q].name;
-        size_t o = 0;
-        while (k-- > 0 && o < sizeof path - 2)
-            o += (size_t)snprintf(path + o, sizeof path - o, "%s%s", o ? "/" : "", parts[k]);
-    }
-    const char *hint = u->msg[0] ? u->msg : u->panes[u->pane]->hint;
-    char live[96] = "";
-    const source *src = u->src;
-    if (src && src->waiting) {
-        snprintf(live, sizeof live, " | WAITING for the file");
-    } else if (src && src->complete) {
-        snprintf(live, sizeof live, " | COMPLETE");
-    } else if (src && src->following) {
-        double age = source_age_s(src), rate = source_rate(src);
-        char ages[32] = "-";
-        if (age >= 0)
-            snprintf(ages, sizeof ages, age < 10 ? "%.1fs" : "%.0fs", age);
-        snprintf(live, sizeof live, " | %s %s ago, %llu ev, %.0f ev/s",
-                 src->paused ? "PAUSED" : "LIVE", ages,
-                 (unsigned long long)prism_analysis_events(u->a), rate);
-    } else if (u->cmp) {
-        cmpv_status(u, live, sizeof live);
-    } else if (!prism_analysis_complete(u->a)) {
-        snprintf(live, sizeof live, " | INCOMPLETE");
-    }
-    ui_printf(&r, 0, 0, ui_attr(u, CP_TAB, A_REVERSE), " %s%s | %s | %s | %s", file, live,
-              u->panes[u->pane]->name, path[0] ? path : "-", hint ? hint : "");
-}
 
 static void draw(ui *u)
 {
@@ -320,30 +246,35 @@ static void draw(ui *u)
         ui_print(&r, 1, 0, A_NORMAL, need);
         ui_print(&r, 2, 0, A_NORMAL, "q: quit");
     } else {
-        draw_tabs(u, &l);
+        ui_draw_tabs(u, &l);
         if (u->cmp) {
             cmpv_draw(u, &l);
         } else {
             const ui_pane *p = u->panes[u->pane];
             p->draw(u, u->state[u->pane], l.body_y, 0, l.body_h, u->cols);
         }
-        draw_status(u, &l);
+        ui_draw_status(u, &l);
     }
     refresh();
 }
 
+/* A key goes to the compare-mode keys, the pane's, then the global ones;
+ * a function returning UI_PASS hands it on to the next table. */
 static int dispatch(ui *u, int ch)
 {
-    const ui_pane *p = u->panes[u->pane];
-    for (size_t i = 0; u->cmp && i < cmpv_nkeys; i++)
-        if (cmpv_keys[i].key == ch)
-            return cmpv_keys[i].fn(u, u->state[u->pane], ch);
-    for (size_t i = 0; i < p->nkeys; i++)
-        if (p->keys[i].key == ch)
-            return p->keys[i].fn(u, u->state[u->pane], ch);
-    for (size_t i = 0; i < ui_nglobal_keys; i++)
-        if (ui_global_keys[i].key == ch)
-            return ui_global_keys[i].fn(u, u->state[u->pane], ch);
+    if (ch == KEY_MOUSE)
+        return ui_mouse_key(u, dispatch);
+    const ui_key *tables[3] = { u->cmp ? cmpv_keys : NULL, u->panes[u->pane]->keys,
+                                ui_global_keys };
+    size_t sizes[3] = { u->cmp ? cmpv_nkeys : 0, u->panes[u->pane]->nkeys, ui_nglobal_keys };
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < sizes[t]; i++)
+            if (tables[t][i].key == ch) {
+                int r = tables[t][i].fn(u, u->state[u->pane], ch);
+                if (!(r & UI_PASS))
+                    return r;
+                break;
+            }
     return UI_NONE;
 }
 
@@ -361,9 +292,7 @@ static void init_colors(ui *u)
     init_pair(CP_LOW, COLOR_GREEN, -1);
     init_pair(CP_DIM, COLOR_BLUE, -1);
     init_pair(CP_TITLE, COLOR_CYAN, -1);
-    init_pair(CP_HOT, COLOR_BLACK, COLOR_RED);
-    init_pair(CP_WARM, COLOR_BLACK, COLOR_YELLOW);
-    init_pair(CP_COOL, COLOR_BLACK, COLOR_GREEN);
+    flame_init_colors();        /* CP_HOT .. CP_FMATCH: readable text on blocks */
 }
 
 static bool want_tui(void)
@@ -420,25 +349,36 @@ static void start_curses(ui *u)
     nodelay(stdscr, TRUE);             /* keys are read when poll says so */
     curs_set(0);
     set_escdelay(25);
+    ui_mouse_start();                  /* click, double-click, wheel */
     init_colors(u);
     getmaxyx(stdscr, u->rows, u->cols);
 }
 
 /*
  * The loop: poll the terminal and the file's change notifications.  With
- * nothing live the wait has no timeout (idle CPU 0); while following, a
- * one-second tick refreshes the status line's age, and without inotify
- * the file is polled every 100 ms.
+ * nothing live the wait has no timeout (idle CPU 0).  While a big file
+ * loads, each turn reads a slice of it (LOAD_STEP_NS of work) and only
+ * peeks at the terminal, so keys are answered between slices; the partial
+ * analysis is refreshed (source_sync) before a key is handled or the
+ * screen drawn, which the loader asks for every ~250 ms.  A refresh costs
+ * more as steps pile up (~0.3 s a million steps), so reading waits while
+ * keys come (source_wait_ms): a run of keys costs one refresh, not one
+ * each; q and signals never wait for one.  While following
+ * (paused or not) the status line's age is redrawn every second, and
+ * without inotify the file is polled every 100 ms.  Returns -1 when the
+ * file given could not be read to its end (src->error says why).
  */
-static void run(ui *u, source *src)
+#define LOAD_STEP_NS 30000000u
+
+static int run(ui *u, source *src)
 {
     int idle_reads = 0;
     draw(u);
+    uint64_t drawn = source_now_ms(), key_at = 0;
     while (!got_signal) {
-        bool live = src->following && !src->paused;
-        int timeout = !live ? -1 : src->notify_fd >= 0 ? 1000 : 100;
+        bool live = src->following && !src->paused && !src->loading;
         struct pollfd p[2] = { { STDIN_FILENO, POLLIN, 0 }, { src->notify_fd, POLLIN, 0 } };
-        int n = poll(p, src->notify_fd >= 0 && live ? 2 : 1, timeout);
+        int n = poll(p, src->notify_fd >= 0 && live ? 2 : 1, source_wait_ms(src, drawn, key_at));
         if (got_signal)
             break;
         if (n < 0 && errno != EINTR)
@@ -449,15 +389,30 @@ static void run(ui *u, source *src)
         int ch, keys = 0;
         while ((ch = getch()) != ERR) { /* keys, and KEY_RESIZE after SIGWINCH */
             keys++;
-            if (!on_key(u, ch))
-                return;
+            if (ch != 'q' && source_sync(src))  /* loading: keys see the data so far */
+                reload_panes(u);
+            if (!on_key(u, ch) || got_signal)
+                return 0;
             redraw = true;
+            key_at = source_now_ms();
         }
         if (n > 0 && (p[0].revents & POLLIN) && keys == 0) {
             if (++idle_reads > 100)     /* readable but nothing to read: gone */
                 break;
         } else {
             idle_reads = 0;
+        }
+        if (src->loading && source_may_read(src, key_at)) {
+            int r = source_load_step(src, LOAD_STEP_NS);
+            if ((r & SRC_LOAD_FAILED) && src->load_fatal)
+                return -1;
+            if (r & SRC_LOAD_FAILED) {
+                ui_message(u, "%s", src->error);
+                src->error[0] = '\0';
+            }
+            if (r & (SRC_LOAD_CHANGED | SRC_LOAD_FAILED))
+                reload_panes(u);
+            redraw = redraw || r != 0;
         }
         bool notified = n > 0 && src->notify_fd >= 0 && (p[1].revents & POLLIN) &&
                         source_drain_notify(src);
@@ -471,11 +426,19 @@ static void run(ui *u, source *src)
                 ui_message(u, "%s", src->error);
                 src->error[0] = '\0';
             }
-            redraw = redraw || n == 0;  /* tick: the age changes */
         }
-        if (redraw || n < 0)
+        if (src->following && source_wait_ms(src, drawn, key_at) == 0)
+            redraw = true;              /* the age on the status line counts on */
+        if (got_signal)
+            break;
+        if (redraw || n < 0) {
+            if (source_sync(src))
+                reload_panes(u);
             draw(u);
+            drawn = source_now_ms();
+        }
     }
+    return 0;
 }
 
 /* Terminal up, panes created, the loop, everything torn down. */
@@ -508,7 +471,7 @@ static int session(ui *u, source *src)
     }
     if (u->cmp)
         cmpv_use(u, focus);
-    run(u, src);
+    int rc = run(u, src) < 0 ? EXIT_BADINPUT : EXIT_OK;
     restore_terminal();
     for (int k = 0; k < sides; k++) {
         if (u->cmp)
@@ -517,7 +480,7 @@ static int session(ui *u, source *src)
             if (u->panes[i]->free)
                 u->panes[i]->free(u->state[i]);
     }
-    return EXIT_OK;
+    return rc;
 }
 
 int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
@@ -534,6 +497,8 @@ int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
     }
     ui u = { .a = src.a, .src = &src, .path = path, .jump_pane = -1 };
     int rc = session(&u, &src);
+    if (rc == EXIT_BADINPUT && src.error[0])   /* the rest of the file was bad */
+        fprintf(stderr, "prism-top: %s\n", src.error);
     source_close(&src);
     return rc;
 }
@@ -546,8 +511,8 @@ int explore_compare(const char *base, const char *cur, const prism_analysis_opts
     }
     source s[2];
     const char *paths[2] = { base, cur };
-    for (int k = 0; k < 2; k++)
-        if (source_open(&s[k], paths[k], SRC_NO_FOLLOW, opts) != 0) {
+    for (int k = 0; k < 2; k++)         /* both read whole: the comparison is made once */
+        if (source_open(&s[k], paths[k], SRC_NO_FOLLOW, opts) != 0 || source_load_all(&s[k]) != 0) {
             fprintf(stderr, "prism-top: %s\n", s[k].error);
             for (int j = 0; j <= k; j++)
                 source_close(&s[j]);

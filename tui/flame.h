@@ -121,4 +121,46 @@ int flame_label(char *out, size_t cap, const char *name, int cols, bool utf8);
  * '.', so "layer.0" and "layer.1" share a colour. */
 int flame_color(const char *name, int n);
 
+/* ---- the vertical window (flame_view.c) ----
+ * A layout deeper than the pane shows `height` rows around the selection:
+ * rows [top, top + shown) of the layout, from pane row y0.  When levels
+ * are hidden above (top > 0) the first pane row is a marker ("N above"),
+ * when hidden below the row after the last shown one ("+N deeper"); below
+ * 3 rows there are no markers.  The window keeps `top` (the last one) while
+ * the selected row stays visible, so moving does not make it jump. */
+typedef struct flame_window {
+    int top, shown;             /* layout rows shown                         */
+    int y0;                     /* pane row of layout row `top`              */
+    int above, below;           /* levels hidden above / below the window    */
+    bool marks;                 /* marker rows show them (height >= 3)       */
+} flame_window;
+
+/* rows: rows of the layout; height: rows of the pane for it; sel_row: the
+ * selected cell's row (< 0: none); top: the last window's top. */
+flame_window flame_window_fit(int rows, int height, int sel_row, int top);
+
+/* ---- the palette (flame_view.c) ----
+ * Pairs of terminal colour numbers, text on block.  Slots: FLAME_NMODULE
+ * module colours (flame_color), then running (hot), mixed (warm), waiting
+ * (cool) for measured CPU time (compare mode: slower, -, faster), then the
+ * search-match colour.  Backgrounds: a warm range; with 256 colours soft
+ * shades.  The text is black or white, whichever reads better on the block
+ * (flame_contrast, the WCAG ratio from the xterm default colours); every
+ * pair reads at >= FLAME_MIN_CONTRAST. */
+enum { FLAME_NMODULE = 4, FLAME_SLOT_HOT = FLAME_NMODULE, FLAME_SLOT_WARM, FLAME_SLOT_COOL,
+       FLAME_SLOT_MATCH, FLAME_NSLOTS };
+#define FLAME_MIN_CONTRAST 4.5
+
+typedef struct flame_pair {
+    short fg, bg;
+} flame_pair;
+
+/* Fill out[FLAME_NSLOTS] for a terminal of ncolors colours (>= 256: the
+ * soft shades; else the 8 basic colours). */
+void flame_palette(int ncolors, flame_pair out[FLAME_NSLOTS]);
+/* The xterm default RGB of colour number c (0..255; others: black). */
+void flame_rgb(int c, unsigned char rgb[3]);
+/* The contrast ratio of two colour numbers, 1 (none) .. 21. */
+double flame_contrast(int a, int b);
+
 #endif

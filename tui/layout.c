@@ -168,3 +168,131 @@ size_t ui_list_move(int key, size_t r, size_t n, size_t page)
     }
     return r < n ? r : n - 1;
 }
+
+int ui_fit_parts(char *out, size_t cap, const char *const *parts, int n, const char *sep,
+                 int width)
+{
+    size_t at = 0;
+    int used = 0, taken = 0, sepw = fmt_width(sep);
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (!parts[i] || !parts[i][0])
+            continue;
+        int w = fmt_width(parts[i]) + (taken ? sepw : 0);
+        size_t len = strlen(parts[i]) + (taken ? strlen(sep) : 0);
+        if (used + w > width || at + len + 1 > cap)
+            break;                      /* whole parts only, in order */
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", taken ? sep : "", parts[i]);
+        used += w;
+        taken++;
+    }
+    return taken;
+}
+
+/* Bytes of the UTF-8 sequence at p (1 for a stray byte). */
+static size_t seq_len(const unsigned char *p)
+{
+    size_t len = 1;
+    while ((*p & 0xc0) == 0xc0 && len < 4 && (p[len] & 0xc0) == 0x80)
+        len++;
+    return len;
+}
+
+int ui_elide_mid(char *out, size_t cap, const char *s, int cols, bool utf8)
+{
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || cols <= 0)
+        return 0;
+    int w = fmt_width(s);
+    if (w <= cols) {
+        snprintf(out, cap, "%s", s);
+        return fmt_width(out);
+    }
+    const char *ell = utf8 ? "\u2026" : "~";
+    int keep = cols - 1, head = (keep + 1) / 2, tail = keep - head;
+    size_t at = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    for (int i = 0; i < head && *p; i++) {
+        size_t len = seq_len(p);
+        if (at + len + 1 > cap)
+            break;
+        memcpy(out + at, p, len);
+        at += len;
+        p += len;
+    }
+    /* the tail: skip to the code point `tail` from the end */
+    const unsigned char *q = p;
+    for (int skip = w - head - tail; skip > 0 && *q; skip--)
+        q += seq_len(q);
+    size_t need = strlen(ell) + strlen((const char *)q);
+    if (at + need + 1 > cap)
+        need = 0;                       /* too small a buffer: the head only */
+    if (need)
+        at += (size_t)snprintf(out + at, cap - at, "%s%s", ell, (const char *)q);
+    out[at] = '\0';
+    return fmt_width(out);
+}
+
+int ui_elide_words(char *out, size_t cap, const char *s, int cols, bool utf8)
+{
+    enum { MAXW = 64 };
+    const char *start[MAXW];
+    int width[MAXW], len[MAXW], n = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || cols <= 0)
+        return 0;
+    if (fmt_width(s) <= cols)
+        return ui_elide_mid(out, cap, s, cols, utf8);
+    for (const char *p = s; *p && n < MAXW;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *q = p;
+        while (*q && *q != ' ')
+            q++;
+        char w[256];
+        size_t l = (size_t)(q - p) < sizeof w ? (size_t)(q - p) : sizeof w - 1;
+        memcpy(w, p, l);
+        w[l] = '\0';
+        start[n] = p;
+        len[n] = (int)(q - p);
+        width[n++] = fmt_width(w);
+        p = q;
+    }
+    const char *ell = utf8 ? "\u2026" : "~";
+    /* words alternately from the head and the tail around " ... " */
+    int head = 0, tail = 0, used = 1;
+    for (bool grew = true; grew && head + tail < n;) {
+        grew = false;
+        if (head + tail < n && used + width[head] + 1 <= cols) {
+            used += width[head++] + 1;
+            grew = true;
+        }
+        if (head + tail < n && used + width[n - 1 - tail] + 1 <= cols) {
+            used += width[n - 1 - tail++] + 1;
+            grew = true;
+        }
+    }
+    if (!head)                          /* one long word: cut inside it */
+        return ui_elide_mid(out, cap, s, cols, utf8);
+    size_t at = 0;
+    for (int i = 0; i < head + tail + 1; i++) {
+        const char *w = i < head ? start[i] : i == head ? ell : start[n - tail + (i - head - 1)];
+        int l = i == head ? (int)strlen(ell) : len[i < head ? i : n - tail + (i - head - 1)];
+        if (at + (size_t)l + 2 > cap)
+            break;
+        if (i)
+            out[at++] = ' ';
+        memcpy(out + at, w, (size_t)l);
+        at += (size_t)l;
+    }
+    out[at] = '\0';
+    return fmt_width(out);
+}

@@ -4,7 +4,9 @@
  * bold without colour) and description, with the selected finding's region,
  * evidence and recommendation word-wrapped below.  Enter shows the blamed
  * region in the Tree pane, `f` in the Flame pane; a finding that blames no
- * region opens the pane that explains it (Memory or GPU).
+ * region opens the pane that explains it (Memory or GPU).  Every such jump
+ * goes through ui_jump(), so Esc / Backspace come back here.  Mouse: a
+ * click selects a finding, a double click is Enter, the wheel scrolls.
  *
  * The selection is kept as an index and re-found by (type, path hash) when
  * the analysis is reloaded.
@@ -27,6 +29,7 @@
 typedef struct bnv {
     int sel, top;
     int page;                           /* table rows at the last draw      */
+    int shown;                          /* of them drawn (mouse)            */
     prism_bottleneck_type sel_type;     /* the selection, for reloads       */
     uint64_t sel_hash;
 } bnv;
@@ -175,6 +178,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     ui_rect r = { y, x, h, w };
     size_t nb, cnt[3] = { 0, 0, 0 };
     const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &nb);
+    bv->shown = 0;
     if (!nb) {
         draw_empty(u, &r);
         return;
@@ -207,6 +211,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     int rows = avail > n ? n : avail;
     int grows = avail - rows < ng ? avail - rows : ng;    /* vanished findings */
     bv->page = rows;
+    bv->shown = rows;
     if (bv->top > bv->sel)
         bv->top = bv->sel;
     if (bv->sel >= bv->top + rows)
@@ -303,16 +308,38 @@ static int k_jump(ui *u, void *st, int key)
         return UI_NONE;
     const prism_bottleneck *cur = &b[bv->sel];
     if (prism_analysis_find(u->a, cur->path_hash) != PRISM_NO_NODE) {
-        ui_select(u, cur->path_hash);
-        u->jump_pane = key == 'f' ? PANE_FLAME : PANE_TREE;
+        ui_jump(u, key == 'f' ? PANE_FLAME : PANE_TREE, cur->path_hash);
         return UI_REDRAW;
     }
     int p = fallback_pane(cur->type);
     if (p >= 0)
-        u->jump_pane = p;
+        ui_jump(u, p, 0);       /* Esc / Backspace there come back */
     else
         ui_message(u, "%s blames no region", prism_bottleneck_name(cur->type));
     return UI_REDRAW;
+}
+
+/* Mouse: a click selects a finding, a double click is Enter, the wheel
+ * moves the selection three rows. */
+static int mouse(ui *u, void *st, int event, int row, int col)
+{
+    bnv *bv = st;
+    (void)col;
+    if (!bv)
+        return UI_NONE;
+    if (event == UI_MOUSE_WHEEL_UP || event == UI_MOUSE_WHEEL_DOWN) {
+        for (int i = 0; i < 3; i++)
+            k_move(u, bv, event == UI_MOUSE_WHEEL_UP ? KEY_UP : KEY_DOWN);
+        return UI_REDRAW;
+    }
+    if (event != UI_MOUSE_CLICK && event != UI_MOUSE_DOUBLE)
+        return UI_NONE;
+    size_t nb;
+    prism_analysis_bottlenecks(u->a, &nb);
+    if (row < 2 || row >= 2 + bv->shown || bv->top + row - 2 >= (int)nb)
+        return UI_NONE;
+    bv->sel = bv->top + row - 2;
+    return event == UI_MOUSE_DOUBLE ? k_jump(u, bv, '\r') : UI_REDRAW;
 }
 
 static const ui_key keys[] = {
@@ -335,4 +362,5 @@ const ui_pane pane_bottlenecks = {
     .free = free,
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
+    .mouse = mouse,
 };

@@ -1,22 +1,23 @@
 /*
- * pane_flame.c - the Flame pane: an icicle graph of the all-threads call
- * tree (geometry in flame.c), a breadcrumb of the zoom path on top and the
- * selected frame on the bottom line.
+ * pane_flame.c - the Flame pane: an icicle graph of the call tree of all
+ * threads or of one thread (`t` cycles, like the Tree), geometry in
+ * flame.c, a breadcrumb of the zoom path on top and the selected frame on
+ * the bottom line (whole figures while they fit).
  *
- * The selection is the shared u->sel_hash and the zoom is kept as a path
- * hash, so both survive pane switches and reloads.  When another pane
- * selects a node outside the zoomed frame, the zoom widens to the nearest
- * frame holding it.  The geometry is rebuilt only when the tree, the zoom
- * or the size change; search hits when the pattern changes too.
+ * One row per level, as deep as the tree goes; deeper than the pane, the
+ * levels around the selection show (flame_window_fit) with "N above" and
+ * "+N deeper" markers.  Widths scale with the columns.  Colours and their
+ * fallbacks: flame_paint.c.  The selection is the shared u->sel_hash and
+ * the zoom a path hash, so both survive pane switches and reloads; when
+ * another pane selects a node outside the zoomed frame, the zoom widens to
+ * the nearest frame holding it.  The geometry is rebuilt only when the
+ * tree, the zoom or the width change; search hits when the pattern does.
  *
  * Compare mode (u->cmp): a differential flame graph.  Each side keeps its
- * own profile's shape, and every frame is coloured by its path's change
- * against the other profile: slower (or new) red, faster (or gone) green,
- * within the noise neutral, bold beyond DL_STRONG_PCT; without colour a
- * '+' / '-' before the label.  The bottom line shows the selected frame's
- * delta; a selected path this side lacks shows as its nearest ancestor.
- * Zooming on one side zooms the other into the same frame (or the nearest
- * one it has).
+ * own profile's shape, every frame coloured by its path's change against
+ * the other profile (flame_diff_attr; without colour a '+' / '-' before
+ * the label); the bottom line shows the selected frame's change.  Zooming
+ * on one side zooms the other into the same frame (or the nearest one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +25,20 @@
 
 #include "compare_view.h"
 #include "delta.h"
+#include "escape.h"
 #include "flame.h"
+#include "flame_paint.h"
 #include "ui.h"
 
+#define FLAME_DEPTH 1024        /* levels laid out; deeper ones: zoom in     */
+
 typedef struct fl {
+    int view;                   /* -1: all threads, else a thread index      */
     bool zoomed;
     uint64_t zoom_hash;
-    int w, rows;                /* flame area of the last draw               */
+    int w;                      /* width of the last draw                    */
+    int top;                    /* first layout row shown (the window)       */
+    flame_window win;           /* of the last draw                          */
     flame geo;
     bool geo_ok;
     const prism_node *nodes;    /* what geo was built from                   */
@@ -52,8 +60,8 @@ static void *init(ui *u)
 {
     fl *s = calloc(1, sizeof *s);
     if (s) {
+        s->view = -1;
         s->w = u->cols > 0 ? u->cols : 80;
-        s->rows = u->rows > 4 ? u->rows - 4 : 1;
         s->geo.zoom = PRISM_NO_NODE;
     }
     return s;
@@ -79,6 +87,58 @@ static void reload(ui *u, void *st)
     }
 }
 
+/* ---- the tree shown: all threads or one ---- */
+
+static const prism_tree *vtree(ui *u, fl *s)
+{
+    const prism_tree *t = NULL;
+    if (s->view >= 0)
+        t = prism_analysis_thread_tree(u->a, (size_t)s->view, NULL, NULL);
+    if (!t) {
+        s->view = -1;
+        t = prism_analysis_tree(u->a);
+    }
+    return t;
+}
+
+static uint32_t find_in(const prism_tree *t, uint64_t hash)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (t->nodes[i].path_hash == hash)
+            return (uint32_t)i;
+    return PRISM_NO_NODE;
+}
+
+/* The node of the shown tree with this path. */
+static uint32_t find_exact(ui *u, fl *s, uint64_t hash)
+{
+    const prism_tree *t = vtree(u, s);
+    return s->view < 0 ? prism_analysis_find(u->a, hash) : find_in(t, hash);
+}
+
+/* The node of the shown tree for the path: the path itself, else (one
+ * thread) its nearest ancestor there, with *exact false.  All threads in
+ * compare mode: cmpv_nearest, which counts as exact (it shows selected). */
+static uint32_t nearest(ui *u, fl *s, uint64_t hash, bool *exact)
+{
+    const prism_tree *t = vtree(u, s), *all = prism_analysis_tree(u->a);
+    uint32_t n = cmpv_nearest(u, hash);
+    *exact = true;
+    if (s->view < 0)
+        return n;
+    uint32_t m = find_in(t, hash);
+    if (m != PRISM_NO_NODE)
+        return m;
+    *exact = false;
+    for (size_t guard = 0; n != PRISM_NO_NODE && guard <= all->count; guard++) {
+        m = find_in(t, all->nodes[n].path_hash);
+        if (m != PRISM_NO_NODE)
+            return m;
+        n = all->nodes[n].parent;
+    }
+    return PRISM_NO_NODE;
+}
+
 static bool is_under(const prism_tree *t, uint32_t anc, uint32_t n)
 {
     for (size_t guard = 0; n != PRISM_NO_NODE && guard <= t->count; guard++, n = t->nodes[n].parent)
@@ -91,16 +151,17 @@ static bool is_under(const prism_tree *t, uint32_t anc, uint32_t n)
  * geometry and the search hits up to date.  Returns the zoom node. */
 static uint32_t sync(ui *u, fl *s)
 {
-    const prism_tree *t = prism_analysis_tree(u->a);
-    uint32_t z = s->zoomed ? prism_analysis_find(u->a, s->zoom_hash) : PRISM_NO_NODE;
-    uint32_t sel = cmpv_nearest(u, u->sel_hash);
+    const prism_tree *t = vtree(u, s);
+    uint32_t z = s->zoomed ? find_exact(u, s, s->zoom_hash) : PRISM_NO_NODE;
+    bool exact;
+    uint32_t sel = nearest(u, s, u->sel_hash, &exact);
     while (z != PRISM_NO_NODE && sel != PRISM_NO_NODE && !is_under(t, z, sel))
         z = t->nodes[z].parent;
     s->zoomed = z != PRISM_NO_NODE;
     s->zoom_hash = s->zoomed ? t->nodes[z].path_hash : 0;
     if (!s->geo_ok || s->nodes != t->nodes || s->count != t->count || s->total != t->total_ns ||
-        s->geo.zoom != z || s->geo.width != s->w || s->geo.max_rows != s->rows) {
-        s->geo_ok = flame_build(&s->geo, t, z, s->w, s->rows) == 0;
+        s->geo.zoom != z || s->geo.width != s->w || s->geo.max_rows != FLAME_DEPTH) {
+        s->geo_ok = flame_build(&s->geo, t, z, s->w, FLAME_DEPTH) == 0;
         s->nodes = t->nodes;
         s->count = t->count;
         s->total = t->total_ns;
@@ -115,14 +176,12 @@ static uint32_t sync(ui *u, fl *s)
     return z;
 }
 
-/* The cell of the selection, else of its nearest shown ancestor.  In
- * compare mode a path this side lacks starts from its nearest ancestor
- * here, which then counts as exact (it shows selected). */
+/* The cell of the selection, else of its nearest shown ancestor (*exact
+ * false then). */
 static size_t focus(ui *u, fl *s, bool *exact)
 {
-    const prism_tree *t = prism_analysis_tree(u->a);
-    uint32_t n = cmpv_nearest(u, u->sel_hash);
-    *exact = true;
+    const prism_tree *t = vtree(u, s);
+    uint32_t n = nearest(u, s, u->sel_hash, exact);
     for (size_t guard = 0; n != PRISM_NO_NODE && guard <= t->count; guard++) {
         size_t c = flame_find(&s->geo, n);
         if (c != FLAME_NONE)
@@ -136,84 +195,39 @@ static size_t focus(ui *u, fl *s, bool *exact)
 
 /* ---- drawing ---- */
 
-static void breadcrumb(ui *u, const ui_rect *r, uint32_t z)
+static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, int y, bool sel, bool hit)
 {
-    const prism_tree *t = prism_analysis_tree(u->a);
-    const char *parts[64];
-    int k = 0;
-    for (uint32_t q = z; q != PRISM_NO_NODE && k < 64; q = t->nodes[q].parent)
-        parts[k++] = t->nodes[q].name;
-    char tot[32], tail[64];
-    uint64_t ns = z == PRISM_NO_NODE ? t->total_ns : t->nodes[z].total_ns;
-    fmt_ns(tot, sizeof tot, (double)ns);
-    snprintf(tail, sizeof tail, "  [%s, %.1f%%]", tot,
-             t->total_ns ? 100.0 * (double)ns / (double)t->total_ns : 0.0);
-    /* drop leading parts until it fits */
-    for (int skip = 0; skip <= k; skip++) {
-        char line[512];
-        size_t o = (size_t)snprintf(line, sizeof line, "%s", skip ? (u->utf8 ? "\u2026" : "...") : "all");
-        for (int i = k - 1 - (skip ? skip - 1 : 0); i >= 0 && o < sizeof line; i--)
-            o += (size_t)snprintf(line + o, sizeof line - o, " > %s", parts[i]);
-        if (ui_width(line) + ui_width(tail) + 1 <= r->w || skip == k) {
-            int x = ui_print(r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD), line);
-            ui_print(r, 0, 1 + x, A_NORMAL, tail);
-            return;
-        }
-    }
-}
-
-/* Compare mode: the frame's colour by its change (see the top). */
-static attr_t diff_attr(const ui *u, const prism_delta *d, bool sel, size_t parity)
-{
-    int dir = dl_direction(d);
-    attr_t bold = dl_strong(d) ? A_BOLD : 0;
-    if (!u->color)
-        return (sel ? A_REVERSE : parity % 2 ? A_NORMAL : A_REVERSE) | (dir ? A_BOLD : 0);
-    if (sel)
-        return COLOR_PAIR(CP_SEL) | A_BOLD;
-    return dir > 0 ? COLOR_PAIR(CP_HOT) | bold : dir < 0 ? COLOR_PAIR(CP_COOL) | bold : A_REVERSE;
-}
-
-static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, bool sel, bool hit)
-{
-    static const int pairs[] = { CP_HOT, CP_WARM, CP_COOL };
     const flame_cell *c = &s->geo.cells[i];
-    const prism_node *nd = &prism_analysis_tree(u->a)->nodes[c->node];
+    const prism_node *nd = &vtree(u, s)->nodes[c->node];
     const char *name = nd->name;
     char marked[512];
     attr_t at;
+    size_t parity = i + (size_t)c->row;
     if (u->cmp) {
         const prism_delta *d = ui_delta(u, nd->path_hash);
-        at = diff_attr(u, d, sel, i + (size_t)c->row);
+        at = flame_diff_attr(u, d, sel, parity);
         int dir = dl_direction(d);
         if (!u->color && dir) {         /* the direction as a sign */
             snprintf(marked, sizeof marked, "%c%s", dir > 0 ? '+' : '-', name);
             name = marked;
         }
-    } else if (sel) {
-        at = A_REVERSE | A_BOLD;
-    } else if (u->color && nd->cpu_known_ns) {
-        /* measured wait vs work: running hot, mixed warm, waiting cool */
-        double on = (double)(nd->oncpu_ns + nd->runq_ns) / (double)nd->cpu_known_ns;
-        at = COLOR_PAIR(on >= 0.7 ? CP_HOT : on >= 0.3 ? CP_WARM : CP_COOL);
-    } else if (u->color) {
-        at = COLOR_PAIR(pairs[flame_color(name, 3)]);
+        if (hit)
+            at |= A_BOLD | A_UNDERLINE;
     } else {
-        at = (i + (size_t)c->row) % 2 ? A_NORMAL : A_REVERSE;
+        at = flame_frame_attr(u, nd, parity, sel, hit);
     }
-    if (hit)
-        at |= A_BOLD | A_UNDERLINE;
     char lab[256], text[1024];
     flame_label(lab, sizeof lab, name, c->w - 1, u->utf8);
-    int y = 1 + c->row, x = c->x;
+    int x = c->x;
     if (c->w == 1) {            /* too narrow for a label: a marked block */
-        ui_print(r, y, x, u->color || sel ? at : A_REVERSE, sel ? ">" : " ");
+        ui_print(r, y, x, u->color || sel ? at : A_REVERSE, sel ? ">" : hit ? "*" : " ");
         return;
     }
     {
-        /* the first column separates frames: a gap in colour, '|' without */
-        char sep[2] = { sel ? '>' : u->color ? ' ' : '|', '\0' };
-        ui_print(r, y, x, u->color ? A_BOLD : at, sep);
+        /* the first column separates frames: a gap in colour, '|' without;
+         * '>' marks the selection, '*' a search match */
+        char sep[2] = { sel ? '>' : hit ? '*' : u->color ? ' ' : '|', '\0' };
+        ui_print(r, y, x, sel || hit ? at : u->color ? A_BOLD : at, sep);
         x++;
     }
     size_t o = (size_t)snprintf(text, sizeof text, "%s", lab);
@@ -223,26 +237,34 @@ static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, bool sel, bool h
     ui_print(r, y, x, at, text);
 }
 
+/* The search, then the selected frame: its name (elided in the middle)
+ * and whole figures while they fit. */
 static void bottom_line(ui *u, fl *s, const ui_rect *r)
 {
-    const prism_tree *t = prism_analysis_tree(u->a);
+    const prism_tree *t = vtree(u, s);
     int row = r->h - 1, x = 1;
+    char line[512], a1[96], a2[48], a3[48], a4[48], a5[48], a6[48], v[32];
     ui_fill(r, row, A_NORMAL);
     if (u->search[0]) {
-        attr_t at = ui_attr(u, CP_TITLE, A_BOLD);
-        if (!s->hits.nodes)
-            x += ui_printf(r, row, x, at, "/%s: no matches", u->search);
-        else if (s->hits.count == s->hits.nodes)
-            x += ui_printf(r, row, x, at, "/%s: %zu matches, %.1f%% of total", u->search,
-                           s->hits.nodes, 100.0 * s->hits.share);
-        else
-            x += ui_printf(r, row, x, at, "/%s: %zu matches (%zu in view), %.1f%% of total",
-                           u->search, s->hits.nodes, s->hits.count, 100.0 * s->hits.share);
+        snprintf(a1, sizeof a1, "/%s:", u->search);
+        snprintf(a2, sizeof a2, s->hits.nodes ? "%zu matches" : "no matches", s->hits.nodes);
+        snprintf(a3, sizeof a3, s->hits.count != s->hits.nodes ? "(%zu in view)" : "", s->hits.count);
+        snprintf(a4, sizeof a4, s->hits.nodes ? "%.1f%% of total" : "", 100.0 * s->hits.share);
+        const char *parts[] = { a1, a2, a3, a4 };
+        ui_fit_parts(line, sizeof line, parts, 4, " ", r->w - x - 1);
+        x += ui_print(r, row, x, ui_attr(u, CP_TITLE, A_BOLD), line);
         x += ui_print(r, row, x, A_NORMAL, "  |  ");
     }
-    uint32_t n = prism_analysis_find(u->a, u->sel_hash);
+    bool exact;
+    uint32_t n = nearest(u, s, u->sel_hash, &exact);
     const prism_delta *d = ui_delta(u, u->sel_hash);
-    if (n == PRISM_NO_NODE) {
+    if (s->view >= 0 && !exact) {
+        uint32_t a = prism_analysis_find(u->a, u->sel_hash);
+        ui_printf(r, row, x, A_NORMAL, "%s: not run on this thread (t: next thread)",
+                  a != PRISM_NO_NODE ? prism_analysis_tree(u->a)->nodes[a].name : "selection");
+        return;
+    }
+    if (n == PRISM_NO_NODE || (s->view < 0 && prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE)) {
         if (d)                  /* compare: on the other side only */
             ui_printf(r, row, x, cmpv_delta_attr(u, d, A_NORMAL, false), "%s: %s",
                       d->name ? d->name : "?", cmpv_absent_text(d));
@@ -252,25 +274,36 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
     }
     const prism_node *nd = &t->nodes[n];
     uint64_t up = nd->parent == PRISM_NO_NODE ? t->total_ns : t->nodes[nd->parent].total_ns;
-    char tot[32], self[32], cell[64];
-    fmt_ns(tot, sizeof tot, (double)nd->total_ns);
-    fmt_ns(self, sizeof self, (double)nd->self_ns);
-    x += ui_print(r, row, x, A_BOLD, nd->name);
-    if (d && dl_format(cell, sizeof cell, d, 40)) {
+    char name[ESC_CAP(PRISM_MAX_STRING_BYTES)], fit[ESC_CAP(PRISM_MAX_STRING_BYTES)], cell[96];
+    const char *nm = esc_clean(nd->name) ? nd->name : esc_str(nd->name, name, sizeof name);
+    int room = r->w - x - 1;
+    ui_elide_mid(fit, sizeof fit, nm, room / 2 > 16 ? room / 2 : 16, u->utf8);
+    x += ui_print(r, row, x, A_BOLD, fit);
+    if (d && flame_change_text(cell, sizeof cell, d) && x + 2 + ui_width(cell) < r->w) {
         x += ui_print(r, row, x, A_NORMAL, "  ");
         x += ui_print(r, row, x, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
-        if (d->p_value >= 0)
-            x += ui_printf(r, row, x, A_NORMAL, " p=%.2g%s", d->p_value,
-                           d->significant ? "" : " (noise)");
+        if (d->p_value >= 0) {
+            snprintf(a1, sizeof a1, " p=%.2g%s", d->p_value, d->significant ? "" : " (noise)");
+            if (x + ui_width(a1) < r->w)
+                x += ui_print(r, row, x, A_NORMAL, a1);
+        }
     }
-    x += ui_printf(r, row, x, A_NORMAL, "  %s  %.1f%% of total  %.1f%% of %s  self %s  %llu calls",
-                   tot, t->total_ns ? 100.0 * (double)nd->total_ns / (double)t->total_ns : 0.0,
-                   up ? 100.0 * (double)nd->total_ns / (double)up : 0.0,
-                   nd->parent == PRISM_NO_NODE ? "all" : "parent", self,
-                   (unsigned long long)nd->calls);
+    fmt_ns(a1, sizeof a1, (double)nd->total_ns);
+    snprintf(a2, sizeof a2, "%.1f%% of %s",
+             t->total_ns ? 100.0 * (double)nd->total_ns / (double)t->total_ns : 0.0,
+             s->view >= 0 ? "thread" : "total");
+    snprintf(a3, sizeof a3, "%.1f%% of %s", up ? 100.0 * (double)nd->total_ns / (double)up : 0.0,
+             nd->parent == PRISM_NO_NODE ? "all" : "parent");
+    fmt_ns(v, sizeof v, (double)nd->self_ns);
+    snprintf(a4, sizeof a4, "self %s", v);
+    fmt_count(v, sizeof v, (double)nd->calls);
+    snprintf(a5, sizeof a5, "%s calls", v);
+    a6[0] = '\0';
     if (nd->cpu_known_ns)
-        ui_printf(r, row, x, A_NORMAL, "  on CPU %.0f%%",
-                  100.0 * (double)nd->oncpu_ns / (double)nd->cpu_known_ns);
+        snprintf(a6, sizeof a6, "on CPU %.0f%%", 100.0 * (double)nd->oncpu_ns / (double)nd->cpu_known_ns);
+    const char *parts[] = { a1, a2, a3, a4, a5, a6 };
+    if (ui_fit_parts(line, sizeof line, parts, 6, "  ", r->w - x - 3))
+        ui_print(r, row, x + 2, A_NORMAL, line);
 }
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
@@ -279,22 +312,34 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     ui_rect r = { y, x, h, w };
     if (!s || h < 1 || w < 1)
         return;
-    const prism_tree *t = prism_analysis_tree(u->a);
+    const prism_tree *t = vtree(u, s);
     s->w = w;
-    s->rows = h > 2 ? h - 2 : 1;
     uint32_t z = sync(u, s);
-    breadcrumb(u, &r, z);
+    flame_breadcrumb(u, &r, t, s->view, z);
+    int area = h > 2 ? h - 2 : h - 1;   /* rows between breadcrumb and bottom */
     if (!t->count || !s->geo.count) {
+        s->win = (flame_window){ 0 };
         ui_print(&r, 2, 2, A_NORMAL, t->count ? "No time recorded in these regions."
-                                              : "No regions recorded in this profile.");
-        bottom_line(u, s, &r);
+                                   : s->view >= 0 ? "No regions recorded on this thread (t: next)."
+                                                  : "No regions recorded in this profile.");
+        if (h > 2)
+            bottom_line(u, s, &r);
         return;
     }
     bool exact;
     size_t f = focus(u, s, &exact);
-    for (size_t i = 0; i < s->geo.count; i++)
-        draw_cell(u, s, &r, i, exact && i == f,
-                  u->search[0] && ui_matches(u, t->nodes[s->geo.cells[i].node].name));
+    s->win = flame_window_fit(s->geo.rows, area, f != FLAME_NONE ? s->geo.cells[f].row : -1, s->top);
+    s->top = s->win.top;
+    for (size_t i = 0; i < s->geo.count; i++) {
+        const flame_cell *c = &s->geo.cells[i];
+        if (c->row < s->win.top)
+            continue;
+        if (c->row >= s->win.top + s->win.shown)
+            break;
+        draw_cell(u, s, &r, i, 1 + s->win.y0 + c->row - s->win.top, exact && i == f,
+                  u->search[0] && ui_matches(u, t->nodes[c->node].name));
+    }
+    flame_markers(u, &r, &s->win);
     if (h > 2)
         bottom_line(u, s, &r);
 }
@@ -305,14 +350,14 @@ static int select_cell(ui *u, fl *s, size_t c)
 {
     if (c == FLAME_NONE)
         return UI_NONE;
-    ui_select(u, prism_analysis_tree(u->a)->nodes[s->geo.cells[c].node].path_hash);
+    ui_select(u, vtree(u, s)->nodes[s->geo.cells[c].node].path_hash);
     return UI_REDRAW;
 }
 
 static int k_move(ui *u, void *st, int key)
 {
     fl *s = st;
-    const prism_tree *t = prism_analysis_tree(u->a);
+    const prism_tree *t = vtree(u, s);
     sync(u, s);
     bool exact;
     size_t c = focus(u, s, &exact);
@@ -360,24 +405,30 @@ static int k_zoom_in(ui *u, void *st, int key)
     size_t c = focus(u, s, &exact);
     if (c == FLAME_NONE)
         return UI_NONE;
-    const prism_node *n = &prism_analysis_tree(u->a)->nodes[s->geo.cells[c].node];
+    const prism_node *n = &vtree(u, s)->nodes[s->geo.cells[c].node];
     s->zoomed = true;
     s->zoom_hash = n->path_hash;
+    s->top = 0;
     ui_select(u, n->path_hash);
     return mirror_zoom(u, s);
 }
 
+/* Esc / Backspace: out one level; not zoomed, UI_PASS lets the frame's
+ * "back" run.  Home / u: out to all frames. */
 static int k_zoom_out(ui *u, void *st, int key)
 {
     fl *s = st;
-    const prism_tree *t = prism_analysis_tree(u->a);
+    const prism_tree *t = vtree(u, s);
     uint32_t z = sync(u, s);
+    bool all = key == KEY_HOME || key == 'u';
     if (z == PRISM_NO_NODE) {
+        if (!all)
+            return UI_PASS;
         ui_message(u, "not zoomed");
         return UI_REDRAW;
     }
     uint32_t p = t->nodes[z].parent;
-    if (key == KEY_HOME || key == 'u' || p == PRISM_NO_NODE)
+    if (all || p == PRISM_NO_NODE)
         s->zoomed = false;
     else
         s->zoom_hash = t->nodes[p].path_hash;
@@ -402,10 +453,50 @@ static int k_match(ui *u, void *st, int key)
     return select_cell(u, s, flame_hit_next(&s->hits, exact ? c : FLAME_NONE, key == 'N' ? -1 : 1));
 }
 
+/* t: all threads, thread 1, thread 2 ... (the zoom stays where the thread
+ * has the path). */
+static int k_thread(ui *u, void *st, int key)
+{
+    fl *s = st;
+    (void)key;
+    size_t nt = prism_analysis_thread_count(u->a);
+    s->view = s->view + 1 < (int)nt ? s->view + 1 : -1;
+    s->top = 0;
+    const char *name = NULL;
+    uint32_t stream = 0;
+    if (s->view >= 0 && prism_analysis_thread_tree(u->a, (size_t)s->view, &stream, &name))
+        ui_message(u, "flame of thread %s (stream %u), %d of %zu", name && *name ? name : "?",
+                   (unsigned)stream, s->view + 1, nt);
+    else
+        ui_message(u, "flame of all threads merged");
+    return UI_REDRAW;
+}
+
+/* Click: select the frame; double-click: zoom into it; wheel: parent /
+ * widest child. */
+static int mouse(ui *u, void *st, int event, int row, int col)
+{
+    fl *s = st;
+    if (!s)
+        return UI_NONE;
+    if (event == UI_MOUSE_WHEEL_UP)
+        return k_move(u, s, KEY_UP);
+    if (event == UI_MOUSE_WHEEL_DOWN)
+        return k_move(u, s, KEY_DOWN);
+    sync(u, s);
+    int lrow = row - 1 - s->win.y0;
+    if (lrow < 0 || lrow >= s->win.shown)
+        return UI_NONE;
+    size_t c = flame_at(&s->geo, s->win.top + lrow, col);
+    if (c == FLAME_NONE)
+        return UI_NONE;
+    int rc = select_cell(u, s, c);
+    return event == UI_MOUSE_DOUBLE ? k_zoom_in(u, s, '\r') : rc;
+}
+
 static const ui_key keys[] = {
     { KEY_UP, "Up/k", k_move, "parent frame" }, { 'k', "k", k_move, "parent frame" },
-    { KEY_DOWN, "Down/j", k_move, "widest child frame" },
-    { 'j', "j", k_move, "widest child frame" },
+    { KEY_DOWN, "Down/j", k_move, "widest child frame" }, { 'j', "j", k_move, "widest child frame" },
     { KEY_LEFT, "Left/h", k_move, "frame to the left on the same row" },
     { 'h', "h", k_move, "frame to the left" },
     { KEY_RIGHT, "Right/l", k_move, "frame to the right on the same row" },
@@ -413,23 +504,23 @@ static const ui_key keys[] = {
     { '\r', "Enter", k_zoom_in, "zoom into the selected frame (it fills the width)" },
     { '\n', "Enter", k_zoom_in, "zoom into the selected frame" },
     { KEY_ENTER, "Enter", k_zoom_in, "zoom into the selected frame" },
-    { 27, "Esc", k_zoom_out, "zoom out one level" },
-    { KEY_BACKSPACE, "Bksp", k_zoom_out, "zoom out one level" },
-    { 127, "Bksp", k_zoom_out, "zoom out one level" },
-    { 8, "Bksp", k_zoom_out, "zoom out one level" },
+    { 27, "Esc", k_zoom_out, "zoom out one level (not zoomed: back)" },
+    { KEY_BACKSPACE, "Bksp", k_zoom_out, "zoom out one level (not zoomed: back)" },
+    { 127, "Bksp", k_zoom_out, "zoom out one level" }, { 8, "Bksp", k_zoom_out, "zoom out one level" },
     { KEY_HOME, "Home/u", k_zoom_out, "zoom out to all frames" },
     { 'u', "u", k_zoom_out, "zoom out to all frames" },
-    { 'n', "n", k_match, "next search match" },
-    { 'N', "N", k_match, "previous search match" },
+    { 't', "t", k_thread, "all threads / thread 1 / thread 2 ..." },
+    { 'n', "n", k_match, "next search match" }, { 'N', "N", k_match, "previous search match" },
 };
 
 const ui_pane pane_flame = {
     .name = "Flame",
-    .hint = "arrows/hjkl: move  Enter: zoom  Esc: out  /,n,N: search",
+    .hint = "arrows/hjkl: move  Enter: zoom  Esc: out  t: thread  /,n,N: search  click, wheel",
     .init = init,
     .draw = draw,
     .reload = reload,
     .free = pane_free,
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
+    .mouse = mouse,
 };

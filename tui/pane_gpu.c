@@ -4,14 +4,19 @@
  * dropped GPU records, then two scrollable tables: kernels (count, total,
  * mean, share with a bar) and transfers (direction, host memory kind,
  * count, bytes, time, bandwidth).  `t` moves the focus between the tables
- * (Tab is global).  Without GPU data it says why.
+ * (Tab is global).  Without GPU data it says why.  With a filter
+ * (u->filter) the kernels table lists the matching kernels only; `r`
+ * reverses its order (by total: smallest first).  Mouse: a click selects a
+ * row (and focuses its table), the wheel scrolls the focused table.
  *
  * Everything comes from prism_gpu_stats; the cursor of each table is view
  * state clamped at draw time.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "callers.h"
 #include "ui.h"
 
 enum { T_KERNELS, T_COPIES };
@@ -20,7 +25,32 @@ typedef struct gpuv {
     int focus;                          /* T_KERNELS / T_COPIES             */
     int sel[2], top[2];                 /* cursor and first row shown       */
     int page[2];                        /* rows shown at the last draw      */
+    int list_y[2], list_n[2];           /* first row and rows drawn (mouse) */
+    bool rev;                           /* kernels smallest first           */
+    size_t *kv, nkv;                    /* kernels shown: indices, in order */
 } gpuv;
+
+/* The kernels shown: those passing the filter, by total (the analysis'
+ * order) or reversed. */
+static void kernel_view(const ui *u, gpuv *gv, const prism_gpu_stats *g)
+{
+    free(gv->kv);
+    gv->kv = malloc((g->nkernels ? g->nkernels : 1) * sizeof *gv->kv);
+    gv->nkv = 0;
+    for (size_t i = 0; gv->kv && i < g->nkernels; i++) {
+        size_t k = gv->rev ? g->nkernels - 1 - i : i;
+        if (ui_filter_matches(u, g->kernels[k].name))
+            gv->kv[gv->nkv++] = k;
+    }
+}
+
+/* s right-aligned in w columns ("µs": two bytes, one column). */
+static void put_right(const ui_rect *r, int row, int x, int w, attr_t at, const char *s)
+{
+    char pad[96];
+    fmt_rpad(pad, sizeof pad, s, w);
+    ui_print(r, row, x, at, pad);
+}
 
 static const char *copy_name(uint32_t k)
 {
@@ -117,6 +147,16 @@ static void title(ui *u, const ui_rect *r, int row, const gpuv *gv, int t, const
 {
     attr_t at = gv->focus == t ? ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD : ui_attr(u, CP_DIM, A_NORMAL);
     int c = 1 + ui_printf(r, row, 1, at, "%s%s (%zu)", gv->focus == t ? "> " : "  ", text, n);
+    if (t == T_KERNELS) {
+        const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+        char pat[64];
+        if (u->filter[0]) {
+            callers_fit_mid(pat, sizeof pat, u->filter, 20, u->utf8);
+            c += ui_printf(r, row, c, at, " filter: %s, %zu of %zu", pat, n, g->nkernels);
+        }
+        c += ui_printf(r, row, c, ui_attr(u, CP_DIM, A_NORMAL), " by total %s",
+                       u->utf8 ? (gv->rev ? "\u2191" : "\u2193") : (gv->rev ? "(asc)" : "(desc)"));
+    }
     if ((size_t)rows < n)
         ui_printf(r, row, c + 1, ui_attr(u, CP_DIM, A_NORMAL), "%zu-%zu", shown_from + 1,
                   shown_from + (size_t)rows < n ? shown_from + (size_t)rows : n);
@@ -129,33 +169,39 @@ static void kernels(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const 
     int x[5] = { 2 };
     for (int i = 1; i < 5; i++)
         x[i] = x[i - 1] + wd[i - 1] + 1;
-    clamp(gv, T_KERNELS, (int)g->nkernels, rows);
-    title(u, r, row++, gv, T_KERNELS, "Kernels", g->nkernels, (size_t)gv->top[T_KERNELS], rows);
+    clamp(gv, T_KERNELS, (int)gv->nkv, rows);
+    title(u, r, row++, gv, T_KERNELS, "Kernels", gv->nkv, (size_t)gv->top[T_KERNELS], rows);
     static const char *const head[5] = { "kernel", "count", "total", "mean", "share" };
     attr_t ha = A_UNDERLINE;
     for (int i = 0; i < n; i++)
         ui_printf(r, row, x[i], ha, i == 0 || i == 4 ? "%-*s" : "%*s", wd[i], head[i]);
     row++;
-    if (!g->nkernels)
-        ui_print(r, row, 2, ui_attr(u, CP_DIM, A_NORMAL), "no kernels recorded");
-    for (int i = 0; i < rows && (size_t)(gv->top[T_KERNELS] + i) < g->nkernels; i++, row++) {
+    if (!gv->nkv)
+        ui_print(r, row, 2, ui_attr(u, CP_DIM, A_NORMAL),
+                 g->nkernels ? "no kernel passes the filter" : "no kernels recorded");
+    gv->list_y[T_KERNELS] = row;
+    gv->list_n[T_KERNELS] = 0;
+    for (int i = 0; i < rows && (size_t)(gv->top[T_KERNELS] + i) < gv->nkv; i++, row++) {
         int k = gv->top[T_KERNELS] + i;
-        const prism_kernel_stat *ks = &g->kernels[k];
+        const prism_kernel_stat *ks = &g->kernels[gv->kv[k]];
+        gv->list_n[T_KERNELS] = i + 1;
         bool sel = gv->focus == T_KERNELS && k == gv->sel[T_KERNELS];
         attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
         if (sel)
             ui_fill(r, row, at);
-        char tot[32], mean[32], bar[256];
+        char tot[32], mean[32], cnt[32], bar[256], name[1024];
         fmt_ns(tot, sizeof tot, (double)ks->total_ns);
         fmt_ns(mean, sizeof mean, ks->mean_ns);
+        fmt_count(cnt, sizeof cnt, (double)ks->count);
         attr_t nat = at | (ui_matches(u, ks->name) ? A_BOLD | A_UNDERLINE : 0);
-        ui_printf(r, row, x[0], nat, "%-*.*s", wd[0], wd[0], ks->name ? ks->name : "?");
+        callers_fit_mid(name, sizeof name, ks->name ? ks->name : "?", wd[0], u->utf8);
+        ui_print(r, row, x[0], nat, name);
         if (n > 1)
-            ui_printf(r, row, x[1], at, "%*llu", wd[1], (unsigned long long)ks->count);
+            put_right(r, row, x[1], wd[1], at, cnt);
         if (n > 2)
-            ui_printf(r, row, x[2], at, "%*s", wd[2], tot);
+            put_right(r, row, x[2], wd[2], at, tot);
         if (n > 3)
-            ui_printf(r, row, x[3], at, "%*s", wd[3], mean);
+            put_right(r, row, x[3], wd[3], at, mean);
         if (n > 4) {
             ui_bar(bar, sizeof bar, ks->share, wd[4] - 7, u->utf8);
             ui_print(r, row, x[4], sel ? at : ui_attr(u, CP_BAR, A_NORMAL), bar);
@@ -179,20 +225,25 @@ static void copies(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const p
     row++;
     if (!g->ncopies)
         ui_print(r, row, 2, ui_attr(u, CP_DIM, A_NORMAL), "no transfers recorded");
+    gv->list_y[T_COPIES] = row;
+    gv->list_n[T_COPIES] = 0;
     for (int i = 0; i < rows && (size_t)(gv->top[T_COPIES] + i) < g->ncopies; i++, row++) {
         int k = gv->top[T_COPIES] + i;
+        gv->list_n[T_COPIES] = i + 1;
         const prism_copy_stat *cs = &g->copies[k];
         bool sel = gv->focus == T_COPIES && k == gv->sel[T_COPIES];
         attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : A_NORMAL;
         if (sel)
             ui_fill(r, row, at);
-        char bytes[32], tm[32];
+        char bytes[32], tm[32], cnt[32];
         fmt_bytes(bytes, sizeof bytes, (double)cs->bytes);
         fmt_ns(tm, sizeof tm, (double)cs->total_ns);
-        const char *cols[6] = { copy_name(cs->copy_kind), mem_name(cs->src_kind), NULL, bytes, tm, NULL };
+        fmt_count(cnt, sizeof cnt, (double)cs->count);
+        const char *cols[6] = { copy_name(cs->copy_kind), mem_name(cs->src_kind), cnt, bytes, tm,
+                                NULL };
         for (int c = 0; c < n; c++) {
-            if (c == 2)
-                ui_printf(r, row, x[c], at, "%*llu", wd[c], (unsigned long long)cs->count);
+            if (c >= 2 && c <= 4)
+                put_right(r, row, x[c], wd[c], at, cols[c]);
             else if (c == 5)
                 ui_printf(r, row, x[c], at, "%*.2f", wd[c], cs->gb_per_s);
             else
@@ -206,13 +257,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     gpuv *gv = st;
     ui_rect r = { y, x, h, w };
     const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+    gv->list_n[0] = gv->list_n[1] = 0;
     if (!g->present) {
         draw_empty(u, &r, g);
         return;
     }
+    kernel_view(u, gv, g);
     int row = overview(u, &r, g) + 1;
     /* two tables of title + header + rows, a blank line between */
-    int left = h - row - 5, kw = g->nkernels ? (int)g->nkernels : 1,
+    int left = h - row - 5, kw = gv->nkv ? (int)gv->nkv : 1,
         cw = g->ncopies ? (int)g->ncopies : 1, kr, cr;
     if (left < 2) {                      /* room for the focused table only */
         int rows = h - row - 2 > 1 ? h - row - 2 : 1;
@@ -243,11 +296,20 @@ static void *init(ui *u)
     return calloc(1, sizeof(gpuv));
 }
 
+static void free_st(void *st)
+{
+    gpuv *gv = st;
+    if (gv)
+        free(gv->kv);
+    free(gv);
+}
+
 static int k_move(ui *u, void *st, int key)
 {
     gpuv *gv = st;
     const prism_gpu_stats *g = prism_analysis_gpu(u->a);
-    int t = gv->focus, n = t == T_KERNELS ? (int)g->nkernels : (int)g->ncopies;
+    kernel_view(u, gv, g);
+    int t = gv->focus, n = t == T_KERNELS ? (int)gv->nkv : (int)g->ncopies;
     int page = gv->page[t] > 1 ? gv->page[t] : 1;
     switch (key) {
     case 'j': case KEY_DOWN: gv->sel[t]++; break;
@@ -280,14 +342,15 @@ static int k_match(ui *u, void *st, int key)
 {
     gpuv *gv = st;
     const prism_gpu_stats *g = prism_analysis_gpu(u->a);
-    int n = (int)g->nkernels, d = key == 'N' ? -1 : 1;
+    kernel_view(u, gv, g);
+    int n = (int)gv->nkv, d = key == 'N' ? -1 : 1;
     if (!u->search[0] || !n) {
         ui_message(u, "no search: / to search kernel names");
         return UI_REDRAW;
     }
     for (int i = 1; i <= n; i++) {
         int k = ((gv->sel[T_KERNELS] + d * i) % n + n) % n;
-        if (ui_matches(u, g->kernels[k].name)) {
+        if (ui_matches(u, g->kernels[gv->kv[k]].name)) {
             gv->focus = T_KERNELS;
             gv->sel[T_KERNELS] = k;
             return UI_REDRAW;
@@ -297,6 +360,48 @@ static int k_match(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+/* r: the kernels smallest first (or back), keeping the selected kernel. */
+static int k_reverse(ui *u, void *st, int key)
+{
+    gpuv *gv = st;
+    (void)key;
+    const prism_gpu_stats *g = prism_analysis_gpu(u->a);
+    kernel_view(u, gv, g);
+    size_t keep = gv->sel[T_KERNELS] >= 0 && (size_t)gv->sel[T_KERNELS] < gv->nkv
+                ? gv->kv[gv->sel[T_KERNELS]] : (size_t)-1;
+    gv->rev = !gv->rev;
+    kernel_view(u, gv, g);
+    for (size_t i = 0; i < gv->nkv; i++)
+        if (gv->kv[i] == keep)
+            gv->sel[T_KERNELS] = (int)i;
+    ui_message(u, "kernels by total, %s first", gv->rev ? "smallest" : "largest");
+    return UI_REDRAW;
+}
+
+/* Mouse: a click selects the row (and focuses its table), the wheel
+ * moves the focused table's selection three rows. */
+static int mouse(ui *u, void *st, int event, int row, int col)
+{
+    gpuv *gv = st;
+    (void)col;
+    if (!gv)
+        return UI_NONE;
+    if (event == UI_MOUSE_WHEEL_UP || event == UI_MOUSE_WHEEL_DOWN) {
+        for (int i = 0; i < 3; i++)
+            k_move(u, gv, event == UI_MOUSE_WHEEL_UP ? KEY_UP : KEY_DOWN);
+        return UI_REDRAW;
+    }
+    if (event != UI_MOUSE_CLICK && event != UI_MOUSE_DOUBLE)
+        return UI_NONE;
+    for (int t = 0; t < 2; t++)
+        if (row >= gv->list_y[t] && row < gv->list_y[t] + gv->list_n[t]) {
+            gv->focus = t;
+            gv->sel[t] = gv->top[t] + row - gv->list_y[t];
+            return UI_REDRAW;
+        }
+    return UI_NONE;
+}
+
 static const ui_key keys[] = {
     { 'j', "j", k_move, "next row" }, { KEY_DOWN, "Down", k_move, "next row" },
     { 'k', "k", k_move, "previous row" }, { KEY_UP, "Up", k_move, "previous row" },
@@ -304,16 +409,18 @@ static const ui_key keys[] = {
     { KEY_HOME, "Home", k_move, "first row" }, { KEY_END, "End", k_move, "last row" },
     { 'g', "g", k_move, "first row" }, { 'G', "G", k_move, "last row" },
     { 't', "t", k_focus, "focus kernels / transfers" },
+    { 'r', "r", k_reverse, "reverse the kernels' order (smallest first)" },
     { 'n', "n", k_match, "next kernel matching the search" },
     { 'N', "N", k_match, "previous kernel matching the search" },
 };
 
 const ui_pane pane_gpu = {
     .name = "GPU",
-    .hint = "j/k: scroll  t: kernels/transfers",
+    .hint = "j/k: scroll  t: kernels/transfers  r: reverse",
     .init = init,
     .draw = draw,
-    .free = free,
+    .free = free_st,
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
+    .mouse = mouse,
 };

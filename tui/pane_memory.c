@@ -4,8 +4,9 @@
  * boundaries against the step index with the fitted trend line overlaid,
  * the leak verdict (LEAK / growing / no leak, with the slope and its
  * standard error, the growth over the run, r2, the reason and the
- * projection), peaks, and a step marker that h/l move (shown on both
- * charts, with the value under it).
+ * projection), peaks, and a step marker that h/l (or a mouse click on
+ * either chart, or the wheel) move (shown on both charts, with the value
+ * under it).
  *
  * Everything drawn comes from prism_memory_stats; the charts themselves are
  * pure text cells (chart.c), the verdict's words verdict.c's.  The selected
@@ -28,6 +29,10 @@ typedef struct memv {
                                            -1: the worse verdict (host on a
                                            tie) until g is pressed        */
     uint64_t step;                      /* selected step; UINT64_MAX: last  */
+    /* the charts at the last draw, for the mouse: rows [y, y + h) of the
+     * over-time (0) and per-step (1) charts, their bars from column cx on,
+     * cw columns wide */
+    int chart_y[2], chart_h[2], cx, cw;
 } memv;
 
 /* Show GPU memory?  By default the series with the worse leak verdict, so
@@ -275,6 +280,9 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     }
     size_t p = s.k ? point_of(&s, mv->step) : 0;
     int row = 1;
+    mv->chart_h[0] = mv->chart_h[1] = 0;
+    mv->cx = w >= GUTTER + 12 ? GUTTER : 1;         /* as draw_chart places them */
+    mv->cw = w - mv->cx - 1;
     if (ha > 0) {
         c = 1 + ui_print(&r, row, 1, lab, "Over time");
         if (gpu)
@@ -283,6 +291,8 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         row++;
         draw_chart(u, &r, row, ha, w, s.t, s.v, s.n, gpu ? s.v2 : NULL, NULL,
                    s.k ? (double)s.sts[p] : -1.0);
+        mv->chart_y[0] = row;
+        mv->chart_h[0] = ha;
         row += ha;
         fmt_ns(b1, sizeof b1, s.t[s.n - 1] - s.t[0]);
         snprintf(right, sizeof right, "+%s", b1);
@@ -307,6 +317,8 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     ui_print(&r, row++, c + 2, ui_attr(u, CP_DIM, A_NORMAL), "(h/l: step)");
     double trend[2] = { lk->start_mb * MB, lk->end_mb * MB };
     draw_chart(u, &r, row, hb, w, s.sx, s.sy, s.k, NULL, lk->have_fit ? trend : NULL, s.sx[p]);
+    mv->chart_y[1] = row;
+    mv->chart_h[1] = hb;
     row += hb;
     snprintf(left, sizeof left, "step %.0f", s.sx[0]);
     snprintf(right, sizeof right, "step %.0f", s.sx[s.k - 1]);
@@ -352,6 +364,44 @@ static int k_step(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+/* Mouse: a click (or double click) on a chart moves the marker to the step
+ * boundary sample drawn nearest that column; the wheel steps it like h/l. */
+static int mouse(ui *u, void *st, int event, int row, int col)
+{
+    memv *mv = st;
+    if (!mv)
+        return UI_NONE;
+    if (event == UI_MOUSE_WHEEL_UP || event == UI_MOUSE_WHEEL_DOWN)
+        return k_step(u, mv, event == UI_MOUSE_WHEEL_UP ? 'h' : 'l');
+    if (event != UI_MOUSE_CLICK && event != UI_MOUSE_DOUBLE)
+        return UI_NONE;
+    int which = -1;
+    for (int c = 0; c < 2; c++)
+        if (mv->chart_h[c] > 0 && row >= mv->chart_y[c] && row < mv->chart_y[c] + mv->chart_h[c])
+            which = c;
+    if (which < 0 || mv->cw < 1 || col < mv->cx || col >= mv->cx + mv->cw)
+        return UI_NONE;
+    const prism_memory_stats *m = prism_analysis_memory(u->a);
+    series s;
+    if (!m->count || !series_get(m, shows_gpu(mv, m), &s))
+        return UI_NONE;
+    size_t best = SIZE_MAX;
+    int bd = 0;
+    for (size_t i = 0; i < s.k; i++) {         /* the columns draw_chart gives them */
+        int c = which == 0 ? chart_col((double)s.sts[i], s.t[0], s.t[s.n - 1], mv->cw)
+                           : chart_col(s.sx[i], s.sx[0], s.sx[s.k - 1], mv->cw);
+        int d = abs(c - (col - mv->cx));
+        if (best == SIZE_MAX || d < bd) {
+            best = i;
+            bd = d;
+        }
+    }
+    if (best != SIZE_MAX)
+        mv->step = best == s.k - 1 ? UINT64_MAX : s.sstep[best];
+    series_free(&s);
+    return best != SIZE_MAX ? UI_REDRAW : UI_NONE;
+}
+
 static int k_toggle(ui *u, void *st, int key)
 {
     memv *mv = st;
@@ -384,4 +434,5 @@ const ui_pane pane_memory = {
     .free = free,
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
+    .mouse = mouse,
 };

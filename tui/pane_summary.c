@@ -1,7 +1,15 @@
 /*
  * pane_summary.c - the Summary pane: run information from the header,
  * totals, step statistics, top operations as timing bars, memory
- * sparklines with the leak verdict, and bottleneck counts by severity.
+ * sparklines with the leak verdict, and the findings.
+ *
+ * Every line is made of whole parts that are dropped from the end when the
+ * width runs out (ui_fit_parts), so a figure is never cut; names are
+ * escaped and elided in the middle.  The rows are budgeted so the
+ * essentials show at 80x24: the totals, the memory verdict and at least
+ * three findings; top operations get what is left (at most 12 rows).
+ * From SUMMARY_WIDE columns the pane has two columns: run, totals and top
+ * operations on the left, memory and every finding that fits on the right.
  *
  * Compare mode (u->cmp): the base side shows the base profile's summary;
  * the new side a table of both profiles with the change: steps, step
@@ -10,7 +18,7 @@
  * and over 1 %), peak host and GPU memory, the leak verdict, whether the
  * whole run shifted by one factor, regions and findings new and gone, then
  * the largest region changes (with their change of share) while rows are
- * left.
+ * left.  Changes of time print as fmt_ns_signed ("-141.2 ms +6.0%").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,83 +26,137 @@
 #include <time.h>
 
 #include "compare_view.h"
+#include "escape.h"
 #include "delta.h"
 #include "treeview.h"
 #include "ui.h"
 #include "verdict.h"
 
+#define SUMMARY_WIDE 150          /* two columns from this width           */
+#define LABEL_W 10                /* "Host RSS  " */
+
+/* Untrusted text escaped (so its width is what shows). */
+static const char *safe(const char *s, char *buf, size_t cap)
+{
+    return !s ? "?" : esc_clean(s) ? s : esc_str(s, buf, cap);
+}
+
+/* A label, then parts joined by sep while they fit the rectangle. */
+static void parts_line(ui *u, const ui_rect *r, int row, const char *label, attr_t at,
+                       const char *const *parts, int n, const char *sep)
+{
+    char line[1024];
+    if (label)
+        ui_print(r, row, 1, ui_attr(u, CP_TITLE, A_BOLD), label);
+    ui_fit_parts(line, sizeof line, parts, n, sep, r->w - 1 - LABEL_W - 1);
+    ui_print(r, row, 1 + LABEL_W, at, line);
+}
+
 static void run_info(ui *u, const ui_rect *r, int *row)
 {
     const prism_header *h = prism_analysis_header(u->a);
-    char argv[256] = "";
+    char argv[256] = "", sargv[ESC_CAP(256)], fit[ESC_CAP(256)];
     size_t o = 0;
     for (size_t i = 0; h && i < h->argc && o + 2 < sizeof argv; i++)
         o += (size_t)snprintf(argv + o, sizeof argv - o, "%s%s", i ? " " : "", h->argv[i]);
-    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
-    ui_print(r, *row, 1, lab, "Run");
-    ui_printf(r, (*row)++, 11, A_NORMAL, "%s", argv[0] ? argv : "?");
-    if (h) {
-        char when[64] = "?";
-        time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
-        struct tm tm;
-        if (gmtime_r(&secs, &tm))
-            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-        ui_print(r, *row, 1, lab, "Host");
-        char rank[32] = "";
-        if (h->rank >= 0)
-            snprintf(rank, sizeof rank, "  rank %lld", (long long)h->rank);
-        ui_printf(r, (*row)++, 11, A_NORMAL, "%s  pid %llu%s  started %s  (%s)",
-                  h->host ? h->host : "?", (unsigned long long)h->pid, rank, when,
-                  h->producer ? h->producer : "?");
-    }
+    ui_elide_mid(fit, sizeof fit, argv[0] ? safe(argv, sargv, sizeof sargv) : "?",
+                 r->w - 2 - LABEL_W, u->utf8);
+    ui_print(r, *row, 1, ui_attr(u, CP_TITLE, A_BOLD), "Run");
+    ui_print(r, (*row)++, 1 + LABEL_W, A_NORMAL, fit);
+    if (!h)
+        return;
+    char when[64] = "?", host[ESC_CAP(128)], prod[ESC_CAP(128)], pid[32], rank[32] = "",
+         started[80], by[ESC_CAP(128) + 2];
+    time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char hb[128];
+    snprintf(hb, sizeof hb, "%s", h->host ? h->host : "?");
+    snprintf(host, sizeof host, "%s", safe(hb, prod, sizeof prod));
+    snprintf(pid, sizeof pid, "pid %llu", (unsigned long long)h->pid);
+    if (h->rank >= 0)
+        snprintf(rank, sizeof rank, "rank %lld", (long long)h->rank);
+    snprintf(started, sizeof started, "started %s", when);
+    snprintf(hb, sizeof hb, "%s", h->producer ? h->producer : "?");
+    snprintf(by, sizeof by, "(%s)", safe(hb, prod, sizeof prod));
+    const char *parts[] = { host, pid, rank, started, by };
+    parts_line(u, r, (*row)++, "Host", A_NORMAL, parts, 5, "  ");
 }
 
 static void totals(ui *u, const ui_rect *r, int *row)
 {
     const prism_step_stats *s = prism_analysis_steps(u->a);
     const prism_tree *t = prism_analysis_tree(u->a);
-    attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
-    char mean[32], p50[32], p95[32], mx[32], tot[32], span[32];
-    fmt_ns(mean, sizeof mean, s->mean_ns);
-    fmt_ns(p50, sizeof p50, s->p50_ns);
-    fmt_ns(p95, sizeof p95, s->p95_ns);
-    fmt_ns(mx, sizeof mx, s->max_ns);
-    fmt_ns(tot, sizeof tot, (double)t->total_ns);
-    fmt_ns(span, sizeof span, (double)prism_analysis_span_ns(u->a));
-    ui_print(r, *row, 1, lab, "Steps");
-    if (s->count)
-        ui_printf(r, (*row)++, 11, A_NORMAL, "%llu (%llu sampled)  mean %s  p50 %s  p95 %s  max %s",
-                  (unsigned long long)s->count, (unsigned long long)s->sampled, mean, p50, p95, mx);
-    else
-        ui_print(r, (*row)++, 11, A_NORMAL, "none recorded");
-    char bad[4][VERDICT_LINE];
+    char mean[40], p50[40], p95[40], mx[40], tot[64], span[40], ev[40], dr[40], n[80], c1[32],
+         c2[32];
+    fmt_ns(c1, sizeof c1, s->mean_ns);
+    snprintf(mean, sizeof mean, "mean %s", c1);
+    fmt_ns(c1, sizeof c1, s->p50_ns);
+    snprintf(p50, sizeof p50, "p50 %s", c1);
+    fmt_ns(c1, sizeof c1, s->p95_ns);
+    snprintf(p95, sizeof p95, "p95 %s", c1);
+    fmt_ns(c1, sizeof c1, s->max_ns);
+    snprintf(mx, sizeof mx, "max %s", c1);
+    if (s->count) {
+        snprintf(n, sizeof n, "%llu (%llu sampled)", (unsigned long long)s->count,
+                 (unsigned long long)s->sampled);        /* steps: exact */
+        const char *parts[] = { n, mean, p50, p95, mx };
+        parts_line(u, r, (*row)++, "Steps", A_NORMAL, parts, 5, "  ");
+    } else {
+        const char *parts[] = { "none recorded" };
+        parts_line(u, r, (*row)++, "Steps", A_NORMAL, parts, 1, "  ");
+    }
+    char bad[4][VERDICT_LINE], fit[VERDICT_LINE + 8];
     int nbad = verdict_step_problems(s, bad, 4);
-    for (int i = 0; i < nbad; i++)
-        ui_print(r, (*row)++, 11, ui_attr(u, CP_MEDIUM, A_NORMAL), bad[i]);
-    ui_print(r, *row, 1, lab, "Time");
-    ui_printf(r, (*row)++, 11, A_NORMAL, "%s in regions (all threads), wall %s, %llu events, %llu dropped",
-              tot, span, (unsigned long long)prism_analysis_events(u->a),
-              (unsigned long long)prism_analysis_dropped(u->a));
+    for (int i = 0; i < nbad; i++) {
+        ui_elide_words(fit, sizeof fit, bad[i], r->w - 2 - LABEL_W, u->utf8);
+        ui_print(r, (*row)++, 1 + LABEL_W, ui_attr(u, CP_MEDIUM, A_NORMAL), fit);
+    }
+    fmt_ns(c1, sizeof c1, (double)t->total_ns);
+    snprintf(tot, sizeof tot, "%s in regions", c1);
+    fmt_ns(c1, sizeof c1, (double)prism_analysis_span_ns(u->a));
+    snprintf(span, sizeof span, "wall %s", c1);
+    fmt_count(c1, sizeof c1, (double)prism_analysis_events(u->a));
+    snprintf(ev, sizeof ev, "%s events", c1);
+    fmt_count(c1, sizeof c1, (double)prism_analysis_dropped(u->a));
+    snprintf(dr, sizeof dr, "%s dropped", c1);
+    const char *parts[] = { tot, span, ev, dr, "(all threads)" };
+    parts_line(u, r, (*row)++, "Time", A_NORMAL, parts, 5, "  ");
     bool whole;
     uint64_t placed, regions = prism_analysis_dropped_regions(u->a, &whole, &placed);
-    if (regions && whole)
-        ui_printf(r, (*row)++, 11, ui_attr(u, CP_MEDIUM, A_NORMAL),
-                  "%llu whole regions not recorded (%llu under their parent): the tree is intact",
-                  (unsigned long long)regions, (unsigned long long)placed);
-    else if (prism_analysis_dropped(u->a) && !whole)
-        ui_print(r, (*row)++, 11, ui_attr(u, CP_HIGH, A_NORMAL),
-                 "single events dropped (a writer before 1.1): nesting after a drop may be wrong");
+    if (regions && whole) {
+        char a1[64], a2[64];
+        fmt_count(c1, sizeof c1, (double)regions);
+        fmt_count(c2, sizeof c2, (double)placed);
+        snprintf(a1, sizeof a1, "%s whole regions not recorded", c1);
+        snprintf(a2, sizeof a2, "(%s under their parent):", c2);
+        const char *w[] = { a1, a2, "the tree is intact" };
+        parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_MEDIUM, A_NORMAL), w, 3, " ");
+    } else if (prism_analysis_dropped(u->a) && !whole) {
+        const char *w[] = { "single events dropped (a writer before 1.1):",
+                            "nesting after a drop may be wrong" };
+        parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_HIGH, A_NORMAL), w, 2, " ");
+    }
     const prism_reader_stats *rs = prism_analysis_reader_stats(u->a);
-    ui_print(r, *row, 1, lab, "File");
-    if (rs && rs->damaged)
-        ui_printf(r, (*row)++, 11, ui_attr(u, CP_HIGH, A_BOLD),
-                  "DAMAGED: %llu runs, %llu bytes skipped", (unsigned long long)rs->damaged,
-                  (unsigned long long)rs->skipped_bytes);
-    else
-        ui_print(r, (*row)++, 11, A_NORMAL,
-                 prism_analysis_complete(u->a) ? "complete" : "no footer: still being written, or the writer died");
+    if (rs && rs->damaged) {
+        char a1[64], a2[64];
+        fmt_count(c1, sizeof c1, (double)rs->damaged);
+        fmt_bytes(c2, sizeof c2, (double)rs->skipped_bytes);
+        snprintf(a1, sizeof a1, "DAMAGED: %s runs,", c1);
+        snprintf(a2, sizeof a2, "%s skipped", c2);
+        const char *w[] = { a1, a2 };
+        parts_line(u, r, (*row)++, "File", ui_attr(u, CP_HIGH, A_BOLD), w, 2, " ");
+    } else {
+        const char *w[] = { prism_analysis_complete(u->a) ? "complete" : "no footer:",
+                            prism_analysis_complete(u->a) ? "" : "still being written,",
+                            prism_analysis_complete(u->a) ? "" : "or the writer died" };
+        parts_line(u, r, (*row)++, "File", A_NORMAL, w, 3, " ");
+    }
 }
 
+/* Top operations in at most `rows` rows (a title and one per operation):
+ * name, bar, then the figures right after it, never cut. */
 static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
 {
     size_t n;
@@ -102,17 +164,33 @@ static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
     if (rows < 2 || !n)
         return;
     ui_print(r, (*row)++, 1, ui_attr(u, CP_TITLE, A_BOLD), "Top operations");
-    int namew = r->w > 70 ? 24 : 16, barw = r->w - namew - 24;
-    if (barw < 4)
-        barw = 4;
+    int namew = r->w >= 70 ? 24 : r->w >= 50 ? 16 : 12;
+    const int figw = 16;                /* "%9s %5.1f%%" */
+    int barw = r->w - 1 - namew - 1 - 1 - figw - 1;
+    if (barw > 60)
+        barw = 60;
+    if (barw < 0)
+        barw = 0;
     for (size_t i = 0; i < n && (int)i < rows - 1; i++) {
-        char bar[512], tot[32];
+        char bar[512], tot[32], totp[48], name[ESC_CAP(PRISM_MAX_STRING_BYTES)], fit[256];
         ui_bar(bar, sizeof bar, ops[i].share, barw, u->utf8);
         fmt_ns(tot, sizeof tot, (double)ops[i].total_ns);
-        ui_printf(r, *row, 1, A_NORMAL, "%-*.*s", namew, namew, ops[i].name);
-        ui_print(r, *row, 2 + namew, ui_attr(u, CP_BAR, A_NORMAL), bar);
-        ui_printf(r, (*row)++, 2 + namew + barw + 1, A_NORMAL, "%10s %5.1f%%", tot, ops[i].share * 100);
+        fmt_rpad(totp, sizeof totp, tot, 9);
+        ui_elide_mid(fit, sizeof fit, safe(ops[i].name, name, sizeof name), namew, u->utf8);
+        ui_print(r, *row, 1, A_NORMAL, fit);
+        if (barw)
+            ui_print(r, *row, 2 + namew, ui_attr(u, CP_BAR, A_NORMAL), bar);
+        int x = 2 + namew + (barw ? barw + 1 : 0);
+        if (x + figw < r->w)
+            ui_printf(r, *row, x, A_NORMAL, "%s %5.1f%%", totp, ops[i].share * 100);
+        (*row)++;
     }
+}
+
+static int memory_rows(ui *u)
+{
+    const prism_memory_stats *m = prism_analysis_memory(u->a);
+    return m->count && m->have_gpu ? 2 : 1;
 }
 
 static void memory(ui *u, const ui_rect *r, int *row)
@@ -121,55 +199,117 @@ static void memory(ui *u, const ui_rect *r, int *row)
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
     if (!m->count) {
         ui_print(r, *row, 1, lab, "Memory");
-        ui_print(r, (*row)++, 11, A_NORMAL, "no samples");
+        ui_print(r, (*row)++, 1 + LABEL_W, A_NORMAL, "no samples");
         return;
     }
     double *v = malloc(m->count * sizeof *v);
     if (!v)
         return;
     int sw = r->w - 50;
+    if (sw > 60)
+        sw = 60;
     if (sw < 8)
         sw = 8;
     for (int gpu = 0; gpu <= (m->have_gpu ? 1 : 0); gpu++) {
         for (size_t i = 0; i < m->count; i++)
             v[i] = (double)(gpu ? m->samples[i].gpu_used : m->samples[i].rss);
-        char spark[1024], peak[32];
+        char spark[1024], peak[32], text[64], slope[80];
         ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
         fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
         const prism_leak *lk = gpu ? &m->gpu : &m->host;
         ui_print(r, *row, 1, lab, gpu ? "GPU mem" : "Host RSS");
-        ui_print(r, *row, 11, ui_attr(u, CP_BAR, A_NORMAL), spark);
-        int c = 11 + sw + 1;
-        c += ui_printf(r, *row, c, A_NORMAL, "peak %s ", peak);
+        ui_print(r, *row, 1 + LABEL_W, ui_attr(u, CP_BAR, A_NORMAL), spark);
+        int c = 1 + LABEL_W + ui_width(spark) + 1;
+        snprintf(text, sizeof text, "peak %s", peak);
+        if (c + ui_width(text) < r->w)
+            c += ui_print(r, *row, c, A_NORMAL, text) + 1;
         int tone;
         const char *word = verdict_word(lk, &tone);
-        if (lk->have_fit)
-            ui_printf(r, *row, c, tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD)
-                                  : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_NORMAL)
-                                  : A_NORMAL,
-                      "%+.2f MB/step%s%s", lk->slope_mb_per_step,
-                      tone == VERDICT_BAD || tone == VERDICT_WARN ? " " : "",
-                      tone == VERDICT_BAD || tone == VERDICT_WARN ? word : "");
+        bool bad = tone == VERDICT_BAD || tone == VERDICT_WARN;
+        snprintf(slope, sizeof slope, "%+.2f MB/step%s%s", lk->slope_mb_per_step, bad ? " " : "",
+                 bad ? word : "");
+        if (lk->have_fit && c + ui_width(slope) < r->w)
+            ui_print(r, *row, c, tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD)
+                                 : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_NORMAL)
+                                 : A_NORMAL, slope);
         (*row)++;
     }
     free(v);
 }
 
-static void bottlenecks(ui *u, const ui_rect *r, int *row)
+/* The counts by severity, then one finding a row while rows are left. */
+static void findings(ui *u, const ui_rect *r, int *row, int rows)
 {
     size_t n, c[3] = { 0, 0, 0 };
     const prism_bottleneck *b = prism_analysis_bottlenecks(u->a, &n);
+    if (rows < 1)
+        return;
     for (size_t i = 0; i < n; i++)
         c[b[i].severity]++;
     ui_print(r, *row, 1, ui_attr(u, CP_TITLE, A_BOLD), "Findings");
-    int x = 11;
-    x += ui_printf(r, *row, x, ui_attr(u, CP_HIGH, A_BOLD), "%zu HIGH", c[PRISM_SEV_HIGH]);
-    x += ui_printf(r, *row, x, ui_attr(u, CP_MEDIUM, A_NORMAL), "  %zu MEDIUM", c[PRISM_SEV_MEDIUM]);
-    x += ui_printf(r, *row, x, ui_attr(u, CP_LOW, A_NORMAL), "  %zu LOW", c[PRISM_SEV_LOW]);
-    ui_print(r, (*row)++, x, A_NORMAL, "   (7: details)");
-    if (n)
-        ui_printf(r, (*row)++, 11, A_NORMAL, "[%s] %s", prism_severity_name(b[0].severity),
-                  b[0].description);
+    static const int pairs[3] = { CP_HIGH, CP_MEDIUM, CP_LOW };
+    static const char *const sev[3] = { "HIGH", "MEDIUM", "LOW" };
+    int x = 1 + LABEL_W;
+    for (int k = PRISM_SEV_HIGH, first = 1; k >= PRISM_SEV_LOW; k--, first = 0) {
+        char part[32];
+        int i = k == PRISM_SEV_HIGH ? 0 : k == PRISM_SEV_MEDIUM ? 1 : 2;
+        snprintf(part, sizeof part, "%s%zu %s", first ? "" : "  ", c[k], sev[i]);
+        if (x + ui_width(part) >= r->w)
+            break;
+        x += ui_print(r, *row, x, ui_attr(u, pairs[i], i ? A_NORMAL : A_BOLD), part);
+    }
+    if (n && x + 15 < r->w)
+        ui_print(r, *row, x, A_NORMAL, "   (7: details)");
+    (*row)++;
+    if (!n && rows > 1)
+        ui_print(r, (*row)++, 3, A_NORMAL, "none: nothing stands out");
+    for (size_t i = 0; i < n && (int)i < rows - 1; i++) {
+        char tag[16], d[ESC_CAP(sizeof b[i].description)], fit[ESC_CAP(sizeof b[i].description)];
+        int k = b[i].severity;
+        int pi = k == PRISM_SEV_HIGH ? 0 : k == PRISM_SEV_MEDIUM ? 1 : 2;
+        snprintf(tag, sizeof tag, r->w >= 60 ? "%-6s" : "%s", prism_severity_name(b[i].severity));
+        int tx = 3 + ui_print(r, *row, 3, ui_attr(u, pairs[pi], pi ? A_NORMAL : A_BOLD), tag) + 1;
+        ui_elide_words(fit, sizeof fit, safe(b[i].description, d, sizeof d), r->w - tx - 1, u->utf8);
+        ui_print(r, (*row)++, tx, A_NORMAL, fit);
+    }
+}
+
+/* One profile: one column, or two from SUMMARY_WIDE columns. */
+static void draw_single(ui *u, const ui_rect *r)
+{
+    size_t nfind;
+    prism_analysis_bottlenecks(u->a, &nfind);
+    int mem = memory_rows(u);
+    if (r->w >= SUMMARY_WIDE) {
+        int lw = r->w / 2;
+        ui_rect left = { r->y, r->x, r->h, lw }, right = { r->y, r->x + lw + 1, r->h, r->w - lw - 1 };
+        int row = 1;
+        run_info(u, &left, &row);
+        totals(u, &left, &row);
+        row++;
+        top_ops(u, &left, &row, r->h - row);
+        row = 1;
+        memory(u, &right, &row);
+        row++;
+        findings(u, &right, &row, r->h - row);
+        return;
+    }
+    int gap = r->h >= 22 ? 1 : 0;       /* blank rows between blocks */
+    int row = gap;
+    run_info(u, r, &row);
+    totals(u, r, &row);
+    int want = 1 + (int)(nfind < 3 ? (nfind ? nfind : 1) : 3);     /* findings kept */
+    int ops = r->h - row - gap - mem - gap - want - gap;
+    if (ops > 12)
+        ops = 12;
+    if (ops >= 2) {
+        row += gap;
+        top_ops(u, r, &row, ops);
+    }
+    row += gap;
+    memory(u, r, &row);
+    row += gap;
+    findings(u, r, &row, r->h - row);
 }
 
 /* ---- compare mode ---------------------------------------------------------- */
@@ -188,6 +328,44 @@ static double *step_durations(const prism_analysis *a, size_t *n)
         if (s->series[i].end > s->series[i].start)
             v[(*n)++] = (double)(s->series[i].end - s->series[i].start);
     return v;
+}
+
+/* Text at (row, x) by whole units while they fit the rectangle (a figure
+ * is never cut): units are separated by two spaces in text and shown
+ * with one.  Returns the columns used. */
+static int put_words(const ui_rect *r, int row, int x, attr_t at, const char *text)
+{
+    char copy[256], line[256];
+    const char *words[32];
+    int n = 0;
+    snprintf(copy, sizeof copy, "%s", text);
+    for (char *p = copy; *p && n < 32;) {
+        words[n++] = p;
+        char *q = strstr(p, "  ");
+        if (!q)
+            break;
+        *q = '\0';
+        p = q + 2;
+        while (*p == ' ')
+            p++;
+    }
+    ui_fit_parts(line, sizeof line, words, n, " ", r->w - x - 1);
+    return ui_print(r, row, x, at, line);
+}
+
+/* A change of time as the explorer prints durations: "-141.2 ms -6.0%",
+ * "new +3.20 ms", "gone -1.10 ms". */
+static void change_cell(char *buf, size_t cap, const prism_delta *d)
+{
+    char dv[40], pct[32];
+    fmt_ns_signed(dv, sizeof dv, d->delta_ns);
+    dl_kind k = dl_kind_of(d);
+    if (k == DL_NEW || k == DL_GONE) {
+        snprintf(buf, cap, "%s %s", k == DL_NEW ? "new" : "gone", dv);   /* one unit */
+        return;
+    }
+    dl_fmt_pct(pct, sizeof pct, d->delta_pct);
+    snprintf(buf, cap, "%s  %s", dv, pct);         /* two units (put_words) */
 }
 
 /* A time row; p < 0: not tested (no colour). */
@@ -209,11 +387,13 @@ static void time_row(ui *u, const ui_rect *r, int row, const char *name, double 
                       .delta_pct = a > 0 ? 100.0 * (b - a) / a : 0.0 };
     d.median_pct = d.delta_pct;         /* the direction of a significant change */
     d.significant = p >= 0 && p < 0.01 && (b - a > 0.01 * a || a - b > 0.01 * a);
-    char cell[64];
-    dl_format(cell, sizeof cell, &d, 40);
-    int c = CX_DELTA + ui_print(r, row, CX_DELTA, cmpv_delta_attr(u, &d, A_NORMAL, false), cell);
-    if (p >= 0)
-        ui_printf(r, row, c, A_NORMAL, "  p=%.2g%s", p, d.significant ? " *" : "");
+    char cell[80];
+    change_cell(cell, sizeof cell, &d);
+    int c = CX_DELTA + put_words(r, row, CX_DELTA, cmpv_delta_attr(u, &d, A_NORMAL, false), cell);
+    char pv[32];
+    snprintf(pv, sizeof pv, "p=%.2g%s", p, d.significant ? " *" : "");
+    if (p >= 0 && c > CX_DELTA)
+        put_words(r, row, c + 2, A_NORMAL, pv);
 }
 
 static void bytes_row(ui *u, const ui_rect *r, int row, const char *name, double a, double b,
@@ -262,14 +442,16 @@ static void top_changes(ui *u, const ui_rect *r, int row, int rows)
         const prism_delta *d = &c->deltas[i];
         if (!dl_changed(d))
             continue;
-        char cell[64], pp[32];
-        dl_format(cell, sizeof cell, d, 40);
+        char cell[80], pp[32];
+        change_cell(cell, sizeof cell, d);
         char fit[300];
         tv_fit_left(fit, sizeof fit, d->path, CX_DELTA - 4, u->utf8);   /* the leaf end */
         ui_print(r, row, 3, A_NORMAL, fit);
-        int x = CX_DELTA + ui_print(r, row, CX_DELTA, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        int x = CX_DELTA + put_words(r, row, CX_DELTA, cmpv_delta_attr(u, d, A_NORMAL, false), cell);
+        char sh[48];
         dl_fmt_pp(pp, sizeof pp, d->share_delta);
-        ui_printf(r, row++, x, ui_attr(u, CP_DIM, A_NORMAL), "  share %s", pp);
+        snprintf(sh, sizeof sh, "share %s", pp);
+        put_words(r, row++, x + 2, ui_attr(u, CP_DIM, A_NORMAL), sh);
         shown++;
     }
     if (!shown)
@@ -319,51 +501,43 @@ static void compare_table(ui *u, const ui_rect *r)
 
     const prism_compare *c = u->cmp;
     ui_print(r, row, 1, lab, "Whole run");
+    char text[160];
     if (c->whole_run_shift)
-        ui_printf(r, row++, CX_DELTA, ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD,
-                  "x%.2f %s: the machine, not one region", c->run_factor,
-                  c->run_factor > 1 ? "slower" : "faster");
+        snprintf(text, sizeof text, "x%.2f %s:  the machine,  not one region", c->run_factor,
+                 c->run_factor > 1 ? "slower" : "faster");
     else if (c->run_regions >= 3)
-        ui_printf(r, row++, CX_DELTA, A_NORMAL, "no common shift (x%.2f)", c->run_factor);
+        snprintf(text, sizeof text, "no common shift  (x%.2f)", c->run_factor);
     else
-        ui_print(r, row++, CX_DELTA, A_NORMAL, "too few regions to judge");
+        snprintf(text, sizeof text, "too few regions to judge");
+    put_words(r, row++, CX_DELTA, c->whole_run_shift ? ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD
+                                                      : A_NORMAL, text);
     size_t nsig = 0, ba, bb;
     for (size_t i = 0; i < c->count; i++)
         nsig += dl_kind_of(&c->deltas[i]) == DL_SLOWER || dl_kind_of(&c->deltas[i]) == DL_FASTER;
     ui_print(r, row, 1, lab, "Regions");
     ui_printf(r, row, CX_BASE, A_NORMAL, "%zu paths", prism_analysis_tree(a)->count);
     ui_printf(r, row, CX_NEW, A_NORMAL, "%zu paths", prism_analysis_tree(b)->count);
-    ui_printf(r, row++, CX_DELTA, A_NORMAL, "%zu new, %zu gone, %zu changed", c->appeared,
-              c->vanished, nsig);
+    snprintf(text, sizeof text, "%zu new,  %zu gone,  %zu changed", c->appeared, c->vanished, nsig);
+    put_words(r, row++, CX_DELTA, A_NORMAL, text);
     prism_analysis_bottlenecks(a, &ba);
     prism_analysis_bottlenecks(b, &bb);
     ui_print(r, row, 1, lab, "Findings");
     ui_printf(r, row, CX_BASE, A_NORMAL, "%zu", ba);
     ui_printf(r, row, CX_NEW, A_NORMAL, "%zu", bb);
-    ui_printf(r, row++, CX_DELTA, c->nbn_new ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL,
-              "%zu new, %zu gone  (7: details)", c->nbn_new, c->nbn_gone);
+    snprintf(text, sizeof text, "%zu new,  %zu gone  (7: details)", c->nbn_new, c->nbn_gone);
+    put_words(r, row++, CX_DELTA, c->nbn_new ? ui_attr(u, CP_HIGH, A_BOLD) : A_NORMAL, text);
     top_changes(u, r, row + 1, r->h - row - 1);
 }
 
 static void draw(ui *u, void *st, int y, int x, int h, int w)
 {
     ui_rect r = { y, x, h, w };
-    int row = 1;
     (void)st;
     if (u->cmp && u->side == 1) {
         compare_table(u, &r);
         return;
     }
-    run_info(u, &r, &row);
-    totals(u, &r, &row);
-    row++;
-    int mem_rows = prism_analysis_memory(u->a)->have_gpu ? 2 : 1;
-    int left = h - row - mem_rows - 4;
-    top_ops(u, &r, &row, left > 12 ? 12 : left);
-    row++;
-    memory(u, &r, &row);
-    row++;
-    bottlenecks(u, &r, &row);
+    draw_single(u, &r);
 }
 
 const ui_pane pane_summary = {

@@ -2,12 +2,10 @@
  * treeview.c - the flattened, sorted, partly expanded view of a call tree
  * behind the Tree pane (see treeview.h).  No curses here.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "escape.h"
 #include "treeview.h"
 
 /* ---- uint64 -> uint32 map ---------------------------------------------- */
@@ -119,6 +117,7 @@ void tv_free(treeview *tv)
 {
     drop_arrays(tv);
     map_free(&tv->flip);
+    map_free(&tv->saved_flip);
     map_free(&tv->by_hash);
 }
 
@@ -135,10 +134,17 @@ static int cmp_nodes(const void *pa, const void *pb, void *ctx)
     return c ? c : (a > b) - (a < b);
 }
 
+static int cmp_sorted(const void *pa, const void *pb, void *ctx)
+{
+    const treeview *tv = ctx;
+    int c = cmp_nodes(pa, pb, ctx);
+    return tv->reverse ? -c : c;
+}
+
 static void sort_list(treeview *tv, uint32_t *list, size_t n)
 {
     if (n > 1)
-        qsort_r(list, n, sizeof *list, cmp_nodes, tv);
+        qsort_r(list, n, sizeof *list, cmp_sorted, tv);
     for (size_t i = 0; i < n; i++)
         tv->pos[list[i]] = (uint32_t)i;
 }
@@ -159,6 +165,7 @@ static void reset_order(treeview *tv)
     tv->kids_used = 0;
     sort_list(tv, tv->roots, tv->nroots);
     tv->dirty = true;
+    tv->gen++;
 }
 
 static bool ensure_kids(treeview *tv, uint32_t node)
@@ -210,6 +217,7 @@ bool tv_set_tree(treeview *tv, const prism_tree *t, bool force)
     tv->nodes = nodes;
     tv->max_depth = 0;
     tv->dirty = true;
+    tv->gen++;
     tv->oom = false;
     if (!count || count >= UINT32_MAX)
         return true;
@@ -260,6 +268,7 @@ void tv_set_filter(treeview *tv, tv_keep_fn keep, void *ctx)
     tv->keep_ctx = ctx;
     tv->refilter = true;
     tv->dirty = true;
+    tv->gen++;
 }
 
 bool tv_shown(const treeview *tv, uint32_t node)
@@ -279,7 +288,64 @@ void tv_set_sort(treeview *tv, tv_sort s)
     reset_order(tv);
 }
 
+void tv_set_reverse(treeview *tv, bool reverse)
+{
+    tv->reverse = reverse;
+    reset_order(tv);
+}
+
+bool tv_descending(const treeview *tv)
+{
+    return (tv->sort != TV_SORT_NAME) != tv->reverse;
+}
+
 /* ---- expansion ----------------------------------------------------------- */
+
+void tv_expansion_save(treeview *tv)
+{
+    if (tv->saved)
+        return;
+    map_free(&tv->saved_flip);
+    tv->saved_flip = tv->flip;
+    memset(&tv->flip, 0, sizeof tv->flip);
+    tv->saved_level = tv->level;
+    tv->level = TV_ALL;
+    tv->saved = true;
+    tv->dirty = true;
+    tv->gen++;
+}
+
+void tv_expansion_restore(treeview *tv)
+{
+    if (!tv->saved)
+        return;
+    map_free(&tv->flip);
+    tv->flip = tv->saved_flip;
+    memset(&tv->saved_flip, 0, sizeof tv->saved_flip);
+    tv->level = tv->saved_level;
+    tv->saved = false;
+    tv->dirty = true;
+    tv->gen++;
+}
+
+bool tv_copy_view(treeview *dst, const treeview *src)
+{
+    if (dst->sort != src->sort || dst->reverse != src->reverse) {
+        dst->sort = src->sort;
+        dst->reverse = src->reverse;
+        reset_order(dst);
+    }
+    dst->level = src->level;
+    dst->dirty = true;
+    dst->gen++;
+    map_clear(&dst->flip);
+    for (size_t i = 0; i < src->flip.cap; i++)
+        if (src->flip.vals[i] && !map_put(&dst->flip, src->flip.keys[i], src->flip.vals[i] - 1)) {
+            dst->oom = true;
+            return false;
+        }
+    return true;
+}
 
 bool tv_has_children(const treeview *tv, uint32_t node)
 {
@@ -303,6 +369,7 @@ void tv_set_expanded(treeview *tv, uint32_t node, bool open)
     if (!map_put(&tv->flip, tv->hash[node], open != by_default))
         tv->oom = true;
     tv->dirty = true;
+    tv->gen++;
 }
 
 void tv_set_level(treeview *tv, uint32_t level)
@@ -310,6 +377,7 @@ void tv_set_level(treeview *tv, uint32_t level)
     tv->level = level;
     map_clear(&tv->flip);
     tv->dirty = true;
+    tv->gen++;
 }
 
 uint32_t tv_level(const treeview *tv)
@@ -465,95 +533,4 @@ uint32_t tv_next_match(treeview *tv, uint32_t from, int dir, tv_match_fn m, void
             return cur;
     }
     return PRISM_NO_NODE;
-}
-
-/* ---- text cells ------------------------------------------------------------ */
-
-static size_t cp_len(const unsigned char *p)
-{
-    size_t len = 1;
-    if (*p >= 0xf0)
-        len = 4;
-    else if (*p >= 0xe0)
-        len = 3;
-    else if (*p >= 0xc0)
-        len = 2;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return i;
-    return len;
-}
-
-/* Append up to `cols` code points of s; returns the columns appended. */
-static int append(char *out, size_t cap, size_t *o, const char *s, int cols)
-{
-    int n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && n < cols; n++) {
-        size_t len = cp_len(p);
-        if (*o + len + 1 > cap)
-            break;
-        memcpy(out + *o, p, len);
-        *o += len;
-        p += len;
-    }
-    out[*o] = '\0';
-    return n;
-}
-
-static int width_of(const char *s)
-{
-    int w = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p += cp_len(p))
-        w++;
-    return w;
-}
-
-int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
-{
-    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
-    if (s && !esc_clean(s))
-        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
-    size_t o = 0;
-    if (!cap)
-        return 0;
-    out[0] = '\0';
-    if (!s || width <= 0)
-        return 0;
-    if (width_of(s) <= width)
-        return append(out, cap, &o, s, width);
-    int n = append(out, cap, &o, s, width - 1);
-    return n + append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
-}
-
-int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
-{
-    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
-    if (s && !esc_clean(s))
-        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
-    size_t o = 0;
-    if (!cap)
-        return 0;
-    out[0] = '\0';
-    if (!s || width <= 0)
-        return 0;
-    int w = width_of(s);
-    if (w <= width)
-        return append(out, cap, &o, s, width);
-    const unsigned char *p = (const unsigned char *)s;
-    for (int skip = w - (width - 1); skip > 0 && *p; skip--)
-        p += cp_len(p);
-    int n = append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
-    return n + append(out, cap, &o, (const char *)p, width - 1);
-}
-
-void tv_fmt_count(char *buf, size_t cap, uint64_t n)
-{
-    if (n < 10000)
-        snprintf(buf, cap, "%llu", (unsigned long long)n);
-    else if (n < 1000000)
-        snprintf(buf, cap, "%.1fk", (double)n / 1e3);
-    else if (n < 1000000000)
-        snprintf(buf, cap, "%.2fM", (double)n / 1e6);
-    else
-        snprintf(buf, cap, "%.2fG", (double)n / 1e9);
 }

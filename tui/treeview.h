@@ -42,9 +42,13 @@ typedef struct treeview {
     const prism_node *nodes;   /* snapshot to notice a changed tree         */
     size_t count;
     tv_sort sort;
+    bool reverse;              /* the sort's order reversed                 */
     uint32_t level;            /* default: nodes with depth < level open     */
     uint32_t max_depth;
     tv_map flip;               /* path hash -> 1: opposite of the default    */
+    tv_map saved_flip;         /* tv_expansion_save: the expansion put aside */
+    uint32_t saved_level;
+    bool saved;
     tv_map by_hash;            /* path hash -> node (built on first use)     */
     bool by_hash_ok;
     /* per node, compact so that a rebuild stays in cache */
@@ -60,6 +64,7 @@ typedef struct treeview {
     uint32_t *rows;
     size_t nrows;
     bool dirty;
+    uint64_t gen;              /* counts changes of rows, order or filter    */
     bool oom;                  /* an allocation failed: rows may be partial  */
     /* the filter (NULL: none); shown[n]: n or a descendant is kept */
     tv_keep_fn keep;
@@ -87,6 +92,10 @@ bool tv_shown(const treeview *tv, uint32_t node);
 
 const char *tv_sort_name(tv_sort s);
 void tv_set_sort(treeview *tv, tv_sort s);
+/* Reverse the order of the current sort (names z..a, smallest first). */
+void tv_set_reverse(treeview *tv, bool reverse);
+/* Whether the rows show largest first (names: z..a). */
+bool tv_descending(const treeview *tv);
 
 bool tv_expanded(const treeview *tv, uint32_t node);
 bool tv_has_children(const treeview *tv, uint32_t node);
@@ -96,6 +105,15 @@ void tv_set_expanded(treeview *tv, uint32_t node, bool open);
 void tv_set_level(treeview *tv, uint32_t level);
 /* The level clamped to the tree (max depth + 1 for TV_ALL). */
 uint32_t tv_level(const treeview *tv);
+
+/* Put the expansion aside and open everything (a filter shows its matches
+ * and their ancestors), or bring the expansion put aside back.  Saving
+ * twice keeps the first; restoring without a save does nothing. */
+void tv_expansion_save(treeview *tv);
+void tv_expansion_restore(treeview *tv);
+/* Give dst the view of src: sort, order, level and expansion (compare mode
+ * keeps both sides' rows alike).  false when out of memory. */
+bool tv_copy_view(treeview *dst, const treeview *src);
 
 /* Flatten again if something changed.  O(visible rows). */
 void tv_rebuild(treeview *tv);
@@ -127,6 +145,9 @@ uint32_t tv_next_match(treeview *tv, uint32_t from, int dir, tv_match_fn m, void
  * fitted is what the terminal will show.  Returns the columns used. */
 int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8);
 int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8);
+/* The same with the middle left out ("layer.\u20262.grad", ".." without
+ * UTF-8): both ends of a long name stay readable. */
+int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8);
 /* "1234", "12.3k", "4.56M". */
 void tv_fmt_count(char *buf, size_t cap, uint64_t n);
 

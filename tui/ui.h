@@ -29,8 +29,12 @@ enum { UI_MOUSE_CLICK = 1, UI_MOUSE_DOUBLE, UI_MOUSE_WHEEL_UP, UI_MOUSE_WHEEL_DO
 /* Colour pairs (used only when colour is on). */
 enum {
     CP_BAR = 1, CP_TAB, CP_SEL, CP_HIGH, CP_MEDIUM, CP_LOW, CP_DIM, CP_TITLE,
-    CP_HOT, CP_WARM, CP_COOL, CP_COUNT
+    CP_HOT, CP_WARM, CP_COOL,
+    CP_FLAME0, CP_FLAME1, CP_FLAME2, CP_FLAME3, CP_FMATCH,  /* flame frames, search match */
+    CP_COUNT
 };
+/* init_pair for CP_HOT .. CP_FMATCH (the flame palette; flame_paint.c). */
+void flame_init_colors(void);
 
 typedef struct ui ui;
 
@@ -133,6 +137,18 @@ size_t ui_list_move(int key, size_t r, size_t n, size_t page);
 
 /* A sparkline of v[0..nv) resampled into n cells. */
 size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bool utf8);
+
+/* Join parts[0..n) with sep into out while the line fits in width columns:
+ * whole parts only, in order (a figure is never cut; empty parts are
+ * skipped).  Returns the parts taken. */
+int ui_fit_parts(char *out, size_t cap, const char *const *parts, int n, const char *sep,
+                 int width);
+/* s in cols columns: as is when it fits, else its start and its end around
+ * a middle '...' character (UTF-8) or '~'.  Returns columns used. */
+int ui_elide_mid(char *out, size_t cap, const char *s, int cols, bool utf8);
+/* Prose in cols columns: whole words from its start and its end around a
+ * middle '...' (a figure is never cut); one word too long: ui_elide_mid. */
+int ui_elide_words(char *out, size_t cap, const char *s, int cols, bool utf8);
 
 /* Human units (fmt_ns, fmt_bytes, fmt_count): present/units.h. */
 

@@ -84,6 +84,12 @@ typedef struct prism_node {
      * out), inclusive of its children's; where the file says so (format
      * 1.1 UNRECORDED records), else 0.  Its calls and times leave them out. */
     uint64_t unrecorded;
+    /* Of `calls`, those still open when the analysis was refreshed (a live
+     * profile, or a file cut short): each counts as a call in progress with
+     * its time up to the newest record in total_ns and self_ns, so a parent
+     * never shows fewer calls or less time than its children; the per-call
+     * figures (min, max, mean, std) are of finished calls only. */
+    uint64_t open_calls;
 } prism_node;
 
 typedef struct prism_tree {

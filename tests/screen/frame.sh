@@ -4,6 +4,7 @@
 P=$(profile t)
 start 100 30 "TERM=xterm-256color $TOP $P"
 wait_for "1 Summary +2 Tree"
+expect "8 Timeline +\?:help q:quit"
 expect "Steps +20 \(20 sampled\)"
 expect "Top operations"
 expect "\| Summary \|"
@@ -13,7 +14,10 @@ keys Tab; wait_for "\| Ops"
 keys BTab; wait_for "\| Flame"
 keys '?'; wait_for "Keys everywhere"
 expect "search names"
+expect "3 Flame \(this pane\)"
 keys Escape; wait_for "\| Flame"
+keys '?'; wait_for "Keys everywhere"
+keys q; wait_for "\| Flame"                 # q in Help closes Help, no quit
 keys q
 wait_for "__EXIT__ 0"
 wait_for "^ -?echo$"; expect "^ echo$"   # the tty is back to echo on

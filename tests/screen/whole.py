@@ -1,0 +1,37 @@
+"""whole.py WIDTH SPLIT: read a captured screen on stdin and fail (exit 1,
+naming the line) when a figure is cut at the right edge of a pane: at the
+screen's edge, or at the divider column SPLIT of compare mode's two sides
+(0: one pane).  A pane filled to its last column must end in a whole
+token: a word, or a number with its unit; never a number cut short ("27.1"
+of "27.17 ms", "share 1", "p=0."), a number without its unit ("27.17 m")
+or an elided figure ("12…", "..3")."""
+import re
+import sys
+
+width, split = int(sys.argv[1]), int(sys.argv[2])
+UNIT = r"(ns|µs|us|ms|s|%|pp|B|KB|MB|GB)"
+WHOLE = re.compile(r"^(\(absent\)|[+-]?[0-9][0-9.]*" + UNIT + r"?|[^0-9]*[A-Za-z)\]%:]|[\u2500-\u259f]+|-+)$")
+bad = []
+sys.stdin.reconfigure(encoding="utf-8", errors="replace")
+sys.stdout.reconfigure(encoding="utf-8", errors="replace")
+for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
+    line = line.ljust(width)
+    if re.search(r"[0-9](…|\.\.[^.])|(…|[^.]\.\.)[0-9]", line):
+        bad.append((n, line, "an elided figure"))
+    panes = [line[:split], line[split + 1:]] if split else [line]
+    for p in panes:
+        if not p or p[-1] == " ":
+            continue
+        toks = p.split()
+        last = toks[-1]
+        prev = toks[-2] if len(toks) > 1 else ""
+        if re.fullmatch(r"[mµun]", last) and re.fullmatch(r"[+-]?[0-9.]+", prev):
+            bad.append((n, line, "a unit cut: " + prev + " " + last))
+        elif (prev in ("share", "total", "self", "min", "mean", "max", "std", "base", "new")
+              and re.fullmatch(r"[+-]?[0-9.]+", last)):
+            bad.append((n, line, "a figure cut: " + prev + " " + last))
+        elif not WHOLE.match(last) or re.search(r"(p=|share|x)$", last):
+            bad.append((n, line, "cut: " + last))
+for n, line, why in bad:
+    print("line %d: %s\n  %s" % (n, why, line.rstrip()))
+sys.exit(1 if bad else 0)

@@ -1,0 +1,31 @@
+/*
+ * flame_paint.h - the Flame pane's look (the curses side of flame.h):
+ * attributes of a frame with colour and without, the breadcrumb, the
+ * markers of levels hidden by the window, the text of a change.
+ */
+#ifndef PRISM_TUI_FLAME_PAINT_H
+#define PRISM_TUI_FLAME_PAINT_H
+
+#include "flame.h"
+#include "ui.h"
+
+/* One profile: by module (flame_color) or, with CPU samples, by wait vs
+ * work; the selection reversed and bold, a search hit in CP_FMATCH, bold
+ * and underlined.  Without colour: reverse and plain alternate by parity,
+ * the selection reversed, bold and underlined, hits bold. */
+attr_t flame_frame_attr(const ui *u, const prism_node *nd, size_t parity, bool sel, bool hit);
+/* Compare mode: by the path's change d (slower hot, faster cool, bold
+ * when strong); without colour reverse / plain and bold when changed. */
+attr_t flame_diff_attr(const ui *u, const prism_delta *d, bool sel, size_t parity);
+
+/* Row 0 of r: "[thread NAME] all > a > b  [12.3 ms, 45.6%]" for zoom z of
+ * tree t (view: -1 all threads, else the thread index), leading parts
+ * elided to fit. */
+void flame_breadcrumb(ui *u, const ui_rect *r, const prism_tree *t, int view, uint32_t z);
+/* "N levels above" on row 1, "+N deeper" below the window's last row. */
+void flame_markers(ui *u, const ui_rect *r, const flame_window *w);
+/* A path's change in the explorer's style: "+37.42 ms +49.9%", "new
+ * +3.20 ms"; false (buf untouched) when there is none. */
+bool flame_change_text(char *buf, size_t cap, const prism_delta *d);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * tvtext.c - the Tree's text cells (declared in treeview.h): a name fitted
+ * to a width, cut at the end, at the start or in the middle, escaped first
+ * (escape.h) so that what is measured is what the terminal shows; counts
+ * in four or five characters.  No curses here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "escape.h"
+#include "treeview.h"
+
+/* ---- text cells ------------------------------------------------------------ */
+
+static size_t cp_len(const unsigned char *p)
+{
+    size_t len = 1;
+    if (*p >= 0xf0)
+        len = 4;
+    else if (*p >= 0xe0)
+        len = 3;
+    else if (*p >= 0xc0)
+        len = 2;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return i;
+    return len;
+}
+
+/* Append up to `cols` code points of s; returns the columns appended. */
+static int append(char *out, size_t cap, size_t *o, const char *s, int cols)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n < cols; n++) {
+        size_t len = cp_len(p);
+        if (*o + len + 1 > cap)
+            break;
+        memcpy(out + *o, p, len);
+        *o += len;
+        p += len;
+    }
+    out[*o] = '\0';
+    return n;
+}
+
+static int width_of(const char *s)
+{
+    int w = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p += cp_len(p))
+        w++;
+    return w;
+}
+
+int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (s && !esc_clean(s))
+        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    if (width_of(s) <= width)
+        return append(out, cap, &o, s, width);
+    int n = append(out, cap, &o, s, width - 1);
+    return n + append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
+}
+
+int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (s && !esc_clean(s))
+        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    int w = width_of(s);
+    if (w <= width)
+        return append(out, cap, &o, s, width);
+    const unsigned char *p = (const unsigned char *)s;
+    for (int skip = w - (width - 1); skip > 0 && *p; skip--)
+        p += cp_len(p);
+    int n = append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
+    return n + append(out, cap, &o, (const char *)p, width - 1);
+}
+
+int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    if (s && !esc_clean(s))
+        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    out[0] = '\0';
+    if (!s || width <= 0)
+        return 0;
+    int w = width_of(s);
+    if (w <= width)
+        return append(out, cap, &o, s, width);
+    const char *dots = utf8 ? "\u2026" : "..";
+    int dw = utf8 ? 1 : 2;
+    if (width <= dw)                    /* no room for both ends */
+        return append(out, cap, &o, s, width);
+    int head = (width - dw + 1) / 2, tail = width - dw - head;
+    int n = append(out, cap, &o, s, head);
+    n += append(out, cap, &o, dots, dw);
+    const unsigned char *p = (const unsigned char *)s;
+    for (int skip = w - tail; skip > 0 && *p; skip--)
+        p += cp_len(p);
+    return n + append(out, cap, &o, (const char *)p, tail);
+}
+
+void tv_fmt_count(char *buf, size_t cap, uint64_t n)
+{
+    if (n < 10000)
+        snprintf(buf, cap, "%llu", (unsigned long long)n);
+    else if (n < 1000000)
+        snprintf(buf, cap, "%.1fk", (double)n / 1e3);
+    else if (n < 1000000000)
+        snprintf(buf, cap, "%.2fM", (double)n / 1e6);
+    else
+        snprintf(buf, cap, "%.2fG", (double)n / 1e9);
+}
