@@ -345,8 +345,8 @@ $(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
 # FUZZ_FLAGS: more libFuzzer options; FUZZ_EXTRA: more compiler flags.
 # A finding: minimise it (-minimize_crash=1), fix it, put the input in
 # tests/corpus/<target>/.
-# make test: <target>_replay (tests/fuzz/replay.c; import_replay.c for the
-# importer) replays tests/corpus/<target>/ through the same target with the
+# make test: <target>_replay (tests/fuzz/replay.c, one driver for the four)
+# replays tests/corpus/<target>/ through the same target with the
 # ordinary compiler, each file whole, cut and mutated, deterministically;
 # under SANITIZE=1 with ASan + UBSan.
 FUZZ_CC      ?= clang
@@ -404,8 +404,7 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
             $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o
 
 # The replays: tests like the others, the target linked in.
-$(FUZZ_REPLAY): $(B)/obj/tests/fuzz/import_fuzz.o
-$(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
+$(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
                  $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "prism/analysis.h"
-#include "pbuild.h"
+#include "hostile.h"
 #include "../analysis/internal.h"
 
 static const char *const names[] = { "work" };
@@ -50,14 +50,7 @@ static void test_seq_implausible(void **state)
 {
     (void)state;
     pbuild b;
-    pb_init(&b, names, 1, 2);
-    pb_thread(&b, 1, "main");
-    pb_enter(&b, 1, 1000, 1);
-    pb_exit(&b, 1, 2000);
-    pb_flush(&b);
-    b.seq[1] = UINT64_MAX;              /* the next REGIONS chunk of stream 1 */
-    pb_enter(&b, 1, 3000, 1);
-    pb_exit(&b, 1, 4000);
+    hostile_seq_max(&b, names);
     pb_flush(&b);
     b.seq[1] = 4;                       /* 1, 2, 3 missing */
     pb_enter(&b, 1, 5000, 1);
@@ -74,12 +67,7 @@ static void test_dropped_saturates(void **state)
 {
     (void)state;
     pbuild b;
-    pb_init(&b, names, 1, 3);
-    for (uint32_t s = 1; s <= 2; s++) {
-        prism_dropped d = { .stream = s, .source = PRISM_SOURCE_CPU, .total = UINT64_MAX,
-                            .have_regions = true, .regions = UINT64_MAX };
-        PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
-    }
+    hostile_dropped(&b, names);
     for (uint32_t s = 1; s <= 2; s++) {         /* GPU records dropped, twice 2^64-1 */
         prism_dropped d = { .stream = s, .source = PRISM_SOURCE_GPU, .total = UINT64_MAX };
         PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
@@ -99,14 +87,7 @@ static void test_depth_bounded(void **state)
     (void)state;
     enum { CHUNKS = 64 };
     pbuild b;
-    pb_init(&b, names, 1, 4);
-    pb_thread(&b, 1, "main");
-    for (int i = 0; i < CHUNKS; i++) {
-        pb_flush(&b);
-        b.depth[1] = i & 1 ? UINT32_MAX - 1 : 0;
-        pb_enter(&b, 1, 1000 + 10 * (uint64_t)i, 1);
-        pb_exit(&b, 1, 1005 + 10 * (uint64_t)i);
-    }
+    hostile_depth(&b, names, CHUNKS);
     alarm(30);                          /* watchdog: seconds per chunk before */
     loaded l = pb_load(&b);
     alarm(0);
@@ -120,16 +101,7 @@ static void test_depth_bounded(void **state)
 static loaded steps(bool reversed, size_t n)
 {
     pbuild b;
-    pb_init(&b, names, 1, 5);
-    for (size_t k = 0; k < n; k++) {
-        size_t i = reversed ? n - 1 - k : k;
-        uint64_t t0 = 1000000 + 1000 * (uint64_t)i;
-        prism_step s = { t0, t0 + 500 + i % 7, i, 0, i % 3 ? 0 : PRISM_STEP_SAMPLED };
-        pb_step(&b, &s);
-        prism_memory_sample m = { .ts = t0 + 1, .step = i, .rss = (512 + i) << 12,
-                                  .cpu_permille = 500 };
-        pb_memory(&b, &m);
-    }
+    hostile_steps(&b, names, n, reversed);
     return pb_load(&b);
 }
 

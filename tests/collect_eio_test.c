@@ -18,9 +18,7 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 
-#include "collect_util.h"
-
-#define OWN_STATUS 5            /* the program's own exit status            */
+#include "collect_fault.h"
 
 /* Bytes regular files may still take; -1: no fault. */
 static atomic_long g_budget = -1;
@@ -45,28 +43,6 @@ ssize_t write(int fd, const void *buf, size_t n)
     return r;
 }
 
-static void eio_config(prism_config *c, const char *path)
-{
-    prism_config_default(c);
-    c->output = path;
-    c->collect_memory = false;
-    c->collect_gpu_ops = false;
-    c->cpu_interval_ms = 0;
-    c->flush_interval_ms = 1;
-}
-
-static void work(unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        prism_step_begin();
-        prism_push("work");
-        prism_push("inner");
-        prism_pop();
-        prism_pop();
-        prism_step_end();
-    }
-}
-
 typedef struct eio_case {
     char path[512];
     long budget;                /* bytes written before the disk fails     */
@@ -77,12 +53,11 @@ static int eio_child(void *arg)
     const eio_case *e = arg;
     atomic_store(&g_budget, e->budget);
     prism_config c;
-    eio_config(&c, e->path);
+    fault_config(&c, e->path);
     (void)prism_init(&c);       /* fails at once when the header cannot go */
-    while (prism_recording())   /* until the collector gives up (alarm)    */
-        work(1000);
+    fault_work_until_stopped();
     CHILD_CHECK(atomic_load(&g_failed) > 0);
-    work(1000);                 /* the program goes on, unprofiled          */
+    fault_work(1000);           /* the program goes on, unprofiled          */
     prism_shutdown();
     atomic_store(&g_budget, -1);
     return OWN_STATUS;
@@ -102,18 +77,9 @@ static uint64_t run_eio(long budget, bool want_file)
     tdir_make(&d);
     eio_case e = { .budget = budget };
     tdir_file(&d, "p.cbor", e.path, sizeof e.path);
-    child c = child_start(eio_child, &e, false, true);
     char err[8192];
-    int status = child_finish(&c, err, sizeof err);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != OWN_STATUS) {
-        print_error("child status %#x (want exit 5); stderr:\n%s\n", (unsigned)status, err);
-        fail();
-    }
-    if (count_lines(err) != 1 || count_lines_with(err, "prism: warning:") != 1 ||
-        count_lines_with(err, strerror(EIO)) != 1) {
-        print_error("want one warning line with \"%s\"; stderr:\n%s\n", strerror(EIO), err);
-        fail();
-    }
+    int status = run_child(eio_child, &e, err, sizeof err);
+    assert_own_status_one_warning(status, err, strerror(EIO));
     uint64_t chunks = 0;
     if (want_file) {
         prism_reader_callbacks cb = { .chunk = on_chunk };

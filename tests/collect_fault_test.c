@@ -24,76 +24,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 
-#include "collect_util.h"
-
-#define OWN_STATUS 5            /* the program's own exit status            */
-#define SKIP_STATUS 77          /* the child could not set the fault up     */
-
-/* A child's session: small and quick, writing to path. */
-static void fault_config(prism_config *c, const char *path)
-{
-    prism_config_default(c);
-    c->output = path;
-    c->collect_memory = false;
-    c->collect_gpu_ops = false;
-    c->cpu_interval_ms = 0;
-    c->flush_interval_ms = 1;
-}
-
-/* The program's work, unprofiled or not: every call must be harmless. */
-static void work(unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        prism_step_begin();
-        prism_push("work");
-        prism_push("inner");
-        prism_pop();
-        prism_pop();
-        prism_step_end();
-    }
-}
-
-/* Record until the session gives up (the fault under test); a session that
- * never does spins until the child's alarm kills it. */
-static void work_until_stopped(void)
-{
-    while (prism_recording())
-        work(1000);
-}
-
-static const char *sig_name(int sig)
-{
-    const char *s = strsignal(sig);
-    return s ? s : "?";
-}
-
-/* The child exited with OWN_STATUS (skip on SKIP_STATUS, with its message)
- * and wrote exactly one line on stderr, a PRISM warning holding `want`. */
-static void assert_own_status_one_warning(int status, const char *err, const char *want)
-{
-    if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_STATUS) {
-        print_message("skipped: %s", err);
-        skip();
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != OWN_STATUS) {
-        print_error("child %s %d (%s); stderr:\n%s\n",
-                    WIFEXITED(status) ? "exited" : "killed by",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-                    WIFEXITED(status) ? "want 5" : sig_name(WTERMSIG(status)), err);
-        fail();
-    }
-    if (count_lines(err) != 1 || count_lines_with(err, "prism: warning:") != 1 ||
-        count_lines_with(err, want) != 1) {
-        print_error("want one warning line with \"%s\"; stderr:\n%s\n", want, err);
-        fail();
-    }
-}
-
-static int run_child(child_fn fn, void *arg, char *err, size_t cap)
-{
-    child c = child_start(fn, arg, false, true);
-    return child_finish(&c, err, cap);
-}
+#include "collect_fault.h"
 
 typedef struct fault {
     char path[512];             /* the profile                              */
@@ -126,7 +57,7 @@ static int refused_child(void *arg)
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == -1);
     CHILD_CHECK(!prism_recording());
-    work(1000);
+    fault_work(1000);
     return OWN_STATUS;
 }
 
@@ -153,7 +84,7 @@ static int fifo_child(void *arg)
     prism_config c;
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
-    work(10);                           /* a few KiB: within the pipe's room */
+    fault_work(10);                           /* a few KiB: within the pipe's room */
     return OWN_STATUS;
 }
 
@@ -198,8 +129,8 @@ static int reader_gone_child(void *arg)
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
     child_ready();                      /* the parent closes its end now */
-    work_until_stopped();
-    work(1000);
+    fault_work_until_stopped();
+    fault_work(1000);
     return OWN_STATUS;
 }
 
@@ -265,7 +196,7 @@ static int fsize_zero_child(void *arg)
     CHILD_CHECK(prism_init(&c) == -1);
     CHILD_CHECK(!prism_recording());
     CHILD_CHECK(is_default(SIGXFSZ));   /* given back with the session */
-    work(1000);
+    fault_work(1000);
     return OWN_STATUS;
 }
 
@@ -284,8 +215,8 @@ static int fsize_child(void *arg)
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
     CHILD_CHECK(!is_default(SIGXFSZ));  /* ignored while recording */
-    work_until_stopped();
-    work(1000);
+    fault_work_until_stopped();
+    fault_work(1000);
     prism_shutdown();
     CHILD_CHECK(is_default(SIGXFSZ));
     return OWN_STATUS;
@@ -375,7 +306,7 @@ static int signal_after_failure_child(void *arg)
     prism_config c;
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
-    work_until_stopped();
+    fault_work_until_stopped();
     while (thread_named("prism-writer"))    /* it exits after the failure */
         sched_yield();
     raise(SIGTERM);
@@ -408,7 +339,7 @@ static int fork_signal_child(void *arg)
     prism_config c;
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
-    work(100);
+    fault_work(100);
     fflush(NULL);
     pid_t g = fork();
     CHILD_CHECK(g >= 0);
@@ -481,8 +412,8 @@ static int full_disk_child(void *arg)
     prism_config c;
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
-    work_until_stopped();
-    work(1000);
+    fault_work_until_stopped();
+    fault_work(1000);
     prism_shutdown();
     /* the file so far reads (the mount goes with this child: read here) */
     uint64_t chunks = 0;
@@ -556,11 +487,11 @@ static int removed_child(void *arg)
     prism_config c;
     fault_config(&c, f->path);
     CHILD_CHECK(prism_init(&c) == 0);
-    work(1000);
+    fault_work(1000);
     CHILD_CHECK(unlink(f->path) == 0);
     CHILD_CHECK(rmdir(f->dir) == 0);
-    work_until_stopped();
-    work(1000);
+    fault_work_until_stopped();
+    fault_work(1000);
     return OWN_STATUS;
 }
 

@@ -21,10 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 #include "../tui/compare_view.h"
 #include "../tui/delta.h"
 #include "../tui/treepair.h"
@@ -175,34 +173,19 @@ static void test_format_widths(void **state)
 
 /* ---- nearest path ------------------------------------------------------------- */
 
-static prism_analysis *ref_analysis(const char *dir, unsigned layers)
+/* The analyses of refgen profiles with 4 and 6 layers. */
+static void ref_pair(prism_analysis **small, prism_analysis **big)
 {
-    char path[160];
-    snprintf(path, sizeof path, "%s/ref%u.cbor", dir, layers);
-    refgen_opts o = refgen_defaults();
-    o.layers = layers;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    if (!a)
-        fail_msg("%s: %s", path, msg);
-    unlink(path);
-    return a;
+    refgen_opts o4 = vu_ref_opts(4, 0), o6 = vu_ref_opts(6, 0);
+    *small = vu_ref_temp(&o4);
+    *big = vu_ref_temp(&o6);
 }
 
 static void test_nearest(void **state)
 {
     (void)state;
-    char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/prism-cmpview-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    prism_analysis *small = ref_analysis(dir, 4), *big = ref_analysis(dir, 6);
-    rmdir(dir);
+    prism_analysis *small, *big;
+    ref_pair(&small, &big);
     const prism_tree *ts = prism_analysis_tree(small), *tb = prism_analysis_tree(big);
     size_t missing = 0;
     for (size_t i = 0; i < tb->count; i++) {
@@ -355,11 +338,8 @@ static void check_pairs(const tp_list *l, treeview *tv[2])
 static void test_pairs(void **state)
 {
     (void)state;
-    char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/prism-cmpview-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    prism_analysis *small = ref_analysis(dir, 4), *big = ref_analysis(dir, 6);
-    rmdir(dir);
+    prism_analysis *small, *big;
+    ref_pair(&small, &big);
     treeview b, n;
     tv_init(&b);
     tv_init(&n);

@@ -17,11 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../tui/flame.h"
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 
 static const int widths[] = { 1, 2, 3, 10, 40, 80, 199, 300 };
 static const int rowlims[] = { 1, 2, 3, 5, 100 };
@@ -338,26 +336,6 @@ static void test_many_tiny_and_deep(void **state)
     free(h);
 }
 
-/* A refgen profile through the real analysis. */
-static prism_analysis *analyze_ref(const refgen_opts *o)
-{
-    char path[] = "/tmp/flame_testXXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    refgen_out r;
-    assert_int_equal(refgen_build(o, &r), 0);
-    assert_int_equal(refgen_write_file(path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    unlink(path);
-    assert_non_null(a);
-    return a;
-}
-
 static void test_refgen(void **state)
 {
     (void)state;
@@ -371,7 +349,7 @@ static void test_refgen(void **state)
     variants[2].threads = 1;
     variants[2].steps = 3;
     for (size_t v = 0; v < 3; v++) {
-        prism_analysis *a = analyze_ref(&variants[v]);
+        prism_analysis *a = vu_ref_temp(&variants[v]);
         const prism_tree *t = prism_analysis_tree(a);
         assert_true(t->count > 3);
         check_all(t, true, 1);

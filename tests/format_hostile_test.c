@@ -16,17 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include "prism/profile.h"
-
-static size_t header(uint8_t *buf, size_t cap)
-{
-    prism_header h = { .producer = "hostile", .host = "test", .rank = -1, .clock = "test" };
-    size_t len;
-    assert_int_equal(prism_header_encode(&h, buf, cap, &len), PRISM_OK);
-    return len;
-}
+#include "hostile.h"
 
 static const prism_reader_stats *read_all(prism_reader **r, const uint8_t *p, size_t n)
 {
@@ -38,40 +29,22 @@ static const prism_reader_stats *read_all(prism_reader **r, const uint8_t *p, si
     return prism_reader_stats_get(*r);
 }
 
-/* A chunk of unknown kind 99 with a `pay`-byte payload and a right checksum. */
-static size_t big_chunk(uint8_t *p, uint32_t pay)
-{
-    size_t n = 0;
-    const uint8_t head[] = { 0x85, 0x18, 99, 0x01, 0x00, 0xd8, 0x18, 0x5a,
-                             (uint8_t)(pay >> 24), (uint8_t)(pay >> 16),
-                             (uint8_t)(pay >> 8), (uint8_t)pay };
-    memcpy(p, head, sizeof head);
-    n += sizeof head;
-    memset(p + n, 0x80, pay);           /* empty arrays: harmless bytes */
-    n += pay;
-    uint64_t sum = XXH3_64bits(p, n);
-    p[n++] = 0x1b;
-    for (int i = 7; i >= 0; i--)
-        p[n++] = (uint8_t)(sum >> (8 * i));
-    return n;
-}
-
 static void test_payload_limit(void **state)
 {
     (void)state;
     uint8_t *p = malloc(8u << 20);
     assert_non_null(p);
-    size_t n = header(p, 4096);
-    n += big_chunk(p + n, 1u << 20);     /* 1 MiB, the limit: good */
+    size_t n = hostile_header(p, 4096);
+    n += hostile_big_chunk(p + n, 1u << 20);    /* 1 MiB, the limit: good */
     prism_reader *r;
     const prism_reader_stats *st = read_all(&r, p, n);
     assert_int_equal(st->unknown, 1);
     assert_int_equal(st->damaged, 0);
     prism_reader_free(r);
 
-    n = header(p, 4096);
+    n = hostile_header(p, 4096);
     size_t h = n;
-    n += big_chunk(p + n, 2u << 20);    /* 2 MiB: the old 16 MiB limit took it */
+    n += hostile_big_chunk(p + n, 2u << 20);    /* 2 MiB: the old 16 MiB limit took it */
     st = read_all(&r, p, n);
     assert_int_equal(st->unknown, 0);
     assert_int_equal(st->damaged, 1);
@@ -85,15 +58,10 @@ static void test_pattern_linear(void **state)
 {
     (void)state;
     enum { BODY = 16u << 20 };
-    const uint32_t claim = 1u << 20;    /* the limit, now and before */
-    const uint8_t pat[16] = { 0x85, 0x03, 0x01, 0x00, 0xd8, 0x18, 0x5a,
-                              (uint8_t)(claim >> 24), (uint8_t)(claim >> 16),
-                              (uint8_t)(claim >> 8), (uint8_t)claim, 0, 0, 0, 0, 0 };
     uint8_t *p = malloc(4096 + BODY);
     assert_non_null(p);
-    size_t n = header(p, 4096), h = n;
-    for (size_t i = 0; i < BODY; i += 16, n += 16)
-        memcpy(p + n, pat, 16);
+    size_t n = hostile_header(p, 4096), h = n;
+    n += hostile_pattern(p + n, BODY);
     alarm(60);                          /* watchdog: many minutes before */
     prism_reader *r;
     const prism_reader_stats *st = read_all(&r, p, n);

@@ -26,9 +26,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include "pbuild.h"
+#include "hostile.h"
 #include "report.h"
 
 static char g_dir[512];
@@ -54,52 +53,20 @@ static void put_built(const char *name, pbuild *b)
     b->data = NULL;
 }
 
-static size_t header(uint8_t *buf, size_t cap)
-{
-    prism_header h = { .producer = "hostile", .host = "test", .rank = -1, .clock = "test" };
-    size_t len;
-    assert_int_equal(prism_header_encode(&h, buf, cap, &len), PRISM_OK);
-    return len;
-}
-
-/* A chunk of an unknown kind whose payload is pay bytes, checksum right
- * (format_hostile_test.c). */
-static size_t big_chunk(uint8_t *p, uint32_t pay)
-{
-    size_t n = 0;
-    const uint8_t head[] = { 0x85, 0x18, 99, 0x01, 0x00, 0xd8, 0x18, 0x5a,
-                             (uint8_t)(pay >> 24), (uint8_t)(pay >> 16),
-                             (uint8_t)(pay >> 8), (uint8_t)pay };
-    memcpy(p, head, sizeof head);
-    n += sizeof head;
-    memset(p + n, 0x80, pay);
-    n += pay;
-    uint64_t sum = XXH3_64bits(p, n);
-    p[n++] = 0x1b;
-    for (int i = 7; i >= 0; i--)
-        p[n++] = (uint8_t)(sum >> (8 * i));
-    return n;
-}
-
 static void gen_format(void)
 {
     size_t body = g_keep ? 16u << 20 : 1u << 20;
     uint8_t *p = malloc(4096 + body + (2u << 20));
     assert_non_null(p);
-    size_t n = header(p, 4096);
-    n += big_chunk(p + n, 2u << 20);
+    size_t n = hostile_header(p, 4096);
+    n += hostile_big_chunk(p + n, 2u << 20);
     put_file("payload-2MiB.cbor", p, n);
 
-    const uint32_t claim = 1u << 20;
-    const uint8_t pat[16] = { 0x85, 0x03, 0x01, 0x00, 0xd8, 0x18, 0x5a,
-                              (uint8_t)(claim >> 24), (uint8_t)(claim >> 16),
-                              (uint8_t)(claim >> 8), (uint8_t)claim, 0, 0, 0, 0, 0 };
-    n = header(p, 4096);
-    for (size_t i = 0; i < body; i += 16, n += 16)
-        memcpy(p + n, pat, 16);
+    n = hostile_header(p, 4096);
+    n += hostile_pattern(p + n, body);
     put_file(g_keep ? "pattern-16MiB.cbor" : "pattern-1MiB.cbor", p, n);
 
-    n = header(p, 4096);
+    n = hostile_header(p, 4096);
     uint64_t s = 0x2545f4914f6cdd1dull;
     for (size_t i = 0; i < (1u << 20); i++) {
         s ^= s << 13;
@@ -108,7 +75,7 @@ static void gen_format(void)
         p[n++] = (uint8_t)s;
     }
     put_file("random-1MiB.cbor", p, n);
-    put_file("header-only.cbor", p, header(p, 4096));
+    put_file("header-only.cbor", p, hostile_header(p, 4096));
     put_file("empty.cbor", p, 0);
     free(p);
 }
@@ -117,45 +84,16 @@ static void gen_format(void)
 static void gen_analysis(void)
 {
     pbuild b;
-    pb_init(&b, plain, 1, 2);
-    pb_thread(&b, 1, "main");
-    pb_enter(&b, 1, 1000, 1);
-    pb_exit(&b, 1, 2000);
-    pb_flush(&b);
-    b.seq[1] = UINT64_MAX;
-    pb_enter(&b, 1, 3000, 1);
-    pb_exit(&b, 1, 4000);
+    hostile_seq_max(&b, plain);
     put_built("seq-max.cbor", &b);
 
-    pb_init(&b, plain, 1, 3);
-    for (uint32_t s = 1; s <= 2; s++) {
-        prism_dropped d = { .stream = s, .source = PRISM_SOURCE_CPU, .total = UINT64_MAX,
-                            .have_regions = true, .regions = UINT64_MAX };
-        PB_PUT(&b, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&b.e, &d));
-    }
+    hostile_dropped(&b, plain);
     put_built("dropped-max.cbor", &b);
 
-    pb_init(&b, plain, 1, 4);
-    pb_thread(&b, 1, "main");
-    for (int i = 0; i < 64; i++) {
-        pb_flush(&b);
-        b.depth[1] = i & 1 ? UINT32_MAX - 1 : 0;
-        pb_enter(&b, 1, 1000 + 10 * (uint64_t)i, 1);
-        pb_exit(&b, 1, 1005 + 10 * (uint64_t)i);
-    }
+    hostile_depth(&b, plain, 64);
     put_built("depth-max.cbor", &b);
 
-    size_t n = g_keep ? 400000 : 20000;
-    pb_init(&b, plain, 1, 5);
-    for (size_t k = 0; k < n; k++) {
-        size_t i = n - 1 - k;
-        uint64_t t0 = 1000000 + 1000 * (uint64_t)i;
-        prism_step st = { t0, t0 + 500 + i % 7, i, 0, i % 3 ? 0 : PRISM_STEP_SAMPLED };
-        pb_step(&b, &st);
-        prism_memory_sample m = { .ts = t0 + 1, .step = i, .rss = (512 + i) << 12,
-                                  .cpu_permille = 500 };
-        pb_memory(&b, &m);
-    }
+    hostile_steps(&b, plain, g_keep ? 400000 : 20000, true);
     put_built(g_keep ? "steps-reversed-400k.cbor" : "steps-reversed-20k.cbor", &b);
 
     pb_init(&b, plain, 1, 6);

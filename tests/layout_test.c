@@ -352,11 +352,17 @@ static void test_elide(void **state)
                 if (!utf8)
                     assert_true(ascii_only(mid) || !ascii_only(s));
                 /* mid: its start and its end are the name's */
-                const char *e = strstr(mid, utf8 ? "\u2026" : "~");
-                if (cols >= 2 && e) {
-                    assert_int_equal(strncmp(mid, s, (size_t)(e - mid)), 0);
-                    const char *t = e + (utf8 ? 3 : 1);
-                    assert_string_equal(s + strlen(s) - strlen(t), t);
+                const char *mark = utf8 ? "\u2026" : "..";
+                size_t ml = strlen(mark);
+                const char *e = strstr(mid, mark);
+                if (cols >= 2 && e) {           /* some mark splits it so (dots in names) */
+                    bool split = false;
+                    for (; e && !split; e = strstr(e + 1, mark)) {
+                        const char *t = e + ml;
+                        split = !strncmp(mid, s, (size_t)(e - mid)) && strlen(t) <= strlen(s) &&
+                                !strcmp(s + strlen(s) - strlen(t), t);
+                    }
+                    assert_true(split);
                 }
                 /* words: every token but the mark is a whole word of the text
                  * (unless the first word alone is too long: then the middle) */
@@ -379,7 +385,7 @@ static void test_elide(void **state)
     ui_elide_words(out, sizeof out, "Memory leak: 4.0 MB/step (GPU memory)", 29, false);
     assert_string_equal(out, "Memory leak: ~ (GPU memory)");
     ui_elide_mid(out, sizeof out, "layer.10.attention", 9, false);
-    assert_string_equal(out, "laye~tion");
+    assert_string_equal(out, "laye..ion");
 }
 
 static void test_list_move(void **state)

@@ -18,13 +18,12 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 #include "../tui/compare_view.h"
 #include "../tui/pane_ops.h"
 
 typedef struct fix {
-    char dir[64], path[128];
+    char dir[VU_DIR_CAP], path[VU_PATH_CAP];
     prism_analysis *a;
     SCREEN *scr;
     FILE *out, *in;
@@ -35,22 +34,7 @@ static int setup(void **state)
 {
     fix *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/prism-opspane-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/ref.cbor", f->dir);
-    refgen_opts o = refgen_defaults();
-    o.layers = 6;
-    o.threads = 3;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(f->path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    f->a = prism_analyze_file(f->path, NULL, &st, msg, sizeof msg, &off);
-    if (!f->a)
-        fail_msg("%s: %s", f->path, msg);
+    f->a = vu_scratch_ref(f->dir, f->path, "opspane", 6, 3);
     f->out = fopen("/dev/null", "w");
     f->in = fopen("/dev/null", "r");
     assert_non_null(f->out);
@@ -75,8 +59,7 @@ static int teardown(void **state)
     fclose(f->out);
     fclose(f->in);
     prism_analysis_free(f->a);
-    unlink(f->path);
-    rmdir(f->dir);
+    vu_scratch_remove(f->dir, f->path);
     free(f);
     return 0;
 }
@@ -410,19 +393,8 @@ static void test_memory_click(void **state)
 static prism_analysis *analyze_layers(fix *f, unsigned layers, char *path, size_t cap)
 {
     snprintf(path, cap, "%s/l%u.cbor", f->dir, layers);
-    refgen_opts o = refgen_defaults();
-    o.layers = layers;
-    o.threads = 3;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    assert_non_null(a);
-    return a;
+    refgen_opts o = vu_ref_opts(layers, 3);
+    return vu_ref_analysis(path, &o);
 }
 
 static void use_side(fix *f, int k, prism_analysis *a)

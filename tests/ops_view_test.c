@@ -13,53 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 #include "../tui/callers.h"
+#include "../tui/treeview.h"
 
-typedef struct fix {
-    char dir[64], path[128];
-    prism_analysis *a;
-    const prism_tree *t;
-} fix;
-
-static int setup(void **state)
-{
-    fix *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/prism-opsview-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/ref.cbor", f->dir);
-    refgen_opts o = refgen_defaults();
-    o.layers = 6;
-    o.threads = 3;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(f->path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    f->a = prism_analyze_file(f->path, NULL, &st, msg, sizeof msg, &off);
-    if (!f->a)
-        fail_msg("%s: %s", f->path, msg);
-    f->t = prism_analysis_tree(f->a);
-    assert_true(f->t->count > 20);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fix *f = *state;
-    prism_analysis_free(f->a);
-    unlink(f->path);
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
+typedef vu_fix fix;
 
 static size_t nodes_named(const prism_tree *t, const char *name)
 {
@@ -155,40 +114,42 @@ static void test_path(void **state)
     assert_string_equal(buf, "");
 }
 
+/* the one middle elision of every pane (tv_fit_mid), as the Ops and GPU
+ * panes use it */
 static void test_fit_mid(void **state)
 {
     (void)state;
     char out[256];
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 20, false), 10);
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 20, false), 10);
     assert_string_equal(out, "abcdefghij");
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 10, false), 10);
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 10, false), 10);
     assert_string_equal(out, "abcdefghij");
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 5, false), 5);
-    assert_string_equal(out, "ab~ij");
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 6, true), 6);
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 5, false), 5);
+    assert_string_equal(out, "ab..j");
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 6, true), 6);
     assert_string_equal(out, "abc\u2026ij");
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 1, false), 1);
-    assert_string_equal(out, "~");
-    assert_int_equal(callers_fit_mid(out, sizeof out, "abcdefghij", 0, false), 0);
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 1, false), 1);
+    assert_string_equal(out, "a");        /* no room for both ends */
+    assert_int_equal(tv_fit_mid(out, sizeof out, "abcdefghij", 0, false), 0);
     assert_string_equal(out, "");
     /* multi-byte characters count one column and are never split */
     const char *e6 = "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9";
-    assert_int_equal(callers_fit_mid(out, sizeof out, e6, 4, false), 4);
-    assert_string_equal(out, "\u00e9\u00e9~\u00e9");
+    assert_int_equal(tv_fit_mid(out, sizeof out, e6, 4, false), 4);
+    assert_string_equal(out, "\u00e9..\u00e9");
     /* control bytes are escaped before fitting: what is fitted is shown */
-    assert_int_equal(callers_fit_mid(out, sizeof out, "a\x1b[31mb", 40, false), 10);
+    assert_int_equal(tv_fit_mid(out, sizeof out, "a\x1b[31mb", 40, false), 10);
     assert_string_equal(out, "a\\x1b[31mb");
-    callers_fit_mid(out, sizeof out, "\x1b\x1b\x1b\x1b\x1b\x1b", 9, false);
+    tv_fit_mid(out, sizeof out, "\x1b\x1b\x1b\x1b\x1b\x1b", 9, false);
     assert_null(strchr(out, '\x1b'));
-    assert_int_equal(callers_fit_mid(out, 3, "abcdefghij", 8, false), 2);   /* cap wins */
+    assert_int_equal(tv_fit_mid(out, 3, "abcdefghij", 8, false), 2);   /* cap wins */
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_op, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_and_empty, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_op, vu_fix_setup, vu_fix_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_and_empty, vu_fix_setup, vu_fix_teardown),
+        cmocka_unit_test_setup_teardown(test_path, vu_fix_setup, vu_fix_teardown),
         cmocka_unit_test(test_fit_mid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,12 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 #include "../tui/treecols.h"
 #include "../tui/treeview.h"
+#include "units.h"
 
 #define ALL_COLS ((1u << TC_N) - 1)
 
@@ -122,12 +121,12 @@ static void test_text(void **state)
     assert_string_equal(b, "~/c/d");
     tv_fit_left(b, sizeof b, "a/b", 5, false);
     assert_string_equal(b, "a/b");
-    tv_fmt_count(b, sizeof b, 9999);
+    fmt_count(b, sizeof b, 9999);            /* the calls column's counts */
     assert_string_equal(b, "9999");
-    tv_fmt_count(b, sizeof b, 12345);
-    assert_string_equal(b, "12.3k");
-    tv_fmt_count(b, sizeof b, 4560000);
-    assert_string_equal(b, "4.56M");
+    fmt_count(b, sizeof b, 12345);
+    assert_string_equal(b, "12.3 k");
+    fmt_count(b, sizeof b, 4560000);
+    assert_string_equal(b, "4.6 M");
     assert_string_equal(tv_sort_name(TV_SORT_CALLS), "calls");
 }
 
@@ -171,25 +170,8 @@ static void test_fit_mid(void **state)
 
 static prism_analysis *ref(void)
 {
-    char dir[64], path[128];
-    snprintf(dir, sizeof dir, "/tmp/prism-treelayout-XXXXXX");
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/ref.cbor", dir);
-    refgen_opts o = refgen_defaults();
-    o.layers = 5;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(path, &r), 0);
-    free(r.data);
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    if (!a)
-        fail_msg("%s: %s", path, msg);
-    unlink(path);
-    rmdir(dir);
-    return a;
+    refgen_opts o = vu_ref_opts(5, 0);
+    return vu_ref_temp(&o);
 }
 
 static bool matches_all(const char *name, void *ctx)

@@ -16,59 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
-#include "prism/analysis.h"
-#include "refgen.h"
+#include "view_util.h"
 #include "../tui/treeview.h"
 
-typedef struct fix {
-    char dir[64], path[128];
-    prism_analysis *a;
-    const prism_tree *t;
-} fix;
-
-static prism_analysis *analyze(const char *path)
-{
-    prism_status st;
-    char msg[200];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    if (!a)
-        fail_msg("%s: %s at %llu", path, msg, (unsigned long long)off);
-    return a;
-}
-
-static int setup(void **state)
-{
-    fix *f = calloc(1, sizeof *f);
-    assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/prism-treeview-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/ref.cbor", f->dir);
-    refgen_opts o = refgen_defaults();
-    o.layers = 6;
-    o.threads = 3;
-    refgen_out r;
-    assert_int_equal(refgen_build(&o, &r), 0);
-    assert_int_equal(refgen_write_file(f->path, &r), 0);
-    free(r.data);
-    f->a = analyze(f->path);
-    f->t = prism_analysis_tree(f->a);
-    assert_true(f->t->count > 20);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fix *f = *state;
-    prism_analysis_free(f->a);
-    unlink(f->path);
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
+typedef vu_fix fix;
 
 /* ---- oracle: recursive flatten with its own sort ------------------------- */
 
@@ -276,7 +228,7 @@ static void test_selection_survives(void **state)
     size_t nb = tv.nrows;
     for (size_t i = 0; i < nb; i++)
         before[i] = tv.nodes[tv.rows[i]].path_hash;
-    prism_analysis *b = analyze(f->path);
+    prism_analysis *b = vu_analyze(f->path);
     assert_true(tv_set_tree(&tv, prism_analysis_tree(b), false));
     tv_rebuild(&tv);
     assert_int_equal(tv.nrows, nb);
@@ -595,5 +547,5 @@ int main(void)
         cmocka_unit_test(test_thread_trees),
         cmocka_unit_test(test_lazy_sort),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, vu_fix_setup, vu_fix_teardown);
 }

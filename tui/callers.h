@@ -41,9 +41,5 @@ size_t callers_find(const callers *c, uint64_t path_hash);
  * returns out.  Names past 64 levels deep are left off at the root end. */
 char *callers_path(char *out, size_t cap, const prism_tree *t, uint32_t node);
 
-/* s escaped (escape.h) and fitted into `width` columns: when it does not
- * fit, its middle becomes an ellipsis ("\u2026", or "~" without UTF-8), the
- * start and the end kept.  Returns the columns used. */
-int callers_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8);
 
 #endif

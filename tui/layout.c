@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "treeview.h"
 #include "ui.h"
 
 ui_layout ui_layout_compute(int rows, int cols)
@@ -191,50 +192,9 @@ int ui_fit_parts(char *out, size_t cap, const char *const *parts, int n, const c
     return taken;
 }
 
-/* Bytes of the UTF-8 sequence at p (1 for a stray byte). */
-static size_t seq_len(const unsigned char *p)
-{
-    size_t len = 1;
-    while ((*p & 0xc0) == 0xc0 && len < 4 && (p[len] & 0xc0) == 0x80)
-        len++;
-    return len;
-}
-
 int ui_elide_mid(char *out, size_t cap, const char *s, int cols, bool utf8)
 {
-    if (!cap)
-        return 0;
-    out[0] = '\0';
-    if (!s || cols <= 0)
-        return 0;
-    int w = fmt_width(s);
-    if (w <= cols) {
-        snprintf(out, cap, "%s", s);
-        return fmt_width(out);
-    }
-    const char *ell = utf8 ? "\u2026" : "~";
-    int keep = cols - 1, head = (keep + 1) / 2, tail = keep - head;
-    size_t at = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    for (int i = 0; i < head && *p; i++) {
-        size_t len = seq_len(p);
-        if (at + len + 1 > cap)
-            break;
-        memcpy(out + at, p, len);
-        at += len;
-        p += len;
-    }
-    /* the tail: skip to the code point `tail` from the end */
-    const unsigned char *q = p;
-    for (int skip = w - head - tail; skip > 0 && *q; skip--)
-        q += seq_len(q);
-    size_t need = strlen(ell) + strlen((const char *)q);
-    if (at + need + 1 > cap)
-        need = 0;                       /* too small a buffer: the head only */
-    if (need)
-        at += (size_t)snprintf(out + at, cap - at, "%s%s", ell, (const char *)q);
-    out[at] = '\0';
-    return fmt_width(out);
+    return tv_fit_mid(out, cap, s, cols, utf8);    /* one elision for every pane */
 }
 
 int ui_elide_words(char *out, size_t cap, const char *s, int cols, bool utf8)

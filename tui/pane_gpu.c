@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "callers.h"
+#include "treeview.h"
 #include "ui.h"
 
 enum { T_KERNELS, T_COPIES };
@@ -151,7 +152,7 @@ static void title(ui *u, const ui_rect *r, int row, const gpuv *gv, int t, const
         const prism_gpu_stats *g = prism_analysis_gpu(u->a);
         char pat[64];
         if (u->filter[0]) {
-            callers_fit_mid(pat, sizeof pat, u->filter, 20, u->utf8);
+            tv_fit_mid(pat, sizeof pat, u->filter, 20, u->utf8);
             c += ui_printf(r, row, c, at, " filter: %s, %zu of %zu", pat, n, g->nkernels);
         }
         c += ui_printf(r, row, c, ui_attr(u, CP_DIM, A_NORMAL), " by total %s",
@@ -194,7 +195,7 @@ static void kernels(ui *u, gpuv *gv, const ui_rect *r, int row, int rows, const 
         fmt_ns(mean, sizeof mean, ks->mean_ns);
         fmt_count(cnt, sizeof cnt, (double)ks->count);
         attr_t nat = at | (ui_matches(u, ks->name) ? A_BOLD | A_UNDERLINE : 0);
-        callers_fit_mid(name, sizeof name, ks->name ? ks->name : "?", wd[0], u->utf8);
+        tv_fit_mid(name, sizeof name, ks->name ? ks->name : "?", wd[0], u->utf8);
         ui_print(r, row, x[0], nat, name);
         if (n > 1)
             put_right(r, row, x[1], wd[1], at, cnt);

@@ -81,7 +81,7 @@ static void put_right(const ui_rect *r, int y, int x, int w, attr_t at, const ch
 static void draw_title(ui *u, ops_st *s, const ui_rect *r)
 {
     char name[256], line[400], fit[512];
-    callers_fit_mid(name, sizeof name, s->cv.name, r->w / 2 > 12 ? r->w / 2 : 12, u->utf8);
+    tv_fit_mid(name, sizeof name, s->cv.name, r->w / 2 > 12 ? r->w / 2 : 12, u->utf8);
     snprintf(line, sizeof line, "callers of %s: %zu path%s", name, s->cv.n, s->cv.n == 1 ? "" : "s");
     int c = 1 + ui_print(r, 0, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD,
                          (tv_fit(fit, sizeof fit, line, r->w - 2, u->utf8), fit));
@@ -106,7 +106,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
         switch (c) {
         case K_PATH:
             callers_path(path, sizeof path, t, row->node);
-            callers_fit_mid(buf, sizeof buf, path, w - 1, u->utf8);
+            tv_fit_mid(buf, sizeof buf, path, w - 1, u->utf8);
             ui_print(r, y, x + 1, at, buf);
             break;
         case K_TOTAL:
@@ -176,7 +176,7 @@ void ops_callers_draw(ui *u, ops_st *s, const ui_rect *r)
         char path[1024], fit[1024];
         callers_path(path, sizeof path, prism_analysis_tree(u->a), s->cv.rows[s->csel].node);
         int c = ui_print(r, r->h - 1, 1, hat, "path ");
-        callers_fit_mid(fit, sizeof fit, path, r->w - c - 2, u->utf8);
+        tv_fit_mid(fit, sizeof fit, path, r->w - c - 2, u->utf8);
         ui_print(r, r->h - 1, 1 + c, A_NORMAL, fit);
     }
 }

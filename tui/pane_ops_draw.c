@@ -83,7 +83,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
     if (!op) {                          /* compare: only the other side has it */
         attr_t dim = sel ? base : ui_attr(u, CP_DIM, A_DIM);
         char fit[512];
-        callers_fit_mid(fit, sizeof fit, name, cw[C_NAME] - 1, u->utf8);
+        tv_fit_mid(fit, sizeof fit, name, cw[C_NAME] - 1, u->utf8);
         ui_print(r, y, 1, hit ? name_at : dim, fit);
         ui_print(r, y, cw[C_NAME] + 1, dim, u->side == 0 ? "(absent: new in the other profile)"
                                                          : "(absent: gone, in the base only)");
@@ -98,7 +98,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
             continue;
         switch (c) {
         case C_NAME:
-            callers_fit_mid(buf, sizeof buf, op->name, w - 1, u->utf8);
+            tv_fit_mid(buf, sizeof buf, op->name, w - 1, u->utf8);
             ui_print(r, y, x + 1, name_at, buf);
             break;
         case C_BAR:
@@ -120,7 +120,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
         case C_PATH: {
             char path[1024];
             callers_path(path, sizeof path, t, op->node);
-            callers_fit_mid(buf, sizeof buf, path, w - 1, u->utf8);
+            tv_fit_mid(buf, sizeof buf, path, w - 1, u->utf8);
             ui_print(r, y, x + 1, sel ? base : ui_attr(u, CP_DIM, A_NORMAL), buf);
             break;
         }
@@ -160,7 +160,7 @@ static void draw_footer(ui *u, ops_st *s, const ui_rect *r, int y)
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
     int c = ui_print(r, y, 1, lab, "heaviest ");
     bool hint = r->w >= 70;
-    callers_fit_mid(fit, sizeof fit, path, r->w - c - 2 - (hint ? 28 : 0), u->utf8);
+    tv_fit_mid(fit, sizeof fit, path, r->w - c - 2 - (hint ? 28 : 0), u->utf8);
     c += ui_print(r, y, 1 + c, A_NORMAL, fit);
     if (hint)
         ui_print(r, y, 2 + c, ui_attr(u, CP_DIM, A_NORMAL), "(Enter: Tree  c: callers)");
@@ -170,7 +170,7 @@ static void draw_footer(ui *u, ops_st *s, const ui_rect *r, int y)
 static void draw_filter(ui *u, ops_st *s, const ui_rect *r, int y)
 {
     char pat[64], line[160], fit[256];
-    callers_fit_mid(pat, sizeof pat, u->filter, 24, u->utf8);
+    tv_fit_mid(pat, sizeof pat, u->filter, 24, u->utf8);
     snprintf(line, sizeof line, "filter: %s, %zu of %zu ops", pat, s->nops, s->nall);
     tv_fit(fit, sizeof fit, line, r->w - 2, u->utf8);
     ui_print(r, y, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD, fit);

@@ -187,7 +187,7 @@ static void cell(ui *u, const ui_rect *r, int y, int x, int w, int c, const pris
         figure(r, y, x, w, base, buf);
         break;
     case TC_CALLS:
-        tv_fmt_count(buf, sizeof buf, nd->calls);
+        fmt_count(buf, sizeof buf, (double)nd->calls);
         figure(r, y, x, w, base, buf);
         break;
     case TC_DELTA:
@@ -290,7 +290,7 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
 
     fmt_ns(a, sizeof a, (double)nd->total_ns);
     fmt_ns(b, sizeof b, (double)nd->self_ns);
-    tv_fmt_count(c, sizeof c, nd->calls);
+    fmt_count(c, sizeof c, (double)nd->calls);
     ui_print(r, y + 2, 1, lab, "Time");
     snprintf(seg[0], sizeof seg[0], "total %s", a);
     snprintf(seg[1], sizeof seg[1], "self %s (%.0f%%)", b,
@@ -351,7 +351,7 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
         first_fit(r, y + 5, 7, seg, 3);
     } else if (mn && (mn->gpu_ns || mn->gpu_launches)) {
         fmt_ns(a, sizeof a, (double)mn->gpu_ns);
-        tv_fmt_count(b, sizeof b, mn->gpu_launches);
+        fmt_count(b, sizeof b, (double)mn->gpu_launches);
         int k = 0;
         if (mn->bytes > 0)
             snprintf(seg[k++], sizeof seg[0], "%s of GPU work from %s launches; %.2f FLOP/byte%s",

@@ -148,7 +148,5 @@ int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8);
 /* The same with the middle left out ("layer.\u20262.grad", ".." without
  * UTF-8): both ends of a long name stay readable. */
 int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8);
-/* "1234", "12.3k", "4.56M". */
-void tv_fmt_count(char *buf, size_t cap, uint64_t n);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * tvtext.c - the Tree's text cells (declared in treeview.h): a name fitted
  * to a width, cut at the end, at the start or in the middle, escaped first
- * (escape.h) so that what is measured is what the terminal shows; counts
- * in four or five characters.  No curses here.
+ * (escape.h) so that what is measured is what the terminal shows.  No
+ * curses here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -114,16 +114,4 @@ int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8)
     for (int skip = w - tail; skip > 0 && *p; skip--)
         p += cp_len(p);
     return n + append(out, cap, &o, (const char *)p, tail);
-}
-
-void tv_fmt_count(char *buf, size_t cap, uint64_t n)
-{
-    if (n < 10000)
-        snprintf(buf, cap, "%llu", (unsigned long long)n);
-    else if (n < 1000000)
-        snprintf(buf, cap, "%.1fk", (double)n / 1e3);
-    else if (n < 1000000000)
-        snprintf(buf, cap, "%.2fM", (double)n / 1e6);
-    else
-        snprintf(buf, cap, "%.2fG", (double)n / 1e9);
 }

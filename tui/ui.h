@@ -143,8 +143,9 @@ size_t ui_sparkline(char *out, size_t cap, const double *v, size_t nv, int n, bo
  * skipped).  Returns the parts taken. */
 int ui_fit_parts(char *out, size_t cap, const char *const *parts, int n, const char *sep,
                  int width);
-/* s in cols columns: as is when it fits, else its start and its end around
- * a middle '...' character (UTF-8) or '~'.  Returns columns used. */
+/* s escaped and fitted in cols columns: as is when it fits, else its start
+ * and its end around an ellipsis ("\u2026"; ".." without UTF-8): the Tree's
+ * tv_fit_mid, the one middle elision of every pane.  Returns columns used. */
 int ui_elide_mid(char *out, size_t cap, const char *s, int cols, bool utf8);
 /* Prose in cols columns: whole words from its start and its end around a
  * middle '...' (a figure is never cut); one word too long: ui_elide_mid. */

@@ -19,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prism/analysis.h"
+#include "fuzz_common.h"
 #include "prism/import.h"
-#include "prism/profile.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,23 +102,14 @@ static void reports(const prism_analysis *a)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     prism_import_register();
-    prism_analysis *a = prism_analysis_new(NULL);
-    if (!a)
+    prism_analysis *a;
+    prism_reader *r = fuzz_reader_new(&a);
+    if (!r)
         return 0;
-    prism_reader_callbacks cb;
-    prism_analysis_callbacks(&cb);
-    prism_reader *r = prism_reader_new(&cb, a);
-    if (!r) {
-        prism_analysis_free(a);
-        return 0;
-    }
-    prism_analysis_attach(a, r);
     prism_status st = prism_reader_feed(r, data, size);
-    if (st == PRISM_OK || st == PRISM_NEED_MORE)
-        (void)prism_reader_finish(r);
+    (void)fuzz_reader_finish(r, st);
     prism_analysis_refresh(a);
     reports(a);
-    prism_analysis_free(a);
-    prism_reader_free(r);
+    fuzz_reader_free(a, r);
     return 0;
 }

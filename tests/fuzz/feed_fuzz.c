@@ -17,8 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "prism/analysis.h"
-#include "prism/profile.h"
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,17 +72,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (!seed)
         seed = 1;
-    prism_analysis *a = prism_analysis_new(NULL);
-    if (!a)
+    prism_analysis *a;
+    prism_reader *r = fuzz_reader_new(&a);
+    if (!r)
         return 0;
-    prism_reader_callbacks cb;
-    prism_analysis_callbacks(&cb);
-    prism_reader *r = prism_reader_new(&cb, a);
-    if (!r) {
-        prism_analysis_free(a);
-        return 0;
-    }
-    prism_analysis_attach(a, r);
 
     prism_status st = PRISM_OK;
     size_t off = 0;
@@ -98,11 +90,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st != PRISM_OK && st != PRISM_NEED_MORE)
             break;
     }
-    if (st == PRISM_OK || st == PRISM_NEED_MORE)
-        (void)prism_reader_finish(r);
+    (void)fuzz_reader_finish(r, st);
     prism_analysis_refresh(a);
     look(a);
-    prism_analysis_free(a);
-    prism_reader_free(r);
+    fuzz_reader_free(a, r);
     return 0;
 }

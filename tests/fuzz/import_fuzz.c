@@ -18,9 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "prism/analysis.h"
+#include "fuzz_common.h"
 #include "prism/import.h"
-#include "prism/profile.h"
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,17 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!sink)
         sink = fopen("/dev/null", "w");
     prism_import_register();
-    prism_analysis *a = prism_analysis_new(NULL);
-    if (!a)
+    prism_analysis *a;
+    prism_reader *r = fuzz_reader_new(&a);
+    if (!r)
         return 0;
-    prism_reader_callbacks cb;
-    prism_analysis_callbacks(&cb);
-    prism_reader *r = prism_reader_new(&cb, a);
-    if (!r) {
-        prism_analysis_free(a);
-        return 0;
-    }
-    prism_analysis_attach(a, r);
 
     prism_status st = PRISM_OK;
     size_t piece = piece_size(size);
@@ -62,8 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st != PRISM_OK && st != PRISM_NEED_MORE)
             break;
     }
-    if (st == PRISM_OK || st == PRISM_NEED_MORE)
-        st = prism_reader_finish(r);
+    st = fuzz_reader_finish(r, st);
     const char *msg = NULL;
     uint64_t at = 0;
     if (st != PRISM_OK) {
@@ -77,7 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         analyze_write_json(sink, "fuzz", a);
         fflush(sink);
     }
-    prism_analysis_free(a);
-    prism_reader_free(r);
+    fuzz_reader_free(a, r);
     return 0;
 }
