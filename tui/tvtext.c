@@ -51,28 +51,14 @@ static int width_of(const char *s)
     return w;
 }
 
-int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
-{
-    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
-    if (s && !esc_clean(s))
-        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
-    size_t o = 0;
-    if (!cap)
-        return 0;
-    out[0] = '\0';
-    if (!s || width <= 0)
-        return 0;
-    if (width_of(s) <= width)
-        return append(out, cap, &o, s, width);
-    int n = append(out, cap, &o, s, width - 1);
-    return n + append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
-}
+enum { CUT_END, CUT_START, CUT_MIDDLE };
 
-int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
+/* s escaped (what is fitted is what will be shown), then cut where asked. */
+static int fit(char *out, size_t cap, const char *s, int width, bool utf8, int cut)
 {
     char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
     if (s && !esc_clean(s))
-        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
+        s = esc_str(s, safe, sizeof safe);
     size_t o = 0;
     if (!cap)
         return 0;
@@ -82,36 +68,31 @@ int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
     int w = width_of(s);
     if (w <= width)
         return append(out, cap, &o, s, width);
-    const unsigned char *p = (const unsigned char *)s;
-    for (int skip = w - (width - 1); skip > 0 && *p; skip--)
-        p += cp_len(p);
-    int n = append(out, cap, &o, utf8 ? "\u2026" : "~", 1);
-    return n + append(out, cap, &o, (const char *)p, width - 1);
-}
-
-int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8)
-{
-    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
-    if (s && !esc_clean(s))
-        s = esc_str(s, safe, sizeof safe);   /* fit what will be shown */
-    size_t o = 0;
-    if (!cap)
-        return 0;
-    out[0] = '\0';
-    if (!s || width <= 0)
-        return 0;
-    int w = width_of(s);
-    if (w <= width)
+    const char *mark = utf8 ? "\u2026" : cut == CUT_MIDDLE ? ".." : "~";
+    int mw = utf8 || cut != CUT_MIDDLE ? 1 : 2;
+    if (cut == CUT_MIDDLE && width <= mw)   /* no room for both ends */
         return append(out, cap, &o, s, width);
-    const char *dots = utf8 ? "\u2026" : "..";
-    int dw = utf8 ? 1 : 2;
-    if (width <= dw)                    /* no room for both ends */
-        return append(out, cap, &o, s, width);
-    int head = (width - dw + 1) / 2, tail = width - dw - head;
+    int head = cut == CUT_END ? width - mw : cut == CUT_START ? 0 : (width - mw + 1) / 2;
+    int tail = width - mw - head;
     int n = append(out, cap, &o, s, head);
-    n += append(out, cap, &o, dots, dw);
+    n += append(out, cap, &o, mark, mw);
     const unsigned char *p = (const unsigned char *)s;
     for (int skip = w - tail; skip > 0 && *p; skip--)
         p += cp_len(p);
     return n + append(out, cap, &o, (const char *)p, tail);
+}
+
+int tv_fit(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    return fit(out, cap, s, width, utf8, CUT_END);
+}
+
+int tv_fit_left(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    return fit(out, cap, s, width, utf8, CUT_START);
+}
+
+int tv_fit_mid(char *out, size_t cap, const char *s, int width, bool utf8)
+{
+    return fit(out, cap, s, width, utf8, CUT_MIDDLE);
 }
