@@ -131,7 +131,7 @@ def is_progress(screen):
 
 
 # the Summary pane once the trace's events are in: "..., 382686 events, ..."
-LOADED = re.compile(r"\b[1-9][0-9]* events")
+LOADED = re.compile(r"\b[1-9][0-9.]*(?: [kMGTP])? events")   # fmt_count: "1.2 M events"
 
 
 def explorer(top, trace, timeout):
