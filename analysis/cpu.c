@@ -236,7 +236,7 @@ static uint64_t node_on(const athread *t, const tnode *nd)
     const acpu *c = &t->cpu;
     uint64_t on = nd->cpu_on;
     if (c->solved && nd->cpu_slot >= 2 && nd->cpu_slot < c->nslots)
-        on = (uint64_t)(c->rate[nd->cpu_slot] * (double)nd->cpu_span + 0.5);
+        on = an_ns_round(c->rate[nd->cpu_slot] * (double)nd->cpu_span);
     return on < nd->cpu_span ? on : nd->cpu_span;
 }
 
@@ -281,7 +281,7 @@ static void runq_fill(athread *t)
         if (!out_done && (j == n || out_rate >= order[j][0])) {
             double room = (double)(c->out_span - c->out_on);
             double x = room < left ? room : left;
-            c->out_runq = (uint64_t)(x + 0.5);
+            c->out_runq = an_ns_round(x);
             left -= x;
             out_done = true;
         }
@@ -290,7 +290,7 @@ static void runq_fill(athread *t)
         tnode *nd = &t->nodes[(size_t)order[j][1]];
         double room = (double)(nd->cpu_span - node_on(t, nd));
         double x = room < left ? room : left;
-        nd->cpu_runq = (uint64_t)(x + 0.5);
+        nd->cpu_runq = an_ns_round(x);
         left -= x;
     }
     free(order);
@@ -307,7 +307,7 @@ oncpu_self_t oncpu_self(const athread *t, const tnode *nd)
     if (s.runq > s.known - s.on)
         s.runq = s.known - s.on;
     s.off = s.known - s.on - s.runq;
-    s.busy = s.known ? (uint64_t)((double)s.off * (double)nd->cpu_busy / (double)s.known + 0.5)
+    s.busy = s.known ? an_ns_round((double)s.off * (double)nd->cpu_busy / (double)s.known)
                      : 0;
     return s;
 }
@@ -384,10 +384,10 @@ static void credit(athread *t, double d, double wq, double others)
             q = s - sh[i].c;
         double blocked = s - sh[i].c - q;
         *sh[i].span += *sh[i].span_tmp;
-        *sh[i].on += (uint64_t)(sh[i].c + 0.5);
-        *sh[i].wait += (uint64_t)(q > 0 ? q + 0.5 : 0);
+        *sh[i].on += an_ns_round(sh[i].c);
+        *sh[i].wait += an_ns_round(q);
         (void)blocked;
-        *sh[i].busy += (uint64_t)(s * others + 0.5);
+        *sh[i].busy += an_ns_round(s * others);
     }
     if (sh != stack_sh)
         free(sh);

@@ -361,4 +361,16 @@ static inline uint64_t an_sat_add(uint64_t x, uint64_t y)
     return y > UINT64_MAX - x ? UINT64_MAX : x + y;
 }
 
+/* A non-negative double rounded to ns, saturating: near 2^64 the double
+ * rounds up to 2^64 itself, which no uint64_t holds (a conversion the
+ * compare fuzzer reached through a region of ~2^64 ns inside a step). */
+static inline uint64_t an_ns_round(double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (x >= 18446744073709551615.0)
+        return UINT64_MAX;
+    return (uint64_t)(x + 0.5 >= 18446744073709551615.0 ? x : x + 0.5);
+}
+
 #endif

@@ -46,7 +46,7 @@ static void step_moments(const tnode *nd, uint64_t *seen, double *mean, double *
 static void publish_steps(prism_node *p, uint64_t seen, double mean, double m2, double max)
 {
     p->steps_seen = seen;
-    p->in_step_ns = (uint64_t)(mean * (double)seen + 0.5);
+    p->in_step_ns = an_ns_round(mean * (double)seen);
     p->step_mean_ns = mean;
     p->step_std_ns = seen > 1 ? sqrt(m2 / (double)(seen - 1)) : 0;
     p->step_max_ns = max;

@@ -103,11 +103,40 @@ static void test_region_total_saturates(void **state)
     unload(&l);
 }
 
+/* A region of ~2^64 ns inside a step: its per-step mean times the steps
+ * seen rounds to 2^64 in a double, whose conversion to an integer the
+ * compare fuzzer (clang UBSan) found undefined; it saturates. */
+static void test_region_in_step_saturates(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 1, 3);
+    pb_thread(&b, 1, "main");
+    const uint64_t half = UINT64_MAX / 2;
+    pb_enter(&b, 1, 1, 1);
+    pb_exit(&b, 1, half);
+    pb_enter(&b, 1, half + 2, 1);
+    pb_exit(&b, 1, HUGE_NS);
+    prism_step s1 = { 1, half + 1, 0, 1, PRISM_STEP_SAMPLED };
+    prism_step s2 = { half + 1, HUGE_NS + 1, 1, 1, PRISM_STEP_SAMPLED };
+    pb_step(&b, &s1);
+    pb_step(&b, &s2);
+    loaded l = pb_load(&b);
+    const prism_tree *t = prism_analysis_tree(l.a);
+    assert_true(t->first_root != PRISM_NO_NODE);
+    const prism_node *n = &t->nodes[t->first_root];
+    assert_int_equal(n->steps_seen, 2);
+    assert_true(n->in_step_ns >= HUGE_NS - 4096);
+    analyze_json_ok(&l);
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_total_saturates),
         cmocka_unit_test(test_region_total_saturates),
+        cmocka_unit_test(test_region_in_step_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
