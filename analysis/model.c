@@ -388,9 +388,12 @@ prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *
     if (!a)
         return NULL;
     prism_analysis_callbacks(&cb);
-    st = prism_read_file(path, &cb, a, &r);
-    a->reader = r;
+    /* the reader is attached (a->reader set) before its first byte, as the
+     * explorer does: names are looked up while streaming (blocking CUDA
+     * calls, work counters), not only at the refresh */
     a->own_reader = true;
+    st = prism_read_file(path, &cb, a, &a->reader);
+    r = a->reader;
     if (st != PRISM_OK) {
         const char *m = prism_strerror(st);
         if (r)

@@ -18,8 +18,15 @@
  * training thread is a waiting region, on one rank, when (first that
  * applies):
  *   PRISM_WAIT_OFFCPU  measured: the CPU samples cover at least half of its
- *                      time and it was blocked off CPU for at least half of
- *                      the covered time (a barrier, a blocking collective);
+ *                      time, it was blocked off CPU or (woken) in the run
+ *                      queue for at least half of the covered time, and
+ *                      blocked longer than it ran (a barrier, a blocking
+ *                      collective),
+ *                      unless the block is the rank's own: where the
+ *                      step's work begins in half of its steps (fetching
+ *                      the batch) or while its other threads were busy
+ *                      for half of it (a hand-off to its own workers) --
+ *                      then it is the rank's time, not a wait for others;
  *   PRISM_WAIT_GPU     its blocking CUDA calls waited for the GPU for at
  *                      least half of its time and the rank's GPU ran NCCL
  *                      kernels (names starting "nccl", any case) for at
