@@ -180,6 +180,7 @@ test: all $(TESTS) $(LINK_TEST) $(PY_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	@echo "== bench/job_bench.sh"; B=$(B) sh bench/job_bench.sh
 	@if [ -f $(PY_EXT) ]; then for b in $(PY_BENCHES); do echo "== $$b ($(PYTHON))"; \
 	    PYTHONPATH=$(B)/python $(PYTHON) $$b || exit 1; done; fi
 
@@ -335,6 +336,8 @@ $(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
 #            them (the live-tail path; 8 control bytes, then the file)
 #   compare  reader + analysis + compare with itself + every report writer
 #   import   the trace importer (JSON/gzip) through the reader
+#   summary  the rank summary reader (docs/SUMMARY.md), its round trip
+#            through the writer, a job merged from it (seeds: tests/corpus/summary/)
 # make fuzz: builds them, makes a seed corpus with the project's own writers
 # (tests/fuzz/seeds.sh: small refprofile/trainloop runs, into
 # $(B)/fuzz/seeds/), and runs each for FUZZ_SECONDS (default 60) on
@@ -352,7 +355,7 @@ $(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= reader feed compare import
+FUZZ_TARGETS ?= reader feed compare import summary
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
@@ -360,7 +363,8 @@ FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
 FUZZ_LIB_SRC := $(sort $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
                        $(wildcard reports/export*.c) \
-                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c))
+                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c) \
+                       $(addprefix reports/,analyze_job.c analyze_job_json.c summary_cmd.c))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 .SECONDARY: $(FUZZ_LIB_OBJ)
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
@@ -369,7 +373,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib
 FUZZ_RUN     := -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
                 -print_final_stats=1
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare)
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary)
 .PHONY: fuzz fuzz-build fuzz-seeds
 
 fuzz-build:
@@ -384,7 +388,8 @@ $(FUZZ_DIR)/seeds/.made: tests/fuzz/seeds.sh $(B)/bin/refprofile $(B)/bin/trainl
 	@touch $@
 
 fuzz: fuzz-build fuzz-seeds
-	@mkdir -p $(FUZZ_DIR)/crashes $(addprefix $(FUZZ_DIR)/corpus/,$(FUZZ_TARGETS))
+	@mkdir -p $(FUZZ_DIR)/crashes $(addprefix $(FUZZ_DIR)/corpus/,$(FUZZ_TARGETS)) \
+	    $(addprefix $(FUZZ_DIR)/seeds/,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	    if [ $$t = import ]; then extra="-dict=tests/fuzz/import.dict tests/fuzz/corpus"; \
 	    else extra="tests/corpus/$$t $(FUZZ_DIR)/seeds/$$t"; fi; \
@@ -401,7 +406,8 @@ $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
 $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
 .SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
-            $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o
+            $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o \
+            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \

@@ -152,6 +152,7 @@ static size_t mutate_json(const uint8_t *data, size_t n, uint8_t *out, size_t i,
 
 static const target targets[] = {
     { "import", { "tests/fuzz/corpus", "tests/fixtures/kineto" }, 8u << 20, mutate_json, true },
+    { "summary", { "tests/corpus/summary", NULL }, 8u << 20, mutate_json, false },
 };
 static const target byte_target = { "", { g_dir, NULL }, 4u << 20, mutate_bytes, false };
 
