@@ -14,7 +14,10 @@ enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
 /* prism-top dump FILE [--chunks] */
 int cmd_dump(int argc, char **argv, FILE *out);
 /* prism-top analyze FILE [-o OUT] [--format txt|json] [--threshold PCT]
- *                   [--leak-threshold MB] */
+ *                   [--leak-threshold MB]
+ * prism-top analyze FILE|DIR... [-o OUT] [--format txt|json] [--steps]
+ *                   [--threads N]        a job (reports/analyze_job.h)
+ * prism-top analyze --summary [-o OUT] FILE */
 int cmd_analyze(int argc, char **argv, FILE *out);
 /* prism-top compare A B [-o OUT] [--format txt|json] [--top N] */
 int cmd_compare(int argc, char **argv, FILE *out);

@@ -221,7 +221,8 @@ static void usage_errors_exit_1(void **state)
         { "analyze", NULL },
         { "analyze", f->ref, "--format", "xml", NULL },
         { "analyze", f->ref, "--bogus", NULL },
-        { "analyze", f->ref, f->ref, NULL },
+        { "analyze", "--summary", f->ref, f->ref, NULL },   /* two files: a job (issue 17) */
+        { "analyze", f->ref, "--threads", "x", NULL },
         { "analyze", f->ref, "--threshold", "-3", NULL },
         { "analyze", f->ref, "-o", NULL },
         { "compare", f->ref, NULL },

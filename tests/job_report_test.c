@@ -1,0 +1,208 @@
+/*
+ * job_report_test.c - the job report's writers (reports/analyze_job.c,
+ * analyze_job_json.c) on jobs built by hand: names from the files escaped
+ * in the text and valid in the JSON, the rank table cut above 64 ranks,
+ * figures that do not exist (a rank without steps), no straggler.  The
+ * job's figures themselves are tested with the analysis (and end to end in
+ * tests/screen/job_cli.sh).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze_job.h"
+
+/* A job of n ranks over s steps, rank r's work 1 ms + r us; the caller
+ * sets the rest.  Freed by job_done (not prism_job_free: built here). */
+static prism_job *job_make(size_t n, size_t s)
+{
+    prism_job *j = calloc(1, sizeof *j);
+    assert_non_null(j);
+    j->nranks = n;
+    j->nsteps = s;
+    j->ranks = calloc(n, sizeof *j->ranks);
+    j->step_index = calloc(s ? s : 1, sizeof *j->step_index);
+    j->step_ns = calloc(n * s + 1, sizeof *j->step_ns);
+    j->work_ns = calloc(n * s + 1, sizeof *j->work_ns);
+    assert_true(j->ranks && j->step_index && j->step_ns && j->work_ns);
+    for (size_t i = 0; i < s; i++)
+        j->step_index[i] = i;
+    for (size_t r = 0; r < n; r++) {
+        prism_job_rank *k = &j->ranks[r];
+        k->id = (int64_t)r;
+        k->sum.rank = (int64_t)r;
+        k->sum.host = (char *)"node";
+        k->sum.source = (char *)"rank.cbor";
+        k->sum.thread = (char *)"main";
+        k->sum.nsteps = s;
+        k->step_median_ns = 2e6;
+        k->work_median_ns = 1e6 + 1e3 * (double)r;
+        k->wait_median_ns = 1e6 - 1e3 * (double)r;
+        k->excess_median_ns = 1e3 * (double)r - 1e3 * (double)(n / 2);
+        for (size_t i = 0; i < s; i++) {
+            j->step_ns[r * s + i] = 2e6;
+            j->work_ns[r * s + i] = k->work_median_ns;
+        }
+    }
+    j->median_rank = n / 2;
+    j->job_step_median_ns = j->job_step_mean_ns = 2e6;
+    j->job_step_total_ns = 2e6 * (double)s;
+    return j;
+}
+
+static void job_done(prism_job *j)
+{
+    free(j->ranks);
+    free(j->step_index);
+    free(j->step_ns);
+    free(j->work_ns);
+    free(j->stragglers);
+    free(j->failed);
+    free(j);
+}
+
+/* What a writer wrote, NUL-terminated; the caller frees. */
+static __attribute__((noinline)) char *text_of(const prism_job *j, int json,
+                                                bool steps)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    if (json)
+        assert_true(job_write_json(f, j, steps));
+    else
+        job_write_txt(f, j);
+    fclose(f);
+    return buf;
+}
+
+static void escaped_names(void **state)
+{
+    (void)state;
+    prism_job *j = job_make(4, 3);
+    static const char evil[] = "fwd\033[2J\xe2\x80\xae";
+    j->ranks[1].sum.host = (char *)"host\033]0;x\a";
+    j->ranks[1].straggler = true;
+    j->nstragglers = 1;
+    j->stragglers = calloc(1, sizeof *j->stragglers);
+    prism_straggler *s = &j->stragglers[0];
+    s->index = 1;
+    s->rank = 1;
+    s->excess_ns = 4.1e6;
+    s->excess_pct = 38;
+    s->slowed = 3;
+    s->steps = 3;
+    s->nslowed_index = 3;
+    for (int i = 0; i < 3; i++)
+        s->slowed_index[i] = (uint64_t)i;
+    s->have_cause = true;
+    s->cause.name = evil;
+    snprintf(s->cause.path, sizeof s->cause.path, "step/%s", evil);
+    s->cause.rank_ns = 5.1e6;
+    s->cause.median_ns = 1.1e6;
+    s->cause.delta_ns = 4e6;
+    s->have_wait_region = true;
+    s->wait_region.name = "allreduce";
+    snprintf(s->wait_region.path, sizeof s->wait_region.path, "allreduce");
+    s->wait_region.median_ns = 4e6;
+    s->wait_region.rank_ns = 1e5;
+    s->wait_region.wait = true;
+    j->nfailed = 1;
+    j->failed = calloc(1, sizeof *j->failed);
+    j->failed[0].source = (char *)"bad\033.cbor";
+    snprintf(j->failed[0].message, sizeof j->failed[0].message, "damaged header");
+    j->failed[0].offset = 12;
+    j->failed[0].status = PRISM_E_HEADER;
+
+    char *t = text_of(j, 0, false);
+    assert_null(strchr(t, '\033'));
+    assert_null(strstr(t, "\xe2\x80\xae"));
+    assert_non_null(strstr(t, "Job: 4 ranks, 3 aligned steps"));
+    assert_non_null(strstr(t, "Failed: rank file bad\\x1b.cbor: damaged header at byte 12"));
+    assert_non_null(strstr(t, "rank 1 is a straggler: its work per step is +4.10 ms (+38 %) "
+                              "over the median of the others in 3 of 3 steps (steps 0, 1, 2)"));
+    assert_non_null(strstr(t, "the difference: step/fwd\\x1b[2J\\u202e +4.00 ms per step "
+                              "(rank 1: 5.10 ms, median 1.10 ms)"));
+    assert_non_null(strstr(t, "the other ranks wait for it: allreduce, 4.00 ms per step "
+                              "(median; rank 1: 100.0 us)"));
+    assert_non_null(strstr(t, "host\\x1b]0;x\\x07"));
+    free(t);
+
+    char *js = text_of(j, 1, true);
+    assert_null(strchr(js, '\033'));
+    assert_non_null(strstr(js, "\"schema\": \"prism.job/1\""));
+    assert_non_null(strstr(js, "\"path\": \"step/fwd\\u001b[2J\xe2\x80\xae\""));
+    assert_non_null(strstr(js, "\"delta_ns\": 4000000"));
+    assert_non_null(strstr(js, "\"status\": "));
+    assert_non_null(strstr(js, "\"work_ns\": ["));
+    free(js);
+    job_done(j);
+}
+
+static void no_straggler_and_missing_figures(void **state)
+{
+    (void)state;
+    prism_job *j = job_make(3, 2);
+    j->ranks[2].work_median_ns = NAN;          /* a rank without steps      */
+    j->ranks[2].step_median_ns = NAN;
+    j->work_ns[2 * 2 + 1] = NAN;
+    char *t = text_of(j, 0, false);
+    assert_non_null(strstr(t, "Stragglers:\n  No straggler: ranks within"));
+    free(t);
+    char *js = text_of(j, 1, true);
+    assert_non_null(strstr(js, "\"stragglers\": []"));
+    assert_non_null(strstr(js, "\"work_median_ns\": null"));
+    assert_non_null(strstr(js, "null"));
+    assert_null(strstr(js, "nan"));
+    free(js);
+    char *plain = text_of(j, 1, false);
+    assert_null(strstr(plain, "\"index\""));   /* the matrix only on request */
+    free(plain);
+    job_done(j);
+}
+
+static void big_table_is_cut(void **state)
+{
+    (void)state;
+    prism_job *j = job_make(100, 1);
+    char *t = text_of(j, 0, false);
+    assert_non_null(strstr(t, "\n  ... 76 more\n"));
+    /* the slowest by work first: rank 99 is the first row */
+    const char *rows = strstr(t, "slowed\n");
+    assert_non_null(rows);
+    assert_int_equal(strtol(rows + 7, NULL, 10), 99);
+    size_t n = 0;
+    for (const char *p = rows; (p = strstr(p, "  node ")); p++)
+        n++;
+    assert_int_equal(n, 24);
+    free(t);
+    job_done(j);
+}
+
+static void job_args(void **state)
+{
+    (void)state;
+    const char *one[] = { "a.cbor" }, *two[] = { "a.cbor", "b.cbor" }, *dir[] = { "." };
+    assert_false(job_args_are_job(one, 1));
+    assert_true(job_args_are_job(two, 2));
+    assert_true(job_args_are_job(dir, 1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(escaped_names),
+        cmocka_unit_test(no_straggler_and_missing_figures),
+        cmocka_unit_test(big_table_is_cut),
+        cmocka_unit_test(job_args),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
