@@ -23,6 +23,7 @@
 #include "compare_view.h"
 #include "frame.h"
 #include "source.h"
+#include "timeline_pane.h"
 #include "ui.h"
 
 static volatile sig_atomic_t got_signal;
@@ -295,7 +296,7 @@ static void init_colors(ui *u)
     flame_init_colors();        /* CP_HOT .. CP_FMATCH: readable text on blocks */
 }
 
-static bool want_tui(void)
+bool ui_want_tui(void)
 {
     const char *term = getenv("TERM");
     return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
@@ -314,6 +315,24 @@ static void select_default(ui *u)
         u->sel_hash = t->nodes[heaviest].path_hash;
 }
 
+/* --step INDEX: the Timeline selects the step of that index once the
+ * series holds it (a big file shows its steps as it loads, so this is
+ * tried again on each reload until it succeeds). */
+static void open_step(ui *u)
+{
+    tl *s = u->state[PANE_TIMELINE];
+    size_t n;
+    const prism_step *sv = u->want_step && s ? tl_steps(u, &n) : NULL;
+    for (size_t i = 0; sv && i < n; i++)
+        if (sv[i].index == u->want_step_index) {
+            s->step = i;
+            s->picked = true;
+            s->stale = true;
+            u->want_step = false;
+            return;
+        }
+}
+
 /* The analysis changed (live data, or a replaced file): panes rebuild
  * their views, keeping selection and expansion by path hash. */
 static void reload_panes(ui *u)
@@ -324,6 +343,7 @@ static void reload_panes(ui *u)
     for (int i = 0; i < UI_NPANES; i++)
         if (u->panes[i]->reload)
             u->panes[i]->reload(u, u->state[i]);
+    open_step(u);
 }
 
 /* Handle one key; false when the explorer should quit. */
@@ -441,26 +461,48 @@ static int run(ui *u, source *src)
     return 0;
 }
 
-/* Terminal up, panes created, the loop, everything torn down. */
-static int session(ui *u, source *src)
+static const ui_pane *const all_panes[UI_NPANES] = {
+    &pane_summary, &pane_tree, &pane_flame, &pane_ops, &pane_memory, &pane_gpu,
+    &pane_bottlenecks, &pane_timeline, &pane_help
+};
+
+int ui_pane_by_name(const char *name)
+{
+    for (int i = 0; name && i < UI_NPANES; i++)
+        if (!strcasecmp(name, all_panes[i]->name))
+            return i;
+    return -1;
+}
+
+bool ui_term_open(ui *u)
 {
     setlocale(LC_ALL, "");
     const char *cs = nl_langinfo(CODESET);
     u->utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
     fmt_set_utf8(u->utf8);
     ui_draw_set_utf8(u->utf8);
-    const ui_pane *panes[UI_NPANES] = { &pane_summary, &pane_tree, &pane_flame, &pane_ops,
-                                        &pane_memory, &pane_gpu, &pane_bottlenecks, &pane_timeline,
-                                        &pane_help };
-    memcpy(u->panes, panes, sizeof panes);
     install_signals();
     atexit(restore_terminal);
     if (!newterm(NULL, stdout, stdin)) {
         fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
-        return EXIT_USAGE;
+        return false;
     }
     curses_on = true;
     start_curses(u);
+    return true;
+}
+
+void ui_term_close(void)
+{
+    restore_terminal();
+}
+
+/* Terminal up, panes created, the loop, everything torn down. */
+static int session(ui *u, source *src)
+{
+    memcpy(u->panes, all_panes, sizeof all_panes);
+    if (!ui_term_open(u))
+        return EXIT_USAGE;
     select_default(u);
     int sides = u->cmp ? 2 : 1, focus = u->side;
     for (int k = 0; k < sides; k++) {   /* each side has its own view state */
@@ -471,6 +513,7 @@ static int session(ui *u, source *src)
     }
     if (u->cmp)
         cmpv_use(u, focus);
+    open_step(u);
     int rc = run(u, src) < 0 ? EXIT_BADINPUT : EXIT_OK;
     restore_terminal();
     for (int k = 0; k < sides; k++) {
@@ -485,7 +528,13 @@ static int session(ui *u, source *src)
 
 int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
 {
-    if (!want_tui()) {                  /* scripts and pipes get the report */
+    return explore_main_at(path, mode, opts, NULL);
+}
+
+int explore_main_at(const char *path, int mode, const prism_analysis_opts *opts,
+                    const explore_at *at)
+{
+    if (!ui_want_tui()) {               /* scripts and pipes get the report */
         char *argv[] = { (char *)"analyze", (char *)path, NULL };
         return cmd_analyze(2, argv, stdout);
     }
@@ -496,6 +545,12 @@ int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
         return EXIT_BADINPUT;
     }
     ui u = { .a = src.a, .src = &src, .path = path, .jump_pane = -1 };
+    if (at && at->pane >= 0 && at->pane < UI_NPANES)
+        u.pane = u.prev_pane = at->pane;
+    if (at && at->have_step) {
+        u.want_step = true;
+        u.want_step_index = at->step;
+    }
     int rc = session(&u, &src);
     if (rc == EXIT_BADINPUT && src.error[0])   /* the rest of the file was bad */
         fprintf(stderr, "prism-top: %s\n", src.error);
@@ -505,7 +560,7 @@ int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
 
 int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts)
 {
-    if (!want_tui()) {
+    if (!ui_want_tui()) {
         char *argv[] = { (char *)"compare", (char *)base, (char *)cur, NULL };
         return cmd_compare(3, argv, stdout);
     }

@@ -93,6 +93,9 @@ struct ui {
     void *side_state[2][UI_NPANES];
     int side;                   /* the side being drawn / given keys: 0, 1  */
     bool diff_only;             /* hide what did not change                 */
+    /* --step INDEX: the Timeline selects that step once it is loaded */
+    bool want_step;
+    uint64_t want_step_index;
 };
 
 /* The delta of a path in compare mode (NULL outside it or when unknown). */
@@ -200,5 +203,27 @@ extern const size_t ui_nglobal_keys;
 int explore_main(const char *path, int mode, const prism_analysis_opts *opts);
 /* Compare two profiles side by side (compare.c in tui/). */
 int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts);
+
+/* Where the explorer opens (--pane NAME, --step INDEX: the job view's
+ * Enter): pane -1 for the default (Summary). */
+typedef struct explore_at {
+    int pane;
+    bool have_step;
+    uint64_t step;              /* prism_step.index                          */
+} explore_at;
+int explore_main_at(const char *path, int mode, const prism_analysis_opts *opts,
+                    const explore_at *at);
+/* The pane whose tab name is `name` (any case), or -1. */
+int ui_pane_by_name(const char *name);
+
+/* The terminal for a frame of its own (the job view, tui/job_view.c) with
+ * the explorer's handling: locale (u->utf8), quit signals (ui_stop_flag),
+ * restore at exit and on fatal signals, curses settings, mouse and colour
+ * (u->color), u->rows and u->cols.  False, with a line on stderr, when the
+ * terminal cannot be set up.  ui_want_tui: stdin and stdout are terminals
+ * and TERM is usable (else print a report). */
+bool ui_term_open(ui *u);
+void ui_term_close(void);
+bool ui_want_tui(void);
 
 #endif
