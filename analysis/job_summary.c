@@ -18,21 +18,12 @@
 #include <xxhash.h>
 
 #include "internal.h"
-#include "prism/job.h"
+#include "job_internal.h"
 
 #define NO_REGION UINT32_MAX
-/* Distinct string ids pass 2 binds to kept names; a hostile file that
- * interns one name under more ids than this loses (never invents) wait. */
-#define MAX_NAME_IDS 65536u
+#define MAX_SIDE_NAMES 1024u
 
 /* ---- small pieces ---- */
-
-static prism_status fail(prism_status st, const char *why, char *msg, size_t msglen)
-{
-    if (msglen)
-        snprintf(msg, msglen, "%s", why);
-    return st;
-}
 
 static char *dup_or_empty(const char *s)
 {
@@ -264,137 +255,6 @@ static bool fill_regions(prism_rank_summary *s, const prism_tree *t, uint32_t **
     return ok;
 }
 
-/* ---- pass 2: the training thread's time in waiting regions, per step ---- */
-
-typedef struct wframe {
-    uint64_t start;
-    uint32_t region;            /* the kept path open here, or NO_REGION */
-} wframe;
-
-typedef struct pass2 {
-    prism_rank_summary *s;
-    const bool *deepest;        /* per region: counts as the step's wait   */
-    const prism_step *spans;    /* steps by start, index = position in s->steps */
-    uint32_t stream;
-    u64map name_of_hash;        /* XXH3 of a kept name -> a region with it */
-    u64map name_of_id;          /* string id -> a region with its name      */
-    u64map region_of_path;      /* path hash -> kept region                 */
-    uint32_t unknown_name;      /* the region named "(unknown)", or none    */
-    wframe stack[MAX_STACK];
-    uint32_t depth;
-    uint64_t lost;              /* frames past the stack: only counted      */
-    bool nomem;
-} pass2;
-
-/* The string callback: remember only ids whose name a kept path uses. */
-static void p2_string(void *ctx, uint32_t id, const char *str, size_t len)
-{
-    pass2 *p = ctx;
-    uint64_t r;
-    len = strnlen(str, len);            /* the analysis names stop at a NUL */
-    if (p->name_of_id.count >= MAX_NAME_IDS ||
-        !u64map_get(&p->name_of_hash, XXH3_64bits(str, len), &r))
-        return;
-    const char *name = p->s->regions[r].name;
-    if (strlen(name) == len && !memcmp(name, str, len) && !u64map_put(&p->name_of_id, id, r))
-        p->nomem = true;
-}
-
-/* The kept region for a child named like region `named` under `parent`
- * (NO_REGION: at the top level), hashed as the analysis hashes paths. */
-static uint32_t p2_child(const pass2 *p, uint32_t parent, uint32_t named)
-{
-    const prism_rank_region *rg = p->s->regions;
-    uint64_t seed = parent == NO_REGION ? 0 : rg[parent].path_hash, r;
-    const char *name = rg[named].name;
-    uint64_t h = XXH3_64bits_withSeed(name, strlen(name), seed);
-    if (!u64map_get(&p->region_of_path, h, &r) || rg[r].parent_hash != seed ||
-        strcmp(rg[r].name, name))
-        return NO_REGION;
-    return (uint32_t)r;
-}
-
-static void p2_push(pass2 *p, uint32_t id, uint64_t ts)
-{
-    if (p->depth >= MAX_STACK) {
-        p->lost++;
-        return;
-    }
-    uint32_t parent = p->depth ? p->stack[p->depth - 1].region : NO_REGION, region = NO_REGION;
-    uint64_t named;
-    /* A path under one not kept is not kept either (the set is closed
-     * under parent).  Name id 0 is what the analysis calls "(unknown)":
-     * the frames it invents after damage.  An id whose string never came
-     * (the analysis says "(unnamed)") matches nothing here: damage loses
-     * wait, it never adds any. */
-    bool known = id ? u64map_get(&p->name_of_id, id, &named)
-                    : (named = p->unknown_name) != NO_REGION;
-    if ((!p->depth || parent != NO_REGION) && known)
-        region = p2_child(p, parent, (uint32_t)named);
-    p->stack[p->depth++] = (wframe){ ts, region };
-}
-
-/* The step (position in s->steps) holding time ts, or SIZE_MAX. */
-static size_t p2_step(const pass2 *p, uint64_t ts)
-{
-    size_t lo = 0, hi = p->s->nsteps;   /* first span starting after ts */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->spans[mid].start <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (!lo || ts >= p->spans[lo - 1].end)
-        return SIZE_MAX;
-    return (size_t)p->spans[lo - 1].index;
-}
-
-/* count: false for frames dropped to match the writer's depth (their end
- * is unknown: nothing is credited, as the analysis credits nothing). */
-static void p2_pop(pass2 *p, uint64_t ts, bool count)
-{
-    if (p->lost) {
-        p->lost--;
-        return;
-    }
-    wframe f = p->stack[--p->depth];
-    if (!count || f.region == NO_REGION || !p->deepest[f.region] || ts <= f.start)
-        return;
-    size_t k = p2_step(p, f.start);
-    if (k != SIZE_MAX)
-        p->s->steps[k].wait_ns = an_sat_add(p->s->steps[k].wait_ns, ts - f.start);
-}
-
-/* As tree.c: the writer's depth before a chunk is the truth after lost or
- * damaged chunks; frames we hold too many are dropped, missing ones
- * invented (name 0), beyond the stack only counted. */
-static void p2_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_region_event *ev,
-                       size_t n)
-{
-    pass2 *p = ctx;
-    if (stream != p->stream || !n)
-        return;
-    uint64_t have = p->depth + p->lost;
-    if (have > depth) {
-        uint64_t drop = have - depth, l = drop < p->lost ? drop : p->lost;
-        p->lost -= l;
-        for (drop -= l; drop && p->depth; drop--)
-            p2_pop(p, ev[0].ts, false);
-    } else if (have < depth) {
-        uint64_t add = depth - have;
-        for (; add && p->depth < MAX_STACK; add--)
-            p2_push(p, 0, ev[0].ts);
-        p->lost += add;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (ev[i].kind == PRISM_REGION_ENTER)
-            p2_push(p, ev[i].name, ev[i].ts);
-        else if (p->depth + p->lost)
-            p2_pop(p, ev[i].ts, true);      /* an exit without its enter: ignored */
-    }
-}
-
 /* Per region: waiting, with no kept waiting region below it. */
 static bool *deepest_waits(const prism_rank_summary *s, const uint32_t *parent, bool *any)
 {
@@ -417,45 +277,41 @@ static bool *deepest_waits(const prism_rank_summary *s, const uint32_t *parent, 
     return deep;
 }
 
-static prism_status read_error(prism_reader *r, prism_status st, char *msg, size_t msglen,
-                               uint64_t *offset)
-{
-    const char *m = prism_strerror(st);
-    if (r)
-        prism_reader_error(r, &m, offset);
-    return fail(st, m, msg, msglen);
-}
-
-static prism_status pass2_read(const char *path, pass2 *p, char *msg, size_t msglen,
-                               uint64_t *offset)
-{
-    prism_rank_summary *s = p->s;
-    p->unknown_name = NO_REGION;
-    for (size_t i = 0; i < s->nregions; i++) {
-        const char *name = s->regions[i].name;
-        if (!u64map_put(&p->name_of_hash, XXH3_64bits(name, strlen(name)), i) ||
-            !u64map_put(&p->region_of_path, s->regions[i].path_hash, i))
-            return fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
-        if (!strcmp(name, "(unknown)"))
-            p->unknown_name = (uint32_t)i;
-    }
-    prism_reader_callbacks cb = { .string = p2_string, .regions = p2_regions };
-    prism_reader *r = NULL;
-    prism_status st = prism_read_file(path, &cb, p, &r);
-    if (st != PRISM_OK)
-        st = read_error(r, st, msg, msglen, offset);
-    else if (p->nomem)
-        st = fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
-    prism_reader_free(r);
-    /* A region running past its step's end (an exit lost to damage, a
-     * step cut short) is never more wait than the step had. */
-    for (size_t i = 0; i < s->nsteps; i++)
-        if (s->steps[i].wait_ns > s->steps[i].step_ns)
-            s->steps[i].wait_ns = s->steps[i].step_ns;
-    return st;
-}
-
 /* ---- the summary ---- */
+
+/* The collectives waited in on threads other than the training thread
+ * (train): a collective's name, classified waiting on its thread (where
+ * torch.profiler puts gloo's all-reduce), as XXH3 hashes of their names;
+ * NULL with *n 0 when none (or out of memory: no wait is invented). */
+static uint64_t *side_collectives(const prism_analysis *a, size_t train,
+                                  const prism_rank_summary *s, size_t *n)
+{
+    uint64_t *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
+        uint32_t stream;
+        const char *tname;
+        const prism_tree *t = i == train ? NULL : prism_analysis_thread_tree(a, i, &stream, &tname);
+        for (size_t k = 0; t && k < t->count && *n < MAX_SIDE_NAMES; k++) {
+            const prism_node *nd = &t->nodes[k];
+            if (!nd->name || !collective_name(nd->name) || classify(nd, s) == PRISM_WAIT_NO)
+                continue;
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 16;
+                uint64_t *w = realloc(v, cap * sizeof *w);
+                if (!w) {
+                    free(v);
+                    *n = 0;
+                    return NULL;
+                }
+                v = w;
+            }
+            v[(*n)++] = XXH3_64bits(nd->name, strlen(nd->name));
+        }
+    }
+    return v;
+}
 
 static prism_status summarise(const char *path, const prism_analysis *a, prism_rank_summary *s,
                               char *msg, size_t msglen, uint64_t *offset)
@@ -482,26 +338,17 @@ static prism_status summarise(const char *path, const prism_analysis *a, prism_r
         !fill_regions(s, t, &parent) || !(deep = deepest_waits(s, parent, &any))) {
         free(spans);
         free(parent);
-        return fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
+        return job_fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
     }
     free(parent);
     prism_status st = PRISM_OK;
-    if (any && have_stream && s->nsteps) {
-        pass2 *p = calloc(1, sizeof *p);
-        if (!p) {
-            st = fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
-        } else {
-            p->s = s;
-            p->deepest = deep;
-            p->spans = spans;
-            p->stream = stream;
-            st = pass2_read(path, p, msg, msglen, offset);
-            u64map_free(&p->name_of_hash);
-            u64map_free(&p->name_of_id);
-            u64map_free(&p->region_of_path);
-            free(p);
-        }
+    size_t nside = 0;
+    uint64_t *side = have_stream ? side_collectives(a, train, s, &nside) : NULL;
+    if ((any || nside) && have_stream && s->nsteps) {
+        job_wait_in in = { deep, spans, stream, side, nside };
+        st = job_wait_read(path, &in, s, msg, msglen, offset);
     }
+    free(side);
     free(deep);
     free(spans);
     return st;
@@ -516,11 +363,11 @@ prism_status prism_rank_summary_from_file(const char *path, prism_rank_summary *
         offset = &off;
     *offset = 0;
     if (!out)
-        return fail(PRISM_E_ARG, "no summary to fill", msg, msglen);
+        return job_fail(PRISM_E_ARG, "no summary to fill", msg, msglen);
     memset(out, 0, sizeof *out);
     out->rank = -1;
     if (!path)
-        return fail(PRISM_E_ARG, "no file given", msg, msglen);
+        return job_fail(PRISM_E_ARG, "no file given", msg, msglen);
     prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, msglen, offset);
     if (!a)
         return st;

@@ -172,12 +172,14 @@ static void waits_are(const prism_rank_summary *s, const uint64_t *want, size_t 
     }
 }
 
-enum { FWD = 1, AR, OPT, AR_WAIT, BWD, GRAD, COMM, UNPACK, DEEP, SYNC, CUDASYNC, NCCLK, GEMM };
+enum { FWD = 1, AR, OPT, AR_WAIT, BWD, GRAD, COMM, UNPACK, DEEP, SYNC, CUDASYNC, NCCLK, GEMM,
+       GLOO };
 static const char *const loop_names[] = { "forward", "allreduce", "optimizer",
                                           "allreduce_wait", "backward", "grad",
                                           "comm_wait", "unpack", "deep", "sync_grads",
                                           "cudaStreamSynchronize",
-                                          "ncclDevKernel_AllReduce_Sum_f32", "sgemm" };
+                                          "ncclDevKernel_AllReduce_Sum_f32", "sgemm",
+                                          "gloo:all_reduce" };
 #define NNAMES (sizeof loop_names / sizeof *loop_names)
 #define NSTEPS 12
 
@@ -250,6 +252,36 @@ static void test_own_stall_is_work(void **state)
     assert_int_equal(region(&s, "allreduce")->wait, PRISM_WAIT_OFFCPU);
     for (size_t i = 0; i < s.nsteps; i++)
         assert_int_equal(s.steps[i].wait_ns, 1 * MS);
+    prism_rank_summary_free(&s);
+}
+
+/* (2b) A torch.profiler trace of DDP over gloo: the all-reduce is recorded
+ * on the process group's own thread, while the training thread, blocked
+ * at the end of its backward pass, has no event there.  The collective on
+ * the other thread is the step's wait; where it overlaps a wait of the
+ * training thread the time counts once. */
+static void test_collective_on_other_thread(void **state)
+{
+    (void)state;
+    sim *m = sim_new(loop_names, NNAMES, false);
+    pb_thread(&m->b, 2, "pg");
+    uint64_t want[NSTEPS];
+    for (uint64_t k = 0; k < NSTEPS; k++) {
+        uint64_t start = m->now, g = (2 + k % 3) * MS;
+        leaf(m, FWD, 3 * MS, true);
+        pb_enter(&m->b, 2, m->now, GLOO);       /* gloo's thread, g ms     */
+        leaf(m, BWD, 1 * MS, true);             /* work under it: waiting  */
+        leaf(m, AR, 1 * MS, false);             /* named, inside: once     */
+        m->now += g - 2 * MS;                   /* the rest: no event here */
+        pb_exit(&m->b, 2, m->now);
+        leaf(m, OPT, 1 * MS, true);
+        step(m, start, k);
+        want[k] = g;
+    }
+    prism_rank_summary s;
+    assert_int_equal(summarise(m, "gloo.cbor", &s), PRISM_OK);
+    assert_int_equal(region(&s, "allreduce")->wait, PRISM_WAIT_NAME);
+    waits_are(&s, want, NSTEPS);
     prism_rank_summary_free(&s);
 }
 
@@ -552,7 +584,7 @@ static void test_unbalanced(void **state)
 
 /* Steps that are no timed sampled step, or repeat an index, are left out
  * (the first of an index kept, the repeat's wait credited nowhere); a
- * wait running past its step's end is clamped to the step. */
+ * wait running past its step's end counts for its part inside the step. */
 static void test_step_edges(void **state)
 {
     (void)state;
@@ -582,7 +614,8 @@ static void test_step_edges(void **state)
     assert_int_equal(s.steps[5].wait_ns, want[5]);
     assert_int_equal(s.steps[NSTEPS].index, 100);
     assert_int_equal(s.steps[NSTEPS].step_ns, 2 * MS);
-    assert_int_equal(s.steps[NSTEPS].wait_ns, 2 * MS);   /* 3 ms, clamped */
+    /* the wait runs past the step's end: only its part inside counts */
+    assert_int_equal(s.steps[NSTEPS].wait_ns, 1 * MS);
     for (size_t i = 0; i < NSTEPS; i++)                 /* the rest as ever */
         assert_int_equal(s.steps[i].wait_ns, want[i]);
     prism_rank_summary_free(&s);
@@ -655,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_offcpu_measured),
         cmocka_unit_test(test_own_stall_is_work),
         cmocka_unit_test(test_name_without_samples),
+        cmocka_unit_test(test_collective_on_other_thread),
         cmocka_unit_test(test_measured_beats_name),
         cmocka_unit_test(test_deepest_only),
         cmocka_unit_test(test_gpu_collective),

@@ -36,10 +36,14 @@
  *                      allgather, all_gather, reduce_scatter, broadcast,
  *                      barrier, nccl, c10d, gloo, mpi_, "wait"; any case).
  * A region measured on CPU is work whatever its name.  A step's wait time
- * is the time of the training thread, inside the step, in waiting regions
- * that hold no waiting region themselves (the deepest ones: a backward
- * pass around an all-reduce is not all waiting); its work time is its
- * duration minus that.
+ * is the time, inside the step, the training thread spent in waiting
+ * regions that hold no waiting region themselves (the deepest ones: a
+ * backward pass around an all-reduce is not all waiting), together with
+ * the calls of collectives waiting on other threads (a collective's name,
+ * waiting by the rules above on that thread: torch.profiler records
+ * gloo's all-reduce on the process group's own thread, while the blocked
+ * training thread shows nothing), overlaps counted once (analysis/
+ * job_wait.c); its work time is its duration minus that.
  */
 #ifndef PRISM_JOB_H
 #define PRISM_JOB_H
