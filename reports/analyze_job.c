@@ -50,6 +50,33 @@ bool job_args_are_job(const char *const *args, size_t n)
     return prism_rank_summary_probe(head, got);
 }
 
+/* The header rank of a PRISM profile from its first 64 KiB; -1 when it
+ * has none or is no profile (a trace's rank needs the whole trace). */
+static int64_t header_rank(const char *path)
+{
+    const size_t cap = PRISM_MAX_HEADER_BYTES + 64;
+    int64_t rank = -1;
+    prism_reader_callbacks cb = { 0 };
+    uint8_t *buf = malloc(cap);
+    FILE *f = buf ? fopen(path, "rb") : NULL;
+    prism_reader *r = f ? prism_reader_new(&cb, NULL) : NULL;
+    size_t n = r ? fread(buf, 1, cap, f) : 0;
+    prism_status st = n ? prism_reader_feed(r, buf, n) : PRISM_E_EMPTY;
+    if ((st == PRISM_OK || st == PRISM_NEED_MORE) && prism_reader_header(r))
+        rank = prism_reader_header(r)->rank;
+    prism_reader_free(r);
+    if (f)
+        fclose(f);
+    free(buf);
+    return rank;
+}
+
+bool job_two_ranks(const char *a, const char *b)
+{
+    int64_t ra = header_rank(a), rb = header_rank(b);
+    return ra >= 0 && rb >= 0 && ra != rb;
+}
+
 /* ---- loading ---- */
 
 /* "\rprism-top: reading rank files: 12/64 (1 failed), 120.0 MB of 512.0 MB"

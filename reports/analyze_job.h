@@ -24,6 +24,9 @@ typedef struct job_report_opts {
 /* Does this command line name a job rather than one profile: two or more
  * files, or any directory? */
 bool job_args_are_job(const char *const *args, size_t n);
+/* Two files the explorer would compare that are two ranks of one job
+ * instead: PRISM profiles whose headers give different ranks. */
+bool job_two_ranks(const char *a, const char *b);
 
 /* The job of args (files and directories) reported to out (or -o): each
  * file that could not be read is one line on stderr ("prism-top: FILE: MSG

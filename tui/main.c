@@ -23,7 +23,8 @@ static void usage(FILE *f)
         "       prism-top BASE NEW       compare two profiles side by side\n"
         "       prism-top [--job] FILE|DIR...\n"
         "                         the job view: one profile per rank of a distributed\n"
-        "                         run (3+ files, a directory, or --job), stragglers\n"
+        "                         run (3+ files, two ranks of one job, a directory,\n"
+        "                         a rank summary, or --job), stragglers\n"
         "       prism-top COMMAND [ARGS]\n"
         "\n"
         "commands:\n"
@@ -157,6 +158,8 @@ static int open_files(int argc, char **argv)
     bool dir = false;                   /* a directory or a rank summary */
     for (int i = 0; i < n; i++)
         dir = dir || job_args_are_job((const char *const *)&files[i], 1);
+    if (n == 2 && !o.mode && !o.have_pane && !o.at.have_step)
+        dir = dir || job_two_ranks(files[0], files[1]);    /* prism-top rank*.cbor */
     if (n >= 1 && (o.job || dir || n >= 3)) {
         if (o.mode || o.have_pane || o.at.have_step) {
             fprintf(stderr, "prism-top: --follow, --no-follow, --pane and --step open one "

@@ -151,4 +151,13 @@ grep -q "^  Ranks numbered by file order" "$TMPD/big.txt" ||
 # ---- one file keeps the profile report ----
 "$TOP" analyze "$d/rank0.cbor" | grep -q "^PRISM Training Profile Report" ||
     die "one file: not the profile report"
+
+# ---- prism-top rank*.cbor: two ranks of one job are a job, two runs of
+# one rank a comparison (off a terminal: their reports); one summary too ----
+"$TOP" "$d/rank0.cbor" "$d/rank1.cbor" | grep -q "^PRISM Job Report" ||
+    die "two ranks: not the job"
+"$TOP" "$d/rank0.cbor" "$d/rank0.cbor" | grep -q "^PRISM Profile Comparison" ||
+    die "two runs of one rank: not the comparison"
+"$TOP" "$s/r3.sum" | grep -q "^Job: 1 ranks\{0,1\}" ||
+    die "a summary alone: not a job: $("$TOP" "$s/r3.sum" 2>&1 | head -5)"
 exit 0
