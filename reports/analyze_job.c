@@ -57,7 +57,8 @@ static int64_t header_rank(const char *path)
     const size_t cap = PRISM_MAX_HEADER_BYTES + 64;
     int64_t rank = -1;
     prism_reader_callbacks cb = { 0 };
-    uint8_t *buf = malloc(cap);
+    struct stat sb;                     /* a FIFO would block the open */
+    uint8_t *buf = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? malloc(cap) : NULL;
     FILE *f = buf ? fopen(path, "rb") : NULL;
     prism_reader *r = f ? prism_reader_new(&cb, NULL) : NULL;
     size_t n = r ? fread(buf, 1, cap, f) : 0;
@@ -279,11 +280,16 @@ static void delta_name(FILE *f, const prism_job_delta *d)
 
 static void straggler_lines(FILE *f, const prism_straggler *s)
 {
-    char b1[48], b2[48], b3[48];
-    fprintf(f, "  rank %" PRId64 " is a straggler: its work per step is %s (%+.0f %%) over the "
+    char b1[48], b2[48], b3[48], rel[32];
+    /* the others mostly waited: their work is small, and "+16957 %" says
+     * less than "171x" */
+    if (s->excess_pct >= 900)
+        snprintf(rel, sizeof rel, "%.0fx", 1 + s->excess_pct / 100);
+    else
+        snprintf(rel, sizeof rel, "%+.0f %%", s->excess_pct);
+    fprintf(f, "  rank %" PRId64 " is a straggler: its work per step is %s (%s) over the "
             "median of the others in %" PRIu64 " of %" PRIu64 " steps (steps", s->rank,
-            report_ns_signed(b1, sizeof b1, s->excess_ns, 0), s->excess_pct, s->slowed,
-            s->steps);
+            report_ns_signed(b1, sizeof b1, s->excess_ns, 0), rel, s->slowed, s->steps);
     size_t shown = s->nslowed_index < LIST_STEPS ? s->nslowed_index : LIST_STEPS;
     for (size_t i = 0; i < shown; i++)
         fprintf(f, "%s %" PRIu64, i ? "," : "", s->slowed_index[i]);

@@ -207,7 +207,8 @@ void jv_compare(jv *v, size_t base, size_t cur)
                    jv_rank_name(v, gone, a, sizeof a));
         return;
     }
-    char *argv[] = { (char *)"prism-top", (char *)"--", v->job->ranks[base].sum.source,
+    char *argv[] = { (char *)"prism-top", (char *)"--compare", (char *)"--",
+                     v->job->ranks[base].sum.source,
                      v->job->ranks[cur].sum.source, NULL };
     int rc = run_child(argv);
     child_result(v, rc);

@@ -20,7 +20,9 @@ static void usage(FILE *f)
         "usage: prism-top [--follow|--no-follow] [--pane NAME] [--step INDEX] FILE\n"
         "                         explore a profile (curses; a report when not a terminal);\n"
         "                         a profile still being written is followed live\n"
-        "       prism-top BASE NEW       compare two profiles side by side\n"
+        "       prism-top [--compare] BASE NEW\n"
+        "                         compare two profiles side by side (--compare: even\n"
+        "                         two ranks of one job)\n"
         "       prism-top [--job] FILE|DIR...\n"
         "                         the job view: one profile per rank of a distributed\n"
         "                         run (3+ files, two ranks of one job, a directory,\n"
@@ -90,11 +92,13 @@ static int usage_error(int argc, char **argv)
 
 /* The explorer's own options, before the files: --follow, --no-follow,
  * --pane NAME, --step INDEX (where to open: the job view's Enter), --job
- * (the files are ranks of one job, even one or two), -- (files follow). */
+ * (the files are ranks of one job, even one or two), --compare (two files
+ * side by side, even two ranks of one job: the job view's c), -- (files
+ * follow). */
 typedef struct top_opts {
     int mode;                   /* 0 auto, 1 follow, 2 no follow            */
     explore_at at;
-    bool job, have_pane;
+    bool job, compare, have_pane;
     int first;                  /* argv index of the first file             */
 } top_opts;
 
@@ -113,6 +117,8 @@ static int parse_top(int argc, char **argv, top_opts *o)
             o->mode = !strcmp(a, "--follow") ? 1 : 2;
         } else if (!strcmp(a, "--job")) {
             o->job = true;
+        } else if (!strcmp(a, "--compare")) {
+            o->compare = true;
         } else if ((!strcmp(a, "--pane") || !strcmp(a, "--step")) && i + 1 == argc) {
             fprintf(stderr, "prism-top: %s needs a value (try prism-top --help)\n", a);
             return -1;
@@ -158,6 +164,8 @@ static int open_files(int argc, char **argv)
     bool dir = false;                   /* a directory or a rank summary */
     for (int i = 0; i < n; i++)
         dir = dir || job_args_are_job((const char *const *)&files[i], 1);
+    if (n == 2 && o.compare && !o.job && !o.mode && !o.have_pane && !o.at.have_step)
+        return explore_compare(files[0], files[1], NULL);
     if (n == 2 && !o.mode && !o.have_pane && !o.at.have_step)
         dir = dir || job_two_ranks(files[0], files[1]);    /* prism-top rank*.cbor */
     if (n >= 1 && (o.job || dir || n >= 3)) {
@@ -208,7 +216,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "convert"))
         return cmd_convert(argc - 1, argv + 1, stdout);
     static const char *const top_options[] = { "--follow", "--no-follow", "--pane", "--step",
-                                                "--job", "--" };
+                                                "--job", "--compare", "--" };
     bool known = cmd[0] != '-' || !cmd[1];
     for (size_t i = 0; i < sizeof top_options / sizeof top_options[0]; i++)
         known = known || !strcmp(cmd, top_options[i]);

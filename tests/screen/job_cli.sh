@@ -64,7 +64,7 @@ for spec in "2 1 backward 5" "8 3 forward 5" "32 17 backward 10"; do
     json_check "$TMPD/j$n.json" "$slow in [r['rank'] for r in j['ranks'] if r['straggler']]"
     "$TOP" analyze "$d" >"$TMPD/t$n.txt" 2>"$TMPD/err" || die "$n ranks: text report failed"
     grep -q "^Job: $n ranks, 20 aligned steps" "$TMPD/t$n.txt" || die "$n ranks: no Job line"
-    line="^  rank $slow is a straggler: its work per step is \+[0-9.]+ .?s \(\+[0-9]+ %\)"
+    line="^  rank $slow is a straggler: its work per step is \+[0-9.]+ .?s \((\+[0-9]+ %|[0-9]+x)\)"
     line="$line over the median of the others in [0-9]+ of 20 steps \(steps [0-9]"
     grep -Eq "$line" "$TMPD/t$n.txt" ||
         die "$n ranks: no straggler line: $(grep -A3 Stragglers "$TMPD/t$n.txt")"
