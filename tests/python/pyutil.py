@@ -23,6 +23,19 @@ def clean_env(**extra):
     return env
 
 
+def torch_env(with_prism=False, **extra):
+    """A child's environment for a PyTorch program: torch never runs under
+    the preloaded ASan runtime; the prism module only where asked for."""
+    env = clean_env(**extra)
+    env.pop("PYTHONPATH", None)
+    if with_prism:
+        env["PYTHONPATH"] = os.path.join(B, "python")
+    else:
+        env.pop("LD_PRELOAD", None)
+        env.pop("ASAN_OPTIONS", None)
+    return env
+
+
 def run_py(code, env=None, cwd=None, timeout=300, check=True):
     """Run code (dedented) in a child interpreter; its CompletedProcess."""
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],

@@ -35,25 +35,14 @@ JOB = os.path.join(HERE, "ddp_job.py")
 SLOW = 1
 
 
-def job_env(with_prism):
-    env = pyutil.clean_env(OMP_NUM_THREADS=1)
-    env.pop("PYTHONPATH", None)
-    if with_prism:
-        env["PYTHONPATH"] = os.path.join(pyutil.B, "python")
-    else:
-        env.pop("LD_PRELOAD", None)
-        env.pop("ASAN_OPTIONS", None)
-    return env
-
-
 @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed for %s" % sys.executable)
 class DdpJob(pyutil.TempDirTest):
     def run_job(self, trace):
         out = os.path.join(self.tmp, "trace" if trace else "prism")
         cmd = [sys.executable, JOB, out, "--ranks", "3", "--slow-rank", str(SLOW),
                "--slow-iters", "40", "--steps", "8"] + (["--trace"] if trace else [])
-        p = subprocess.run(cmd, env=job_env(not trace), capture_output=True, text=True,
-                           timeout=600)
+        env = pyutil.torch_env(not trace, OMP_NUM_THREADS=1)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         files = sorted(f for f in os.listdir(out) if not f.startswith("."))
         self.assertEqual(len(files), 3, files)

@@ -28,7 +28,7 @@ import tempfile
 import unittest
 
 import pyutil
-from pyutil import SANITIZE
+from pyutil import SANITIZE, torch_env
 import traceutil as tu
 
 LOOP = os.path.join(tu.HERE, "trace_loop.py")
@@ -44,18 +44,6 @@ except ImportError:
     HAVE_TORCH = False
 SKIP = None if HAVE_TORCH else "PyTorch is not installed for %s" % sys.executable
 
-
-def torch_env(with_prism=False):
-    """A child's environment: torch never runs under the preloaded ASan
-    runtime; the prism module only where asked for."""
-    env = pyutil.clean_env()
-    env.pop("PYTHONPATH", None)
-    if with_prism:
-        env["PYTHONPATH"] = os.path.join(pyutil.B, "python")
-    else:
-        env.pop("LD_PRELOAD", None)
-        env.pop("ASAN_OPTIONS", None)
-    return env
 
 
 def make(mode, out, heavy, with_prism=False):
