@@ -110,7 +110,8 @@ $(DEPS_OK): scripts/deps.sh
 	@sh scripts/deps.sh $(PKGS)
 	@touch $@
 deps: $(DEPS_OK)
-$(TEST_DEPS_OK): scripts/deps.sh
+# after $(DEPS_OK): two apt-get runs at once (make -j) fight over dpkg's lock
+$(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@sh scripts/deps.sh $(TEST_PKGS)
 	@touch $@

@@ -21,9 +21,11 @@ for p in $pkgs; do have "$p" || missing="$missing $p"; done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "prism: installing missing packages:$missing" >&2
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y -qq $missing >/dev/null 2>&1; then
-        apt-get update -qq >/dev/null 2>&1
-        apt-get install -y -qq $missing >/dev/null || {
+    # wait for another apt/dpkg (a parallel make, unattended upgrades)
+    lock='-o DPkg::Lock::Timeout=600'
+    if ! apt-get $lock install -y -qq $missing >/dev/null 2>&1; then
+        apt-get $lock update -qq >/dev/null 2>&1
+        apt-get $lock install -y -qq $missing >/dev/null || {
             echo "prism: apt-get could not install:$missing" >&2; exit 1; }
     fi
     exit 0
