@@ -42,7 +42,7 @@ B        := $(if $(BUILD),$(BUILD),build)
 SAN      :=
 endif
 
-ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
@@ -53,6 +53,9 @@ CXXFLAGS    ?= $(OPT) -g
 ALL_CXXFLAGS := -std=c++11 -D_GNU_SOURCE -pthread -Iinclude \
                 $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) $(SAN) $(CXXFLAGS)
 
+# base/: the small machinery every reader of profiles shares (maps,
+# buffers, JSON writing, escaping, errors); libcollect keeps its own.
+BASE_SRC     := $(wildcard base/*.c)
 FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
@@ -68,7 +71,7 @@ obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 FORMAT_OBJ   := $(call obj,$(FORMAT_SRC))
 COLLECT_OBJ  := $(call obj,$(COLLECT_SRC))
 # the importer's objects travel with the analysis (libprism-analysis.a)
-ANALYSIS_OBJ := $(call obj,$(ANALYSIS_SRC) $(IMPORT_SRC))
+ANALYSIS_OBJ := $(call obj,$(BASE_SRC) $(ANALYSIS_SRC) $(IMPORT_SRC))
 TUI_OBJ      := $(call obj,$(TUI_SRC))
 TUI_MAIN     := $(B)/obj/tui/main.o
 SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
@@ -362,13 +365,13 @@ FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
-FUZZ_LIB_SRC := $(sort $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
+FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
                        $(wildcard reports/export*.c) \
                        $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c) \
                        $(addprefix reports/,analyze_job.c analyze_job_json.c summary_cmd.c))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 .SECONDARY: $(FUZZ_LIB_OBJ)
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
                 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined $(FUZZ_EXTRA)
 FUZZ_RUN     := -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../reports/cli.h"
-#include "../present/escape.h"
+#include "../base/escape.h"
 #include "../tui/flame.h"
 #include "../reports/report.h"
 #include "../tui/treeview.h"
