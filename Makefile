@@ -42,7 +42,9 @@ B        := $(if $(BUILD),$(BUILD),build)
 SAN      :=
 endif
 
-ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
+# -fvisibility=hidden: a library exports only what its public headers mark
+# PRISM_API (include/prism/api.h)
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
@@ -82,7 +84,7 @@ LIB_AN   := $(B)/lib/libprism-analysis.a
 PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
             $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
-LINK_TEST := $(B)/tests/link_test
+LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
 DEPS_OK  := $(B)/.deps-ok
@@ -133,19 +135,31 @@ $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 .SECONDARY: $(call obj,$(SAMPLE_SRC) $(SAMPLE_LIB_SRC) $(TEST_SRC) $(BENCH_SRC)) \
             $(patsubst %.cpp,$(B)/obj/%.o,$(CXX_TEST_SRC))
 
-$(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ)
+# A static library is its objects linked into one (ld -r) whose hidden
+# symbols are then made local: a program linking it sees the PRISM_API names
+# and nothing else, so its own clock_ns or vec_reserve never collides.  The
+# tests, benches and prism-top link the objects themselves (CORE_OBJ).
+CORE_OBJ := $(FORMAT_OBJ) $(COLLECT_OBJ)
+LD      ?= ld
+OBJCOPY ?= objcopy
+define static_lib
 	@mkdir -p $(@D)
-	rm -f $@ && $(AR) rcs $@ $^
+	rm -f $@ $@.o && $(LD) -r -o $@.o $(filter %.o,$^) && $(OBJCOPY) --localize-hidden $@.o && \
+	    $(AR) rcs $@ $@.o && rm -f $@.o
+endef
+$(LIB_A): $(CORE_OBJ)
+	$(static_lib)
 
-$(LIB_SO): $(FORMAT_OBJ) $(COLLECT_OBJ)
+# libprism.so exports prism_* alone (libcollect/libprism.map)
+$(LIB_SO): $(CORE_OBJ) libcollect/libprism.map
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libprism.so.$(word 1,$(subst ., ,$(VERSION))) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
+	$(CC) -shared -Wl,-soname,libprism.so.$(word 1,$(subst ., ,$(VERSION))) \
+	    -Wl,--version-script=libcollect/libprism.map $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(LIBS_CORE)
 
 # The analysis (analysis.h) for programs that read profiles; kept out of
 # libprism so instrumented programs never carry it.
 $(LIB_AN): $(ANALYSIS_OBJ)
-	@mkdir -p $(@D)
-	rm -f $@ && $(AR) rcs $@ $^
+	$(static_lib)
 
 $(PRISMTOP): $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
@@ -156,7 +170,7 @@ $(B)/bin/%: $(B)/obj/samples/%.o $(SAMPLE_LIB) $(LIB_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
 
 # Tests link everything except prism-top's main().
-$(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+$(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
@@ -166,11 +180,12 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 	$(CXX) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CORE)
 
 # Building and linking programs the ways the README gives (tests/link_test.sh).
-$(LINK_TEST): tests/link_test.sh | $(TEST_DEPS_OK)
+# What the libraries export, the arrows between folders (tests/boundaries_test.sh).
+$(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+$(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
@@ -415,7 +430,7 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
-                 $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(LIB_A)
+                 $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 .SECONDARY: $(call obj,$(wildcard tests/fuzz/*.c))

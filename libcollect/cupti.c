@@ -89,7 +89,7 @@ void cupti_start(session *s)
         cupti_set_status("unavailable: built without CUPTI headers");
 }
 
-void cupti_injected(session *s)
+void prism__cupti_injected(session *s)
 {
     cupti_start(s);
 }
@@ -404,7 +404,7 @@ void cupti_start(session *s)
     pthread_mutex_unlock(&G.lock);
 }
 
-void cupti_injected(session *s)
+void prism__cupti_injected(session *s)
 {
     if (!s->cfg.collect_gpu_ops) {
         cupti_set_status("off: collect_gpu_ops is false");

@@ -161,7 +161,7 @@ void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
  * else wait for it (cupti_drain).  Again from a later prism_init: retry. */
 void cupti_start(session *s);
 /* InitializeInjection: the driver is initialising CUDA now: attach. */
-void cupti_injected(session *s);
+PRISM_API void prism__cupti_injected(session *s);
 /* The library was loaded as the dependency of libprism-inject.so: the
  * session starts in InitializeInjection, not in a constructor. */
 bool cupti_loaded_by_injection(void);

@@ -30,7 +30,8 @@
 
 #include "cupti.h"
 
-int InitializeInjection(void);
+/* CUPTI looks it up by name (dlsym): exported from libprism-inject.so */
+PRISM_API int InitializeInjection(void);
 
 /* Is another copy of libcollect recording this process? */
 static bool other_copy_running(void)
@@ -68,6 +69,6 @@ int InitializeInjection(void)
     prism_init(&c);
     session *s = prism__s;
     if (s && prism_recording())
-        cupti_injected(s);
+        prism__cupti_injected(s);
     return 1;                           /* the driver goes on either way */
 }

@@ -178,7 +178,7 @@ typedef struct session {
     uint64_t last_ts;
 } session;
 
-extern session *prism__s;       /* NULL before init and after a failed init */
+PRISM_API extern session *prism__s;       /* NULL before init and after a failed init */
 
 /* clock.c */
 void clock_init(session *s);

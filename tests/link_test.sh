@@ -38,23 +38,7 @@ trap 'exit 1' INT TERM
 unset MAKEFLAGS MFLAGS MAKELEVEL LD_LIBRARY_PATH
 for v in $(env | sed -n 's/^\(PRISM_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 
-passed=0 failed=0 bad=""
-run_case() {    # NAME FUNCTION [ARGS]: one case, cmocka's lines
-    name=$1; shift
-    echo "[ RUN      ] $name"
-    if out=$("$@" 2>&1); then
-        [ -n "$out" ] && printf '%s\n' "$out"
-        echo "[       OK ] $name"
-        passed=$((passed + 1))
-    else
-        printf '%s\n' "$out"
-        echo "[  ERROR   ] --- $name"
-        echo "[  FAILED  ] $name"
-        failed=$((failed + 1)); bad="$bad $name"
-    fi
-}
-note() { echo "[  SKIPPED ] $*"; }
-have() { command -v "$1" >/dev/null 2>&1; }
+. tests/case_lib.sh
 
 awk '/^## Instrumenting a program/ { s = 1; next }
      s && /^## / { exit }
@@ -220,11 +204,4 @@ else
     note "samples not built: no check of their objects"
 fi
 
-if [ "$failed" -eq 0 ]; then
-    echo "[  PASSED  ] $passed test(s)."
-    exit 0
-fi
-echo "[  PASSED  ] $passed test(s)."
-echo "[  FAILED  ] $failed test(s), listed below:"
-for n in $bad; do echo "[  FAILED  ] $n"; done
-exit 1
+finish

@@ -15,6 +15,8 @@
 #ifndef PRISM_ANALYSIS_H
 #define PRISM_ANALYSIS_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -254,62 +256,62 @@ typedef struct prism_bottleneck {
 } prism_bottleneck;
 
 /* Names for enums: "hot_operation", "HIGH". */
-const char *prism_bottleneck_name(prism_bottleneck_type t);
-const char *prism_severity_name(prism_severity s);
+PRISM_API const char *prism_bottleneck_name(prism_bottleneck_type t);
+PRISM_API const char *prism_severity_name(prism_severity s);
 
 typedef struct prism_analysis prism_analysis;
 
 /* NULL on allocation failure.  opts may be NULL (defaults). */
-prism_analysis *prism_analysis_new(const prism_analysis_opts *opts);
-void prism_analysis_free(prism_analysis *a);
+PRISM_API prism_analysis *prism_analysis_new(const prism_analysis_opts *opts);
+PRISM_API void prism_analysis_free(prism_analysis *a);
 
 /* The reader callbacks that feed this analysis; create the reader with
  * prism_reader_new(&cb, a).  Pass the reader back with
  * prism_analysis_attach so names can be resolved. */
-void prism_analysis_callbacks(prism_reader_callbacks *cb);
-void prism_analysis_attach(prism_analysis *a, prism_reader *r);
+PRISM_API void prism_analysis_callbacks(prism_reader_callbacks *cb);
+PRISM_API void prism_analysis_attach(prism_analysis *a, prism_reader *r);
 
 /* Convenience: read a whole file into a new analysis and refresh it.  On
  * error returns NULL and fills *err (status), msg (a one-line message,
  * written into msgbuf) and *offset. */
-prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *opts,
+PRISM_API prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *opts,
                                    prism_status *err, char *msgbuf, size_t msglen,
                                    uint64_t *offset);
 
 /* Bring the derived results up to date with what has been fed. */
-void prism_analysis_refresh(prism_analysis *a);
+PRISM_API void prism_analysis_refresh(prism_analysis *a);
 
 /* Getters (valid until the next feed, refresh or free). */
-const prism_header *prism_analysis_header(const prism_analysis *a);
-const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a);
-const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* all threads */
+PRISM_API const prism_header *prism_analysis_header(const prism_analysis *a);
+PRISM_API const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a);
+PRISM_API const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* all threads */
 /* The training thread (an index for prism_analysis_thread_tree): the
  * thread that marks the steps when the file says so, else the thread whose
  * steps' work starts as the steps begin; SIZE_MAX when neither tells. */
-size_t prism_analysis_training_thread(const prism_analysis *a);
+PRISM_API size_t prism_analysis_training_thread(const prism_analysis *a);
 /* The denominator of every time share a verdict uses: the wall time (ns)
  * of the sampled steps on the training thread (their regions are the ones
  * recorded), or of the run when there are no steps; *steps gets the number
  * of steps behind it (0: the run). */
-double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps);
+PRISM_API double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps);
 /* Whether the profile holds CPU samples (wait vs work is measured), and
  * the collector's words on them (INFO cpu.sampler, or NULL). */
-bool prism_analysis_cpu_present(const prism_analysis *a);
-const char *prism_analysis_cpu_status(const prism_analysis *a);
+PRISM_API bool prism_analysis_cpu_present(const prism_analysis *a);
+PRISM_API const char *prism_analysis_cpu_status(const prism_analysis *a);
 /* Per-thread trees: count, then each with its stream id and name. */
-size_t prism_analysis_thread_count(const prism_analysis *a);
-const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
+PRISM_API size_t prism_analysis_thread_count(const prism_analysis *a);
+PRISM_API const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
                                              uint32_t *stream, const char **name);
-const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by total */
-const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
-const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
-const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
-const prism_work_stats *prism_analysis_work(const prism_analysis *a);
-const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
+PRISM_API const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by total */
+PRISM_API const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
+PRISM_API const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
+PRISM_API const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
+PRISM_API const prism_work_stats *prism_analysis_work(const prism_analysis *a);
+PRISM_API const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
 /* Events seen, CPU events dropped (DROPPED records of source CPU; GPU drops are
  * in prism_gpu_stats.dropped), wall span of the profile. */
-uint64_t prism_analysis_events(const prism_analysis *a);
-uint64_t prism_analysis_dropped(const prism_analysis *a);
+PRISM_API uint64_t prism_analysis_events(const prism_analysis *a);
+PRISM_API uint64_t prism_analysis_dropped(const prism_analysis *a);
 /* Of those, whole regions not recorded (a 1.1 writer drops whole regions:
  * never an enter without its exit, so the call tree holds only paths the
  * program ran, with their true durations).  *whole (may be NULL): every
@@ -318,21 +320,21 @@ uint64_t prism_analysis_dropped(const prism_analysis *a);
  * *placed (may be NULL): how many of them the file placed under a node
  * (prism_node.unrecorded of the roots, summed); the rest were at a
  * thread's top level or could not be placed. */
-uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed);
+PRISM_API uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed);
 /* Whole regions of one thread (stream) not recorded: its DROPPED regions. */
-uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream);
-uint64_t prism_analysis_span_ns(const prism_analysis *a);
+PRISM_API uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream);
+PRISM_API uint64_t prism_analysis_span_ns(const prism_analysis *a);
 /* Timestamp (ns since the file's origin) of the newest record seen. */
-uint64_t prism_analysis_last_ts(const prism_analysis *a);
-bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
+PRISM_API uint64_t prism_analysis_last_ts(const prism_analysis *a);
+PRISM_API bool prism_analysis_complete(const prism_analysis *a);  /* footer seen */
 /* The node of the all-threads tree with this path hash, or PRISM_NO_NODE. */
-uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
+PRISM_API uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash);
 /* Per-step time of a node of the all-threads tree over the sampled steps
  * in which it ran (a step without it is absent, not zero), one sample per
  * step and thread that has the path: their count, mean and sample variance
  * (ns, ns^2); the count is the node's steps_seen and may be 0.  False when
  * the node or the steps are unknown. */
-bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
+PRISM_API bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
                                       double *mean, double *var);
 
 /* The most per-step samples kept for one call path. */
@@ -347,10 +349,10 @@ bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, ui
  * min(max, PRISM_STEP_SAMPLES) values into out (the caller's array, in no
  * particular order) and returns their count: 0 when the node is unknown
  * or never ran in a sampled step. */
-size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, double *out,
+PRISM_API size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, double *out,
                                         size_t max);
 /* The median of those samples (ns); 0 when there are none. */
-double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node);
+PRISM_API double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node);
 
 /*
  * Leak verdict from a least-squares line through (x, y), x the step index,
@@ -369,12 +371,12 @@ double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node);
  * missing the rest of the evidence.  The projection is 1000 steps ahead;
  * prism_leak_project moves it.
  */
-prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb);
+PRISM_API prism_leak prism_leak_fit(const double *x, const double *y, size_t n, double threshold_mb);
 /* Carry the fitted line `steps` steps past the last point (epoch_end: that
  * is where the epoch ends). */
-void prism_leak_project(prism_leak *l, uint64_t steps, bool epoch_end);
+PRISM_API void prism_leak_project(prism_leak *l, uint64_t steps, bool epoch_end);
 /* "none", "growing", "leak". */
-const char *prism_leak_verdict_name(prism_leak_verdict v);
+PRISM_API const char *prism_leak_verdict_name(prism_leak_verdict v);
 
 /* ---- compare ---- */
 
@@ -434,8 +436,8 @@ typedef struct prism_compare {
 
 /* Compare two refreshed analyses.  The result borrows from both; free it
  * with prism_compare_free before freeing them.  NULL on allocation failure. */
-prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur);
-void prism_compare_free(prism_compare *c);
+PRISM_API prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur);
+PRISM_API void prism_compare_free(prism_compare *c);
 
 /* Mann-Whitney U test (Wilcoxon rank-sum): does one sample tend to hold
  * larger values than the other?  Exact for samples without ties and
@@ -449,13 +451,13 @@ typedef struct prism_rank_test {
                                   NaN, or on allocation failure                 */
     bool exact;
 } prism_rank_test;
-prism_rank_test prism_mann_whitney(const double *a, size_t na, const double *b, size_t nb);
-double prism_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+PRISM_API prism_rank_test prism_mann_whitney(const double *a, size_t na, const double *b, size_t nb);
+PRISM_API double prism_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 
 /* Welch's t-test: two-sided p-value of equal means; -1 when n < 3 on a side. */
-double prism_welch_p(const double *a, size_t na, const double *b, size_t nb);
+PRISM_API double prism_welch_p(const double *a, size_t na, const double *b, size_t nb);
 /* The same from each side's count, mean and sample variance. */
-double prism_welch_p_moments(double na, double ma, double va, double nb, double mb, double vb);
+PRISM_API double prism_welch_p_moments(double na, double ma, double va, double nb, double mb, double vb);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #ifndef PRISM_COLLECT_H
 #define PRISM_COLLECT_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,7 +80,7 @@ typedef struct prism_config {
 } prism_config;
 
 /* The defaults (documented in README.md, "Configuration"). */
-void prism_config_default(prism_config *c);
+PRISM_API void prism_config_default(prism_config *c);
 
 /* The defaults themselves, in one place: prism_config_default() and, with
  * PRISM_DISABLE, the inline that stands in for it. */
@@ -108,7 +110,7 @@ static inline void prism__config_defaults(prism_config *c)
 
 /* Apply PRISM_* environment variables on top of *c.  A bad value gives one
  * warning on stderr and keeps the field's current value. */
-void prism_config_from_env(prism_config *c);
+PRISM_API void prism_config_from_env(prism_config *c);
 
 /*
  * Start the session.  cfg NULL: defaults + environment.  Returns 0 when
@@ -116,24 +118,24 @@ void prism_config_from_env(prism_config *c);
  * (a warning was printed; the program goes on unprofiled).  A second call
  * while a session runs does nothing and returns 0.
  */
-int prism_init(const prism_config *cfg);
+PRISM_API int prism_init(const prism_config *cfg);
 
 /* Flush everything, write the footer, close the file, stop the writer.
  * Idempotent; also registered with atexit().  Threads still recording
  * afterwards are ignored. */
-void prism_shutdown(void);
+PRISM_API void prism_shutdown(void);
 
 /* True while events are being recorded. */
-bool prism_recording(void);
+PRISM_API bool prism_recording(void);
 
 /* The output file's path once started (borrowed), else NULL. */
-const char *prism_output_path(void);
+PRISM_API const char *prism_output_path(void);
 
 /* ---- names ---------------------------------------------------------- */
 
 /* Intern a name: the same name always gets the same id.  Thread-safe; takes
  * a lock, so call it once and keep the id.  0 when not recording. */
-uint32_t prism_name(const char *name);
+PRISM_API uint32_t prism_name(const char *name);
 
 /* A call site's static record: the name is interned on first use only. */
 typedef struct prism_site {
@@ -143,7 +145,7 @@ typedef struct prism_site {
     PRISM__ATOMIC(uint32_t) id;   /* 0 until interned */
 } prism_site;
 
-uint32_t prism__site_id(prism_site *s);       /* slow path: interns */
+PRISM_API uint32_t prism__site_id(prism_site *s);       /* slow path: interns */
 
 /* ---- the hot path -------------------------------------------------- */
 
@@ -170,15 +172,15 @@ typedef struct prism__tls {
     struct prism__thread *th;
 } prism__tls;
 
-extern PRISM__ATOMIC(int) prism__on; /* recording regions right now           */
-extern __thread prism__tls prism__t __attribute__((tls_model("initial-exec")));
+PRISM_API extern PRISM__ATOMIC(int) prism__on; /* recording regions right now           */
+PRISM_API extern __thread prism__tls prism__t __attribute__((tls_model("initial-exec")));
 
 /* The slow path (buffers.c): it reads the clock itself, when it records. */
-void prism__event_slow(uint32_t word);
+PRISM_API void prism__event_slow(uint32_t word);
 
 #if defined(__x86_64__) || defined(__i386__)
-extern int prism__clock_tsc;
-uint64_t prism__clock_mono(void);
+PRISM_API extern int prism__clock_tsc;
+PRISM_API uint64_t prism__clock_mono(void);
 static inline uint64_t prism__now(void)
 {
     if (__builtin_expect(prism__clock_tsc, 1)) {
@@ -189,7 +191,7 @@ static inline uint64_t prism__now(void)
     return prism__clock_mono();
 }
 #else
-uint64_t prism__clock_mono(void);
+PRISM_API uint64_t prism__clock_mono(void);
 static inline uint64_t prism__now(void) { return prism__clock_mono(); }
 #endif
 
@@ -262,15 +264,15 @@ static inline void prism__exit(void)
  * name is a function-like macro for its inline version (prism__*);
  * (prism_pop)() or &prism_pop reach the real function.
  */
-void prism_push_id(uint32_t id);
-void prism_pop(void);
-void prism_mark_id(uint32_t id);
-void prism_counter_i(uint32_t id, int64_t value);
-void prism_counter_f(uint32_t id, double value);
+PRISM_API void prism_push_id(uint32_t id);
+PRISM_API void prism_pop(void);
+PRISM_API void prism_mark_id(uint32_t id);
+PRISM_API void prism_counter_i(uint32_t id, int64_t value);
+PRISM_API void prism_counter_f(uint32_t id, double value);
 /* PRISM_ZONE's two halves: enter the region of a call site's static record
  * (interned on first use); leave the innermost region (as prism_pop). */
-void prism_zone_begin(prism_site *site);
-void prism_zone_end(void);
+PRISM_API void prism_zone_begin(prism_site *site);
+PRISM_API void prism_zone_end(void);
 
 #ifndef PRISM_DISABLE
 
@@ -305,7 +307,7 @@ static inline void prism__pop(void)
 
 /* Enter a region by name: hashes the name on every call (a per-thread
  * cache keeps it lock-free after the first); prefer ids or PRISM_ZONE. */
-void prism_push(const char *name);
+PRISM_API void prism_push(const char *name);
 
 /* Scoped region: the region ends when the enclosing block does.
  *     { PRISM_ZONE("forward"); ... }
@@ -353,12 +355,12 @@ static inline void prism__mark_id(uint32_t id)
     if (PRISM__LOAD_RELAXED(&prism__on))
         prism__emit(id << 4 | PRISM__EV_MARK);
 }
-void prism_mark_name(const char *name);
+PRISM_API void prism_mark_name(const char *name);
 
 /* Counters: recorded in every step, sampled or not.  Two slots: the
  * value's bits ride in the second event's timestamp field. */
-extern PRISM__ATOMIC(int) prism__counting;   /* a session runs with timing on */
-void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts);
+PRISM_API extern PRISM__ATOMIC(int) prism__counting;   /* a session runs with timing on */
+PRISM_API void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts);
 
 static inline void prism__counter_emit(uint32_t word, uint64_t bits)
 {
@@ -396,7 +398,7 @@ static inline void prism__counter_f(uint32_t id, double value)
 }
 
 /* Name the calling thread in the profile. */
-void prism_thread_name(const char *name);
+PRISM_API void prism_thread_name(const char *name);
 
 /* ---- GPU memory from the program ------------------------------------ */
 
@@ -407,7 +409,7 @@ void prism_thread_name(const char *name);
  * figures for that device instead of NVML's, and carry the device even
  * where NVML is absent.  Lock-free; no system call; callable from any
  * thread, before or without a session (then it does nothing visible). */
-void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved);
+PRISM_API void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved);
 
 /* ---- steps ---------------------------------------------------------- */
 
@@ -417,12 +419,12 @@ void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved);
  * and queues the step for the writer thread: no system call, no lock (but
  * when 1024 steps wait for the writer); the writer samples memory for the
  * steps that ended (collect_memory). */
-void prism_step_begin(void);
-void prism_step_end(void);
+PRISM_API void prism_step_begin(void);
+PRISM_API void prism_step_end(void);
 /* Set the epoch number carried by the following steps. */
-void prism_epoch(uint64_t epoch);
+PRISM_API void prism_epoch(uint64_t epoch);
 /* The index of the current (or next) step. */
-uint64_t prism_step_index(void);
+PRISM_API uint64_t prism_step_index(void);
 
 #else  /* PRISM_DISABLE: every call compiles to nothing; no library needed */
 

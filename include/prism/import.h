@@ -13,6 +13,8 @@
 #ifndef PRISM_IMPORT_H
 #define PRISM_IMPORT_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,14 +26,14 @@ extern "C" {
 #endif
 
 /* Make readers created from now on read traces.  Idempotent, cheap. */
-void prism_import_register(void);
+PRISM_API void prism_import_register(void);
 
 /* The backend itself (for a program that registers it with others). */
-const prism_foreign_backend *prism_import_backend(void);
+PRISM_API const prism_foreign_backend *prism_import_backend(void);
 
 /* Would the importer take a file starting with p[0..n)?  1 yes, 0 no, -1
  * undecided (only blanks so far, or one byte of a gzip magic). */
-int prism_import_probe(const uint8_t *p, size_t n, bool final);
+PRISM_API int prism_import_probe(const uint8_t *p, size_t n, bool final);
 
 /*
  * What the importer repaired or left out, in words, one line each ("12
@@ -41,7 +43,7 @@ int prism_import_probe(const uint8_t *p, size_t n, bool final);
  * was not imported.
  */
 #define PRISM_IMPORT_NOTE 160
-size_t prism_import_notes(const prism_header *h, char (*lines)[PRISM_IMPORT_NOTE], size_t max);
+PRISM_API size_t prism_import_notes(const prism_header *h, char (*lines)[PRISM_IMPORT_NOTE], size_t max);
 
 #ifdef __cplusplus
 }

@@ -48,6 +48,8 @@
 #ifndef PRISM_JOB_H
 #define PRISM_JOB_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,7 +70,7 @@ typedef enum prism_wait_kind {
     PRISM_WAIT_NO = 0, PRISM_WAIT_OFFCPU, PRISM_WAIT_GPU, PRISM_WAIT_NAME
 } prism_wait_kind;
 /* "work", "off_cpu", "gpu_collective", "name" */
-const char *prism_wait_kind_name(prism_wait_kind k);
+PRISM_API const char *prism_wait_kind_name(prism_wait_kind k);
 
 /* A call path of a rank's training thread. */
 typedef struct prism_rank_region {
@@ -108,16 +110,16 @@ typedef struct prism_rank_summary {
 /* Reduce one profile (or torch trace) to its summary: the analysis, then a
  * second read of the file for the per-step wait time.  Returns PRISM_OK or
  * the error, with a one-line message in msg and the byte offset. */
-prism_status prism_rank_summary_from_file(const char *path, prism_rank_summary *out,
+PRISM_API prism_status prism_rank_summary_from_file(const char *path, prism_rank_summary *out,
                                           char *msg, size_t msglen, uint64_t *offset);
 /* The summary file: JSON, docs/SUMMARY.md.  write: false on a write error. */
-bool prism_rank_summary_write(FILE *f, const prism_rank_summary *s);
+PRISM_API bool prism_rank_summary_write(FILE *f, const prism_rank_summary *s);
 /* Read one; a hostile or damaged file gives an error and the offset. */
-prism_status prism_rank_summary_read(const char *path, prism_rank_summary *out,
+PRISM_API prism_status prism_rank_summary_read(const char *path, prism_rank_summary *out,
                                      char *msg, size_t msglen, uint64_t *offset);
 /* Does a file starting with p[0..n) hold a summary? */
-bool prism_rank_summary_probe(const uint8_t *p, size_t n);
-void prism_rank_summary_free(prism_rank_summary *s);   /* its fields; s stays */
+PRISM_API bool prism_rank_summary_probe(const uint8_t *p, size_t n);
+PRISM_API void prism_rank_summary_free(prism_rank_summary *s);   /* its fields; s stays */
 
 /* ---- the job ---- */
 
@@ -202,17 +204,17 @@ typedef struct prism_job {
 } prism_job;
 
 /* Defaults into *o. */
-void prism_job_opts_default(prism_job_opts *o);
+PRISM_API void prism_job_opts_default(prism_job_opts *o);
 /* Merge summaries (taken over: moved from sums[], which the caller frees
  * with free() only) and failures (taken over too) into a job.  NULL on
  * allocation failure (everything given is freed). */
-prism_job *prism_job_new(prism_rank_summary *sums, size_t n, prism_job_failure *failed,
+PRISM_API prism_job *prism_job_new(prism_rank_summary *sums, size_t n, prism_job_failure *failed,
                          size_t nfailed, const prism_job_opts *opts);
-void prism_job_free(prism_job *j);
+PRISM_API void prism_job_free(prism_job *j);
 /* Per-region deltas of rank index r against the median of the others,
  * largest |delta| first, work and wait alike: up to max into out (the
  * caller's), returns how many. */
-size_t prism_job_deltas(const prism_job *j, size_t r, prism_job_delta *out, size_t max);
+PRISM_API size_t prism_job_deltas(const prism_job *j, size_t r, prism_job_delta *out, size_t max);
 /* The cell (rank index r, aligned step s): step/work ns, NAN when absent. */
 static inline double prism_job_step(const prism_job *j, size_t r, size_t s)
 {
@@ -231,30 +233,30 @@ static inline double prism_job_work(const prism_job *j, size_t r, size_t s)
  * a torch trace or a summary, in name order, not recursing).  *out gets a
  * malloc'ed array of malloc'ed paths.  Returns PRISM_OK, or an error with
  * a message naming the argument (a directory that cannot be read). */
-prism_status prism_job_expand(const char *const *args, size_t n, char ***out, size_t *nout,
+PRISM_API prism_status prism_job_expand(const char *const *args, size_t n, char ***out, size_t *nout,
                               char *msg, size_t msglen);
-void prism_job_paths_free(char **paths, size_t n);
+PRISM_API void prism_job_paths_free(char **paths, size_t n);
 
 /* Summaries of many files on a pool of threads (threads 0: one per online
  * CPU, at most one per file), each file a profile, a trace or a summary
  * (told apart by content).  Progress is readable while it runs. */
 typedef struct prism_job_loader prism_job_loader;
-prism_job_loader *prism_job_loader_start(const char *const *paths, size_t n, unsigned threads);
+PRISM_API prism_job_loader *prism_job_loader_start(const char *const *paths, size_t n, unsigned threads);
 typedef struct prism_job_progress {
     size_t done, total;        /* files finished (read or failed) / all      */
     size_t failed;
     uint64_t bytes_done, bytes_total;   /* sizes of the files finished / all */
     bool finished;             /* every file done: finish won't wait         */
 } prism_job_progress;
-prism_job_progress prism_job_loader_progress(prism_job_loader *l);
+PRISM_API prism_job_progress prism_job_loader_progress(prism_job_loader *l);
 /* Ask the threads to stop after their current file (q while loading). */
-void prism_job_loader_cancel(prism_job_loader *l);
+PRISM_API void prism_job_loader_cancel(prism_job_loader *l);
 /* Wait for the threads, merge what was read into a job (the loader is
  * freed; NULL on allocation failure or after a cancel). */
-prism_job *prism_job_loader_finish(prism_job_loader *l, const prism_job_opts *opts);
+PRISM_API prism_job *prism_job_loader_finish(prism_job_loader *l, const prism_job_opts *opts);
 
 /* All of it in one call (no progress): expand, load, merge. */
-prism_job *prism_job_open(const char *const *args, size_t n, unsigned threads,
+PRISM_API prism_job *prism_job_open(const char *const *args, size_t n, unsigned threads,
                           const prism_job_opts *opts, char *msg, size_t msglen);
 
 #ifdef __cplusplus

@@ -12,6 +12,8 @@
 #ifndef PRISM_PROFILE_H
 #define PRISM_PROFILE_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,7 +68,7 @@ typedef enum prism_status {
 } prism_status;
 
 /* Words for a status; never NULL, static storage. */
-const char *prism_strerror(prism_status s);
+PRISM_API const char *prism_strerror(prism_status s);
 
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
@@ -90,7 +92,7 @@ typedef enum prism_chunk_kind {
 } prism_chunk_kind;
 
 /* Name of a chunk kind ("regions"), "unknown" for others. */
-const char *prism_chunk_kind_name(uint32_t kind);
+PRISM_API const char *prism_chunk_kind_name(uint32_t kind);
 
 /* A configuration value in the header or an INFO chunk. */
 typedef enum prism_value_type {
@@ -283,7 +285,7 @@ typedef struct prism_footer {
  * cap is too small, PRISM_E_LIMIT when the header exceeds the format limits,
  * PRISM_E_ARG for a minor version above PRISM_FORMAT_MINOR.  No allocation.
  */
-prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
+PRISM_API prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
                                  size_t cap, size_t *out_len);
 
 /*
@@ -321,13 +323,13 @@ typedef struct prism_enc {
  * (REGIONS only; pass 0 otherwise) is the thread's nesting depth before the
  * chunk's first event.  PRISM_E_NOSPACE when cap < PRISM_CHUNK_OVERHEAD.
  */
-prism_status prism_enc_begin(prism_enc *e, uint8_t *buf, size_t cap,
+PRISM_API prism_status prism_enc_begin(prism_enc *e, uint8_t *buf, size_t cap,
                              prism_chunk_kind kind, uint32_t stream,
                              uint64_t seq, uint64_t base, uint32_t depth);
 
 /* Close the chunk: patch lengths, append the XXH3-64 checksum.  *out_len is
  * the chunk's total size.  The encoder may be begun again afterwards. */
-prism_status prism_enc_finish(prism_enc *e, size_t *out_len);
+PRISM_API prism_status prism_enc_finish(prism_enc *e, size_t *out_len);
 
 /* Records appended so far (strings, events, samples...). */
 static inline uint64_t prism_enc_records(const prism_enc *e) { return e->records; }
@@ -336,20 +338,20 @@ static inline uint64_t prism_enc_records(const prism_enc *e) { return e->records
  * CPU must not decrease within a chunk; an earlier one is clamped to the
  * previous one.  CPU: samples with the same ts share one stored time; flag
  * bits other than PRISM_CPU_* are refused (PRISM_E_ARG). */
-prism_status prism_enc_string(prism_enc *e, const char *s, size_t len);
-prism_status prism_enc_thread(prism_enc *e, const prism_thread *t);
-prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name);
-prism_status prism_enc_exit(prism_enc *e, uint64_t ts);
-prism_status prism_enc_mark(prism_enc *e, const prism_mark *m);
-prism_status prism_enc_counter(prism_enc *e, const prism_counter *c);
-prism_status prism_enc_step(prism_enc *e, const prism_step *s);
-prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m);
-prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g);
-prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
-prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
-prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
-prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
-prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
+PRISM_API prism_status prism_enc_string(prism_enc *e, const char *s, size_t len);
+PRISM_API prism_status prism_enc_thread(prism_enc *e, const prism_thread *t);
+PRISM_API prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name);
+PRISM_API prism_status prism_enc_exit(prism_enc *e, uint64_t ts);
+PRISM_API prism_status prism_enc_mark(prism_enc *e, const prism_mark *m);
+PRISM_API prism_status prism_enc_counter(prism_enc *e, const prism_counter *c);
+PRISM_API prism_status prism_enc_step(prism_enc *e, const prism_step *s);
+PRISM_API prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m);
+PRISM_API prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g);
+PRISM_API prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
+PRISM_API prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
+PRISM_API prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
+PRISM_API prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
+PRISM_API prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
 
 /*
  * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
@@ -360,17 +362,17 @@ prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
 typedef struct prism_strtab prism_strtab;
 
 /* NULL on allocation failure.  The caller frees with prism_strtab_free. */
-prism_strtab *prism_strtab_new(void);
-void prism_strtab_free(prism_strtab *t);
+PRISM_API prism_strtab *prism_strtab_new(void);
+PRISM_API void prism_strtab_free(prism_strtab *t);
 /* *id receives the name's id; *is_new whether this call assigned it.
  * Names longer than PRISM_MAX_STRING_BYTES are truncated.  PRISM_E_NOMEM,
  * PRISM_E_LIMIT (table full) on failure. */
-prism_status prism_strtab_intern(prism_strtab *t, const char *s, size_t len,
+PRISM_API prism_status prism_strtab_intern(prism_strtab *t, const char *s, size_t len,
                                  uint32_t *id, bool *is_new);
 /* The name of an id (borrowed, NUL-terminated), NULL if unknown. */
-const char *prism_strtab_name(const prism_strtab *t, uint32_t id, size_t *len);
+PRISM_API const char *prism_strtab_name(const prism_strtab *t, uint32_t id, size_t *len);
 /* Number of ids assigned. */
-uint32_t prism_strtab_count(const prism_strtab *t);
+PRISM_API uint32_t prism_strtab_count(const prism_strtab *t);
 
 /* ------------------------------------------------------------------ */
 /* Reader                                                              */
@@ -439,8 +441,8 @@ typedef struct prism_reader_stats {
 typedef struct prism_reader prism_reader;
 
 /* NULL on allocation failure.  cb is copied; ctx is passed back. */
-prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx);
-void prism_reader_free(prism_reader *r);
+PRISM_API prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx);
+PRISM_API void prism_reader_free(prism_reader *r);
 
 /*
  * Feed the next bytes of the file.  Complete chunks are decoded and reported
@@ -449,14 +451,14 @@ void prism_reader_free(prism_reader *r);
  * when it ends inside one (a torn tail: feed more to resume), or an error
  * (which is sticky: later calls return it again).
  */
-prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len);
+PRISM_API prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len);
 
 /*
  * Read fd from the reader's current input offset (prism_reader_input_offset)
  * to end of file, feeding the reader.  Same returns as feed, plus PRISM_E_IO.
  * Call again later to pick up bytes appended since (live tail).
  */
-prism_status prism_reader_read_fd(prism_reader *r, int fd);
+PRISM_API prism_status prism_reader_read_fd(prism_reader *r, int fd);
 
 /*
  * Declare the end of the input.  Bytes of an incomplete item are then
@@ -464,26 +466,26 @@ prism_status prism_reader_read_fd(prism_reader *r, int fd);
  * Returns PRISM_OK, or the sticky error; PRISM_E_EMPTY if nothing was fed,
  * PRISM_E_HEADER if the header never completed.
  */
-prism_status prism_reader_finish(prism_reader *r);
+PRISM_API prism_status prism_reader_finish(prism_reader *r);
 
 /* Bytes fed so far (the next file offset read_fd reads from). */
-uint64_t prism_reader_input_offset(const prism_reader *r);
+PRISM_API uint64_t prism_reader_input_offset(const prism_reader *r);
 /* End of the last complete item: where a new reader would resume. */
-uint64_t prism_reader_good_offset(const prism_reader *r);
+PRISM_API uint64_t prism_reader_good_offset(const prism_reader *r);
 /* The last error: its code, a one-line message and the byte offset. */
-prism_status prism_reader_error(const prism_reader *r, const char **msg,
+PRISM_API prism_status prism_reader_error(const prism_reader *r, const char **msg,
                                 uint64_t *offset);
-const prism_reader_stats *prism_reader_stats_get(const prism_reader *r);
+PRISM_API const prism_reader_stats *prism_reader_stats_get(const prism_reader *r);
 /* The header once read, else NULL.  Owned by the reader. */
-const prism_header *prism_reader_header(const prism_reader *r);
+PRISM_API const prism_header *prism_reader_header(const prism_reader *r);
 /* A string by id, NULL if not (yet) known.  Owned by the reader. */
-const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len);
+PRISM_API const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len);
 
 /*
  * Convenience: open path, read all of it, finish.  On error *msg (static or
  * reader-owned until free) and *offset describe it.  The caller frees r.
  */
-prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
+PRISM_API prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
                              void *ctx, prism_reader **out);
 
 /* ------------------------------------------------------------------ */
@@ -522,9 +524,9 @@ typedef struct prism_foreign_backend {
 
 /* Register the backend readers created afterwards consult (one; a second
  * call replaces the first; NULL removes it).  b must outlive the readers. */
-void prism_reader_set_foreign(const prism_foreign_backend *b);
+PRISM_API void prism_reader_set_foreign(const prism_foreign_backend *b);
 /* The backend name when r reads a foreign file, else NULL. */
-const char *prism_reader_foreign(const prism_reader *r);
+PRISM_API const char *prism_reader_foreign(const prism_reader *r);
 
 #ifdef __cplusplus
 }

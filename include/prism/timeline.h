@@ -27,6 +27,8 @@
 #ifndef PRISM_TIMELINE_H
 #define PRISM_TIMELINE_H
 
+#include "prism/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,8 +74,8 @@ typedef struct prism_timeline prism_timeline;
 
 /* cap: spans kept per lane (0: PRISM_TIMELINE_CAP; at least 64).  NULL on
  * allocation failure.  The caller frees with prism_timeline_free. */
-prism_timeline *prism_timeline_new(size_t cap);
-void prism_timeline_free(prism_timeline *t);
+PRISM_API prism_timeline *prism_timeline_new(size_t cap);
+PRISM_API void prism_timeline_free(prism_timeline *t);
 
 /*
  * Load the spans of [t0, t1] (ns) from the file at path.  When the path,
@@ -83,24 +85,24 @@ void prism_timeline_free(prism_timeline *t);
  * reader's errors (the lanes are then empty); PRISM_E_ARG for t1 < t0.
  * Lanes and spans stay valid until the next load or free.
  */
-prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t0,
+PRISM_API prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t0,
                                  uint64_t t1);
 
 /* Lanes of the last load: threads by stream id, then GPU streams by device
  * and stream.  Lanes without a span in the window are left out. */
-size_t prism_timeline_lane_count(const prism_timeline *t);
-const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i);
+PRISM_API size_t prism_timeline_lane_count(const prism_timeline *t);
+PRISM_API const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i);
 /* Lanes beyond PRISM_TIMELINE_MAX_LANES that were left out. */
-size_t prism_timeline_lanes_left_out(const prism_timeline *t);
+PRISM_API size_t prism_timeline_lanes_left_out(const prism_timeline *t);
 /* Read windows through the chunk index (the default; on) or read the whole
  * file for every window (off; what foreign files always get).  Both give
  * the same spans; the switch is there to compare them. */
-void prism_timeline_use_index(prism_timeline *t, bool on);
+PRISM_API void prism_timeline_use_index(prism_timeline *t, bool on);
 /* Times a window was read (a cached load reads nothing). */
-uint64_t prism_timeline_reads(const prism_timeline *t);
+PRISM_API uint64_t prism_timeline_reads(const prism_timeline *t);
 /* Bytes of the file the last window read took (the index's own pass over
  * the file, once, not counted). */
-uint64_t prism_timeline_bytes_read(const prism_timeline *t);
+PRISM_API uint64_t prism_timeline_bytes_read(const prism_timeline *t);
 
 #ifdef __cplusplus
 }
