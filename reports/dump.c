@@ -1,6 +1,7 @@
 /*
- * dump.c - what `prism-top dump FILE [--chunks]` prints: the header and every record, or
- * one line per chunk, so a person can see what a file holds.
+ * dump.c - what `prism-top dump FILE [--chunks]` prints: the header and
+ * every record, or one line per chunk, so a person can see what a file
+ * holds.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,9 +1,10 @@
 /*
  * panes.c - the pane registry: every pane of the explorer, once.  The
- * frame's panes (explore.c), the number keys, the --pane names (and the
- * command line's error text for a bad one) and the help's sections are
- * taken from this table.  A new pane: its file (a const ui_pane), a PANE_*
- * before PANE_HELP in ui.h, and a row here.
+ * frame's panes (explore.c), the number keys' panes, the --pane names
+ * (and the command line's error text for a bad one) and the help's
+ * sections are taken from this table.  A new pane: its file (a const
+ * ui_pane), a PANE_* before PANE_HELP in ui.h, a row here, and its number
+ * in ui_global_keys (explore.c) for the help's key list.
  */
 #include <stdio.h>
 #include <strings.h>
@@ -11,16 +12,15 @@
 #include "ui.h"
 
 const ui_pane_entry ui_panes[UI_NPANES] = {
-    { PANE_SUMMARY, "summary", '1', "the profile at a glance", &pane_summary },
-    { PANE_TREE, "tree", '2', "the call tree", &pane_tree },
-    { PANE_FLAME, "flame", '3', "the flame graph", &pane_flame },
-    { PANE_OPS, "ops", '4', "operations by total time", &pane_ops },
-    { PANE_MEMORY, "memory", '5', "memory over time, the leak verdict", &pane_memory },
-    { PANE_GPU, "gpu", '6', "kernels, transfers, GPU activity", &pane_gpu },
-    { PANE_BOTTLENECKS, "bottlenecks", '7', "bottlenecks with evidence and a fix",
-      &pane_bottlenecks },
-    { PANE_TIMELINE, "timeline", '8', "steps over time, one step's spans", &pane_timeline },
-    { PANE_HELP, "help", 0, "the keys of every pane", &pane_help },
+    { PANE_SUMMARY, "summary", '1', &pane_summary },
+    { PANE_TREE, "tree", '2', &pane_tree },
+    { PANE_FLAME, "flame", '3', &pane_flame },
+    { PANE_OPS, "ops", '4', &pane_ops },
+    { PANE_MEMORY, "memory", '5', &pane_memory },
+    { PANE_GPU, "gpu", '6', &pane_gpu },
+    { PANE_BOTTLENECKS, "bottlenecks", '7', &pane_bottlenecks },
+    { PANE_TIMELINE, "timeline", '8', &pane_timeline },
+    { PANE_HELP, "help", 0, &pane_help },
 };
 
 int ui_pane_by_name(const char *name)

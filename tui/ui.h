@@ -69,14 +69,14 @@ enum { PANE_SUMMARY, PANE_TREE, PANE_FLAME, PANE_OPS, PANE_MEMORY, PANE_GPU, PAN
        PANE_TIMELINE, PANE_HELP, UI_NPANES };
 
 /* The pane registry (panes.c): one row per pane, from which the frame
- * takes its panes, the number keys their pane, --pane its names (and the
- * command line its error text), the help its sections. */
+ * takes its panes (and the help its sections, in this order), the number
+ * keys their pane, --pane its names (and the command line its error
+ * text). */
 typedef struct ui_pane_entry {
     int id;                     /* PANE_*, its index in ui_panes            */
     const char *name;           /* --pane NAME (any case)                   */
     int key;                    /* the key that shows it ('1'..), 0: none   */
-    const char *help;           /* what it shows, one line                  */
-    const ui_pane *ops;
+    const ui_pane *ops;         /* its functions; ops->name: its tab label  */
 } ui_pane_entry;
 extern const ui_pane_entry ui_panes[UI_NPANES];
 /* The pane shown by key (a number key), or -1. */
