@@ -62,7 +62,10 @@ FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 IMPORT_SRC   := $(wildcard import/*.c)
-TUI_SRC      := $(wildcard tui/*.c present/*.c reports/*.c)
+# reports/: the report writers (no argv); cli/: the command line, main()
+REPORTS_SRC  := $(wildcard present/*.c reports/*.c)
+CLI_SRC      := $(wildcard cli/*.c)
+TUI_SRC      := $(wildcard tui/*.c) $(REPORTS_SRC) $(CLI_SRC)
 TEST_SRC     := $(wildcard tests/*_test.c)
 CXX_TEST_SRC := $(wildcard tests/*_test.cpp)
 BENCH_SRC    := $(wildcard bench/*.c)
@@ -75,7 +78,7 @@ COLLECT_OBJ  := $(call obj,$(COLLECT_SRC))
 # the importer's objects travel with the analysis (libprism-analysis.a)
 ANALYSIS_OBJ := $(call obj,$(BASE_SRC) $(ANALYSIS_SRC) $(IMPORT_SRC))
 TUI_OBJ      := $(call obj,$(TUI_SRC))
-TUI_MAIN     := $(B)/obj/tui/main.o
+TUI_MAIN     := $(B)/obj/cli/main.o
 SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
 
 LIB_A    := $(B)/lib/libprism.a
@@ -97,8 +100,7 @@ PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
                 2>/dev/null))
 PY_SRC     := $(wildcard python/src/*.c)
 PY_OBJ     := $(call obj,$(PY_SRC))
-PY_TUI_OBJ := $(call obj,$(wildcard present/*.c reports/export*.c) \
-                          $(addprefix reports/,analyze_json.c compare_cmd.c json.c report.c))
+PY_TUI_OBJ := $(call obj,$(REPORTS_SRC))
 PY_DIR     := $(B)/python/prism
 PY_EXT     := $(PY_DIR)/_prism.abi3.so
 PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
@@ -393,10 +395,7 @@ FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
-FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
-                       $(wildcard reports/export*.c) \
-                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c) \
-                       $(addprefix reports/,analyze_job.c analyze_job_json.c summary_cmd.c))
+FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c) $(REPORTS_SRC))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 .SECONDARY: $(FUZZ_LIB_OBJ)
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \

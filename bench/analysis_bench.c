@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "cli.h"
+#include "../cli/cli.h"
 #include "prism/analysis.h"
 #include "prism/collect.h"
 #include "refgen.h"

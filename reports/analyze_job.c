@@ -19,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze_job.h"
-#include "cli.h"
+#include "reports.h"
 #include "escape.h"
 #include "report.h"
 #include "units.h"

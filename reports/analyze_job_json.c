@@ -8,7 +8,6 @@
  */
 #include <math.h>
 
-#include "analyze_job.h"
 #include "json.h"
 #include "report.h"
 

@@ -1,6 +1,7 @@
 /*
- * dump.c - `prism-top dump FILE [--chunks]`: the header and every record, or
- * one line per chunk, so a person can see what a file holds.
+ * dump.c - what `prism-top dump FILE [--chunks]` prints: the header and
+ * every record, or one line per chunk, so a person can see what a file
+ * holds.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "reports.h"
 #include "escape.h"
 #include "report.h"
 #include "prism/profile.h"
@@ -323,32 +324,9 @@ static void on_chunk(void *ctx, const prism_chunk_info *c)
             status[c->status]);
 }
 
-int cmd_dump(int argc, char **argv, FILE *out)
+int rp_dump_file(const char *path, bool chunks, FILE *out)
 {
-    const char *path = NULL;
-    dump d = { .out = out };
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--chunks"))
-            d.chunks = true;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: prism-top dump FILE [--chunks]\n"
-                   "Print a profile's header and every record in file order; with --chunks,\n"
-                   "one line per chunk (offset, size, kind, stream, sequence, records, status).\n");
-            return EXIT_OK;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "prism-top dump: unknown option '%s'\n", argv[i]);
-            return EXIT_USAGE;
-        } else if (!path)
-            path = argv[i];
-        else {
-            fprintf(stderr, "prism-top dump: one file only\n");
-            return EXIT_USAGE;
-        }
-    }
-    if (!path) {
-        fprintf(stderr, "usage: prism-top dump FILE [--chunks]\n");
-        return EXIT_USAGE;
-    }
+    dump d = { .out = out, .chunks = chunks };
     prism_reader_callbacks cb = {
         .header = on_header, .string = on_string, .thread = on_thread,
         .regions = on_regions, .marks = on_marks, .counters = on_counters,

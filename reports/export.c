@@ -1,6 +1,6 @@
 /*
- * export.c - `prism-top export FILE --format F [-o OUT]`: the profile in a
- * format other tools read.
+ * export.c - the exports (`prism-top export FILE --format F [-o OUT]`): the
+ * profile in a format other tools read, and the table of the formats.
  *
  *   chrome-trace  Chrome trace-event JSON of every event (export_trace.c)
  *   speedscope    speedscope's file format, a profile per thread
@@ -20,35 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "escape.h"
 #include "report.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: prism-top export FILE --format FORMAT [-o OUT] [--unit ns|us|ms]\n"
-        "Convert a profile for other tools.  FORMAT is one of:\n"
-        "\n"
-        "  --format chrome-trace  every event as Chrome trace-event JSON: open it in\n"
-        "                         ui.perfetto.dev, chrome://tracing or speedscope\n"
-        "  --format speedscope    the regions of every thread in speedscope's format\n"
-        "                         (www.speedscope.app), the training thread first\n"
-        "  --format csv           the call tree, one row per call path (all threads):\n"
-        "                         path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,\n"
-        "                         mean_ns,std_ns,share\n"
-        "  --format folded        folded stacks \"a;b;c SELF\" for flamegraph.pl,\n"
-        "                         inferno or speedscope: SELF is the self time in\n"
-        "                         --unit (default ns), an integer (tools call it\n"
-        "                         samples); stacks that round to 0 are left out\n"
-        "  --format json          the call trees as nested objects (prism.tree/1,\n"
-        "                         docs/JSON.md)\n"
-        "  -o, --output OUT       write to OUT, whole or not at all (default: stdout,\n"
-        "                         as with -o -)\n"
-        "  --unit ns|us|ms        the unit of folded values (default ns)\n"
-        "\n"
-        "exit status: 0 ok, 1 usage error, 2 bad input\n");
-}
 
 /* ---- csv ---- */
 
@@ -212,68 +185,92 @@ bool export_json(FILE *f, const char *path, const prism_analysis *a)
     return report_json_end(w);
 }
 
-/* ---- the command ---- */
+/* ---- the table ---- */
 
-int cmd_export(int argc, char **argv, FILE *out)
+static int write_csv(FILE *out, const rp_export_in *in)
 {
-    const char *path = NULL, *output = NULL, *format = NULL, *unit = NULL;
-    for (int i = 1; i < argc; i++) {
-        int m;
-        if (opt_is_help(argv[i])) {
-            usage(stdout);
-            return EXIT_OK;
-        }
-        if ((m = opt_value("export", argc, argv, &i, "-o", "--output", &output)) != 0 ||
-            (m = opt_value("export", argc, argv, &i, "-f", "--format", &format)) != 0 ||
-            (m = opt_value("export", argc, argv, &i, NULL, "--unit", &unit)) != 0) {
-            if (m < 0)
-                return EXIT_USAGE;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "prism-top export: unknown option '%s'\n", argv[i]);
-            return EXIT_USAGE;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "prism-top export: one file only\n");
-            return EXIT_USAGE;
-        }
+    return export_csv(out, in->a) ? EXIT_OK : EXIT_BADINPUT;
+}
+
+static int write_folded(FILE *out, const rp_export_in *in)
+{
+    return export_folded_unit(out, in->a, in->unit_ns ? in->unit_ns : 1) ? EXIT_OK
+                                                                         : EXIT_BADINPUT;
+}
+
+static int write_json(FILE *out, const rp_export_in *in)
+{
+    return export_json(out, in->path, in->a) ? EXIT_OK : EXIT_BADINPUT;
+}
+
+static const rp_export_format fmt_csv = {
+    "csv", NULL,
+    "the call tree, one row per call path (all threads):\n"
+    "                         path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,\n"
+    "                         mean_ns,std_ns,share\n",
+    false, false, write_csv,
+};
+static const rp_export_format fmt_folded = {
+    "folded", NULL,
+    "folded stacks \"a;b;c SELF\" for flamegraph.pl,\n"
+    "                         inferno or speedscope: SELF is the self time in\n"
+    "                         --unit (default ns), an integer (tools call it\n"
+    "                         samples); stacks that round to 0 are left out\n",
+    false, true, write_folded,
+};
+static const rp_export_format fmt_json = {
+    "json", NULL,
+    "the call trees as nested objects (prism.tree/1,\n"
+    "                         docs/JSON.md)\n",
+    false, false, write_json,
+};
+
+/* The formats in the order the usage text lists them; a new one: its
+ * writer file's rp_export_format, declared here and added to the list. */
+extern const rp_export_format rp_export_chrome_trace;  /* export_trace.c      */
+extern const rp_export_format rp_export_speedscope;    /* export_speedscope.c */
+static const rp_export_format *const formats[] = {
+    &rp_export_chrome_trace, &rp_export_speedscope, &fmt_csv, &fmt_folded, &fmt_json,
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+const rp_export_format *rp_export_at(size_t i)
+{
+    return i < NFORMATS ? formats[i] : NULL;
+}
+
+const rp_export_format *rp_export_find(const char *name)
+{
+    for (size_t i = 0; name && i < NFORMATS; i++)
+        if (!strcmp(name, formats[i]->name) ||
+            (formats[i]->alias && !strcmp(name, formats[i]->alias)))
+            return formats[i];
+    return NULL;
+}
+
+const char *rp_export_names(char *buf, size_t cap, const char *sep)
+{
+    size_t len = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < NFORMATS && len < cap; i++) {
+        int n = snprintf(buf + len, cap - len, "%s%s", i ? sep : "", formats[i]->name);
+        if (n < 0)
+            break;
+        len += (size_t)n;
     }
-    if (!path || !format) {
-        fprintf(stderr, "prism-top export: %s\n", !path ? "which file? (see --help)"
-                : "--format is required (chrome-trace, speedscope, csv, folded, json)");
-        return EXIT_USAGE;
-    }
-    enum { CHROME, SPEEDSCOPE, CSV, FOLDED, JSON } kind;
-    if (!strcmp(format, "chrome-trace") || !strcmp(format, "chrome"))
-        kind = CHROME;
-    else if (!strcmp(format, "speedscope"))
-        kind = SPEEDSCOPE;
-    else if (!strcmp(format, "csv"))
-        kind = CSV;
-    else if (!strcmp(format, "folded"))
-        kind = FOLDED;
-    else if (!strcmp(format, "json"))
-        kind = JSON;
-    else {
-        fprintf(stderr, "prism-top export: unknown format '%s' (chrome-trace, speedscope, "
-                "csv, folded, json)\n", format);
-        return EXIT_USAGE;
-    }
-    uint64_t unit_ns = 1;
-    if (unit) {
-        unit_ns = !strcmp(unit, "ns") ? 1 : !strcmp(unit, "us") ? 1000
-                : !strcmp(unit, "ms") ? 1000000 : 0;
-        if (!unit_ns || kind != FOLDED) {
-            fprintf(stderr, "prism-top export: %s\n", kind != FOLDED
-                    ? "--unit is for --format folded" : "--unit is ns, us or ms");
-            return EXIT_USAGE;
-        }
-    }
+    return buf;
+}
+
+int rp_export_file(const char *path, const rp_export_format *fmt, uint64_t unit_ns,
+                   const char *output, FILE *out)
+{
     outfile o;
-    if (kind == CHROME || kind == SPEEDSCOPE) {
+    rp_export_in in = { .path = path, .unit_ns = unit_ns };
+    if (fmt->streams) {
         if (outfile_open(&o, output, out))
             return EXIT_BADINPUT;
-        int rc = kind == CHROME ? export_chrome_trace(path, o.f) : export_speedscope(path, o.f);
+        int rc = fmt->write(o.f, &in);
         int wrc = outfile_close(&o, rc == EXIT_OK);
         return rc != EXIT_OK ? rc : wrc;
     }
@@ -284,8 +281,8 @@ int cmd_export(int argc, char **argv, FILE *out)
         prism_analysis_free(a);
         return EXIT_BADINPUT;
     }
-    bool ok = kind == CSV ? export_csv(o.f, a)
-            : kind == FOLDED ? export_folded_unit(o.f, a, unit_ns) : export_json(o.f, path, a);
+    in.a = a;
+    bool ok = fmt->write(o.f, &in) == EXIT_OK;
     if (!ok)
         fprintf(stderr, "prism-top: %s: out of memory while exporting\n", path);
     int rc = outfile_close(&o, ok);

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "reports.h"
 #include "export_trace.h"
 #include "json.h"
 
@@ -312,3 +312,15 @@ int export_speedscope(const char *path, FILE *out)
     prism_reader_free(s.r);
     return rc;
 }
+
+static int write_speedscope(FILE *out, const rp_export_in *in)
+{
+    return export_speedscope(in->path, out);
+}
+
+const rp_export_format rp_export_speedscope = {
+    "speedscope", NULL,
+    "the regions of every thread in speedscope's format\n"
+    "                         (www.speedscope.app), the training thread first\n",
+    true, false, write_speedscope,
+};

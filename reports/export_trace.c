@@ -37,7 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "reports.h"
 #include "export_trace.h"
 #include "json.h"
 
@@ -535,3 +535,15 @@ int export_chrome_trace(const char *path, FILE *out)
         report_error(path, st, msg, off);
     return rc;
 }
+
+static int write_chrome(FILE *out, const rp_export_in *in)
+{
+    return export_chrome_trace(in->path, out);
+}
+
+const rp_export_format rp_export_chrome_trace = {
+    "chrome-trace", "chrome",
+    "every event as Chrome trace-event JSON: open it in\n"
+    "                         ui.perfetto.dev, chrome://tracing or speedscope\n",
+    true, false, write_chrome,
+};

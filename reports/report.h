@@ -1,7 +1,7 @@
 /*
- * report.h - what the report commands (analyze, compare, export) share:
- * option parsing, loading a profile with the one-line error convention,
- * output files that appear only when complete, call paths as text.
+ * report.h - what the report writers share (internal to reports/; other
+ * folders include reports.h, which this includes): call paths as text,
+ * figures, JSON helpers.
  */
 #ifndef PRISM_TUI_REPORT_H
 #define PRISM_TUI_REPORT_H
@@ -12,55 +12,8 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "reports.h"
 #include "prism/analysis.h"
-
-/* ---- options ---- */
-
-/*
- * Match argv[*i] against a value option: "-o X", "--output X",
- * "--output=X" (short may be NULL).  Returns 1 and sets *val (advancing *i
- * past a separate value), 0 when argv[*i] is not this option, -1 when the
- * value is missing (one line on stderr already printed, naming cmd).
- */
-int opt_value(const char *cmd, int argc, char **argv, int *i, const char *shrt,
-              const char *lng, const char **val);
-/* "-h" or "--help". */
-bool opt_is_help(const char *arg);
-/* A finite number >= 0; false (one line on stderr) otherwise. */
-bool opt_nonneg(const char *cmd, const char *opt, const char *s, double *out);
-
-/* ---- loading ---- */
-
-/* prism_analyze_file; on failure prints report_error's line and returns
- * NULL. */
-prism_analysis *report_load(const char *path, const prism_analysis_opts *opts);
-/* The one error line for a file that could not be read: "prism-top: FILE:
- * MSG at byte N", without the offset when nothing was read (an I/O error
- * at byte 0: "prism-top: FILE: No such file or directory"). */
-void report_error(const char *path, prism_status st, const char *msg, uint64_t off);
-
-/* ---- output ---- */
-
-/*
- * An output destination.  A named file is written as NAME.tmp and renamed
- * over NAME by outfile_close(ok = true), so a failed run leaves no half
- * file; "-" or NULL writes to the default stream (stdout) directly.  A NAME
- * that exists and is not a regular file (/dev/null, a FIFO, a symlink) is
- * written in place: renaming over it would replace it.
- */
-typedef struct outfile {
-    FILE *f;
-    char *path;              /* NULL: the default stream or in place         */
-    char *tmp;
-    bool in_place;           /* f is ours to close, no rename                */
-} outfile;
-
-/* 0 on success; -1 with one line on stderr. */
-int outfile_open(outfile *o, const char *path, FILE *dflt);
-/* ok: flush, check for write errors, rename into place.  !ok: remove the
- * temporary file.  Returns EXIT_OK, or EXIT_BADINPUT after one line on
- * stderr when the output could not be written. */
-int outfile_close(outfile *o, bool ok);
 
 /* ---- text ---- */
 
@@ -102,10 +55,6 @@ const char *report_mem_kind(uint32_t k);
 const char *report_ns(char *buf, size_t cap, double ns, int width);
 const char *report_ns_signed(char *buf, size_t cap, double ns, int width);
 const char *report_count(char *buf, size_t cap, double n, int width);
-/* Reports are not curses: "us" for microseconds, unless out is a terminal
- * whose locale is UTF-8 ("\u00b5s"). */
-void report_units_for(FILE *out);
-
 /* ns as milliseconds; bytes as MB (2^20). */
 static inline double ns_ms(double ns) { return ns / 1e6; }
 static inline double bytes_mb(double b) { return b / 1048576.0; }
@@ -128,37 +77,8 @@ uint32_t *imap_find(imap *m, uint64_t key);
 bool imap_put(imap *m, uint64_t key, uint32_t val);
 void imap_free(imap *m);
 
-/* ---- the writers behind the commands (testable without argv) ---- */
+/* ---- JSON helpers of the writers ---- */
 
-/* The analyze report as text, and as JSON (false if the writer misfired). */
-void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a);
-bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a);
-/* The compare report (B against the baseline A) as text, and as JSON.
- * top: how many region rows the text shows (0 = all). */
-void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
-                       const prism_analysis *b, const prism_compare *c, size_t top);
-bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
-                        const prism_analysis *b, const prism_compare *c);
-/* The exports.  chrome-trace streams the file itself (no analysis) and
- * returns EXIT_OK or EXIT_BADINPUT after one line on stderr; the others
- * return false only when out of memory. */
-int export_chrome_trace(const char *path, FILE *out);
-/* The same, the error's words (msg) and byte offset returned instead of
- * printed (prism.export in Python). */
-int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msglen,
-                            uint64_t *offset);
-/* speedscope's file format (export_speedscope.c), streamed from the file
- * like chrome-trace: EXIT_OK or EXIT_BADINPUT after one line on stderr. */
-int export_speedscope(const char *path, FILE *out);
-bool export_csv(FILE *f, const prism_analysis *a);
-/* Folded stacks "a;b;c SELF_NS" (export_folded_unit with 1 ns). */
-bool export_folded(FILE *f, const prism_analysis *a);
-/* Folded stacks "a;b;c VALUE", VALUE the self time in units of unit_ns
- * nanoseconds (1, 1000, 1000000) rounded to an integer so that the running
- * sum stays the rounded running sum of the exact times (the total is the
- * rounded total); stacks whose value rounds to 0 are left out. */
-bool export_folded_unit(FILE *f, const prism_analysis *a, uint64_t unit_ns);
-bool export_json(FILE *f, const char *path, const prism_analysis *a);
 /* A JSON report on f: the writer (on the heap: it is large) with the
  * top-level object begun and its "schema" member written; NULL when out of
  * memory.  report_json_end() closes the object, finishes the document and

@@ -26,7 +26,7 @@
 
 #include "prism/analysis.h"
 #include "pbuild.h"
-#include "../reports/cli.h"
+#include "../cli/cli.h"
 #include "json_check.h"
 #include "report_util.h"
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../reports/cli.h"
+#include "../cli/cli.h"
 #include "../base/escape.h"
 #include "../tui/flame.h"
 #include "../reports/report.h"

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../reports/cli.h"
+#include "../cli/cli.h"
 #include "../reports/report.h"
 #include "json_check.h"
 #include "report_util.h"

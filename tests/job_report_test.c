@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "analyze_job.h"
+#include "reports.h"
 
 /* A job of n ranks over s steps, rank r's work 1 ms + r us; the caller
  * sets the rest.  Freed by job_done (not prism_job_free: built here). */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../reports/cli.h"
+#include "../cli/cli.h"
 #include "../reports/json.h"
 #include "../reports/report.h"
 #include "json_check.h"

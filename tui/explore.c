@@ -19,7 +19,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "compare_view.h"
 #include "frame.h"
 #include "source.h"
@@ -168,7 +167,7 @@ static int k_next(ui *u, void *st, int key)
 static int k_number(ui *u, void *st, int key)
 {
     (void)st;
-    ui_show(u, key - '1');
+    ui_show(u, ui_pane_by_key(key));
     return UI_REDRAW;
 }
 
@@ -320,17 +319,8 @@ static void select_default(ui *u)
  * tried again on each reload until it succeeds). */
 static void open_step(ui *u)
 {
-    tl *s = u->state[PANE_TIMELINE];
-    size_t n;
-    const prism_step *sv = u->want_step && s ? tl_steps(u, &n) : NULL;
-    for (size_t i = 0; sv && i < n; i++)
-        if (sv[i].index == u->want_step_index) {
-            s->step = i;
-            s->picked = true;
-            s->stale = true;
-            u->want_step = false;
-            return;
-        }
+    if (u->want_step && tl_select_step(u, u->state[PANE_TIMELINE], u->want_step_index))
+        u->want_step = false;
 }
 
 /* The analysis changed (live data, or a replaced file): panes rebuild
@@ -461,19 +451,6 @@ static int run(ui *u, source *src)
     return 0;
 }
 
-static const ui_pane *const all_panes[UI_NPANES] = {
-    &pane_summary, &pane_tree, &pane_flame, &pane_ops, &pane_memory, &pane_gpu,
-    &pane_bottlenecks, &pane_timeline, &pane_help
-};
-
-int ui_pane_by_name(const char *name)
-{
-    for (int i = 0; name && i < UI_NPANES; i++)
-        if (!strcasecmp(name, all_panes[i]->name))
-            return i;
-    return -1;
-}
-
 bool ui_term_open(ui *u)
 {
     setlocale(LC_ALL, "");
@@ -500,7 +477,8 @@ void ui_term_close(void)
 /* Terminal up, panes created, the loop, everything torn down. */
 static int session(ui *u, source *src)
 {
-    memcpy(u->panes, all_panes, sizeof all_panes);
+    for (int i = 0; i < UI_NPANES; i++)
+        u->panes[i] = ui_panes[i].ops;
     if (!ui_term_open(u))
         return EXIT_USAGE;
     select_default(u);
@@ -534,10 +512,6 @@ int explore_main(const char *path, int mode, const prism_analysis_opts *opts)
 int explore_main_at(const char *path, int mode, const prism_analysis_opts *opts,
                     const explore_at *at)
 {
-    if (!ui_want_tui()) {               /* scripts and pipes get the report */
-        char *argv[] = { (char *)"analyze", (char *)path, NULL };
-        return cmd_analyze(2, argv, stdout);
-    }
     source src;
     if (source_open(&src, path, (source_mode)mode, opts) != 0) {
         fprintf(stderr, "prism-top: %s\n", src.error);
@@ -560,10 +534,6 @@ int explore_main_at(const char *path, int mode, const prism_analysis_opts *opts,
 
 int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts)
 {
-    if (!ui_want_tui()) {
-        char *argv[] = { (char *)"compare", (char *)base, (char *)cur, NULL };
-        return cmd_compare(3, argv, stdout);
-    }
     source s[2];
     const char *paths[2] = { base, cur };
     for (int k = 0; k < 2; k++)         /* both read whole: the comparison is made once */

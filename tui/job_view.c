@@ -20,8 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze_job.h"
-#include "cli.h"
 #include "escape.h"
 #include "frame.h"
 #include "job_view.h"
@@ -219,14 +217,14 @@ void jv_compare(jv *v, size_t base, size_t cur)
 
 /* The Stragglers tab shows the findings as `analyze` words them: its
  * report's "Stragglers:" section (already escaped), kept once. */
-static void findings(jv *v)
+static void findings(jv *v, job_text_fn text)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = text ? open_memstream(&buf, &len) : NULL;
     if (!f)
         return;
-    job_write_txt(f, v->job);
+    text(f, v->job);
     if (fclose(f) != 0 || !buf) {
         free(buf);
         return;
@@ -284,22 +282,8 @@ static void print_failures(const prism_job *j)
     }
 }
 
-int job_main(int n, char **args)
+int job_main(int n, char **args, job_text_fn text)
 {
-    if (!ui_want_tui() && !job_args_are_job((const char *const *)args, (size_t)n)) {
-        job_report_opts o = { 0 };      /* --job with one file: still a job */
-        return job_analyze((const char *const *)args, (size_t)n, &o, stdout);
-    }
-    if (!ui_want_tui()) {               /* scripts and pipes get the report */
-        char **argv = calloc((size_t)n + 2, sizeof *argv);
-        if (!argv)
-            return EXIT_BADINPUT;
-        argv[0] = (char *)"analyze";
-        memcpy(argv + 1, args, (size_t)n * sizeof *argv);
-        int rc = cmd_analyze(n + 1, argv, stdout);
-        free(argv);
-        return rc;
-    }
     char **paths = NULL, msg[256];
     size_t np = 0;
     if (prism_job_expand((const char *const *)args, (size_t)n, &paths, &np, msg, sizeof msg) !=
@@ -325,7 +309,7 @@ int job_main(int n, char **args)
     prism_job_paths_free(paths, np);
     int rc = EXIT_OK;
     if (v.job && v.job->nranks && jv_prepare(&v)) {
-        findings(&v);
+        findings(&v, text);
         run(&v);
         ui_term_close();
     } else {

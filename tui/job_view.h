@@ -22,11 +22,6 @@
 #include "prism/job.h"
 #include "ui.h"
 
-/* prism-top --job FILE..., prism-top DIR, prism-top A B C...: the job
- * view on a terminal, the analyze report (many files) otherwise.  args:
- * the files and directories.  Returns the exit status. */
-int job_main(int n, char **args);
-
 enum { JV_RANKS, JV_STRAGGLERS, JV_TABLE, JV_HELP, JV_NTABS = JV_HELP };
 
 /* Table sort columns, cycled by s. */

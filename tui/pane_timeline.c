@@ -62,6 +62,21 @@ const prism_step *tl_steps(const ui *u, size_t *n)
     return ss ? ss->series : NULL;
 }
 
+bool tl_select_step(const ui *u, void *st, uint64_t index)
+{
+    tl *s = st;
+    size_t n;
+    const prism_step *sv = s ? tl_steps(u, &n) : NULL;
+    for (size_t i = 0; sv && i < n; i++)
+        if (sv[i].index == index) {
+            s->step = i;
+            s->picked = true;
+            s->stale = true;
+            return true;
+        }
+    return false;
+}
+
 static double step_ns(const prism_step *p) { return (double)(p->end - p->start); }
 
 bool tl_model(const ui *u, tl *s)

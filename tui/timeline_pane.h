@@ -40,6 +40,9 @@ typedef struct tl {
 
 /* The step series of the analysis shown (n: its length). */
 const prism_step *tl_steps(const ui *u, size_t *n);
+/* Select the step whose prism_step.index is index (the frame's --step):
+ * false while the series does not hold it yet (st may be NULL). */
+bool tl_select_step(const ui *u, void *st, uint64_t index);
 /* Step durations and outlier flags in s (dur, out, nout, peak) for the
  * analysis' step series, recomputed only when it changed; false when
  * there are no steps or no memory. */

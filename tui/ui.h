@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "explore.h"
 #include "prism/analysis.h"
 #include "units.h"
 
@@ -62,10 +63,24 @@ typedef struct ui_pane {
 extern const ui_pane pane_summary, pane_tree, pane_flame, pane_ops, pane_memory,
     pane_gpu, pane_bottlenecks, pane_timeline, pane_help;
 
-/* Pane indices (the tab order; Help is last and not a tab). */
+/* Pane indices (the tab order; Help is last and not a tab): the order of
+ * ui_panes[] (panes.c), where a new pane is registered. */
 enum { PANE_SUMMARY, PANE_TREE, PANE_FLAME, PANE_OPS, PANE_MEMORY, PANE_GPU, PANE_BOTTLENECKS,
-       PANE_TIMELINE, PANE_HELP };
-#define UI_NPANES 9
+       PANE_TIMELINE, PANE_HELP, UI_NPANES };
+
+/* The pane registry (panes.c): one row per pane, from which the frame
+ * takes its panes (and the help its sections, in this order), the number
+ * keys their pane, --pane its names (and the command line its error
+ * text). */
+typedef struct ui_pane_entry {
+    int id;                     /* PANE_*, its index in ui_panes            */
+    const char *name;           /* --pane NAME (any case)                   */
+    int key;                    /* the key that shows it ('1'..), 0: none   */
+    const ui_pane *ops;         /* its functions; ops->name: its tab label  */
+} ui_pane_entry;
+extern const ui_pane_entry ui_panes[UI_NPANES];
+/* The pane shown by key (a number key), or -1. */
+int ui_pane_by_key(int key);
 #define UI_HISTORY 32
 
 struct ui {
@@ -198,32 +213,12 @@ bool ui_back(ui *u);
 extern const ui_key ui_global_keys[];
 extern const size_t ui_nglobal_keys;
 
-/* Run the explorer on one profile; mode: 0 auto-detect live tail, 1
- * follow, 2 do not follow (source_mode).  Returns the exit status. */
-int explore_main(const char *path, int mode, const prism_analysis_opts *opts);
-/* Compare two profiles side by side (compare.c in tui/). */
-int explore_compare(const char *base, const char *cur, const prism_analysis_opts *opts);
-
-/* Where the explorer opens (--pane NAME, --step INDEX: the job view's
- * Enter): pane -1 for the default (Summary). */
-typedef struct explore_at {
-    int pane;
-    bool have_step;
-    uint64_t step;              /* prism_step.index                          */
-} explore_at;
-int explore_main_at(const char *path, int mode, const prism_analysis_opts *opts,
-                    const explore_at *at);
-/* The pane whose tab name is `name` (any case), or -1. */
-int ui_pane_by_name(const char *name);
-
 /* The terminal for a frame of its own (the job view, tui/job_view.c) with
  * the explorer's handling: locale (u->utf8), quit signals (ui_stop_flag),
  * restore at exit and on fatal signals, curses settings, mouse and colour
  * (u->color), u->rows and u->cols.  False, with a line on stderr, when the
- * terminal cannot be set up.  ui_want_tui: stdin and stdout are terminals
- * and TERM is usable (else print a report). */
+ * terminal cannot be set up. */
 bool ui_term_open(ui *u);
 void ui_term_close(void);
-bool ui_want_tui(void);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * _prism_read.c - prism._prism, the reading half: a profile's analysis
- * (analysis.h) and prism-top's own report writers (reports/report.h), so that
+ * (analysis.h) and prism-top's own report writers (reports/reports.h), so that
  * prism.load(p).json is what `prism-top analyze p --format json` prints,
  * byte for byte before parsing.
  *
@@ -23,9 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "prism/analysis.h"
-#include "report.h"
+#include "reports.h"
 
 typedef struct Analysis {
     PyObject_HEAD
@@ -243,9 +242,9 @@ static PyObject *Analysis_export(PyObject *self, PyObject *const *args, Py_ssize
     const char *fmt = PyUnicode_AsUTF8AndSize(args[0], &n);
     if (!fmt)
         return NULL;
-    int kind = (size_t)n != strlen(fmt) ? -1        /* "csv\0x" is no format */
-             : !strcmp(fmt, "csv") ? 0 : !strcmp(fmt, "folded") ? 1 : !strcmp(fmt, "json") ? 2 : -1;
-    if (kind < 0) {
+    /* the table's formats that write an analysis ("csv\0x" is no format) */
+    const rp_export_format *ef = (size_t)n != strlen(fmt) ? NULL : rp_export_find(fmt);
+    if (!ef || ef->streams || strcmp(fmt, ef->name)) {
         PyErr_Format(PyExc_ValueError, "prism.export: unknown format %R (chrome-trace, csv, "
                      "folded, json)", args[0]);
         return NULL;
@@ -259,8 +258,8 @@ static PyObject *Analysis_export(PyObject *self, PyObject *const *args, Py_ssize
     Py_BEGIN_ALLOW_THREADS
     fflush(stdout);
     if (outfile_open(&o, out, stdout) == 0) {
-        ok = kind == 0 ? export_csv(o.f, x->a)
-           : kind == 1 ? export_folded(o.f, x->a) : export_json(o.f, x->path, x->a);
+        rp_export_in in = { .path = x->path, .a = x->a, .unit_ns = 1 };
+        ok = ef->write(o.f, &in) == EXIT_OK;
         rc = outfile_close(&o, ok);
     }
     Py_END_ALLOW_THREADS

@@ -1,15 +1,13 @@
 /*
- * summary_cmd.c - `prism-top analyze --summary [-o OUT] FILE`: the rank
+ * summary.c - `prism-top analyze --summary [-o OUT] FILE`: the rank
  * summary of one profile (or torch trace), the small file a job is merged
  * from (docs/SUMMARY.md).  Made where the profile lies (one per rank, e.g.
  * under srun), merged later by `prism-top analyze *.sum`: the job equals
  * the one made from the profiles themselves.
  */
-#include "analyze_job.h"
-#include "cli.h"
 #include "report.h"
 
-int summary_cmd(const char *path, const char *output, FILE *out)
+int rp_summary_file(const char *path, const char *output, FILE *out)
 {
     prism_rank_summary s;
     char msg[256];
