@@ -205,20 +205,17 @@ static int k_pause(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
-#define PANES_HELP "show pane N (the tab bar: 1 Summary ... 8 Timeline)"
 #define BACK_HELP "back to where the last jump came from"
 #define FILTER_HELP "filter: Tree and Ops show matching names only (empty: all)"
 
-const ui_key ui_global_keys[] = {
+/* The keys everywhere; the number keys (after S-Tab) come from the pane
+ * registry (panes.c), one row a tab. */
+static const ui_key fixed_keys[] = {
     { 'q', "q", k_quit, "quit" },
     { '?', "?", k_help, "help (this screen); again to go back" },
     { KEY_F(1), "F1", k_help, "help (this screen); again to go back" },
     { '\t', "Tab", k_next, "next pane" },
     { KEY_BTAB, "S-Tab", k_next, "previous pane" },
-    { '1', "1", k_number, PANES_HELP }, { '2', "2", k_number, PANES_HELP },
-    { '3', "3", k_number, PANES_HELP }, { '4', "4", k_number, PANES_HELP },
-    { '5', "5", k_number, PANES_HELP }, { '6', "6", k_number, PANES_HELP },
-    { '7', "7", k_number, PANES_HELP }, { '8', "8", k_number, PANES_HELP },
     { '/', "/", ui_key_search, "search names (n / N: next / previous match)" },
     { '\\', "\\", ui_key_filter, FILTER_HELP },
     { KEY_F(4), "F4", ui_key_filter, FILTER_HELP },
@@ -228,7 +225,37 @@ const ui_key ui_global_keys[] = {
     { 8, "Bksp", k_back, BACK_HELP },
     { 'p', "p", k_pause, "pause / resume following a live profile" },
 };
-const size_t ui_nglobal_keys = sizeof ui_global_keys / sizeof ui_global_keys[0];
+enum { FIXED_KEYS = sizeof fixed_keys / sizeof fixed_keys[0], NUMBERS_AT = 5 };
+
+const ui_key *ui_global_keys(size_t *n)
+{
+    static ui_key keys[FIXED_KEYS + UI_NPANES];
+    static char labels[UI_NPANES][2], help[96];
+    static size_t nkeys;
+    if (!nkeys) {
+        int first = -1, last = -1;
+        for (int i = 0; i < UI_NPANES; i++)
+            if (ui_panes[i].key) {
+                first = first < 0 ? i : first;
+                last = i;
+            }
+        if (first >= 0)
+            snprintf(help, sizeof help, "show pane N (the tab bar: %c %s ... %c %s)",
+                     ui_panes[first].key, ui_panes[first].ops->name, ui_panes[last].key,
+                     ui_panes[last].ops->name);
+        for (size_t i = 0; i < NUMBERS_AT; i++)
+            keys[nkeys++] = fixed_keys[i];
+        for (int i = 0; i < UI_NPANES; i++)
+            if (ui_panes[i].key) {
+                labels[i][0] = (char)ui_panes[i].key;
+                keys[nkeys++] = (ui_key){ ui_panes[i].key, labels[i], k_number, help };
+            }
+        for (size_t i = NUMBERS_AT; i < FIXED_KEYS; i++)
+            keys[nkeys++] = fixed_keys[i];
+    }
+    *n = nkeys;
+    return keys;
+}
 
 /* ---- frame ---- */
 
@@ -264,9 +291,10 @@ static int dispatch(ui *u, int ch)
 {
     if (ch == KEY_MOUSE)
         return ui_mouse_key(u, dispatch);
-    const ui_key *tables[3] = { u->cmp ? cmpv_keys : NULL, u->panes[u->pane]->keys,
-                                ui_global_keys };
-    size_t sizes[3] = { u->cmp ? cmpv_nkeys : 0, u->panes[u->pane]->nkeys, ui_nglobal_keys };
+    size_t nglobal;
+    const ui_key *global = ui_global_keys(&nglobal);
+    const ui_key *tables[3] = { u->cmp ? cmpv_keys : NULL, u->panes[u->pane]->keys, global };
+    size_t sizes[3] = { u->cmp ? cmpv_nkeys : 0, u->panes[u->pane]->nkeys, nglobal };
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < sizes[t]; i++)
             if (tables[t][i].key == ch) {

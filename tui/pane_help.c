@@ -164,7 +164,9 @@ static void section(help *hp, const char *title, const ui_key *k, size_t n, int 
 
 static int label_width(ui *u, int w)
 {
-    int lw = widest(ui_global_keys, ui_nglobal_keys);
+    size_t ng;
+    const ui_key *global = ui_global_keys(&ng);
+    int lw = widest(global, ng);
     if (u->cmp) {
         int c = widest(cmpv_keys, cmpv_nkeys);
         lw = c > lw ? c : lw;
@@ -185,7 +187,9 @@ static int build(ui *u, help *hp, int w)
     if (tw < 8)
         tw = 8;
     int here = u->prev_pane >= 0 && u->prev_pane < UI_NPANES - 1 ? u->prev_pane : 0;
-    section(hp, "Keys everywhere", ui_global_keys, ui_nglobal_keys, lw, tw);
+    size_t ng;
+    const ui_key *global = ui_global_keys(&ng);
+    section(hp, "Keys everywhere", global, ng, lw, tw);
     const ui_pane *cur = u->panes[here];
     snprintf(hp->titles[0], sizeof hp->titles[0], "%d %s (this pane)", here + 1, cur->name);
     section(hp, hp->titles[0], cur->keys, cur->nkeys, lw, tw);

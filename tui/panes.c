@@ -2,9 +2,9 @@
  * panes.c - the pane registry: every pane of the explorer, once.  The
  * frame's panes (explore.c), the number keys' panes, the --pane names
  * (and the command line's error text for a bad one) and the help's
- * sections are taken from this table.  A new pane: its file (a const
- * ui_pane), a PANE_* before PANE_HELP in ui.h, a row here, and its number
- * in ui_global_keys (explore.c) for the help's key list.
+ * sections and its list of keys everywhere are taken from this table.  A
+ * new pane: its file (a const ui_pane), a PANE_* before PANE_HELP in ui.h,
+ * and a row here.
  */
 #include <stdio.h>
 #include <strings.h>

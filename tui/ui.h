@@ -210,8 +210,9 @@ void ui_jump(ui *u, int pane, uint64_t path_hash);
 bool ui_back(ui *u);
 
 /* The global key table (explore.c), for the help pane. */
-extern const ui_key ui_global_keys[];
-extern const size_t ui_nglobal_keys;
+/* The keys everywhere (explore.c), the number keys taken from the pane
+ * registry; *n gets their count.  Built on the first call. */
+const ui_key *ui_global_keys(size_t *n);
 
 /* The terminal for a frame of its own (the job view, tui/job_view.c) with
  * the explorer's handling: locale (u->utf8), quit signals (ui_stop_flag),
