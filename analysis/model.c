@@ -10,103 +10,6 @@
 #include "prism/import.h"
 #include "rules.h"
 
-/* ---- containers ---- */
-
-bool vec_reserve(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-static size_t u64_hash(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static bool u64map_grow(u64map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = u64_hash(m->keys[i] - 1, cap);
-        while (k[j])
-            j = (j + 1) & (cap - 1);
-        k[j] = m->keys[i];
-        v[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = k;
-    m->vals = v;
-    m->cap = cap;
-    return true;
-}
-
-uint64_t *u64map_slot(u64map *m, uint64_t key)
-{
-    if ((m->count + 1) * 2 > m->cap && !u64map_grow(m))
-        return NULL;
-    size_t j = u64_hash(key, m->cap);
-    while (m->keys[j] && m->keys[j] != key + 1)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j]) {
-        m->keys[j] = key + 1;
-        m->vals[j] = 0;
-        m->count++;
-    }
-    return &m->vals[j];
-}
-
-bool u64map_put(u64map *m, uint64_t key, uint64_t val)
-{
-    uint64_t *s = u64map_slot(m, key);
-    if (!s)
-        return false;
-    *s = val;
-    return true;
-}
-
-bool u64map_get(const u64map *m, uint64_t key, uint64_t *val)
-{
-    if (!m->cap)
-        return false;
-    size_t j = u64_hash(key, m->cap);
-    while (m->keys[j]) {
-        if (m->keys[j] == key + 1) {
-            *val = m->vals[j];
-            return true;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return false;
-}
-
-void u64map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- callbacks ---- */
 
 static void note_ts(prism_analysis *a, uint64_t ts)
@@ -188,7 +91,7 @@ static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 static void cb_dropped(void *ctx, const prism_dropped *d)
 {
     prism_analysis *a = ctx;
-    uint64_t *slot = u64map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1));
+    uint64_t *slot = pb_map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1), NULL);
     if (slot && d->total > *slot)
         *slot = d->total;
     if (d->source != PRISM_SOURCE_CPU)
@@ -197,7 +100,7 @@ static void cb_dropped(void *ctx, const prism_dropped *d)
         a->drops_single |= d->total > 0;
         return;
     }
-    slot = u64map_slot(&a->dropped_regions_of, d->stream);
+    slot = pb_map_slot(&a->dropped_regions_of, d->stream, NULL);
     if (slot && d->regions > *slot)
         *slot = d->regions;
 }
@@ -293,8 +196,8 @@ static void free_derived(prism_analysis *a)
     free(a->nodes);
     a->nodes = NULL;
     a->nnodes = a->ncap = 0;
-    u64map_free(&a->merged_of);
-    u64map_free(&a->node_by_hash);
+    pb_map_free(&a->merged_of);
+    pb_map_free(&a->node_by_hash);
     free(a->ops);
     a->ops = NULL;
     a->nops = 0;
@@ -315,19 +218,19 @@ void prism_analysis_free(prism_analysis *a)
     for (size_t i = 0; i < a->nthreads; i++)
         tree_free_thread(a->threads[i]);
     free(a->threads);
-    u64map_free(&a->thread_of);
+    pb_map_free(&a->thread_of);
     free(a->steps);
     free(a->sampled_pos);
     free(a->mem);
-    u64map_free(&a->kernel_of);
+    pb_map_free(&a->kernel_of);
     free(a->kstat);
     free(a->kname);
     free(a->busy);
-    u64map_free(&a->dropped_of);
-    u64map_free(&a->dropped_regions_of);
-    u64map_free(&a->corr_node);
-    u64map_free(&a->corr_wait);
-    u64map_free(&a->work_of);
+    pb_map_free(&a->dropped_of);
+    pb_map_free(&a->dropped_regions_of);
+    pb_map_free(&a->corr_node);
+    pb_map_free(&a->corr_wait);
+    pb_map_free(&a->work_of);
     free(a->apis);
     oncpu_free(a);
     if (a->own_reader)
@@ -491,18 +394,19 @@ uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
 uint64_t prism_analysis_dropped(const prism_analysis *a)
 {
     uint64_t total = 0;                 /* CPU events: GPU records are in gpu->dropped */
-    for (size_t i = 0; i < a->dropped_of.cap; i++)
-        if (a->dropped_of.keys[i] && !((a->dropped_of.keys[i] - 1) & 1))
-            total = an_sat_add(total, a->dropped_of.vals[i]);
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&a->dropped_of, &it, &k, &v);)
+        if (!(k & 1))
+            total = an_sat_add(total, v);
     return total;
 }
 
 uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed)
 {
     uint64_t total = 0;
-    for (size_t i = 0; i < a->dropped_regions_of.cap; i++)
-        if (a->dropped_regions_of.keys[i])
-            total = an_sat_add(total, a->dropped_regions_of.vals[i]);
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&a->dropped_regions_of, &it, &k, &v);)
+        total = an_sat_add(total, v);
     if (whole)
         *whole = !a->drops_single;
     if (placed)
@@ -513,7 +417,7 @@ uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, ui
 uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream)
 {
     uint64_t v = 0;
-    return u64map_get(&a->dropped_regions_of, stream, &v) ? v : 0;
+    return pb_map_get(&a->dropped_regions_of, stream, &v) ? v : 0;
 }
 
 uint64_t prism_analysis_span_ns(const prism_analysis *a)
@@ -527,7 +431,7 @@ uint64_t prism_analysis_last_ts(const prism_analysis *a) { return a->have_ts ? a
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
 {
     uint64_t v;
-    return u64map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
+    return pb_map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
 }
 
 bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,

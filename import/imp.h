@@ -14,6 +14,8 @@
 
 #include "prism/import.h"
 #include "prism/profile.h"
+#include "array.h"
+#include "u64map.h"
 
 /* Caps on hostile input. */
 #define IMP_MAX_DEPTH      64u          /* JSON nesting                      */
@@ -176,7 +178,7 @@ typedef struct imp {
     imp_step *steps;  size_t nsteps, csteps;
     imp_flow *flows;  size_t nflows, cflows;
     imp_track *tracks; size_t ntracks, ctracks;
-    uint32_t *tmap; size_t tmap_cap;     /* (pid, tid) -> track + 1         */
+    pb_map tmap;                         /* hash of (pid, tid) -> track      */
     uint32_t last_track;
     uint64_t counters[C_COUNT];
 
@@ -226,6 +228,5 @@ bool imp_build(imp *m);
 
 bool imp_fail(imp *m, prism_status st, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-bool imp_vec_grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -163,9 +163,9 @@ uint32_t trace_training_stream(const char *path)
 
 static tstream *stream_of(trace *t, uint32_t stream)
 {
-    uint32_t *i = imap_find(&t->st_of, stream);
-    if (i)
-        return &t->st[*i];
+    uint64_t i;
+    if (pb_map_get(&t->st_of, stream, &i))
+        return &t->st[i];
     if (t->nst == t->stcap) {
         size_t cap = t->stcap ? t->stcap * 2 : 16;
         tstream *n = realloc(t->st, cap * sizeof *n);
@@ -174,7 +174,7 @@ static tstream *stream_of(trace *t, uint32_t stream)
         t->st = n;
         t->stcap = cap;
     }
-    if (!imap_put(&t->st_of, stream, (uint32_t)t->nst))
+    if (!pb_map_put(&t->st_of, stream, t->nst))
         return NULL;
     memset(&t->st[t->nst], 0, sizeof t->st[t->nst]);
     return &t->st[t->nst++];
@@ -414,12 +414,11 @@ static void epilogue(trace *t, const char *path)
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
     FILE *f = t->f;
-    for (size_t i = 0; i < t->st_of.cap; i++) {
-        if (!t->st_of.keys[i])
-            continue;
-        tstream *st = &t->st[t->st_of.vals[i]];
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&t->st_of, &it, &k, &v);) {
+        tstream *st = &t->st[v];
         while (st->open) {
-            end_event(t, st, (uint32_t)(t->st_of.keys[i] - 1), st->last_ts);
+            end_event(t, st, (uint32_t)k, st->last_ts);
             t->n.closed_at_end++;
         }
     }
@@ -508,8 +507,8 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
             *status = PRISM_OK;
         }
     }
-    imap_free(&t.st_of);
-    imap_free(&t.gtrack);
+    pb_map_free(&t.st_of);
+    pb_map_free(&t.gtrack);
     for (size_t i = 0; i < t.nst; i++)
         free(t.st[i].names);
     free(t.st);

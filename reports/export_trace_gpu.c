@@ -63,7 +63,8 @@ static uint64_t gpu_tid(trace *t, const prism_gpu_record *g)
     bool api = g->type == PRISM_GPU_API;
     uint64_t tid = api ? API_TID_BASE + (uint64_t)g->stream
                        : (uint64_t)g->device * 1000u + g->stream;
-    if (imap_find(&t->gtrack, tid) || t->gtrack.count >= 65536 || !imap_put(&t->gtrack, tid, 0))
+    uint64_t seen;
+    if (pb_map_get(&t->gtrack, tid, &seen) || t->gtrack.count >= 65536 || !pb_map_put(&t->gtrack, tid, 0))
         return tid;
     char name[96];
     if (api)

@@ -347,55 +347,6 @@ const char *report_fit(const char *s, size_t width, char *buf, size_t cap)
     return buf;
 }
 
-/* ---- a small map from u64 keys to indexes (open addressing) ---- */
-
-uint32_t *imap_find(imap *m, uint64_t key)
-{
-    if (!m->cap)
-        return NULL;
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (m->keys[i] == key + 1)
-            return &m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-bool imap_put(imap *m, uint64_t key, uint32_t val)
-{
-    if ((m->count + 1) * 2 > m->cap) {
-        imap n = { 0 };
-        n.cap = m->cap ? m->cap * 2 : 64;
-        n.keys = calloc(n.cap, sizeof *n.keys);
-        n.vals = calloc(n.cap, sizeof *n.vals);
-        if (!n.keys || !n.vals) {
-            free(n.keys);
-            free(n.vals);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i])
-                imap_put(&n, m->keys[i] - 1, m->vals[i]);
-        free(m->keys);
-        free(m->vals);
-        *m = n;
-    }
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key + 1;
-    m->vals[i] = val;
-    m->count++;
-    return true;
-}
-
-void imap_free(imap *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 /* ---- JSON documents ---- */
 
 void report_json_kns(json_w *w, const char *key, double v)

@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "prism/analysis.h"
+#include "u64map.h"
 
 /* ---- options ---- */
 
@@ -114,19 +115,6 @@ static inline double bytes_mb(double b) { return b / 1048576.0; }
  * "..." (at most cap - 1); always written to buf, which is returned. */
 const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
 
-/* ---- a map from u64 keys to u32 values (open addressing) ---- */
-
-typedef struct imap {
-    uint64_t *keys;             /* key + 1; 0 = empty */
-    uint32_t *vals;
-    size_t cap, count;
-} imap;
-
-/* The value slot of key, NULL if absent. */
-uint32_t *imap_find(imap *m, uint64_t key);
-/* Insert a key known to be absent; false on allocation failure. */
-bool imap_put(imap *m, uint64_t key, uint32_t val);
-void imap_free(imap *m);
 
 /* ---- the writers behind the commands (testable without argv) ---- */
 
