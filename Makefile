@@ -96,7 +96,7 @@ PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
 PY_SRC     := $(wildcard python/src/*.c)
 PY_OBJ     := $(call obj,$(PY_SRC))
 PY_TUI_OBJ := $(call obj,$(wildcard present/*.c reports/export*.c) \
-                          $(addprefix reports/,analyze_json.c compare_cmd.c json.c report.c))
+                          $(addprefix reports/,analyze_json.c compare_cmd.c report.c))
 PY_DIR     := $(B)/python/prism
 PY_EXT     := $(PY_DIR)/_prism.abi3.so
 PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
@@ -367,7 +367,7 @@ FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
 FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c present/*.c) \
                        $(wildcard reports/export*.c) \
-                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c json.c report.c) \
+                       $(addprefix reports/,analyze.c analyze_json.c compare_cmd.c export.c report.c) \
                        $(addprefix reports/,analyze_job.c analyze_job_json.c summary_cmd.c))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 .SECONDARY: $(FUZZ_LIB_OBJ)

@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "export_trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
 
@@ -204,7 +204,7 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
 
 /* ---- writing ---- */
 
-static void put_str(FILE *f, const char *s) { json_put_string(f, s, strlen(s)); }
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 static void write_profile(sscope *s, FILE *f, sthread *t, const char *name, bool first)
 {
@@ -245,7 +245,7 @@ static void write_file(sscope *s, FILE *f)
         else if (s->frames[i] == STEP_FRAME)
             put_str(f, n);
         else
-            json_put_string(f, n, len);
+            pb_json_put_string(f, n, len);
         fputc('}', f);
     }
     fputs("]},\n\"profiles\":[", f);

@@ -39,7 +39,7 @@
 
 #include "cli.h"
 #include "export_trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 #define INFO_MAX_BYTES (256u * 1024u)
 
@@ -102,14 +102,14 @@ void trace_put_span(FILE *f, uint64_t start, uint64_t end)
     fputs(d, f);
 }
 
-static void put_str(FILE *f, const char *s) { json_put_string(f, s, strlen(s)); }
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 void trace_put_name(trace *t, uint32_t id)
 {
     size_t len;
     const char *s = prism_reader_string(t->r, id, &len);
     if (s) {
-        json_put_string(t->f, s, len);
+        pb_json_put_string(t->f, s, len);
         return;
     }
     fprintf(t->f, "\"<string %" PRIu32 ">\"", id);
@@ -325,7 +325,7 @@ static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size
         trace_put_ts(t->f, "ts", c[i].ts);
         fputs(",\"args\":{\"value\":", t->f);
         if (c[i].is_float)
-            json_put_double(t->f, c[i].v.f);
+            pb_json_put_double(t->f, c[i].v.f);
         else
             fprintf(t->f, "%" PRId64, c[i].v.i);
         fputs("}}", t->f);
@@ -389,7 +389,7 @@ static void on_info(void *ctx, const char *key, const prism_value *v)
     switch (v->type) {
     case PRISM_VAL_INT: fprintf(m, "%" PRId64, v->v.i); break;
     case PRISM_VAL_UINT: fprintf(m, "%" PRIu64, v->v.u); break;
-    case PRISM_VAL_FLOAT: json_put_double(m, v->v.f); break;
+    case PRISM_VAL_FLOAT: pb_json_put_double(m, v->v.f); break;
     case PRISM_VAL_BOOL: fputs(v->v.b ? "true" : "false", m); break;
     case PRISM_VAL_TEXT: put_str(m, v->v.s ? v->v.s : ""); break;
     default: fputs("null", m); break;

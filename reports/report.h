@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "jsonw.h"
 #include "prism/analysis.h"
 #include "u64map.h"
 
@@ -151,22 +151,22 @@ bool export_json(FILE *f, const char *path, const prism_analysis *a);
  * top-level object begun and its "schema" member written; NULL when out of
  * memory.  report_json_end() closes the object, finishes the document and
  * frees the writer: false if the writer was misused. */
-json_w *report_json_begin(FILE *f, unsigned indent, const char *schema);
-bool report_json_end(json_w *w);
+pb_json *report_json_begin(FILE *f, unsigned indent, const char *schema);
+bool report_json_end(pb_json *w);
 /* "threads": [...], one object per thread of a: stream, name, its tree's
  * total time under ns_key, node count, then what more(w, its tree) writes
  * (more may be NULL; the tree may be NULL). */
-void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
-                         void (*more)(json_w *w, const prism_tree *t));
+void report_json_threads(pb_json *w, const prism_analysis *a, const char *ns_key,
+                         void (*more)(pb_json *w, const prism_tree *t));
 /* A nanosecond (or byte) figure held as a double: an integer, or null
  * (not finite, negative, or past uint64). */
-void report_json_kns(json_w *w, const char *key, double v);
+void report_json_kns(pb_json *w, const char *key, double v);
 /* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
-void report_json_header(json_w *w, const prism_header *h);
-void report_json_reader(json_w *w, const prism_analysis *a);
+void report_json_header(pb_json *w, const prism_header *h);
+void report_json_reader(pb_json *w, const prism_analysis *a);
 /* One bottleneck object; its path is looked up in t (the tree of the
  * analysis it came from). */
-void report_json_bottleneck(json_w *w, const prism_bottleneck *b, const prism_tree *t,
+void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,
                             strbuf *path);
 
 #endif
