@@ -133,11 +133,11 @@ $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 .SECONDARY: $(call obj,$(SAMPLE_SRC) $(SAMPLE_LIB_SRC) $(TEST_SRC) $(BENCH_SRC)) \
             $(patsubst %.cpp,$(B)/obj/%.o,$(CXX_TEST_SRC))
 
-$(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ)
+$(LIB_A): $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(LIB_SO): $(FORMAT_OBJ) $(COLLECT_OBJ)
+$(LIB_SO): $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libprism.so.$(word 1,$(subst ., ,$(VERSION))) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
 

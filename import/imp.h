@@ -15,6 +15,7 @@
 #include "prism/import.h"
 #include "prism/profile.h"
 #include "array.h"
+#include "errinfo.h"
 #include "u64map.h"
 
 /* Caps on hostile input. */
@@ -198,9 +199,7 @@ typedef struct imp {
     prism_kv config[PRISM_MAX_GPUS + C_COUNT + 8];
     char producer[96];
 
-    prism_status err;
-    uint64_t err_off;
-    char msg[256];
+    pb_error e;                 /* the first error; code 0 until one */
 } imp;
 
 /* json.c */
