@@ -35,18 +35,18 @@ def version():
 # entry), libprism-analysis, the report writers of prism-top (no curses).
 SOURCES = sorted(glob.glob(os.path.join(HERE, "src", "*.c")))
 SOURCES = [os.path.relpath(s, HERE) for s in SOURCES]
-for pattern in ("format/*.c", "libcollect/*.c", "analysis/*.c", "import/*.c", "present/*.c"):
+for pattern in ("base/*.c", "format/*.c", "libcollect/*.c", "analysis/*.c", "import/*.c", "present/*.c"):
     SOURCES += sorted(rel(os.path.relpath(p, TOP))
                       for p in glob.glob(os.path.join(TOP, pattern))
                       if not p.endswith(os.sep + "inject.c"))
 SOURCES += [rel("reports", f) for f in ("analyze_json.c", "compare_cmd.c", "export.c",
                                     "export_speedscope.c", "export_trace.c",
-                                    "export_trace_gpu.c", "json.c", "report.c")]
+                                    "export_trace_gpu.c", "report.c")]
 
 # ALL_CFLAGS of the Makefile (warnings aside)
 CFLAGS = ["-std=c11", "-fPIC", "-pthread", "-O2", "-g"]
 MACROS = [("_GNU_SOURCE", None), ("Py_LIMITED_API", "0x030A0000")]
-INCLUDES = [rel("include"), rel("format"), rel("samples", "lib"), rel("present"), rel("reports"), "src"]
+INCLUDES = [rel("include"), rel("base"), rel("format"), rel("samples", "lib"), rel("present"), rel("reports"), "src"]
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 if os.environ.get("CUPTI") != "0" and os.path.exists(os.path.join(CUDA_HOME, "include",
                                                                   "cupti.h")):
