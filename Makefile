@@ -141,7 +141,7 @@ $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 # symbols are then made local: a program linking it sees the PRISM_API names
 # and nothing else, so its own clock_ns or vec_reserve never collides.  The
 # tests, benches and prism-top link the objects themselves (CORE_OBJ).
-CORE_OBJ := $(FORMAT_OBJ) $(COLLECT_OBJ)
+CORE_OBJ := $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o
 LD      ?= ld
 OBJCOPY ?= objcopy
 define static_lib

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "prism/analysis.h"
+#include "u64map.h"
 
 #define SIGNIFICANT_P 0.01
 /* Effect-size floors: with a hundred steps a side, the rank test finds a
@@ -49,59 +50,28 @@
 #define RUN_NOISE_SE 2.5
 #define RUN_AGREE (2.0 / 3.0)
 
-/* ---- path hash -> node (open addressing) ------------------------------ */
+/* ---- path hash -> node (pb_map) --------------------------------------- */
 
-typedef struct hmap {
-    uint64_t *keys;
-    uint32_t *vals;             /* PRISM_NO_NODE = empty slot */
-    size_t mask;
-} hmap;
-
-static size_t hslot(uint64_t k, size_t mask)
+/* Every node of t by its path hash; the first node of a path wins. */
+static bool hmap_build(pb_map *m, const prism_tree *t)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & mask;
-}
-
-static bool hmap_build(hmap *m, const prism_tree *t)
-{
-    size_t cap = 16;
-    while (cap < 2 * t->count)
-        cap *= 2;
-    m->mask = cap - 1;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = malloc(cap * sizeof *m->vals);
-    if (!m->keys || !m->vals)
+    if (!pb_map_reserve(m, t->count))
         return false;
-    for (size_t i = 0; i < cap; i++)
-        m->vals[i] = PRISM_NO_NODE;
     for (size_t i = 0; i < t->count; i++) {
-        uint64_t k = t->nodes[i].path_hash;
-        size_t s = hslot(k, m->mask);
-        while (m->vals[s] != PRISM_NO_NODE && m->keys[s] != k)
-            s = (s + 1) & m->mask;
-        if (m->vals[s] == PRISM_NO_NODE) {     /* first node of a path wins */
-            m->keys[s] = k;
-            m->vals[s] = (uint32_t)i;
-        }
+        bool added;
+        uint64_t *v = pb_map_slot(m, t->nodes[i].path_hash, &added);
+        if (!v)
+            return false;
+        if (added)
+            *v = i;
     }
     return true;
 }
 
-static uint32_t hmap_get(const hmap *m, uint64_t k)
+static uint32_t hmap_get(const pb_map *m, uint64_t k)
 {
-    for (size_t s = hslot(k, m->mask); m->vals[s] != PRISM_NO_NODE; s = (s + 1) & m->mask)
-        if (m->keys[s] == k)
-            return m->vals[s];
-    return PRISM_NO_NODE;
-}
-
-static void hmap_free(hmap *m)
-{
-    free(m->keys);
-    free(m->vals);
+    uint64_t v;
+    return pb_map_get(m, k, &v) ? (uint32_t)v : PRISM_NO_NODE;
 }
 
 /* ---- path strings ----------------------------------------------------- */
@@ -369,7 +339,7 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
     if (!tc)
         tc = &empty;
     prism_compare *cmp = calloc(1, sizeof *cmp);
-    hmap mb = { 0 }, mc = { 0 };
+    pb_map mb = { 0 }, mc = { 0 };
     sideinfo sb = side_of(base, tb), sc = side_of(cur, tc);
     if (!cmp || !hmap_build(&mb, tb) || !hmap_build(&mc, tc))
         goto fail;
@@ -410,12 +380,12 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
     if (!bn_only(bc, nbc, bb, nbb, &cmp->bn_new, &cmp->nbn_new) ||
         !bn_only(bb, nbb, bc, nbc, &cmp->bn_gone, &cmp->nbn_gone))
         goto fail;
-    hmap_free(&mb);
-    hmap_free(&mc);
+    pb_map_free(&mb);
+    pb_map_free(&mc);
     return cmp;
 fail:
-    hmap_free(&mb);
-    hmap_free(&mc);
+    pb_map_free(&mb);
+    pb_map_free(&mc);
     prism_compare_free(cmp);
     return NULL;
 }

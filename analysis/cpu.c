@@ -66,7 +66,7 @@ static void touch(athread *t, uint32_t node, uint64_t len)
         return;
     }
     if (!t->nodes[node].cpu_tmp) {
-        if (!vec_reserve((void **)&t->cpu.touched, &t->cpu.tcap, t->cpu.ntouched + 1,
+        if (!pb_vec_reserve((void **)&t->cpu.touched, &t->cpu.tcap, t->cpu.ntouched + 1,
                          sizeof *t->cpu.touched))
             return;
         t->cpu.touched[t->cpu.ntouched++] = node;
@@ -475,7 +475,7 @@ void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
         if (a->npass && (t->cpu.queued || a->npass >= PASS_MAX))
             oncpu_flush(a);
         t->cpu.queued = true;
-        if (!vec_reserve((void **)&a->pass, &a->passcap, a->npass + 1, sizeof *a->pass))
+        if (!pb_vec_reserve((void **)&a->pass, &a->passcap, a->npass + 1, sizeof *a->pass))
             return;
         a->pass[a->npass++] = s[i];
     }

@@ -27,7 +27,7 @@ static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
         if (e > a->busy[i].end)
             a->busy[i].end = e;
     } else {
-        if (!vec_reserve((void **)&a->busy, &a->bcap, n + 1, sizeof *a->busy))
+        if (!pb_vec_reserve((void **)&a->busy, &a->bcap, n + 1, sizeof *a->busy))
             return;
         memmove(&a->busy[i + 1], &a->busy[i], (n - i) * sizeof *a->busy);
         a->busy[i] = (seg){ s, e };
@@ -58,8 +58,8 @@ static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
 static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
 {
     uint64_t idx;
-    if (!u64map_get(&a->kernel_of, g->name, &idx)) {
-        if (!vec_reserve((void **)&a->kstat, &a->kcap, a->nk + 1, sizeof *a->kstat))
+    if (!pb_map_get(&a->kernel_of, g->name, &idx)) {
+        if (!pb_vec_reserve((void **)&a->kstat, &a->kcap, a->nk + 1, sizeof *a->kstat))
             return;
         size_t cap = a->kcap;
         uint32_t *kn = realloc(a->kname, cap * sizeof *kn);
@@ -69,7 +69,7 @@ static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
         idx = a->nk++;
         memset(&a->kstat[idx], 0, sizeof a->kstat[idx]);
         a->kname[idx] = g->name;
-        u64map_put(&a->kernel_of, g->name, idx);
+        pb_map_put(&a->kernel_of, g->name, idx);
     }
     a->kstat[idx].count++;
     a->kstat[idx].total_ns = an_sat_add(a->kstat[idx].total_ns, dur);
@@ -125,13 +125,13 @@ static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t laun
 static void api_resolve(prism_analysis *a, uint32_t idx, uint64_t corr, uint64_t start)
 {
     uint64_t where = (uint64_t)idx << 32 | tree_node_at(a->threads[idx], start), waiting;
-    if (u64map_get(&a->corr_wait, corr, &waiting) && waiting) {
+    if (pb_map_get(&a->corr_wait, corr, &waiting) && waiting) {
         credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
-        u64map_put(&a->corr_wait, corr, 0);
+        pb_map_put(&a->corr_wait, corr, 0);
         return;
     }
     if (a->corr_node.count < CORR_LIMIT)
-        u64map_put(&a->corr_node, corr, where + 1);
+        pb_map_put(&a->corr_node, corr, where + 1);
 }
 
 /* Are the thread's regions known up to time ts?  (Its newest transition is
@@ -169,12 +169,12 @@ static void api_call(prism_analysis *a, const prism_gpu_record *g)
 {
     athread *t = tree_thread(a, g->stream);
     uint64_t idx;
-    if (!t || !u64map_get(&a->thread_of, g->stream, &idx))
+    if (!t || !pb_map_get(&a->thread_of, g->stream, &idx))
         return;
     uint64_t wait = g->end > g->start && blocking_api(tree_name(a, g->name))
                         ? g->end - g->start : 0;
     if (!regions_reach(t, g->start) && a->napi < CORR_LIMIT &&
-        vec_reserve((void **)&a->apis, &a->apicap, a->napi + 1, sizeof *a->apis)) {
+        pb_vec_reserve((void **)&a->apis, &a->apicap, a->napi + 1, sizeof *a->apis)) {
         a->apis[a->napi++] = (api_wait){ g->correlation, g->start, (uint32_t)idx, wait };
         return;
     }
@@ -202,7 +202,7 @@ static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t d
     uint64_t where;
     if (!g->correlation)
         return;
-    if (u64map_get(&a->corr_node, g->correlation, &where) && where) {
+    if (pb_map_get(&a->corr_node, g->correlation, &where) && where) {
         credit(a, where - 1, dur, g->type == PRISM_GPU_KERNEL);
         return;
     }
@@ -210,7 +210,7 @@ static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t d
         a->gpu_unattributed += dur;
         return;
     }
-    uint64_t *w = u64map_slot(&a->corr_wait, g->correlation);
+    uint64_t *w = pb_map_slot(&a->corr_wait, g->correlation, NULL);
     if (w)      /* ns << 8 | launches (a correlation has a handful at most) */
         *w += dur << 8 | (g->type == PRISM_GPU_KERNEL);
 }
@@ -266,12 +266,12 @@ static void sort_kernels_slow(prism_analysis *a)
         while (j > 0 && a->kstat[j - 1].total_ns < x.total_ns) {
             a->kstat[j] = a->kstat[j - 1];
             a->kname[j] = a->kname[j - 1];
-            u64map_put(&a->kernel_of, a->kname[j], j);
+            pb_map_put(&a->kernel_of, a->kname[j], j);
             j--;
         }
         a->kstat[j] = x;
         a->kname[j] = xn;
-        u64map_put(&a->kernel_of, xn, j);
+        pb_map_put(&a->kernel_of, xn, j);
     }
 }
 
@@ -287,11 +287,11 @@ static void sort_kernels(prism_analysis *a)
     }
     for (size_t i = 0; i < a->nk; i++)
         e[i] = (kentry){ a->kstat[i], a->kname[i] };
-    sort_stable(e, a->nk, sizeof *e, kernel_by_total, NULL);
+    pb_sort_stable(e, a->nk, sizeof *e, kernel_by_total, NULL);
     for (size_t i = 0; i < a->nk; i++) {
         a->kstat[i] = e[i].k;
         a->kname[i] = e[i].name;
-        u64map_put(&a->kernel_of, e[i].name, i);
+        pb_map_put(&a->kernel_of, e[i].name, i);
     }
     free(e);
 }
@@ -329,7 +329,8 @@ void gpu_refresh(prism_analysis *a)
         gs->busy_ns += a->busy[i].end - a->busy[i].start;
     gs->span_ns = a->gpu_last > a->gpu_first ? a->gpu_last - a->gpu_first : 0;
     gs->idle_share = gs->span_ns ? 1.0 - (double)gs->busy_ns / (double)gs->span_ns : 0;
-    for (size_t i = 0; i < a->dropped_of.cap; i++)
-        if (a->dropped_of.keys[i] && ((a->dropped_of.keys[i] - 1) & 1))
-            gs->dropped = an_sat_add(gs->dropped, a->dropped_of.vals[i]);
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&a->dropped_of, &it, &k, &v);)
+        if (k & 1)
+            gs->dropped = an_sat_add(gs->dropped, v);
 }

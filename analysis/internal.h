@@ -13,34 +13,13 @@
 #ifndef PRISM_ANALYSIS_INTERNAL_H
 #define PRISM_ANALYSIS_INTERNAL_H
 
+#include "array.h"             /* pb_vec_reserve, pb_sort_stable */
 #include "prism/analysis.h"
-
-/* ---- a map from 64-bit keys to 64-bit values (open addressing) ---- */
-typedef struct u64map {
-    uint64_t *keys;             /* key + 1; 0 = empty */
-    uint64_t *vals;
-    size_t cap, count;
-} u64map;
-
-bool u64map_get(const u64map *m, uint64_t key, uint64_t *val);
-/* Insert or overwrite; false on allocation failure. */
-bool u64map_put(u64map *m, uint64_t key, uint64_t val);
-/* The slot of key's value, inserting 0 if absent; NULL on failure. */
-uint64_t *u64map_slot(u64map *m, uint64_t key);
-void u64map_free(u64map *m);
+#include "u64map.h"            /* pb_map */
 
 /* stats.c: every value the same?  The mean, exact for a constant series. */
 bool stats_all_equal(const double *v, size_t n);
 double stats_mean(const double *v, size_t n);
-
-/* A growable array: ensure room for one more element of `size` bytes. */
-bool vec_reserve(void **p, size_t *cap, size_t need, size_t size);
-
-/* sort.c: sort n elements of `size` bytes in place by cmp (negative: x
- * before y), stably: equal elements keep their order.  O(n log n) with a
- * scratch copy; without memory for it, an insertion sort (same order). */
-typedef int (*sort_cmp)(const void *x, const void *y, const void *ctx);
-void sort_stable(void *base, size_t n, size_t size, sort_cmp cmp, const void *ctx);
 
 #define MAX_STACK 256u
 #define CHILD_CACHE_BITS 10u
@@ -133,7 +112,7 @@ typedef struct athread {
     char name[64];
     tnode *nodes;
     size_t n, cap;
-    u64map child;               /* (parent + 1) << 32 | name -> node */
+    pb_map child;               /* (parent + 1) << 32 | name -> node */
     uint64_t ckey[1u << CHILD_CACHE_BITS];  /* a direct-mapped cache in front */
     uint32_t cval[1u << CHILD_CACHE_BITS];
     frame stack[MAX_STACK];
@@ -175,7 +154,7 @@ struct prism_analysis {
 
     athread **threads;
     size_t nthreads, tcap;
-    u64map thread_of;           /* stream -> index */
+    pb_map thread_of;           /* stream -> index */
 
     prism_step *steps;          /* in start order once series_sort_steps ran */
     size_t nsteps, scap;
@@ -195,7 +174,7 @@ struct prism_analysis {
     bool gpu_present;
     bool rings;                 /* threads keep region transitions */
     char gpu_status[160];
-    u64map kernel_of;           /* name id -> index into kstat */
+    pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;
     uint32_t *kname;            /* name id per kstat */
     size_t nk, kcap;
@@ -207,12 +186,12 @@ struct prism_analysis {
     size_t nbusy, bcap;
     uint64_t busy_closed;       /* busy time of segments folded away */
     uint64_t closed_until;      /* intervals before this are folded */
-    u64map dropped_of;          /* stream << 1 | source -> cumulative */
-    u64map dropped_regions_of;  /* stream -> whole regions dropped, cumulative */
+    pb_map dropped_of;          /* stream << 1 | source -> cumulative */
+    pb_map dropped_regions_of;  /* stream -> whole regions dropped, cumulative */
     bool drops_single;          /* a CPU drop without a region count (< 1.1) */
     uint64_t unrec_placed;      /* UNRECORDED regions put under a node */
-    u64map corr_node;           /* correlation -> thread << 32 | node (API seen) */
-    u64map corr_wait;           /* correlation -> device ns waiting for its API */
+    pb_map corr_node;           /* correlation -> thread << 32 | node (API seen) */
+    pb_map corr_wait;           /* correlation -> device ns waiting for its API */
     struct api_wait *apis;      /* API calls newer than their thread's regions */
     size_t napi, apicap;
     uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
@@ -226,7 +205,7 @@ struct prism_analysis {
     size_t train;               /* derived: the training thread, SIZE_MAX: unknown */
 
     /* work counters (work.c) */
-    u64map work_of;             /* counter name id -> 1 flops, 2 bytes, 3 neither */
+    pb_map work_of;             /* counter name id -> 1 flops, 2 bytes, 3 neither */
     prism_work_stats work;
 
     uint64_t events, unmatched_exits;
@@ -240,8 +219,8 @@ struct prism_analysis {
     prism_node *nodes;          /* all-threads tree */
     size_t nnodes, ncap;
     prism_tree tree;
-    u64map merged_of;           /* (parent + 1) << 32 | name -> merged node */
-    u64map node_by_hash;        /* path hash -> merged node */
+    pb_map merged_of;           /* (parent + 1) << 32 | name -> merged node */
+    pb_map node_by_hash;        /* path hash -> merged node */
     prism_op *ops;
     size_t nops;
     uint32_t *tref_off;         /* per merged node: its thread nodes in tref */

@@ -181,7 +181,7 @@ static void normalise_steps(prism_rank_summary *s)
         sorted = s->steps[i].index > s->steps[i - 1].index;
     if (sorted)
         return;
-    sort_stable(s->steps, s->nsteps, sizeof *s->steps, cmp_step, NULL);
+    pb_sort_stable(s->steps, s->nsteps, sizeof *s->steps, cmp_step, NULL);
     size_t k = 1;
     for (size_t i = 1; i < s->nsteps; i++)
         if (s->steps[i].index != s->steps[k - 1].index)
@@ -436,7 +436,7 @@ static bool median_rank(prism_job *j)
         return false;
     for (size_t i = 0; i < j->nranks; i++)
         ix[i] = i;
-    sort_stable(ix, j->nranks, sizeof *ix, cmp_by_work, j);
+    pb_sort_stable(ix, j->nranks, sizeof *ix, cmp_by_work, j);
     j->median_rank = ix[(j->nranks - 1) / 2];
     free(ix);
     return true;

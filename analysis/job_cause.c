@@ -69,7 +69,7 @@ typedef struct rval {
 typedef struct dset {
     dent *d;
     size_t n;
-    u64map of;                  /* path hash -> index into d */
+    pb_map of;                  /* path hash -> index into d */
     double *sv, *sw;            /* time, work per step */
     size_t *kids;
     size_t *stamp, *loc;        /* per path: rank + 1 that saw it, its region */
@@ -97,14 +97,14 @@ static void rank_values(const prism_job *j, dset *ds, size_t q)
     memset(ds->stamp, 0, ds->n * sizeof *ds->stamp);
     for (size_t i = 0; s->regions && i < s->nregions; i++) {
         uint64_t u = 0, pu;
-        u64map_get(&ds->of, key_of(s->regions[i].path_hash), &u);
+        pb_map_get(&ds->of, key_of(s->regions[i].path_hash), &u);
         rv[i] = (rval){ .u = u, .keep = !ds->stamp[u], .wait = s->regions[i].wait != 0 };
         if (rv[i].keep) {
             ds->stamp[u] = q + 1;
             ds->loc[u] = i;
         }
         ds->par[i] = SIZE_MAX;
-        if (s->regions[i].depth && u64map_get(&ds->of, key_of(s->regions[i].parent_hash), &pu) &&
+        if (s->regions[i].depth && pb_map_get(&ds->of, key_of(s->regions[i].parent_hash), &pu) &&
             ds->stamp[pu] && ds->loc[pu] < i)
             ds->par[i] = ds->loc[pu];
         ds->sub[i] = 0.0;
@@ -125,7 +125,7 @@ static void rank_values(const prism_job *j, dset *ds, size_t q)
 static void dset_free(dset *ds)
 {
     free(ds->d);
-    u64map_free(&ds->of);
+    pb_map_free(&ds->of);
     free(ds->sv);
     free(ds->sw);
     free(ds->kids);
@@ -144,7 +144,7 @@ static void link_paths(dset *ds)
     for (size_t u = 0; u < ds->n; u++) {
         dent *e = &ds->d[u];
         uint64_t p;
-        e->up = e->depth && u64map_get(&ds->of, e->parent, &p) && ds->d[p].depth < e->depth
+        e->up = e->depth && pb_map_get(&ds->of, e->parent, &p) && ds->d[p].depth < e->depth
                     ? (size_t)p : SIZE_MAX;
         if (e->up != SIZE_MAX)
             ds->d[e->up].nkid++;
@@ -189,18 +189,17 @@ static bool dset_build(const prism_job *j, dset *ds)
         const prism_rank_summary *s = &j->ranks[q].sum;
         for (size_t i = 0; s->regions && i < s->nregions; i++) {
             const prism_rank_region *g = &s->regions[i];
-            uint64_t *slot = u64map_slot(&ds->of, key_of(g->path_hash));
+            bool added;
+            uint64_t *slot = pb_map_slot(&ds->of, key_of(g->path_hash), &added);
             if (!slot)
                 return false;
-            if (*slot)
+            if (!added)
                 continue;
-            *slot = ds->n + 1;  /* 1-based while building: 0 is a new slot */
+            *slot = ds->n;
             ds->d[ds->n++] = (dent){ .hash = key_of(g->path_hash), .parent = key_of(g->parent_hash),
                                      .depth = g->depth, .name = g->name ? g->name : "" };
         }
     }
-    for (size_t i = 0; i < ds->of.cap; i++)
-        ds->of.vals[i] -= ds->of.keys[i] ? 1 : 0;
     link_paths(ds);
     /* counted, then placed: sv/sw[start, start + have) per path */
     for (int pass = 0; pass < 2; pass++) {
@@ -374,7 +373,7 @@ size_t prism_job_deltas(const prism_job *j, size_t r, prism_job_delta *out, size
     if (ix) {
         for (size_t u = 0; u < ds.n; u++)
             ix[u] = u;
-        sort_stable(ix, ds.n, sizeof *ix, cmp_abs_delta, &ds);
+        pb_sort_stable(ix, ds.n, sizeof *ix, cmp_abs_delta, &ds);
         for (; k < ds.n && k < max; k++)
             out[k] = delta_of(&ds, ix[k], false);
     }
@@ -432,7 +431,7 @@ static void cause_of(const prism_job *j, dset *ds, prism_straggler *g)
         g->have_cause = true;
     }
     if (pos) {
-        sort_stable(pos, npos, sizeof *pos, cmp_wdelta, ds);
+        pb_sort_stable(pos, npos, sizeof *pos, cmp_wdelta, ds);
         for (g->ndeltas = 0; g->ndeltas < npos && g->ndeltas < 8; g->ndeltas++)
             g->deltas[g->ndeltas] = delta_of(ds, pos[g->ndeltas], true);
     }

@@ -1,6 +1,6 @@
 /*
  * job_io.c - the rank summary file (docs/SUMMARY.md): one JSON object,
- * written with stdio; its lexical rules (how a string, an integer, a hash
+ * written with stdio (strings by pb_json); its lexical rules (how a string, an integer, a hash
  * must look; the scanner that stops a string or number past its limit
  * before yajl buffers it: a 20 MB string costs 64 KiB); read from a file or
  * from memory through the parser of job_parse.c; told apart from profiles
@@ -16,49 +16,17 @@
 
 #include "escape.h"            /* esc_utf8_decode: the project's one decoder */
 #include "job_io.h"
+#include "jsonw.h"
 
 /* ---- writing ---- */
 
-/* s as a JSON string: quote, backslash and controls escaped, each byte
- * that starts no valid UTF-8 sequence written as U+FFFD (the output is
- * always valid UTF-8); cut, at a character, before SUM_MAX_STRING bytes
- * between the quotes, so the reader takes back whatever was written. */
+/* s as a JSON string (pb_json's escaping), cut, at a character, before
+ * SUM_MAX_STRING bytes between the quotes, so the reader takes back
+ * whatever was written. */
 static void put_str(FILE *f, const char *str)
 {
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    size_t out = 0;
-    fputc('"', f);
-    while (*s) {
-        char rep[8];
-        size_t in = 1, len = 1;
-        unsigned char c = *s;
-        uint32_t cp;
-        if (c == '"' || c == '\\') {
-            rep[0] = '\\';
-            rep[1] = (char)c;
-            len = 2;
-        } else if (c < 0x20) {
-            const char *two = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r"
-                            : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
-            if (two)
-                memcpy(rep, two, len = 2);
-            else
-                len = (size_t)snprintf(rep, sizeof rep, "\\u%04x", c);
-        } else if (c < 0x80) {
-            rep[0] = (char)c;
-        } else if ((in = esc_utf8_decode(s, &cp)) != 0) {
-            memcpy(rep, s, len = in);
-        } else {
-            in = 1;
-            memcpy(rep, "\\ufffd", len = 6);
-        }
-        if (out + len > SUM_MAX_STRING)
-            break;
-        fwrite(rep, 1, len, f);
-        out += len;
-        s += in;
-    }
-    fputc('"', f);
+    const char *s = str ? str : "";
+    pb_json_put_string_max(f, s, strlen(s), SUM_MAX_STRING);
 }
 
 bool prism_rank_summary_write(FILE *f, const prism_rank_summary *s)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "errinfo.h"
 #include "job_io.h"
 
 /* ---- what each key wants ---- */
@@ -93,9 +94,7 @@ struct sum_parser {
     size_t tab_mask;
     sum_scan scan;
     bool failed;
-    prism_status st;
-    uint64_t err_off;
-    char msg[256];
+    pb_error err;               /* the first error, once failed */
 };
 typedef sum_parser sread;
 
@@ -105,11 +104,9 @@ bool sum_parser_fail(sread *r, prism_status st, uint64_t off, const char *fmt, .
         return false;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    pb_error_vset(&r->err, st, off, fmt, ap);
     va_end(ap);
     r->failed = true;
-    r->st = st;
-    r->err_off = off;
     return false;
 }
 
@@ -581,10 +578,10 @@ prism_status sum_parser_end(sread *r, const char *source, char *msg, size_t msgl
     if (r->y)
         yajl_free(r->y);
     if (offset)
-        *offset = r->failed ? r->err_off : 0;
+        *offset = r->failed ? r->err.offset : 0;
     if (msg && msglen)
-        snprintf(msg, msglen, "%s", r->failed ? r->msg : "");
-    prism_status st = r->failed ? r->st : PRISM_OK;
+        snprintf(msg, msglen, "%s", r->failed ? r->err.msg : "");
+    prism_status st = r->failed ? (prism_status)r->err.code : PRISM_OK;
     free(r);
     if (st != PRISM_OK) {
         prism_rank_summary_free(s);

@@ -144,7 +144,7 @@ static bool fill_steps(prism_rank_summary *s, const prism_analysis *a, prism_ste
     for (size_t i = 0; i < st->nseries; i++)
         if ((st->series[i].flags & PRISM_STEP_SAMPLED) && st->series[i].end > st->series[i].start)
             v[n++] = st->series[i];
-    sort_stable(v, n, sizeof *v, by_index, NULL);
+    pb_sort_stable(v, n, sizeof *v, by_index, NULL);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!k || v[i].index != v[k - 1].index)
@@ -159,7 +159,7 @@ static bool fill_steps(prism_rank_summary *s, const prism_analysis *a, prism_ste
         v[i].index = i;
     }
     s->nsteps = k;
-    sort_stable(v, k, sizeof *v, by_start, NULL);
+    pb_sort_stable(v, k, sizeof *v, by_start, NULL);
     *spans = v;
     return true;
 }
@@ -190,7 +190,7 @@ static size_t pick_regions(const prism_tree *t, bool *keep)
         return SIZE_MAX;
     for (size_t i = 0; i < t->count; i++)
         order[i] = (uint32_t)i;
-    sort_stable(order, t->count, sizeof *order, by_weight, t->nodes);
+    pb_sort_stable(order, t->count, sizeof *order, by_weight, t->nodes);
     for (size_t i = 0; i < t->count && kept < PRISM_JOB_MAX_REGIONS; i++) {
         size_t missing = 0;
         for (uint32_t j = order[i]; j != PRISM_NO_NODE && j < t->count && !keep[j];

@@ -54,12 +54,12 @@ typedef struct ival {
 typedef struct pass2 {
     const job_wait_in *in;
     prism_rank_summary *s;
-    u64map name_of_hash;        /* XXH3 of a kept name -> a region with it */
-    u64map name_of_id;          /* string id -> a region with its name      */
-    u64map region_of_path;      /* path hash -> kept region                 */
-    u64map side_hash;           /* XXH3 of a collective's name -> 1         */
-    u64map side_id;             /* string id of one -> 1                    */
-    u64map side_of;             /* stream -> index into sides               */
+    pb_map name_of_hash;        /* XXH3 of a kept name -> a region with it */
+    pb_map name_of_id;          /* string id -> a region with its name      */
+    pb_map region_of_path;      /* path hash -> kept region                 */
+    pb_map side_hash;           /* XXH3 of a collective's name -> 1         */
+    pb_map side_id;             /* string id of one -> 1                    */
+    pb_map side_of;             /* stream -> index into sides               */
     side *sides;
     size_t nsides, capsides;
     uint32_t unknown_name;      /* the region named "(unknown)", or none    */
@@ -96,13 +96,13 @@ static void p2_string(void *ctx, uint32_t id, const char *str, size_t len)
     uint64_t r;
     len = strnlen(str, len);            /* the analysis names stop at a NUL */
     uint64_t h = XXH3_64bits(str, len);
-    if (p->side_id.count < MAX_NAME_IDS && u64map_get(&p->side_hash, h, &r) &&
-        !u64map_put(&p->side_id, id, 1))
+    if (p->side_id.count < MAX_NAME_IDS && pb_map_get(&p->side_hash, h, &r) &&
+        !pb_map_put(&p->side_id, id, 1))
         p->nomem = true;
-    if (p->name_of_id.count >= MAX_NAME_IDS || !u64map_get(&p->name_of_hash, h, &r))
+    if (p->name_of_id.count >= MAX_NAME_IDS || !pb_map_get(&p->name_of_hash, h, &r))
         return;
     const char *name = p->s->regions[r].name;
-    if (strlen(name) == len && !memcmp(name, str, len) && !u64map_put(&p->name_of_id, id, r))
+    if (strlen(name) == len && !memcmp(name, str, len) && !pb_map_put(&p->name_of_id, id, r))
         p->nomem = true;
 }
 
@@ -114,7 +114,7 @@ static uint32_t p2_child(const pass2 *p, uint32_t parent, uint32_t named)
     uint64_t seed = parent == NO_REGION ? 0 : rg[parent].path_hash, r;
     const char *name = rg[named].name;
     uint64_t h = XXH3_64bits_withSeed(name, strlen(name), seed);
-    if (!u64map_get(&p->region_of_path, h, &r) || rg[r].parent_hash != seed ||
+    if (!pb_map_get(&p->region_of_path, h, &r) || rg[r].parent_hash != seed ||
         strcmp(rg[r].name, name))
         return NO_REGION;
     return (uint32_t)r;
@@ -133,7 +133,7 @@ static void p2_push(pass2 *p, uint32_t id, uint64_t ts)
      * the frames it invents after damage.  An id whose string never came
      * (the analysis says "(unnamed)") matches nothing here: damage loses
      * wait, it never adds any. */
-    bool known = id ? u64map_get(&p->name_of_id, id, &named)
+    bool known = id ? pb_map_get(&p->name_of_id, id, &named)
                     : (named = p->unknown_name) != NO_REGION;
     if ((!p->depth || parent != NO_REGION) && known)
         region = p2_child(p, parent, (uint32_t)named);
@@ -181,7 +181,7 @@ static void train_regions(pass2 *p, uint32_t depth, const prism_region_event *ev
 static side *side_for(pass2 *p, uint32_t stream)
 {
     uint64_t k;
-    if (u64map_get(&p->side_of, stream, &k))
+    if (pb_map_get(&p->side_of, stream, &k))
         return &p->sides[k];
     if (p->nsides >= MAX_SIDE_THREADS)
         return NULL;
@@ -195,7 +195,7 @@ static side *side_for(pass2 *p, uint32_t stream)
         p->sides = v;
         p->capsides = cap;
     }
-    if (!u64map_put(&p->side_of, stream, p->nsides)) {
+    if (!pb_map_put(&p->side_of, stream, p->nsides)) {
         p->nomem = true;
         return NULL;
     }
@@ -221,7 +221,7 @@ static void side_regions(pass2 *p, uint32_t stream, uint32_t depth,
     for (size_t i = 0; i < n; i++) {
         if (ev[i].kind == PRISM_REGION_ENTER) {
             sd->depth++;
-            if (!sd->open_depth && u64map_get(&p->side_id, ev[i].name, &one)) {
+            if (!sd->open_depth && pb_map_get(&p->side_id, ev[i].name, &one)) {
                 sd->open_depth = sd->depth;
                 sd->start = ev[i].ts;
             }
@@ -299,14 +299,14 @@ static prism_status read_waits(const char *path, pass2 *p, char *msg, size_t msg
     p->unknown_name = NO_REGION;
     for (size_t i = 0; i < s->nregions; i++) {
         const char *name = s->regions[i].name;
-        if (!u64map_put(&p->name_of_hash, XXH3_64bits(name, strlen(name)), i) ||
-            !u64map_put(&p->region_of_path, s->regions[i].path_hash, i))
+        if (!pb_map_put(&p->name_of_hash, XXH3_64bits(name, strlen(name)), i) ||
+            !pb_map_put(&p->region_of_path, s->regions[i].path_hash, i))
             return job_fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
         if (!strcmp(name, "(unknown)"))
             p->unknown_name = (uint32_t)i;
     }
     for (size_t i = 0; i < p->in->nside; i++)
-        if (!u64map_put(&p->side_hash, p->in->side_names[i], 1))
+        if (!pb_map_put(&p->side_hash, p->in->side_names[i], 1))
             return job_fail(PRISM_E_NOMEM, "out of memory", msg, msglen);
     prism_reader_callbacks cb = { .string = p2_string, .regions = p2_regions };
     prism_reader *r = NULL;
@@ -334,12 +334,12 @@ prism_status job_wait_read(const char *path, const job_wait_in *in, prism_rank_s
     p->in = in;
     p->s = s;
     prism_status st = read_waits(path, p, msg, msglen, offset);
-    u64map_free(&p->name_of_hash);
-    u64map_free(&p->name_of_id);
-    u64map_free(&p->region_of_path);
-    u64map_free(&p->side_hash);
-    u64map_free(&p->side_id);
-    u64map_free(&p->side_of);
+    pb_map_free(&p->name_of_hash);
+    pb_map_free(&p->name_of_id);
+    pb_map_free(&p->region_of_path);
+    pb_map_free(&p->side_hash);
+    pb_map_free(&p->side_id);
+    pb_map_free(&p->side_of);
     free(p->sides);
     free(p->iv);
     free(p);

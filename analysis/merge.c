@@ -216,10 +216,10 @@ static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
                              const char *sname)
 {
     uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
-    if (u64map_get(&a->merged_of, key, &v))
+    if (pb_map_get(&a->merged_of, key, &v))
         return (uint32_t)v;
-    if (!vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
-        !u64map_put(&a->merged_of, key, a->nnodes))
+    if (!pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
+        !pb_map_put(&a->merged_of, key, a->nnodes))
         return PRISM_NO_NODE;
     prism_node *p = &a->nodes[a->nnodes];
     memset(p, 0, sizeof *p);
@@ -229,7 +229,7 @@ static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
     p->depth = parent == PRISM_NO_NODE ? 0 : a->nodes[parent].depth + 1;
     p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
     p->min_ns = UINT64_MAX;
-    u64map_put(&a->node_by_hash, p->path_hash, a->nnodes);
+    pb_map_put(&a->node_by_hash, p->path_hash, a->nnodes);
     return (uint32_t)a->nnodes++;       /* linked to its parent by tree_merge */
 }
 
@@ -302,7 +302,7 @@ static void merge_steps(prism_analysis *a)
 static size_t training_thread(const prism_analysis *a)
 {
     uint64_t idx;
-    if (a->step_stream && u64map_get(&a->thread_of, a->step_stream, &idx))
+    if (a->step_stream && pb_map_get(&a->thread_of, a->step_stream, &idx))
         return (size_t)idx;
     size_t best = SIZE_MAX;
     double best_off = 0.05;
@@ -330,7 +330,7 @@ uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
     return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
 }
 
-/* By total, descending (sort_stable keeps equal totals in path order). */
+/* By total, descending (pb_sort_stable keeps equal totals in path order). */
 static int op_by_total(const void *x, const void *y, const void *ctx)
 {
     const prism_op *p = x, *q = y;
@@ -343,15 +343,15 @@ static void build_ops(prism_analysis *a)
     a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
     if (!a->ops)
         return;
-    u64map idx = { 0 };
+    pb_map idx = { 0 };
     for (size_t i = 0; i < a->nnodes; i++) {
         prism_node *p = &a->nodes[i];
         uint64_t h = XXH3_64bits(p->name, strlen(p->name)), v;
         prism_op *op;
-        if (u64map_get(&idx, h, &v)) {
+        if (pb_map_get(&idx, h, &v)) {
             op = &a->ops[v];
         } else {
-            u64map_put(&idx, h, a->nops);
+            pb_map_put(&idx, h, a->nops);
             op = &a->ops[a->nops++];
             op->name = p->name;
             op->node = (uint32_t)i;
@@ -370,10 +370,10 @@ static void build_ops(prism_analysis *a)
         if (p->total_ns > a->nodes[op->node].total_ns)
             op->node = (uint32_t)i;
     }
-    u64map_free(&idx);
+    pb_map_free(&idx);
     for (size_t i = 0; i < a->nops; i++)
         a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
-    sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
+    pb_sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
 }
 
 void tree_merge(prism_analysis *a)
@@ -389,7 +389,7 @@ void tree_merge(prism_analysis *a)
             const char *name = t->pub ? t->pub[j].name : tree_name(a, nd->name);
             uint32_t m = merged_child(a, parent, nd->name, name);
             nd->merged = m;
-            if (m == PRISM_NO_NODE || !vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
+            if (m == PRISM_NO_NODE || !pb_vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
                 continue;
             prism_node *p = &a->nodes[m];
             if (m + 1 == a->nnodes && p->calls == 0)

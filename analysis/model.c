@@ -1,6 +1,7 @@
 /*
- * model.c - the analysis object: reader callbacks, refresh, getters, and
- * the small containers the other files share.
+ * model.c - the analysis object: its lifecycle, the reader callbacks that
+ * feed it, and the refresh that derives the results (the containers are
+ * in base/, the read-only getters in getters.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,103 +10,6 @@
 #include "internal.h"
 #include "prism/import.h"
 #include "rules.h"
-
-/* ---- containers ---- */
-
-bool vec_reserve(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-static size_t u64_hash(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static bool u64map_grow(u64map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = u64_hash(m->keys[i] - 1, cap);
-        while (k[j])
-            j = (j + 1) & (cap - 1);
-        k[j] = m->keys[i];
-        v[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = k;
-    m->vals = v;
-    m->cap = cap;
-    return true;
-}
-
-uint64_t *u64map_slot(u64map *m, uint64_t key)
-{
-    if ((m->count + 1) * 2 > m->cap && !u64map_grow(m))
-        return NULL;
-    size_t j = u64_hash(key, m->cap);
-    while (m->keys[j] && m->keys[j] != key + 1)
-        j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j]) {
-        m->keys[j] = key + 1;
-        m->vals[j] = 0;
-        m->count++;
-    }
-    return &m->vals[j];
-}
-
-bool u64map_put(u64map *m, uint64_t key, uint64_t val)
-{
-    uint64_t *s = u64map_slot(m, key);
-    if (!s)
-        return false;
-    *s = val;
-    return true;
-}
-
-bool u64map_get(const u64map *m, uint64_t key, uint64_t *val)
-{
-    if (!m->cap)
-        return false;
-    size_t j = u64_hash(key, m->cap);
-    while (m->keys[j]) {
-        if (m->keys[j] == key + 1) {
-            *val = m->vals[j];
-            return true;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    return false;
-}
-
-void u64map_free(u64map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- callbacks ---- */
 
@@ -188,7 +92,7 @@ static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 static void cb_dropped(void *ctx, const prism_dropped *d)
 {
     prism_analysis *a = ctx;
-    uint64_t *slot = u64map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1));
+    uint64_t *slot = pb_map_slot(&a->dropped_of, (uint64_t)d->stream << 1 | (d->source & 1), NULL);
     if (slot && d->total > *slot)
         *slot = d->total;
     if (d->source != PRISM_SOURCE_CPU)
@@ -197,7 +101,7 @@ static void cb_dropped(void *ctx, const prism_dropped *d)
         a->drops_single |= d->total > 0;
         return;
     }
-    slot = u64map_slot(&a->dropped_regions_of, d->stream);
+    slot = pb_map_slot(&a->dropped_regions_of, d->stream, NULL);
     if (slot && d->regions > *slot)
         *slot = d->regions;
 }
@@ -293,8 +197,8 @@ static void free_derived(prism_analysis *a)
     free(a->nodes);
     a->nodes = NULL;
     a->nnodes = a->ncap = 0;
-    u64map_free(&a->merged_of);
-    u64map_free(&a->node_by_hash);
+    pb_map_free(&a->merged_of);
+    pb_map_free(&a->node_by_hash);
     free(a->ops);
     a->ops = NULL;
     a->nops = 0;
@@ -315,19 +219,19 @@ void prism_analysis_free(prism_analysis *a)
     for (size_t i = 0; i < a->nthreads; i++)
         tree_free_thread(a->threads[i]);
     free(a->threads);
-    u64map_free(&a->thread_of);
+    pb_map_free(&a->thread_of);
     free(a->steps);
     free(a->sampled_pos);
     free(a->mem);
-    u64map_free(&a->kernel_of);
+    pb_map_free(&a->kernel_of);
     free(a->kstat);
     free(a->kname);
     free(a->busy);
-    u64map_free(&a->dropped_of);
-    u64map_free(&a->dropped_regions_of);
-    u64map_free(&a->corr_node);
-    u64map_free(&a->corr_wait);
-    u64map_free(&a->work_of);
+    pb_map_free(&a->dropped_of);
+    pb_map_free(&a->dropped_regions_of);
+    pb_map_free(&a->corr_node);
+    pb_map_free(&a->corr_wait);
+    pb_map_free(&a->work_of);
     free(a->apis);
     oncpu_free(a);
     if (a->own_reader)
@@ -407,141 +311,4 @@ prism_analysis *prism_analyze_file(const char *path, const prism_analysis_opts *
     *err = PRISM_OK;
     prism_analysis_refresh(a);
     return a;
-}
-
-/* ---- getters ---- */
-
-const prism_header *prism_analysis_header(const prism_analysis *a)
-{
-    return a->reader ? prism_reader_header(a->reader) : NULL;
-}
-
-const prism_reader_stats *prism_analysis_reader_stats(const prism_analysis *a)
-{
-    return a->reader ? prism_reader_stats_get(a->reader) : NULL;
-}
-
-const prism_tree *prism_analysis_tree(const prism_analysis *a) { return &a->tree; }
-size_t prism_analysis_thread_count(const prism_analysis *a) { return a->nthreads; }
-
-size_t prism_analysis_training_thread(const prism_analysis *a)
-{
-    return a && a->train < a->nthreads ? a->train : SIZE_MAX;
-}
-
-double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
-{
-    const prism_step_stats *st = prism_analysis_steps(a);
-    double ns = 0;
-    uint64_t n = 0;
-    for (size_t i = 0; st && st->series && i < st->nseries; i++)
-        if ((st->series[i].flags & PRISM_STEP_SAMPLED) &&
-            st->series[i].end > st->series[i].start) {
-            ns += (double)(st->series[i].end - st->series[i].start);
-            n++;
-        }
-    if (!(ns > 0)) {
-        n = 0;
-        ns = a ? (double)prism_analysis_span_ns(a) : 0;
-    }
-    if (steps)
-        *steps = n;
-    /* a sum past 2^64 ns (584 years) saturates like every other total: the
-     * largest double below 2^64, so that callers can convert it */
-    return ns < 18446744073709549568.0 ? ns : 18446744073709549568.0;
-}
-
-bool prism_analysis_cpu_present(const prism_analysis *a) { return a && a->cpu_present; }
-
-const char *prism_analysis_cpu_status(const prism_analysis *a)
-{
-    return a && a->cpu_status[0] ? a->cpu_status : NULL;
-}
-
-const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
-                                             uint32_t *stream, const char **name)
-{
-    if (i >= a->nthreads)
-        return NULL;
-    if (stream)
-        *stream = a->threads[i]->stream;
-    if (name)
-        *name = a->threads[i]->name;
-    return &a->threads[i]->tree;
-}
-
-const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n)
-{
-    *n = a->nops;
-    return a->ops;
-}
-
-const prism_step_stats *prism_analysis_steps(const prism_analysis *a) { return &a->step_stats; }
-const prism_memory_stats *prism_analysis_memory(const prism_analysis *a) { return &a->mem_stats; }
-const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a) { return &a->gpu_stats; }
-
-const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n)
-{
-    *n = a->nbn;
-    return a->bn;
-}
-
-uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
-
-uint64_t prism_analysis_dropped(const prism_analysis *a)
-{
-    uint64_t total = 0;                 /* CPU events: GPU records are in gpu->dropped */
-    for (size_t i = 0; i < a->dropped_of.cap; i++)
-        if (a->dropped_of.keys[i] && !((a->dropped_of.keys[i] - 1) & 1))
-            total = an_sat_add(total, a->dropped_of.vals[i]);
-    return total;
-}
-
-uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < a->dropped_regions_of.cap; i++)
-        if (a->dropped_regions_of.keys[i])
-            total = an_sat_add(total, a->dropped_regions_of.vals[i]);
-    if (whole)
-        *whole = !a->drops_single;
-    if (placed)
-        *placed = a->unrec_placed < total ? a->unrec_placed : total;
-    return total;
-}
-
-uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream)
-{
-    uint64_t v = 0;
-    return u64map_get(&a->dropped_regions_of, stream, &v) ? v : 0;
-}
-
-uint64_t prism_analysis_span_ns(const prism_analysis *a)
-{
-    return a->have_ts ? a->last_ts - a->first_ts : 0;
-}
-
-bool prism_analysis_complete(const prism_analysis *a) { return a->footer; }
-uint64_t prism_analysis_last_ts(const prism_analysis *a) { return a->have_ts ? a->last_ts : 0; }
-
-uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
-{
-    uint64_t v;
-    return u64map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
-}
-
-bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,
-                                      double *mean, double *var)
-{
-    *n = 0;
-    *mean = *var = 0;
-    uint32_t threads = tree_node_threads(a, node);
-    if (!threads || !a->nsampled)
-        return false;
-    /* the steps it ran in only: a step without it is absent, not zero */
-    const prism_node *p = &a->nodes[node];
-    *n = p->steps_seen;
-    *mean = p->step_mean_ns;
-    *var = p->steps_seen > 1 ? p->step_std_ns * p->step_std_ns : 0;
-    return true;
 }

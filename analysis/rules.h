@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "prism/analysis.h"
+#include "array.h"
+#include "u64map.h"
 
 /*
  * Run every rule on `a` (whose tree, ops, steps, memory and GPU aggregates
@@ -116,11 +118,10 @@ bool rules_data_like(const char *name);
  * compare with every name gathered so far.  It grows as names come (a
  * trace of Python functions brings tens of thousands). */
 typedef struct rules_names {
-    const char **name;
-    uint64_t *hash;
-    uint32_t *k;                      /* entry + 1; 0 = empty                */
-    size_t slots;                     /* a power of two, 0 before the first  */
-    size_t n;                         /* entries                             */
+    const char **name;                /* per entry, borrowed from the tree   */
+    size_t n, cap;                    /* entries                             */
+    pb_map of;                        /* XXH3 of a name (+ 1, 2 ... past a
+                                         collision) -> entry                 */
 } rules_names;
 /* Start empty (no allocation); free what it holds. */
 void rules_names_init(rules_names *ix);
@@ -129,9 +130,6 @@ void rules_names_free(rules_names *ix);
  * of first sight (*added true for a new one); SIZE_MAX when memory runs
  * out. */
 size_t rules_names_get(rules_names *ix, const char *name, bool *added);
-/* Make room for entry k in an array of `size`-byte elements (*cap grows by
- * doubling); false when memory runs out (the array is kept). */
-bool rules_room(void **arr, size_t *cap, size_t k, size_t size);
 
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */

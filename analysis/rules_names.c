@@ -1,7 +1,6 @@
 /*
  * rules_names.c - the rules' index of region names (every path of a name
- * together: hash, then strcmp; it grows as names come) and the growth of
- * the arrays kept beside it.
+ * together: hash, then strcmp; it grows as names come), over pb_map.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,72 +17,26 @@ void rules_names_init(rules_names *ix)
 void rules_names_free(rules_names *ix)
 {
     free(ix->name);
-    free(ix->hash);
-    free(ix->k);
+    pb_map_free(&ix->of);
     rules_names_init(ix);
-}
-
-/* Twice the slots (16 at first), every entry placed again. */
-static bool names_grow(rules_names *ix)
-{
-    size_t slots = ix->slots ? 2 * ix->slots : 16;
-    const char **name = malloc(slots * sizeof *name);
-    uint64_t *hash = malloc(slots * sizeof *hash);
-    uint32_t *k = calloc(slots, sizeof *k);
-    if (!name || !hash || !k || slots > UINT32_MAX) {
-        free(name);
-        free(hash);
-        free(k);
-        return false;
-    }
-    for (size_t i = 0; i < ix->slots; i++) {
-        if (!ix->k[i])
-            continue;
-        size_t j = (size_t)ix->hash[i] & (slots - 1);
-        while (k[j])
-            j = (j + 1) & (slots - 1);
-        name[j] = ix->name[i];
-        hash[j] = ix->hash[i];
-        k[j] = ix->k[i];
-    }
-    free(ix->name);
-    free(ix->hash);
-    free(ix->k);
-    ix->name = name;
-    ix->hash = hash;
-    ix->k = k;
-    ix->slots = slots;
-    return true;
 }
 
 size_t rules_names_get(rules_names *ix, const char *name, bool *added)
 {
     *added = false;
-    if (2 * (ix->n + 1) > ix->slots && !names_grow(ix))
+    if (!pb_vec_reserve((void **)&ix->name, &ix->cap, ix->n + 1, sizeof *ix->name))
         return SIZE_MAX;
-    uint64_t h = XXH3_64bits(name, strlen(name));
-    size_t j = (size_t)h & (ix->slots - 1);
-    for (; ix->k[j]; j = (j + 1) & (ix->slots - 1))
-        if (ix->hash[j] == h && !strcmp(ix->name[j], name))
-            return ix->k[j] - 1u;
-    ix->name[j] = name;
-    ix->hash[j] = h;
-    ix->k[j] = (uint32_t)++ix->n;
-    *added = true;
-    return ix->n - 1;
-}
-
-bool rules_room(void **arr, size_t *cap, size_t k, size_t size)
-{
-    if (k < *cap)
-        return true;
-    size_t cap2 = *cap ? *cap : 64;
-    while (cap2 <= k)
-        cap2 *= 2;
-    void *p = realloc(*arr, cap2 * size);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = cap2;
-    return true;
+    /* two names with one hash: the second one's key is the next free one */
+    for (uint64_t key = XXH3_64bits(name, strlen(name));; key++) {
+        uint64_t *slot = pb_map_slot(&ix->of, key, added);
+        if (!slot)
+            return SIZE_MAX;
+        if (*added) {
+            *slot = ix->n;
+            ix->name[ix->n] = name;
+            return ix->n++;
+        }
+        if (!strcmp(ix->name[*slot], name))
+            return (size_t)*slot;
+    }
 }

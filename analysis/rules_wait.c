@@ -76,7 +76,7 @@ static void collect(const rules_ctx *c, wait_op **opp, size_t *cap, size_t *nop,
             continue;
         bool added;
         size_t k = rules_names_get(ix, n->name, &added);
-        if (k == SIZE_MAX || (added && !rules_room((void **)opp, cap, k, sizeof **opp)))
+        if (k == SIZE_MAX || (added && !pb_vec_reserve((void **)opp, cap, k + 1, sizeof **opp)))
             break;                      /* out of memory: judge what was gathered */
         wait_op *op = *opp;
         if (added)

@@ -64,8 +64,8 @@ void series_sort_steps(prism_analysis *a)
 void series_steps(prism_analysis *a, const prism_step *s, size_t n)
 {
     /* one reservation per batch, each array with its own capacity */
-    if (!vec_reserve((void **)&a->steps, &a->scap, a->nsteps + n, sizeof *a->steps) ||
-        !vec_reserve((void **)&a->sampled_pos, &a->pcap, a->nsteps + n, sizeof *a->sampled_pos))
+    if (!pb_vec_reserve((void **)&a->steps, &a->scap, a->nsteps + n, sizeof *a->steps) ||
+        !pb_vec_reserve((void **)&a->sampled_pos, &a->pcap, a->nsteps + n, sizeof *a->sampled_pos))
         return;
     for (size_t i = 0; i < n; i++) {
         prism_step st = s[i];
@@ -88,7 +88,7 @@ void series_steps(prism_analysis *a, const prism_step *s, size_t n)
 /* Memory samples in time order: appended, sorted (stable) at refresh. */
 void series_memory(prism_analysis *a, const prism_memory_sample *m)
 {
-    if (!vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
+    if (!pb_vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
         return;
     prism_mem_point p = { .ts = m->ts, .step = m->step, .rss = m->rss,
                           .cpu_permille = m->cpu_permille, .ngpu = m->ngpu };

@@ -49,14 +49,14 @@ static void clear_lanes(prism_timeline *t)
     }
     t->nlanes = 0;
     t->left_out = 0;
-    u64map_free(&t->lane_of);
+    pb_map_free(&t->lane_of);
 }
 
 static void clear_scratch(prism_timeline *t)
 {
     tl_stacks_free(&t->st);
-    u64map_free(&t->names);
-    u64map_free(&t->tnames);
+    pb_map_free(&t->names);
+    pb_map_free(&t->tnames);
 }
 
 void prism_timeline_use_index(prism_timeline *t, bool on)
@@ -95,7 +95,7 @@ uint64_t prism_timeline_bytes_read(const prism_timeline *t) { return t ? t->byte
 
 static bool pool_add(prism_timeline *t, const char *s, size_t len, uint64_t *off)
 {
-    if (!vec_reserve((void **)&t->pool, &t->poolcap, t->npool + len + 1, 1))
+    if (!pb_vec_reserve((void **)&t->pool, &t->poolcap, t->npool + len + 1, 1))
         return false;
     memcpy(t->pool + t->npool, s, len);
     t->pool[t->npool + len] = '\0';
@@ -116,10 +116,10 @@ const char *tl_name_text(const prism_timeline *t, uint32_t id)
 static uint64_t name_off(prism_timeline *t, uint32_t id)
 {
     uint64_t off;
-    if (u64map_get(&t->names, id, &off))
+    if (pb_map_get(&t->names, id, &off))
         return off;
     const char *s = tl_name_text(t, id);
-    if (!pool_add(t, s, strlen(s), &off) || !u64map_put(&t->names, id, off)) {
+    if (!pool_add(t, s, strlen(s), &off) || !pb_map_put(&t->names, id, off)) {
         t->oom = true;
         return UINT64_MAX;
     }
@@ -133,16 +133,16 @@ static lane *lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, 
     uint64_t key = kind == PRISM_LANE_GPU ? (UINT64_C(1) << 63) | (uint64_t)device << 32 | stream
                                           : stream;
     uint64_t i;
-    if (u64map_get(&t->lane_of, key, &i))
+    if (pb_map_get(&t->lane_of, key, &i))
         return i == UINT64_MAX ? NULL : &t->lanes[i];
     if (t->nlanes >= PRISM_TIMELINE_MAX_LANES) {
         t->left_out++;
-        if (!u64map_put(&t->lane_of, key, UINT64_MAX))
+        if (!pb_map_put(&t->lane_of, key, UINT64_MAX))
             t->oom = true;
         return NULL;
     }
-    if (!vec_reserve((void **)&t->lanes, &t->lcap, t->nlanes + 1, sizeof *t->lanes) ||
-        !u64map_put(&t->lane_of, key, t->nlanes)) {
+    if (!pb_vec_reserve((void **)&t->lanes, &t->lcap, t->nlanes + 1, sizeof *t->lanes) ||
+        !pb_map_put(&t->lane_of, key, t->nlanes)) {
         t->oom = true;
         return NULL;
     }
@@ -170,7 +170,7 @@ static int cmp_depth_start(const void *x, const void *y, const void *ctx)
 /* Merge runs of short spans of one depth until at most 3/4 of the cap. */
 static void compact(prism_timeline *t, lane *l)
 {
-    sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
+    pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
     for (int round = 0; round < 64 && l->n > t->cap * 3 / 4; round++) {
         size_t o = 0;
         for (size_t i = 0; i < l->n; i++) {
@@ -209,7 +209,7 @@ static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, u
         return;
     if (l->n >= t->cap)
         compact(t, l);
-    if (!vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+    if (!pb_vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
         t->oom = true;
         return;
     }
@@ -228,11 +228,11 @@ static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, u
 tstack *tl_stack_of(tl_stacks *ss, uint32_t stream)
 {
     uint64_t i;
-    if (u64map_get(&ss->of, stream, &i))
+    if (pb_map_get(&ss->of, stream, &i))
         return ss->v[i];
     tstack *s = calloc(1, sizeof *s);
-    if (!s || !vec_reserve((void **)&ss->v, &ss->cap, ss->n + 1, sizeof *ss->v) ||
-        !u64map_put(&ss->of, stream, ss->n)) {
+    if (!s || !pb_vec_reserve((void **)&ss->v, &ss->cap, ss->n + 1, sizeof *ss->v) ||
+        !pb_map_put(&ss->of, stream, ss->n)) {
         free(s);
         return NULL;
     }
@@ -246,7 +246,7 @@ void tl_stacks_free(tl_stacks *ss)
     for (size_t i = 0; i < ss->n; i++)
         free(ss->v[i]);
     free(ss->v);
-    u64map_free(&ss->of);
+    pb_map_free(&ss->of);
     memset(ss, 0, sizeof *ss);
 }
 
@@ -271,7 +271,7 @@ static void on_thread(void *ctx, const prism_thread *th)
     prism_timeline *t = ctx;
     uint64_t off;
     const char *nm = th->name ? th->name : "";
-    if (!pool_add(t, nm, strlen(nm), &off) || !u64map_put(&t->tnames, th->stream, off))
+    if (!pool_add(t, nm, strlen(nm), &off) || !pb_map_put(&t->tnames, th->stream, off))
         t->oom = true;
 }
 
@@ -355,9 +355,9 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
             ref = name_off(t, r->name);
         } else {
             uint64_t key = (UINT64_C(1) << 40) | r->type;   /* no string id is this large */
-            if (!u64map_get(&t->names, key, &ref)) {
+            if (!pb_map_get(&t->names, key, &ref)) {
                 const char *s = what[r->type];
-                if (!pool_add(t, s, strlen(s), &ref) || !u64map_put(&t->names, key, ref)) {
+                if (!pool_add(t, s, strlen(s), &ref) || !pb_map_put(&t->names, key, ref)) {
                     t->oom = true;
                     continue;
                 }
@@ -392,7 +392,7 @@ static void gpu_rows(lane *l)
 {
     uint64_t row_end[PRISM_TIMELINE_GPU_ROWS] = { 0 };
     bool used[PRISM_TIMELINE_GPU_ROWS] = { false };
-    sort_stable(l->v, l->n, sizeof *l->v, cmp_start, NULL);
+    pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_start, NULL);
     for (size_t i = 0; i < l->n; i++) {
         uint32_t r = 0;
         if (l->v[i].merged) {
@@ -429,13 +429,13 @@ static void finish(prism_timeline *t)
         t->lanes[o++] = *l;
     }
     t->nlanes = o;
-    u64map_free(&t->lane_of);       /* lane indices changed: not used again */
+    pb_map_free(&t->lane_of);       /* lane indices changed: not used again */
     qsort(t->lanes, t->nlanes, sizeof *t->lanes, cmp_lane);
     for (size_t i = 0; i < t->nlanes; i++) {
         lane *l = &t->lanes[i];
         if (l->pub.kind == PRISM_LANE_GPU)
             gpu_rows(l);
-        sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
+        pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
         uint32_t rows = 0;
         for (size_t k = 0; k < l->n; k++) {
             uintptr_t ref = (uintptr_t)l->v[k].name;
@@ -445,7 +445,7 @@ static void finish(prism_timeline *t)
         }
         uint64_t off;
         l->name = NULL;
-        if (l->pub.kind == PRISM_LANE_THREAD && u64map_get(&t->tnames, l->pub.stream, &off))
+        if (l->pub.kind == PRISM_LANE_THREAD && pb_map_get(&t->tnames, l->pub.stream, &off))
             l->name = strdup(t->pool + off);
         else if (l->pub.kind == PRISM_LANE_THREAD && tl_index_thread_name(&t->ix, l->pub.stream))
             l->name = strdup(tl_index_thread_name(&t->ix, l->pub.stream));

@@ -25,7 +25,7 @@ void tl_index_free(tl_index *ix)
     free(ix->c);
     free(ix->pool);
     tl_stacks_free(&ix->st);
-    u64map_free(&ix->tnames);
+    pb_map_free(&ix->tnames);
     free(ix->names);
     memset(ix, 0, sizeof *ix);
 }
@@ -33,13 +33,13 @@ void tl_index_free(tl_index *ix)
 const char *tl_index_thread_name(const tl_index *ix, uint32_t stream)
 {
     uint64_t off;
-    return ix->valid && u64map_get(&ix->tnames, stream, &off) ? ix->names + off : NULL;
+    return ix->valid && pb_map_get(&ix->tnames, stream, &off) ? ix->names + off : NULL;
 }
 
 uint64_t tl_index_last_ts(const tl_index *ix, uint32_t stream)
 {
     uint64_t i;
-    return ix->valid && u64map_get(&ix->st.of, stream, &i) ? ix->st.v[i]->last_ts : 0;
+    return ix->valid && pb_map_get(&ix->st.of, stream, &i) ? ix->st.v[i]->last_ts : 0;
 }
 
 static void begin_chunk(tl_index *ix)
@@ -65,8 +65,8 @@ static void ix_thread(void *ctx, const prism_thread *th)
     tl_index *ix = &((prism_timeline *)ctx)->ix;
     const char *nm = th->name ? th->name : "";
     size_t len = strlen(nm);
-    if (!vec_reserve((void **)&ix->names, &ix->namescap, ix->nnames + len + 1, 1) ||
-        !u64map_put(&ix->tnames, th->stream, ix->nnames)) {
+    if (!pb_vec_reserve((void **)&ix->names, &ix->namescap, ix->nnames + len + 1, 1) ||
+        !pb_map_put(&ix->tnames, th->stream, ix->nnames)) {
         ix->oom = true;
         return;
     }
@@ -90,7 +90,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
         ix->cur.phantom = s->phantom;
         ix->cur.mindepth = UINT32_MAX;
         ix->cur.frames = ix->npool;
-        if (!vec_reserve((void **)&ix->pool, &ix->poolcap, ix->npool + s->open, sizeof *ix->pool)) {
+        if (!pb_vec_reserve((void **)&ix->pool, &ix->poolcap, ix->npool + s->open, sizeof *ix->pool)) {
             ix->oom = true;
             return;
         }
@@ -122,7 +122,7 @@ static void ix_chunk(void *ctx, const prism_chunk_info *c)
     bool keep = (c->kind == PRISM_CHUNK_REGIONS || c->kind == PRISM_CHUNK_GPU) &&
                 ix->tmin <= ix->tmax && c->status != PRISM_CHUNK_GARBAGE &&
                 c->status != PRISM_CHUNK_BAD_CHECKSUM;
-    if (keep && vec_reserve((void **)&ix->c, &ix->cap, ix->n + 1, sizeof *ix->c)) {
+    if (keep && pb_vec_reserve((void **)&ix->c, &ix->cap, ix->n + 1, sizeof *ix->c)) {
         tl_chunk *e = &ix->c[ix->n++];
         *e = ix->cur;
         e->offset = c->offset;
@@ -225,7 +225,7 @@ prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
     bool *sel = calloc(ix->n ? ix->n : 1, sizeof *sel);
     sel_state *ss = NULL;
     size_t nss = 0, sscap = 0;
-    u64map of = { 0 };
+    pb_map of = { 0 };
     prism_status st = PRISM_E_NOMEM;
     uint8_t *buf = malloc(1u << 16);
     int fd = -1;
@@ -239,9 +239,9 @@ prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
             continue;
         }
         uint64_t k;
-        if (!u64map_get(&of, c->stream, &k)) {
-            if (!vec_reserve((void **)&ss, &sscap, nss + 1, sizeof *ss) ||
-                !u64map_put(&of, c->stream, nss))
+        if (!pb_map_get(&of, c->stream, &k)) {
+            if (!pb_vec_reserve((void **)&ss, &sscap, nss + 1, sizeof *ss) ||
+                !pb_map_put(&of, c->stream, nss))
                 goto out;
             k = nss++;
             memset(&ss[k], 0, sizeof ss[k]);
@@ -260,7 +260,7 @@ prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
     for (size_t i = 0; i < ix->n; i++) {
         const tl_chunk *c = &ix->c[i];
         uint64_t k;
-        if (c->kind != PRISM_CHUNK_REGIONS || !u64map_get(&of, c->stream, &k) ||
+        if (c->kind != PRISM_CHUNK_REGIONS || !pb_map_get(&of, c->stream, &k) ||
             !ss[k].has_last)
             continue;
         sel_state *s = &ss[k];
@@ -304,6 +304,6 @@ out:
     free(buf);
     free(sel);
     free(ss);
-    u64map_free(&of);
+    pb_map_free(&of);
     return st;
 }

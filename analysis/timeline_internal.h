@@ -28,7 +28,7 @@ typedef struct tstack {
 typedef struct tl_stacks {
     tstack **v;
     size_t n, cap;
-    u64map of;                  /* stream -> index into v                    */
+    pb_map of;                  /* stream -> index into v                    */
 } tl_stacks;
 
 typedef struct lane {
@@ -63,7 +63,7 @@ typedef struct tl_index {
     tframe *pool;
     size_t npool, poolcap;
     tl_stacks st;
-    u64map tnames;              /* stream -> offset into names               */
+    pb_map tnames;              /* stream -> offset into names               */
     char *names;
     size_t nnames, namescap;
     /* the chunk being delivered */
@@ -86,12 +86,12 @@ struct prism_timeline {
     /* lanes */
     lane *lanes;
     size_t nlanes, lcap, left_out;
-    u64map lane_of;             /* THREAD: stream; GPU: 1<<63 | dev<<32 | stream */
+    pb_map lane_of;             /* THREAD: stream; GPU: 1<<63 | dev<<32 | stream */
     /* per-load scratch */
     prism_reader *nr;           /* resolves string ids                       */
     tl_stacks st;
-    u64map names;               /* string id -> offset into pool             */
-    u64map tnames;              /* stream -> offset into pool (thread names) */
+    pb_map names;               /* string id -> offset into pool             */
+    pb_map tnames;              /* stream -> offset into pool (thread names) */
     char *pool;
     size_t npool, poolcap;
     bool oom;

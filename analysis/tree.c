@@ -21,11 +21,11 @@
 athread *tree_thread(prism_analysis *a, uint32_t stream)
 {
     uint64_t idx;
-    if (u64map_get(&a->thread_of, stream, &idx))
+    if (pb_map_get(&a->thread_of, stream, &idx))
         return a->threads[idx];
     athread *t = calloc(1, sizeof *t);
-    if (!t || !vec_reserve((void **)&a->threads, &a->tcap, a->nthreads + 1, sizeof *a->threads) ||
-        !u64map_put(&a->thread_of, stream, a->nthreads)) {
+    if (!t || !pb_vec_reserve((void **)&a->threads, &a->tcap, a->nthreads + 1, sizeof *a->threads) ||
+        !pb_map_put(&a->thread_of, stream, a->nthreads)) {
         free(t);
         return NULL;
     }
@@ -48,7 +48,7 @@ void tree_free_thread(athread *t)
     for (size_t i = 0; i < t->n; i++)
         res_free(&t->nodes[i]);
     free(t->nodes);
-    u64map_free(&t->child);
+    pb_map_free(&t->child);
     free(t->pending);
     free(t->pub);
     free(t);
@@ -80,13 +80,13 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
                            size_t slot)
 {
     uint64_t v;
-    if (u64map_get(&t->child, key, &v)) {
+    if (pb_map_get(&t->child, key, &v)) {
         t->ckey[slot] = key + 1;
         t->cval[slot] = (uint32_t)v;
         return (uint32_t)v;
     }
-    if (!vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
-        !u64map_put(&t->child, key, t->n))
+    if (!pb_vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
+        !pb_map_put(&t->child, key, t->n))
         return PRISM_NO_NODE;
     tnode *nd = &t->nodes[t->n];
     memset(nd, 0, sizeof *nd);
@@ -388,7 +388,7 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uin
             t->npend = 0;
             return;
         }
-        if (!vec_reserve((void **)&t->pending, &t->pcap, t->npend + 1, sizeof *t->pending))
+        if (!pb_vec_reserve((void **)&t->pending, &t->pcap, t->npend + 1, sizeof *t->pending))
             return;
         t->pending[t->npend++] = (pend){ node, leaf, start, dur };
         return;

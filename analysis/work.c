@@ -41,11 +41,11 @@ void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
     int kind = s ? work_kind(s, len) : WORK_NONE;
     uint64_t old;
     if (kind == WORK_NONE) {            /* an id named again: no longer work */
-        if (u64map_get(&a->work_of, id, &old))
-            u64map_put(&a->work_of, id, WORK_NONE);
+        if (pb_map_get(&a->work_of, id, &old))
+            pb_map_put(&a->work_of, id, WORK_NONE);
         return;
     }
-    if (!u64map_put(&a->work_of, id, (uint64_t)kind))
+    if (!pb_map_put(&a->work_of, id, (uint64_t)kind))
         return;
     if (!a->rings)
         gpu_want_rings(a);              /* samples will need their region */
@@ -54,7 +54,7 @@ void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
 static int kind_of(prism_analysis *a, uint32_t id)
 {
     uint64_t v;
-    if (u64map_get(&a->work_of, id, &v))
+    if (pb_map_get(&a->work_of, id, &v))
         return (int)v;
     size_t len = 0;                     /* neither, or a name the callback did not see */
     const char *s = a->reader ? prism_reader_string(a->reader, id, &len) : NULL;

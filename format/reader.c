@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "errinfo.h"
 #include "format_internal.h"
 #include "idmap.h"
 
@@ -50,9 +51,7 @@ struct prism_reader {
     frame bad_frame;
     prism_chunk_status bad_status;
 
-    prism_status err;
-    uint64_t err_off;
-    char msg[200];
+    pb_error err;               /* code 0 (PRISM_OK) until an error */
 
     prism_reader_stats st;
     idmap strings;              /* id -> arena string */
@@ -141,10 +140,8 @@ static prism_status fail(prism_reader *r, prism_status code, uint64_t off,
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    pb_error_vset(&r->err, code, off, fmt, ap);
     va_end(ap);
-    r->err = code;
-    r->err_off = off;
     return code;
 }
 
@@ -152,10 +149,10 @@ prism_status prism_reader_error(const prism_reader *r, const char **msg,
                                 uint64_t *offset)
 {
     if (msg)
-        *msg = r->err ? r->msg : "";
+        *msg = r->err.code ? r->err.msg : "";
     if (offset)
-        *offset = r->err_off;
-    return r->err;
+        *offset = r->err.offset;
+    return (prism_status)r->err.code;
 }
 
 const prism_reader_stats *prism_reader_stats_get(const prism_reader *r)
@@ -464,8 +461,8 @@ static prism_status run(prism_reader *r, const uint8_t *data, size_t len, bool f
     }
     uint64_t off = r->fed - n;
     size_t used = process(r, p, n, off, final);
-    if (r->err)
-        return r->err;
+    if (r->err.code)
+        return (prism_status)r->err.code;
     /* p is NULL when nothing was kept or fed (a finish after a whole
      * file): no offset may be applied to it, not even 0. */
     if (!keep_pending(r, used < n ? p + used : NULL, n - used))
@@ -535,8 +532,8 @@ prism_status prism_reader_feed(prism_reader *r, const void *data, size_t len)
 {
     if (!r || (!data && len))
         return PRISM_E_ARG;
-    if (r->err)
-        return r->err;
+    if (r->err.code)
+        return (prism_status)r->err.code;
     if (r->phase == PH_DONE)
         return fail(r, PRISM_E_STATE, r->fed, "data fed after the end of input");
     r->fed += len;
@@ -557,8 +554,8 @@ prism_status prism_reader_finish(prism_reader *r)
 {
     if (!r)
         return PRISM_E_ARG;
-    if (r->err)
-        return r->err;
+    if (r->err.code)
+        return (prism_status)r->err.code;
     if (r->phase == PH_DONE)
         return PRISM_OK;
     if (r->fed == 0)
@@ -591,8 +588,8 @@ prism_status prism_reader_read_fd(prism_reader *r, int fd)
     enum { BLOCK = 1 << 20 };
     if (!r || fd < 0)
         return PRISM_E_ARG;
-    if (r->err)
-        return r->err;
+    if (r->err.code)
+        return (prism_status)r->err.code;
     uint8_t *buf = malloc(BLOCK);
     if (!buf)
         return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");

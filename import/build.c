@@ -243,7 +243,7 @@ typedef struct memgen {
 static bool mem_push(memgen *g, int64_t ts, uint64_t step, uint64_t host, const uint64_t *used,
                      const uint64_t *res, uint32_t ngpu, int64_t origin)
 {
-    if (!imp_vec_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v))
+    if (!pb_vec_reserve((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v))
         return false;
     prism_memory_sample *s = &g->v[g->n++];
     memset(s, 0, sizeof *s);

@@ -14,6 +14,9 @@
 
 #include "prism/import.h"
 #include "prism/profile.h"
+#include "array.h"
+#include "errinfo.h"
+#include "u64map.h"
 
 /* Caps on hostile input. */
 #define IMP_MAX_DEPTH      64u          /* JSON nesting                      */
@@ -176,7 +179,7 @@ typedef struct imp {
     imp_step *steps;  size_t nsteps, csteps;
     imp_flow *flows;  size_t nflows, cflows;
     imp_track *tracks; size_t ntracks, ctracks;
-    uint32_t *tmap; size_t tmap_cap;     /* (pid, tid) -> track + 1         */
+    pb_map tmap;                         /* hash of (pid, tid) -> track      */
     uint32_t last_track;
     uint64_t counters[C_COUNT];
 
@@ -196,9 +199,7 @@ typedef struct imp {
     prism_kv config[PRISM_MAX_GPUS + C_COUNT + 8];
     char producer[96];
 
-    prism_status err;
-    uint64_t err_off;
-    char msg[256];
+    pb_error e;                 /* the first error; code 0 until one */
 } imp;
 
 /* json.c */
@@ -226,6 +227,5 @@ bool imp_build(imp *m);
 
 bool imp_fail(imp *m, prism_status st, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-bool imp_vec_grow(void **p, size_t *cap, size_t need, size_t size);
 
 #endif

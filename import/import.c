@@ -14,14 +14,12 @@
 
 bool imp_fail(imp *m, prism_status st, uint64_t off, const char *fmt, ...)
 {
-    if (m->err)
+    if (m->e.code)
         return false;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->msg, sizeof m->msg, fmt, ap);
+    pb_error_vset(&m->e, st, off, fmt, ap);
     va_end(ap);
-    m->err = st;
-    m->err_off = off;
     return false;
 }
 
@@ -76,9 +74,9 @@ static void imp_close(void *b)
 
 static prism_status report(imp *m, const char **msg, uint64_t *off)
 {
-    *msg = m->msg;
-    *off = m->err_off;
-    return m->err;
+    *msg = m->e.msg;
+    *off = m->e.offset;
+    return m->e.code;
 }
 
 /* Skip a byte order mark at the very start (yajl does not take one). */
@@ -138,7 +136,7 @@ static prism_status imp_feed(void *b, const uint8_t *p, size_t n, const char **m
                              uint64_t *off)
 {
     imp *m = b;
-    if (m->err)
+    if (m->e.code)
         return report(m, msg, off);
     if (!n)
         return PRISM_OK;
@@ -152,7 +150,7 @@ static prism_status imp_feed(void *b, const uint8_t *p, size_t n, const char **m
 static prism_status imp_finish(void *b, const char **msg, uint64_t *off)
 {
     imp *m = b;
-    if (m->err)
+    if (m->e.code)
         return report(m, msg, off);
     if (m->gz && m->gz_started) {       /* flush the inflater's remainder */
         for (;;) {

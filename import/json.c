@@ -506,12 +506,12 @@ void imp_json_free(imp *m)
 /* Feed yajl p[0..n), which starts at JSON offset off. */
 static bool to_yajl(imp *m, const uint8_t *p, size_t n, uint64_t off)
 {
-    if (!n || m->err)
-        return !m->err;
+    if (!n || m->e.code)
+        return !m->e.code;
     yajl_status st = yajl_parse(m->y, p, n);
     if (st == yajl_status_ok)
         return true;
-    if (m->err)                         /* a callback failed */
+    if (m->e.code)                         /* a callback failed */
         return false;
     size_t used = yajl_get_bytes_consumed(m->y);   /* past the byte it stopped at */
     uint64_t at = off + (used ? used - 1 : 0);
@@ -645,7 +645,7 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
 
 bool imp_json_finish(imp *m)
 {
-    if (m->err)
+    if (m->e.code)
         return false;
     if (!m->json_started)
         return jfail(m, PRISM_E_NOT_PRISM, m->json_bytes, "no JSON value in the trace");
@@ -655,7 +655,7 @@ bool imp_json_finish(imp *m)
                         : "a trace cut off before its events");
     if (!m->complete)                   /* cut off: keep what was read */
         return true;
-    if (yajl_complete_parse(m->y) != yajl_status_ok && !m->err)
+    if (yajl_complete_parse(m->y) != yajl_status_ok && !m->e.code)
         return jfail(m, PRISM_E_NOT_PRISM, m->json_bytes, "not valid JSON at its end");
-    return !m->err;
+    return !m->e.code;
 }

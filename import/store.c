@@ -2,32 +2,14 @@
  * store.c - the compact event store: each trace event the importer keeps
  * becomes a fixed-size record (a region 32 bytes, a GPU record 88, a
  * memory event 32) in one vector per kind; names are interned once
- * (prism_strtab); threads are found through a small hash of (pid, tid).
+ * (prism_strtab); threads are found through a hash of (pid, tid) in a pb_map.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "imp.h"
 
-bool imp_vec_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 256;
-    while (c < need) {
-        if (c > SIZE_MAX / 2 / size)
-            return false;
-        c *= 2;
-    }
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-#define PUSH(m, vec, n, cap) imp_vec_grow((void **)&(m)->vec, &(m)->cap, (m)->n + 1, sizeof *(m)->vec)
+#define PUSH(m, vec, n, cap) pb_vec_reserve((void **)&(m)->vec, &(m)->cap, (m)->n + 1, sizeof *(m)->vec)
 
 bool imp_store_init(imp *m)
 {
@@ -46,7 +28,7 @@ void imp_store_free(imp *m)
     free(m->steps);
     free(m->flows);
     free(m->tracks);
-    free(m->tmap);
+    pb_map_free(&m->tmap);
     m->names = NULL;
     m->reg = NULL;
     m->gpu = NULL;
@@ -54,7 +36,6 @@ void imp_store_free(imp *m)
     m->steps = NULL;
     m->flows = NULL;
     m->tracks = NULL;
-    m->tmap = NULL;
 }
 
 uint32_t imp_intern(imp *m, const char *s, size_t len)
@@ -79,24 +60,6 @@ static uint64_t track_hash(int64_t pid, int64_t tid)
     return k;
 }
 
-static bool tmap_grow(imp *m)
-{
-    size_t cap = m->tmap_cap ? m->tmap_cap * 2 : 64;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < m->ntracks; i++) {
-        size_t j = track_hash(m->tracks[i].pid, m->tracks[i].tid) & (cap - 1);
-        while (t[j])
-            j = (j + 1) & (cap - 1);
-        t[j] = (uint32_t)i + 1;
-    }
-    free(m->tmap);
-    m->tmap = t;
-    m->tmap_cap = cap;
-    return true;
-}
-
 /* The track of (pid, tid), made on first use; UINT32_MAX without memory. */
 static uint32_t track_of(imp *m, const imp_ev *e)
 {
@@ -104,17 +67,26 @@ static uint32_t track_of(imp *m, const imp_ev *e)
     if (m->last_track < m->ntracks && m->tracks[m->last_track].pid == pid &&
         m->tracks[m->last_track].tid == tid)
         return m->last_track;
-    if ((m->ntracks + 1) * 2 > m->tmap_cap && !tmap_grow(m))
-        return UINT32_MAX;
-    size_t j = track_hash(pid, tid) & (m->tmap_cap - 1);
-    while (m->tmap[j]) {
-        imp_track *t = &m->tracks[m->tmap[j] - 1];
+    /* two tracks with one hash: the second one's key is the next free one */
+    uint64_t *slot;
+    bool added;
+    for (uint64_t key = track_hash(pid, tid);; key++) {
+        slot = pb_map_slot(&m->tmap, key, &added);
+        if (!slot)
+            return UINT32_MAX;
+        if (added)
+            break;
+        if (*slot >= m->ntracks)
+            continue;                   /* dead: its track was never made */
+        imp_track *t = &m->tracks[*slot];
         if (t->pid == pid && t->tid == tid)
-            return m->last_track = m->tmap[j] - 1;
-        j = (j + 1) & (m->tmap_cap - 1);
+            return m->last_track = (uint32_t)*slot;
     }
-    if (m->ntracks >= UINT32_MAX - 1 || !PUSH(m, tracks, ntracks, ctracks))
+    *slot = m->ntracks;
+    if (m->ntracks >= UINT32_MAX - 1 || !PUSH(m, tracks, ntracks, ctracks)) {
+        *slot = UINT64_MAX;             /* a dead key: it matches no track */
         return UINT32_MAX;
+    }
     imp_track *t = &m->tracks[m->ntracks];
     memset(t, 0, sizeof *t);
     t->pid = pid;
@@ -122,7 +94,6 @@ static uint32_t track_of(imp *m, const imp_ev *e)
     t->pid_str = e->pid_str;
     t->tid_str = e->tid_str;
     t->last_ts = INT64_MIN;
-    m->tmap[j] = (uint32_t)m->ntracks + 1;
     return m->last_track = (uint32_t)m->ntracks++;
 }
 

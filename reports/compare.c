@@ -224,105 +224,105 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
 
 /* ---- JSON ---- */
 
-static void jns(json_w *w, const char *key, double v, bool present)
+static void jns(pb_json *w, const char *key, double v, bool present)
 {
-    json_key(w, key);
+    pb_json_key(w, key);
     if (present && isfinite(v))
-        json_int(w, (int64_t)llround(v));
+        pb_json_int(w, (int64_t)llround(v));
     else
-        json_null(w);
+        pb_json_null(w);
 }
 
-static void json_side(json_w *w, const char *key, const char *path, const prism_analysis *a)
+static void json_side(pb_json *w, const char *key, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *s = prism_analysis_steps(a);
     const prism_memory_stats *m = prism_analysis_memory(a);
-    json_key(w, key);
-    json_begin_object(w);
-    json_kstring(w, "file", path);
-    json_kbool(w, "complete", prism_analysis_complete(a));
-    json_kuint(w, "steps", s->count);
-    json_kuint(w, "sampled_steps", s->sampled);
-    json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);
+    pb_json_key(w, key);
+    pb_json_begin_object(w);
+    pb_json_kstring(w, "file", path);
+    pb_json_kbool(w, "complete", prism_analysis_complete(a));
+    pb_json_kuint(w, "steps", s->count);
+    pb_json_kuint(w, "sampled_steps", s->sampled);
+    pb_json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);
     jns(w, "mean_step_ns", s->mean_ns, s->count > 0);
     jns(w, "p95_step_ns", s->p95_ns, s->count > 0);
-    json_kuint(w, "peak_rss_bytes", m->peak_rss);
-    json_key(w, "peak_gpu_used_bytes");
+    pb_json_kuint(w, "peak_rss_bytes", m->peak_rss);
+    pb_json_key(w, "peak_gpu_used_bytes");
     if (m->have_gpu)
-        json_uint(w, m->peak_gpu_used);
+        pb_json_uint(w, m->peak_gpu_used);
     else
-        json_null(w);
-    json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak));
-    json_end_object(w);
+        pb_json_null(w);
+    pb_json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak));
+    pb_json_end_object(w);
 }
 
 bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
                         const prism_analysis *b, const prism_compare *c)
 {
-    json_w *w = report_json_begin(f, 2, "prism.compare/1");
+    pb_json *w = report_json_begin(f, 2, "prism.compare/1");
     if (!w)
         return false;
     strbuf p;
     sb_init(&p);
     json_side(w, "base", pa, a);
     json_side(w, "new", pb, b);
-    json_kuint(w, "appeared", c->appeared);
-    json_kuint(w, "vanished", c->vanished);
-    json_key(w, "run");
-    json_begin_object(w);
-    json_key(w, "factor");
-    c->run_regions >= 3 ? json_double(w, c->run_factor) : json_null(w);
-    json_kbool(w, "whole_run_shift", c->whole_run_shift);
-    json_kuint(w, "regions", c->run_regions);
-    json_kuint(w, "agree", c->run_agree);
-    json_key(w, "step_ratio");
-    c->step_ratio > 0 ? json_double(w, c->step_ratio) : json_null(w);
-    json_end_object(w);
-    json_key(w, "regions");
-    json_begin_array(w);
+    pb_json_kuint(w, "appeared", c->appeared);
+    pb_json_kuint(w, "vanished", c->vanished);
+    pb_json_key(w, "run");
+    pb_json_begin_object(w);
+    pb_json_key(w, "factor");
+    c->run_regions >= 3 ? pb_json_double(w, c->run_factor) : pb_json_null(w);
+    pb_json_kbool(w, "whole_run_shift", c->whole_run_shift);
+    pb_json_kuint(w, "regions", c->run_regions);
+    pb_json_kuint(w, "agree", c->run_agree);
+    pb_json_key(w, "step_ratio");
+    c->step_ratio > 0 ? pb_json_double(w, c->step_ratio) : pb_json_null(w);
+    pb_json_end_object(w);
+    pb_json_key(w, "regions");
+    pb_json_begin_array(w);
     for (size_t i = 0; i < c->count; i++) {
         const prism_delta *d = &c->deltas[i];
         bool inb = d->base_node != PRISM_NO_NODE, inn = d->new_node != PRISM_NO_NODE;
-        json_begin_object(w);
-        json_kstring(w, "path", d->path);
-        json_kstring(w, "name", d->name);
-        json_kstring(w, "status", inb && inn ? "both" : inb ? "vanished" : "new");
+        pb_json_begin_object(w);
+        pb_json_kstring(w, "path", d->path);
+        pb_json_kstring(w, "name", d->name);
+        pb_json_kstring(w, "status", inb && inn ? "both" : inb ? "vanished" : "new");
         jns(w, "base_ns", d->base_ns, true);
         jns(w, "new_ns", d->new_ns, true);
         jns(w, "delta_ns", d->delta_ns, true);
-        json_key(w, "delta_pct");
-        inb ? json_double(w, d->delta_pct) : json_null(w);
-        json_key(w, "speedup");
-        inb && inn ? json_double(w, d->speedup) : json_null(w);
+        pb_json_key(w, "delta_pct");
+        inb ? pb_json_double(w, d->delta_pct) : pb_json_null(w);
+        pb_json_key(w, "speedup");
+        inb && inn ? pb_json_double(w, d->speedup) : pb_json_null(w);
         jns(w, "base_median_ns", d->base_median_ns, d->base_median_ns > 0);
         jns(w, "new_median_ns", d->new_median_ns, d->new_median_ns > 0);
-        json_kuint(w, "base_steps", d->base_steps);
-        json_kuint(w, "new_steps", d->new_steps);
-        json_key(w, "median_pct");
-        d->base_median_ns > 0 && d->new_median_ns > 0 ? json_double(w, d->median_pct)
-                                                      : json_null(w);
-        json_key(w, "base_share");
-        json_double(w, d->base_share);
-        json_key(w, "new_share");
-        json_double(w, d->new_share);
-        json_key(w, "share_delta_pp");
-        json_double(w, d->share_delta);
-        json_key(w, "p_value");
-        d->p_value >= 0 ? json_double(w, d->p_value) : json_null(w);
-        json_kbool(w, "significant", d->significant);
-        json_end_object(w);
+        pb_json_kuint(w, "base_steps", d->base_steps);
+        pb_json_kuint(w, "new_steps", d->new_steps);
+        pb_json_key(w, "median_pct");
+        d->base_median_ns > 0 && d->new_median_ns > 0 ? pb_json_double(w, d->median_pct)
+                                                      : pb_json_null(w);
+        pb_json_key(w, "base_share");
+        pb_json_double(w, d->base_share);
+        pb_json_key(w, "new_share");
+        pb_json_double(w, d->new_share);
+        pb_json_key(w, "share_delta_pp");
+        pb_json_double(w, d->share_delta);
+        pb_json_key(w, "p_value");
+        d->p_value >= 0 ? pb_json_double(w, d->p_value) : pb_json_null(w);
+        pb_json_kbool(w, "significant", d->significant);
+        pb_json_end_object(w);
     }
-    json_end_array(w);
-    json_key(w, "bottlenecks_new");
-    json_begin_array(w);
+    pb_json_end_array(w);
+    pb_json_key(w, "bottlenecks_new");
+    pb_json_begin_array(w);
     for (size_t i = 0; i < c->nbn_new; i++)
         report_json_bottleneck(w, c->bn_new[i], prism_analysis_tree(b), &p);
-    json_end_array(w);
-    json_key(w, "bottlenecks_gone");
-    json_begin_array(w);
+    pb_json_end_array(w);
+    pb_json_key(w, "bottlenecks_gone");
+    pb_json_begin_array(w);
     for (size_t i = 0; i < c->nbn_gone; i++)
         report_json_bottleneck(w, c->bn_gone[i], prism_analysis_tree(a), &p);
-    json_end_array(w);
+    pb_json_end_array(w);
     bool ok = report_json_end(w) && !p.oom;
     sb_free(&p);
     return ok;

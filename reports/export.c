@@ -107,56 +107,56 @@ bool export_folded(FILE *f, const prism_analysis *a)
 
 /* ---- json ---- */
 
-static void node_fields(json_w *w, const prism_node *p)
+static void node_fields(pb_json *w, const prism_node *p)
 {
-    json_kstring(w, "name", p->name);
-    json_kuint(w, "calls", p->calls);
-    json_kuint(w, "total_ns", p->total_ns);
-    json_kuint(w, "self_ns", p->self_ns);
-    json_kuint(w, "min_ns", p->min_ns);
-    json_kuint(w, "max_ns", p->max_ns);
+    pb_json_kstring(w, "name", p->name);
+    pb_json_kuint(w, "calls", p->calls);
+    pb_json_kuint(w, "total_ns", p->total_ns);
+    pb_json_kuint(w, "self_ns", p->self_ns);
+    pb_json_kuint(w, "min_ns", p->min_ns);
+    pb_json_kuint(w, "max_ns", p->max_ns);
     report_json_kns(w, "mean_ns", p->mean_ns);
     report_json_kns(w, "std_ns", p->std_ns);
-    json_kdouble(w, "share", p->share);
-    json_kuint(w, "steps_seen", p->steps_seen);
+    pb_json_kdouble(w, "share", p->share);
+    pb_json_kuint(w, "steps_seen", p->steps_seen);
     report_json_kns(w, "step_mean_ns", p->step_mean_ns);
     report_json_kns(w, "step_std_ns", p->step_std_ns);
     report_json_kns(w, "step_max_ns", p->step_max_ns);
-    json_kuint(w, "gpu_ns", p->gpu_ns);
-    json_kuint(w, "gpu_launches", p->gpu_launches);
-    json_kdouble(w, "flops", p->flops);
-    json_kdouble(w, "bytes", p->bytes);
-    json_kuint(w, "in_step_ns", p->in_step_ns);
-    json_kuint(w, "cpu_known_ns", p->cpu_known_ns);
-    json_kuint(w, "oncpu_ns", p->oncpu_ns);
-    json_kuint(w, "runq_ns", p->runq_ns);
-    json_kuint(w, "offcpu_ns", p->offcpu_ns);
-    json_kuint(w, "offcpu_busy_ns", p->offcpu_busy_ns);
-    json_kuint(w, "gpu_wait_ns", p->gpu_wait_ns);
-    json_kuint(w, "lead_steps", p->lead_steps);
-    json_kuint(w, "unrecorded", p->unrecorded);
+    pb_json_kuint(w, "gpu_ns", p->gpu_ns);
+    pb_json_kuint(w, "gpu_launches", p->gpu_launches);
+    pb_json_kdouble(w, "flops", p->flops);
+    pb_json_kdouble(w, "bytes", p->bytes);
+    pb_json_kuint(w, "in_step_ns", p->in_step_ns);
+    pb_json_kuint(w, "cpu_known_ns", p->cpu_known_ns);
+    pb_json_kuint(w, "oncpu_ns", p->oncpu_ns);
+    pb_json_kuint(w, "runq_ns", p->runq_ns);
+    pb_json_kuint(w, "offcpu_ns", p->offcpu_ns);
+    pb_json_kuint(w, "offcpu_busy_ns", p->offcpu_busy_ns);
+    pb_json_kuint(w, "gpu_wait_ns", p->gpu_wait_ns);
+    pb_json_kuint(w, "lead_steps", p->lead_steps);
+    pb_json_kuint(w, "unrecorded", p->unrecorded);
 }
 
 /* "roots": the tree as nested objects, walked without recursion. */
-static void json_tree(json_w *w, const prism_tree *t)
+static void json_tree(pb_json *w, const prism_tree *t)
 {
-    json_key(w, "roots");
-    json_begin_array(w);
+    pb_json_key(w, "roots");
+    pb_json_begin_array(w);
     uint32_t n = t ? t->first_root : PRISM_NO_NODE;
     while (n != PRISM_NO_NODE && n < t->count) {
         const prism_node *p = &t->nodes[n];
-        json_begin_object(w);
+        pb_json_begin_object(w);
         node_fields(w, p);
-        json_key(w, "children");
-        json_begin_array(w);
+        pb_json_key(w, "children");
+        pb_json_begin_array(w);
         if (p->first_child != PRISM_NO_NODE) {
             n = p->first_child;
             continue;
         }
         /* a leaf: close it and every ancestor whose last child it ends */
         for (;;) {
-            json_end_array(w);
-            json_end_object(w);
+            pb_json_end_array(w);
+            pb_json_end_object(w);
             if (t->nodes[n].next_sibling != PRISM_NO_NODE) {
                 n = t->nodes[n].next_sibling;
                 break;
@@ -166,20 +166,20 @@ static void json_tree(json_w *w, const prism_tree *t)
                 break;
         }
     }
-    json_end_array(w);
+    pb_json_end_array(w);
 }
 
 bool export_json(FILE *f, const char *path, const prism_analysis *a)
 {
-    json_w *w = report_json_begin(f, 1, "prism.tree/1");
+    pb_json *w = report_json_begin(f, 1, "prism.tree/1");
     if (!w)
         return false;
-    json_kstring(w, "file", path);
-    json_kbool(w, "complete", prism_analysis_complete(a));
+    pb_json_kstring(w, "file", path);
+    pb_json_kbool(w, "complete", prism_analysis_complete(a));
     report_json_header(w, prism_analysis_header(a));
     const prism_tree *t = prism_analysis_tree(a);
-    json_kuint(w, "total_ns", t->total_ns);
-    json_kuint(w, "nodes", t->count);
+    pb_json_kuint(w, "total_ns", t->total_ns);
+    pb_json_kuint(w, "nodes", t->count);
     json_tree(w, t);
     report_json_threads(w, a, "total_ns", json_tree);
     return report_json_end(w);

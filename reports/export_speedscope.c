@@ -25,7 +25,7 @@
 
 #include "reports.h"
 #include "export_trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
 
@@ -49,8 +49,8 @@ typedef struct sscope {
     prism_reader *r;
     sthread *th;
     size_t nth, thcap;
-    imap th_of;                 /* stream -> index into th */
-    imap frame_of;              /* string id -> frame index */
+    pb_map th_of;                 /* stream -> index into th */
+    pb_map frame_of;              /* string id -> frame index */
     uint32_t *frames;           /* frame index -> string id */
     size_t nframes, fcap;
     uint32_t train;
@@ -61,9 +61,9 @@ typedef struct sscope {
 
 static sthread *thread_of(sscope *s, uint32_t stream)
 {
-    uint32_t *i = imap_find(&s->th_of, stream);
-    if (i)
-        return &s->th[*i];
+    uint64_t i;
+    if (pb_map_get(&s->th_of, stream, &i))
+        return &s->th[i];
     if (s->nth == s->thcap) {
         size_t cap = s->thcap ? s->thcap * 2 : 16;
         sthread *n = realloc(s->th, cap * sizeof *n);
@@ -72,7 +72,7 @@ static sthread *thread_of(sscope *s, uint32_t stream)
         s->th = n;
         s->thcap = cap;
     }
-    if (!imap_put(&s->th_of, stream, (uint32_t)s->nth))
+    if (!pb_map_put(&s->th_of, stream, s->nth))
         return NULL;
     sthread *t = &s->th[s->nth++];
     memset(t, 0, sizeof *t);
@@ -82,9 +82,9 @@ static sthread *thread_of(sscope *s, uint32_t stream)
 
 static uint32_t frame_index(sscope *s, uint32_t id)
 {
-    uint32_t *i = imap_find(&s->frame_of, id);
-    if (i)
-        return *i;
+    uint64_t i;
+    if (pb_map_get(&s->frame_of, id, &i))
+        return (uint32_t)i;
     if (s->nframes == s->fcap) {
         size_t cap = s->fcap ? s->fcap * 2 : 64;
         uint32_t *n = realloc(s->frames, cap * sizeof *n);
@@ -95,7 +95,7 @@ static uint32_t frame_index(sscope *s, uint32_t id)
         s->frames = n;
         s->fcap = cap;
     }
-    if (!imap_put(&s->frame_of, id, (uint32_t)s->nframes)) {
+    if (!pb_map_put(&s->frame_of, id, s->nframes)) {
         s->oom = true;
         return 0;
     }
@@ -204,7 +204,7 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
 
 /* ---- writing ---- */
 
-static void put_str(FILE *f, const char *s) { json_put_string(f, s, strlen(s)); }
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 static void write_profile(sscope *s, FILE *f, sthread *t, const char *name, bool first)
 {
@@ -245,7 +245,7 @@ static void write_file(sscope *s, FILE *f)
         else if (s->frames[i] == STEP_FRAME)
             put_str(f, n);
         else
-            json_put_string(f, n, len);
+            pb_json_put_string(f, n, len);
         fputc('}', f);
     }
     fputs("]},\n\"profiles\":[", f);
@@ -307,8 +307,8 @@ int export_speedscope(const char *path, FILE *out)
     free(s.steps.ev);
     free(s.steps.stack);
     free(s.frames);
-    imap_free(&s.th_of);
-    imap_free(&s.frame_of);
+    pb_map_free(&s.th_of);
+    pb_map_free(&s.frame_of);
     prism_reader_free(s.r);
     return rc;
 }

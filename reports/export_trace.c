@@ -39,7 +39,7 @@
 
 #include "reports.h"
 #include "export_trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 #define INFO_MAX_BYTES (256u * 1024u)
 
@@ -102,14 +102,14 @@ void trace_put_span(FILE *f, uint64_t start, uint64_t end)
     fputs(d, f);
 }
 
-static void put_str(FILE *f, const char *s) { json_put_string(f, s, strlen(s)); }
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 void trace_put_name(trace *t, uint32_t id)
 {
     size_t len;
     const char *s = prism_reader_string(t->r, id, &len);
     if (s) {
-        json_put_string(t->f, s, len);
+        pb_json_put_string(t->f, s, len);
         return;
     }
     fprintf(t->f, "\"<string %" PRIu32 ">\"", id);
@@ -163,9 +163,9 @@ uint32_t trace_training_stream(const char *path)
 
 static tstream *stream_of(trace *t, uint32_t stream)
 {
-    uint32_t *i = imap_find(&t->st_of, stream);
-    if (i)
-        return &t->st[*i];
+    uint64_t i;
+    if (pb_map_get(&t->st_of, stream, &i))
+        return &t->st[i];
     if (t->nst == t->stcap) {
         size_t cap = t->stcap ? t->stcap * 2 : 16;
         tstream *n = realloc(t->st, cap * sizeof *n);
@@ -174,7 +174,7 @@ static tstream *stream_of(trace *t, uint32_t stream)
         t->st = n;
         t->stcap = cap;
     }
-    if (!imap_put(&t->st_of, stream, (uint32_t)t->nst))
+    if (!pb_map_put(&t->st_of, stream, t->nst))
         return NULL;
     memset(&t->st[t->nst], 0, sizeof t->st[t->nst]);
     return &t->st[t->nst++];
@@ -325,7 +325,7 @@ static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size
         trace_put_ts(t->f, "ts", c[i].ts);
         fputs(",\"args\":{\"value\":", t->f);
         if (c[i].is_float)
-            json_put_double(t->f, c[i].v.f);
+            pb_json_put_double(t->f, c[i].v.f);
         else
             fprintf(t->f, "%" PRId64, c[i].v.i);
         fputs("}}", t->f);
@@ -389,7 +389,7 @@ static void on_info(void *ctx, const char *key, const prism_value *v)
     switch (v->type) {
     case PRISM_VAL_INT: fprintf(m, "%" PRId64, v->v.i); break;
     case PRISM_VAL_UINT: fprintf(m, "%" PRIu64, v->v.u); break;
-    case PRISM_VAL_FLOAT: json_put_double(m, v->v.f); break;
+    case PRISM_VAL_FLOAT: pb_json_put_double(m, v->v.f); break;
     case PRISM_VAL_BOOL: fputs(v->v.b ? "true" : "false", m); break;
     case PRISM_VAL_TEXT: put_str(m, v->v.s ? v->v.s : ""); break;
     default: fputs("null", m); break;
@@ -414,12 +414,11 @@ static void epilogue(trace *t, const char *path)
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
     FILE *f = t->f;
-    for (size_t i = 0; i < t->st_of.cap; i++) {
-        if (!t->st_of.keys[i])
-            continue;
-        tstream *st = &t->st[t->st_of.vals[i]];
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&t->st_of, &it, &k, &v);) {
+        tstream *st = &t->st[v];
         while (st->open) {
-            end_event(t, st, (uint32_t)(t->st_of.keys[i] - 1), st->last_ts);
+            end_event(t, st, (uint32_t)k, st->last_ts);
             t->n.closed_at_end++;
         }
     }
@@ -508,8 +507,8 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
             *status = PRISM_OK;
         }
     }
-    imap_free(&t.st_of);
-    imap_free(&t.gtrack);
+    pb_map_free(&t.st_of);
+    pb_map_free(&t.gtrack);
     for (size_t i = 0; i < t.nst; i++)
         free(t.st[i].names);
     free(t.st);

@@ -45,8 +45,8 @@ typedef struct trace {
     bool started, any_event, steps_named, gpu_named, oom;
     tstream *st;
     size_t nst, stcap;
-    imap st_of;                 /* stream -> index into st                  */
-    imap gtrack;                /* GPU tids already named                   */
+    pb_map st_of;               /* stream -> index into st                  */
+    pb_map gtrack;              /* GPU tids already named                   */
     uint64_t last_ts;
     strbuf info;                /* rendered INFO entries for otherData      */
     uint64_t info_left_out;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "export_trace.h"
-#include "json.h"
+#include "jsonw.h"
 
 static void gpu_process(trace *t)
 {
@@ -32,7 +32,7 @@ void trace_on_memory(void *ctx, const prism_memory_sample *m)
             t->pid);
     trace_put_ts(t->f, "ts", m->ts);
     fputs(",\"args\":{\"rss\":", t->f);
-    json_put_double(t->f, bytes_mb((double)m->rss));
+    pb_json_put_double(t->f, bytes_mb((double)m->rss));
     fputs("}}", t->f);
     if (m->cpu_permille != PRISM_NO_CPU) {
         trace_sep(t);
@@ -49,9 +49,9 @@ void trace_on_memory(void *ctx, const prism_memory_sample *m)
                 "\"pid\":%" PRIu64, m->gpu[i].device, t->gpu_pid);
         trace_put_ts(t->f, "ts", m->ts);
         fputs(",\"args\":{\"used\":", t->f);
-        json_put_double(t->f, bytes_mb((double)m->gpu[i].used));
+        pb_json_put_double(t->f, bytes_mb((double)m->gpu[i].used));
         fputs(",\"reserved\":", t->f);
-        json_put_double(t->f, bytes_mb((double)m->gpu[i].reserved));
+        pb_json_put_double(t->f, bytes_mb((double)m->gpu[i].reserved));
         fputs("}}", t->f);
     }
     t->n.memory++;
@@ -63,7 +63,8 @@ static uint64_t gpu_tid(trace *t, const prism_gpu_record *g)
     bool api = g->type == PRISM_GPU_API;
     uint64_t tid = api ? API_TID_BASE + (uint64_t)g->stream
                        : (uint64_t)g->device * 1000u + g->stream;
-    if (imap_find(&t->gtrack, tid) || t->gtrack.count >= 65536 || !imap_put(&t->gtrack, tid, 0))
+    uint64_t seen;
+    if (pb_map_get(&t->gtrack, tid, &seen) || t->gtrack.count >= 65536 || !pb_map_put(&t->gtrack, tid, 0))
         return tid;
     char name[96];
     if (api)

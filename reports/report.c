@@ -307,103 +307,54 @@ const char *report_fit(const char *s, size_t width, char *buf, size_t cap)
     return buf;
 }
 
-/* ---- a small map from u64 keys to indexes (open addressing) ---- */
-
-uint32_t *imap_find(imap *m, uint64_t key)
-{
-    if (!m->cap)
-        return NULL;
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-    while (m->keys[i]) {
-        if (m->keys[i] == key + 1)
-            return &m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-bool imap_put(imap *m, uint64_t key, uint32_t val)
-{
-    if ((m->count + 1) * 2 > m->cap) {
-        imap n = { 0 };
-        n.cap = m->cap ? m->cap * 2 : 64;
-        n.keys = calloc(n.cap, sizeof *n.keys);
-        n.vals = calloc(n.cap, sizeof *n.vals);
-        if (!n.keys || !n.vals) {
-            free(n.keys);
-            free(n.vals);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->keys[i])
-                imap_put(&n, m->keys[i] - 1, m->vals[i]);
-        free(m->keys);
-        free(m->vals);
-        *m = n;
-    }
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key + 1;
-    m->vals[i] = val;
-    m->count++;
-    return true;
-}
-
-void imap_free(imap *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 /* ---- JSON documents ---- */
 
-void report_json_kns(json_w *w, const char *key, double v)
+void report_json_kns(pb_json *w, const char *key, double v)
 {
-    json_key(w, key);
+    pb_json_key(w, key);
     if (isfinite(v) && v >= 0 && v < 1.8e19)
-        json_uint(w, (uint64_t)llround(v));
+        pb_json_uint(w, (uint64_t)llround(v));
     else
-        json_null(w);
+        pb_json_null(w);
 }
 
-json_w *report_json_begin(FILE *f, unsigned indent, const char *schema)
+pb_json *report_json_begin(FILE *f, unsigned indent, const char *schema)
 {
-    json_w *w = malloc(sizeof *w);
+    pb_json *w = malloc(sizeof *w);
     if (!w)
         return NULL;
-    json_init(w, f, indent);
-    json_begin_object(w);
-    json_kstring(w, "schema", schema);
+    pb_json_init(w, f, indent);
+    pb_json_begin_object(w);
+    pb_json_kstring(w, "schema", schema);
     return w;
 }
 
-bool report_json_end(json_w *w)
+bool report_json_end(pb_json *w)
 {
-    json_end_object(w);
-    bool ok = json_finish(w);
+    pb_json_end_object(w);
+    bool ok = pb_json_finish(w);
     free(w);
     return ok;
 }
 
-void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
-                         void (*more)(json_w *w, const prism_tree *t))
+void report_json_threads(pb_json *w, const prism_analysis *a, const char *ns_key,
+                         void (*more)(pb_json *w, const prism_tree *t))
 {
-    json_key(w, "threads");
-    json_begin_array(w);
+    pb_json_key(w, "threads");
+    pb_json_begin_array(w);
     for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
         uint32_t stream = 0;
         const char *name = NULL;
         const prism_tree *tt = prism_analysis_thread_tree(a, i, &stream, &name);
-        json_begin_object(w);
-        json_kuint(w, "stream", stream);
-        json_kstring(w, "name", name);
-        json_kuint(w, ns_key, tt ? tt->total_ns : 0);
-        json_kuint(w, "nodes", tt ? tt->count : 0);
-        json_kuint(w, "dropped_regions", prism_analysis_thread_dropped_regions(a, stream));
+        pb_json_begin_object(w);
+        pb_json_kuint(w, "stream", stream);
+        pb_json_kstring(w, "name", name);
+        pb_json_kuint(w, ns_key, tt ? tt->total_ns : 0);
+        pb_json_kuint(w, "nodes", tt ? tt->count : 0);
+        pb_json_kuint(w, "dropped_regions", prism_analysis_thread_dropped_regions(a, stream));
         if (more)
             more(w, tt);
-        json_end_object(w);
+        pb_json_end_object(w);
     }
-    json_end_array(w);
+    pb_json_end_array(w);
 }

@@ -11,9 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "jsonw.h"
 #include "reports.h"
 #include "prism/analysis.h"
+#include "u64map.h"
 
 /* ---- text ---- */
 
@@ -63,19 +64,6 @@ static inline double bytes_mb(double b) { return b / 1048576.0; }
  * "..." (at most cap - 1); always written to buf, which is returned. */
 const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
 
-/* ---- a map from u64 keys to u32 values (open addressing) ---- */
-
-typedef struct imap {
-    uint64_t *keys;             /* key + 1; 0 = empty */
-    uint32_t *vals;
-    size_t cap, count;
-} imap;
-
-/* The value slot of key, NULL if absent. */
-uint32_t *imap_find(imap *m, uint64_t key);
-/* Insert a key known to be absent; false on allocation failure. */
-bool imap_put(imap *m, uint64_t key, uint32_t val);
-void imap_free(imap *m);
 
 /* ---- JSON helpers of the writers ---- */
 
@@ -83,22 +71,22 @@ void imap_free(imap *m);
  * top-level object begun and its "schema" member written; NULL when out of
  * memory.  report_json_end() closes the object, finishes the document and
  * frees the writer: false if the writer was misused. */
-json_w *report_json_begin(FILE *f, unsigned indent, const char *schema);
-bool report_json_end(json_w *w);
+pb_json *report_json_begin(FILE *f, unsigned indent, const char *schema);
+bool report_json_end(pb_json *w);
 /* "threads": [...], one object per thread of a: stream, name, its tree's
  * total time under ns_key, node count, then what more(w, its tree) writes
  * (more may be NULL; the tree may be NULL). */
-void report_json_threads(json_w *w, const prism_analysis *a, const char *ns_key,
-                         void (*more)(json_w *w, const prism_tree *t));
+void report_json_threads(pb_json *w, const prism_analysis *a, const char *ns_key,
+                         void (*more)(pb_json *w, const prism_tree *t));
 /* A nanosecond (or byte) figure held as a double: an integer, or null
  * (not finite, negative, or past uint64). */
-void report_json_kns(json_w *w, const char *key, double v);
+void report_json_kns(pb_json *w, const char *key, double v);
 /* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
-void report_json_header(json_w *w, const prism_header *h);
-void report_json_reader(json_w *w, const prism_analysis *a);
+void report_json_header(pb_json *w, const prism_header *h);
+void report_json_reader(pb_json *w, const prism_analysis *a);
 /* One bottleneck object; its path is looked up in t (the tree of the
  * analysis it came from). */
-void report_json_bottleneck(json_w *w, const prism_bottleneck *b, const prism_tree *t,
+void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,
                             strbuf *path);
 
 #endif

@@ -25,7 +25,7 @@
 #define US 1000ull
 #define MS 1000000ull
 
-/* ---- sort_stable ------------------------------------------------------ */
+/* ---- pb_sort_stable ------------------------------------------------------ */
 
 typedef struct small_rec {
     uint32_t key, seq;
@@ -89,9 +89,9 @@ static void test_sort_stable(void **state)
                 }
                 ref[j] = x;
             }
-            sort_stable(v, n, sizeof *v, small_desc, NULL);
+            pb_sort_stable(v, n, sizeof *v, small_desc, NULL);
             assert_memory_equal(v, ref, n * sizeof *v);
-            sort_stable(b, n, sizeof *b, big_asc, NULL);
+            pb_sort_stable(b, n, sizeof *b, big_asc, NULL);
             for (size_t i = 1; i < n; i++) {
                 assert_true(b[i - 1].key <= b[i].key);
                 if (b[i - 1].key == b[i].key)

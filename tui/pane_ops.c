@@ -306,25 +306,23 @@ static int k_callers(ui *u, void *st, int key)
     return ops_callers_open(u, s);
 }
 
-static int k_search(ui *u, void *st, int key)
+static bool find_op(ui *u, void *st, int dir)
 {
     ops_st *s = st;
-    if (!s)
-        return UI_NONE;
-    if (!u->search[0]) {
-        ui_message(u, "no search: press / first");
-        return UI_REDRAW;
-    }
     ops_sync(u, s);
     for (size_t i = 1; i <= s->nops; i++) {
-        size_t at = key == 'N' ? (s->sel + s->nops - i) % s->nops : (s->sel + i) % s->nops;
+        size_t at = dir < 0 ? (s->sel + s->nops - i) % s->nops : (s->sel + i) % s->nops;
         if (ui_matches(u, ops_name_at(s, at))) {
             select_op(u, s, at);
-            return UI_REDRAW;
+            return true;
         }
     }
-    ui_message(u, "no match for '%s'", u->search);
-    return UI_REDRAW;
+    return false;
+}
+
+static int k_search(ui *u, void *st, int key)
+{
+    return ui_search_key(u, st, key, find_op);
 }
 
 #define ENTER_HELP "show the operation's heaviest path (callers: that path) in the Tree"

@@ -447,26 +447,23 @@ static bool match(const char *name, void *ctx)
     return ui_matches(ctx, name);
 }
 
-static int k_search(ui *u, void *st, int key)
+static bool find_node(ui *u, void *st, int dir)
 {
     tree_st *s = st;
-    if (!s)
-        return UI_NONE;
-    if (!u->search[0]) {
-        ui_message(u, "no search: press / first");
-        return UI_REDRAW;
-    }
     sync(u, s, false);
     uint32_t from;
     treeview *tv = row_tv(u, s, s->sel, &from);
-    uint32_t n = tv_next_match(tv, from, key == 'N' ? -1 : 1, match, u);
-    if (n == PRISM_NO_NODE) {
-        ui_message(u, "no match for '%s'", u->search);
-        return UI_REDRAW;
-    }
+    uint32_t n = tv_next_match(tv, from, dir, match, u);
+    if (n == PRISM_NO_NODE)
+        return false;
     ui_select(u, tv->nodes[n].path_hash);   /* shown with its context */
     sync(u, s, false);
-    return UI_REDRAW;
+    return true;
+}
+
+static int k_search(ui *u, void *st, int key)
+{
+    return ui_search_key(u, st, key, find_node);
 }
 
 static const ui_key keys[] = {

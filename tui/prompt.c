@@ -1,5 +1,6 @@
 /*
- * prompt.c - the line prompt on the status row (search, filter).
+ * prompt.c - the line prompt on the status row (search, filter), and the
+ * n / N keys that step through the search's matches.
  *
  * It waits for keys with poll() and no timeout: a slow typist's pause is
  * not a cancel (the main loop reads with nodelay, where "no key yet" is
@@ -106,4 +107,17 @@ int ui_prompt(ui *u, const char *label, ui_line *l, const volatile sig_atomic_t 
     }
     curs_set(0);
     return rc;
+}
+
+int ui_search_key(ui *u, void *st, int key, ui_find_fn find)
+{
+    if (!st)
+        return UI_NONE;
+    if (!u->search[0]) {
+        ui_message(u, "no search: press / first");
+        return UI_REDRAW;
+    }
+    if (!find(u, st, key == 'N' ? -1 : 1))
+        ui_message(u, "no match for '%s'", u->search);
+    return UI_REDRAW;
 }

@@ -8,83 +8,6 @@
 
 #include "treeview.h"
 
-/* ---- uint64 -> uint32 map ---------------------------------------------- */
-
-static size_t slot_of(uint64_t k, size_t cap)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
-}
-
-static bool map_get(const tv_map *m, uint64_t key, uint32_t *val)
-{
-    if (!m->n)
-        return false;
-    for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->vals[i])
-            return false;
-        if (m->keys[i] == key) {
-            *val = m->vals[i] - 1;
-            return true;
-        }
-    }
-}
-
-static bool map_put(tv_map *m, uint64_t key, uint32_t val);
-
-/* Room for n keys at a load under 3/4. */
-static bool map_reserve(tv_map *m, size_t n)
-{
-    if ((n + 1) * 4 > m->cap * 3) {
-        size_t cap = m->cap ? m->cap : 64;
-        while ((n + 1) * 4 > cap * 3)
-            cap *= 2;
-        tv_map g = { calloc(cap, sizeof *g.keys), calloc(cap, sizeof *g.vals), cap, 0 };
-        if (!g.keys || !g.vals) {
-            free(g.keys);
-            free(g.vals);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->vals[i])
-                map_put(&g, m->keys[i], m->vals[i] - 1);
-        free(m->keys);
-        free(m->vals);
-        *m = g;
-    }
-    return true;
-}
-
-static bool map_put(tv_map *m, uint64_t key, uint32_t val)
-{
-    if (!map_reserve(m, m->n + 1))
-        return false;
-    size_t i = slot_of(key, m->cap);
-    while (m->vals[i] && m->keys[i] != key)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->vals[i])
-        m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val + 1;
-    return true;
-}
-
-static void map_clear(tv_map *m)
-{
-    if (m->cap)
-        memset(m->vals, 0, m->cap * sizeof *m->vals);
-    m->n = 0;
-}
-
-static void map_free(tv_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- tree and caches ---------------------------------------------------- */
 
 void tv_init(treeview *tv)
@@ -116,9 +39,9 @@ static void drop_arrays(treeview *tv)
 void tv_free(treeview *tv)
 {
     drop_arrays(tv);
-    map_free(&tv->flip);
-    map_free(&tv->saved_flip);
-    map_free(&tv->by_hash);
+    pb_map_free(&tv->flip);
+    pb_map_free(&tv->saved_flip);
+    pb_map_free(&tv->by_hash);
 }
 
 static int cmp_nodes(const void *pa, const void *pb, void *ctx)
@@ -211,7 +134,7 @@ bool tv_set_tree(treeview *tv, const prism_tree *t, bool force)
         return false;
     tv->refilter = false;
     drop_arrays(tv);
-    map_clear(&tv->by_hash);
+    pb_map_clear(&tv->by_hash);
     tv->by_hash_ok = false;
     tv->tree = t;
     tv->nodes = nodes;
@@ -305,7 +228,7 @@ void tv_expansion_save(treeview *tv)
 {
     if (tv->saved)
         return;
-    map_free(&tv->saved_flip);
+    pb_map_free(&tv->saved_flip);
     tv->saved_flip = tv->flip;
     memset(&tv->flip, 0, sizeof tv->flip);
     tv->saved_level = tv->level;
@@ -319,7 +242,7 @@ void tv_expansion_restore(treeview *tv)
 {
     if (!tv->saved)
         return;
-    map_free(&tv->flip);
+    pb_map_free(&tv->flip);
     tv->flip = tv->saved_flip;
     memset(&tv->saved_flip, 0, sizeof tv->saved_flip);
     tv->level = tv->saved_level;
@@ -338,9 +261,10 @@ bool tv_copy_view(treeview *dst, const treeview *src)
     dst->level = src->level;
     dst->dirty = true;
     dst->gen++;
-    map_clear(&dst->flip);
-    for (size_t i = 0; i < src->flip.cap; i++)
-        if (src->flip.vals[i] && !map_put(&dst->flip, src->flip.keys[i], src->flip.vals[i] - 1)) {
+    pb_map_clear(&dst->flip);
+    uint64_t k, v;
+    for (size_t it = 0; pb_map_next(&src->flip, &it, &k, &v);)
+        if (!pb_map_put(&dst->flip, k, v)) {
             dst->oom = true;
             return false;
         }
@@ -356,8 +280,8 @@ bool tv_expanded(const treeview *tv, uint32_t node)
 {
     if (node >= tv->count)
         return false;
-    uint32_t v = 0;
-    bool flipped = map_get(&tv->flip, tv->hash[node], &v) && v;
+    uint64_t v = 0;
+    bool flipped = pb_map_get(&tv->flip, tv->hash[node], &v) && v;
     return (tv->meta[node] >> 1 < tv->level) != flipped;
 }
 
@@ -366,7 +290,7 @@ void tv_set_expanded(treeview *tv, uint32_t node, bool open)
     if (node >= tv->count || tv_expanded(tv, node) == open)
         return;
     bool by_default = tv->meta[node] >> 1 < tv->level;
-    if (!map_put(&tv->flip, tv->hash[node], open != by_default))
+    if (!pb_map_put(&tv->flip, tv->hash[node], open != by_default))
         tv->oom = true;
     tv->dirty = true;
     tv->gen++;
@@ -375,7 +299,7 @@ void tv_set_expanded(treeview *tv, uint32_t node, bool open)
 void tv_set_level(treeview *tv, uint32_t level)
 {
     tv->level = level;
-    map_clear(&tv->flip);
+    pb_map_clear(&tv->flip);
     tv->dirty = true;
     tv->gen++;
 }
@@ -409,18 +333,18 @@ void tv_rebuild(treeview *tv)
 uint32_t tv_find(treeview *tv, uint64_t path_hash)
 {
     if (!tv->by_hash_ok) {
-        map_clear(&tv->by_hash);
-        map_reserve(&tv->by_hash, tv->count);
+        pb_map_clear(&tv->by_hash);
+        pb_map_reserve(&tv->by_hash, tv->count);
         for (size_t i = tv->count; i-- > 0;)      /* the first one wins */
-            if (!map_put(&tv->by_hash, tv->hash[i], (uint32_t)i)) {
-                map_clear(&tv->by_hash);
+            if (!pb_map_put(&tv->by_hash, tv->hash[i], (uint32_t)i)) {
+                pb_map_clear(&tv->by_hash);
                 break;
             }
-        tv->by_hash_ok = tv->by_hash.n > 0;
+        tv->by_hash_ok = tv->by_hash.count > 0;
     }
-    uint32_t v;
-    if (tv->by_hash_ok && map_get(&tv->by_hash, path_hash, &v))
-        return v;
+    uint64_t v;
+    if (tv->by_hash_ok && pb_map_get(&tv->by_hash, path_hash, &v))
+        return (uint32_t)v;
     for (size_t i = 0; !tv->by_hash_ok && i < tv->count; i++)   /* no memory: scan */
         if (tv->hash[i] == path_hash)
             return (uint32_t)i;

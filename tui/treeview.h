@@ -21,18 +21,13 @@
 #include <stdint.h>
 
 #include "prism/analysis.h"
+#include "u64map.h"
 
 #define TV_NONE ((size_t)-1)
 #define TV_ALL UINT32_MAX          /* level: everything open */
 
 typedef enum tv_sort { TV_SORT_TOTAL, TV_SORT_SELF, TV_SORT_CALLS, TV_SORT_NAME, TV_SORT_COUNT } tv_sort;
 
-/* uint64 -> uint32 open-addressing map (never shrinks; 0 is a valid key). */
-typedef struct tv_map {
-    uint64_t *keys;
-    uint32_t *vals;            /* value + 1; 0 marks an empty slot          */
-    size_t cap, n;
-} tv_map;
 
 /* A row filter: keep(n) says whether node n is of interest. */
 typedef bool (*tv_keep_fn)(const prism_node *n, void *ctx);
@@ -45,11 +40,11 @@ typedef struct treeview {
     bool reverse;              /* the sort's order reversed                 */
     uint32_t level;            /* default: nodes with depth < level open     */
     uint32_t max_depth;
-    tv_map flip;               /* path hash -> 1: opposite of the default    */
-    tv_map saved_flip;         /* tv_expansion_save: the expansion put aside */
+    pb_map flip;               /* path hash -> 1: opposite of the default    */
+    pb_map saved_flip;         /* tv_expansion_save: the expansion put aside */
     uint32_t saved_level;
     bool saved;
-    tv_map by_hash;            /* path hash -> node (built on first use)     */
+    pb_map by_hash;            /* path hash -> node (built on first use)     */
     bool by_hash_ok;
     /* per node, compact so that a rebuild stays in cache */
     uint64_t *hash;            /* path hash                                  */

@@ -201,6 +201,12 @@ void ui_show(ui *u, int i);
 void ui_message(ui *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Does `name` match the current search (case-insensitive substring)? */
 bool ui_matches(const ui *u, const char *name);
+/* The n / N keys of a pane (prompt.c): find(u, st, dir) selects the next
+ * (dir 1) or previous (-1) match of the search and says whether there was
+ * one; the messages for no search and no match are this function's.
+ * UI_NONE without pane state. */
+typedef bool (*ui_find_fn)(ui *u, void *st, int dir);
+int ui_search_key(ui *u, void *st, int key, ui_find_fn find);
 /* Does `name` pass the filter (true when no filter is set)? */
 bool ui_filter_matches(const ui *u, const char *name);
 /* Jump: remember (pane, selection) for ui_back, select path_hash (when not

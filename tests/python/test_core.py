@@ -569,7 +569,7 @@ class PipInstall(TempDirTest):
         top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         src = self.path("src")
         # the sources setup.py compiles, copied (pip may write build/ there)
-        for d in ("python", "include", "format", "libcollect", "analysis", "import", "present",
+        for d in ("python", "include", "base", "format", "libcollect", "analysis", "import", "present",
                   "reports"):
             shutil.copytree(os.path.join(top, d), os.path.join(src, d),
                             ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))

@@ -1,13 +1,33 @@
 /*
- * sort.c - a stable sort for the derived tables (operations, kernels):
- * equal elements keep their order, as the insertion sorts it replaces did,
- * so reports do not change, in O(n log n) where those were O(n^2) on the
- * tens of thousands of distinct names a Python-function trace brings.
+ * array.c - growable arrays and a stable sort (see array.h).
  */
+#include "array.h"
+
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+bool pb_vec_reserve(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    if (!size)
+        return false;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size)
+            return false;
+        c *= 2;
+    }
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+/* ---- the stable sort ---- */
 
 /* Swap two elements of `size` bytes, a block at a time. */
 static void swap_bytes(unsigned char *x, unsigned char *y, size_t size)
@@ -25,7 +45,7 @@ static void swap_bytes(unsigned char *x, unsigned char *y, size_t size)
 }
 
 /* The fallback without scratch memory: insertion by adjacent swaps. */
-static void insertion(unsigned char *v, size_t n, size_t size, sort_cmp cmp, const void *ctx)
+static void insertion(unsigned char *v, size_t n, size_t size, pb_sort_cmp cmp, const void *ctx)
 {
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && cmp(v + (j - 1) * size, v + j * size, ctx) > 0; j--)
@@ -37,7 +57,7 @@ static void insertion(unsigned char *v, size_t n, size_t size, sort_cmp cmp, con
 /* Bottom-up merge sort: runs of RUN elements sorted by insertion, then
  * merged between base and a scratch copy (RUN, 2 RUN, 4 RUN ...); the left
  * run wins ties (stability). */
-void sort_stable(void *base, size_t n, size_t size, sort_cmp cmp, const void *ctx)
+void pb_sort_stable(void *base, size_t n, size_t size, pb_sort_cmp cmp, const void *ctx)
 {
     if (n < 2 || !size)
         return;
