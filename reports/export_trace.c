@@ -177,6 +177,7 @@ static tstream *stream_of(trace *t, uint32_t stream)
     if (!pb_map_put(&t->st_of, stream, t->nst))
         return NULL;
     memset(&t->st[t->nst], 0, sizeof t->st[t->nst]);
+    t->st[t->nst].id = stream;
     return &t->st[t->nst++];
 }
 
@@ -414,11 +415,10 @@ static void epilogue(trace *t, const char *path)
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
     FILE *f = t->f;
-    uint64_t k, v;
-    for (size_t it = 0; pb_map_next(&t->st_of, &it, &k, &v);) {
-        tstream *st = &t->st[v];
+    for (size_t i = 0; i < t->nst; i++) {       /* in the order they appeared */
+        tstream *st = &t->st[i];
         while (st->open) {
-            end_event(t, st, (uint32_t)k, st->last_ts);
+            end_event(t, st, st->id, st->last_ts);
             t->n.closed_at_end++;
         }
     }

@@ -30,6 +30,7 @@ typedef struct tstream {
     uint32_t *names;            /* the open frames' names, outermost first  */
     uint32_t cap;
     uint64_t last_ts;
+    uint32_t id;                /* the stream                              */
 } tstream;
 
 typedef struct trace_counts {

@@ -1,0 +1,263 @@
+/*
+ * base_test.c - base/: the map (every key, growth, iteration, clear), the
+ * buffer (appends, printf, take), the JSON writer (escaping, numbers,
+ * nesting, misuse, to a FILE and to a buffer), the error value (cut to fit,
+ * which code and offset), the vector and the stable sort.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../base/array.h"
+#include "../base/errinfo.h"
+#include "../base/jsonw.h"
+#include "../base/strbuf.h"
+#include "../base/u64map.h"
+#include "json_check.h"
+
+static void test_map_every_key(void **state)
+{
+    (void)state;
+    pb_map m = { 0 };
+    uint64_t v = 99;
+    assert_false(pb_map_get(&m, 0, &v));          /* zeroed: empty */
+    assert_false(pb_map_get(&m, UINT64_MAX, &v));
+    const uint64_t keys[] = { 0, 1, UINT64_MAX, UINT64_MAX - 1, 1ull << 63, 42 };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_true(pb_map_put(&m, keys[i], i + 100));
+    assert_int_equal(m.count, 6);                  /* UINT64_MAX counted */
+    size_t it = 0, n = 0;
+    uint64_t k, sum = 0;
+    while (pb_map_next(&m, &it, &k, &v)) {         /* every key, once */
+        n++;
+        sum += v;
+    }
+    assert_int_equal(n, 6);
+    assert_int_equal(sum, 100 + 101 + 102 + 103 + 104 + 105);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        assert_true(pb_map_get(&m, keys[i], &v));
+        assert_int_equal(v, i + 100);
+    }
+    assert_true(pb_map_put(&m, 42, 7));            /* overwrite */
+    assert_true(pb_map_get(&m, 42, &v));
+    assert_int_equal(v, 7);
+    assert_false(pb_map_get(&m, 43, &v));
+    pb_map_free(&m);
+    assert_false(pb_map_get(&m, 42, &v));
+    assert_true(pb_map_put(&m, 5, 5));             /* usable again */
+    pb_map_free(&m);
+}
+
+static void test_map_growth_and_iteration(void **state)
+{
+    (void)state;
+    pb_map m = { 0 };
+    enum { N = 100000 };
+    for (uint64_t k = 0; k < N; k++) {
+        bool added = false;
+        uint64_t *slot = pb_map_slot(&m, k * 7919, &added);
+        assert_non_null(slot);
+        assert_true(added);
+        *slot = k;
+    }
+    bool added = true;
+    uint64_t *again = pb_map_slot(&m, 7919, &added);
+    assert_non_null(again);
+    assert_false(added);
+    assert_int_equal(*again, 1);
+    assert_true(m.count * 2 <= m.cap);             /* at most half full */
+    /* every key once, with its value */
+    uint8_t *seen = calloc(N, 1);
+    assert_non_null(seen);
+    size_t it = 0, n = 0;
+    uint64_t k, v;
+    while (pb_map_next(&m, &it, &k, &v)) {
+        assert_int_equal(k, v * 7919);
+        assert_int_equal(seen[v], 0);
+        seen[v] = 1;
+        n++;
+    }
+    assert_int_equal(n, N);
+    free(seen);
+    size_t cap = m.cap;
+    pb_map_clear(&m);
+    assert_int_equal(m.count, 0);
+    assert_int_equal(m.cap, cap);                  /* the table kept */
+    assert_false(pb_map_get(&m, 7919, &v));
+    assert_true(pb_map_reserve(&m, 1000));
+    pb_map_free(&m);
+}
+
+static void test_buf(void **state)
+{
+    (void)state;
+    pb_buf b = { 0 };
+    assert_true(pb_buf_puts(&b, "abc"));
+    assert_true(pb_buf_putc(&b, '-'));
+    assert_true(pb_buf_append(&b, "x\0y", 3));    /* bytes, NUL included */
+    assert_true(pb_buf_printf(&b, "%d:%s", 12, "z"));
+    assert_int_equal(b.len, 11);
+    assert_memory_equal(b.data, "abc-x\0y12:z", 12);   /* NUL-terminated */
+    for (int i = 0; i < 10000; i++)                /* growth, long printf */
+        assert_true(pb_buf_printf(&b, "%0100d", i));
+    assert_int_equal(b.len, 11 + 10000 * 100);
+    assert_false(b.oom);
+    size_t len;
+    char *s = pb_buf_take(&b, &len);
+    assert_non_null(s);
+    assert_int_equal(len, 11 + 10000 * 100);
+    assert_int_equal(s[len], '\0');
+    free(s);
+    assert_int_equal(b.len, 0);
+    s = pb_buf_take(&b, &len);                     /* empty: "" */
+    assert_non_null(s);
+    assert_int_equal(len, 0);
+    assert_string_equal(s, "");
+    free(s);
+    pb_buf_free(&b);
+}
+
+static void test_json_to_buffer(void **state)
+{
+    (void)state;
+    pb_buf b = { 0 };
+    pb_json w;
+    pb_json_init_buf(&w, &b, 0);
+    pb_json_begin_object(&w);
+    pb_json_kstring(&w, "s", "q\"b\\\n\x01\x7f\xff tab\t");
+    pb_json_kuint(&w, "u", UINT64_MAX);
+    pb_json_kint(&w, "i", INT64_MIN);
+    pb_json_kdouble(&w, "d", 0.1);
+    pb_json_kdouble(&w, "nan", NAN);
+    pb_json_kdouble(&w, "inf", -INFINITY);
+    pb_json_kbool(&w, "b", true);
+    pb_json_key(&w, "a");
+    pb_json_begin_array(&w);
+    pb_json_null(&w);
+    pb_json_stringn(&w, "ab\0cd", 5);
+    pb_json_begin_object(&w);
+    pb_json_end_object(&w);
+    pb_json_end_array(&w);
+    pb_json_end_object(&w);
+    assert_true(pb_json_finish(&w));
+    assert_false(w.bad);
+    json_check c = { (const unsigned char *)b.data, (const unsigned char *)b.data + b.len, 0, 0 };
+    assert_true(jc_value(&c));
+    jc_ws(&c);
+    assert_ptr_equal(c.p, c.end);
+    assert_non_null(strstr(b.data, "\"u\":18446744073709551615"));
+    assert_non_null(strstr(b.data, "\"i\":-9223372036854775808"));
+    assert_non_null(strstr(b.data, "\"d\":0.10000000000000001"));
+    assert_non_null(strstr(b.data, "\"nan\":null"));
+    assert_non_null(strstr(b.data, "\"inf\":null"));
+    assert_non_null(strstr(b.data, "\\u0000"));
+    assert_null(strchr(b.data, '\n') == b.data + b.len - 1 ? NULL : strchr(b.data, '\n'));
+    pb_buf_free(&b);
+}
+
+static void test_json_misuse_and_file(void **state)
+{
+    (void)state;
+    pb_json w;
+    pb_buf b = { 0 };
+    pb_json_init_buf(&w, &b, 2);
+    pb_json_begin_object(&w);
+    pb_json_string(&w, "a value where a key is due");
+    assert_true(w.bad);
+    assert_false(pb_json_finish(&w));
+    pb_buf_free(&b);
+
+    pb_json_init_buf(&w, &b, 2);                   /* left open */
+    pb_json_begin_array(&w);
+    assert_false(pb_json_finish(&w));
+    pb_buf_free(&b);
+
+    pb_json_init_buf(&w, &b, 0);                   /* nesting past the bound */
+    for (unsigned i = 0; i < PB_JSON_MAX_DEPTH + 2; i++)
+        pb_json_begin_array(&w);
+    assert_true(w.bad);
+    pb_buf_free(&b);
+
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    pb_json_init(&w, f, 2);
+    pb_json_begin_array(&w);
+    pb_json_uint(&w, 1);
+    pb_json_end_array(&w);
+    assert_true(pb_json_finish(&w));
+    rewind(f);
+    char text[64] = { 0 };
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    assert_string_equal(text, "[\n  1\n]\n");
+    assert_int_equal(n, 8);
+}
+
+static void test_error(void **state)
+{
+    (void)state;
+    pb_error e = { 0 };
+    assert_int_equal(pb_error_set(&e, 7, 1234, "bad %s at %d", "chunk", 3), 7);
+    assert_int_equal(e.code, 7);
+    assert_int_equal(e.offset, 1234);
+    assert_string_equal(e.msg, "bad chunk at 3");
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    pb_error_set(&e, 2, UINT64_MAX, "%s", big);    /* cut to fit */
+    assert_int_equal(strlen(e.msg), PB_ERROR_MSG - 1);
+    assert_int_equal(e.offset, UINT64_MAX);
+}
+
+static int cmp_first(const void *x, const void *y, const void *ctx)
+{
+    (void)ctx;
+    const int *a = x, *b = y;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+static void test_vec_and_stable_sort(void **state)
+{
+    (void)state;
+    int (*v)[2] = NULL;
+    size_t cap = 0;
+    enum { N = 5000 };
+    assert_true(pb_vec_reserve((void **)&v, &cap, N, sizeof *v));
+    assert_true(cap >= N);
+    for (int i = 0; i < N; i++) {
+        v[i][0] = (i * 37) % 10;                   /* many equal keys */
+        v[i][1] = i;                               /* the original order */
+    }
+    pb_sort_stable(v, N, sizeof *v, cmp_first, NULL);
+    for (int i = 1; i < N; i++) {
+        assert_true(v[i - 1][0] <= v[i][0]);
+        if (v[i - 1][0] == v[i][0])
+            assert_true(v[i - 1][1] < v[i][1]);   /* stable */
+    }
+    void *p = v;
+    size_t c2 = cap;
+    assert_false(pb_vec_reserve(&p, &c2, SIZE_MAX / 2, 16));   /* overflow refused */
+    assert_ptr_equal(p, v);
+    free(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_map_every_key),
+        cmocka_unit_test(test_map_growth_and_iteration),
+        cmocka_unit_test(test_buf),
+        cmocka_unit_test(test_json_to_buffer),
+        cmocka_unit_test(test_json_misuse_and_file),
+        cmocka_unit_test(test_error),
+        cmocka_unit_test(test_vec_and_stable_sort),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
