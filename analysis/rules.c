@@ -346,8 +346,21 @@ static prism_severity by_loss(double f)
     return f < 0.001 ? PRISM_SEV_LOW : f < 0.01 ? PRISM_SEV_MEDIUM : PRISM_SEV_HIGH;
 }
 
-static void rule_dropped(rules_ctx *c, const prism_gpu_stats *g)
+static void rule_host_leak(rules_ctx *c)
 {
+    if (c->mem)
+        rule_leak(c, &c->mem->host, c->leak_mb, false);
+}
+
+static void rule_gpu_leak(rules_ctx *c)
+{
+    if (c->mem && c->mem->have_gpu)
+        rule_leak(c, &c->mem->gpu, c->leak_mb, true);
+}
+
+static void rule_dropped(rules_ctx *c)
+{
+    const prism_gpu_stats *g = c->gpu;
     const prism_reader_stats *rs = prism_analysis_reader_stats(c->a);
     uint64_t cpu = prism_analysis_dropped(c->a), gpu = g ? g->dropped : 0;
     uint64_t events = prism_analysis_events(c->a);
@@ -492,6 +505,23 @@ static size_t dedupe(prism_bottleneck *out, size_t n)
     return keep;
 }
 
+/* Every rule, in the order they run (rules.h); the findings are sorted
+ * by importance afterwards. */
+static void (*const rules_table[])(rules_ctx *c) = {
+    rules_hot,              /* hot_operation (training thread)           */
+    rules_beside,           /* the heaviest op of each other thread       */
+    rule_host_leak,         /* memory_leak: host RSS                      */
+    rule_gpu_leak,          /* memory_leak: GPU memory                    */
+    rules_wait,             /* off_cpu_wait, cpu_contention (CPU samples) */
+    rules_sync,             /* cpu_gpu_sync                               */
+    rules_data,             /* data_loading (without CPU samples)         */
+    rules_gpu_idle,         /* gpu_idle                                   */
+    rules_launch,           /* launch_bound                               */
+    rules_memory_bound,     /* memory_bound                               */
+    rules_intensity,        /* memory_bound from work counters            */
+    rule_dropped,           /* dropped_events                             */
+};
+
 size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
                  prism_bottleneck *out, size_t max)
 {
@@ -505,30 +535,12 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     find_denominator(&c);
     c.cpu = prism_analysis_cpu_present(a);
     c.python = python_profile(&c);
-    if (threshold_pct < 0)
-        threshold_pct = 10.0;
-    if (leak_mb < 0)
-        leak_mb = 10.0;
-    const prism_gpu_stats *g = prism_analysis_gpu(a);
-    const prism_memory_stats *m = prism_analysis_memory(a);
-
-    rules_hot(&c, threshold_pct);
-    rules_beside(&c, threshold_pct);
-    if (m) {
-        rule_leak(&c, &m->host, leak_mb, false);
-        if (m->have_gpu)
-            rule_leak(&c, &m->gpu, leak_mb, true);
-    }
-    if (c.cpu)
-        rules_wait(&c);
-    rules_sync(&c, g);
-    if (!c.cpu)
-        rules_data(&c);
-    rules_gpu_idle(&c, g);
-    rules_launch(&c, g);
-    rules_memory_bound(&c, g);
-    rules_intensity(&c);
-    rule_dropped(&c, g);
+    c.threshold_pct = threshold_pct < 0 ? 10.0 : threshold_pct;
+    c.leak_mb = leak_mb < 0 ? 10.0 : leak_mb;
+    c.gpu = prism_analysis_gpu(a);
+    c.mem = prism_analysis_memory(a);
+    for (size_t i = 0; i < sizeof rules_table / sizeof rules_table[0]; i++)
+        rules_table[i](&c);
 
     qsort(out, c.n, sizeof *out, cmp_bn);
     return dedupe(out, c.n);

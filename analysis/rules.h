@@ -62,6 +62,10 @@ typedef struct rules_ctx {
     uint64_t steps;                   /* sampled steps behind it; 0: the run */
     bool cpu;                         /* CPU samples: wait vs work measured  */
     bool python;                      /* a Python program (advice wording)   */
+    /* the thresholds (rules_run's) and the aggregates most rules read */
+    double threshold_pct, leak_mb;
+    const prism_gpu_stats *gpu;       /* NULL: none                          */
+    const prism_memory_stats *mem;    /* NULL: none                          */
     prism_bottleneck *out;
     size_t n, max;
 } rules_ctx;
@@ -131,23 +135,31 @@ void rules_names_free(rules_names *ix);
  * out. */
 size_t rules_names_get(rules_names *ix, const char *name, bool *added);
 
+/*
+ * The rules.  Each reads the refreshed analysis through c (the public
+ * getters, the context's aggregates) and adds its findings with
+ * rules_add(); each decides itself whether it applies.  They run in the
+ * order of the table in rules.c (rules_table); a new rule is its function
+ * (here, in the rule file that fits) and one row there.
+ */
+
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */
 void rules_wait(rules_ctx *c);
 /* rules_hot.c: hot operations of the training thread, and the heaviest
  * operation of each other thread (LOW) */
-void rules_hot(rules_ctx *c, double threshold_pct);
-void rules_beside(rules_ctx *c, double threshold_pct);
+void rules_hot(rules_ctx *c);
+void rules_beside(rules_ctx *c);
 /* Names of the input pipeline, for confidence only: data, load, batch,
  * fetch, input, prefetch, shard, dataset. */
 bool rules_input_like(const char *name);
 
 /* rules_stall.c: the pipeline rules */
-void rules_sync(rules_ctx *c, const prism_gpu_stats *g);
+void rules_sync(rules_ctx *c);
 void rules_data(rules_ctx *c);
-void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g);
-void rules_launch(rules_ctx *c, const prism_gpu_stats *g);
-void rules_memory_bound(rules_ctx *c, const prism_gpu_stats *g);
+void rules_gpu_idle(rules_ctx *c);
+void rules_launch(rules_ctx *c);
+void rules_memory_bound(rules_ctx *c);
 void rules_intensity(rules_ctx *c);
 
 #endif

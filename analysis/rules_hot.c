@@ -195,8 +195,9 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
  * rules_wait.  Every path of a name counts together; Enter goes to the
  * heaviest.
  */
-void rules_hot(rules_ctx *c, double threshold_pct)
+void rules_hot(rules_ctx *c)
 {
+    double threshold_pct = c->threshold_pct;
     hot_op *op = NULL;
     rules_names ix;
     size_t nop = 0, cap = 0, emitted = 0;
@@ -224,8 +225,9 @@ void rules_hot(rules_ctx *c, double threshold_pct)
  * thread's own time is a LOW finding, with how much of it overlapped the
  * steps (whether it stalls the loop is for the stall rules to say).
  */
-void rules_beside(rules_ctx *c, double threshold_pct)
+void rules_beside(rules_ctx *c)
 {
+    double threshold_pct = c->threshold_pct;
     size_t found = 0;
     for (size_t i = 0; i < c->nthreads && found < 4; i++) {
         const char *tname = NULL;

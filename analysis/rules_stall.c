@@ -191,8 +191,9 @@ static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *reg
     snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
 }
 
-void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
+void rules_sync(rules_ctx *c)
 {
+    const prism_gpu_stats *g = c->gpu;
     const prism_op *region = NULL;           /* heaviest sync-like region */
     for (size_t i = 0; i < c->nops && !region; i++)
         if (rules_sync_like(rules_leaf(c->ops[i].name)))
@@ -243,6 +244,8 @@ void rules_sync(rules_ctx *c, const prism_gpu_stats *g)
 
 void rules_data(rules_ctx *c)
 {
+    if (c->cpu)
+        return;                         /* with CPU samples: rules_wait */
     const prism_tree *t = c->train;
     if (!t || !t->count)
         return;
@@ -313,8 +316,9 @@ static bool gpu_attributed(const rules_ctx *c)
     return false;
 }
 
-void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g)
+void rules_gpu_idle(rules_ctx *c)
 {
+    const prism_gpu_stats *g = c->gpu;
     if (!g || !g->present || !g->span_ns || !(g->idle_share > IDLE_MEDIUM))
         return;
     /* the heaviest real CPU region that launches nothing */
@@ -349,8 +353,9 @@ void rules_gpu_idle(rules_ctx *c, const prism_gpu_stats *g)
              cpu ? " (start with '" : "", cpu ? rules_leaf(cpu->name) : "", cpu ? "')" : "");
 }
 
-void rules_launch(rules_ctx *c, const prism_gpu_stats *g)
+void rules_launch(rules_ctx *c)
 {
+    const prism_gpu_stats *g = c->gpu;
     if (!g || !g->present || g->launches < LAUNCH_MIN)
         return;
     double small = (double)g->small_kernels / (double)g->launches;
@@ -400,8 +405,9 @@ void rules_launch(rules_ctx *c, const prism_gpu_stats *g)
  * (kernels + copies + memsets) the step is bound by moving memory, not by
  * computing; severity by that share.
  */
-void rules_memory_bound(rules_ctx *c, const prism_gpu_stats *g)
+void rules_memory_bound(rules_ctx *c)
 {
+    const prism_gpu_stats *g = c->gpu;
     if (!g || !g->present)
         return;
     uint64_t work = g->kernel_ns + g->copy_ns + g->memset_ns;

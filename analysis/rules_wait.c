@@ -285,6 +285,8 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
 /* The training thread's stalls, heaviest first. */
 void rules_wait(rules_ctx *c)
 {
+    if (!c->cpu)
+        return;                         /* measured with CPU samples only */
     if (!c->train || !(c->step_ns > 0))
         return;
     wait_op *op = NULL;
