@@ -181,7 +181,7 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CORE)
 
-# Building and linking programs the ways the README gives (tests/link_test.sh).
+# Building and linking programs the ways README.md and docs/C.md give (tests/link_test.sh).
 # What the libraries export, the arrows between folders (tests/boundaries_test.sh).
 $(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
@@ -225,7 +225,7 @@ demo: all
 # After an install into the real root, as root: refresh the loader's cache
 # when $(PREFIX)/lib is one of its directories (/usr/local/lib on Debian), so
 # that programs linked by hand find libprism.so.N.  Any other prefix: the
-# rpath in prism.pc's Libs (README, "Instrumenting a program").
+# rpath in prism.pc's Libs (docs/C.md, "Building and linking").
 LDCONFIG ?= ldconfig
 LDCONFIG_RUN = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    grep -qsx '$(PREFIX)/lib' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf && \
