@@ -145,7 +145,8 @@ class Install(TempDirTest):
             import site; site.addsitedir(%r)
             import prism; print(prism.__file__)
         """ % sitedir)
-        p = self.run_ok([PYTHON, "-c", code], env=child_env(), cwd=self.tmp)
+        # -S: no site directory of the interpreter's own (a prism installed there)
+        p = self.run_ok([PYTHON, "-S", "-c", code], env=child_env(), cwd=self.tmp)
         self.assertEqual(p.stdout.strip(),
                          os.path.join(prefix, "lib", "prism", "python", "prism", "__init__.py"))
         self.make_install("uninstall", "PREFIX=" + prefix, "PY_SITEDIR=" + sitedir)
