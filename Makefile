@@ -17,7 +17,7 @@ PKGS     := libcbor-dev libxxhash-dev libncurses-dev libcmocka-dev tmux python3-
 PKGS     += libyajl-dev zlib1g-dev
 # `make test` also needs a C++ compiler (the header's C++ test, the README's
 # example built as C++), pkg-config (linking against the installed library)
-# and, for the Python tests, PyTorch, NumPy, venv (pip install ./python) and
+# and, for the Python tests, PyTorch, NumPy, venv (pip install . in a venv) and
 # jsonschema (the speedscope export checked against speedscope's schema)
 TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv python3-jsonschema
 # The interpreter the Python module is built for and tested with: Debian's,
@@ -181,7 +181,7 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 	@mkdir -p $(@D)
 	$(CXX) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_CORE)
 
-# Building and linking programs the ways the README gives (tests/link_test.sh).
+# Building and linking programs the ways README.md and docs/C.md give (tests/link_test.sh).
 # What the libraries export, the arrows between folders (tests/boundaries_test.sh).
 $(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
@@ -225,11 +225,24 @@ demo: all
 # After an install into the real root, as root: refresh the loader's cache
 # when $(PREFIX)/lib is one of its directories (/usr/local/lib on Debian), so
 # that programs linked by hand find libprism.so.N.  Any other prefix: the
-# rpath in prism.pc's Libs (README, "Instrumenting a program").
+# rpath in prism.pc's Libs (docs/C.md, "Building and linking").
 LDCONFIG ?= ldconfig
 LDCONFIG_RUN = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && \
 	    grep -qsx '$(PREFIX)/lib' /etc/ld.so.conf /etc/ld.so.conf.d/*.conf && \
 	    command -v $(LDCONFIG) >/dev/null 2>&1; then echo $(LDCONFIG); $(LDCONFIG); fi
+
+# `import prism` for $(PYTHON): a .pth in its site directory (PY_SITEDIR,
+# default its first site-packages, /usr/local/lib/python3.X/dist-packages on
+# Debian) naming $(PREFIX)/lib/prism/python.  PY_SITEDIR= (empty) or a site
+# directory that cannot be written: one line says what to run instead.
+PY_SITEDIR ?= $(shell $(PYTHON) -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null)
+PY_PTH     := prism.pth
+PY_PTH_INSTALL = pth='$(DESTDIR)$(PY_SITEDIR)/$(PY_PTH)'; \
+	if [ -n "$(PY_SITEDIR)" ] && mkdir -p "$(DESTDIR)$(PY_SITEDIR)" 2>/dev/null && \
+	    printf '%s\n' '$(PREFIX)/lib/prism/python' >"$$pth" 2>/dev/null; then \
+	    echo "import prism for $(PYTHON): $$pth"; \
+	else echo "import prism: add $(PREFIX)/lib/prism/python to PYTHONPATH, or as root:" \
+	    "echo $(PREFIX)/lib/prism/python > $(if $(PY_SITEDIR),$(PY_SITEDIR),SITE-PACKAGES)/$(PY_PTH)"; fi
 
 # install builds only what it installs (no samples, no tests).
 install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
@@ -249,7 +262,8 @@ install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
 	    install -d $(DESTDIR)$(PREFIX)/lib/prism/python/prism $(DESTDIR)$(PREFIX)/lib/prism/python/site && \
 	    install -m 644 $(PY_DIR)/*.py $(DESTDIR)$(PREFIX)/lib/prism/python/prism/ && \
 	    install -m 755 $(PY_EXT) $(DESTDIR)$(PREFIX)/lib/prism/python/prism/ && \
-	    if [ -f $(PY_SITE) ]; then install -m 644 $(PY_SITE) $(DESTDIR)$(PREFIX)/lib/prism/python/site/; fi; \
+	    if [ -f $(PY_SITE) ]; then install -m 644 $(PY_SITE) $(DESTDIR)$(PREFIX)/lib/prism/python/site/; fi && \
+	    $(PY_PTH_INSTALL); \
 	fi
 	@$(LDCONFIG_RUN)
 
@@ -261,6 +275,8 @@ uninstall:
 	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1 \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-run.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/prism/python
+	if [ -n "$(PY_SITEDIR)" ] && grep -qsx '$(PREFIX)/lib/prism/python' $(DESTDIR)$(PY_SITEDIR)/$(PY_PTH); then \
+	    rm -f $(DESTDIR)$(PY_SITEDIR)/$(PY_PTH); fi
 	-rmdir $(DESTDIR)$(PREFIX)/lib/prism 2>/dev/null
 	@$(LDCONFIG_RUN)
 

@@ -2,10 +2,8 @@
 child interpreter and writes a real profile into a temporary directory,
 which is then read back (prism.load, prism-top dump)."""
 import ctypes  # noqa: F401  (the ctypes test's child imports it; fail early if absent)
-import importlib.util
 import inspect
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -552,54 +550,6 @@ class CtypesLibprism(TempDirTest):
         self.assertEqual(len(files), 1)
         p = prism.load(os.path.join(self.tmp, files[0]))
         self.assertEqual([(o["name"], o["calls"]) for o in p.ops], [("from_ctypes", 3)])
-
-
-class PipInstall(TempDirTest):
-    """pip install --no-build-isolation ./python into a fresh venv (system
-    site packages visible: setuptools and pip come from there), then
-    `import prism` from outside the repository records and loads."""
-
-    def test_pip_install_into_a_venv(self):
-        if SANITIZE:
-            self.skipTest("the pip build is not sanitized: not with libasan preloaded")
-        if importlib.util.find_spec("venv") is None or \
-                importlib.util.find_spec("setuptools") is None or \
-                importlib.util.find_spec("pip") is None:
-            self.skipTest("venv, setuptools or pip missing for %s" % sys.executable)
-        top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        src = self.path("src")
-        # the sources setup.py compiles, copied (pip may write build/ there)
-        for d in ("python", "include", "base", "format", "libcollect", "analysis", "import", "present",
-                  "reports"):
-            shutil.copytree(os.path.join(top, d), os.path.join(src, d),
-                            ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-        venv = self.path("venv")
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
-                        venv], check=True, timeout=120)
-        py = os.path.join(venv, "bin", "python")
-        env = clean_env()
-        env.pop("PYTHONPATH", None)
-        p = subprocess.run([py, "-m", "pip", "install", "--no-build-isolation", "--no-index",
-                            "--no-deps", "-q", os.path.join(src, "python")],
-                           env=env, capture_output=True, text=True, timeout=900)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        out = self.path("v.cbor")
-        code = """
-            import os, prism
-            assert prism.__file__.startswith(%r), prism.__file__
-            assert prism.init(output=%r)
-            for _ in range(3):
-                with prism.step(), prism.region("venv_region"):
-                    pass
-            prism.shutdown()
-            p = prism.load(%r)
-            assert p.steps["count"] == 3 and p.ops[0]["name"] == "venv_region", p.ops
-            print("ok")
-        """
-        r = subprocess.run([py, "-c", __import__("textwrap").dedent(code) % (venv, out, out)],
-                           env=env, cwd=self.tmp, capture_output=True, text=True, timeout=120)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout.strip(), "ok")
 
 
 if __name__ == "__main__":

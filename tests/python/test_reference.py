@@ -1,6 +1,6 @@
 """prism.profiling: the reference profiler's API over prism.
 
-Three parts: the configuration and its README table (no session); the
+Three parts: the configuration and its table in docs/REFERENCE.md (no session); the
 profiler, callback and analyzer against a fake ``prism`` session (patched
 module functions: one process has one session, so these cannot use real
 ones); and tests/python/reference_script.py, a script written against the
@@ -43,16 +43,16 @@ REFERENCE = {
     "export_chrome_trace": (bool, True), "bottleneck_threshold_pct": (float, 10.0),
     "memory_leak_threshold_mb": (float, 10.0),
 }
-# Where PRISM's default differs (the dataclass docstring and README say why).
+# Where PRISM's default differs (the dataclass docstring and docs/REFERENCE.md say why).
 PRISM_DEFAULTS = {"sample_rate": 1.0, "warmup_samples": 0, "active_samples": 0}
 
 
 def readme_table():
-    """README.md's ProfilerConfig table: {field: [cells]}."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    head = "### The reference's API"
+    """docs/REFERENCE.md's ProfilerConfig table: {field: [cells]}."""
+    text = (ROOT / "docs" / "REFERENCE.md").read_text(encoding="utf-8")
+    head = "# The reference's API"
     if head not in text:
-        raise AssertionError(f"README.md has no {head!r} section")
+        raise AssertionError(f"docs/REFERENCE.md has no {head!r} section")
     rows, seen = {}, False
     for line in text[text.index(head):].splitlines()[1:]:
         if line.startswith("|"):
@@ -114,7 +114,7 @@ class ConfigTest(unittest.TestCase):
 
     def test_readme_table_matches_the_dataclass(self):
         rows = readme_table()
-        self.assertEqual(set(rows), set(REFERENCE), "README table vs ProfilerConfig fields")
+        self.assertEqual(set(rows), set(REFERENCE), "docs/REFERENCE.md table vs ProfilerConfig fields")
         for name, (kind, detail) in FIELD_MAPPING.items():
             what = rows[name][2]
             with self.subTest(field=name, kind=kind):
