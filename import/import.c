@@ -208,8 +208,3 @@ static const prism_foreign_backend backend = {
 };
 
 const prism_foreign_backend *prism_import_backend(void) { return &backend; }
-
-void prism_import_register(void)
-{
-    prism_reader_set_foreign(&backend);
-}
