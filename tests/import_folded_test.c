@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "prism/analysis.h"
 #include "prism/import.h"
@@ -203,6 +204,85 @@ static void test_hostile(void **state)
     free(deep);
 }
 
+/* ---- a backend that reads only paths (prism_reader_read_path) ---- */
+
+static char g_path[256];
+static prism_reader_stats g_st;
+
+static int p_probe(const uint8_t *p, size_t n, bool final)
+{
+    (void)final;
+    return n >= 7 && !memcmp(p, "PATHFMT", 7);
+}
+static void *p_open(const prism_reader_callbacks *cb, void *ctx)
+{
+    (void)cb;
+    (void)ctx;
+    return &g_st;
+}
+static prism_status p_read_path(void *b, const char *path, const char **msg, uint64_t *off)
+{
+    (void)b;
+    (void)msg;
+    (void)off;
+    snprintf(g_path, sizeof g_path, "%s", path);
+    return PRISM_OK;
+}
+static prism_status p_finish(void *b, const char **msg, uint64_t *off)
+{
+    (void)b;
+    (void)msg;
+    (void)off;
+    return PRISM_OK;
+}
+static void p_close(void *b) { (void)b; }
+static const prism_header *p_header(const void *b) { (void)b; return NULL; }
+static const char *p_string(const void *b, uint32_t id, size_t *len)
+{
+    (void)b;
+    (void)id;
+    (void)len;
+    return NULL;
+}
+
+static const prism_foreign_backend path_backend = {
+    .name = "path only", .probe = p_probe, .open = p_open, .finish = p_finish,
+    .close = p_close, .header = p_header, .string = p_string, .read_path = p_read_path,
+};
+
+static void test_read_path(void **state)
+{
+    (void)state;
+    assert_int_equal(prism_reader_add_backend(&path_backend), PRISM_OK);
+    assert_int_equal(prism_reader_add_backend(&path_backend), PRISM_OK);   /* idempotent */
+    assert_int_equal(prism_reader_add_backend(NULL), PRISM_E_ARG);
+    char path[] = "/tmp/prism_path_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "PATHFMT\x01\n", 9), 9);
+    close(fd);
+    prism_reader *r;
+    g_path[0] = '\0';
+    assert_int_equal(prism_read_file(path, NULL, NULL, &r), PRISM_OK);
+    assert_string_equal(prism_reader_foreign(r), "path only");
+    assert_string_equal(g_path, path);
+    prism_reader_free(r);
+    /* fed bytes never reach a path-only backend: the CBOR reader answers */
+    run x;
+    read_text(&x, "PATHFMT\x01\n", 9, 0);
+    assert_null(prism_reader_foreign(x.r));
+    assert_int_equal(x.st, PRISM_E_NOT_PRISM);
+    done(&x);
+    unlink(path);
+    /* set_foreign replaces the whole list: the built-ins are gone */
+    prism_reader_set_foreign(&path_backend);
+    read_text(&x, sample, strlen(sample), 0);
+    assert_null(prism_reader_foreign(x.r));
+    done(&x);
+    prism_reader_set_foreign(NULL);
+    prism_import_register();
+}
+
 int main(void)
 {
     prism_import_register();
@@ -211,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_probe),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_read_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
