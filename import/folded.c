@@ -71,8 +71,11 @@ static int folded_probe(const uint8_t *p, size_t n, bool final)
         lines += len > 0;
         start = i + 1;
     }
+    /* No whole line yet: wait only for what already looks like a stack of
+     * several frames (a ';' in text), so that a short foreign text file
+     * that is still being followed ("hello") is not held undecided. */
     if (!lines)
-        return final || n >= FOLDED_MAX_LINE ? 0 : -1;
+        return final || n >= FOLDED_MAX_LINE || !memchr(p, ';', n) || !text(p, n) ? 0 : -1;
     return 1;
 }
 
