@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "prism/import.h"
 #include "rules.h"
 
 /* ---- callbacks ---- */
@@ -151,7 +150,6 @@ static void cb_footer(void *ctx, const prism_footer *f)
 
 void prism_analysis_callbacks(prism_reader_callbacks *cb)
 {
-    prism_import_register();            /* readers take torch.profiler traces too */
     memset(cb, 0, sizeof *cb);
     cb->string = cb_string;
     cb->thread = cb_thread;

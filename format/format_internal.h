@@ -42,4 +42,8 @@ void *reader_ctx(struct prism_reader *r);
 bool reader_put_string(struct prism_reader *r, uint32_t id, const char *s, size_t len);
 void reader_saw_footer(struct prism_reader *r);
 
+/* backends.c: copy the registered backends, in order, into out (room for
+ * PRISM_MAX_BACKENDS); returns how many. */
+size_t reader_backends(const prism_foreign_backend **out);
+
 #endif

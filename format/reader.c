@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -21,7 +22,7 @@
 
 enum { PH_HEADER, PH_CHUNKS, PH_DONE };
 /* Foreign input (profile.h): no backend or a PRISM profile, the first bytes
- * not yet decided, or a foreign file read by the backend. */
+ * not yet decided, or a foreign file read by the backend that took it. */
 enum { PROBE_NONE, PROBE_WAIT, PROBE_FOREIGN };
 #define PROBE_MAX_BYTES 65536u
 enum { FR_OK = CUR_OK, FR_SHORT = CUR_SHORT, FR_BAD = CUR_BAD };
@@ -59,17 +60,11 @@ struct prism_reader {
     arena mem;
 
     int probe;                  /* PROBE_* */
-    const prism_foreign_backend *fb;
+    const prism_foreign_backend *fbs[PRISM_MAX_BACKENDS];
+    size_t nfb;                 /* the backends registered at creation */
+    const prism_foreign_backend *fb;    /* the one that took the file */
     void *fst;                  /* the backend's state once it took the file */
 };
-
-/* The one registered backend (prism_reader_set_foreign). */
-static const prism_foreign_backend *g_foreign;
-
-void prism_reader_set_foreign(const prism_foreign_backend *b)
-{
-    __atomic_store_n(&g_foreign, b, __ATOMIC_RELEASE);
-}
 
 const char *prism_reader_foreign(const prism_reader *r)
 {
@@ -116,8 +111,8 @@ prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx)
     if (cb)
         r->cb = *cb;
     r->ctx = ctx;
-    r->fb = __atomic_load_n(&g_foreign, __ATOMIC_ACQUIRE);
-    r->probe = r->fb ? PROBE_WAIT : PROBE_NONE;
+    r->nfb = reader_backends(r->fbs);
+    r->probe = r->nfb ? PROBE_WAIT : PROBE_NONE;
     return r;
 }
 
@@ -485,8 +480,46 @@ static prism_status foreign_feed(prism_reader *r, const uint8_t *p, size_t n)
 {
     const char *msg = NULL;
     uint64_t off = 0;
+    if (!r->fb->feed)
+        return fail(r, PRISM_E_STATE, r->fed, "%s: read by path, not fed", r->fb->name);
     prism_status st = r->fb->feed(r->fst, p, n, &msg, &off);
     return foreign_status(r, st, msg, off);
+}
+
+/*
+ * Which backend takes a file starting with p[0..n): the first in
+ * registration order whose probe accepts, skipping those that take only
+ * paths unless by_path.  -1: a backend before it is undecided (only while
+ * more bytes may come and fewer than PROBE_MAX_BYTES were seen), -2: none.
+ */
+static int choose(const prism_reader *r, const uint8_t *p, size_t n, bool final,
+                  bool by_path)
+{
+    if (n && p[0] == 0xd9)
+        return -2;                      /* the CBOR self-describe tag */
+    if (!n)
+        return final ? -2 : -1;
+    for (size_t i = 0; i < r->nfb; i++) {
+        const prism_foreign_backend *b = r->fbs[i];
+        if (!b->feed && !by_path)
+            continue;
+        int d = b->probe(p, n, final);
+        if (d > 0)
+            return (int)i;
+        if (d < 0 && !final && n < PROBE_MAX_BYTES)
+            return -1;
+    }
+    return -2;
+}
+
+static prism_status take(prism_reader *r, size_t i)
+{
+    r->fb = r->fbs[i];
+    r->fst = r->fb->open(&r->cb, r->ctx);
+    if (!r->fst)
+        return fail(r, PRISM_E_NOMEM, 0, "out of memory");
+    r->probe = PROBE_FOREIGN;
+    return PRISM_OK;
 }
 
 /*
@@ -507,21 +540,19 @@ static prism_status probe(prism_reader *r, const uint8_t *p, size_t n, bool fina
         p = r->pend;
         n = r->plen;
     }
-    int d = n && p[0] == 0xd9 ? 0 : n ? r->fb->probe(p, n, final) : final ? 0 : -1;
-    if (d < 0 && !final && n < PROBE_MAX_BYTES) {
+    int d = choose(r, p, n, final, false);
+    if (d == -1) {
         if (!*used && n && !keep_pending_append(r, p, n))
             return fail(r, PRISM_E_NOMEM, r->fed, "out of memory");
         *used = true;
         return PRISM_NEED_MORE;
     }
-    if (d <= 0) {
+    if (d < 0) {
         r->probe = PROBE_NONE;
         return PRISM_OK;
     }
-    r->fst = r->fb->open(&r->cb, r->ctx);
-    if (!r->fst)
-        return fail(r, PRISM_E_NOMEM, 0, "out of memory");
-    r->probe = PROBE_FOREIGN;
+    if (take(r, (size_t)d) != PRISM_OK)
+        return (prism_status)r->err.code;
     *used = true;
     prism_status st = foreign_feed(r, p, n);
     r->plen = 0;
@@ -617,6 +648,57 @@ prism_status prism_reader_read_fd(prism_reader *r, int fd)
     return st;
 }
 
+/* A regular file not read yet: its first bytes decide whether a backend
+ * that reads paths takes it.  True when one did (*st: how it went). */
+static bool by_path(prism_reader *r, int fd, const char *path, prism_status *st)
+{
+    struct stat sb;
+    bool any = false;
+    for (size_t i = 0; i < r->nfb; i++)
+        any |= r->fbs[i]->read_path != NULL;
+    if (!any || r->probe != PROBE_WAIT || r->fed || fstat(fd, &sb) || !S_ISREG(sb.st_mode))
+        return false;
+    uint8_t *head = malloc(PROBE_MAX_BYTES);
+    if (!head) {
+        *st = fail(r, PRISM_E_NOMEM, 0, "out of memory");
+        return true;
+    }
+    ssize_t got;
+    do
+        got = pread(fd, head, PROBE_MAX_BYTES, 0);
+    while (got < 0 && errno == EINTR);
+    int d = got <= 0 ? -2 : choose(r, head, (size_t)got, (uint64_t)got >= (uint64_t)sb.st_size
+                                   || got < (ssize_t)PROBE_MAX_BYTES, true);
+    free(head);
+    if (d < 0 || !r->fbs[d]->read_path)
+        return false;                   /* streamed: read_fd decides again */
+    if (take(r, (size_t)d) != PRISM_OK) {
+        *st = (prism_status)r->err.code;
+        return true;
+    }
+    const char *msg = NULL;
+    uint64_t off = 0;
+    r->fed = (uint64_t)sb.st_size;
+    *st = foreign_status(r, r->fb->read_path(r->fst, path, &msg, &off), msg, off);
+    return true;
+}
+
+prism_status prism_reader_read_path(prism_reader *r, const char *path)
+{
+    if (!r || !path)
+        return PRISM_E_ARG;
+    if (r->err.code)
+        return (prism_status)r->err.code;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
+    prism_status st;
+    if (!by_path(r, fd, path, &st))
+        st = prism_reader_read_fd(r, fd);
+    close(fd);
+    return st;
+}
+
 prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
                              void *ctx, prism_reader **out)
 {
@@ -624,11 +706,7 @@ prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
     *out = r;
     if (!r)
         return PRISM_E_NOMEM;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
-    prism_status st = prism_reader_read_fd(r, fd);
-    close(fd);
+    prism_status st = prism_reader_read_path(r, path);
     if (st == PRISM_OK || st == PRISM_NEED_MORE)
         st = prism_reader_finish(r);
     return st;

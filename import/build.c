@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "imp.h"
+#include "events.h"
 
 #define LANE_DROP 0xffffu
 #define WINDOW_EVENTS 8192u             /* enters per thread and window at most */
@@ -81,7 +81,7 @@ static void sort(void *p, size_t n, size_t size, int (*cmp)(const void *, const 
 }
 
 /* Give each region of one thread (sorted by cmp_reg) a lane where it nests. */
-static void assign_lanes(imp *m, size_t lo, size_t hi, int64_t *st)
+static void assign_lanes(imp_events *m, size_t lo, size_t hi, int64_t *st)
 {
     uint32_t n[IMP_MAX_LANES] = { 0 };
     imp_track *t = &m->tracks[m->reg[lo].track];
@@ -111,20 +111,20 @@ static void assign_lanes(imp *m, size_t lo, size_t hi, int64_t *st)
 
 /* ---- delivery helpers ---- */
 
-static uint64_t rel(const imp *m, int64_t t, int64_t origin)
+static uint64_t rel(const imp_events *m, int64_t t, int64_t origin)
 {
     (void)m;
     return t > origin ? (uint64_t)(t - origin) : 0;
 }
 
-static void info_u(imp *m, const char *key, uint64_t v)
+static void info_u(imp_events *m, const char *key, uint64_t v)
 {
     prism_value val = { .type = PRISM_VAL_UINT, .v.u = v };
     if (m->cb.info)
         m->cb.info(m->ctx, key, &val);
 }
 
-static void info_s(imp *m, const char *key, const char *s)
+static void info_s(imp_events *m, const char *key, const char *s)
 {
     prism_value val = { .type = PRISM_VAL_TEXT, .v.s = s };
     if (m->cb.info)
@@ -143,7 +143,7 @@ static const char *const counter_keys[C_COUNT] = {
     [C_GPU_ANNOT] = "import.gpu_annotations",
 };
 
-static void header(imp *m, int64_t origin)
+static void header(imp_events *m, int64_t origin)
 {
     static const char *const gpu_keys[PRISM_MAX_GPUS] = {
         "gpu.0.name", "gpu.1.name", "gpu.2.name", "gpu.3.name", "gpu.4.name", "gpu.5.name",
@@ -151,27 +151,20 @@ static void header(imp *m, int64_t origin)
         "gpu.12.name", "gpu.13.name", "gpu.14.name", "gpu.15.name",
     };
     prism_header *h = &m->h;
-    const char *layout = m->layout == LAYOUT_LEGACY ? "legacy autograd" : "Kineto";
-    snprintf(m->producer, sizeof m->producer, "torch.profiler trace (%s layout), imported by prism %s",
-             layout, PRISM_VERSION_STRING);
     h->version_major = PRISM_FORMAT_MAJOR;
     h->version_minor = PRISM_FORMAT_MINOR;
     h->producer = m->producer;
     h->host = "(not in the trace)";
     h->pid = m->have_pid ? m->first_pid : 0;
     h->rank = m->have_rank ? m->rank : -1;
-    h->clock = "torch.profiler trace clock (us)";
+    h->clock = m->clock ? m->clock : "(not in the trace)";
     if (m->have_base && origin >= 0)
         h->start_unix_ns = m->base_ns + (uint64_t)origin;
     else if (!m->have_base && origin > 100000000000000000ll)   /* absolute already */
         h->start_unix_ns = (uint64_t)origin;
     size_t n = 0;
-    m->config[n++] = (prism_kv){ "import.layout",
-                                 { .type = PRISM_VAL_TEXT,
-                                   .v.s = m->layout == LAYOUT_LEGACY ? "legacy" : "kineto" } };
-    if (m->have_world)
-        m->config[n++] = (prism_kv){ "world_size", { .type = PRISM_VAL_INT, .v.i = m->world_size } };
-    m->config[n++] = (prism_kv){ "import.gzip", { .type = PRISM_VAL_BOOL, .v.b = m->gz } };
+    for (size_t i = 0; i < m->nlead && i < IMP_LEAD_MAX; i++)
+        m->config[n++] = m->lead[i];
     if (!m->complete)
         m->config[n++] = (prism_kv){ "import.truncated",
                                      { .type = PRISM_VAL_UINT, .v.u = m->in_bytes } };
@@ -190,7 +183,7 @@ static void header(imp *m, int64_t origin)
 
 /* ---- regions ---- */
 
-static void flush_regions(imp *m, istream *s, uint32_t depth0, prism_region_event *buf, size_t *n)
+static void flush_regions(imp_events *m, istream *s, uint32_t depth0, prism_region_event *buf, size_t *n)
 {
     if (*n && m->cb.regions)
         m->cb.regions(m->ctx, s->stream, depth0, buf, *n);
@@ -199,7 +192,7 @@ static void flush_regions(imp *m, istream *s, uint32_t depth0, prism_region_even
 }
 
 /* Deliver the stream's enters and exits before time `until`. */
-static bool stream_until(imp *m, istream *s, int64_t until, int64_t origin,
+static bool stream_until(imp_events *m, istream *s, int64_t until, int64_t origin,
                          prism_region_event *buf)
 {
     size_t n = 0;
@@ -259,7 +252,7 @@ static bool mem_push(memgen *g, int64_t ts, uint64_t step, uint64_t host, const 
 
 /* Samples from the [memory] events: the state after each step (tagged
  * with the step) and at most MEM_POINTS periodic ones. */
-static bool memory_samples(imp *m, memgen *g, int64_t origin, int64_t span)
+static bool memory_samples(imp_events *m, memgen *g, int64_t origin, int64_t span)
 {
     if (!m->nmem)
         return true;
@@ -298,7 +291,7 @@ static bool memory_samples(imp *m, memgen *g, int64_t origin, int64_t span)
 
 /* ---- GPU ---- */
 
-static void gpu_until(imp *m, size_t *pos, int64_t until, int64_t origin, prism_gpu_record *buf)
+static void gpu_until(imp_events *m, size_t *pos, int64_t until, int64_t origin, prism_gpu_record *buf)
 {
     size_t n = 0;
     while (*pos < m->ngpu && m->gpu[*pos].start < until) {
@@ -334,7 +327,7 @@ static void gpu_until(imp *m, size_t *pos, int64_t until, int64_t origin, prism_
 }
 
 /* Deliver the samples before `until` (ns from the origin), or all. */
-static void mem_until(imp *m, memgen *g, bool all, uint64_t until)
+static void mem_until(imp_events *m, memgen *g, bool all, uint64_t until)
 {
     while (g->pos < g->n && (all || g->v[g->pos].ts < until)) {
         if (m->cb.memory)
@@ -346,7 +339,7 @@ static void mem_until(imp *m, memgen *g, bool all, uint64_t until)
 
 /* ---- threads ---- */
 
-static void thread_records(imp *m)
+static void thread_records(imp_events *m)
 {
     for (size_t i = 0; i < m->ntracks; i++) {
         imp_track *t = &m->tracks[i];
@@ -376,10 +369,8 @@ static void thread_records(imp *m)
 
 /* ---- the build ---- */
 
-bool imp_build(imp *m)
+bool imp_build(imp_events *m)
 {
-    if (!imp_link_flows(m))
-        return imp_fail(m, PRISM_E_NOMEM, m->in_bytes, "out of memory");
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < m->nreg; i++) {
         lo = m->reg[i].ts < lo ? m->reg[i].ts : lo;
@@ -460,14 +451,15 @@ bool imp_build(imp *m)
         if (s)
             m->cb.string(m->ctx, id, s, len);
     }
-    info_s(m, "import.layout", m->layout == LAYOUT_LEGACY ? "legacy" : "kineto");
+    if (m->lead_info.key && m->lead_info.value.type == PRISM_VAL_TEXT)
+        info_s(m, m->lead_info.key, m->lead_info.value.v.s);
     for (int c = 0; c < C_COUNT; c++)
         if (m->counters[c] || c == C_EVENTS)
             info_u(m, counter_keys[c], m->counters[c]);
     if (!m->complete)
         info_u(m, "import.truncated", m->in_bytes);
-    if (m->ngpu)
-        info_s(m, "gpu.status", "ok: torch.profiler trace (Kineto's CUPTI activity records)");
+    if (m->ngpu && m->gpu_status)
+        info_s(m, "gpu.status", m->gpu_status);
     if (m->nsteps)
         info_u(m, "steps.thread", m->tracks[m->steps[0].track].stream);
     thread_records(m);

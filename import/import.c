@@ -12,7 +12,7 @@
 
 #define ZOUT (256u * 1024u)
 
-bool imp_fail(imp *m, prism_status st, uint64_t off, const char *fmt, ...)
+bool imp_fail(imp_events *m, prism_status st, uint64_t off, const char *fmt, ...)
 {
     if (m->e.code)
         return false;
@@ -47,11 +47,8 @@ static void *imp_open(const prism_reader_callbacks *cb, void *ctx)
     imp *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    if (cb)
-        m->cb = *cb;
-    m->ctx = ctx;
-    if (!imp_store_init(m) || !imp_json_init(m)) {
-        imp_store_free(m);
+    if (!imp_events_init(&m->s, cb, ctx) || !imp_json_init(m)) {
+        imp_events_free(&m->s);
         imp_json_free(m);
         free(m);
         return NULL;
@@ -68,15 +65,16 @@ static void imp_close(void *b)
         inflateEnd(&m->z);
     free(m->zout);
     imp_json_free(m);
-    imp_store_free(m);
+    imp_events_free(&m->s);
+    free(m->flows);
     free(m);
 }
 
 static prism_status report(imp *m, const char **msg, uint64_t *off)
 {
-    *msg = m->e.msg;
-    *off = m->e.offset;
-    return m->e.code;
+    *msg = m->s.e.msg;
+    *off = m->s.e.offset;
+    return m->s.e.code;
 }
 
 /* Skip a byte order mark at the very start (yajl does not take one). */
@@ -99,7 +97,7 @@ static bool gunzip(imp *m, const uint8_t *p, size_t n)
     if (!m->gz_started) {
         m->zout = malloc(ZOUT);
         if (!m->zout || inflateInit2(&m->z, 15 + 32) != Z_OK)
-            return imp_fail(m, PRISM_E_NOMEM, 0, "out of memory");
+            return imp_fail(&m->s, PRISM_E_NOMEM, 0, "out of memory");
         m->gz_started = true;
     }
     m->z.next_in = (Bytef *)p;
@@ -107,23 +105,23 @@ static bool gunzip(imp *m, const uint8_t *p, size_t n)
     while (m->z.avail_in) {
         if (m->gz_done) {               /* another gzip member follows */
             if (inflateReset(&m->z) != Z_OK)
-                return imp_fail(m, PRISM_E_NOMEM, 0, "out of memory");
+                return imp_fail(&m->s, PRISM_E_NOMEM, 0, "out of memory");
             m->gz_done = false;
         }
         m->z.next_out = m->zout;
         m->z.avail_out = ZOUT;
         int rc = inflate(&m->z, Z_NO_FLUSH);
         size_t got = ZOUT - m->z.avail_out;
-        m->gz_pos = m->in_bytes - m->z.avail_in;
+        m->gz_pos = m->s.in_bytes - m->z.avail_in;
         if (got && !plain(m, m->zout, got))
             return false;
         if (rc == Z_STREAM_END) {
             m->gz_done = true;
         } else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
-            return imp_fail(m, PRISM_E_NOT_PRISM, m->in_bytes - m->z.avail_in,
+            return imp_fail(&m->s, PRISM_E_NOT_PRISM, m->s.in_bytes - m->z.avail_in,
                             "damaged gzip data (%s)", m->z.msg ? m->z.msg : "inflate failed");
         } else if (rc == Z_MEM_ERROR) {
-            return imp_fail(m, PRISM_E_NOMEM, m->in_bytes, "out of memory");
+            return imp_fail(&m->s, PRISM_E_NOMEM, m->s.in_bytes, "out of memory");
         } else if (rc == Z_BUF_ERROR && !got) {
             break;
         }
@@ -136,13 +134,13 @@ static prism_status imp_feed(void *b, const uint8_t *p, size_t n, const char **m
                              uint64_t *off)
 {
     imp *m = b;
-    if (m->e.code)
+    if (m->s.e.code)
         return report(m, msg, off);
     if (!n)
         return PRISM_OK;
-    if (!m->in_bytes && !m->gz)
+    if (!m->s.in_bytes && !m->gz)
         m->gz = n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
-    m->in_bytes += n;
+    m->s.in_bytes += n;
     bool ok = m->gz ? gunzip(m, p, n) : plain(m, p, n);
     return ok ? PRISM_OK : report(m, msg, off);
 }
@@ -150,7 +148,7 @@ static prism_status imp_feed(void *b, const uint8_t *p, size_t n, const char **m
 static prism_status imp_finish(void *b, const char **msg, uint64_t *off)
 {
     imp *m = b;
-    if (m->e.code)
+    if (m->s.e.code)
         return report(m, msg, off);
     if (m->gz && m->gz_started) {       /* flush the inflater's remainder */
         for (;;) {
@@ -165,29 +163,34 @@ static prism_status imp_finish(void *b, const char **msg, uint64_t *off)
             if (rc != Z_OK || !got)
                 break;
         }
-        if (!m->gz_done && m->complete)
-            m->complete = false;        /* JSON whole, gzip cut: say so */
+        if (!m->gz_done && m->s.complete)
+            m->s.complete = false;        /* JSON whole, gzip cut: say so */
     }
-    if (!imp_json_finish(m) || !imp_build(m))
+    if (!imp_json_finish(m))
+        return report(m, msg, off);
+    if (!imp_link_flows(m)) {
+        imp_fail(&m->s, PRISM_E_NOMEM, m->s.in_bytes, "out of memory");
+        return report(m, msg, off);
+    }
+    imp_kineto_source(m);
+    if (!imp_build(&m->s))
         return report(m, msg, off);
     return PRISM_OK;
 }
 
 static const prism_header *imp_header(const void *b)
 {
-    const imp *m = b;
-    return m->built ? &m->h : NULL;
+    return imp_events_header(&((const imp *)b)->s);
 }
 
 static const char *imp_string(const void *b, uint32_t id, size_t *len)
 {
-    const imp *m = b;
-    return m->names ? prism_strtab_name(m->names, id, len) : NULL;
+    return imp_events_string(&((const imp *)b)->s, id, len);
 }
 
 static const prism_reader_stats *imp_stats(const void *b)
 {
-    return &((const imp *)b)->st;
+    return &((const imp *)b)->s.st;
 }
 
 static const prism_foreign_backend backend = {
@@ -203,8 +206,3 @@ static const prism_foreign_backend backend = {
 };
 
 const prism_foreign_backend *prism_import_backend(void) { return &backend; }
-
-void prism_import_register(void)
-{
-    prism_reader_set_foreign(&backend);
-}

@@ -26,8 +26,8 @@ static bool jfail(imp *m, prism_status st, uint64_t off, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (!m->gz)
-        return imp_fail(m, st, off, "%s", what);
-    return imp_fail(m, st, m->gz_pos, "%s (byte %" PRIu64 " of the decompressed JSON)", what, off);
+        return imp_fail(&m->s, st, off, "%s", what);
+    return imp_fail(&m->s, st, m->gz_pos, "%s (byte %" PRIu64 " of the decompressed JSON)", what, off);
 }
 
 /* What a container is, from its parent and the key it is the value of. */
@@ -174,7 +174,7 @@ static uint64_t num_u64(imp *m, const char *s, size_t len)
     if (i == len && len)
         return v;
     double d;
-    m->counters[C_BAD_NUMBERS] += !(len && s[0] != '-' && num_double(s, len, &d));
+    m->s.counters[C_BAD_NUMBERS] += !(len && s[0] != '-' && num_double(s, len, &d));
     if (!num_double(s, len, &d) || !(d > 0))
         return 0;
     return d >= 1.8e19 ? UINT64_MAX : (uint64_t)d;
@@ -274,11 +274,11 @@ static int cb_end(void *ctx)
     if (m->depth)
         m->depth--;
     if (role == R_EVENT) {
-        m->counters[C_EVENTS]++;
+        m->s.counters[C_EVENTS]++;
         if (!imp_store_event(m))
             return jfail(m, PRISM_E_NOMEM, m->json_bytes, "out of memory"), 0;
     } else if (role == R_DEVPROP && m->dev_idx >= 0 && m->dev_idx < (int)PRISM_MAX_GPUS) {
-        snprintf(m->gpu_names[m->dev_idx], sizeof m->gpu_names[0], "%s", m->dev_name);
+        snprintf(m->s.gpu_names[m->dev_idx], sizeof m->s.gpu_names[0], "%s", m->dev_name);
     }
     return 1;
 }
@@ -296,7 +296,7 @@ static void copy_cut(imp *m, char *dst, size_t cap, size_t *dlen, const unsigned
     if (len >= cap) {
         len = cap - 1;
         if (dlen)
-            m->counters[C_LONG_STRINGS]++;
+            m->s.counters[C_LONG_STRINGS]++;
     }
     memcpy(dst, s, len);
     dst[len] = '\0';
@@ -335,7 +335,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
             e->have |= F_TID;
             break;
         case K_TS: case K_DUR:
-            m->counters[C_BAD_NUMBERS]++;
+            m->s.counters[C_BAD_NUMBERS]++;
             if (k == K_TS)
                 e->have |= F_BAD_TS;
             break;
@@ -362,7 +362,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
             if (num_us_to_ns(s, len, &e->ts))
                 e->have |= F_TS;
             else {
-                m->counters[C_BAD_NUMBERS]++;
+                m->s.counters[C_BAD_NUMBERS]++;
                 e->have |= F_BAD_TS;
             }
             break;
@@ -370,7 +370,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
             if (num_us_to_ns(s, len, &e->dur))
                 e->have |= F_DUR;
             else
-                m->counters[C_BAD_NUMBERS]++;
+                m->s.counters[C_BAD_NUMBERS]++;
             break;
         case K_PID:
             e->pid = num_i64(s, len);
@@ -407,12 +407,12 @@ static int cb_number(void *ctx, const char *s, size_t len)
         if (e->nblock < 3)
             e->block[e->nblock++] = num_u64(m, s, len);
     } else if (role == R_TOP && k == K_BASE) {
-        m->base_ns = num_u64(m, s, len);
-        m->have_base = true;
+        m->s.base_ns = num_u64(m, s, len);
+        m->s.have_base = true;
     } else if (role == R_DIST) {
         if (k == K_RANK) {
-            m->rank = num_i64(s, len);
-            m->have_rank = true;
+            m->s.rank = num_i64(s, len);
+            m->s.have_rank = true;
         } else if (k == K_WORLD) {
             m->world_size = num_i64(s, len);
             m->have_world = true;
@@ -506,12 +506,12 @@ void imp_json_free(imp *m)
 /* Feed yajl p[0..n), which starts at JSON offset off. */
 static bool to_yajl(imp *m, const uint8_t *p, size_t n, uint64_t off)
 {
-    if (!n || m->e.code)
-        return !m->e.code;
+    if (!n || m->s.e.code)
+        return !m->s.e.code;
     yajl_status st = yajl_parse(m->y, p, n);
     if (st == yajl_status_ok)
         return true;
-    if (m->e.code)                         /* a callback failed */
+    if (m->s.e.code)                         /* a callback failed */
         return false;
     size_t used = yajl_get_bytes_consumed(m->y);   /* past the byte it stopped at */
     uint64_t at = off + (used ? used - 1 : 0);
@@ -563,7 +563,7 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
                     if (!to_yajl(m, p + piece, i - piece, base + piece))
                         return false;
                     m->cutting = true;
-                    m->counters[C_LONG_STRINGS]++;
+                    m->s.counters[C_LONG_STRINGS]++;
                 }
                 continue;
             }
@@ -575,7 +575,7 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
                 if (!to_yajl(m, p + piece, i + keep - piece, base + piece))
                     return false;
                 m->cutting = true;
-                m->counters[C_LONG_STRINGS]++;
+                m->s.counters[C_LONG_STRINGS]++;
             } else if (!m->cutting) {
                 m->str_run += (uint32_t)(j - i);
             }
@@ -622,7 +622,7 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
             m->str_run = 0;
             m->json_started = true;
         } else if (c == 3) {
-            if (m->complete)
+            if (m->s.complete)
                 return jfail(m, PRISM_E_NOT_PRISM, base + i,
                                 "more JSON after the end of the trace");
             m->json_started = true;
@@ -633,7 +633,7 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
             if (m->scan_depth)
                 m->scan_depth--;
             if (!m->scan_depth)
-                m->complete = true;
+                m->s.complete = true;
         }
         i++;
     }
@@ -645,17 +645,17 @@ bool imp_json_feed(imp *m, const uint8_t *p, size_t n)
 
 bool imp_json_finish(imp *m)
 {
-    if (m->e.code)
+    if (m->s.e.code)
         return false;
     if (!m->json_started)
         return jfail(m, PRISM_E_NOT_PRISM, m->json_bytes, "no JSON value in the trace");
     if (!m->saw_events)
-        return jfail(m, PRISM_E_NOT_PRISM, 0, m->complete
+        return jfail(m, PRISM_E_NOT_PRISM, 0, m->s.complete
                         ? "JSON, but not a torch.profiler trace (no traceEvents)"
                         : "a trace cut off before its events");
-    if (!m->complete)                   /* cut off: keep what was read */
+    if (!m->s.complete)                   /* cut off: keep what was read */
         return true;
-    if (yajl_complete_parse(m->y) != yajl_status_ok && !m->e.code)
+    if (yajl_complete_parse(m->y) != yajl_status_ok && !m->s.e.code)
         return jfail(m, PRISM_E_NOT_PRISM, m->json_bytes, "not valid JSON at its end");
-    return !m->e.code;
+    return !m->s.e.code;
 }

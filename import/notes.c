@@ -1,7 +1,9 @@
 /*
- * notes.c - what the importer repaired or left out, in words, from the
+ * notes.c - what an importer repaired or left out, in words, from the
  * import.* keys it puts in the header's config (so a converted profile
- * says the same as the trace it came from).
+ * says the same as the trace it came from): the torch.profiler trace's
+ * layout line, an importer's own "import.note" text, then the counters
+ * (events.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,10 +51,15 @@ size_t prism_import_notes(const prism_header *h, char (*lines)[PRISM_IMPORT_NOTE
 {
     size_t n = 0;
     const prism_kv *layout = h ? find(h, "import.layout") : NULL;
-    if (!layout || layout->value.type != PRISM_VAL_TEXT)
+    const prism_kv *note = h ? find(h, "import.note") : NULL;
+    if (note && note->value.type != PRISM_VAL_TEXT)
+        note = NULL;
+    if ((!layout || layout->value.type != PRISM_VAL_TEXT) && !note)
         return 0;
     const prism_kv *gz = find(h, "import.gzip");
-    if (n < max)
+    if (note && n < max)                /* an importer's own words */
+        snprintf(lines[n++], PRISM_IMPORT_NOTE, "%s", note->value.v.s);
+    if (layout && layout->value.type == PRISM_VAL_TEXT && n < max)
         snprintf(lines[n++], PRISM_IMPORT_NOTE, "torch.profiler trace (%s layout%s), %" PRIu64
                  " events read", strcmp(layout->value.v.s, "legacy") ? "Kineto" : "legacy autograd",
                  gz && gz->value.type == PRISM_VAL_BOOL && gz->value.v.b ? ", gzip" : "",

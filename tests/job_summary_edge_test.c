@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "job_sim.h"
+#include "prism/import.h"
 
 /* (5) epoch / 13 x 13 x 12 = 2028 leaf paths (2211 in all): at most
  * PRISM_JOB_MAX_REGIONS kept, nearly that many, parents before children,
@@ -282,6 +283,7 @@ static void test_torch_trace(void **state)
 
 int main(void)
 {
+    prism_import_register();            /* test_torch_trace reads a trace */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_region_cap),
         cmocka_unit_test(test_bad_files),

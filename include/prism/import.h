@@ -1,14 +1,17 @@
 /*
  * prism/import.h - foreign traces read as profiles: torch.profiler /
- * Kineto Chrome-trace JSON (plain or gzip) and the legacy autograd-profiler
- * layout.  Part of libprism-analysis (it needs yajl and zlib; libprism does
- * not).  docs/IMPORT.md maps the trace's fields to PRISM's records.
+ * Kineto Chrome-trace JSON (plain or gzip), the legacy autograd-profiler
+ * layout, and folded stacks ("a;b;c COUNT" lines).  Part of
+ * libprism-analysis (it needs yajl and zlib; libprism does not).
+ * docs/IMPORT.md maps the inputs' fields to PRISM's records.
  *
  * After prism_import_register() every prism_reader created in the process
- * recognises a trace by its content (first non-blank byte '{' or '[', or
- * the gzip magic) and delivers it through the usual callbacks: the reader
- * needs no other call.  prism_analysis_callbacks() registers it, so every
- * user of the analysis reads traces.
+ * recognises these inputs by their content (a trace: first non-blank byte
+ * '{' or '[', or the gzip magic; folded stacks: text lines "STACK COUNT")
+ * and delivers them through the usual callbacks: the reader needs no other
+ * call.  Registration is the program's choice, never the analysis's:
+ * prism-top and the Python module register at start; a program that links
+ * the analysis and wants traces calls it once before creating readers.
  */
 #ifndef PRISM_IMPORT_H
 #define PRISM_IMPORT_H
@@ -25,10 +28,13 @@
 extern "C" {
 #endif
 
-/* Make readers created from now on read traces.  Idempotent, cheap. */
+/* Add every built-in importer to the reader's list of backends
+ * (prism_reader_add_backend), torch.profiler traces first: readers created
+ * from now on read them.  Idempotent, cheap, thread-safe. */
 PRISM_API void prism_import_register(void);
 
-/* The backend itself (for a program that registers it with others). */
+/* The torch.profiler trace backend alone (for a program that registers
+ * backends itself). */
 PRISM_API const prism_foreign_backend *prism_import_backend(void);
 
 /* Would the importer take a file starting with p[0..n)?  1 yes, 0 no, -1

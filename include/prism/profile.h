@@ -482,8 +482,9 @@ PRISM_API const prism_header *prism_reader_header(const prism_reader *r);
 PRISM_API const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len);
 
 /*
- * Convenience: open path, read all of it, finish.  On error *msg (static or
- * reader-owned until free) and *offset describe it.  The caller frees r.
+ * Convenience: a new reader reads path (prism_reader_read_path), then
+ * finish.  On error prism_reader_error(*out) describes it.  The caller
+ * frees *out (set even on an error; NULL without memory).
  */
 PRISM_API prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
                              void *ctx, prism_reader **out);
@@ -494,14 +495,17 @@ PRISM_API prism_status prism_read_file(const char *path, const prism_reader_call
 
 /*
  * A reader can also read files that are not PRISM profiles (torch.profiler
- * traces: import/, libprism-analysis) through a backend registered here;
- * libprism itself carries none, so it gains no dependency.  On its first
- * bytes a reader without the CBOR self-describe tag asks the registered
- * backend's probe; when it accepts, feed/finish go to the backend, which
- * delivers the same callbacks a profile would (header first, strings before
- * their use, threads before their events), and the reader's getters
- * (header, string, stats, error, offsets) answer from it.  Without a
- * backend, or when the probe declines, the bytes go to the CBOR reader.
+ * traces, folded stacks: import/, libprism-analysis) through backends
+ * registered here; libprism itself carries none, so it gains no dependency.
+ * A program registers the backends it wants (prism_import_register() for
+ * the built-in importers); a reader takes the list as it is when created.
+ * On its first bytes a reader without the CBOR self-describe tag asks the
+ * backends' probes in registration order; the first that accepts takes the
+ * file: feed/finish go to it, it delivers the same callbacks a profile
+ * would (header first, strings before their use, threads before their
+ * events), and the reader's getters (header, string, stats, error, offsets)
+ * answer from it.  Without backends, or when every probe declines, the
+ * bytes go to the CBOR reader.
  */
 typedef struct prism_foreign_backend {
     const char *name;            /* "torch.profiler trace"                    */
@@ -520,13 +524,41 @@ typedef struct prism_foreign_backend {
     const char *(*string)(const void *b, uint32_t id, size_t *len);
     /* records delivered, footer seen (chunks and damage stay 0) */
     const prism_reader_stats *(*stats)(const void *b);
+    /* Optional (NULL: bytes only): read the whole file at path (a regular
+     * file whose first bytes the probe accepted) instead of being fed;
+     * finish is still called after.  Same returns and error reporting as
+     * feed.  A backend with read_path and no feed takes only files opened
+     * by path (prism_reader_read_path), never a stream. */
+    prism_status (*read_path)(void *b, const char *path, const char **msg,
+                              uint64_t *offset);
 } prism_foreign_backend;
 
-/* Register the backend readers created afterwards consult (one; a second
- * call replaces the first; NULL removes it).  b must outlive the readers. */
+/* How many backends the list holds at most. */
+#define PRISM_MAX_BACKENDS 16u
+
+/*
+ * Add b at the end of the list of backends that readers created afterwards
+ * consult.  PRISM_OK (also when b is already in the list: nothing changes),
+ * PRISM_E_LIMIT when the list holds PRISM_MAX_BACKENDS, PRISM_E_ARG for
+ * NULL.  Thread-safe.  b is borrowed: it must outlive the readers.
+ */
+PRISM_API prism_status prism_reader_add_backend(const prism_foreign_backend *b);
+/* Replace the whole list by b alone (NULL empties it).  Thread-safe; b
+ * must outlive the readers. */
 PRISM_API void prism_reader_set_foreign(const prism_foreign_backend *b);
-/* The backend name when r reads a foreign file, else NULL. */
+/* The name of the backend that took r's file, else NULL. */
 PRISM_API const char *prism_reader_foreign(const prism_reader *r);
+
+/*
+ * Read the file at path as prism_reader_read_fd does, from the reader's
+ * current input offset to end of file (the caller then calls finish).
+ * When path is a regular file and the reader has read nothing yet, its
+ * first bytes are probed first and a backend with read_path that accepts
+ * them gets the path (a format that cannot be streamed); FIFOs, character
+ * devices and anything else are streamed.  Same returns as read_fd; an
+ * open failure is PRISM_E_IO at byte 0.
+ */
+PRISM_API prism_status prism_reader_read_path(prism_reader *r, const char *path);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "prism/collect.h"
+#include "prism/import.h"
 #include "prism/profile.h"
 
 /* ---- steps ----------------------------------------------------------- */
@@ -521,6 +522,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__prism(void);
 PyMODINIT_FUNC PyInit__prism(void)
 {
+    prism_import_register();        /* prism.load() reads traces too */
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;

@@ -9,12 +9,14 @@
 #include <stddef.h>
 
 #include "prism/analysis.h"
+#include "prism/import.h"
 #include "prism/profile.h"
 
 /* A reader feeding a new analysis (*a); NULL, with nothing left allocated,
  * when either cannot be made.  Free both with fuzz_reader_free(). */
 static inline prism_reader *fuzz_reader_new(prism_analysis **a)
 {
+    prism_import_register();            /* as prism-top: traces too */
     *a = prism_analysis_new(NULL);
     if (!*a)
         return NULL;
