@@ -648,31 +648,39 @@ prism_status prism_reader_read_fd(prism_reader *r, int fd)
     return st;
 }
 
-/* A regular file not read yet: its first bytes decide whether a backend
- * that reads paths takes it.  True when one did (*st: how it went). */
-static bool by_path(prism_reader *r, int fd, const char *path, prism_status *st)
+/* A regular file not read yet: the index of the backend that reads it by
+ * its path (its first bytes decide), else -1 (it is streamed: read_fd
+ * decides again), or -2 without memory (r's error set). */
+static int path_choice(prism_reader *r, int fd, struct stat *sb)
 {
-    struct stat sb;
     bool any = false;
     for (size_t i = 0; i < r->nfb; i++)
         any |= r->fbs[i]->read_path != NULL;
-    if (!any || r->probe != PROBE_WAIT || r->fed || fstat(fd, &sb) || !S_ISREG(sb.st_mode))
-        return false;
+    if (!any || r->probe != PROBE_WAIT || r->fed || fstat(fd, sb) || !S_ISREG(sb->st_mode))
+        return -1;
     uint8_t *head = malloc(PROBE_MAX_BYTES);
     if (!head) {
-        *st = fail(r, PRISM_E_NOMEM, 0, "out of memory");
-        return true;
+        fail(r, PRISM_E_NOMEM, 0, "out of memory");
+        return -2;
     }
     ssize_t got;
     do
         got = pread(fd, head, PROBE_MAX_BYTES, 0);
     while (got < 0 && errno == EINTR);
-    int d = got <= 0 ? -2 : choose(r, head, (size_t)got, (uint64_t)got >= (uint64_t)sb.st_size
+    int d = got <= 0 ? -2 : choose(r, head, (size_t)got, (uint64_t)got >= (uint64_t)sb->st_size
                                    || got < (ssize_t)PROBE_MAX_BYTES, true);
     free(head);
-    if (d < 0 || !r->fbs[d]->read_path)
-        return false;                   /* streamed: read_fd decides again */
-    if (take(r, (size_t)d) != PRISM_OK) {
+    return d >= 0 && r->fbs[d]->read_path ? d : -1;
+}
+
+/* True when a backend that reads paths took the file (*st: how it went). */
+static bool by_path(prism_reader *r, int fd, const char *path, prism_status *st)
+{
+    struct stat sb;
+    int d = path_choice(r, fd, &sb);
+    if (d == -1)
+        return false;
+    if (d < 0 || take(r, (size_t)d) != PRISM_OK) {
         *st = (prism_status)r->err.code;
         return true;
     }
@@ -681,6 +689,19 @@ static bool by_path(prism_reader *r, int fd, const char *path, prism_status *st)
     r->fed = (uint64_t)sb.st_size;
     *st = foreign_status(r, r->fb->read_path(r->fst, path, &msg, &off), msg, off);
     return true;
+}
+
+bool prism_reader_path_only(prism_reader *r, const char *path)
+{
+    if (!r || !path || r->err.code)
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat sb;
+    int d = path_choice(r, fd, &sb);
+    close(fd);
+    return d >= 0;
 }
 
 prism_status prism_reader_read_path(prism_reader *r, const char *path)

@@ -19,6 +19,7 @@
 
 #include "prism/analysis.h"
 #include "prism/import.h"
+#include "source.h"
 
 #define MS 1000000ull
 
@@ -269,6 +270,20 @@ static void test_read_path(void **state)
     assert_string_equal(prism_reader_foreign(r), "path only");
     assert_string_equal(g_path, path);
     prism_reader_free(r);
+    /* a program that feeds slices itself asks first (the explorer) */
+    r = prism_reader_new(NULL, NULL);
+    assert_true(prism_reader_path_only(r, path));
+    assert_false(prism_reader_path_only(r, "/nonexistent/prism"));
+    prism_reader_free(r);
+    /* the explorer's loader hands the path over */
+    g_path[0] = '\0';
+    source src;
+    assert_int_equal(source_open(&src, path, SRC_AUTO, NULL), 0);
+    assert_int_equal(source_load_all(&src), 0);
+    assert_string_equal(prism_reader_foreign(src.r), "path only");
+    assert_string_equal(g_path, path);
+    assert_false(src.following);
+    source_close(&src);
     /* fed bytes never reach a path-only backend: the CBOR reader answers */
     run x;
     read_text(&x, "PATHFMT\x01\n", 9, 0);

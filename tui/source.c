@@ -186,6 +186,19 @@ int source_load_step(source *s, uint64_t budget_ns)
     if (s->load_eof)                    /* the redraw saying so came first */
         return finish_load(s) == 0 ? SRC_LOAD_CHANGED | SRC_LOAD_REDRAW
                                    : SRC_LOAD_FAILED | SRC_LOAD_REDRAW;
+    if (prism_reader_input_offset(s->r) == 0 && prism_reader_path_only(s->r, s->path)) {
+        /* a format read by its path (no slices, no progress): at once */
+        prism_status st = prism_reader_read_path(s->r, s->path);
+        s->stale = true;
+        if (st != PRISM_OK && st != PRISM_NEED_MORE) {
+            reader_error(s);
+            end_load(s);
+            failed(s);
+            return SRC_LOAD_FAILED | SRC_LOAD_REDRAW;
+        }
+        s->load_eof = true;
+        return SRC_LOAD_REDRAW;
+    }
     uint64_t t0 = mono_ns(), now = t0;
     do {                                /* one slice at least */
         size_t want = allowed(s, now);

@@ -559,6 +559,15 @@ PRISM_API const char *prism_reader_foreign(const prism_reader *r);
  * open failure is PRISM_E_IO at byte 0.
  */
 PRISM_API prism_status prism_reader_read_path(prism_reader *r, const char *path);
+/*
+ * Would prism_reader_read_path hand this file to a backend that reads paths
+ * (a format that cannot be streamed)?  For a program that otherwise feeds
+ * the file itself in slices (the explorer, to show progress): true means
+ * call prism_reader_read_path instead.  Reads at most the file's first
+ * PROBE bytes (64 KiB); false for a reader that has read anything, a file
+ * that is not regular, or any error (the streaming path reports it).
+ */
+PRISM_API bool prism_reader_path_only(prism_reader *r, const char *path);
 
 #ifdef __cplusplus
 }
