@@ -44,7 +44,27 @@ endif
 
 # -fvisibility=hidden: a library exports only what its public headers mark
 # PRISM_API (include/prism/api.h)
-ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui $(WARN) $(SAN) $(CFLAGS)
+# Each folder sees the public headers, its own and those of the folders it
+# may use (docs/ARCHITECTURE.md): INC_<folder>, chosen by the source's folder.
+INC_base        :=
+INC_format      := -Ibase
+INC_libcollect  := -Iformat -Ibase
+INC_import      := -Ibase
+INC_analysis    := -Ibase
+INC_present     := -Ibase
+INC_reports     := -Ipresent -Ibase
+INC_tui         := -Ipresent -Ibase
+INC_cli         := -Ireports -Itui -Ipresent -Ibase
+INC_python/src  := -Ireports -Ipresent -Ibase
+INC_tools       :=
+INC_samples     := -Isamples/lib
+INC_samples/lib :=
+# tests and benchmarks reach inside (their ../folder/ includes are explicit)
+INC_tests       := -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui -Icli
+INC_tests/fuzz  := $(INC_tests)
+INC_bench       := $(INC_tests)
+folder_inc = -Iinclude $(INC_$(patsubst %/,%,$(dir $<)))
+ALL_CFLAGS  := -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -pthread $(WARN) $(SAN) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(SAN) $(LDFLAGS)
 LIBS_CORE   := -lcbor -lxxhash -ldl -lm
 LIBS_TUI    := -lncursesw
@@ -62,23 +82,37 @@ FORMAT_SRC   := $(wildcard format/*.c)
 COLLECT_SRC  := $(filter-out libcollect/inject.c,$(wildcard libcollect/*.c))
 ANALYSIS_SRC := $(wildcard analysis/*.c)
 IMPORT_SRC   := $(wildcard import/*.c)
+PRESENT_SRC  := $(wildcard present/*.c)
 # reports/: the report writers (no argv); cli/: the command line, main()
-REPORTS_SRC  := $(wildcard present/*.c reports/*.c)
+REPORTS_SRC  := $(wildcard reports/*.c)
+TUI_SRC      := $(wildcard tui/*.c)
 CLI_SRC      := $(wildcard cli/*.c)
-TUI_SRC      := $(wildcard tui/*.c) $(REPORTS_SRC) $(CLI_SRC)
 TEST_SRC     := $(wildcard tests/*_test.c)
 CXX_TEST_SRC := $(wildcard tests/*_test.cpp)
 BENCH_SRC    := $(wildcard bench/*.c)
 SAMPLE_SRC   := $(wildcard samples/*.c)
 SAMPLE_LIB_SRC := $(wildcard samples/lib/*.c)
 
+# One object list per library; programs, tests, the Python module and the
+# fuzz targets link whole lists.
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+BASE_OBJ     := $(call obj,$(BASE_SRC))
 FORMAT_OBJ   := $(call obj,$(FORMAT_SRC))
 COLLECT_OBJ  := $(call obj,$(COLLECT_SRC))
-# the importer's objects travel with the analysis (libprism-analysis.a)
-ANALYSIS_OBJ := $(call obj,$(BASE_SRC) $(ANALYSIS_SRC) $(IMPORT_SRC))
+IMPORT_OBJ   := $(call obj,$(IMPORT_SRC))
+PRESENT_OBJ  := $(call obj,$(PRESENT_SRC))
+REPORTS_OBJ  := $(call obj,$(REPORTS_SRC))
 TUI_OBJ      := $(call obj,$(TUI_SRC))
-TUI_MAIN     := $(B)/obj/cli/main.o
+CLI_OBJ      := $(call obj,$(CLI_SRC))
+CLI_MAIN     := $(B)/obj/cli/main.o
+# libprism: the format and the collection runtime (+ base's error value)
+CORE_OBJ     := $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o
+# libprism-analysis.a: the analysis with base/ and the importers
+ANALYSIS_OBJ := $(BASE_OBJ) $(IMPORT_OBJ) $(call obj,$(ANALYSIS_SRC))
+# the report writers and what they share with the explorer
+WRITERS_OBJ  := $(PRESENT_OBJ) $(REPORTS_OBJ)
+# prism-top without main(): what tests and benches link
+TOP_OBJ      := $(filter-out $(CLI_MAIN),$(CLI_OBJ)) $(TUI_OBJ) $(WRITERS_OBJ)
 SAMPLE_LIB   := $(call obj,$(SAMPLE_LIB_SRC))
 
 LIB_A    := $(B)/lib/libprism.a
@@ -100,7 +134,6 @@ PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
                 2>/dev/null))
 PY_SRC     := $(wildcard python/src/*.c)
 PY_OBJ     := $(call obj,$(PY_SRC))
-PY_TUI_OBJ := $(call obj,$(REPORTS_SRC))
 PY_DIR     := $(B)/python/prism
 PY_EXT     := $(PY_DIR)/_prism.abi3.so
 PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
@@ -108,8 +141,32 @@ PY_SITE    := $(B)/python/site/sitecustomize.py
 PY_BENCHES := $(wildcard bench/*.py)
 PY_TEST    := $(B)/tests/python_test
 
+VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
+
+# The GPU parts: the CUPTI backend compiles against the CUPTI headers when
+# they exist and to a CPU-only backend otherwise (CUPTI=0 forces it); libcupti
+# is opened with dlopen at run time, never linked.  samples/cuda_train needs nvcc.
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(CUPTI),0)
+CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti.h)
+endif
+CUPTI_CFLAGS := $(if $(CUPTI_H),-DPRISM_HAVE_CUPTI_HEADERS -isystem $(CUDA_HOME)/include)
+INJECT_SO    := $(B)/lib/libprism-inject.so
+LIB_SO_MAJOR := $(B)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
+PRISMRUN     := $(B)/bin/prism-run
+NVCC         ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+ifneq ($(NVCC),)
+ifneq ($(SANITIZE),1)
+CUDA_TRAIN   := $(B)/bin/cuda_train
+endif
+endif
+# the fuzz targets' replays are tests like the others (tests/fuzz/replay.c)
+FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary)
+TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
+
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
-all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES) python
+all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(INJECT_SO) $(PRISMRUN) $(CUDA_TRAIN) $(SAMPLES) python
 
 # Install what is missing (as root) or stop with one line naming it.
 $(DEPS_OK): scripts/deps.sh
@@ -125,7 +182,7 @@ $(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
 
 $(B)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(folder_inc) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
@@ -140,8 +197,7 @@ $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 # A static library is its objects linked into one (ld -r) whose hidden
 # symbols are then made local: a program linking it sees the PRISM_API names
 # and nothing else, so its own clock_ns or vec_reserve never collides.  The
-# tests, benches and prism-top link the objects themselves (CORE_OBJ).
-CORE_OBJ := $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o
+# tests and benches link the objects themselves (CORE_OBJ).
 LD      ?= ld
 OBJCOPY ?= objcopy
 define static_lib
@@ -163,16 +219,17 @@ $(LIB_SO): $(CORE_OBJ) libcollect/libprism.map
 $(LIB_AN): $(ANALYSIS_OBJ)
 	$(static_lib)
 
-$(PRISMTOP): $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
+# prism-top: libprism through its public face (the static library)
+$(PRISMTOP): $(CLI_OBJ) $(TUI_OBJ) $(WRITERS_OBJ) $(ANALYSIS_OBJ) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(TUI_OBJ) $(ANALYSIS_OBJ) $(LIB_A) $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
 $(B)/bin/%: $(B)/obj/samples/%.o $(SAMPLE_LIB) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_CORE)
 
 # Tests link everything except prism-top's main().
-$(B)/tests/%: $(B)/obj/tests/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
+$(B)/tests/%: $(B)/obj/tests/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
@@ -187,11 +244,11 @@ $(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 
-$(B)/bench/%: $(B)/obj/bench/%.o $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
+$(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 
-VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
+
 
 test: all $(TESTS) $(LINK_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
@@ -245,7 +302,7 @@ PY_PTH_INSTALL = pth='$(DESTDIR)$(PY_SITEDIR)/$(PY_PTH)'; \
 	    "echo $(PREFIX)/lib/prism/python > $(if $(PY_SITEDIR),$(PY_SITEDIR),SITE-PACKAGES)/$(PY_PTH)"; fi
 
 # install builds only what it installs (no samples, no tests).
-install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
+install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(INJECT_SO) $(PRISMRUN) python
 	install -d $(DESTDIR)$(PREFIX)/include/prism $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	           $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/prism/*.h $(DESTDIR)$(PREFIX)/include/prism/
@@ -253,7 +310,8 @@ install: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) python
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(VERSION)
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
 	ln -sf libprism.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libprism.so
-	install -m 755 $(PRISMTOP) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(PRISMTOP) $(PRISMRUN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 docs/prism-top.1 docs/prism-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' prism.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc
@@ -271,8 +329,9 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/prism
 	rm -f $(DESTDIR)$(PREFIX)/lib/libprism.a $(DESTDIR)$(PREFIX)/lib/libprism-analysis.a \
 	      $(DESTDIR)$(PREFIX)/lib/libprism.so* \
+	      $(DESTDIR)$(PREFIX)/lib/libprism-inject.so \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/prism.pc $(DESTDIR)$(PREFIX)/bin/prism-top \
-	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1 \
+	      $(DESTDIR)$(PREFIX)/bin/prism-run $(DESTDIR)$(PREFIX)/share/man/man1/prism-top.1 \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/prism-run.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/prism/python
 	if [ -n "$(PY_SITEDIR)" ] && grep -qsx '$(PREFIX)/lib/prism/python' $(DESTDIR)$(PY_SITEDIR)/$(PY_PTH); then \
@@ -283,28 +342,9 @@ uninstall:
 clean:
 	rm -rf build build-san
 
-# ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
-# The CUPTI backend compiles against the CUPTI headers when they exist and
-# to a CPU-only backend otherwise (CUPTI=0 forces it); libcupti is opened with
-# dlopen at run time, never linked.  samples/cuda_train needs nvcc.
-CUDA_HOME ?= /usr/local/cuda
-ifneq ($(CUPTI),0)
-CUPTI_H  := $(wildcard $(CUDA_HOME)/include/cupti.h)
-endif
-CUPTI_CFLAGS := $(if $(CUPTI_H),-DPRISM_HAVE_CUPTI_HEADERS -isystem $(CUDA_HOME)/include)
 $(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
 
-INJECT_SO    := $(B)/lib/libprism-inject.so
-LIB_SO_MAJOR := $(B)/lib/libprism.so.$(word 1,$(subst ., ,$(VERSION)))
-PRISMRUN     := $(B)/bin/prism-run
-NVCC         ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
-ifneq ($(NVCC),)
-ifneq ($(SANITIZE),1)
-CUDA_TRAIN   := $(B)/bin/cuda_train
-endif
-endif
-.PHONY: install-gpu uninstall-gpu
-all: $(INJECT_SO) $(PRISMRUN) $(CUDA_TRAIN)
+# ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
 
 $(LIB_SO_MAJOR): $(LIB_SO)
 	ln -sf libprism.so $@
@@ -323,14 +363,6 @@ $(B)/bin/cuda_train: samples/cuda_train.cu include/prism/collect.h $(LIB_A)
 # cupti_session_test calls InitializeInjection directly.
 $(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
 
-install: install-gpu
-install-gpu: $(INJECT_SO) $(PRISMRUN)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(INJECT_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(PRISMRUN) $(DESTDIR)$(PREFIX)/bin/
-uninstall: uninstall-gpu
-uninstall-gpu:
-	rm -f $(DESTDIR)$(PREFIX)/lib/libprism-inject.so $(DESTDIR)$(PREFIX)/bin/prism-run
 
 # ---- Python: the prism package (python/) ----------------------------------
 # $(B)/python/prism/ = python/prism/*.py + _prism.abi3.so, the extension
@@ -357,7 +389,7 @@ $(PY_OBJ): ALL_CFLAGS += -isystem $(PY_INC) -Ipython/src
 # Where libpython is there, the objects are first linked against it with
 # --no-undefined (then thrown away): every symbol resolves without curses
 # or a missing tui object.  The extension itself is not linked to libpython.
-$(PY_EXT): $(PY_OBJ) $(PY_TUI_OBJ) $(ANALYSIS_OBJ) $(FORMAT_OBJ) $(COLLECT_OBJ) python/src/prism.map
+$(PY_EXT): $(PY_OBJ) $(WRITERS_OBJ) $(ANALYSIS_OBJ) $(CORE_OBJ) python/src/prism.map
 	@mkdir -p $(@D)
 	if [ -n "$(PY_LIBPY)" ]; then $(CC) -shared $(ALL_LDFLAGS) -Wl,--no-undefined -o $@.check \
 	    $(filter %.o,$^) $(LIBS_IMPORT) $(LIBS_CORE) $(PY_LIBPY) && rm -f $@.check; fi
@@ -411,16 +443,16 @@ FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/import_fuzz
 FUZZ_BINS    := $(patsubst %,$(FUZZ_DIR)/%_fuzz,$(FUZZ_TARGETS))
-FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(ANALYSIS_SRC) $(wildcard import/*.c) $(REPORTS_SRC))
+FUZZ_LIB_SRC := $(sort $(BASE_SRC) $(FORMAT_SRC) $(IMPORT_SRC) $(ANALYSIS_SRC) $(PRESENT_SRC) \
+                       $(REPORTS_SRC))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_LIB_SRC))
 .SECONDARY: $(FUZZ_LIB_OBJ)
-FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -Iinclude -Ibase -Iformat -Isamples/lib -Ipresent -Ireports -Itui -g -O1 \
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -pthread -g -O1 \
                 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=undefined $(FUZZ_EXTRA)
 FUZZ_RUN     := -max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
                 -print_final_stats=1
-FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary)
+
 .PHONY: fuzz fuzz-build fuzz-seeds
 
 fuzz-build:
@@ -448,7 +480,7 @@ fuzz: fuzz-build fuzz-seeds
 
 $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(folder_inc) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
@@ -458,12 +490,10 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
-                 $(filter-out $(TUI_MAIN),$(TUI_OBJ)) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
+                 $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(LIBS_TUI) $(LIBS_IMPORT) $(LIBS_CORE)
 .SECONDARY: $(call obj,$(wildcard tests/fuzz/*.c))
-TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
-test: $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
 
 # make check-full: make test, then the whole terminal matrix (7 sizes x 5
 # TERMs x 2 locales x NO_COLOR, a resize storm, a hangup; make test runs a
