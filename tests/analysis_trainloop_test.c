@@ -85,8 +85,12 @@ static void test_clean_run(void **state)
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
     for (size_t i = 0; i < n; i++) {
         /* the genuinely dominant work (matmul, the phases around it) may be
-         * hot; nothing else may be called HIGH */
-        if (b[i].severity == PRISM_SEV_HIGH && b[i].type != PRISM_BN_HOT_OPERATION)
+         * hot; and on a busy machine (other jobs, the test suite's own
+         * parallel build) the thread truly waits for a CPU: cpu_contention
+         * then describes the machine, not the program.  Nothing else may be
+         * called HIGH. */
+        if (b[i].severity == PRISM_SEV_HIGH && b[i].type != PRISM_BN_HOT_OPERATION &&
+            b[i].type != PRISM_BN_CPU_CONTENTION)
             fail_msg("clean run: HIGH %s: %s", prism_bottleneck_name(b[i].type), b[i].description);
     }
     assert_null(find(a, PRISM_BN_MEMORY_LEAK));
