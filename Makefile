@@ -111,7 +111,7 @@ PY_BENCHES := $(wildcard bench/*.py)
 PY_TEST    := $(B)/tests/python_test $(B)/tests/python_compat_test
 PY_VENV    := $(B)/venv
 VENV_PYTHON ?= python3
-VENV_PKGS  := torch==2.13.0 numpy
+VENV_PKGS  := torch==2.13.0 numpy wheel
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
 all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(SAMPLES) python
@@ -365,7 +365,8 @@ $(PY_SITE): python/site/sitecustomize.py
 # twice: python_test with the virtual environment's interpreter (torch 2.13,
 # the main pass), python_compat_test with $(PYTHON) (Debian's torch 1.13).
 # The environment is made once per build directory (tests/python/venv.sh:
-# `$(VENV_PYTHON) -m venv`, pip install $(VENV_PKGS); the extension is abi3,
+# `$(VENV_PYTHON) -m venv`, pip install $(VENV_PKGS): wheel for the pip
+# install test with setuptools < 70.1; the extension is abi3,
 # the same build serves both interpreters).
 $(PY_VENV)/.prism-venv-ok: tests/python/venv.sh | $(TEST_DEPS_OK)
 	@sh tests/python/venv.sh $(PY_VENV) $(VENV_PYTHON) $(VENV_PKGS)

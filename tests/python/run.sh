@@ -23,6 +23,7 @@ if [ -z "${PYTHON:-}" ]; then
     if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
 fi
 export B PYTHON
+pass_name=${PRISM_PY_PASS:-python}     # (before the PRISM_* variables go)
 if [ ! -f "$B/python/prism/_prism.abi3.so" ]; then
     echo "python: $B/python/prism/_prism.abi3.so not built (no Python.h for $PYTHON): skipped"
     echo "[  PASSED  ] 0 test(s)."
@@ -57,7 +58,7 @@ fi
 # torch never runs under ASan here)
 pyver=$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')
 tver=$(env -u LD_PRELOAD "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)
-label="${PRISM_PY_PASS:-python} pass: $PYTHON, Python $pyver, torch $tver"
+label="$pass_name pass: $PYTHON, Python $pyver, torch $tver"
 echo "python: $label, PYTHONPATH=$PYTHONPATH${LD_PRELOAD:+, LD_PRELOAD=$LD_PRELOAD}"
 # the extension (abi3, built against the build's Python headers) must load here
 if ! "$PYTHON" -c 'import prism._prism' >/dev/null 2>&1; then
