@@ -139,7 +139,12 @@ PY_EXT     := $(PY_DIR)/_prism.abi3.so
 PY_FILES   := $(patsubst python/prism/%,$(PY_DIR)/%,$(wildcard python/prism/*.py))
 PY_SITE    := $(B)/python/site/sitecustomize.py
 PY_BENCHES := $(wildcard bench/*.py)
-PY_TEST    := $(B)/tests/python_test
+# the Python tests: the main pass in $(B)/venv (torch 2.13), the
+# compatibility pass with $(PYTHON) (Debian's python3-torch, 1.13)
+PY_TEST    := $(B)/tests/python_test $(B)/tests/python_compat_test
+PY_VENV    := $(B)/venv
+VENV_PYTHON ?= python3
+VENV_PKGS  := torch==2.13.0 numpy wheel
 
 VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
 
@@ -404,10 +409,25 @@ $(PY_SITE): python/site/sitecustomize.py
 	@mkdir -p $(@D)
 	cp $< $@
 
-# The Python tests (tests/python/test_*.py, unittest) through one runner.
-$(PY_TEST): tests/python/run.sh | $(TEST_DEPS_OK)
+# The Python tests (tests/python/test_*.py, unittest) through one runner,
+# twice: python_test with the virtual environment's interpreter (torch 2.13,
+# the main pass), python_compat_test with $(PYTHON) (Debian's torch 1.13).
+# The environment is made once per build directory (tests/python/venv.sh:
+# `$(VENV_PYTHON) -m venv`, pip install $(VENV_PKGS): wheel for the pip
+# install test with setuptools < 70.1; the extension is abi3,
+# the same build serves both interpreters).
+$(PY_VENV)/.prism-venv-ok: tests/python/venv.sh | $(TEST_DEPS_OK)
+	@sh tests/python/venv.sh $(PY_VENV) $(VENV_PYTHON) $(VENV_PKGS)
+
+$(B)/tests/python_test: tests/python/run.sh $(PY_VENV)/.prism-venv-ok | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
-	install -m 755 $< $@
+	printf '#!/bin/sh\nPYTHON=%s PRISM_PY_PASS=main exec sh tests/python/run.sh "$$@"\n' \
+	    '$(abspath $(PY_VENV))/bin/python' >$@ && chmod 755 $@
+
+$(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nPYTHON=%s PRISM_PY_PASS=compat exec sh tests/python/run.sh "$$@"\n' \
+	    '$(PYTHON)' >$@ && chmod 755 $@
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 

@@ -16,7 +16,9 @@ for t in "$@"; do
         bad="$bad $(basename "$t")"
         printf '%s\n' "$out"
     else
-        printf '%-28s %4d passed\n' "$(basename "$t")" "$p"
+        # a note after the count ("... test(s). (what ran them)") is shown
+        note=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] [0-9]* test(s)\. \((.*)\)$/ \1/p' | tail -n 1)
+        printf '%-28s %4d passed%s\n' "$(basename "$t")" "$p" "$note"
     fi
 done
 for s in tests/screen/*.sh; do

@@ -15,10 +15,37 @@ import prism
 _getframe = sys._getframe
 _get_ident = threading.get_ident
 
+
+def _never():
+    return False
+
+
+# True while torch.compile traces or compiles (torch 2.x; 1.13 has no
+# compile): the hooks then do nothing, so a compiled graph holds none of
+# PRISM's calls (dynamo folds the test to a constant) and a compiled module
+# is recorded as one region from outside (prism._torch_patch)
+_is_compiling = getattr(getattr(_torch, "compiler", None), "is_compiling", None) or _never
+
 # the fixed regions (the patches in prism._torch_patch use the last two)
 _R_BACKWARD = prism.region("backward")
 _R_OPT = prism.region("optimizer.step")
 _R_DATA = prism.region("data_loading")
+
+
+_said = set()
+
+
+def _degrade(what, why):
+    """Something PRISM cannot record here: it records less and says so once
+    per kind on stderr (never through warnings: -W error would raise)."""
+    if what in _said:
+        return
+    _said.add(what)
+    try:
+        sys.stderr.write("prism: %s not recorded (%s); the program runs unchanged\n"
+                         % (what, why))
+    except Exception:
+        pass
 
 
 # ---- per-thread state --------------------------------------------------------
@@ -30,6 +57,7 @@ class _Tls(threading.local):
         self.seg = None         # the open backward segment (a region) or None
         self.last = None        # the output tensor an inner module hooked last
         self.in_bw = 0          # inside a recorded backward call
+        self.comp = None        # the open "torch.compile (compile)" region
 
 
 _tls = _Tls()
@@ -73,6 +101,7 @@ def _end(tls):
     """End of the optimizer step: close leftovers on this thread, end the step."""
     _close_fwd(tls, 0)
     _close_seg(tls)
+    _close_comp(tls)
     tls.last = None
     if _Steps.open and _Steps.thread == _get_ident():
         if _cuda_memory_on[0]:
@@ -154,28 +183,31 @@ def _hook_backward(bw_hook, out):
     if tls.last is t:
         return
     tls.last = t
-    # Tensor.register_hook without its RemovableHandle (a third of the cost
-    # of a module call): the hook dict the grad_fn reads, keyed by the hook
-    # (RemovableHandle keys are ints: no clash with the program's hooks)
-    hooks = t._backward_hooks
-    if hooks is None:
+    # a pre-hook on the output's grad_fn (it runs when the gradient of the
+    # output arrives, as a tensor hook would): the tensor's own hook dict is
+    # the program's; a RemovableHandle-free hook there once broke the
+    # program's t.register_hook.  Half the cost of Tensor.register_hook on
+    # torch 2.x (its RemovableHandle and checks), and no handle is kept.
+    try:
+        t.grad_fn.register_prehook(bw_hook)
+    except Exception:           # a grad_fn without pre-hooks: the public way
         try:
-            t._backward_hooks = hooks = {}
-            t.grad_fn._register_hook_dict(t)
-        except Exception:
-            t._backward_hooks = None
             t.register_hook(bw_hook)
-            return
-    hooks[bw_hook] = bw_hook
+        except Exception:
+            _degrade("backward segments", "a module output takes no hook")
 
 
 def _module_hooks(m, fwd, bw_hook):
     """instrument()'s forward pre/post hooks on module m; returns their
     removers."""
     def pre(module, inputs):
+        if _is_compiling():
+            return
         _fwd_open(fwd, _getframe(1))
 
     def post(module, inputs, out):
+        if _is_compiling():
+            return
         if _fwd_close(_getframe(1)) and bw_hook is not None:
             _hook_backward(bw_hook, out)
 
@@ -195,6 +227,8 @@ class _Auto:
 
 
 def _auto_pre(module, inputs):
+    if _is_compiling():
+        return
     frame = _getframe(1)
     st = _tls.fwd
     if st:
@@ -228,6 +262,8 @@ def _auto_pre(module, inputs):
 
 
 def _auto_post(module, inputs, out):
+    if _is_compiling():
+        return
     frame = _getframe(1)
     st = _tls.fwd
     if st and st[-1][0] is frame:
@@ -252,6 +288,13 @@ def _close_seg(tls):
     if seg is not None:
         tls.seg = None
         seg.__exit__(None, None, None)
+
+
+def _close_comp(tls):
+    r = tls.comp
+    if r is not None:
+        tls.comp = None
+        r.__exit__(None, None, None)
 
 
 def _segment_hook(region):
@@ -313,13 +356,26 @@ _regions = {}
 
 
 def _regions_for(root, path):
-    """(forward region, backward hook) for the module at path below root."""
+    """(forward region, backward hook) for the module at path below root.
+    A torch.compile(model) root (an OptimizedModule) is compiled:<Class>; the
+    model inside it (_orig_mod, whose hooks run outside the compiled frame)
+    is <Class>.forward, its submodules their paths without "_orig_mod."."""
     cls = type(root).__name__
-    key = (cls, path)
+    if cls == "OptimizedModule" and hasattr(root, "_orig_mod"):
+        inner = type(root._orig_mod).__name__
+        key = ("compiled:" + inner, path)
+        if not path:
+            names = ("compiled:" + inner, "compiled:" + inner + " (backward)")
+        elif path == "_orig_mod":
+            names = (inner + ".forward", inner + " (backward)")
+        else:
+            p = path[len("_orig_mod."):] if path.startswith("_orig_mod.") else path
+            names = (p, p + " (backward)")
+    else:
+        key = (cls, path)
+        names = (path if path else cls + ".forward", (path if path else cls) + " (backward)")
     r = _regions.get(key)
     if r is None:
-        fwd = prism.region(path if path else cls + ".forward")
-        bwd = prism.region((path if path else cls) + " (backward)")
-        r = (fwd, _segment_hook(bwd))
+        r = (prism.region(names[0]), _segment_hook(prism.region(names[1])))
         _regions[key] = r
     return r

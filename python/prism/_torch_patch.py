@@ -3,15 +3,17 @@ step (per instance, and Optimizer.__init__ for auto()), the DataLoader waits
 (per loader, and the iterators' __next__ for auto()), and the
 reference-counted global patches of backward and the sync calls."""
 
+import functools
 import os
 import threading
 import types
+import warnings
 
 import torch as _torch
 
 import prism
-from prism._torch_core import (_R_DATA, _R_OPT, _Steps, _begin, _end, _getframe, _tls,
-                               _wrap_backward)
+from prism._torch_core import (_R_DATA, _R_OPT, _Steps, _begin, _close_comp, _degrade, _end,
+                               _getframe, _is_compiling, _tls, _wrap_backward)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
 
@@ -175,6 +177,133 @@ def _wrap_sync(orig, label):
     return call
 
 
+# ---- torch.compile -----------------------------------------------------------
+# A compiled module is a module: the forward hooks see its OptimizedModule
+# (region compiled:<Class> when it is the root, prism._torch_core).  A
+# compiled function is wrapped here: region compiled:<qualname> around each
+# call.  Dynamo's compile-start/end callbacks (torch._dynamo.callback_handler)
+# open and close "torch.compile (compile)" on the compiling thread: the
+# compile time of the first calls (and of recompiles) inside the compiled
+# region, apart from its run time.
+
+_R_COMPILE_NAME = "torch.compile (compile)"
+_compile_region = []
+
+
+def _compile_start(args=None):
+    tls = _tls
+    if tls.comp is not None:
+        return
+    if not _compile_region:
+        _compile_region.append(prism.region(_R_COMPILE_NAME))
+    if not _Steps.open and _torch.is_grad_enabled():
+        _begin()
+    tls.comp = _compile_region[0]
+    tls.comp.__enter__()
+
+
+def _compile_end(args=None):
+    _close_comp(_tls)
+
+
+def _wrap_compiled_fn(fn, name):
+    region = prism.region("compiled:" + name)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if _is_compiling():             # called from inside a compiled graph
+            return fn(*args, **kwargs)
+        if not _Steps.open and _torch.is_grad_enabled():
+            _begin()
+        region.__enter__()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            region.__exit__(None, None, None)
+    call._prism = True
+    return call
+
+
+_quieted = []
+
+
+def _quiet_global_hooks():
+    """torch warns at each call of a compiled module while global module
+    hooks exist (they fire for the OptimizedModule too: that is how auto()
+    sees it).  When the only ones are auto()'s, that warning is PRISM's doing
+    and would raise under -W error: it is ignored (the program's own global
+    hooks keep it)."""
+    if _quieted:
+        return
+    from prism._torch_core import _auto_post, _auto_pre
+    mm = _torch.nn.modules.module
+    hooks = []
+    for d in ("_global_forward_pre_hooks", "_global_forward_hooks",
+              "_global_backward_pre_hooks", "_global_backward_hooks"):
+        hooks.extend(getattr(mm, d, {}).values())
+    if hooks and all(h is _auto_pre or h is _auto_post for h in hooks):
+        warnings.filterwarnings("ignore", category=UserWarning,
+                                message=r"Using `torch\.compile\(module\)` when there are global hooks")
+        _quieted.append(True)
+
+
+def _wrap_compile(orig):
+    def compile(model=None, *args, **kwargs):
+        if model is None:               # @torch.compile(mode=...): a decorator
+            deco = orig(None, *args, **kwargs)
+            return lambda fn: _compiled(fn, deco(fn))
+        if isinstance(model, _torch.nn.Module):
+            _quiet_global_hooks()
+        return _compiled(model, orig(model, *args, **kwargs))
+    compile.__name__ = getattr(orig, "__name__", "compile")
+    compile.__qualname__ = getattr(orig, "__qualname__", "compile")
+    compile.__doc__ = getattr(orig, "__doc__", None)
+    compile.__wrapped__ = orig
+    compile._prism = True
+    return compile
+
+
+def _compiled(target, result):
+    """What torch.compile returned for target: a module as it is, a function
+    wrapped in its compiled:<name> region."""
+    if isinstance(result, _torch.nn.Module) or not callable(result):
+        return result
+    try:
+        owner = getattr(target, "__self__", None)
+        if isinstance(owner, _torch.nn.Module):     # module.compile(): its _call_impl
+            name = type(owner).__name__
+        else:
+            name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) \
+                or type(target).__name__
+        return _wrap_compiled_fn(result, name)
+    except Exception:
+        _degrade("compiled function regions", "torch.compile returned %s"
+                 % type(result).__name__)
+        return result
+
+
+def _compile_callbacks(on):
+    try:
+        ch = _torch._dynamo.callback_handler
+        if on:
+            ch.register_start_callback(_compile_start)
+            ch.register_end_callback(_compile_end)
+        else:
+            for f, rm in ((_compile_start, ch.remove_start_callback),
+                          (_compile_end, ch.remove_end_callback)):
+                try:
+                    rm(f)
+                except ValueError:      # torch._dynamo.reset() cleared them
+                    pass
+        return True
+    except Exception as e:
+        if on:
+            _degrade("torch.compile's compile time", "no torch._dynamo.callback_handler: %s" % e)
+        return False
+
+
+# ---- sync calls --------------------------------------------------------------
+
 _SYNC = (("item", ".item()"), ("cpu", ".cpu()"), ("tolist", ".tolist()"),
          ("numpy", ".numpy()"))
 
@@ -183,8 +312,8 @@ class _Patches:
     """Reference-counted global patches (backward, sync calls), shared by every
     instrument() handle and auto()."""
     lock = threading.Lock()
-    users = {"backward": 0, "sync": 0}
-    saved = {"backward": [], "sync": []}
+    users = {"backward": 0, "sync": 0, "compile": 0}
+    saved = {"backward": [], "sync": [], "compile": []}
 
 
 def _patch_on(kind):
@@ -196,6 +325,13 @@ def _patch_on(kind):
         if kind == "backward":
             targets = [(_torch.Tensor, "backward"), (_torch.autograd, "backward")]
             wrap = _wrap_backward
+        elif kind == "compile":
+            if not hasattr(_torch, "compile"):      # torch 1.x
+                return
+            targets = [(_torch, "compile")]
+            wrap = _wrap_compile
+            if _compile_callbacks(True):
+                saved.append((None, None, None, None, None))
         else:
             targets = [(_torch.Tensor, n) for n, _ in _SYNC] + [(_torch.cuda, "synchronize")]
         for i, (obj, name) in enumerate(targets):
@@ -220,6 +356,9 @@ def _patch_off(kind):
         if _Patches.users[kind]:
             return
         for obj, name, orig, had, new in reversed(_Patches.saved[kind]):
+            if obj is None:
+                _compile_callbacks(False)
+                continue
             if getattr(obj, name, None) is new:
                 if had:
                     setattr(obj, name, orig)

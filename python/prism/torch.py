@@ -58,7 +58,8 @@ except ImportError as _e:                       # pragma: no cover - tested by s
 
 # the machinery: prism._torch_core records (state, steps, forward hooks,
 # backward segments), prism._torch_patch wraps and patches torch's objects
-from prism._torch_core import (_Auto, _Steps, _auto_post, _auto_pre, _close_fwd, _close_seg,
+from prism._torch_core import (_Auto, _Steps, _auto_post, _auto_pre, _close_comp, _close_fwd,
+                               _close_seg,
                                _cuda_memory_on, _module_hooks, _module_names, _regions_for,
                                _tls)
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
@@ -77,6 +78,7 @@ class Handle:
         """Undo; regions a raised forward left open on this thread end now."""
         _close_fwd(_tls, 0)
         _close_seg(_tls)
+        _close_comp(_tls)
         _tls.last = None
         while self._undo:
             try:
@@ -130,6 +132,8 @@ def instrument(model=None, optimizer=None, dataloader=None, depth=None, steps=Tr
     if sync_calls:
         _patch_on("sync")
         h._undo.append(lambda: _patch_off("sync"))
+    _patch_on("compile")
+    h._undo.append(lambda: _patch_off("compile"))
     for opt in _as_list(optimizer):
         u = _wrap_optimizer(opt)
         if u:
@@ -170,6 +174,7 @@ def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=Tru
         _patch_on("backward")
     if sync_calls:
         _patch_on("sync")
+    _patch_on("compile")
     opt = _torch.optim.Optimizer
     if not getattr(opt.__init__, "_prism", False):
         opt.__init__ = _optimizer_init(opt.__init__)

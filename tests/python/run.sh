@@ -8,11 +8,14 @@
 #
 # Environment: B (the build directory: $B/bin/prism-top, $B/bin/prism-run,
 # $B/python/prism), PYTHON (default /usr/bin/python3, else python3),
+# PRISM_PY_PASS (a name for this pass: `make test` runs "main" with
+# $B/venv/bin/python, torch 2.13, and "compat" with Debian's /usr/bin/python3,
+# torch 1.13; the closing line names the pass, interpreter and torch),
 # PRISM_TEST_SANITIZE=1 in a SANITIZE build: the extension is built with
 # ASan and UBSan, so the interpreter runs with libasan preloaded (leak
 # detection off: CPython keeps its objects at exit); the tests see the
 # variable (the PyTorch tests skip themselves then).
-# Run by `make test` as $(B)/tests/python_test; by hand, from the
+# Run by `make test` as $(B)/tests/python_test and python_compat_test; by hand, from the
 # repository root: B=build sh tests/python/run.sh.
 set -u
 B=${B:-build}
@@ -20,6 +23,7 @@ if [ -z "${PYTHON:-}" ]; then
     if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
 fi
 export B PYTHON
+pass_name=${PRISM_PY_PASS:-python}     # (before the PRISM_* variables go)
 if [ ! -f "$B/python/prism/_prism.abi3.so" ]; then
     echo "python: $B/python/prism/_prism.abi3.so not built (no Python.h for $PYTHON): skipped"
     echo "[  PASSED  ] 0 test(s)."
@@ -44,8 +48,26 @@ if [ "${PRISM_TEST_SANITIZE:-0}" = 1 ]; then
 else
     unset PRISM_TEST_SANITIZE
 fi
-echo "python: $PYTHON ($("$PYTHON" -c 'import sys; print(sys.version.split()[0])'))," \
-     "PYTHONPATH=$PYTHONPATH${LD_PRELOAD:+, LD_PRELOAD=$LD_PRELOAD}"
+if [ ! -x "$PYTHON" ] && ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "python: no interpreter $PYTHON"
+    echo "[  FAILED  ] 1 test(s), listed below:"
+    echo "[  FAILED  ] interpreter $PYTHON"
+    exit 1
+fi
+# what this pass runs on: Python's version, torch's (without the preload:
+# torch never runs under ASan here)
+pyver=$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')
+tver=$(env -u LD_PRELOAD "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none)
+label="$pass_name pass: $PYTHON, Python $pyver, torch $tver"
+echo "python: $label, PYTHONPATH=$PYTHONPATH${LD_PRELOAD:+, LD_PRELOAD=$LD_PRELOAD}"
+# the extension (abi3, built against the build's Python headers) must load here
+if ! "$PYTHON" -c 'import prism._prism' >/dev/null 2>&1; then
+    echo "python: $B/python/prism/_prism.abi3.so does not load in $PYTHON:"
+    "$PYTHON" -c 'import prism._prism' 2>&1 | tail -n 1
+    echo "[  FAILED  ] 1 test(s), listed below:"
+    echo "[  FAILED  ] import prism._prism ($label)"
+    exit 1
+fi
 dir=$(dirname "$0")
 [ -f "$dir/runner.py" ] || dir=tests/python
 passed=0 failed=0 list=""
@@ -67,9 +89,9 @@ for f in tests/python/test_*.py; do
 [  FAILED  ] $t"
     done
 done
-echo "[  PASSED  ] $passed test(s)."
+echo "[  PASSED  ] $passed test(s). ($label)"
 if [ "$failed" -ne 0 ]; then
-    echo "[  FAILED  ] $failed test(s), listed below:$list"
+    echo "[  FAILED  ] $failed test(s) ($label), listed below:$list"
     exit 1
 fi
 exit 0
