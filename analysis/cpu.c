@@ -48,7 +48,7 @@
  * holds open regions starts its ring with its innermost one. */
 static void want_rings(prism_analysis *a)
 {
-    gpu_want_rings(a);
+    an_gpu_want_rings(a);
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
         if (t->ring && !t->nring && t->depth && t->depth <= MAX_STACK)
@@ -200,7 +200,7 @@ static double ratio(uint64_t x, uint64_t span)
 static void runq_fill(athread *t);
 
 /* Every thread's regression, solved: rates per slot; then the run queue. */
-void oncpu_solve(prism_analysis *a)
+void an_oncpu_solve(prism_analysis *a)
 {
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
@@ -297,7 +297,7 @@ static void runq_fill(athread *t)
     c->runq_placed = order != NULL || !t->n;
 }
 
-oncpu_self_t oncpu_self(const athread *t, const tnode *nd)
+oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd)
 {
     oncpu_self_t s = { nd->cpu_span, node_on(t, nd), nd->cpu_wait, 0, 0 };
     if (t->cpu.runq_placed)
@@ -401,12 +401,12 @@ reset:
 
 /* One pass: every thread's interval since its previous sample, then the
  * credit, each thread seeing how busy the others were. */
-void oncpu_flush(prism_analysis *a)
+void an_oncpu_flush(prism_analysis *a)
 {
     double busy_all = 0;
     for (size_t i = 0; i < a->npass; i++) {
         const prism_cpu_sample *s = &a->pass[i];
-        athread *t = tree_thread(a, s->stream);
+        athread *t = an_tree_thread(a, s->stream);
         if (!t)
             continue;
         acpu *c = &t->cpu;
@@ -431,7 +431,7 @@ void oncpu_flush(prism_analysis *a)
     }
     for (size_t i = 0; i < a->npass; i++) {
         const prism_cpu_sample *s = &a->pass[i];
-        athread *t = tree_thread(a, s->stream);
+        athread *t = an_tree_thread(a, s->stream);
         if (!t)
             continue;
         acpu *c = &t->cpu;
@@ -459,7 +459,7 @@ void oncpu_flush(prism_analysis *a)
     a->npass = 0;
 }
 
-void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
+void an_oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
 {
     if (!n)
         return;
@@ -469,11 +469,11 @@ void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         /* a pass: consecutive records until a stream comes again */
-        athread *t = tree_thread(a, s[i].stream);
+        athread *t = an_tree_thread(a, s[i].stream);
         if (!t)
             continue;
         if (a->npass && (t->cpu.queued || a->npass >= PASS_MAX))
-            oncpu_flush(a);
+            an_oncpu_flush(a);
         t->cpu.queued = true;
         if (!pb_vec_reserve((void **)&a->pass, &a->passcap, a->npass + 1, sizeof *a->pass))
             return;
@@ -481,7 +481,7 @@ void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
     }
 }
 
-void oncpu_free(prism_analysis *a)
+void an_oncpu_free(prism_analysis *a)
 {
     free(a->pass);
     a->pass = NULL;

@@ -132,7 +132,7 @@ bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, ui
 {
     *n = 0;
     *mean = *var = 0;
-    uint32_t threads = tree_node_threads(a, node);
+    uint32_t threads = an_tree_node_threads(a, node);
     if (!threads || !a->nsampled)
         return false;
     /* the steps it ran in only: a step without it is absent, not zero */

@@ -101,7 +101,7 @@ static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
 
 /* Start keeping region transitions on every thread: needed to find the
  * region that launched GPU work. */
-void gpu_want_rings(prism_analysis *a)
+void an_gpu_want_rings(prism_analysis *a)
 {
     a->rings = true;
     for (size_t i = 0; i < a->nthreads; i++)
@@ -124,7 +124,7 @@ static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t laun
 /* Which region of thread idx was open at `start`, and credit or remember. */
 static void api_resolve(prism_analysis *a, uint32_t idx, uint64_t corr, uint64_t start)
 {
-    uint64_t where = (uint64_t)idx << 32 | tree_node_at(a->threads[idx], start), waiting;
+    uint64_t where = (uint64_t)idx << 32 | an_tree_node_at(a->threads[idx], start), waiting;
     if (pb_map_get(&a->corr_wait, corr, &waiting) && waiting) {
         credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
         pb_map_put(&a->corr_wait, corr, 0);
@@ -159,7 +159,7 @@ static bool blocking_api(const char *name)
 static void wait_credit(prism_analysis *a, uint32_t idx, uint64_t start, uint64_t ns)
 {
     athread *t = a->threads[idx];
-    uint32_t node = tree_node_at(t, start);
+    uint32_t node = an_tree_node_at(t, start);
     if (ns && node != PRISM_NO_NODE && node < t->n)
         t->nodes[node].gpu_wait += ns;
 }
@@ -167,11 +167,11 @@ static void wait_credit(prism_analysis *a, uint32_t idx, uint64_t start, uint64_
 /* An API call on a CPU thread: tie it to the region that made it. */
 static void api_call(prism_analysis *a, const prism_gpu_record *g)
 {
-    athread *t = tree_thread(a, g->stream);
+    athread *t = an_tree_thread(a, g->stream);
     uint64_t idx;
     if (!t || !pb_map_get(&a->thread_of, g->stream, &idx))
         return;
-    uint64_t wait = g->end > g->start && blocking_api(tree_name(a, g->name))
+    uint64_t wait = g->end > g->start && blocking_api(an_tree_name(a, g->name))
                         ? g->end - g->start : 0;
     if (!regions_reach(t, g->start) && a->napi < CORR_LIMIT &&
         pb_vec_reserve((void **)&a->apis, &a->apicap, a->napi + 1, sizeof *a->apis)) {
@@ -182,7 +182,7 @@ static void api_call(prism_analysis *a, const prism_gpu_record *g)
     wait_credit(a, (uint32_t)idx, g->start, wait);
 }
 
-void gpu_resolve(prism_analysis *a, bool final)
+void an_gpu_resolve(prism_analysis *a, bool final)
 {
     size_t keep = 0;
     for (size_t i = 0; i < a->napi; i++) {
@@ -215,10 +215,10 @@ static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t d
         *w += dur << 8 | (g->type == PRISM_GPU_KERNEL);
 }
 
-void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
+void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
 {
     if (!a->rings)
-        gpu_want_rings(a);
+        an_gpu_want_rings(a);
     for (size_t i = 0; i < n; i++) {
         uint64_t dur = g[i].end - g[i].start;
         a->gpu_present = true;
@@ -296,7 +296,7 @@ static void sort_kernels(prism_analysis *a)
     free(e);
 }
 
-void gpu_refresh(prism_analysis *a)
+void an_gpu_refresh(prism_analysis *a)
 {
     prism_gpu_stats *gs = &a->gpu_stats;
     memset(gs, 0, sizeof *gs);
@@ -304,7 +304,7 @@ void gpu_refresh(prism_analysis *a)
     gs->status = a->gpu_status[0] ? a->gpu_status : NULL;
     for (size_t i = 0; i < a->nk; i++) {
         prism_kernel_stat *k = &a->kstat[i];
-        k->name = tree_name(a, a->kname[i]);
+        k->name = an_tree_name(a, a->kname[i]);
         k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
         k->share = a->kernel_ns ? (double)k->total_ns / (double)a->kernel_ns : 0;
     }

@@ -18,8 +18,8 @@
 #include "u64map.h"            /* pb_map */
 
 /* stats.c: every value the same?  The mean, exact for a constant series. */
-bool stats_all_equal(const double *v, size_t n);
-double stats_mean(const double *v, size_t n);
+bool an_stats_all_equal(const double *v, size_t n);
+double an_stats_mean(const double *v, size_t n);
 
 #define MAX_STACK 256u
 #define CHILD_CACHE_BITS 10u
@@ -156,7 +156,7 @@ struct prism_analysis {
     size_t nthreads, tcap;
     pb_map thread_of;           /* stream -> index */
 
-    prism_step *steps;          /* in start order once series_sort_steps ran */
+    prism_step *steps;          /* in start order once an_series_sort_steps ran */
     size_t nsteps, scap;
     size_t steps_sorted;        /* steps[0, steps_sorted) are in start order */
     uint32_t *sampled_pos;      /* per step: position among sampled, or UINT32_MAX */
@@ -234,34 +234,34 @@ struct prism_analysis {
 };
 
 /* tree.c */
-void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
+void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
                   const prism_region_event *ev, size_t n);
-athread *tree_thread(prism_analysis *a, uint32_t stream);
-void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
+athread *an_tree_thread(prism_analysis *a, uint32_t stream);
+void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
                     uint64_t dur);
 /* Fold the step being filled into the lead statistics (at refresh). */
-void tree_lead_fold(athread *t);
-void tree_resolve_pending(prism_analysis *a);
-void tree_merge(prism_analysis *a);
-/* How many threads' nodes make up a merged node (after tree_merge). */
-uint32_t tree_node_threads(const prism_analysis *a, uint32_t node);
-const char *tree_name(const prism_analysis *a, uint32_t name_id);
-void tree_free_thread(athread *t);
+void an_tree_lead_fold(athread *t);
+void an_tree_resolve_pending(prism_analysis *a);
+void an_tree_merge(prism_analysis *a);
+/* How many threads' nodes make up a merged node (after an_tree_merge). */
+uint32_t an_tree_node_threads(const prism_analysis *a, uint32_t node);
+const char *an_tree_name(const prism_analysis *a, uint32_t name_id);
+void an_tree_free_thread(athread *t);
 /* The node open on thread t at time ts (PRISM_NO_NODE if unknown). */
-uint32_t tree_node_at(const athread *t, uint64_t ts);
+uint32_t an_tree_node_at(const athread *t, uint64_t ts);
 /* The same for a sample (a counter) taken at ts: exits stamped exactly at
  * ts were recorded after it (tree.c). */
-uint32_t tree_node_at_sample(const athread *t, uint64_t ts);
+uint32_t an_tree_node_at_sample(const athread *t, uint64_t ts);
 /* UNRECORDED records: regions not recorded under the region open at their
  * depth on the stream, as it stands now (the chunk comes in order). */
-void tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n);
+void an_tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n);
 
 /* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
 typedef struct reservoir reservoir;
 /* Keep the k-th (from 0) closed step's sum v of nd; called when k ==
  * nd->res_next (rarely, once the reservoir is full: cold).  On allocation
  * failure the value is dropped. */
-__attribute__((cold)) void res_take(tnode *nd, uint64_t k, double v);
+__attribute__((cold)) void an_res_take(tnode *nd, uint64_t k, double v);
 
 /* A node's per-step folding, shared by tree.c's hot loop and merge.c's
  * snapshot of the step being filled. */
@@ -289,49 +289,49 @@ static inline void step_close(tnode *nd, uint64_t sum)
     uint64_t k = nd->steps_seen;
     step_fold(nd, sum);
     if (__builtin_expect(k == nd->res_next, 0))    /* the call kept off the hot path */
-        res_take(nd, k, (double)sum);
+        an_res_take(nd, k, (double)sum);
 }
 
 /* The seed of a thread's node's reservoir. */
-uint32_t res_seed_of(uint32_t stream, size_t node);
-void res_free(tnode *nd);
+uint32_t an_res_seed_of(uint32_t stream, size_t node);
+void an_res_free(tnode *nd);
 
 /* series.c */
-void series_steps(prism_analysis *a, const prism_step *s, size_t n);
-void series_sort_steps(prism_analysis *a);
-void series_memory(prism_analysis *a, const prism_memory_sample *m);
-void series_refresh(prism_analysis *a);
+void an_series_steps(prism_analysis *a, const prism_step *s, size_t n);
+void an_series_sort_steps(prism_analysis *a);
+void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
+void an_series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */
-void series_leaks(prism_analysis *a, double threshold_mb);
+void an_series_leaks(prism_analysis *a, double threshold_mb);
 
 /* gpu.c */
-void gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
+void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
 /* Keep region transitions on every thread from now on (GPU work will be
  * tied to the region open at its API call, work counter samples to the
  * region open at their timestamp). */
-void gpu_want_rings(prism_analysis *a);
+void an_gpu_want_rings(prism_analysis *a);
 /* Tie waiting API calls to their regions now that more regions are known;
  * `final`: the profile is complete, use what is known. */
-void gpu_resolve(prism_analysis *a, bool final);
-void gpu_refresh(prism_analysis *a);
+void an_gpu_resolve(prism_analysis *a, bool final);
+void an_gpu_refresh(prism_analysis *a);
 
 /* cpu.c: on-CPU / run-queue / blocked time of regions from CPU samples */
-void oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n);
+void an_oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n);
 /* Credit the pass still gathered (at refresh: its records are all in). */
-void oncpu_flush(prism_analysis *a);
+void an_oncpu_flush(prism_analysis *a);
 /* Free the pass buffer (threads free their own scratch). */
-void oncpu_free(prism_analysis *a);
-/* Solve every thread's regression (at refresh, after oncpu_flush). */
-void oncpu_solve(prism_analysis *a);
+void an_oncpu_free(prism_analysis *a);
+/* Solve every thread's regression (at refresh, after an_oncpu_flush). */
+void an_oncpu_solve(prism_analysis *a);
 /* A node's own accounting as published: covered span, on CPU, run queue,
  * blocked, blocked while others were busy (ns). */
 typedef struct oncpu_self_t { uint64_t known, on, runq, off, busy; } oncpu_self_t;
-oncpu_self_t oncpu_self(const athread *t, const tnode *nd);
+oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd);
 
 /* work.c: counters named flops / bytes */
-void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len);
-void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n);
-void work_refresh(prism_analysis *a);
+void an_work_string(prism_analysis *a, uint32_t id, const char *s, size_t len);
+void an_work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n);
+void an_work_refresh(prism_analysis *a);
 
 /* Dropped totals come from the file: a hostile one may claim 2^64-1 on
  * several streams, and sums saturate instead of wrapping. */

@@ -70,7 +70,7 @@ void prism_job_opts_default(prism_job_opts *o)
 
 /* ---- medians ---- */
 
-int job_cmp_double(const void *x, const void *y)
+int an_job_cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
@@ -85,7 +85,7 @@ static double select_kth(double *v, size_t n, size_t k)
     ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, at = (ptrdiff_t)k;
     for (int round = 0; lo < hi; round++) {
         if (round == 64) {
-            qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, job_cmp_double);
+            qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, an_job_cmp_double);
             break;
         }
         double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
@@ -112,7 +112,7 @@ static double select_kth(double *v, size_t n, size_t k)
     return v[k];
 }
 
-double job_median(double *v, size_t n)
+double an_job_median(double *v, size_t n)
 {
     if (!n)
         return 0.0;
@@ -281,9 +281,9 @@ static bool job_figures(prism_job *j)
     }
     j->job_step_total_ns = total;
     j->job_step_mean_ns = nt ? total / (double)nt : 0.0;
-    j->job_step_median_ns = job_median(top, nt);
-    j->skew_median_ns = job_median(skew, nk);
-    j->work_skew_median_ns = job_median(wskew, nk);
+    j->job_step_median_ns = an_job_median(top, nt);
+    j->skew_median_ns = an_job_median(skew, nk);
+    j->work_skew_median_ns = an_job_median(wskew, nk);
     j->skew_max_ns = skew_max;
     free(top);
     return true;
@@ -326,7 +326,7 @@ static double mad_without(const cell *c, size_t n, size_t p, double med)
     for (size_t i = 0; i < n && k < 2; i++)
         if (i != p)
             d[k++] = fabs(c[i].v - med);
-    return job_median(d, k);
+    return an_job_median(d, k);
 }
 
 /* Per-cell flags. */
@@ -363,7 +363,7 @@ static bool outliers(const prism_job *j, const prism_job_opts *o, outl *out)
             double med = n % 2 ? col[m].v : (col[m - 1].v + col[m].v) / 2.0;
             for (size_t i = 0; i < n; i++)
                 dev[i] = fabs(col[i].v - med);
-            all_mad = job_median(dev, n);
+            all_mad = an_job_median(dev, n);
         }
         for (size_t p = 0; p < n; p++) {
             double m = median_without(col, n, p);
@@ -406,10 +406,10 @@ static bool rank_figures(prism_job *j, const prism_job_opts *o, const outl *ol)
                 ex[ne++] = ol->excess[r * ns + s];
             k->slowed += (f & CELL_SLOWED) != 0;
         }
-        k->step_median_ns = job_median(v, n);
-        k->work_median_ns = job_median(w, n);
-        k->wait_median_ns = job_median(wt, n);
-        k->excess_median_ns = job_median(ex, ne);
+        k->step_median_ns = an_job_median(v, n);
+        k->work_median_ns = an_job_median(w, n);
+        k->wait_median_ns = an_job_median(wt, n);
+        k->excess_median_ns = an_job_median(ex, ne);
         k->straggler = ol->shared[r] >= 1 && k->slowed >= 1 &&
                        (double)k->slowed >= o->consistent * (double)ol->shared[r] &&
                        k->excess_median_ns > 0;
@@ -451,7 +451,7 @@ static double others_median(const prism_job *j, size_t r, size_t off, double *sc
     for (size_t i = 0; i < j->nranks; i++)
         if (i != r)
             memcpy(&scratch[n++], (const char *)&j->ranks[i] + off, sizeof(double));
-    return job_median(scratch, n);
+    return an_job_median(scratch, n);
 }
 
 static int cmp_straggler(const void *x, const void *y)
@@ -493,7 +493,7 @@ static bool stragglers(prism_job *j, const outl *ol)
                                               scratch);
     }
     free(scratch);
-    job_causes(j);
+    an_job_causes(j);
     qsort(j->stragglers, n, sizeof *j->stragglers, cmp_straggler);
     return true;
 }

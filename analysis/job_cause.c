@@ -226,8 +226,8 @@ static bool dset_build(const prism_job *j, dset *ds)
         }
     }
     for (size_t u = 0; u < ds->n; u++) {
-        qsort(ds->sv + ds->d[u].start, ds->d[u].have, sizeof *ds->sv, job_cmp_double);
-        qsort(ds->sw + ds->d[u].start, ds->d[u].have, sizeof *ds->sw, job_cmp_double);
+        qsort(ds->sv + ds->d[u].start, ds->d[u].have, sizeof *ds->sv, an_job_cmp_double);
+        qsort(ds->sw + ds->d[u].start, ds->d[u].have, sizeof *ds->sw, an_job_cmp_double);
     }
     return true;
 }
@@ -442,7 +442,7 @@ static void cause_of(const prism_job *j, dset *ds, prism_straggler *g)
     }
 }
 
-void job_causes(prism_job *j)
+void an_job_causes(prism_job *j)
 {
     dset ds;
     if (dset_build(j, &ds))

@@ -17,13 +17,13 @@ static inline prism_status job_fail(prism_status st, const char *why, char *msg,
 }
 
 /* qsort's comparison of doubles, ascending. */
-int job_cmp_double(const void *x, const void *y);
+int an_job_cmp_double(const void *x, const void *y);
 /* The median of v[0..n), reordering it in place (quickselect); 0 when n
  * is 0. */
-double job_median(double *v, size_t n);
+double an_job_median(double *v, size_t n);
 /* Fill every straggler's cause, deltas and wait region from its index
  * (job_cause.c).  On allocation failure they are left without them. */
-void job_causes(prism_job *j);
+void an_job_causes(prism_job *j);
 
 /* Pass 2 of a rank summary (job_wait.c): each step's wait_ns from a second
  * read of the file.  deepest[i]: region i of s is a deepest waiting path
@@ -37,7 +37,7 @@ typedef struct job_wait_in {
     const uint64_t *side_names;
     size_t nside;
 } job_wait_in;
-prism_status job_wait_read(const char *path, const job_wait_in *in, prism_rank_summary *s,
+prism_status an_job_wait_read(const char *path, const job_wait_in *in, prism_rank_summary *s,
                            char *msg, size_t msglen, uint64_t *offset);
 
 #endif

@@ -70,7 +70,7 @@ bool prism_rank_summary_write(FILE *f, const prism_rank_summary *s)
 
 /* ---- reading: the lexical rules ---- */
 
-bool sum_uint(const char *s, size_t len, bool neg_ok, uint64_t max, uint64_t *u, bool *neg)
+bool an_sum_uint(const char *s, size_t len, bool neg_ok, uint64_t max, uint64_t *u, bool *neg)
 {
     size_t i = 0;
     *neg = false;
@@ -97,7 +97,7 @@ bool sum_uint(const char *s, size_t len, bool neg_ok, uint64_t max, uint64_t *u,
     return true;
 }
 
-bool sum_hex64(const unsigned char *s, size_t len, uint64_t *out)
+bool an_sum_hex64(const unsigned char *s, size_t len, uint64_t *out)
 {
     if (len != 16)
         return false;
@@ -116,7 +116,7 @@ bool sum_hex64(const unsigned char *s, size_t len, uint64_t *out)
     return true;
 }
 
-bool sum_text_ok(const unsigned char *s, size_t len)
+bool an_sum_text_ok(const unsigned char *s, size_t len)
 {
     for (size_t i = 0; i < len;) {
         uint32_t cp;
@@ -134,7 +134,7 @@ static const uint8_t separator[256] = {
     ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1,
 };
 
-size_t sum_scan_run(sum_scan *sc, const uint8_t *p, size_t n, const char **over)
+size_t an_sum_scan_run(sum_scan *sc, const uint8_t *p, size_t n, const char **over)
 {
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
@@ -177,25 +177,25 @@ static prism_status nomem(prism_rank_summary *out, char *msg, size_t msglen, uin
     return PRISM_E_NOMEM;
 }
 
-prism_status sum_read_mem(const uint8_t *p, size_t n, size_t piece, const char *source,
+prism_status an_sum_read_mem(const uint8_t *p, size_t n, size_t piece, const char *source,
                           const sum_limits *lim, prism_rank_summary *out, char *msg,
                           size_t msglen, uint64_t *offset)
 {
-    sum_parser *r = sum_parser_new(out, lim);
+    sum_parser *r = an_sum_parser_new(out, lim);
     if (!r)
         return nomem(out, msg, msglen, offset);
     if (!piece)
         piece = 64 << 10;
     bool ok = true;
     for (size_t off = 0; off < n && ok; off += piece)
-        ok = sum_parser_feed(r, p + off, n - off < piece ? n - off : piece);
-    return sum_parser_end(r, source, msg, msglen, offset);
+        ok = an_sum_parser_feed(r, p + off, n - off < piece ? n - off : piece);
+    return an_sum_parser_end(r, source, msg, msglen, offset);
 }
 
 prism_status prism_rank_summary_read(const char *path, prism_rank_summary *out, char *msg,
                                      size_t msglen, uint64_t *offset)
 {
-    sum_parser *r = sum_parser_new(out, NULL);
+    sum_parser *r = an_sum_parser_new(out, NULL);
     if (!r)
         return nomem(out, msg, msglen, offset);
     FILE *f = fopen(path, "rb");
@@ -204,29 +204,29 @@ prism_status prism_rank_summary_read(const char *path, prism_rank_summary *out, 
     bool ok = false;
     uint64_t total = 0;
     if (!f)
-        sum_parser_fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
+        an_sum_parser_fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
     else if (!buf)
-        sum_parser_fail(r, PRISM_E_NOMEM, 0, "out of memory");
+        an_sum_parser_fail(r, PRISM_E_NOMEM, 0, "out of memory");
     else if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
              (uint64_t)st.st_size > SUM_MAX_FILE)
-        sum_parser_fail(r, PRISM_E_LIMIT, SUM_MAX_FILE,
+        an_sum_parser_fail(r, PRISM_E_LIMIT, SUM_MAX_FILE,
                         "a PRISM summary larger than %" PRIu64 " bytes", SUM_MAX_FILE);
     else
         ok = true;
     while (ok) {
         size_t got = fread(buf, 1, 64 << 10, f);
-        ok = !got || sum_parser_feed(r, buf, got);
+        ok = !got || an_sum_parser_feed(r, buf, got);
         total += got;
         if (ok && got < (64 << 10)) {
             if (ferror(f))
-                sum_parser_fail(r, PRISM_E_IO, total, "read error: %s", strerror(errno));
+                an_sum_parser_fail(r, PRISM_E_IO, total, "read error: %s", strerror(errno));
             break;
         }
     }
     if (f)
         fclose(f);
     free(buf);
-    return sum_parser_end(r, path, msg, msglen, offset);
+    return an_sum_parser_end(r, path, msg, msglen, offset);
 }
 
 bool prism_rank_summary_probe(const uint8_t *p, size_t n)
@@ -249,7 +249,7 @@ static bool str_eq(const char *a, const char *b)
     return a == b || (a && b && !strcmp(a, b));
 }
 
-bool sum_equal(const prism_rank_summary *a, const prism_rank_summary *b)
+bool an_sum_equal(const prism_rank_summary *a, const prism_rank_summary *b)
 {
     if (a->rank != b->rank || !str_eq(a->source, b->source) || !str_eq(a->host, b->host) ||
         a->pid != b->pid || a->start_unix_ns != b->start_unix_ns ||

@@ -98,7 +98,7 @@ struct sum_parser {
 };
 typedef sum_parser sread;
 
-bool sum_parser_fail(sread *r, prism_status st, uint64_t off, const char *fmt, ...)
+bool an_sum_parser_fail(sread *r, prism_status st, uint64_t off, const char *fmt, ...)
 {
     if (r->failed)
         return false;
@@ -110,7 +110,7 @@ bool sum_parser_fail(sread *r, prism_status st, uint64_t off, const char *fmt, .
     return false;
 }
 
-#define fail sum_parser_fail
+#define fail an_sum_parser_fail
 
 /* The offset of the last byte of the token yajl has just read (none of
  * this piece used: it ended with the piece before). */
@@ -153,7 +153,7 @@ static bool store_number(sread *r, const key_desc *k, const char *s, size_t len)
     uint64_t max = k->type == T_U32 ? UINT32_MAX : k->type == T_I64 ? INT64_MAX : UINT64_MAX;
     if (k->type != T_VERSION && k->type != T_U64 && k->type != T_U32 && k->type != T_I64)
         return type_error(r, k);
-    if (!sum_uint(s, len, k->type == T_I64, max, &v, &neg))
+    if (!an_sum_uint(s, len, k->type == T_I64, max, &v, &neg))
         return BAD(r, "\"%s\" must be an integer in %s (not %.*s)", k->name,
                    k->type == T_I64 ? "-1..2^63-1" : k->type == T_U32 ? "0..2^32-1"
                                                                        : "0..2^64-1",
@@ -183,7 +183,7 @@ static bool store_string(sread *r, const key_desc *k, const unsigned char *s, si
     char *p = field(r, k);
     switch (k->type) {
     case T_STR: case T_STR_SKIP:
-        if (!sum_text_ok(s, len))
+        if (!an_sum_text_ok(s, len))
             return BAD(r, "\"%s\" holds U+0000 or a lone surrogate", k->name);
         if (k->type == T_STR_SKIP)
             return true;
@@ -198,7 +198,7 @@ static bool store_string(sread *r, const key_desc *k, const unsigned char *s, si
         return true;
     case T_HEX: {
         uint64_t h;
-        if (!sum_hex64(s, len, &h))
+        if (!an_sum_hex64(s, len, &h))
             return type_error(r, k);
         memcpy(p, &h, sizeof h);
         return true;
@@ -441,7 +441,7 @@ static int cb_number(void *ctx, const char *s, size_t len)
     if (r->nstep == 3)
         return BAD(r, "a step must be [index, step_ns, wait_ns] (\"steps\"[%zu])", r->s->nsteps);
     bool neg;
-    if (!sum_uint(s, len, false, UINT64_MAX, &r->step[r->nstep], &neg))
+    if (!an_sum_uint(s, len, false, UINT64_MAX, &r->step[r->nstep], &neg))
         return BAD(r, "\"steps\" must hold integers in 0..2^64-1 (not %.*s)",
                    (int)(len < 32 ? len : 32), s);
     r->nstep++;
@@ -515,7 +515,7 @@ static bool parse(sread *r, const uint8_t *p, size_t n)
 
 /* p[0..n), the next bytes: scanned for a string or a token past its
  * limit, which stops the feed before yajl buffers it. */
-bool sum_parser_feed(sread *r, const uint8_t *p, size_t n)
+bool an_sum_parser_feed(sread *r, const uint8_t *p, size_t n)
 {
     if (r->failed)
         return false;
@@ -523,7 +523,7 @@ bool sum_parser_feed(sread *r, const uint8_t *p, size_t n)
     if (big)
         n = (size_t)(r->lim.file - r->total);
     const char *over = NULL;
-    size_t upto = sum_scan_run(&r->scan, p, n, &over);
+    size_t upto = an_sum_scan_run(&r->scan, p, n, &over);
     r->base = r->total;
     if (!parse(r, p, upto))
         return false;
@@ -536,7 +536,7 @@ bool sum_parser_feed(sread *r, const uint8_t *p, size_t n)
     return true;
 }
 
-sum_parser *sum_parser_new(prism_rank_summary *out, const sum_limits *lim)
+sum_parser *an_sum_parser_new(prism_rank_summary *out, const sum_limits *lim)
 {
     sread *r = calloc(1, sizeof *r);
     if (!r)
@@ -560,7 +560,7 @@ static bool fill(char **p, const char *v)
 
 /* The end: the document complete, defaults filled; the status, the error
  * in msg and *offset (out zeroed) when it failed. */
-prism_status sum_parser_end(sread *r, const char *source, char *msg, size_t msglen,
+prism_status an_sum_parser_end(sread *r, const char *source, char *msg, size_t msglen,
                             uint64_t *offset)
 {
     prism_rank_summary *s = r->s;

@@ -346,7 +346,7 @@ static prism_status summarise(const char *path, const prism_analysis *a, prism_r
     uint64_t *side = have_stream ? side_collectives(a, train, s, &nside) : NULL;
     if ((any || nside) && have_stream && s->nsteps) {
         job_wait_in in = { deep, spans, stream, side, nside };
-        st = job_wait_read(path, &in, s, msg, msglen, offset);
+        st = an_job_wait_read(path, &in, s, msg, msglen, offset);
     }
     free(side);
     free(deep);

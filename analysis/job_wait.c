@@ -325,7 +325,7 @@ static prism_status read_waits(const char *path, pass2 *p, char *msg, size_t msg
     return st;
 }
 
-prism_status job_wait_read(const char *path, const job_wait_in *in, prism_rank_summary *s,
+prism_status an_job_wait_read(const char *path, const job_wait_in *in, prism_rank_summary *s,
                            char *msg, size_t msglen, uint64_t *offset)
 {
     pass2 *p = calloc(1, sizeof *p);

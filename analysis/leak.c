@@ -83,9 +83,9 @@ typedef struct line {
 static line line_fit(const double *x, const double *y, size_t n)
 {
     line l = { .ok = false };
-    if (n < 3 || stats_all_equal(x, n))
+    if (n < 3 || an_stats_all_equal(x, n))
         return l;
-    double mx = stats_mean(x, n), my = stats_mean(y, n);
+    double mx = an_stats_mean(x, n), my = an_stats_mean(y, n);
     double sxx = 0.0, sxy = 0.0, syy = 0.0;
     for (size_t i = 0; i < n; i++) {
         double dx = x[i] - mx, dy = y[i] - my;
@@ -101,7 +101,7 @@ static line line_fit(const double *x, const double *y, size_t n)
     l.slope = sxy / sxx;
     /* r^2 = 1 - SSres/SStot = Sxy^2 / (Sxx Syy) for a straight line; a flat
      * series explains nothing. */
-    if (syy > 0.0 && !stats_all_equal(y, n)) {
+    if (syy > 0.0 && !an_stats_all_equal(y, n)) {
         double r2 = (sxy / sxx) * (sxy / syy);
         l.r2 = r2 < 0.0 ? 0.0 : r2 > 1.0 ? 1.0 : r2;
     }

@@ -56,7 +56,7 @@ static void publish_steps(prism_node *p, uint64_t seen, double mean, double m2, 
  * tree sums threads), then a child's into its parent (inclusive). */
 static void cpu_add_self(prism_node *p, const athread *t, const tnode *nd)
 {
-    oncpu_self_t c = oncpu_self(t, nd);
+    oncpu_self_t c = an_oncpu_self(t, nd);
     p->cpu_known_ns += c.known;
     p->oncpu_ns += c.on;
     p->runq_ns += c.runq;
@@ -167,7 +167,7 @@ static void thread_tree(prism_analysis *a, athread *t)
         p->parent = nd->parent;
         p->first_child = PRISM_NO_NODE;
         p->next_sibling = PRISM_NO_NODE;
-        p->name = tree_name(a, nd->name);
+        p->name = an_tree_name(a, nd->name);
         p->path_hash = path_hash(nd->parent == PRISM_NO_NODE ? 0 : t->pub[nd->parent].path_hash,
                                  p->name);
         p->depth = nd->depth;
@@ -230,7 +230,7 @@ static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
     p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
     p->min_ns = UINT64_MAX;
     pb_map_put(&a->node_by_hash, p->path_hash, a->nnodes);
-    return (uint32_t)a->nnodes++;       /* linked to its parent by tree_merge */
+    return (uint32_t)a->nnodes++;       /* linked to its parent by an_tree_merge */
 }
 
 /* Which thread nodes make up each merged node (usually one). */
@@ -325,7 +325,7 @@ static size_t training_thread(const prism_analysis *a)
     return best;
 }
 
-uint32_t tree_node_threads(const prism_analysis *a, uint32_t node)
+uint32_t an_tree_node_threads(const prism_analysis *a, uint32_t node)
 {
     return a->tref_off && node < a->nnodes ? a->tref_off[node + 1] - a->tref_off[node] : 0;
 }
@@ -376,7 +376,7 @@ static void build_ops(prism_analysis *a)
     pb_sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
 }
 
-void tree_merge(prism_analysis *a)
+void an_tree_merge(prism_analysis *a)
 {
     double *m2 = NULL;
     size_t m2cap = 0;
@@ -386,7 +386,7 @@ void tree_merge(prism_analysis *a)
         for (size_t j = 0; j < t->n; j++) {
             tnode *nd = &t->nodes[j];
             uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE : t->nodes[nd->parent].merged;
-            const char *name = t->pub ? t->pub[j].name : tree_name(a, nd->name);
+            const char *name = t->pub ? t->pub[j].name : an_tree_name(a, nd->name);
             uint32_t m = merged_child(a, parent, nd->name, name);
             nd->merged = m;
             if (m == PRISM_NO_NODE || !pb_vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))

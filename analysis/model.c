@@ -23,7 +23,7 @@ static void note_ts(prism_analysis *a, uint64_t ts)
 
 static void cb_thread(void *ctx, const prism_thread *t)
 {
-    athread *th = tree_thread(ctx, t->stream);
+    athread *th = an_tree_thread(ctx, t->stream);
     if (th)
         snprintf(th->name, sizeof th->name, "%s", t->name);
 }
@@ -37,7 +37,7 @@ static void cb_regions(void *ctx, uint32_t stream, uint32_t depth,
     note_ts(a, ev[0].ts);
     note_ts(a, ev[n - 1].ts);
     a->events += n;
-    tree_regions(a, stream, depth, ev, n);
+    an_tree_regions(a, stream, depth, ev, n);
 }
 
 static void cb_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
@@ -55,12 +55,12 @@ static void cb_counters(void *ctx, uint32_t stream, const prism_counter *c, size
     if (n)
         note_ts(a, c[n - 1].ts);
     a->events += n;
-    work_counters(a, stream, c, n);
+    an_work_counters(a, stream, c, n);
 }
 
 static void cb_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
-    work_string(ctx, id, s, len);
+    an_work_string(ctx, id, s, len);
 }
 
 static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
@@ -71,21 +71,21 @@ static void cb_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
         note_ts(a, s[i].start);
         note_ts(a, s[i].end);
     }
-    series_steps(a, s, n);
+    an_series_steps(a, s, n);
 }
 
 static void cb_memory(void *ctx, const prism_memory_sample *m)
 {
     prism_analysis *a = ctx;
     note_ts(a, m->ts);
-    series_memory(a, m);
+    an_series_memory(a, m);
 }
 
 static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 {
     prism_analysis *a = ctx;
     a->events += n;
-    gpu_records(a, g, n);
+    an_gpu_records(a, g, n);
 }
 
 static void cb_dropped(void *ctx, const prism_dropped *d)
@@ -110,7 +110,7 @@ static void cb_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u,
     prism_analysis *a = ctx;
     if (n)
         note_ts(a, u[n - 1].ts);
-    tree_unrecorded(a, stream, u, n);
+    an_tree_unrecorded(a, stream, u, n);
 }
 
 static void cb_info(void *ctx, const char *key, const prism_value *v)
@@ -121,11 +121,11 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         /* GPU records will follow: start keeping region transitions now,
          * so the first flush's GPU work finds its region too */
         if (!strncmp(v->v.s, "ok", 2) || !strncmp(v->v.s, "synthetic", 9))
-            gpu_want_rings(a);
+            an_gpu_want_rings(a);
     } else if (!strcmp(key, "cpu.sampler") && v->type == PRISM_VAL_TEXT) {
         snprintf(a->cpu_status, sizeof a->cpu_status, "%s", v->v.s);
         if (strncmp(v->v.s, "off", 3))
-            gpu_want_rings(a);          /* samples will need the transitions */
+            an_gpu_want_rings(a);          /* samples will need the transitions */
     } else if (!strcmp(key, "steps.thread") && v->type == PRISM_VAL_UINT &&
                v->v.u && v->v.u < UINT32_MAX) {
         a->step_stream = (uint32_t)v->v.u;
@@ -137,7 +137,7 @@ static void cb_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
     prism_analysis *a = ctx;
     if (n)
         note_ts(a, s[n - 1].ts);
-    oncpu_samples(a, s, n);
+    an_oncpu_samples(a, s, n);
 }
 
 static void cb_footer(void *ctx, const prism_footer *f)
@@ -215,7 +215,7 @@ void prism_analysis_free(prism_analysis *a)
         return;
     free_derived(a);
     for (size_t i = 0; i < a->nthreads; i++)
-        tree_free_thread(a->threads[i]);
+        an_tree_free_thread(a->threads[i]);
     free(a->threads);
     pb_map_free(&a->thread_of);
     free(a->steps);
@@ -231,7 +231,7 @@ void prism_analysis_free(prism_analysis *a)
     pb_map_free(&a->corr_wait);
     pb_map_free(&a->work_of);
     free(a->apis);
-    oncpu_free(a);
+    an_oncpu_free(a);
     if (a->own_reader)
         prism_reader_free(a->reader);
     free(a);
@@ -258,18 +258,18 @@ static double effective(double opt, const prism_header *h, const char *key, doub
 void prism_analysis_refresh(prism_analysis *a)
 {
     free_derived(a);
-    oncpu_flush(a);
-    oncpu_solve(a);
-    tree_resolve_pending(a);
-    gpu_resolve(a, a->footer);
-    tree_merge(a);
-    series_refresh(a);
-    gpu_refresh(a);
-    work_refresh(a);
+    an_oncpu_flush(a);
+    an_oncpu_solve(a);
+    an_tree_resolve_pending(a);
+    an_gpu_resolve(a, a->footer);
+    an_tree_merge(a);
+    an_series_refresh(a);
+    an_gpu_refresh(a);
+    an_work_refresh(a);
     const prism_header *h = prism_analysis_header(a);
     double pct = effective(a->opts.bottleneck_threshold_pct, h, "bottleneck_threshold_pct", 10);
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
-    series_leaks(a, mb);
+    an_series_leaks(a, mb);
     a->bn = calloc(64, sizeof *a->bn);
     if (a->bn)
         a->nbn = rules_run(a, pct, mb, a->bn, 64);

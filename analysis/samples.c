@@ -55,7 +55,7 @@ static uint32_t below(uint32_t seed, uint64_t k, uint32_t salt, uint32_t n)
     return (uint32_t)(((mix(seed, k, salt) >> 32) * (uint64_t)n) >> 32);
 }
 
-uint32_t res_seed_of(uint32_t stream, size_t node)
+uint32_t an_res_seed_of(uint32_t stream, size_t node)
 {
     return (uint32_t)mix(stream, node, 0x5eed);
 }
@@ -81,7 +81,7 @@ static uint32_t slot_of(uint32_t seed, uint64_t k)
     return below(seed, k, 3, RES_MAX);
 }
 
-void res_take(tnode *nd, uint64_t k, double v)
+void an_res_take(tnode *nd, uint64_t k, double v)
 {
     reservoir *r = nd->res;
     if (r && r->n >= RES_MAX) {
@@ -109,7 +109,7 @@ void res_take(tnode *nd, uint64_t k, double v)
     }
 }
 
-void res_free(tnode *nd)
+void an_res_free(tnode *nd)
 {
     free(nd->res);
     nd->res = NULL;
@@ -118,7 +118,7 @@ void res_free(tnode *nd)
 /* ---- reading ------------------------------------------------------------ */
 
 /* A thread node's samples into out[RES_MAX], the step being filled
- * included as res_take would take it when it closes; *steps: the steps
+ * included as an_res_take would take it when it closes; *steps: the steps
  * they stand for. */
 static size_t read_node(const tnode *nd, double *out, uint64_t *steps)
 {

@@ -10,8 +10,8 @@
 
 #include "internal.h"
 
-/* Steps in start order, kept lazily: series_steps appends (one
- * reservation per batch, geometric), and series_sort_steps puts a tail that
+/* Steps in start order, kept lazily: an_series_steps appends (one
+ * reservation per batch, geometric), and an_series_sort_steps puts a tail that
  * arrived out of order in place when something reads them (the tree's step
  * lookup, refresh): the tail sorted (O(k log k)), then merged into the
  * sorted prefix from the back (O(n)), stable, so equal starts stay in
@@ -33,7 +33,7 @@ static int cmp_tail(const void *x, const void *y)
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-void series_sort_steps(prism_analysis *a)
+void an_series_sort_steps(prism_analysis *a)
 {
     size_t n = a->nsteps, m = a->steps_sorted, k = n - m;
     if (m >= n)
@@ -61,7 +61,7 @@ void series_sort_steps(prism_analysis *a)
     a->steps_sorted = n;
 }
 
-void series_steps(prism_analysis *a, const prism_step *s, size_t n)
+void an_series_steps(prism_analysis *a, const prism_step *s, size_t n)
 {
     /* one reservation per batch, each array with its own capacity */
     if (!pb_vec_reserve((void **)&a->steps, &a->scap, a->nsteps + n, sizeof *a->steps) ||
@@ -82,11 +82,11 @@ void series_steps(prism_analysis *a, const prism_step *s, size_t n)
         a->steps_backwards += backwards;
     }
     a->steps_unused = false;
-    tree_resolve_pending(a);
+    an_tree_resolve_pending(a);
 }
 
 /* Memory samples in time order: appended, sorted (stable) at refresh. */
-void series_memory(prism_analysis *a, const prism_memory_sample *m)
+void an_series_memory(prism_analysis *a, const prism_memory_sample *m)
 {
     if (!pb_vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
         return;
@@ -175,7 +175,7 @@ static uint64_t dup_indexes(const prism_step *s, size_t n)
 
 /* Durations of the steps that have one (end after start), with the hostile
  * ones counted: see prism_step_stats.  Steps are in start order; those that
- * ended before they started are zero-length by now (series_steps). */
+ * ended before they started are zero-length by now (an_series_steps). */
 static void step_stats(prism_analysis *a, prism_step_stats *st)
 {
     double *d = malloc((a->nsteps ? a->nsteps : 1) * sizeof *d);
@@ -216,9 +216,9 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
     st->dup_index = dup_indexes(a->steps, a->nsteps);
 }
 
-void series_refresh(prism_analysis *a)
+void an_series_refresh(prism_analysis *a)
 {
-    series_sort_steps(a);
+    an_series_sort_steps(a);
     sort_memory(a);
     prism_step_stats *st = &a->step_stats;
     memset(st, 0, sizeof *st);
@@ -267,7 +267,7 @@ static uint64_t steps_to_epoch_end(const prism_analysis *a)
     return longest > last ? longest - last : longest;
 }
 
-void series_leaks(prism_analysis *a, double threshold_mb)
+void an_series_leaks(prism_analysis *a, double threshold_mb)
 {
     prism_memory_stats *ms = &a->mem_stats;
     ms->host = ms->gpu = prism_leak_fit(NULL, NULL, 0, threshold_mb);   /* "no fit" */

@@ -24,7 +24,7 @@
 
 /* ---- means ---------------------------------------------------------- */
 
-bool stats_all_equal(const double *v, size_t n)
+bool an_stats_all_equal(const double *v, size_t n)
 {
     for (size_t i = 1; i < n; i++)
         if (v[i] != v[0])
@@ -33,11 +33,11 @@ bool stats_all_equal(const double *v, size_t n)
 }
 
 /* Mean by two passes' first pass; exact for a constant series. */
-double stats_mean(const double *v, size_t n)
+double an_stats_mean(const double *v, size_t n)
 {
     if (n == 0)
         return 0.0;
-    if (stats_all_equal(v, n))
+    if (an_stats_all_equal(v, n))
         return v[0];
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
@@ -117,9 +117,9 @@ static double t_two_sided(double t, double df)
 
 static void mean_var(const double *v, size_t n, double *mean, double *var)
 {
-    *mean = stats_mean(v, n);
+    *mean = an_stats_mean(v, n);
     double ss = 0.0;
-    if (!stats_all_equal(v, n))
+    if (!an_stats_all_equal(v, n))
         for (size_t i = 0; i < n; i++)
             ss += (v[i] - *mean) * (v[i] - *mean);
     *var = ss / (double)(n - 1);

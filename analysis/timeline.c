@@ -54,7 +54,7 @@ static void clear_lanes(prism_timeline *t)
 
 static void clear_scratch(prism_timeline *t)
 {
-    tl_stacks_free(&t->st);
+    an_tl_stacks_free(&t->st);
     pb_map_free(&t->names);
     pb_map_free(&t->tnames);
 }
@@ -73,7 +73,7 @@ void prism_timeline_free(prism_timeline *t)
         return;
     clear_lanes(t);
     clear_scratch(t);
-    tl_index_free(&t->ix);
+    an_tl_index_free(&t->ix);
     free(t->lanes);
     free(t->pool);
     free(t->path);
@@ -104,7 +104,7 @@ static bool pool_add(prism_timeline *t, const char *s, size_t len, uint64_t *off
     return true;
 }
 
-const char *tl_name_text(const prism_timeline *t, uint32_t id)
+const char *an_tl_name_text(const prism_timeline *t, uint32_t id)
 {
     if (!id)
         return UNKNOWN;
@@ -118,7 +118,7 @@ static uint64_t name_off(prism_timeline *t, uint32_t id)
     uint64_t off;
     if (pb_map_get(&t->names, id, &off))
         return off;
-    const char *s = tl_name_text(t, id);
+    const char *s = an_tl_name_text(t, id);
     if (!pool_add(t, s, strlen(s), &off) || !pb_map_put(&t->names, id, off)) {
         t->oom = true;
         return UINT64_MAX;
@@ -225,7 +225,7 @@ static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, u
 
 /* ---- threads ---- */
 
-tstack *tl_stack_of(tl_stacks *ss, uint32_t stream)
+tstack *an_tl_stack_of(tl_stacks *ss, uint32_t stream)
 {
     uint64_t i;
     if (pb_map_get(&ss->of, stream, &i))
@@ -241,7 +241,7 @@ tstack *tl_stack_of(tl_stacks *ss, uint32_t stream)
     return s;
 }
 
-void tl_stacks_free(tl_stacks *ss)
+void an_tl_stacks_free(tl_stacks *ss)
 {
     for (size_t i = 0; i < ss->n; i++)
         free(ss->v[i]);
@@ -275,7 +275,7 @@ static void on_thread(void *ctx, const prism_thread *th)
         t->oom = true;
 }
 
-void tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
+void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
                 size_t n, bool emit, uint32_t *mindepth)
 {
     if (!n)
@@ -304,7 +304,7 @@ void tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region
                 continue;
             }
             tframe *f = &s->f[s->open];
-            const char *nm = tl_name_text(t, ev[i].name);
+            const char *nm = an_tl_name_text(t, ev[i].name);
             uint64_t parent = s->open ? s->f[s->open - 1].hash : 0;
             f->ts = ts;
             f->name = ev[i].name;
@@ -327,12 +327,12 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
                        const prism_region_event *ev, size_t n)
 {
     prism_timeline *t = ctx;
-    tstack *s = tl_stack_of(&t->st, stream);
+    tstack *s = an_tl_stack_of(&t->st, stream);
     if (!s) {
         t->oom = true;
         return;
     }
-    tl_regions(t, s, depth, ev, n, true, NULL);
+    an_tl_regions(t, s, depth, ev, n, true, NULL);
 }
 
 /* ---- GPU ---- */
@@ -414,8 +414,8 @@ static void finish(prism_timeline *t)
     for (size_t i = 0; i < t->st.n; i++) {
         tstack *s = t->st.v[i];
         uint64_t last = s->last_ts;
-        if (t->use_index && tl_index_last_ts(&t->ix, s->stream) > last)
-            last = tl_index_last_ts(&t->ix, s->stream);
+        if (t->use_index && an_tl_index_last_ts(&t->ix, s->stream) > last)
+            last = an_tl_index_last_ts(&t->ix, s->stream);
         while (s->open)
             pop(t, s, last > s->f[s->open - 1].ts ? last : s->f[s->open - 1].ts, true);
     }
@@ -447,8 +447,8 @@ static void finish(prism_timeline *t)
         l->name = NULL;
         if (l->pub.kind == PRISM_LANE_THREAD && pb_map_get(&t->tnames, l->pub.stream, &off))
             l->name = strdup(t->pool + off);
-        else if (l->pub.kind == PRISM_LANE_THREAD && tl_index_thread_name(&t->ix, l->pub.stream))
-            l->name = strdup(tl_index_thread_name(&t->ix, l->pub.stream));
+        else if (l->pub.kind == PRISM_LANE_THREAD && an_tl_index_thread_name(&t->ix, l->pub.stream))
+            l->name = strdup(an_tl_index_thread_name(&t->ix, l->pub.stream));
         l->pub.name = l->name;
         l->pub.spans = l->v;
         l->pub.nspans = l->n;
@@ -456,7 +456,7 @@ static void finish(prism_timeline *t)
     }
 }
 
-void tl_window_callbacks(prism_reader_callbacks *cb)
+void an_tl_window_callbacks(prism_reader_callbacks *cb)
 {
     memset(cb, 0, sizeof *cb);
     cb->thread = on_thread;
@@ -496,23 +496,23 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
     if (!p)
         return PRISM_E_NOMEM;
     if (t->path && strcmp(t->path, path) != 0)
-        tl_index_free(&t->ix);
+        an_tl_index_free(&t->ix);
     free(t->path);
     t->path = p;
     prism_status st = PRISM_OK;
     if (t->use_index)
-        st = tl_index_update(t, path, &sb);
+        st = an_tl_index_update(t, path, &sb);
     if (st != PRISM_OK)
         return st;
     prism_reader_callbacks cb;
-    tl_window_callbacks(&cb);
+    an_tl_window_callbacks(&cb);
     prism_reader *w = prism_reader_new(&cb, t);
     if (!w)
         return PRISM_E_NOMEM;
     t->reads++;
     if (t->use_index && t->ix.valid) {
         t->nr = t->ix.r;
-        st = tl_index_feed(t, w, path);
+        st = an_tl_index_feed(t, w, path);
     } else {
         t->nr = w;
         st = read_whole(w, path);

@@ -19,24 +19,24 @@
 
 #include "timeline_internal.h"
 
-void tl_index_free(tl_index *ix)
+void an_tl_index_free(tl_index *ix)
 {
     prism_reader_free(ix->r);
     free(ix->c);
     free(ix->pool);
-    tl_stacks_free(&ix->st);
+    an_tl_stacks_free(&ix->st);
     pb_map_free(&ix->tnames);
     free(ix->names);
     memset(ix, 0, sizeof *ix);
 }
 
-const char *tl_index_thread_name(const tl_index *ix, uint32_t stream)
+const char *an_tl_index_thread_name(const tl_index *ix, uint32_t stream)
 {
     uint64_t off;
     return ix->valid && pb_map_get(&ix->tnames, stream, &off) ? ix->names + off : NULL;
 }
 
-uint64_t tl_index_last_ts(const tl_index *ix, uint32_t stream)
+uint64_t an_tl_index_last_ts(const tl_index *ix, uint32_t stream)
 {
     uint64_t i;
     return ix->valid && pb_map_get(&ix->st.of, stream, &i) ? ix->st.v[i]->last_ts : 0;
@@ -79,7 +79,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
 {
     prism_timeline *t = ctx;
     tl_index *ix = &t->ix;
-    tstack *s = tl_stack_of(&ix->st, stream);
+    tstack *s = an_tl_stack_of(&ix->st, stream);
     if (!s) {
         ix->oom = true;
         return;
@@ -100,7 +100,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
     }
     for (size_t i = 0; i < n; i++)
         note(ix, ev[i].ts, ev[i].ts);
-    tl_regions(t, s, depth, ev, n, false, &ix->cur.mindepth);
+    an_tl_regions(t, s, depth, ev, n, false, &ix->cur.mindepth);
 }
 
 static void ix_gpu(void *ctx, const prism_gpu_record *g, size_t n)
@@ -150,12 +150,12 @@ static bool is_prism(int fd)
     return pread(fd, b, 3, 0) == 3 && b[0] == 0xd9 && b[1] == 0xd9 && b[2] == 0xf7;
 }
 
-prism_status tl_index_update(prism_timeline *t, const char *path, const struct stat *sb)
+prism_status an_tl_index_update(prism_timeline *t, const char *path, const struct stat *sb)
 {
     tl_index *ix = &t->ix;
     if (ix->r && (ix->dev != sb->st_dev || ix->ino != sb->st_ino ||
                   (uint64_t)sb->st_size < prism_reader_input_offset(ix->r)))
-        tl_index_free(ix);              /* replaced or truncated: start over */
+        an_tl_index_free(ix);              /* replaced or truncated: start over */
     if (ix->r && prism_reader_input_offset(ix->r) == (uint64_t)sb->st_size)
         return PRISM_OK;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -186,7 +186,7 @@ prism_status tl_index_update(prism_timeline *t, const char *path, const struct s
         st = PRISM_OK;                  /* a torn tail: read on next time */
     ix->valid = st == PRISM_OK && !ix->oom && ix->have_hdr_end;
     if (st != PRISM_OK || ix->oom)
-        tl_index_free(ix);              /* the window is read whole instead */
+        an_tl_index_free(ix);              /* the window is read whole instead */
     return PRISM_OK;
 }
 
@@ -218,7 +218,7 @@ static bool feed_range(prism_reader *w, int fd, uint64_t off, uint64_t len, uint
     return true;
 }
 
-prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
+prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
 {
     tl_index *ix = &t->ix;
     uint64_t t0 = t->t0, t1 = t->t1;
@@ -268,7 +268,7 @@ prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
         if (i >= first && i <= s->last) {
             sel[i] = true;
             if (i == first) {
-                tstack *ws = tl_stack_of(&t->st, c->stream);
+                tstack *ws = an_tl_stack_of(&t->st, c->stream);
                 if (!ws)
                     goto out;
                 ws->open = c->nframes;

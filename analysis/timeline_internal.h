@@ -98,28 +98,28 @@ struct prism_timeline {
     tl_index ix;
 };
 
-tstack *tl_stack_of(tl_stacks *s, uint32_t stream);
-void tl_stacks_free(tl_stacks *s);
-/* The analysis' name of string id `id` (tree_name): through t->nr. */
-const char *tl_name_text(const prism_timeline *t, uint32_t id);
+tstack *an_tl_stack_of(tl_stacks *s, uint32_t stream);
+void an_tl_stacks_free(tl_stacks *s);
+/* The analysis' name of string id `id` (an_tree_name): through t->nr. */
+const char *an_tl_name_text(const prism_timeline *t, uint32_t id);
 /* Apply a batch of region events to stack s after reconciling it with the
  * writer's depth; emit: closed frames that overlap the window become
  * spans.  *mindepth (may be NULL) is lowered to the least depth seen. */
-void tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
+void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
                 size_t n, bool emit, uint32_t *mindepth);
 /* The reader callbacks of a window pass (ctx: the timeline). */
-void tl_window_callbacks(prism_reader_callbacks *cb);
+void an_tl_window_callbacks(prism_reader_callbacks *cb);
 
 /* timeline_index.c: bring the index up to date with the file (built on
  * first use, read on as it grows, rebuilt when it was replaced). */
-prism_status tl_index_update(prism_timeline *t, const char *path, const struct stat *sb);
+prism_status an_tl_index_update(prism_timeline *t, const char *path, const struct stat *sb);
 /* Feed the window reader w the header and the chunks that the window
  * [t->t0, t->t1] needs, its stacks set from the index first. */
-prism_status tl_index_feed(prism_timeline *t, prism_reader *w, const char *path);
+prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *path);
 /* The thread name of stream from the index, or NULL. */
-const char *tl_index_thread_name(const tl_index *ix, uint32_t stream);
+const char *an_tl_index_thread_name(const tl_index *ix, uint32_t stream);
 /* The newest time of a thread in the index, 0 when unknown. */
-uint64_t tl_index_last_ts(const tl_index *ix, uint32_t stream);
-void tl_index_free(tl_index *ix);
+uint64_t an_tl_index_last_ts(const tl_index *ix, uint32_t stream);
+void an_tl_index_free(tl_index *ix);
 
 #endif

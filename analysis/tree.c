@@ -18,7 +18,7 @@
 
 #define PENDING_LIMIT 65536u
 
-athread *tree_thread(prism_analysis *a, uint32_t stream)
+athread *an_tree_thread(prism_analysis *a, uint32_t stream)
 {
     uint64_t idx;
     if (pb_map_get(&a->thread_of, stream, &idx))
@@ -37,7 +37,7 @@ athread *tree_thread(prism_analysis *a, uint32_t stream)
     return t;
 }
 
-void tree_free_thread(athread *t)
+void an_tree_free_thread(athread *t)
 {
     if (!t)
         return;
@@ -46,7 +46,7 @@ void tree_free_thread(athread *t)
     free(t->cpu.ls);
     free(t->cpu.rate);
     for (size_t i = 0; i < t->n; i++)
-        res_free(&t->nodes[i]);
+        an_res_free(&t->nodes[i]);
     free(t->nodes);
     pb_map_free(&t->child);
     free(t->pending);
@@ -54,7 +54,7 @@ void tree_free_thread(athread *t)
     free(t);
 }
 
-const char *tree_name(const prism_analysis *a, uint32_t name_id)
+const char *an_tree_name(const prism_analysis *a, uint32_t name_id)
 {
     if (name_id == 0)
         return "(unknown)";
@@ -95,7 +95,7 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     nd->name = name;
     nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
     nd->min = UINT64_MAX;
-    nd->res_seed = res_seed_of(t->stream, t->n);
+    nd->res_seed = an_res_seed_of(t->stream, t->n);
     if (parent != PRISM_NO_NODE) {
         nd->next_sibling = t->nodes[parent].first_child;
         t->nodes[parent].first_child = (uint32_t)t->n;
@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) void push(athread *t, bool ring, ui
  * steps; anywhere on a loader).  A step's lead is folded when the thread
  * moves on to a later step, or at refresh.
  */
-void tree_lead_fold(athread *t)
+void an_tree_lead_fold(athread *t)
 {
     if (!t->lead_pos || t->lead_hi <= t->lead_lo)
         return;
@@ -150,7 +150,7 @@ static void lead(athread *t, uint32_t cur, uint32_t node, uint64_t start)
     if (t->lead_pos != cur) {
         if (t->lead_pos > cur)
             return;                     /* an earlier step, after damage */
-        tree_lead_fold(t);
+        an_tree_lead_fold(t);
         t->lead_pos = cur;
         t->lead_lo = t->step_lo;
         t->lead_hi = t->step_hi;
@@ -159,7 +159,7 @@ static void lead(athread *t, uint32_t cur, uint32_t node, uint64_t start)
     t->lead_node = node;
 }
 
-/* tree_attribute's common case, inlined into pop: the completion falls in
+/* an_tree_attribute's common case, inlined into pop: the completion falls in
  * the sampled step found last; this node is filling it, or moves on to it
  * from an earlier one.  (step_cur is the position + 1, 0: none.) */
 static inline void attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf,
@@ -181,7 +181,7 @@ static inline void attribute(prism_analysis *a, athread *t, uint32_t node, bool 
             return;
         }
     }
-    tree_attribute(a, t, node, leaf, start, dur);
+    an_tree_attribute(a, t, node, leaf, start, dur);
 }
 
 static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread *t, bool ring,
@@ -227,10 +227,10 @@ static inline __attribute__((always_inline)) void events(prism_analysis *a, athr
     }
 }
 
-void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
+void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
                   const prism_region_event *ev, size_t n)
 {
-    athread *t = tree_thread(a, stream);
+    athread *t = an_tree_thread(a, stream);
     if (!t)
         return;
     /* After lost or damaged chunks the writer's depth tells the truth:
@@ -264,9 +264,9 @@ void tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
  * where its depth is the thread's: the region it belongs to is on the
  * stack right now.  A depth that does not match (chunks lost before it)
  * places nothing; depth 0 is the thread's top level, under no node. */
-void tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n)
+void an_tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n)
 {
-    athread *t = tree_thread(a, stream);
+    athread *t = an_tree_thread(a, stream);
     if (!t)
         return;
     for (size_t i = 0; i < n; i++) {
@@ -289,7 +289,7 @@ void tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded 
  * region's exit; the exit is recorded after it, so exits at exactly ts do
  * not count: the sample belongs to the region they closed.
  */
-uint32_t tree_node_at_sample(const athread *t, uint64_t ts)
+uint32_t an_tree_node_at_sample(const athread *t, uint64_t ts)
 {
     if (!t->ring || !t->nring)
         return PRISM_NO_NODE;
@@ -316,7 +316,7 @@ uint32_t tree_node_at_sample(const athread *t, uint64_t ts)
     return t->ring[lo % TRANS_RING].node;
 }
 
-uint32_t tree_node_at(const athread *t, uint64_t ts)
+uint32_t an_tree_node_at(const athread *t, uint64_t ts)
 {
     if (!t->ring || !t->nring)
         return PRISM_NO_NODE;
@@ -338,7 +338,7 @@ uint32_t tree_node_at(const athread *t, uint64_t ts)
  * step found last: consecutive completions mostly fall in the same step. */
 static uint64_t step_at(prism_analysis *a, uint64_t ts, size_t *hint)
 {
-    series_sort_steps(a);               /* a late step's tail, if any */
+    an_series_sort_steps(a);               /* a late step's tail, if any */
     if (!a->nsteps)
         return UINT64_MAX;
     if (ts >= a->steps[a->nsteps - 1].end)
@@ -362,10 +362,10 @@ static uint64_t step_at(prism_analysis *a, uint64_t ts, size_t *hint)
 }
 
 /* The slow path of attribute(): find the step, or wait for it. */
-void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
+void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
                     uint64_t dur)
 {
-    series_sort_steps(a);
+    an_series_sort_steps(a);
     uint64_t pos = a->nsteps && start < a->steps[a->nsteps - 1].end
                        ? step_at(a, start, &t->last_step)
                        : UINT64_MAX;            /* its step has not arrived yet */
@@ -408,7 +408,7 @@ void tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uin
     }
 }
 
-void tree_resolve_pending(prism_analysis *a)
+void an_tree_resolve_pending(prism_analysis *a)
 {
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];

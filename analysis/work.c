@@ -36,7 +36,7 @@ static int work_kind(const char *s, size_t len)
 
 /* Only the work counters' names are kept: a map entry for every name of a
  * many-names profile (tens of bytes each) would be spent on "neither". */
-void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
+void an_work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
 {
     int kind = s ? work_kind(s, len) : WORK_NONE;
     uint64_t old;
@@ -48,7 +48,7 @@ void work_string(prism_analysis *a, uint32_t id, const char *s, size_t len)
     if (!pb_map_put(&a->work_of, id, (uint64_t)kind))
         return;
     if (!a->rings)
-        gpu_want_rings(a);              /* samples will need their region */
+        an_gpu_want_rings(a);              /* samples will need their region */
 }
 
 static int kind_of(prism_analysis *a, uint32_t id)
@@ -62,11 +62,11 @@ static int kind_of(prism_analysis *a, uint32_t id)
         return WORK_NONE;
     int kind = work_kind(s, len);
     if (kind != WORK_NONE)
-        work_string(a, id, s, len);
+        an_work_string(a, id, s, len);
     return kind;
 }
 
-void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n)
+void an_work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, size_t n)
 {
     athread *t = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -76,10 +76,10 @@ void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, s
         double v = c[i].is_float ? c[i].v.f : (double)c[i].v.i;
         if (!(v > 0) || !isfinite(v))
             continue;                   /* an amount of work is positive */
-        if (!t && !(t = tree_thread(a, stream)))
+        if (!t && !(t = an_tree_thread(a, stream)))
             return;
         a->work.present = true;
-        uint32_t node = tree_node_at_sample(t, c[i].ts);
+        uint32_t node = an_tree_node_at_sample(t, c[i].ts);
         bool known = node != PRISM_NO_NODE && node < t->n;
         if (kind == WORK_FLOPS) {
             a->work.flops += v;
@@ -97,7 +97,7 @@ void work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c, s
     }
 }
 
-void work_refresh(prism_analysis *a)
+void an_work_refresh(prism_analysis *a)
 {
     double r = a->opts.ridge_flop_per_byte;
     a->work.ridge = r > 0 && isfinite(r) ? r : RIDGE_DEFAULT;

@@ -1,7 +1,7 @@
 /*
  * cpusample_bench.c - the per-thread on-CPU sampler (libcollect/cpusample.c).
  *
- *   1. the cost of a sampling pass, per thread and sample: cpu_pass() over
+ *   1. the cost of a sampling pass, per thread and sample: pc_cpu_pass() over
  *      N = 1, 4, 16 threads (idle, blocked in a pipe read) on a session of
  *      its own, runs of the three sizes interleaved; the writer thread's CPU
  *      time (so that being preempted on a busy machine does not count) and
@@ -112,17 +112,17 @@ static bool rig_start(rig *r, unsigned n)
         th->next = r->s.threads;
         r->s.threads = th;
     }
-    r->c = cpu_new(&r->s);
-    if (!r->c || !cpu_period_ns(r->c))
+    r->c = pc_cpu_new(&r->s);
+    if (!r->c || !pc_cpu_period_ns(r->c))
         return false;
-    cpu_pass(r->c);                     /* open the files: not timed */
-    cpu_drained(r->c);
+    pc_cpu_pass(r->c);                     /* open the files: not timed */
+    pc_cpu_drained(r->c);
     return true;
 }
 
 static void rig_end(rig *r)
 {
-    cpu_free(r->c);
+    pc_cpu_free(r->c);
     for (unsigned i = 0; i < r->n; i++) {
         idle_end(&r->t[i]);
         free(r->rec[i]);
@@ -137,10 +137,10 @@ static bool time_passes(rig *r, unsigned passes, double *cpu_ns, double *wall_ns
     bool ok = true;
     uint64_t c0 = bench_thread_ns(), w0 = bench_now_ns();
     for (unsigned k = 0; k < passes; k++) {
-        cpu_pass(r->c);
+        pc_cpu_pass(r->c);
         const cpu_rec *x;
-        ok &= cpu_records(r->c, &x) == r->n;
-        cpu_drained(r->c);
+        ok &= pc_cpu_records(r->c, &x) == r->n;
+        pc_cpu_drained(r->c);
     }
     uint64_t c1 = bench_thread_ns(), w1 = bench_now_ns();
     *cpu_ns = (double)(c1 - c0) / ((double)passes * r->n);
@@ -158,7 +158,7 @@ static bool report_pass(unsigned runs, unsigned passes)
             printf("  !! cannot set up %u threads to sample\n", ns[i]);
             return false;
         }
-    const char *status = cpu_status_changed(rigs[0].c);
+    const char *status = pc_cpu_status_changed(rigs[0].c);
     printf("  sampler: %s; threads blocked in a pipe read; %u passes a run, sizes "
            "interleaved\n", status ? status : "?", passes);
     bool ok = true;
@@ -190,7 +190,7 @@ static bool report_pass(unsigned runs, unsigned passes)
         struct timespec ts;
         uint64_t t0 = bench_thread_ns();
         for (unsigned k = 0; k < passes; k++)
-            ok &= cpu_read_stat(fd, &r) == CPU_READ_OK;
+            ok &= pc_cpu_read_stat(fd, &r) == CPU_READ_OK;
         uint64_t t1 = bench_thread_ns();
         for (unsigned k = 0; k < passes; k++)
             ok &= clock_gettime(th->cpu.clock, &ts) == 0;

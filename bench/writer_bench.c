@@ -5,9 +5,9 @@
  * REGIONS chunks, each finished (checksum) and copied to a 1 MiB output
  * buffer as the writer does before its write():
  *
- *   1. per event: the path before libcollect/encode_run.c (clock_ns, a
+ *   1. per event: the path before libcollect/encode_run.c (pc_clock_ns, a
  *      clamp, prism_enc_enter/exit; tests/encode_ref.h);
- *   2. batch: encode_regions (encode_run.c).
+ *   2. batch: pc_encode_regions (encode_run.c).
  *
  * Two streams: the realistic nested training-loop stream of format_bench
  * (refgen; its ns become ticks at 2.7 ticks/ns) and a tight push/pop loop
@@ -76,11 +76,11 @@ static session *make_clock(void)
     s->t0_ticks = 123456789;
     s->t0_mono = 1000000000u;
     s->ns_per_tick = RATIO * 0.9999;
-    clock_segments_reset(s);
+    pc_clock_segments_reset(s);
     uint64_t t = s->t0_ticks;
     for (unsigned i = 0; i < 60 && atomic_load(&s->nsegs) < 18; i++) {
         t += (uint64_t)(60e6 / RATIO) << (atomic_load(&s->nsegs) - 1);
-        clock_segment_add(s, t, s->t0_mono + (uint64_t)((double)(t - s->t0_ticks) * RATIO));
+        pc_clock_segment_add(s, t, s->t0_mono + (uint64_t)((double)(t - s->t0_ticks) * RATIO));
     }
     return s;
 }
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
         for (int warm = 1; warm >= 0; warm--) {
             double t[2][BENCH_MAX_RUNS];
             run_res res[2] = { { 0 } };
-            encoder_fn fn[2] = { ref_encode_regions, encode_regions };
+            encoder_fn fn[2] = { ref_encode_regions, pc_encode_regions };
             for (unsigned r = 0; r <= runs; r++)
                 for (int p = 0; p < 2; p++) {        /* interleaved */
                     run_res x = run_once(s, &st[k], fn[p], warm, hot, chunk, out);

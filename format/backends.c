@@ -39,7 +39,7 @@ void prism_reader_set_foreign(const prism_foreign_backend *b)
     pthread_mutex_unlock(&g_lock);
 }
 
-size_t reader_backends(const prism_foreign_backend **out)
+size_t pf_reader_backends(const prism_foreign_backend **out)
 {
     pthread_mutex_lock(&g_lock);
     size_t n = g_count;

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-double cur_half(uint16_t h)
+double pf_cur_half(uint16_t h)
 {
     unsigned exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
     double v;
@@ -16,7 +16,7 @@ double cur_half(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
-int cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text)
+int pf_cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text)
 {
     const uint8_t *save = c->p;
     unsigned mt, ai;
@@ -49,7 +49,7 @@ int cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text)
     case MT_SIMPLE:
         if (ai == 25) {
             v->type = PRISM_VAL_FLOAT;
-            v->v.f = cur_half((uint16_t)a);
+            v->v.f = pf_cur_half((uint16_t)a);
         } else if (ai == 26) {
             uint32_t bits = (uint32_t)a;
             float f;
@@ -75,7 +75,7 @@ int cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text)
     }
 }
 
-int cur_skip(cur *c, unsigned depth)
+int pf_cur_skip(cur *c, unsigned depth)
 {
     unsigned mt, ai;
     uint64_t a;
@@ -101,13 +101,13 @@ int cur_skip(cur *c, unsigned depth)
         if (a > (uint64_t)(c->end - c->p))
             return CUR_SHORT;
         for (uint64_t i = 0; i < a; i++)
-            if ((rc = cur_skip(c, depth - 1)) != CUR_OK)
+            if ((rc = pf_cur_skip(c, depth - 1)) != CUR_OK)
                 return rc;
         return CUR_OK;
     case MT_TAG:
         if (depth == 0)
             return CUR_BAD;
-        return cur_skip(c, depth - 1);
+        return pf_cur_skip(c, depth - 1);
     default:
         return CUR_OK;
     }

@@ -150,13 +150,13 @@ static inline bool cur_null(cur *c)
 }
 
 /* Decode a half-precision float's bits. */
-double cur_half(uint16_t h);
+double pf_cur_half(uint16_t h);
 
 /* Read a scalar value (int, float, bool, null, or text up to max bytes).
  * Text points into the input and is not NUL-terminated: *tlen its length. */
-int cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text);
+int pf_cur_value(cur *c, prism_value *v, size_t *tlen, size_t max_text);
 
 /* Skip one complete item, nested at most `depth` levels. */
-int cur_skip(cur *c, unsigned depth);
+int pf_cur_skip(cur *c, unsigned depth);
 
 #endif

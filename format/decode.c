@@ -100,7 +100,7 @@ static bool dec_strings(dec *d)
         d->left--;
         if (id == 0 || id >= PRISM_MAX_STRINGS)
             return false;
-        if (!reader_put_string(d->r, (uint32_t)id, s, len))
+        if (!pf_reader_put_string(d->r, (uint32_t)id, s, len))
             return false;
         if (d->cb->string) {
             size_t l2;
@@ -128,7 +128,7 @@ static bool dec_threads(dec *d)
         NEED(cur_uint(&d->c, &t.os_tid));
         NEED(cur_text(&d->c, &s, &len, PRISM_MAX_STRING_BYTES));
         for (uint64_t i = 3; i < n; i++)
-            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         memcpy(name, s, len);
         name[len] = '\0';
         t.name = name;
@@ -236,7 +236,7 @@ static bool dec_counters(dec *d, uint32_t stream)
             return false;
         NEED(cur_uint(&d->c, &dt));
         NEED(cur_u32(&d->c, &cv[n].name));
-        NEED(cur_value(&d->c, &v, &tlen, 0));
+        NEED(pf_cur_value(&d->c, &v, &tlen, 0));
         if (!add_ts(&ts, dt))
             return false;
         cv[n].ts = ts;
@@ -343,10 +343,10 @@ static bool dec_memory(dec *d)
             NEED(cur_uint(&d->c, &m.gpu[i].used));
             NEED(cur_uint(&d->c, &m.gpu[i].reserved));
             for (uint64_t j = 3; j < k; j++)
-                NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+                NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         }
         for (uint64_t j = 5; j < n; j++)
-            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
         if (d->cb->memory)
             d->cb->memory(d->ctx, &m);
@@ -397,7 +397,7 @@ static bool dec_gpu_fields(dec *d, prism_gpu_record *g, uint64_t n)
         break;
     }
     for (uint64_t j = min_len[g->type]; j < n; j++)
-        NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
     return true;
 }
 
@@ -419,7 +419,7 @@ static bool dec_gpu(dec *d)
         NEED(cur_uint(&d->c, &type));
         if (type < 1 || type > PRISM_GPU_TYPE_MAX) {
             for (uint64_t j = 1; j < n; j++)      /* a newer record type */
-                NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+                NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
             continue;
         }
         prism_gpu_record *r = &g[k];
@@ -465,7 +465,7 @@ static bool dec_dropped(dec *d, uint32_t stream)
         if (x.have_regions)
             NEED(cur_uint(&d->c, &x.regions));
         for (uint64_t j = x.have_regions ? 4 : 3; j < n; j++)
-            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
         if (d->cb->dropped)
             d->cb->dropped(d->ctx, &x);
@@ -484,7 +484,7 @@ static bool dec_info(dec *d)
         if (!take(d, 2))
             return false;
         NEED(cur_text(&d->c, &k, &klen, PRISM_MAX_STRING_BYTES));
-        NEED(cur_value(&d->c, &v, &tlen, PRISM_MAX_STRING_BYTES));
+        NEED(pf_cur_value(&d->c, &v, &tlen, PRISM_MAX_STRING_BYTES));
         memcpy(key, k, klen);
         key[klen] = '\0';
         if (v.type == PRISM_VAL_TEXT) {
@@ -510,15 +510,15 @@ static bool dec_footer(dec *d)
     NEED(cur_uint(&d->c, &f.events));
     NEED(cur_uint(&d->c, &f.dropped));
     NEED(cur_uint(&d->c, &f.chunks));
-    NEED(cur_value(&d->c, &v, &tlen, 0));
+    NEED(pf_cur_value(&d->c, &v, &tlen, 0));
     if (v.type != PRISM_VAL_BOOL)
         return false;
     f.clean = v.v.b;
     while (d->left) {                 /* fields of a newer minor version */
-        NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+        NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
     }
-    reader_saw_footer(d->r);
+    pf_reader_saw_footer(d->r);
     if (d->cb->footer)
         d->cb->footer(d->ctx, &f);
     d->records++;
@@ -556,7 +556,7 @@ static bool dec_cpu(dec *d)
         NEED(cur_uint(&d->c, &x->oncpu_ns));
         NEED(cur_uint(&d->c, &x->wait_ns));
         for (uint64_t j = 4; j < v; j++)    /* fields of a later minor version */
-            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         if (!(x->flags & PRISM_CPU_HAVE_WAIT))
             x->wait_ns = 0;
         x->ts = ts;
@@ -593,7 +593,7 @@ static bool dec_unrecorded(dec *d, uint32_t stream)
         NEED(cur_u32(&d->c, &u.depth));
         NEED(cur_uint(&d->c, &u.regions));
         for (uint64_t j = 3; j < n; j++)
-            NEED(cur_skip(&d->c, PRISM_MAX_DEPTH));
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         if (!add_ts(&ts, dt))
             return false;
         u.ts = ts;
@@ -605,15 +605,15 @@ static bool dec_unrecorded(dec *d, uint32_t stream)
     return true;
 }
 
-bool payload_known(uint32_t kind)
+bool pf_payload_known(uint32_t kind)
 {
     return kind >= 1 && kind <= PRISM_CHUNK_KIND_MAX;
 }
 
-bool payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
+bool pf_payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
                     const uint8_t *p, size_t len, uint64_t *records)
 {
-    dec d = { { p, p + len }, 0, r, reader_cb(r), reader_ctx(r), 0 };
+    dec d = { { p, p + len }, 0, r, pf_reader_cb(r), pf_reader_ctx(r), 0 };
     bool ok = false;
     if (cur_array(&d.c, &d.left) == CUR_OK) {
         switch (kind) {

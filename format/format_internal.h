@@ -22,28 +22,28 @@ typedef struct header_store {
 
 /* Parse the header from buf[0..len).  HDR_DONE (hs->len set), HDR_SHORT
  * (need more bytes) or HDR_ERROR (hs->err, msg, err_off set). */
-int header_parse(header_store *hs, const uint8_t *buf, size_t len);
-void header_store_free(header_store *hs);
+int pf_header_parse(header_store *hs, const uint8_t *buf, size_t len);
+void pf_header_store_free(header_store *hs);
 
 /* ---- payload decoding (decode.c) ---- */
 struct prism_reader;
 /* Decode one verified chunk's payload and deliver its records.  Returns
  * false when the payload is not as specified (records already delivered
  * stay delivered); *records counts what was delivered. */
-bool payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
+bool pf_payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
                     const uint8_t *p, size_t len, uint64_t *records);
-/* Kinds payload_decode knows. */
-bool payload_known(uint32_t kind);
+/* Kinds pf_payload_decode knows. */
+bool pf_payload_known(uint32_t kind);
 
 /* ---- the reader's parts decode.c needs ---- */
-const prism_reader_callbacks *reader_cb(struct prism_reader *r);
-void *reader_ctx(struct prism_reader *r);
+const prism_reader_callbacks *pf_reader_cb(struct prism_reader *r);
+void *pf_reader_ctx(struct prism_reader *r);
 /* Store a string under an id; false on allocation failure. */
-bool reader_put_string(struct prism_reader *r, uint32_t id, const char *s, size_t len);
-void reader_saw_footer(struct prism_reader *r);
+bool pf_reader_put_string(struct prism_reader *r, uint32_t id, const char *s, size_t len);
+void pf_reader_saw_footer(struct prism_reader *r);
 
 /* backends.c: copy the registered backends, in order, into out (room for
  * PRISM_MAX_BACKENDS); returns how many. */
-size_t reader_backends(const prism_foreign_backend **out);
+size_t pf_reader_backends(const prism_foreign_backend **out);
 
 #endif

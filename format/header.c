@@ -113,13 +113,13 @@ static int parse_text(header_store *hs, cur *c, const char **out)
 static int parse_value(header_store *hs, cur *c, prism_value *v)
 {
     size_t tlen;
-    int rc = cur_value(c, v, &tlen, PRISM_MAX_STRING_BYTES);
+    int rc = pf_cur_value(c, v, &tlen, PRISM_MAX_STRING_BYTES);
     if (rc == CUR_OK && v->type == PRISM_VAL_TEXT)
         v->v.s = keep(hs, v->v.s, tlen);
     return rc;
 }
 
-int header_parse(header_store *hs, const uint8_t *buf, size_t len)
+int pf_header_parse(header_store *hs, const uint8_t *buf, size_t len)
 {
     cur c = { buf, buf + len };
     unsigned mt, ai;
@@ -172,7 +172,7 @@ int header_parse(header_store *hs, const uint8_t *buf, size_t len)
             CHECK(cur_uint(&c, &maj), "version");
             CHECK(cur_uint(&c, &min), "version");
             for (uint64_t j = 2; j < cnt; j++)
-                CHECK(cur_skip(&c, PRISM_MAX_DEPTH), "version");
+                CHECK(pf_cur_skip(&c, PRISM_MAX_DEPTH), "version");
             if (maj != PRISM_FORMAT_MAJOR)
                 FAIL(PRISM_E_VERSION, "format version %llu.%llu is not supported "
                      "(this reader knows %d.x)", (unsigned long long)maj,
@@ -228,7 +228,7 @@ int header_parse(header_store *hs, const uint8_t *buf, size_t len)
                 FAIL(PRISM_E_HEADER, "malformed header (checksum is not last)");
             have_sum = true;
         } else {
-            CHECK(cur_skip(&c, PRISM_MAX_DEPTH), "unknown key");  /* newer minor */
+            CHECK(pf_cur_skip(&c, PRISM_MAX_DEPTH), "unknown key");  /* newer minor */
         }
         if ((size_t)(c.p - buf) > PRISM_MAX_HEADER_BYTES)
             FAIL(PRISM_E_LIMIT, "header larger than %u bytes", PRISM_MAX_HEADER_BYTES);
@@ -241,7 +241,7 @@ int header_parse(header_store *hs, const uint8_t *buf, size_t len)
     return HDR_DONE;
 }
 
-void header_store_free(header_store *hs)
+void pf_header_store_free(header_store *hs)
 {
     free(hs->mem);
     hs->mem = NULL;

@@ -28,7 +28,7 @@ static bool grow(idmap *m)
     return true;
 }
 
-bool idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len)
+bool pf_idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len)
 {
     if (key == UINT32_MAX)
         return false;
@@ -43,7 +43,7 @@ bool idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len)
     return true;
 }
 
-bool idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len)
+bool pf_idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len)
 {
     if (!m->cap || key == UINT32_MAX)
         return false;
@@ -59,7 +59,7 @@ bool idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len)
     return false;
 }
 
-void idmap_free(idmap *m)
+void pf_idmap_free(idmap *m)
 {
     free(m->slots);
     m->slots = NULL;
@@ -73,7 +73,7 @@ struct arena_block {
 
 #define ARENA_BLOCK 65536u
 
-void *arena_alloc(arena *a, size_t n)
+void *pf_arena_alloc(arena *a, size_t n)
 {
     n = (n + 7) & ~(size_t)7;
     if (n > a->left) {
@@ -92,7 +92,7 @@ void *arena_alloc(arena *a, size_t n)
     return p;
 }
 
-void arena_free(arena *a)
+void pf_arena_free(arena *a)
 {
     while (a->head) {
         arena_block *n = a->head->next;

@@ -21,9 +21,9 @@ typedef struct idmap {
     size_t cap, count;          /* cap is a power of two */
 } idmap;
 
-bool idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len);
-bool idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len);
-void idmap_free(idmap *m);
+bool pf_idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len);
+bool pf_idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len);
+void pf_idmap_free(idmap *m);
 
 typedef struct arena_block arena_block;
 typedef struct arena {
@@ -32,7 +32,7 @@ typedef struct arena {
     char *next;
 } arena;
 
-void *arena_alloc(arena *a, size_t n);
-void arena_free(arena *a);
+void *pf_arena_alloc(arena *a, size_t n);
+void pf_arena_free(arena *a);
 
 #endif

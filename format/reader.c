@@ -74,18 +74,18 @@ const char *prism_reader_foreign(const prism_reader *r)
 
 /* ---- small accessors for decode.c ---- */
 
-const prism_reader_callbacks *reader_cb(prism_reader *r) { return &r->cb; }
-void *reader_ctx(prism_reader *r) { return r->ctx; }
-void reader_saw_footer(prism_reader *r) { r->st.footer = true; }
+const prism_reader_callbacks *pf_reader_cb(prism_reader *r) { return &r->cb; }
+void *pf_reader_ctx(prism_reader *r) { return r->ctx; }
+void pf_reader_saw_footer(prism_reader *r) { r->st.footer = true; }
 
-bool reader_put_string(prism_reader *r, uint32_t id, const char *s, size_t len)
+bool pf_reader_put_string(prism_reader *r, uint32_t id, const char *s, size_t len)
 {
-    char *d = arena_alloc(&r->mem, len + 1);
+    char *d = pf_arena_alloc(&r->mem, len + 1);
     if (!d)
         return false;
     memcpy(d, s, len);
     d[len] = '\0';
-    return idmap_put(&r->strings, id, (uintptr_t)d, (uint32_t)len);
+    return pf_idmap_put(&r->strings, id, (uintptr_t)d, (uint32_t)len);
 }
 
 const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
@@ -94,7 +94,7 @@ const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
     uint32_t l;
     if (r->probe == PROBE_FOREIGN)
         return r->fb->string(r->fst, id, len);
-    if (!idmap_get(&r->strings, id, &v, &l))
+    if (!pf_idmap_get(&r->strings, id, &v, &l))
         return NULL;
     if (len)
         *len = l;
@@ -111,7 +111,7 @@ prism_reader *prism_reader_new(const prism_reader_callbacks *cb, void *ctx)
     if (cb)
         r->cb = *cb;
     r->ctx = ctx;
-    r->nfb = reader_backends(r->fbs);
+    r->nfb = pf_reader_backends(r->fbs);
     r->probe = r->nfb ? PROBE_WAIT : PROBE_NONE;
     return r;
 }
@@ -122,11 +122,11 @@ void prism_reader_free(prism_reader *r)
         return;
     if (r->fst)
         r->fb->close(r->fst);
-    header_store_free(&r->hs);
+    pf_header_store_free(&r->hs);
     free(r->pend);
-    idmap_free(&r->strings);
-    idmap_free(&r->seqs);
-    arena_free(&r->mem);
+    pf_idmap_free(&r->strings);
+    pf_idmap_free(&r->seqs);
+    pf_arena_free(&r->mem);
     free(r);
 }
 
@@ -246,7 +246,7 @@ static void note_seq(prism_reader *r, const frame *f)
     uintptr_t next;
     uint32_t unused;
     uint64_t expect = 0;
-    if (idmap_get(&r->seqs, f->stream, &next, &unused))
+    if (pf_idmap_get(&r->seqs, f->stream, &next, &unused))
         expect = (uint64_t)next;
     if (f->seq > expect && f->seq - expect > PRISM_MAX_SEQ_GAP) {
         r->st.damaged++;                /* a damaged number, not lost chunks */
@@ -255,7 +255,7 @@ static void note_seq(prism_reader *r, const frame *f)
     if (f->seq > expect)
         r->st.seq_gaps += f->seq - expect;
     if (f->seq >= expect)
-        idmap_put(&r->seqs, f->stream, (uintptr_t)(f->seq + 1), 0);
+        pf_idmap_put(&r->seqs, f->stream, (uintptr_t)(f->seq + 1), 0);
 }
 
 static void deliver(prism_reader *r, const uint8_t *p, const frame *f, uint64_t off)
@@ -265,10 +265,10 @@ static void deliver(prism_reader *r, const uint8_t *p, const frame *f, uint64_t 
         .seq = f->seq, .payload_len = f->payload_len, .status = PRISM_CHUNK_OK,
     };
     note_seq(r, f);
-    if (!payload_known(f->kind)) {
+    if (!pf_payload_known(f->kind)) {
         ci.status = PRISM_CHUNK_UNKNOWN;
         r->st.unknown++;
-    } else if (!payload_decode(r, f->kind, f->stream, p + f->payload_off,
+    } else if (!pf_payload_decode(r, f->kind, f->stream, p + f->payload_off,
                                f->payload_len, &ci.records)) {
         ci.status = PRISM_CHUNK_MALFORMED;
         r->st.malformed++;
@@ -345,7 +345,7 @@ static size_t process(prism_reader *r, const uint8_t *p, size_t n, uint64_t off,
     size_t pos = 0;
     if (r->phase == PH_HEADER) {
         size_t lim = n < PRISM_MAX_HEADER_BYTES ? n : PRISM_MAX_HEADER_BYTES;
-        int rc = header_parse(&r->hs, p, lim);
+        int rc = pf_header_parse(&r->hs, p, lim);
         if (rc == HDR_ERROR) {
             fail(r, r->hs.err, off + r->hs.err_off, "%s", r->hs.msg);
             return 0;

@@ -22,7 +22,7 @@ uint32_t prism_name(const char *name)
         id = 0;
     pthread_mutex_unlock(&s->lock);
     if (id >= (1u << 28)) {             /* the event word holds 28 bits */
-        session_fail(s, "more than 2^28 distinct names");
+        pc_session_fail(s, "more than 2^28 distinct names");
         return 0;
     }
     return id;
@@ -121,7 +121,7 @@ void prism_thread_name(const char *name)
     session *s = prism__s;
     if (!s || !name || session_forked(s) || atomic_load(&s->stopping))
         return;
-    prism__thread *th = buffers_self(s);
+    prism__thread *th = pc_buffers_self(s);
     if (!th)
         return;
     pthread_mutex_lock(&s->lock);

@@ -25,7 +25,7 @@ static bool exit_key_ok;        /* 0 is a valid key: keep success apart */
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static _Atomic int warned;
 
-void session_warn(const char *fmt, ...)
+void pc_session_warn(const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -36,7 +36,7 @@ void session_warn(const char *fmt, ...)
 }
 
 /* Stop recording for good; warn the first time only. */
-void session_fail(session *s, const char *fmt, ...)
+void pc_session_fail(session *s, const char *fmt, ...)
 {
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
@@ -52,14 +52,14 @@ void session_fail(session *s, const char *fmt, ...)
     fprintf(stderr, "prism: warning: %s; profiling stopped\n", msg);
 }
 
-void session_wake(session *s)
+void pc_session_wake(session *s)
 {
     char c = 1;
     ssize_t n = write(s->wake_wr, &c, 1);   /* full pipe: already awake */
     (void)n;
 }
 
-void queue_push(session *s, const proc_rec *r)
+void pc_queue_push(session *s, const proc_rec *r)
 {
     if (s->nqueue == s->qcap) {
         size_t cap = s->qcap ? s->qcap * 2 : 256;
@@ -80,7 +80,7 @@ void queue_push(session *s, const proc_rec *r)
 
 static void make_key(void)
 {
-    exit_key_ok = pthread_key_create(&exit_key, buffers_thread_exit) == 0;
+    exit_key_ok = pthread_key_create(&exit_key, pc_buffers_thread_exit) == 0;
 }
 
 /* A buffer from the free list or a new one within the budget (lock held). */
@@ -119,7 +119,7 @@ static void use_buffer(prism__tls *t, buffer *b)
     t->pub = b ? &b->fill : NULL;
 }
 
-void buffers_hand_over(prism__thread *th)
+void pc_buffers_hand_over(prism__thread *th)
 {
     buffer *b = th->cur;
     if (!b)
@@ -157,7 +157,7 @@ static prism__thread *register_thread(session *s, prism__tls *t)
     return th;
 }
 
-prism__thread *buffers_self(session *s)
+prism__thread *pc_buffers_self(session *s)
 {
     prism__tls *t = &prism__t;
     if (t->th)
@@ -256,7 +256,7 @@ static bool let_go(prism__tls *t, prism__thread *th)
         sp->cap = t->resv;
         sp->spare = true;
     }
-    buffers_hand_over(th);
+    pc_buffers_hand_over(th);
     use_buffer(t, sp);
     return true;
 }
@@ -287,7 +287,7 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
     buffer *b = take_buffer(s);
     bool gone = !b && let_go(t, th);
     if (!b && s->cfg.policy == PRISM_POLICY_WAIT && !th->wait_expired) {
-        session_wake(s);
+        pc_session_wake(s);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;              /* bounded: never hang the host */
@@ -297,13 +297,13 @@ static bool make_room(session *s, prism__tls *t, uint32_t need)
     }
     th->wait_expired = !b && s->cfg.policy == PRISM_POLICY_WAIT;
     if (b) {
-        buffers_hand_over(th);
+        pc_buffers_hand_over(th);
         use_buffer(t, b);
     }
-    bool wake = (b || gone) && writer_wake_wanted(s);   /* a full buffer is waiting */
+    bool wake = (b || gone) && pc_writer_wake_wanted(s);   /* a full buffer is waiting */
     pthread_mutex_unlock(&s->lock);
     if (wake)
-        session_wake(s);
+        pc_session_wake(s);
     return b != NULL;
 }
 
@@ -422,7 +422,7 @@ void prism__counter_slow(uint32_t word, uint64_t bits, uint64_t ts)
 }
 
 /* pthread key destructor: the thread's last events go to the writer. */
-void buffers_thread_exit(void *arg)
+void pc_buffers_thread_exit(void *arg)
 {
     prism__thread *th = arg;
     session *s = prism__s;
@@ -430,21 +430,21 @@ void buffers_thread_exit(void *arg)
     if (!s || !th || t->th != th || session_forked(s))
         return;                         /* (a forked child never takes the lock) */
     cpu_reading last;                   /* its own final CPU time, exact */
-    cpu_read_self(s, th->os_tid, &last);
+    pc_cpu_read_self(s, th->os_tid, &last);
     pthread_mutex_lock(&s->lock);
-    buffers_hand_over(th);
+    pc_buffers_hand_over(th);
     th->cpu.last = last;
     th->dead = true;
     use_buffer(t, NULL);
     t->resv = 0;
     t->th = NULL;
     pthread_mutex_unlock(&s->lock);
-    session_wake(s);
+    pc_session_wake(s);
 }
 
 /* The calling thread records nothing more into its buffer (gone to the
  * writer, or the parent's, in a forked child). */
-void buffers_reset_tls(void)
+void pc_buffers_reset_tls(void)
 {
     prism__tls *t = &prism__t;
     t->ev = NULL;
@@ -464,7 +464,7 @@ static void free_list(buffer *b)
 }
 
 /* At shutdown: free what no live thread can still write into. */
-void buffers_free_all(session *s)
+void pc_buffers_free_all(session *s)
 {
     free_list(s->free);
     s->free = NULL;

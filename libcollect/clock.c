@@ -25,7 +25,7 @@
 int prism__clock_tsc;
 #endif
 
-uint64_t clock_mono_ns(void)
+uint64_t pc_clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -34,7 +34,7 @@ uint64_t clock_mono_ns(void)
 
 uint64_t prism__clock_mono(void)
 {
-    return clock_mono_ns();
+    return pc_clock_mono_ns();
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,13 +58,13 @@ static bool tsc_invariant(void)
 }
 #endif
 
-void clock_init(session *s)
+void pc_clock_init(session *s)
 {
 #if defined(__x86_64__) || defined(__i386__)
     const char *want = getenv("PRISM_CLOCK");
     prism__clock_tsc = !(want && !strcmp(want, "monotonic")) && tsc_invariant();
 #endif
-    s->t0_mono = clock_mono_ns();
+    s->t0_mono = pc_clock_mono_ns();
     s->t0_ticks = prism__now();
     s->ns_per_tick = 1.0;
 #if defined(__x86_64__) || defined(__i386__)
@@ -72,19 +72,19 @@ void clock_init(session *s)
         /* A first estimate over 2 ms; refined by every flush. */
         uint64_t m;
         do
-            m = clock_mono_ns();
+            m = pc_clock_mono_ns();
         while (m - s->t0_mono < 2000000u);
         uint64_t t = prism__now();
         if (t > s->t0_ticks)
             s->ns_per_tick = (double)(m - s->t0_mono) / (double)(t - s->t0_ticks);
     }
 #endif
-    clock_segments_reset(s);
+    pc_clock_segments_reset(s);
 }
 
 /* The first segment: the initial estimate from t0 (called by the session
  * at start, before any event, and by tests). */
-void clock_segments_reset(session *s)
+void pc_clock_segments_reset(session *s)
 {
     s->segs[0] = (struct clock_seg){ s->t0_ticks, 0, s->ns_per_tick };
     atomic_store_explicit(&s->nsegs, 1, memory_order_release);
@@ -117,8 +117,8 @@ static uint64_t seg_ns(const session *s, uint32_t n, uint64_t ticks)
 
 /* The segment that converts `ticks`, hoisted for a run of ticks (the
  * writer's region encoder): clock_run_ns() then converts any tick of the
- * segment's range as clock_ns() does, bit for bit. */
-void clock_run_at(session *s, uint64_t ticks, clock_run *c)
+ * segment's range as pc_clock_ns() does, bit for bit. */
+void pc_clock_run_at(session *s, uint64_t ticks, clock_run *c)
 {
     uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_acquire);
     uint64_t t0 = s->t0_ticks;
@@ -147,7 +147,7 @@ void clock_run_at(session *s, uint64_t ticks, clock_run *c)
  * the segment's expected span (the nudge is bounded to 1e-4 of the ratio,
  * so a jump of the monotonic clock cannot bend time).
  */
-void clock_segment_add(session *s, uint64_t t, uint64_t m)
+void pc_clock_segment_add(session *s, uint64_t t, uint64_t m)
 {
     uint32_t n = atomic_load_explicit(&s->nsegs, memory_order_relaxed);
     if (n == 0 || n >= CLOCK_SEGS || t <= s->t0_ticks || m <= s->t0_mono)
@@ -168,19 +168,19 @@ void clock_segment_add(session *s, uint64_t t, uint64_t m)
     atomic_store_explicit(&s->nsegs, n + 1, memory_order_release);
 }
 
-void clock_calibrate(session *s)
+void pc_clock_calibrate(session *s)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (!prism__clock_tsc)
         return;
-    uint64_t m = clock_mono_ns(), t = prism__now();
-    clock_segment_add(s, t, m);
+    uint64_t m = pc_clock_mono_ns(), t = prism__now();
+    pc_clock_segment_add(s, t, m);
 #else
     (void)s;
 #endif
 }
 
-uint64_t clock_ns(session *s, uint64_t ticks)
+uint64_t pc_clock_ns(session *s, uint64_t ticks)
 {
     if (ticks <= s->t0_ticks)
         return 0;

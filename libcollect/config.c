@@ -20,7 +20,7 @@ void prism_config_default(prism_config *c)
 
 static void bad(const char *var, const char *val, const char *want)
 {
-    session_warn("ignoring %s=\"%s\": expected %s", var, val, want);
+    pc_session_warn("ignoring %s=\"%s\": expected %s", var, val, want);
 }
 
 static void env_bool(const char *var, bool *out)
@@ -105,12 +105,12 @@ void prism_config_from_env(prism_config *c)
         c->output_dir = v;
 }
 
-const char *cfg_policy_name(prism_policy p)
+const char *pc_cfg_policy_name(prism_policy p)
 {
     return p == PRISM_POLICY_WAIT ? "wait" : "drop";
 }
 
-int64_t cfg_rank(void)
+int64_t pc_cfg_rank(void)
 {
     static const char *const vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID",
                                          "PMI_RANK" };
@@ -128,7 +128,7 @@ int64_t cfg_rank(void)
 }
 
 /* Expand the output pattern into out; -1 when it does not fit. */
-int cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
+int pc_cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n)
 {
     size_t o = 0;
@@ -177,7 +177,7 @@ int cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
 #define KV_F(k, x) (prism_kv){ k, { PRISM_VAL_FLOAT, { .f = (x) } } }
 #define KV_S(k, x) (prism_kv){ k, { PRISM_VAL_TEXT, { .s = (x) } } }
 
-size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n)
+size_t pc_cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n)
 {
     prism_kv all[] = {
         KV_B("enabled", c->enabled), KV_B("collect_timing", c->collect_timing),
@@ -187,7 +187,7 @@ size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n)
         KV_U("active_steps", c->active_steps), KV_U("memory_interval_ms", c->memory_interval_ms),
         KV_U("cpu_interval_ms", c->cpu_interval_ms),
         KV_U("flush_interval_ms", c->flush_interval_ms), KV_U("buffer_events", c->buffer_events),
-        KV_U("buffer_mb", c->buffer_mb), KV_S("policy", cfg_policy_name(c->policy)),
+        KV_U("buffer_mb", c->buffer_mb), KV_S("policy", pc_cfg_policy_name(c->policy)),
         KV_F("bottleneck_threshold_pct", c->bottleneck_threshold_pct),
         KV_F("memory_leak_threshold_mb", c->memory_leak_threshold_mb),
     };

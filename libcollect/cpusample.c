@@ -11,7 +11,7 @@
  * so a thread's values never go backwards.
  *
  * Exit and TID reuse.  Only the writer thread frees a thread record
- * (writer.c, once cpu_release agrees), so the records a pass lists under the
+ * (writer.c, once pc_cpu_release agrees), so the records a pass lists under the
  * session lock stay valid while it reads them outside the lock.  An exiting
  * thread marks itself dead under the lock before it finishes exiting, so a
  * record still alive after a read (checked under the lock) was alive during
@@ -125,7 +125,7 @@ static int read3(int fd, uint64_t v[3])
     return parse3(buf, v) ? CPU_READ_OK : CPU_READ_GONE;
 }
 
-int cpu_read_stat(int fd, cpu_reading *r)
+int pc_cpu_read_stat(int fd, cpu_reading *r)
 {
     uint64_t v[3];
     int rc = read3(fd, v);
@@ -134,7 +134,7 @@ int cpu_read_stat(int fd, cpu_reading *r)
     return rc;
 }
 
-void cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r)
+void pc_cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r)
 {
     memset(r, 0, sizeof *r);
     int mode = atomic_load_explicit(&s->cpu_mode, memory_order_relaxed);
@@ -153,7 +153,7 @@ void cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r)
     if (fd < 0)
         return;
     cpu_reading x;
-    if (cpu_read_stat(fd, &x) == CPU_READ_OK) {
+    if (pc_cpu_read_stat(fd, &x) == CPU_READ_OK) {
         r->wait = x.wait;       /* current: it only grows while runnable */
         r->have_wait = r->ok = true;
         if (x.on > r->on)
@@ -162,7 +162,7 @@ void cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r)
     close(fd);
 }
 
-cpu_sampler *cpu_new(session *s)
+cpu_sampler *pc_cpu_new(session *s)
 {
     atomic_store(&s->cpu_mode, CPU_MODE_OFF);
     cpu_sampler *c = calloc(1, sizeof *c);
@@ -226,7 +226,7 @@ static void close_all(cpu_sampler *c)
     pthread_mutex_unlock(&s->lock);
 }
 
-void cpu_free(cpu_sampler *c)
+void pc_cpu_free(cpu_sampler *c)
 {
     if (!c)
         return;
@@ -238,14 +238,14 @@ void cpu_free(cpu_sampler *c)
     free(c);
 }
 
-uint64_t cpu_period_ns(const cpu_sampler *c)
+uint64_t pc_cpu_period_ns(const cpu_sampler *c)
 {
     return c ? c->period_ns : 0;
 }
 
 static void fail(cpu_sampler *c, const char *what, int err)
 {
-    session_warn("CPU sampling stopped: %s: %s", what, strerror(err));
+    pc_session_warn("CPU sampling stopped: %s: %s", what, strerror(err));
     set_status(c, "off: %s: %s", what, strerror(err));
     close_all(c);
     c->period_ns = 0;
@@ -315,7 +315,7 @@ static int read_thread(prism__thread *th, cpu_reading *r)
          * Named by TID, but sound: if the pread of the task's own fd then
          * succeeds, the task was alive throughout, so the TID was its. */
         bool fresh = t->clock_ok && clock_gettime(t->clock, &ts) == 0;
-        int rc = cpu_read_stat(t->fd, r);
+        int rc = pc_cpu_read_stat(t->fd, r);
         if (rc == CPU_READ_OK && fresh && ts_ns(&ts) > r->on)
             r->on = ts_ns(&ts);
         return rc;
@@ -342,7 +342,7 @@ static void finish(cpu_sampler *c, prism__thread *th, const cpu_reading *last,
     bool known = t->sampled;
     bool with_wait = t->have_wait || (!t->sampled && last->have_wait);
     cpu_reading x;
-    if (read_fd && t->src == SRC_STAT && cpu_read_stat(t->fd, &x) == CPU_READ_OK) {
+    if (read_fd && t->src == SRC_STAT && pc_cpu_read_stat(t->fd, &x) == CPU_READ_OK) {
         on = x.on > on ? x.on : on;
         wait = x.wait > wait ? x.wait : wait;
         known = true;
@@ -391,7 +391,7 @@ static size_t list_threads(cpu_sampler *c)
     return n < c->ecap ? n : c->ecap;
 }
 
-void cpu_pass(cpu_sampler *c)
+void pc_cpu_pass(cpu_sampler *c)
 {
     if (!c || !c->period_ns)
         return;
@@ -442,12 +442,12 @@ void cpu_pass(cpu_sampler *c)
     }
 }
 
-bool cpu_release(const cpu_sampler *c, const prism__thread *th)
+bool pc_cpu_release(const cpu_sampler *c, const prism__thread *th)
 {
     return !c || !c->period_ns || th->cpu.src == SRC_DONE || th->cpu.src == SRC_NONE;
 }
 
-size_t cpu_records(const cpu_sampler *c, const cpu_rec **r)
+size_t pc_cpu_records(const cpu_sampler *c, const cpu_rec **r)
 {
     if (!c) {
         *r = NULL;
@@ -457,13 +457,13 @@ size_t cpu_records(const cpu_sampler *c, const cpu_rec **r)
     return c->nrec;
 }
 
-void cpu_drained(cpu_sampler *c)
+void pc_cpu_drained(cpu_sampler *c)
 {
     if (c)
         c->nrec = 0;
 }
 
-const char *cpu_status_changed(cpu_sampler *c)
+const char *pc_cpu_status_changed(cpu_sampler *c)
 {
     if (!c || !c->status_new)
         return NULL;
@@ -471,7 +471,7 @@ const char *cpu_status_changed(cpu_sampler *c)
     return c->status;
 }
 
-uint64_t cpu_dropped(const cpu_sampler *c)
+uint64_t pc_cpu_dropped(const cpu_sampler *c)
 {
     return c ? c->dropped : 0;
 }

@@ -23,44 +23,44 @@ typedef struct cpu_sampler cpu_sampler;
 
 /* Start sampling as s->cfg says: probe the sources, set s->cpu_mode.
  * NULL only when out of memory (sampling is then off).  The caller frees
- * it with cpu_free. */
-cpu_sampler *cpu_new(session *s);
+ * it with pc_cpu_free. */
+cpu_sampler *pc_cpu_new(session *s);
 
 /* Close every thread's schedstat file, free the sampler (NULL is fine).
  * Writer thread, when it no longer samples. */
-void cpu_free(cpu_sampler *c);
+void pc_cpu_free(cpu_sampler *c);
 
 /* ns between two passes; 0 when sampling is off (or stopped on a failure). */
-uint64_t cpu_period_ns(const cpu_sampler *c);
+uint64_t pc_cpu_period_ns(const cpu_sampler *c);
 
 /* One sampling pass over the threads at one instant.  Takes the session
  * lock to walk the thread list and reads outside it; never blocks on the
  * profiled threads otherwise. */
-void cpu_pass(cpu_sampler *c);
+void pc_cpu_pass(cpu_sampler *c);
 
 /* May the writer free th, a thread that has exited?  False while its last
  * sample is still to be taken (by the next pass).  Lock held or not. */
-bool cpu_release(const cpu_sampler *c, const prism__thread *th);
+bool pc_cpu_release(const cpu_sampler *c, const prism__thread *th);
 
-/* The samples kept since the last cpu_drained (borrowed until then). */
-size_t cpu_records(const cpu_sampler *c, const cpu_rec **r);
-void cpu_drained(cpu_sampler *c);
+/* The samples kept since the last pc_cpu_drained (borrowed until then). */
+size_t pc_cpu_records(const cpu_sampler *c, const cpu_rec **r);
+void pc_cpu_drained(cpu_sampler *c);
 
 /* The sampler's state in words ("schedstat 5 ms", "off: ...") when it
  * changed since the last call, else NULL.  Static storage of c. */
-const char *cpu_status_changed(cpu_sampler *c);
+const char *pc_cpu_status_changed(cpu_sampler *c);
 
 /* Samples that could not be kept, cumulative. */
-uint64_t cpu_dropped(const cpu_sampler *c);
+uint64_t pc_cpu_dropped(const cpu_sampler *c);
 
 /* Called by an exiting thread (any thread, no lock held): its own final
  * reading, as cheap as the session's mode allows.  r->ok false: none. */
-void cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r);
+void pc_cpu_read_self(session *s, uint64_t os_tid, cpu_reading *r);
 
 /* Read a schedstat file (an fd open on /proc/self/task/TID/schedstat) from
  * offset 0.  Returns CPU_READ_OK, CPU_READ_GONE (the task no longer exists:
  * ESRCH, an empty or short read) or CPU_READ_ERROR (errno kept). */
 enum { CPU_READ_OK = 0, CPU_READ_GONE = 1, CPU_READ_ERROR = 2 };
-int cpu_read_stat(int fd, cpu_reading *r);
+int pc_cpu_read_stat(int fd, cpu_reading *r);
 
 #endif

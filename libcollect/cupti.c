@@ -124,7 +124,7 @@ uint64_t cupti_dropped(void)
 void cupti_stop(session *s)
 {
     (void)s;
-    gpumem_close();
+    pc_gpumem_close();
 }
 
 #else
@@ -238,10 +238,10 @@ static uint64_t CUPTIAPI timestamp_cb(void)
 static void setup_clock(session *s)
 {
     /* the ratio only needs to be close to ns: the writer inverts it */
-    uint64_t m = clock_mono_ns(), t = prism__now();
+    uint64_t m = pc_clock_mono_ns(), t = prism__now();
     G.clock = (cupti_clock){ s->t0_mono, s->t0_ticks, 1.0 };
     while (m - s->t0_mono < 1000000u) {
-        m = clock_mono_ns();
+        m = pc_clock_mono_ns();
         t = prism__now();
     }
     if (t > s->t0_ticks)
@@ -474,7 +474,7 @@ void cupti_stop(session *s)
     atomic_store(&window_on, 0);
     pthread_mutex_unlock(&G.lock);
     (void)s;
-    gpumem_close();
+    pc_gpumem_close();
 }
 
 #endif /* PRISM_HAVE_CUPTI_HEADERS */

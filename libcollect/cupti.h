@@ -9,7 +9,7 @@
  * (PRISM_HAVE_CUPTI_HEADERS); without them the hooks are a CPU-only backend that
  * records why GPU activity is missing.
  *
- * Timestamps.  The file's timeline is clock_ns(ticks): the session's raw
+ * Timestamps.  The file's timeline is pc_clock_ns(ticks): the session's raw
  * clock (rdtsc or CLOCK_MONOTONIC, prism__now()) converted with a ratio the
  * writer refines at every flush.  CUPTI is given a timestamp callback
  * (cuptiActivityRegisterTimestampCallback) that returns the session clock
@@ -19,7 +19,7 @@
  * timestamp").  CUPTI stamps CPU-side records (runtime API calls) with it
  * directly and maps GPU timestamps onto it by linear interpolation.  The
  * writer inverts the mapping exactly (cupti_clock_ticks) and converts the
- * ticks with clock_ns, the same conversion, with the same ratio, that the
+ * ticks with pc_clock_ns, the same conversion, with the same ratio, that the
  * CPU events of that flush get: a kernel and the region that launched it
  * sit on one timeline however the calibration moves.
  */
@@ -193,12 +193,12 @@ void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* Fill out[] (at most PRISM_MAX_GPUS) with per-device used/reserved bytes.
  * refresh: query NVML now; else copy the last reading (cheap: the samples
  * for steps in between).  Writer thread.  Returns the number of devices. */
-uint32_t gpumem_read(prism_gpu_mem *out, bool refresh);
+uint32_t pc_gpumem_read(prism_gpu_mem *out, bool refresh);
 /* Apply the program's reports (prism_gpu_memory) to the n devices in
  * out[]: a reported device's figures replace NVML's, or are added.
  * Returns the new count (at most PRISM_MAX_GPUS). */
-uint32_t gpumem_program(prism_gpu_mem *out, uint32_t n);
+uint32_t pc_gpumem_program(prism_gpu_mem *out, uint32_t n);
 /* Release NVML (writer, at shutdown). */
-void gpumem_close(void);
+void pc_gpumem_close(void);
 
 #endif

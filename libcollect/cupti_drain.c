@@ -90,7 +90,7 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     pthread_mutex_unlock(&D.lock);
     session *s = D.s;
     if (wake && s && !atomic_load(&s->stopping))
-        session_wake(s);                /* the pool runs low: drain early */
+        pc_session_wake(s);                /* the pool runs low: drain early */
 }
 
 uint64_t cupti_dropped(void)
@@ -103,7 +103,7 @@ uint64_t cupti_dropped(void)
 static uint64_t to_ns(void *ctx, uint64_t ts)
 {
     session *s = ctx;
-    return clock_ns(s, cupti_clock_ticks(&D.clock, (uint64_t)((int64_t)ts - D.shift)));
+    return pc_clock_ns(s, cupti_clock_ticks(&D.clock, (uint64_t)((int64_t)ts - D.shift)));
 }
 
 /* Kernel names arrive mangled; a C++ runtime in the process demangles. */

@@ -3,13 +3,13 @@
  * thread's new enter/exit events that converts ticks to ns, clamps them,
  * delta-encodes them and writes the CBOR straight into the chunk buffer.
  *
- * It writes the bytes the per-event path writes (clock_ns, a clamp to the
+ * It writes the bytes the per-event path writes (pc_clock_ns, a clamp to the
  * thread's last timestamp, prism_enc_enter/exit, a new chunk where one is
  * full), with the work that path repeats per event done once per run:
  *
  *   - the clock: the segment converting the run's first tick is hoisted
- *     (clock_run_at); a tick inside its range converts with the same
- *     formula as clock_ns (clock_seg_map), so bit for bit; only a tick
+ *     (pc_clock_run_at); a tick inside its range converts with the same
+ *     formula as pc_clock_ns (clock_seg_map), so bit for bit; only a tick
  *     outside it (a segment boundary, a tick out of order) looks the
  *     table up again;
  *   - the bounds: the chunk's room is checked once per batch of room /
@@ -37,17 +37,17 @@ static inline uint32_t region_bit(uint32_t word)
     return (word & 15u) - PRISM__EV_ENTER;
 }
 
-/* clock_ns(s, t) through the hoisted segment c, moved when t is not in it. */
+/* pc_clock_ns(s, t) through the hoisted segment c, moved when t is not in it. */
 static inline uint64_t tick_ns(session *s, clock_run *c, uint64_t t)
 {
     uint64_t ns;
     if (__builtin_expect(clock_run_ns(c, t, &ns), 1))
         return ns;
-    clock_run_at(s, t, c);
-    return clock_ns(s, t);
+    pc_clock_run_at(s, t, c);
+    return pc_clock_ns(s, t);
 }
 
-uint32_t encode_regions(session *s, prism__thread *th, region_sink *k,
+uint32_t pc_encode_regions(session *s, prism__thread *th, region_sink *k,
                         const prism__event *ev, uint32_t i, uint32_t fill,
                         uint64_t *written)
 {
@@ -56,7 +56,7 @@ uint32_t encode_regions(session *s, prism__thread *th, region_sink *k,
         return i;
     const uint32_t first = i;
     clock_run c;
-    clock_run_at(s, ev[i].ts, &c);
+    pc_clock_run_at(s, ev[i].ts, &c);
     uint64_t last_ns = th->last_ns;
     uint32_t depth = th->depth;
     prism_enc *e = &k->e;

@@ -147,7 +147,7 @@ static uint32_t refresh(prism_gpu_mem *out)
     return n;
 }
 
-uint32_t gpumem_read(prism_gpu_mem *out, bool now)
+uint32_t pc_gpumem_read(prism_gpu_mem *out, bool now)
 {
     uint32_t n;
     if (!now && !atomic_load_explicit(&M.any, memory_order_relaxed))
@@ -168,7 +168,7 @@ uint32_t gpumem_read(prism_gpu_mem *out, bool now)
     return n;
 }
 
-void gpumem_close(void)
+void pc_gpumem_close(void)
 {
     if (M.ok && M.shutdown)
         M.shutdown();
@@ -224,7 +224,7 @@ static bool prog_read(uint32_t d, uint64_t *used, uint64_t *reserved)
     return false;
 }
 
-uint32_t gpumem_program(prism_gpu_mem *out, uint32_t n)
+uint32_t pc_gpumem_program(prism_gpu_mem *out, uint32_t n)
 {
     uint32_t set = atomic_load_explicit(&prog_set, memory_order_acquire);
     for (uint32_t d = 0; set; d++, set >>= 1) {

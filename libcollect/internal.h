@@ -181,32 +181,32 @@ typedef struct session {
 PRISM_API extern session *prism__s;       /* NULL before init and after a failed init */
 
 /* clock.c */
-void clock_init(session *s);
-void clock_calibrate(session *s);
-uint64_t clock_ns(session *s, uint64_t ticks);
+void pc_clock_init(session *s);
+void pc_clock_calibrate(session *s);
+uint64_t pc_clock_ns(session *s, uint64_t ticks);
 /* The segment table (see clock.c): reset to one segment from t0 and the
  * present ratio; append one at tick t read with monotonic ns m, when due. */
-void clock_segments_reset(session *s);
-void clock_segment_add(session *s, uint64_t t, uint64_t m);
-uint64_t clock_mono_ns(void);
+void pc_clock_segments_reset(session *s);
+void pc_clock_segment_add(session *s, uint64_t t, uint64_t m);
+uint64_t pc_clock_mono_ns(void);
 
 /* A segment's mapping: ns at its start plus the ticks since, scaled.  The
- * one formula of clock_ns() and of clock_run_ns(), so both agree exactly. */
+ * one formula of pc_clock_ns() and of clock_run_ns(), so both agree exactly. */
 static inline uint64_t clock_seg_map(uint64_t ns, uint64_t dticks, double ns_per_tick)
 {
     return ns + (uint64_t)((double)dticks * ns_per_tick);
 }
 
 /* One segment hoisted out of a loop over ticks: ticks in [lo, lo + span)
- * become ns + (ticks - base) scaled.  clock_run_at() finds the range
+ * become ns + (ticks - base) scaled.  pc_clock_run_at() finds the range
  * holding `ticks`. */
 typedef struct clock_run {
     uint64_t lo, span, base, ns;
     double ns_per_tick;
 } clock_run;
-void clock_run_at(session *s, uint64_t ticks, clock_run *c);
+void pc_clock_run_at(session *s, uint64_t ticks, clock_run *c);
 
-/* clock_ns(s, ticks), bit for bit, when ticks lies in c's range; false
+/* pc_clock_ns(s, ticks), bit for bit, when ticks lies in c's range; false
  * (nothing stored) when it does not. */
 static inline bool clock_run_ns(const clock_run *c, uint64_t ticks, uint64_t *ns)
 {
@@ -217,11 +217,11 @@ static inline bool clock_run_ns(const clock_run *c, uint64_t ticks, uint64_t *ns
 }
 
 /* config.c */
-const char *cfg_policy_name(prism_policy p);
-int cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
+const char *pc_cfg_policy_name(prism_policy p);
+int pc_cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n);
-int64_t cfg_rank(void);
-size_t cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
+int64_t pc_cfg_rank(void);
+size_t pc_cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
 
 /* In a forked child: the fork handler (session.c) set the flag; no
  * getpid(), which is a system call. */
@@ -231,30 +231,30 @@ static inline bool session_forked(session *s)
 }
 
 /* buffers.c */
-void buffers_thread_exit(void *th);
-void buffers_reset_tls(void);
+void pc_buffers_thread_exit(void *th);
+void pc_buffers_reset_tls(void);
 /* Move a thread's current buffer to its full list (lock held). */
-void buffers_hand_over(prism__thread *th);
+void pc_buffers_hand_over(prism__thread *th);
 /* The calling thread's record, registered on first use (NULL: no memory). */
-prism__thread *buffers_self(session *s);
-void buffers_free_all(session *s);
-void session_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void session_fail(session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void session_wake(session *s);
+prism__thread *pc_buffers_self(session *s);
+void pc_buffers_free_all(session *s);
+void pc_session_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pc_session_fail(session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pc_session_wake(session *s);
 /* Append to the process queue (lock held by the caller). */
-void queue_push(session *s, const proc_rec *r);
+void pc_queue_push(session *s, const proc_rec *r);
 
 
 /* writer.c */
-void *writer_main(void *arg);
+void *pc_writer_main(void *arg);
 /* Whether a buffer handed over now must wake the writer (lock held). */
-bool writer_wake_wanted(session *s);
-int writer_header(session *s, char *const *argv, size_t argc);
+bool pc_writer_wake_wanted(session *s);
+int pc_writer_header(session *s, char *const *argv, size_t argc);
 
 /* steps.c (the step functions themselves are public: collect.h) */
 /* Move the steps in flight to the process queue (lock held). */
-void steps_take(session *s);
+void pc_steps_take(session *s);
 /* Steps in flight: a hint, read without the lock. */
-bool steps_pending(const session *s);
+bool pc_steps_pending(const session *s);
 
 #endif

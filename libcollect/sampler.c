@@ -38,7 +38,7 @@ static ssize_t read_statm(mem_sampler *m, char *buf, size_t n)
     return got;
 }
 
-int sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille)
+int pc_sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille)
 {
     char buf[256];
     if (read_statm(m, buf, sizeof buf) < 0)
@@ -52,7 +52,7 @@ int sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille)
     if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
         return 0;
     uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    uint64_t now = clock_mono_ns();
+    uint64_t now = pc_clock_mono_ns();
     uint64_t *prev = m->cpu_prev;
     if (prev[1] && now > prev[1] && cpu >= prev[0])
         *cpu_permille = (uint32_t)((cpu - prev[0]) * 1000u / (now - prev[1]));
@@ -61,7 +61,7 @@ int sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille)
     return 0;
 }
 
-void sampler_init(mem_sampler *m, const session *s, uint64_t now)
+void pc_sampler_init(mem_sampler *m, const session *s, uint64_t now)
 {
     long page = sysconf(_SC_PAGESIZE);
     *m = (mem_sampler){ .statm = -1, .page = page > 0 ? (uint64_t)page : 4096u,
@@ -69,7 +69,7 @@ void sampler_init(mem_sampler *m, const session *s, uint64_t now)
                         .next_ns = now, .next_gpu_ns = now };
 }
 
-void sampler_close(mem_sampler *m)
+void pc_sampler_close(mem_sampler *m)
 {
     if (m->statm >= 0)
         close(m->statm);
@@ -95,23 +95,23 @@ static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64
     m->next_ns = now + m->every_ns;
     m->steps_seen = ended;
     r.ticks = ticks_after_loads();
-    if (sampler_read(m, &r.u.mem.rss, &cpu) != 0)
+    if (pc_sampler_read(m, &r.u.mem.rss, &cpu) != 0)
         return;
     r.u.mem.step = tagged ? ended - 1 : PRISM_NO_STEP;
     r.u.mem.cpu_permille = cpu;
     bool refresh = now >= m->next_gpu_ns;   /* NVML is slow: once an interval */
     if (refresh)
         m->next_gpu_ns = now + m->every_ns;
-    r.u.mem.ngpu = s->cfg.collect_gpu_ops ? gpumem_read(r.u.mem.gpu, refresh) : 0;
-    r.u.mem.ngpu = gpumem_program(r.u.mem.gpu, r.u.mem.ngpu);   /* prism_gpu_memory */
+    r.u.mem.ngpu = s->cfg.collect_gpu_ops ? pc_gpumem_read(r.u.mem.gpu, refresh) : 0;
+    r.u.mem.ngpu = pc_gpumem_program(r.u.mem.gpu, r.u.mem.ngpu);   /* prism_gpu_memory */
     pthread_mutex_lock(&s->lock);
-    steps_take(s);                      /* a step before the samples naming it */
-    queue_push(s, &r);
+    pc_steps_take(s);                      /* a step before the samples naming it */
+    pc_queue_push(s, &r);
     pthread_mutex_unlock(&s->lock);
     atomic_store_explicit(&s->mem_steps, ended, memory_order_release);
 }
 
-uint64_t sampler_poll(mem_sampler *m, session *s, uint64_t now, bool force)
+uint64_t pc_sampler_poll(mem_sampler *m, session *s, uint64_t now, bool force)
 {
     if (!s->cfg.collect_memory)
         return UINT64_MAX;

@@ -33,17 +33,17 @@ typedef struct mem_sampler {
 /* Read /proc/self/statm and the process CPU clock: RSS in bytes, and the
  * CPU use since the previous call in thousandths of a core (PRISM_NO_CPU
  * the first time).  0, or -1 when statm cannot be read. */
-int sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille);
+int pc_sampler_read(mem_sampler *m, uint64_t *rss, uint32_t *cpu_permille);
 
 /* Start: nothing read yet, the first periodic sample due at `now`. */
-void sampler_init(mem_sampler *m, const session *s, uint64_t now);
+void pc_sampler_init(mem_sampler *m, const session *s, uint64_t now);
 
 /* One wake-up of the writer at monotonic `now`: take a sample when a step
  * ended since the last one, or when the periodic one is due (`force`: in
  * any case, as at shutdown).  Returns the monotonic ns by which the writer
  * should look again (UINT64_MAX: no need).  Collect_memory off: nothing. */
-uint64_t sampler_poll(mem_sampler *m, session *s, uint64_t now, bool force);
+uint64_t pc_sampler_poll(mem_sampler *m, session *s, uint64_t now, bool force);
 
-void sampler_close(mem_sampler *m);
+void pc_sampler_close(mem_sampler *m);
 
 #endif

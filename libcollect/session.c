@@ -50,7 +50,7 @@ static void on_signal(int sig)
     }
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
-    session_wake(s);
+    pc_session_wake(s);
     errno = saved;
 }
 
@@ -138,7 +138,7 @@ static int open_output(session *s)
         return fd;
     if (fd >= 0)
         close(fd);
-    session_warn("cannot open profile output '%s': %s; profiling disabled", s->output, why);
+    pc_session_warn("cannot open profile output '%s': %s; profiling disabled", s->output, why);
     return -1;
 }
 
@@ -147,7 +147,7 @@ static void in_child(void)
     /* The child inherits the parent's buffers but no writer: stop here. */
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
-    buffers_reset_tls();
+    pc_buffers_reset_tls();
     if (prism__s)                       /* steps.c: no getpid() per step */
         atomic_store(&prism__s->forked, 1);
 }
@@ -230,12 +230,12 @@ static int start(session *s, const prism_config *cfg)
     s->fd = -1;
     s->wake_rd = s->wake_wr = -1;
     s->pid = getpid();
-    s->rank = cfg_rank();
+    s->rank = pc_cfg_rank();
     if (gethostname(s->host, sizeof s->host - 1) != 0)
         snprintf(s->host, sizeof s->host, "unknown");
-    if (cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0 ||
+    if (pc_cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0 ||
         own_output(s) != 0) {
-        session_warn("output path too long; profiling disabled");
+        pc_session_warn("output path too long; profiling disabled");
         return -1;
     }
     if (s->cfg.buffer_events < 64)
@@ -248,7 +248,7 @@ static int start(session *s, const prism_config *cfg)
     s->names = prism_strtab_new();
     int pfd[2];
     if (!s->names || pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
-        session_warn("cannot start: %s; profiling disabled", strerror(errno ? errno : ENOMEM));
+        pc_session_warn("cannot start: %s; profiling disabled", strerror(errno ? errno : ENOMEM));
         prism_strtab_free(s->names);
         return -1;
     }
@@ -258,18 +258,18 @@ static int start(session *s, const prism_config *cfg)
     s->fd = open_output(s);
     if (s->fd < 0)
         goto fail;
-    clock_init(s);
+    pc_clock_init(s);
     char cmdline[16384], *argv[PRISM_MAX_ARGV];
     size_t argc = read_argv(cmdline, sizeof cmdline, argv, PRISM_MAX_ARGV);
-    if (writer_header(s, argv, argc) != 0) {
-        session_warn("cannot write profile '%s': %s; profiling disabled", s->output,
+    if (pc_writer_header(s, argv, argc) != 0) {
+        pc_session_warn("cannot write profile '%s': %s; profiling disabled", s->output,
                      strerror(errno));
         goto fail;
     }
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->space, NULL);
-    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
-        session_warn("cannot start the writer thread; profiling disabled");
+    if (pthread_create(&s->writer, NULL, pc_writer_main, s) != 0) {
+        pc_session_warn("cannot start the writer thread; profiling disabled");
         goto fail;
     }
     s->writer_started = true;
@@ -300,7 +300,7 @@ int prism_init(const prism_config *cfg)
     pthread_mutex_lock(&init_lock);
     if (ended) {                        /* before prism__s: it outlives shutdown */
         pthread_mutex_unlock(&init_lock);
-        session_warn("prism_init after prism_shutdown: one session per process; ignored");
+        pc_session_warn("prism_init after prism_shutdown: one session per process; ignored");
         return -1;
     }
     if (prism__s) {                     /* already running: nothing to do */
@@ -345,12 +345,12 @@ void prism_shutdown(void)
     atomic_store(&prism__counting, 0);
     if (prism__t.th) {                  /* this thread's last events */
         pthread_mutex_lock(&s->lock);
-        buffers_hand_over(prism__t.th);
-        buffers_reset_tls();
+        pc_buffers_hand_over(prism__t.th);
+        pc_buffers_reset_tls();
         pthread_mutex_unlock(&s->lock);
     }
     atomic_store(&s->stopping, 1);
-    session_wake(s);
+    pc_session_wake(s);
     if (s->writer_started)
         pthread_join(s->writer, NULL);
     if (s->fd >= 0)
@@ -358,7 +358,7 @@ void prism_shutdown(void)
     s->fd = -1;
     xfsz_restore();
     pthread_mutex_lock(&s->lock);
-    buffers_free_all(s);
+    pc_buffers_free_all(s);
     free(s->queue);
     s->queue = NULL;
     s->nqueue = s->qcap = 0;

@@ -37,7 +37,7 @@ static bool ring_put(step_ring *g, const step_rec *r)
     return true;
 }
 
-void steps_take(session *s)
+void pc_steps_take(session *s)
 {
     step_ring *g = &s->steps;
     uint64_t h = atomic_load_explicit(&g->head, memory_order_relaxed);
@@ -46,12 +46,12 @@ void steps_take(session *s)
         const step_rec *x = &g->rec[h & (STEP_RING - 1)];
         proc_rec p = { .is_step = true, .ticks = x->ticks, .ticks_end = x->ticks_end };
         p.u.step = (prism_step){ .index = x->index, .epoch = x->epoch, .flags = x->flags };
-        queue_push(s, &p);
+        pc_queue_push(s, &p);
     }
     atomic_store_explicit(&g->head, h, memory_order_release);
 }
 
-bool steps_pending(const session *s)
+bool pc_steps_pending(const session *s)
 {
     return atomic_load_explicit(&s->steps.tail, memory_order_relaxed) !=
            atomic_load_explicit(&s->steps.head, memory_order_relaxed);
@@ -62,7 +62,7 @@ bool steps_pending(const session *s)
 static void spill(session *s, const step_rec *r)
 {
     pthread_mutex_lock(&s->lock);
-    steps_take(s);
+    pc_steps_take(s);
     (void)ring_put(&s->steps, r);       /* empty now */
     pthread_mutex_unlock(&s->lock);
 }
@@ -99,7 +99,7 @@ void prism_step_begin(void)
         prism_step_end();
     s->in_step = true;
     if (!s->step_stream_known) {        /* the training thread, for the analysis */
-        prism__thread *th = buffers_self(s);
+        prism__thread *th = pc_buffers_self(s);
         if (th)
             atomic_store_explicit(&s->step_stream, th->stream, memory_order_relaxed);
         s->step_stream_known = th != NULL;

@@ -80,13 +80,13 @@ static void out_flush(wstate *w)
     size_t off = 0;
     struct stat st;
     if (w->olen && !atomic_load(&s->failed) && fstat(s->fd, &st) == 0 && st.st_nlink == 0)
-        session_fail(s, "profile output '%s' was removed", s->output);
+        pc_session_fail(s, "profile output '%s' was removed", s->output);
     while (off < w->olen && !atomic_load(&s->failed)) {
         ssize_t n = write(s->fd, w->out + off, w->olen - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            session_fail(s, "cannot write profile '%s': %s", s->output,
+            pc_session_fail(s, "cannot write profile '%s': %s", s->output,
                          n < 0 ? strerror(errno) : "short write");
             break;
         }
@@ -121,7 +121,7 @@ static void out_chunk(wstate *w, prism_enc *e)
         } \
     } while (0)
 
-/* A full REGIONS chunk from encode_regions. */
+/* A full REGIONS chunk from pc_encode_regions. */
 static void region_chunk_full(void *ctx, prism_enc *e)
 {
     out_chunk(ctx, e);
@@ -145,17 +145,17 @@ static void encode_gap(wstate *w, prism__thread *th, region_sink *rk, uint64_t n
 }
 
 /* Encode b's events from where the last flush stopped up to `fill`: runs
- * of enters and exits by encode_regions (encode_run.c), the rest here. */
+ * of enters and exits by pc_encode_regions (encode_run.c), the rest here. */
 static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill,
                           region_sink *rk)
 {
     session *s = w->s;
     for (uint32_t i = b->done; i < fill; i++) {
-        i = encode_regions(s, th, rk, b->ev, i, fill, &s->events_written);
+        i = pc_encode_regions(s, th, rk, b->ev, i, fill, &s->events_written);
         if (i >= fill)
             break;
         const prism__event *ev = &b->ev[i];
-        uint64_t ns = clock_ns(s, ev->ts);
+        uint64_t ns = pc_clock_ns(s, ev->ts);
         if (ns < th->last_ns)
             ns = th->last_ns;
         th->last_ns = ns;
@@ -256,8 +256,8 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
         if (!q[i].is_step)
             continue;
         prism_step st = q[i].u.step;
-        st.start = clock_ns(s, q[i].ticks);
-        st.end = clock_ns(s, q[i].ticks_end);
+        st.start = pc_clock_ns(s, q[i].ticks);
+        st.end = pc_clock_ns(s, q[i].ticks_end);
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_STEPS, 0, s->seq0, st.start, 0, prism_enc_step(&e, &st));
     }
     if (open)
@@ -278,7 +278,7 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
         if (q[i].is_step)
             continue;
         prism_memory_sample m = q[i].u.mem;
-        m.ts = clock_ns(s, q[i].ticks);
+        m.ts = pc_clock_ns(s, q[i].ticks);
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_MEMORY, 0, s->seq0, m.ts, 0, prism_enc_memory(&e, &m));
     }
     if (open)
@@ -329,13 +329,13 @@ static void emit_cpu(wstate *w)
     session *s = w->s;
     prism_enc e;
     bool open = false;
-    const char *status = cpu_status_changed(w->cpu);
+    const char *status = pc_cpu_status_changed(w->cpu);
     if (status) {
         prism_value v = { .type = PRISM_VAL_TEXT, .v.s = status };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
             prism_enc_info(&e, "cpu.sampler", &v));
     }
-    uint64_t lost = cpu_dropped(w->cpu);
+    uint64_t lost = pc_cpu_dropped(w->cpu);
     if (lost != w->cpu_dropped_written) {
         prism_value v = { .type = PRISM_VAL_UINT, .v.u = lost };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
@@ -346,9 +346,9 @@ static void emit_cpu(wstate *w)
         out_chunk(w, &e);
     open = false;
     const cpu_rec *r;
-    size_t n = cpu_records(w->cpu, &r);
+    size_t n = pc_cpu_records(w->cpu, &r);
     for (size_t i = 0; i < n; i++) {
-        uint64_t ns = clock_ns(s, r[i].ticks);
+        uint64_t ns = pc_clock_ns(s, r[i].ticks);
         if (ns < w->cpu_last_ns)
             ns = w->cpu_last_ns;
         w->cpu_last_ns = ns;
@@ -358,7 +358,7 @@ static void emit_cpu(wstate *w)
     if (open)
         out_chunk(w, &e);
     s->events_written += n;
-    cpu_drained(w->cpu);
+    pc_cpu_drained(w->cpu);
 }
 
 /* Cumulative dropped counts that changed, after the threads' chunks. */
@@ -397,10 +397,10 @@ static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
  * (memory samples bring them along too: sampler.c). */
 static void take_steps(session *s)
 {
-    if (!steps_pending(s))
+    if (!pc_steps_pending(s))
         return;
     pthread_mutex_lock(&s->lock);
-    steps_take(s);
+    pc_steps_take(s);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -408,7 +408,7 @@ static void take_steps(session *s)
 static void cycle(wstate *w)
 {
     session *s = w->s;
-    clock_calibrate(s);
+    pc_clock_calibrate(s);
     cupti_drain(s);                     /* interns names, registers threads */
     pthread_mutex_lock(&s->lock);
     uint32_t nnames = prism_strtab_count(s->names), first = s->names_written + 1;
@@ -431,7 +431,7 @@ static void cycle(wstate *w)
         th->full = th->full_tail = NULL;
         th->name_dirty = false;
     }
-    steps_take(s);                      /* steps still in flight */
+    pc_steps_take(s);                      /* steps still in flight */
     proc_rec *q = s->queue;
     size_t nq = s->nqueue;
     s->queue = NULL;
@@ -471,7 +471,7 @@ static void cycle(wstate *w)
             }
             b = n;
         }
-        if (sn[i].dead && cpu_release(w->cpu, sn[i].th)) {  /* else: next flush */
+        if (sn[i].dead && pc_cpu_release(w->cpu, sn[i].th)) {  /* else: next flush */
             prism__thread **pp = &s->threads;
             while (*pp != sn[i].th)
                 pp = &(*pp)->next;
@@ -497,7 +497,7 @@ static void write_footer(wstate *w)
     for (prism__thread *th = s->threads; th; th = th->next)
         if (th->last_ns > f.end_ts)
             f.end_ts = th->last_ns;
-    uint64_t now = clock_ns(s, prism__now());
+    uint64_t now = pc_clock_ns(s, prism__now());
     if (now > f.end_ts)
         f.end_ts = now;
     prism_enc_begin(&e, w->pbuf, CHUNK_BYTES, PRISM_CHUNK_FOOTER, 0, s->seq0++, 0, 0);
@@ -507,7 +507,7 @@ static void write_footer(wstate *w)
 }
 
 /* Whether a buffer handed over now must wake the writer (lock held). */
-bool writer_wake_wanted(session *s)
+bool pc_writer_wake_wanted(session *s)
 {
     size_t below = atomic_load_explicit(&s->wake_below, memory_order_relaxed);
     return below == 0 ||
@@ -521,7 +521,7 @@ bool writer_wake_wanted(session *s)
  * While buffers fill often and the pool has room for what two periods of
  * COLLECT_NS bring, the writer collects them every COLLECT_NS instead (on
  * the CPU sampler's wake-ups when it runs), and a buffer handed over wakes
- * it only when the pool runs lower than that (writer_wake_wanted).  After
+ * it only when the pool runs lower than that (pc_writer_wake_wanted).  After
  * the flush that began at `start`.
  */
 static void plan_wakeups(wstate *w, uint64_t start)
@@ -539,7 +539,7 @@ static void plan_wakeups(wstate *w, uint64_t start)
     w->written_then = s->events_written;
 }
 
-void *writer_main(void *arg)
+void *pc_writer_main(void *arg)
 {
     session *s = arg;
     sigset_t all;
@@ -553,27 +553,27 @@ void *writer_main(void *arg)
     w.kbuf = malloc(CHUNK_BYTES);
     w.pbuf = malloc(CHUNK_BYTES);
     if (!w.out || !w.rbuf || !w.mbuf || !w.kbuf || !w.pbuf) {
-        session_fail(s, "out of memory for the writer");
+        pc_session_fail(s, "out of memory for the writer");
         goto done;
     }
     uint64_t interval = (uint64_t)s->cfg.flush_interval_ms * 1000000u;
-    uint64_t next_flush = clock_mono_ns() + interval;
-    w.last_cycle = clock_mono_ns();
-    sampler_init(&w.mem, s, clock_mono_ns());
-    w.cpu = cpu_new(s);
+    uint64_t next_flush = pc_clock_mono_ns() + interval;
+    w.last_cycle = pc_clock_mono_ns();
+    pc_sampler_init(&w.mem, s, pc_clock_mono_ns());
+    w.cpu = pc_cpu_new(s);
     if (!w.cpu)
-        session_warn("out of memory for CPU sampling; it is off");
-    uint64_t next_cpu = clock_mono_ns();
+        pc_session_warn("out of memory for CPU sampling; it is off");
+    uint64_t next_cpu = pc_clock_mono_ns();
     for (;;) {
-        uint64_t now = clock_mono_ns();
+        uint64_t now = pc_clock_mono_ns();
         /* the steps that ended since the last wake-up, memory once for them */
-        uint64_t next_mem = sampler_poll(&w.mem, s, now, false);
+        uint64_t next_mem = pc_sampler_poll(&w.mem, s, now, false);
         take_steps(s);
         /* CPU passes at a fixed rate, written at the next flush: they wake
          * the writer, they do not make it flush */
-        uint64_t cpu_every = cpu_period_ns(w.cpu);
+        uint64_t cpu_every = pc_cpu_period_ns(w.cpu);
         if (cpu_every && now >= next_cpu) {
-            cpu_pass(w.cpu);
+            pc_cpu_pass(w.cpu);
             next_cpu += cpu_every;
             if (next_cpu <= now)
                 next_cpu = now + cpu_every;
@@ -581,7 +581,7 @@ void *writer_main(void *arg)
         uint64_t until = next_flush;
         if (next_mem < until)
             until = next_mem;
-        if (cpu_period_ns(w.cpu) && next_cpu < until)
+        if (pc_cpu_period_ns(w.cpu) && next_cpu < until)
             until = next_cpu;
         uint64_t collect = atomic_load_explicit(&s->wake_below, memory_order_relaxed)
                                ? w.last_cycle + COLLECT_NS : UINT64_MAX;
@@ -597,22 +597,22 @@ void *writer_main(void *arg)
         }
         if (atomic_load(&s->stopping) || atomic_load(&s->signo) || atomic_load(&s->failed))
             break;
-        now = clock_mono_ns();
+        now = pc_clock_mono_ns();
         if (r > 0 || now >= next_flush || now >= collect - COLLECT_NS / 2) {
             cycle(&w);
             plan_wakeups(&w, now);
-            next_flush = clock_mono_ns() + interval;
+            next_flush = pc_clock_mono_ns() + interval;
         }
     }
     cupti_stop(s);                        /* forced CUPTI flush, detach */
     if (!atomic_load(&s->failed)) {
-        sampler_poll(&w.mem, s, clock_mono_ns(), true);
-        cpu_pass(w.cpu);                  /* the threads' last values */
+        pc_sampler_poll(&w.mem, s, pc_clock_mono_ns(), true);
+        pc_cpu_pass(w.cpu);                  /* the threads' last values */
         cycle(&w);
         write_footer(&w);
     }
-    cpu_free(w.cpu);
-    sampler_close(&w.mem);
+    pc_cpu_free(w.cpu);
+    pc_sampler_close(&w.mem);
 done:
     free(w.out);
     free(w.rbuf);
@@ -636,10 +636,10 @@ done:
 }
 
 /* The header, written synchronously at init. */
-int writer_header(session *s, char *const *argv, size_t argc)
+int pc_writer_header(session *s, char *const *argv, size_t argc)
 {
     prism_kv kv[32];
-    size_t nkv = cfg_header_kv(&s->cfg, kv, 32);
+    size_t nkv = pc_cfg_header_kv(&s->cfg, kv, 32);
     prism_header h = {
         .producer = "libcollect " PRISM_VERSION_STRING, .host = s->host,
         .pid = (uint64_t)s->pid, .rank = s->rank, .argv = (const char *const *)argv,
@@ -657,7 +657,7 @@ int writer_header(session *s, char *const *argv, size_t argc)
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     uint64_t real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
-    uint64_t since = clock_mono_ns() - s->t0_mono;
+    uint64_t since = pc_clock_mono_ns() - s->t0_mono;
     h.start_unix_ns = real - since;
     uint8_t *buf = malloc(PRISM_MAX_HEADER_BYTES);
     size_t len;

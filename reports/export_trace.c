@@ -454,7 +454,7 @@ static void epilogue(trace *t, const char *path)
     fprintf(f, ",\n\"export\":{\"enters\":%" PRIu64 ",\"exits\":%" PRIu64
             ",\"unmatched_exits\":%" PRIu64 ",\"closed_regions\":%" PRIu64 ",\"marks\":%" PRIu64
             ",\"counters\":%" PRIu64 ",\"nonfinite_counters\":%" PRIu64 ",\"steps\":%" PRIu64
-            ",\"memory_samples\":%" PRIu64 ",\"gpu_records\":%" PRIu64 ",\"info_left_out\":%"
+            ",\"memory_samples\":%" PRIu64 ",\"an_gpu_records\":%" PRIu64 ",\"info_left_out\":%"
             PRIu64 "}}}\n", t->n.enters, t->n.exits, t->n.unmatched_exits, t->n.closed_at_end,
             t->n.marks, t->n.counters, t->n.nonfinite_counters, t->n.steps, t->n.memory, t->n.gpu,
             t->info_left_out);

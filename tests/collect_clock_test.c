@@ -23,7 +23,7 @@ static void fresh(session *s, double ratio)
     s->t0_ticks = 1000000;
     s->t0_mono = 5000000000u;
     s->ns_per_tick = ratio;
-    clock_segments_reset(s);
+    pc_clock_segments_reset(s);
 }
 
 /* monotonic ns at tick t for a clock whose true ratio is `truth` */
@@ -45,11 +45,11 @@ static void test_ticks_convert_once(void **state)
     for (int round = 0; round < 40; round++) {
         t += 150000000u + (uint64_t)round * 40000000u;   /* ~50 ms and more */
         probe[np] = t - 12345;
-        before[np] = clock_ns(&s, probe[np]);
+        before[np] = pc_clock_ns(&s, probe[np]);
         np++;
-        clock_segment_add(&s, t, mono_at(&s, t, truth));
+        pc_clock_segment_add(&s, t, mono_at(&s, t, truth));
         for (size_t i = 0; i < np; i++)
-            assert_int_equal(clock_ns(&s, probe[i]), before[i]);
+            assert_int_equal(pc_clock_ns(&s, probe[i]), before[i]);
     }
     uint32_t n = atomic_load(&s.nsegs);
     assert_true(n > 1 && n <= CLOCK_SEGS);
@@ -65,23 +65,23 @@ static void test_monotone_continuous(void **state)
     uint64_t t = s.t0_ticks;
     for (int i = 0; i < 30; i++) {                      /* a ratio that wanders */
         t += 200000000u << (i / 3);
-        clock_segment_add(&s, t, mono_at(&s, t, i % 2 ? 0.49 : 0.51));
+        pc_clock_segment_add(&s, t, mono_at(&s, t, i % 2 ? 0.49 : 0.51));
     }
     uint32_t n = atomic_load(&s.nsegs);
     assert_true(n > 3);
     for (uint32_t k = 1; k < n; k++) {
         uint64_t at = s.segs[k].ticks;
-        uint64_t a = clock_ns(&s, at - 1), b = clock_ns(&s, at), c = clock_ns(&s, at + 1);
+        uint64_t a = pc_clock_ns(&s, at - 1), b = pc_clock_ns(&s, at), c = pc_clock_ns(&s, at + 1);
         assert_true(a <= b && b <= c);
         assert_true(b - a <= 1 && c - b <= 1);          /* ~0.5 ns per tick */
     }
     uint64_t prev = 0;
     for (uint64_t x = s.t0_ticks; x < t; x += 7777777u) {
-        uint64_t ns = clock_ns(&s, x);
+        uint64_t ns = pc_clock_ns(&s, x);
         assert_true(ns >= prev);
         prev = ns;
     }
-    assert_int_equal(clock_ns(&s, s.t0_ticks - 5), 0);
+    assert_int_equal(pc_clock_ns(&s, s.t0_ticks - 5), 0);
 }
 
 static void test_doubling_and_bounds(void **state)
@@ -90,18 +90,18 @@ static void test_doubling_and_bounds(void **state)
     session s;
     fresh(&s, 1.0);
     /* too soon: nothing before 50 ms */
-    clock_segment_add(&s, s.t0_ticks + 10000000u, s.t0_mono + 10000000u);
+    pc_clock_segment_add(&s, s.t0_ticks + 10000000u, s.t0_mono + 10000000u);
     assert_int_equal(atomic_load(&s.nsegs), 1);
-    clock_segment_add(&s, s.t0_ticks + 60000000u, s.t0_mono + 60000000u);
+    pc_clock_segment_add(&s, s.t0_ticks + 60000000u, s.t0_mono + 60000000u);
     assert_int_equal(atomic_load(&s.nsegs), 2);
     /* the next needs twice the previous span (60 ms -> 120 ms more) */
-    clock_segment_add(&s, s.t0_ticks + 150000000u, s.t0_mono + 150000000u);
+    pc_clock_segment_add(&s, s.t0_ticks + 150000000u, s.t0_mono + 150000000u);
     assert_int_equal(atomic_load(&s.nsegs), 2);
-    clock_segment_add(&s, s.t0_ticks + 190000000u, s.t0_mono + 190000000u);
+    pc_clock_segment_add(&s, s.t0_ticks + 190000000u, s.t0_mono + 190000000u);
     assert_int_equal(atomic_load(&s.nsegs), 3);
     /* a monotonic jump of a second cannot bend time by more than 1e-4 */
     uint64_t t = s.t0_ticks + 1000000000u;
-    clock_segment_add(&s, t, s.t0_mono + 2000000000u);
+    pc_clock_segment_add(&s, t, s.t0_mono + 2000000000u);
     uint32_t n = atomic_load(&s.nsegs);
     assert_int_equal(n, 4);
     double r = s.segs[n - 1].ns_per_tick;
@@ -109,7 +109,7 @@ static void test_doubling_and_bounds(void **state)
     /* the table never overflows */
     for (int i = 0; i < 200; i++) {
         t += (uint64_t)1 << 40;
-        clock_segment_add(&s, t, mono_at(&s, t, 1.0));
+        pc_clock_segment_add(&s, t, mono_at(&s, t, 1.0));
     }
     assert_true(atomic_load(&s.nsegs) <= CLOCK_SEGS);
 }
@@ -122,8 +122,8 @@ static void test_without_segments(void **state)
     memset(&s, 0, sizeof s);
     s.t0_ticks = 100;
     s.ns_per_tick = 2.0;
-    assert_int_equal(clock_ns(&s, 150), 100);
-    assert_int_equal(clock_ns(&s, 50), 0);
+    assert_int_equal(pc_clock_ns(&s, 150), 100);
+    assert_int_equal(pc_clock_ns(&s, 50), 0);
 }
 
 int main(void)

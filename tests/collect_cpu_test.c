@@ -504,7 +504,7 @@ static prism__thread *record(session *s, helper *h, uint32_t stream)
 static size_t recs_of(cpu_sampler *c, uint32_t stream, cpu_rec *out, size_t max)
 {
     const cpu_rec *r;
-    size_t n = cpu_records(c, &r), k = 0;
+    size_t n = pc_cpu_records(c, &r), k = 0;
     for (size_t i = 0; i < n; i++)
         if (r[i].stream == stream && k < max)
             out[k++] = r[i];
@@ -525,14 +525,14 @@ static void test_stale_schedstat_fd_reads_as_gone(void **state)
         skip();                                 /* no schedstat here */
     }
     cpu_reading r;
-    assert_int_equal(cpu_read_stat(fd, &r), CPU_READ_OK);
+    assert_int_equal(pc_cpu_read_stat(fd, &r), CPU_READ_OK);
     assert_true(r.ok && r.have_wait && r.on >= 1000000);
     helper_end(&h);                             /* the thread is gone */
     memset(&r, 0, sizeof r);
-    assert_int_equal(cpu_read_stat(fd, &r), CPU_READ_GONE);
+    assert_int_equal(pc_cpu_read_stat(fd, &r), CPU_READ_GONE);
     assert_false(r.ok);
     close(fd);
-    assert_int_equal(cpu_read_stat(-1, &r), CPU_READ_ERROR);
+    assert_int_equal(pc_cpu_read_stat(-1, &r), CPU_READ_ERROR);
 }
 
 static void test_reused_tid_and_exit(void **state)
@@ -542,22 +542,22 @@ static void test_reused_tid_and_exit(void **state)
     memset(&s, 0, sizeof s);
     pthread_mutex_init(&s.lock, NULL);
     s.cfg.cpu_interval_ms = 1;
-    cpu_sampler *c = cpu_new(&s);
+    cpu_sampler *c = pc_cpu_new(&s);
     assert_non_null(c);
-    const char *status = cpu_status_changed(c);
+    const char *status = pc_cpu_status_changed(c);
     assert_non_null(status);
     assert_true(!strcmp(status, "schedstat 1 ms") || !strcmp(status, "thread-clock 1 ms"));
-    assert_null(cpu_status_changed(c));        /* once */
-    assert_int_equal(cpu_period_ns(c), 1000000);
+    assert_null(pc_cpu_status_changed(c));        /* once */
+    assert_int_equal(pc_cpu_period_ns(c), 1000000);
 
     helper h1, h2, h3;
     helper_start(&h1, 20000000);
     prism__thread *a = record(&s, &h1, 1);
-    cpu_pass(c);
+    pc_cpu_pass(c);
     cpu_rec ra[4];
     assert_int_equal(recs_of(c, 1, ra, 4), 1);
     assert_true(ra[0].on >= 20000000 && !(ra[0].flags & PRISM_CPU_EXITED));
-    cpu_drained(c);
+    pc_cpu_drained(c);
 
     /* h1 exits; its number now names h2 (as when the kernel reuses a TID),
      * before the sampler has seen h1 go: a's samples must stay h1's */
@@ -565,17 +565,17 @@ static void test_reused_tid_and_exit(void **state)
     helper_start(&h2, 1000000);
     a->os_tid = atomic_load(&h2.tid);
     prism__thread *b = record(&s, &h2, 2);
-    cpu_pass(c);
+    pc_cpu_pass(c);
     cpu_rec rb[4];
     assert_int_equal(recs_of(c, 1, ra + 1, 3), 1);
     assert_true(ra[1].flags & PRISM_CPU_EXITED);
     assert_int_equal(ra[1].on, ra[0].on);       /* h1's last, not h2's */
-    assert_true(cpu_release(c, a));
+    assert_true(pc_cpu_release(c, a));
     assert_int_equal(recs_of(c, 2, rb, 4), 1);  /* h2: its own stream ... */
     assert_true(rb[0].on < ra[0].on);           /* ... from its own baseline */
     assert_false(rb[0].flags & PRISM_CPU_EXITED);
-    assert_false(cpu_release(c, b));
-    cpu_drained(c);
+    assert_false(pc_cpu_release(c, b));
+    pc_cpu_drained(c);
 
     /* a thread that marked itself dead with its own last reading, before
      * any pass saw it: one EXITED sample with that reading */
@@ -585,21 +585,21 @@ static void test_reused_tid_and_exit(void **state)
     t3->cpu.last = (cpu_reading){ 123456789, 42, true, true };
     t3->dead = true;
     pthread_mutex_unlock(&s.lock);
-    assert_false(cpu_release(c, t3));           /* its last sample is due */
-    cpu_pass(c);
+    assert_false(pc_cpu_release(c, t3));           /* its last sample is due */
+    pc_cpu_pass(c);
     cpu_rec r3[4];
     assert_int_equal(recs_of(c, 3, r3, 4), 1);
     assert_true(r3[0].flags & PRISM_CPU_EXITED);
     assert_true(r3[0].on >= 123456789);
-    assert_true(cpu_release(c, t3));
+    assert_true(pc_cpu_release(c, t3));
     assert_int_equal(recs_of(c, 1, ra, 4), 0);  /* a is never read again */
     assert_int_equal(recs_of(c, 2, rb, 4), 1);
-    cpu_drained(c);
-    cpu_pass(c);
+    pc_cpu_drained(c);
+    pc_cpu_pass(c);
     assert_int_equal(recs_of(c, 3, r3, 4), 0);
-    assert_int_equal(cpu_dropped(c), 0);
+    assert_int_equal(pc_cpu_dropped(c), 0);
 
-    cpu_free(c);
+    pc_cpu_free(c);
     helper_end(&h2);
     helper_end(&h3);
     while (s.threads) {
@@ -617,29 +617,29 @@ static void test_samples_beyond_the_bound_are_counted(void **state)
     memset(&s, 0, sizeof s);
     pthread_mutex_init(&s.lock, NULL);
     s.cfg.cpu_interval_ms = 5;
-    cpu_sampler *c = cpu_new(&s);
+    cpu_sampler *c = pc_cpu_new(&s);
     assert_non_null(c);
     helper h;
     helper_start(&h, 1000000);
     record(&s, &h, 1);
     size_t kept = 0;
     for (unsigned i = 0; kept == i; i++) {      /* until one is not kept */
-        cpu_pass(c);
+        pc_cpu_pass(c);
         const cpu_rec *r;
-        kept = cpu_records(c, &r);
+        kept = pc_cpu_records(c, &r);
         assert_true(i < (1u << 20));
     }
-    assert_int_equal(cpu_dropped(c), 1);
+    assert_int_equal(pc_cpu_dropped(c), 1);
     const cpu_rec *r;
-    assert_int_equal(cpu_records(c, &r), kept);
+    assert_int_equal(pc_cpu_records(c, &r), kept);
     assert_true(kept >= 4096);                  /* a flush's worth, and more */
     for (size_t i = 1; i < kept; i++)
         assert_true(r[i].on >= r[i - 1].on && r[i].ticks >= r[i - 1].ticks);
-    cpu_drained(c);                             /* a flush: room again */
-    cpu_pass(c);
-    assert_int_equal(cpu_records(c, &r), 1);
-    assert_int_equal(cpu_dropped(c), 1);        /* cumulative */
-    cpu_free(c);
+    pc_cpu_drained(c);                             /* a flush: room again */
+    pc_cpu_pass(c);
+    assert_int_equal(pc_cpu_records(c, &r), 1);
+    assert_int_equal(pc_cpu_dropped(c), 1);        /* cumulative */
+    pc_cpu_free(c);
     helper_end(&h);
     free(s.threads);
     pthread_mutex_destroy(&s.lock);

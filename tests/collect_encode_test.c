@@ -3,7 +3,7 @@
  * (libcollect/encode_run.c) against the per-event path it replaces
  * (tests/encode_ref.h):
  *
- *   - the hoisted clock segment converts every tick as clock_ns does, bit
+ *   - the hoisted clock segment converts every tick as pc_clock_ns does, bit
  *     for bit: around every segment start, before and at t0, far out;
  *   - randomised runs of enters and exits (tick jumps of every CBOR size,
  *     ticks out of order, segment boundaries, marks between them, flushes
@@ -54,12 +54,12 @@ static session *clock_session(double ratio, unsigned nseg)
     s->ns_per_tick = ratio;
     if (nseg == 0)
         return s;                       /* no table: the plain ratio */
-    clock_segments_reset(s);
+    pc_clock_segments_reset(s);
     uint64_t t = s->t0_ticks;
     for (unsigned i = 0; atomic_load(&s->nsegs) < nseg && i < 200; i++) {
         t += (uint64_t)(60e6 / ratio) << (atomic_load(&s->nsegs) - 1);
         double truth = ratio * (1 + 1e-4 * (double)((int)below(21) - 10));
-        clock_segment_add(s, t, s->t0_mono + (uint64_t)((double)(t - s->t0_ticks) * truth));
+        pc_clock_segment_add(s, t, s->t0_mono + (uint64_t)((double)(t - s->t0_ticks) * truth));
     }
     assert_int_equal(atomic_load(&s->nsegs), nseg);
     return s;
@@ -75,15 +75,15 @@ static void check_tick(session *s, uint64_t t)
 {
     clock_run c;
     uint64_t ns;
-    clock_run_at(s, t, &c);
+    pc_clock_run_at(s, t, &c);
     if (t == UINT64_MAX)                /* the one tick no range holds */
         return;
     assert_true(clock_run_ns(&c, t, &ns));
-    assert_int_equal(ns, clock_ns(s, t));
+    assert_int_equal(ns, pc_clock_ns(s, t));
     /* a range hoisted elsewhere converts t exactly, or refuses it */
-    clock_run_at(s, t + below(1u << 20) - (1u << 19), &c);
+    pc_clock_run_at(s, t + below(1u << 20) - (1u << 19), &c);
     if (clock_run_ns(&c, t, &ns))
-        assert_int_equal(ns, clock_ns(s, t));
+        assert_int_equal(ns, pc_clock_ns(s, t));
 }
 
 static void test_clock_run_exact(void **state)
@@ -187,7 +187,7 @@ static void feed(encoder_fn enc, session *s, side *d, const prism__event *ev, ui
         i = enc(s, &d->th, &d->k, ev, i, to, &d->written);
         if (i >= to)
             break;
-        uint64_t ns = clock_ns(s, ev[i].ts);
+        uint64_t ns = pc_clock_ns(s, ev[i].ts);
         if (ns < d->th.last_ns)
             ns = d->th.last_ns;
         d->th.last_ns = ns;
@@ -286,7 +286,7 @@ static void trial(double ratio, unsigned nseg, uint32_t n, size_t cap, uint32_t 
     side a, b;
     side_init(&a, cap, &h);
     side_init(&b, cap, &h);
-    a.th.last_ns = b.th.last_ns = below(2) ? 0 : clock_ns(s, start + 10);
+    a.th.last_ns = b.th.last_ns = below(2) ? 0 : pc_clock_ns(s, start + 10);
     a.th.depth = b.th.depth = (uint32_t)below(3);
     uint64_t first_ns = a.th.last_ns;
     uint32_t first_depth = a.th.depth;
@@ -299,8 +299,8 @@ static void trial(double ratio, unsigned nseg, uint32_t n, size_t cap, uint32_t 
         uint32_t mid = i + (uint32_t)below(to - i + 1);
         feed(ref_encode_regions, s, &a, ev, i, mid);
         feed(ref_encode_regions, s, &a, ev, mid, to);
-        feed(encode_regions, s, &b, ev, i, mid);
-        feed(encode_regions, s, &b, ev, mid, to);
+        feed(pc_encode_regions, s, &b, ev, i, mid);
+        feed(pc_encode_regions, s, &b, ev, mid, to);
         if (below(3) == 0 || to == n) {
             flush(&a);
             flush(&b);
@@ -327,7 +327,7 @@ static void trial(double ratio, unsigned nseg, uint32_t n, size_t cap, uint32_t 
     uint32_t depth = first_depth;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t kind = ev[i].word & 15u;
-        uint64_t ns = clock_ns(s, ev[i].ts);
+        uint64_t ns = pc_clock_ns(s, ev[i].ts);
         last = ns > last ? ns : last;
         if (kind != PRISM__EV_ENTER && kind != PRISM__EV_EXIT)
             continue;
@@ -407,10 +407,10 @@ static void test_clamp(void **state)
     prism_header h = { .producer = "t", .host = "h", .clock = "test" };
     side d;
     side_init(&d, 4096, &h);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 0, 5, &d.written), 5);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 0, 5, &d.written), 5);
     assert_int_equal(d.written, 5);
     assert_int_equal(d.th.depth, 0);
-    assert_int_equal(d.th.last_ns, clock_ns(s, t0 + 1100));
+    assert_int_equal(d.th.last_ns, pc_clock_ns(s, t0 + 1100));
     prism_enc *e = &d.k.e;
     assert_int_equal(e->records, 5);
     assert_int_equal(e->count, 2 + 7);                 /* base, depth, 2+1+2+1+1 */
@@ -442,19 +442,19 @@ static void test_stops_at_other_kinds(void **state)
     prism_header h = { .producer = "t", .host = "h", .clock = "test" };
     side d;
     side_init(&d, 4096, &h);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 0, 6, &d.written), 1);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 1, 6, &d.written), 1);
-    assert_int_equal(d.th.last_ns, clock_ns(s, t0 + 10));
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 2, 6, &d.written), 3);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 4, 6, &d.written), 4);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 5, 6, &d.written), 5);
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 6, 6, &d.written), 6);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 0, 6, &d.written), 1);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 1, 6, &d.written), 1);
+    assert_int_equal(d.th.last_ns, pc_clock_ns(s, t0 + 10));
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 2, 6, &d.written), 3);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 4, 6, &d.written), 4);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 5, 6, &d.written), 5);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 6, 6, &d.written), 6);
     assert_int_equal(d.written, 2);
     assert_int_equal(d.th.depth, 0);
     /* a chunk buffer too small for a chunk: nothing is encoded */
     d.k.cap = PRISM_CHUNK_OVERHEAD + ENC_REGION_MAX - 1;
     d.k.open = false;
-    assert_int_equal(encode_regions(s, &d.th, &d.k, ev, 0, 6, &d.written), 0);
+    assert_int_equal(pc_encode_regions(s, &d.th, &d.k, ev, 0, 6, &d.written), 0);
     d.k.cap = 4096;
     side_free(&d);
     free(s);

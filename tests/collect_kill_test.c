@@ -309,7 +309,7 @@ const char *__lsan_default_suppressions(void)
 {
     /* glibc keeps the last dlerror() text in a per-thread buffer; a forked
      * child shows it as a leak when the GPU backend's dlopen failed */
-    return "leak:writer_main\nleak:_dlerror_run\n";
+    return "leak:pc_writer_main\nleak:_dlerror_run\n";
 }
 
 static void *grandchild_thread(void *arg)

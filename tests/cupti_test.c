@@ -62,8 +62,8 @@ static void test_clock_same_timeline(void **state)
     cupti_clock c = { s.t0_mono, s.t0_ticks, 0.3340 };  /* frozen, a bit off */
     for (int refine = 0; refine < 2; refine++) {
         for (uint64_t t = s.t0_ticks + 3; t < s.t0_ticks + (1ull << 40); t = t * 3 + 11) {
-            uint64_t cpu = clock_ns(&s, t);
-            uint64_t gpu = clock_ns(&s, cupti_clock_ticks(&c, cupti_clock_cupti(&c, t)));
+            uint64_t cpu = pc_clock_ns(&s, t);
+            uint64_t gpu = pc_clock_ns(&s, cupti_clock_ticks(&c, cupti_clock_cupti(&c, t)));
             uint64_t diff = cpu > gpu ? cpu - gpu : gpu - cpu;
             assert_true(diff <= 1);             /* one ns at most */
         }

@@ -1,8 +1,8 @@
 /*
  * encode_ref.h - the writer's per-event region path as it was before
- * libcollect/encode_run.c (clock_ns per event, a clamp to the thread's last
+ * libcollect/encode_run.c (pc_clock_ns per event, a clamp to the thread's last
  * timestamp, prism_enc_enter/exit, a new chunk when one is full), with
- * encode_regions()'s contract: the reference the batch encoder must match
+ * pc_encode_regions()'s contract: the reference the batch encoder must match
  * to the byte (tests/collect_encode_test.c) and the baseline it is timed
  * against (bench/writer_bench.c).  Header only; include after internal.h.
  */
@@ -11,7 +11,7 @@
 
 #include "../libcollect/encode_run.h"
 
-/* encode_regions() and ref_encode_regions(), side by side. */
+/* pc_encode_regions() and ref_encode_regions(), side by side. */
 typedef uint32_t (*encoder_fn)(session *, prism__thread *, region_sink *, const prism__event *,
                                uint32_t, uint32_t, uint64_t *);
 
@@ -31,7 +31,7 @@ static uint32_t ref_encode_regions(session *s, prism__thread *th, region_sink *k
         uint32_t kind = ev[i].word & 15u, id = ev[i].word >> 4;
         if (kind != PRISM__EV_ENTER && kind != PRISM__EV_EXIT)
             break;
-        uint64_t ns = clock_ns(s, ev[i].ts);
+        uint64_t ns = pc_clock_ns(s, ev[i].ts);
         if (ns < th->last_ns)
             ns = th->last_ns;
         th->last_ns = ns;

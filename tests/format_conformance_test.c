@@ -140,7 +140,7 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
             prism_region_event ev = { ts, 0, (w & 1) ? PRISM_REGION_EXIT : PRISM_REGION_ENTER };
             if (!(w & 1))
                 ev.name = (uint32_t)u(a[i++]);
-            tl_regions(l, stream, (uint32_t)u(a[1]), &ev, 1);
+            an_tl_regions(l, stream, (uint32_t)u(a[1]), &ev, 1);
         }
         break;
     case PRISM_CHUNK_MARKS:

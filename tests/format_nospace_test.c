@@ -45,7 +45,7 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
                                   i % 2 ? PRISM_REGION_EXIT : PRISM_REGION_ENTER };
         st = i % 2 ? prism_enc_exit(e, ev.ts) : prism_enc_enter(e, ev.ts, ev.name);
         if (st == PRISM_OK)
-            tl_regions(exp, STREAM, 2, &ev, 1);
+            an_tl_regions(exp, STREAM, 2, &ev, 1);
         return st;
     }
     case PRISM_CHUNK_MARKS: {
@@ -234,7 +234,7 @@ static prism_status rec_at(prism_enc *e, uint32_t kind, uint64_t ts, bool big, t
     case PRISM_CHUNK_REGIONS:
         st = big ? prism_enc_enter(e, ts, ev.name) : prism_enc_exit(e, ts);
         if (st == PRISM_OK)
-            tl_regions(exp, STREAM, 0, &ev, 1);
+            an_tl_regions(exp, STREAM, 0, &ev, 1);
         return st;
     case PRISM_CHUNK_MARKS:
         if ((st = prism_enc_mark(e, &m)) == PRISM_OK)

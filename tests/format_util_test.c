@@ -25,43 +25,43 @@ static void test_idmap(void **state)
     idmap m = { 0 };
     uintptr_t v;
     uint32_t len;
-    assert_false(idmap_get(&m, 0, &v, &len));              /* empty, no table */
-    assert_true(idmap_put(&m, 0, 100, 1));
-    assert_true(idmap_put(&m, 7, 700, 7));
-    assert_true(idmap_put(&m, UINT32_MAX - 1, 42, 3));
-    assert_true(idmap_get(&m, 0, &v, &len));
+    assert_false(pf_idmap_get(&m, 0, &v, &len));              /* empty, no table */
+    assert_true(pf_idmap_put(&m, 0, 100, 1));
+    assert_true(pf_idmap_put(&m, 7, 700, 7));
+    assert_true(pf_idmap_put(&m, UINT32_MAX - 1, 42, 3));
+    assert_true(pf_idmap_get(&m, 0, &v, &len));
     assert_int_equal(v, 100);
     assert_int_equal(len, 1);
-    assert_true(idmap_get(&m, UINT32_MAX - 1, &v, &len));
+    assert_true(pf_idmap_get(&m, UINT32_MAX - 1, &v, &len));
     assert_int_equal(v, 42);
-    assert_false(idmap_get(&m, 1, &v, &len));
-    assert_false(idmap_put(&m, UINT32_MAX, 1, 1));         /* the one key it cannot hold */
-    assert_false(idmap_get(&m, UINT32_MAX, &v, &len));
+    assert_false(pf_idmap_get(&m, 1, &v, &len));
+    assert_false(pf_idmap_put(&m, UINT32_MAX, 1, 1));         /* the one key it cannot hold */
+    assert_false(pf_idmap_get(&m, UINT32_MAX, &v, &len));
     /* overwrite: same count, new value */
     size_t count = m.count;
-    assert_true(idmap_put(&m, 7, 701, 8));
+    assert_true(pf_idmap_put(&m, 7, 701, 8));
     assert_int_equal(m.count, count);
-    assert_true(idmap_get(&m, 7, &v, &len));
+    assert_true(pf_idmap_get(&m, 7, &v, &len));
     assert_int_equal(v, 701);
     assert_int_equal(len, 8);
     /* grow through many doublings; keys that collide in the low bits too */
     for (uint32_t k = 0; k < 50000; k++)
-        assert_true(idmap_put(&m, k * 4096u + 11, k, k ^ 5));
+        assert_true(pf_idmap_put(&m, k * 4096u + 11, k, k ^ 5));
     assert_int_equal(m.count, count + 50000);
     assert_true(m.cap >= 2 * m.count);
     assert_int_equal(m.cap & (m.cap - 1), 0);
     for (uint32_t k = 0; k < 50000; k++) {
-        assert_true(idmap_get(&m, k * 4096u + 11, &v, &len));
+        assert_true(pf_idmap_get(&m, k * 4096u + 11, &v, &len));
         assert_int_equal(v, k);
         assert_int_equal(len, k ^ 5);
-        assert_false(idmap_get(&m, k * 4096u + 12, &v, &len));
+        assert_false(pf_idmap_get(&m, k * 4096u + 12, &v, &len));
     }
-    assert_true(idmap_get(&m, 7, &v, &len));
+    assert_true(pf_idmap_get(&m, 7, &v, &len));
     assert_int_equal(v, 701);
-    idmap_free(&m);
+    pf_idmap_free(&m);
     assert_int_equal(m.count, 0);
-    assert_false(idmap_get(&m, 7, &v, &len));
-    idmap_free(&m);                                         /* twice is fine */
+    assert_false(pf_idmap_get(&m, 7, &v, &len));
+    pf_idmap_free(&m);                                         /* twice is fine */
 }
 
 static void test_arena(void **state)
@@ -71,7 +71,7 @@ static void test_arena(void **state)
     char *prev = NULL;
     for (size_t n = 0; n < 3000; n++) {
         size_t sz = 1 + n % 37;
-        char *p = arena_alloc(&a, sz);
+        char *p = pf_arena_alloc(&a, sz);
         assert_non_null(p);
         assert_int_equal((uintptr_t)p % 8, 0);
         memset(p, (int)n, sz);                  /* usable (ASan checks bounds) */
@@ -80,20 +80,20 @@ static void test_arena(void **state)
         prev = p;
     }
     /* bigger than a block, then small again */
-    char *big = arena_alloc(&a, 200000);
+    char *big = pf_arena_alloc(&a, 200000);
     assert_non_null(big);
     assert_int_equal((uintptr_t)big % 8, 0);
     memset(big, 1, 200000);
-    char *s1 = arena_alloc(&a, 5), *s2 = arena_alloc(&a, 5);
+    char *s1 = pf_arena_alloc(&a, 5), *s2 = pf_arena_alloc(&a, 5);
     assert_true(s2 - s1 >= 8 || s1 - s2 >= 8);
     memcpy(s1, "abcd", 5);
     memcpy(s2, "wxyz", 5);
     assert_string_equal(s1, "abcd");
     assert_int_equal(big[199999], 1);
-    arena_free(&a);
+    pf_arena_free(&a);
     assert_null(a.head);
-    assert_non_null(arena_alloc(&a, 1));       /* usable again after free */
-    arena_free(&a);
+    assert_non_null(pf_arena_alloc(&a, 1));       /* usable again after free */
+    pf_arena_free(&a);
 }
 
 /* ---- the CBOR cursor ---- */
@@ -217,10 +217,10 @@ static void test_cur_half(void **state)
         { 0x7c00, INFINITY }, { 0xfc00, -INFINITY },
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        assert_true(cur_half(v[i].h) == v[i].d);
-    assert_true(isnan(cur_half(0x7e00)));
-    assert_true(isnan(cur_half(0xfc01)));
-    assert_true(cur_half(0x8000) == 0.0 && signbit(cur_half(0x8000)));
+        assert_true(pf_cur_half(v[i].h) == v[i].d);
+    assert_true(isnan(pf_cur_half(0x7e00)));
+    assert_true(isnan(pf_cur_half(0xfc01)));
+    assert_true(pf_cur_half(0x8000) == 0.0 && signbit(pf_cur_half(0x8000)));
 }
 
 static void test_cur_value(void **state)
@@ -240,7 +240,7 @@ static void test_cur_value(void **state)
                                        PRISM_VAL_BOOL, PRISM_VAL_NULL, PRISM_VAL_NULL,
                                        PRISM_VAL_TEXT };
     for (size_t i = 0; i < 10; i++) {
-        assert_int_equal(cur_value(&c, &v, &tl, 4096), CUR_OK);
+        assert_int_equal(pf_cur_value(&c, &v, &tl, 4096), CUR_OK);
         assert_int_equal(v.type, types[i]);
         if (i == 1)
             assert_int_equal(v.v.i, -100);
@@ -258,14 +258,14 @@ static void test_cur_value(void **state)
         }
     }
     /* simple value 32 (f8 20), an array, a tag, a byte string: not scalars */
-    assert_int_equal(cur_value(&c, &v, &tl, 4096), CUR_BAD);
+    assert_int_equal(pf_cur_value(&c, &v, &tl, 4096), CUR_BAD);
     for (size_t i = 0; i < 3; i++) {
         cur d = { b + sizeof b - 3 + i, b + sizeof b };
-        assert_int_equal(cur_value(&d, &v, &tl, 4096), CUR_BAD);
+        assert_int_equal(pf_cur_value(&d, &v, &tl, 4096), CUR_BAD);
     }
     /* a text longer than the limit */
     cur t = { b + 24, b + 27 };
-    assert_int_equal(cur_value(&t, &v, &tl, 1), CUR_BAD);
+    assert_int_equal(pf_cur_value(&t, &v, &tl, 1), CUR_BAD);
 }
 
 static void test_cur_skip(void **state)
@@ -278,36 +278,36 @@ static void test_cur_skip(void **state)
         b[n] = 0x00;
         for (unsigned depth = 0; depth <= 20; depth++) {
             cur c = { b, b + n + 1 };
-            int rc = cur_skip(&c, depth);
+            int rc = pf_cur_skip(&c, depth);
             assert_int_equal(rc, n <= depth ? CUR_OK : CUR_BAD);
             if (rc == CUR_OK)
                 assert_ptr_equal(c.p, b + n + 1);
         }
         cur s = { b, b + n };                   /* the innermost item missing */
-        assert_int_equal(cur_skip(&s, 32), CUR_SHORT);
+        assert_int_equal(pf_cur_skip(&s, 32), CUR_SHORT);
     }
     /* maps count two items per entry; tags nest; strings skip their bytes */
     static const uint8_t m[] = { 0xa2, 0x61, 'a', 0xc1, 0x01, 0x42, 0, 0, 0x81, 0xf6, 0x7f };
     cur c = { m, m + 10 };
-    assert_int_equal(cur_skip(&c, 2), CUR_OK);
+    assert_int_equal(pf_cur_skip(&c, 2), CUR_OK);
     assert_ptr_equal(c.p, m + 10);
     c = (cur){ m, m + 10 };
-    assert_int_equal(cur_skip(&c, 1), CUR_BAD);             /* map > array > ... */
+    assert_int_equal(pf_cur_skip(&c, 1), CUR_BAD);             /* map > array > ... */
     c = (cur){ m + 10, m + 11 };
-    assert_int_equal(cur_skip(&c, 16), CUR_BAD);            /* indefinite text */
+    assert_int_equal(pf_cur_skip(&c, 16), CUR_BAD);            /* indefinite text */
     static const uint8_t big_map[] = { 0xbb, 0x80, 0, 0, 0, 0, 0, 0, 0, 0 };
     c = (cur){ big_map, big_map + sizeof big_map };
-    assert_int_equal(cur_skip(&c, 16), CUR_BAD);            /* 2 * count overflows */
+    assert_int_equal(pf_cur_skip(&c, 16), CUR_BAD);            /* 2 * count overflows */
     static const uint8_t long_bstr[] = { 0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
     c = (cur){ long_bstr, long_bstr + sizeof long_bstr };
-    assert_int_equal(cur_skip(&c, 16), CUR_SHORT);
+    assert_int_equal(pf_cur_skip(&c, 16), CUR_SHORT);
     /* 10000 levels of tags or arrays: refused at the depth limit */
     static uint8_t deep[10001];
     for (int k = 0; k < 2; k++) {
         memset(deep, k ? 0xc1 : 0x81, 10000);
         deep[10000] = 0;
         c = (cur){ deep, deep + sizeof deep };
-        assert_int_equal(cur_skip(&c, PRISM_MAX_DEPTH), CUR_BAD);
+        assert_int_equal(pf_cur_skip(&c, PRISM_MAX_DEPTH), CUR_BAD);
     }
 }
 

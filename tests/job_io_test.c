@@ -72,7 +72,7 @@ static char *to_mem(const prism_rank_summary *s, size_t *len)
 static prism_status rd(const char *json, size_t n, const sum_limits *lim, prism_rank_summary *out,
                        char *msg, uint64_t *off)
 {
-    return sum_read_mem((const uint8_t *)json, n, 0, "mem", lim, out, msg, 256, off);
+    return an_sum_read_mem((const uint8_t *)json, n, 0, "mem", lim, out, msg, 256, off);
 }
 
 /* ---- round trip ---- */
@@ -87,9 +87,9 @@ static void test_roundtrip(void **state)
     assert_ptr_equal(strstr(json, "{\"prism_summary\": 1,"), json);
     static const size_t pieces[] = { 1, 2, 7, 64, 0 };
     for (size_t p = 0; p < 5; p++) {
-        assert_int_equal(sum_read_mem((const uint8_t *)json, len, pieces[p], "x", NULL, &back,
+        assert_int_equal(an_sum_read_mem((const uint8_t *)json, len, pieces[p], "x", NULL, &back,
                                       msg, sizeof msg, &off), PRISM_OK);
-        assert_true(sum_equal(&s, &back));
+        assert_true(an_sum_equal(&s, &back));
         prism_rank_summary_free(&back);
     }
     /* through a file too */
@@ -99,7 +99,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(write(fd, json, len), (ssize_t)len);
     close(fd);
     assert_int_equal(prism_rank_summary_read(path, &back, msg, sizeof msg, &off), PRISM_OK);
-    assert_true(sum_equal(&s, &back));
+    assert_true(an_sum_equal(&s, &back));
     prism_rank_summary_free(&back);
     unlink(path);
     free(json);

@@ -222,7 +222,7 @@ static void jobs_equal(const prism_job *a, const prism_job *b)
     assert_int_equal(a->nstragglers, b->nstragglers);
     for (size_t r = 0; r < a->nranks; r++) {
         assert_int_equal(a->ranks[r].id, b->ranks[r].id);
-        assert_true(sum_equal(&a->ranks[r].sum, &b->ranks[r].sum));
+        assert_true(an_sum_equal(&a->ranks[r].sum, &b->ranks[r].sum));
         for (size_t s = 0; s < a->nsteps; s++) {
             assert_true(same_cells(prism_job_step(a, r, s), prism_job_step(b, r, s)));
             assert_true(same_cells(prism_job_work(a, r, s), prism_job_work(b, r, s)));

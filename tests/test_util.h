@@ -237,7 +237,7 @@ static inline void tl_string(void *ctx, uint32_t id, const char *s, size_t len)
 
 static inline void tl_thread(void *ctx, const prism_thread *t) { tlog_thread(ctx, t); }
 
-static inline void tl_regions(void *ctx, uint32_t stream, uint32_t depth,
+static inline void an_tl_regions(void *ctx, uint32_t stream, uint32_t depth,
                               const prism_region_event *ev, size_t n)
 {
     tlog *l = ctx;
@@ -352,7 +352,7 @@ static inline prism_reader_callbacks tlog_callbacks(void)
 {
     prism_reader_callbacks cb = {
         .header = tl_header, .string = tl_string, .thread = tl_thread,
-        .regions = tl_regions, .marks = tl_marks, .counters = tl_counters,
+        .regions = an_tl_regions, .marks = tl_marks, .counters = tl_counters,
         .steps = tl_steps, .memory = tl_memory, .gpu = tl_gpu,
         .dropped = tl_dropped, .info = tl_info, .footer = tl_footer,
         .cpu = tl_cpu, .chunk = tl_chunk, .unrecorded = tl_unrecorded,

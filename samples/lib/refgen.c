@@ -251,7 +251,7 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
 /* A CPU sampling pass at `now` over the threads: cumulative on-CPU and
  * run-queue time, the main thread busier than the loaders; the last loader
  * exits at the end of the run. */
-static void cpu_pass(gen *g, uint64_t now, bool last)
+static void pc_cpu_pass(gen *g, uint64_t now, bool last)
 {
     uint64_t span = now > g->cpu_last ? now - g->cpu_last : 0;
     g->cpu_last = now;
@@ -412,7 +412,7 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
         for (unsigned i = 1; i < o->threads; i++)
             worker_batch(&g, &workers[i], worker_id, main_t.now);
         if (o->cpu && !o->regions_only)
-            cpu_pass(&g, main_t.now, s + 1 == o->steps);
+            pc_cpu_pass(&g, main_t.now, s + 1 == o->steps);
     }
     prism_dropped d = { 2, PRISM_SOURCE_CPU, 0, false, 0 };
     APPEND(&g, PRISM_CHUNK_DROPPED, 0, 0, prism_enc_dropped(&g.enc, &d));

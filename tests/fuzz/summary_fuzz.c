@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     prism_rank_summary a, b;
     char msg[256];
     uint64_t off = 0;
-    prism_status st = sum_read_mem(data, size, piece_size(size), "fuzz", NULL, &a, msg,
+    prism_status st = an_sum_read_mem(data, size, piece_size(size), "fuzz", NULL, &a, msg,
                                    sizeof msg, &off);
     if (st != PRISM_OK) {
         if (!msg[0] || off > size || a.steps || a.regions || a.source)
@@ -58,10 +58,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!prism_rank_summary_write(f, &a))
         die("write failed", NULL);
     fclose(f);
-    st = sum_read_mem((const uint8_t *)buf, len, 0, "other", NULL, &b, msg, sizeof msg, &off);
+    st = an_sum_read_mem((const uint8_t *)buf, len, 0, "other", NULL, &b, msg, sizeof msg, &off);
     if (st != PRISM_OK)
         die("the written summary is refused", msg);
-    if (!sum_equal(&a, &b))
+    if (!an_sum_equal(&a, &b))
         die("the round trip changed the summary", NULL);
     free(buf);
 
