@@ -88,3 +88,10 @@ void pb_buf_free(pb_buf *b)
     free(b->data);
     memset(b, 0, sizeof *b);
 }
+
+void pb_buf_clear(pb_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}

@@ -31,5 +31,10 @@ bool pb_buf_printf(pb_buf *b, const char *fmt, ...) __attribute__((format(printf
 char *pb_buf_take(pb_buf *b, size_t *len);
 /* Release the bytes; the buffer is empty (and usable) again. */
 void pb_buf_free(pb_buf *b);
+/* Empty again, the memory kept for reuse. */
+void pb_buf_clear(pb_buf *b);
+/* The text, "" when nothing was appended (never NULL); borrowed until the
+ * next append. */
+static inline const char *pb_buf_str(const pb_buf *b) { return b->data ? b->data : ""; }
 
 #endif

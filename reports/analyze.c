@@ -254,8 +254,7 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
     size_t n;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
     const prism_tree *t = prism_analysis_tree(a);
-    strbuf path;
-    sb_init(&path);
+    pb_buf path = { 0 };
     fputs("Bottlenecks Detected:\n", f);
     uint64_t nsteps;
     double denom = prism_analysis_step_denominator(a, &nsteps);
@@ -286,7 +285,7 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
         if (b[i].node != PRISM_NO_NODE && b[i].node < t->count) {
             report_path(t, b[i].node, '/', false, &path);
             fputs("    Region: ", f);
-            esc_fputs(path.s, f);
+            esc_fputs(pb_buf_str(&path), f);
             fputc('\n', f);
         }
         if (b[i].evidence[0]) {
@@ -300,7 +299,7 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
             fputc('\n', f);
         }
     }
-    sb_free(&path);
+    pb_buf_free(&path);
 }
 
 /* ---- GPU ---- */

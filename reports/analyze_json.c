@@ -206,7 +206,7 @@ static void work(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
-static void ops(pb_json *w, const prism_analysis *a, strbuf *path)
+static void ops(pb_json *w, const prism_analysis *a, pb_buf *path)
 {
     size_t n;
     const prism_op *op = prism_analysis_ops(a, &n);
@@ -221,14 +221,14 @@ static void ops(pb_json *w, const prism_analysis *a, strbuf *path)
         pb_json_kuint(w, "self_ns", op[i].self_ns);
         pb_json_kdouble(w, "share", op[i].share);
         report_path(t, op[i].node, '/', false, path);
-        pb_json_kstring(w, "heaviest_path", op[i].node < t->count ? path->s : NULL);
+        pb_json_kstring(w, "heaviest_path", op[i].node < t->count ? pb_buf_str(path) : NULL);
         pb_json_end_object(w);
     }
     pb_json_end_array(w);
 }
 
 void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,
-                            strbuf *path)
+                            pb_buf *path)
 {
     pb_json_begin_object(w);
     pb_json_kstring(w, "type", prism_bottleneck_name(b->type));
@@ -240,11 +240,11 @@ void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_t
     bool has = b->node != PRISM_NO_NODE && b->node < t->count;
     if (has)
         report_path(t, b->node, '/', false, path);
-    pb_json_kstring(w, "path", has ? path->s : NULL);
+    pb_json_kstring(w, "path", has ? pb_buf_str(path) : NULL);
     pb_json_end_object(w);
 }
 
-static void bottlenecks(pb_json *w, const prism_analysis *a, strbuf *path)
+static void bottlenecks(pb_json *w, const prism_analysis *a, pb_buf *path)
 {
     size_t n;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
@@ -309,8 +309,7 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     pb_json *w = report_json_begin(f, 2, "prism.analyze/1");
     if (!w)
         return false;
-    strbuf p;
-    sb_init(&p);
+    pb_buf p = { 0 };
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
     report_json_header(w, prism_analysis_header(a));
@@ -323,6 +322,6 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     bottlenecks(w, a, &p);
     gpu(w, a);
     bool ok = report_json_end(w) && !p.oom;
-    sb_free(&p);
+    pb_buf_free(&p);
     return ok;
 }

@@ -262,8 +262,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
     pb_json *w = report_json_begin(f, 2, "prism.compare/1");
     if (!w)
         return false;
-    strbuf p;
-    sb_init(&p);
+    pb_buf p = { 0 };
     json_side(w, "base", pa, a);
     json_side(w, "new", pb, b);
     pb_json_kuint(w, "appeared", c->appeared);
@@ -324,7 +323,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         report_json_bottleneck(w, c->bn_gone[i], prism_analysis_tree(a), &p);
     pb_json_end_array(w);
     bool ok = report_json_end(w) && !p.oom;
-    sb_free(&p);
+    pb_buf_free(&p);
     return ok;
 }
 

@@ -47,13 +47,12 @@ static void csv_field(FILE *f, const char *s)
 bool export_csv(FILE *f, const prism_analysis *a)
 {
     const prism_tree *t = prism_analysis_tree(a);
-    strbuf path;
-    sb_init(&path);
+    pb_buf path = { 0 };
     fputs("path,name,depth,calls,total_ns,self_ns,min_ns,max_ns,mean_ns,std_ns,share\n", f);
     for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = report_next(t, n)) {
         const prism_node *p = &t->nodes[n];
         report_path(t, n, '/', false, &path);
-        csv_field(f, path.s);
+        csv_field(f, pb_buf_str(&path));
         fputc(',', f);
         csv_field(f, p->name);
         fprintf(f, ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -62,7 +61,7 @@ bool export_csv(FILE *f, const prism_analysis *a)
                 isfinite(p->std_ns) ? p->std_ns : 0, isfinite(p->share) ? p->share : 0);
     }
     bool ok = !path.oom;
-    sb_free(&path);
+    pb_buf_free(&path);
     return ok;
 }
 
@@ -77,8 +76,7 @@ static uint64_t div_round(uint64_t x, uint64_t unit)
 bool export_folded_unit(FILE *f, const prism_analysis *a, uint64_t unit_ns)
 {
     const prism_tree *t = prism_analysis_tree(a);
-    strbuf path;
-    sb_init(&path);
+    pb_buf path = { 0 };
     uint64_t sum_ns = 0, written = 0;   /* written: units printed so far */
     for (uint32_t n = t->first_root; n != PRISM_NO_NODE; n = report_next(t, n)) {
         uint64_t self = t->nodes[n].self_ns;
@@ -93,10 +91,10 @@ bool export_folded_unit(FILE *f, const prism_analysis *a, uint64_t unit_ns)
             continue;
         written += v;
         report_path(t, n, ';', true, &path);
-        fprintf(f, "%s %" PRIu64 "\n", path.s, v);
+        fprintf(f, "%s %" PRIu64 "\n", pb_buf_str(&path), v);
     }
     bool ok = !path.oom;
-    sb_free(&path);
+    pb_buf_free(&path);
     return ok;
 }
 

@@ -195,12 +195,11 @@ static void on_header(void *ctx, const prism_header *h)
     trace_meta(t, "process_name", t->pid, NULL, "name", slash && slash[1] ? slash + 1 : prog,
                0);
     if (h->host) {
-        strbuf l;
-        sb_init(&l);
-        sb_puts(&l, "host ");
-        sb_puts(&l, h->host);
-        trace_meta(t, "process_labels", t->pid, NULL, "labels", l.s, 0);
-        sb_free(&l);
+        pb_buf l = { 0 };
+        pb_buf_puts(&l, "host ");
+        pb_buf_puts(&l, h->host);
+        trace_meta(t, "process_labels", t->pid, NULL, "labels", pb_buf_str(&l), 0);
+        pb_buf_free(&l);
     }
     trace_meta(t, "process_sort_index", t->pid, NULL, "sort_index", NULL, 0);
 }
@@ -397,7 +396,7 @@ static void on_info(void *ctx, const char *key, const prism_value *v)
     }
     fputc('}', m);
     if (fclose(m) == 0)
-        sb_putn(&t->info, buf, len);
+        pb_buf_append(&t->info, buf, len);
     free(buf);
 }
 
@@ -439,7 +438,7 @@ static void epilogue(trace *t, const char *path)
         }
         fputc(']', f);
     }
-    fprintf(f, ",\n\"info\":[%s]", t->info.s);
+    fprintf(f, ",\n\"info\":[%s]", pb_buf_str(&t->info));
     if (t->have_footer)
         fprintf(f, ",\n\"footer\":{\"end_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"dropped\":%"
                 PRIu64 ",\"chunks\":%" PRIu64 ",\"clean\":%s}", t->footer.end_ts,
@@ -464,7 +463,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
                         uint64_t *offset, prism_status *status)
 {
     trace t = { .f = out, .train = trace_training_stream(path) };
-    sb_init(&t.info);
+    t.info = (pb_buf){ 0 };
     prism_reader_callbacks cb = {
         .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
         .counters = on_counters, .steps = on_steps, .memory = trace_on_memory, .gpu = trace_on_gpu,
@@ -512,7 +511,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
     for (size_t i = 0; i < t.nst; i++)
         free(t.st[i].names);
     free(t.st);
-    sb_free(&t.info);
+    pb_buf_free(&t.info);
     prism_reader_free(t.r);
     return rc;
 }

@@ -49,7 +49,7 @@ typedef struct trace {
     pb_map st_of;               /* stream -> index into st                  */
     pb_map gtrack;              /* GPU tids already named                   */
     uint64_t last_ts;
-    strbuf info;                /* rendered INFO entries for otherData      */
+    pb_buf info;                /* rendered INFO entries for otherData      */
     uint64_t info_left_out;
     bool have_footer;
     prism_footer footer;

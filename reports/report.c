@@ -175,70 +175,27 @@ int outfile_close(outfile *o, bool ok)
 
 /* ---- text ---- */
 
-void sb_init(strbuf *b)
-{
-    static char empty[1];
-    b->s = empty;
-    b->len = b->cap = 0;
-    b->oom = false;
-}
-
-void sb_free(strbuf *b)
-{
-    if (b->cap)
-        free(b->s);
-    sb_init(b);
-}
-
-void sb_clear(strbuf *b)
-{
-    b->len = 0;
-    if (b->cap)
-        b->s[0] = 0;
-}
-
-void sb_putn(strbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = b->cap ? realloc(b->s, cap) : malloc(cap);
-        if (!p) {
-            b->oom = true;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-void sb_puts(strbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
-
-static void put_name(strbuf *b, const char *name, char sep, bool sanitize)
+static void put_name(pb_buf *b, const char *name, char sep, bool sanitize)
 {
     if (!sanitize) {
-        sb_puts(b, name);
+        pb_buf_puts(b, name);
         return;
     }
     char rep[ESC_CHAR_MAX];
     while (*name) {
         if (*name == sep || (unsigned char)*name < 0x20 || *name == 0x7f) {
-            sb_putn(b, *name == sep ? ":" : " ", 1);    /* as folded tools expect */
+            pb_buf_append(b, *name == sep ? ":" : " ", 1);    /* as folded tools expect */
             name++;
             continue;
         }
         name += esc_char(name, rep, NULL);
-        sb_puts(b, rep);
+        pb_buf_puts(b, rep);
     }
 }
 
-void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, strbuf *out)
+void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, pb_buf *out)
 {
-    sb_clear(out);
+    pb_buf_clear(out);
     if (node >= t->count)
         return;
     /* root first: collect the chain, then write it backwards */
@@ -250,13 +207,13 @@ void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, st
             break;              /* deeper than we keep: the top shown as "..." */
     }
     if (t->nodes[chain[n - 1]].parent != PRISM_NO_NODE) {
-        sb_puts(out, "...");
-        sb_putn(out, &sep, 1);
+        pb_buf_puts(out, "...");
+        pb_buf_append(out, &sep, 1);
     }
     for (size_t i = n; i-- > 0;) {
         put_name(out, t->nodes[chain[i]].name, sep, sanitize);
         if (i)
-            sb_putn(out, &sep, 1);
+            pb_buf_append(out, &sep, 1);
     }
 }
 

@@ -12,25 +12,13 @@
 #include <stdio.h>
 
 #include "jsonw.h"
+#include "strbuf.h"
 #include "reports.h"
 #include "prism/analysis.h"
 #include "u64map.h"
 
 /* ---- text ---- */
 
-/* A growable string; never NULL after sb_init.  On allocation failure the
- * text is cut short and sb->oom is set. */
-typedef struct strbuf {
-    char *s;
-    size_t len, cap;
-    bool oom;
-} strbuf;
-
-void sb_init(strbuf *b);
-void sb_free(strbuf *b);
-void sb_clear(strbuf *b);
-void sb_putn(strbuf *b, const char *s, size_t n);
-void sb_puts(strbuf *b, const char *s);
 
 /*
  * The call path of a node, root first, names joined by sep ("step/forward").
@@ -40,7 +28,7 @@ void sb_puts(strbuf *b, const char *s);
  * format, where ';' and newlines are syntax.  Without, names are raw (for
  * JSON, which escapes itself; text writers escape with esc_str()).
  */
-void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, strbuf *out);
+void report_path(const prism_tree *t, uint32_t node, char sep, bool sanitize, pb_buf *out);
 
 /* Pre-order walk of a tree: the node after `n` (PRISM_NO_NODE at the end);
  * start with t->first_root. */
@@ -87,6 +75,6 @@ void report_json_reader(pb_json *w, const prism_analysis *a);
 /* One bottleneck object; its path is looked up in t (the tree of the
  * analysis it came from). */
 void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,
-                            strbuf *path);
+                            pb_buf *path);
 
 #endif

@@ -99,6 +99,7 @@ static void test_buf(void **state)
 {
     (void)state;
     pb_buf b = { 0 };
+    assert_string_equal(pb_buf_str(&b), "");       /* empty: "", never NULL */
     assert_true(pb_buf_puts(&b, "abc"));
     assert_true(pb_buf_putc(&b, '-'));
     assert_true(pb_buf_append(&b, "x\0y", 3));    /* bytes, NUL included */
@@ -109,6 +110,13 @@ static void test_buf(void **state)
         assert_true(pb_buf_printf(&b, "%0100d", i));
     assert_int_equal(b.len, 11 + 10000 * 100);
     assert_false(b.oom);
+    size_t cap = b.cap;
+    pb_buf_clear(&b);                              /* empty, memory kept */
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.cap, cap);
+    assert_string_equal(pb_buf_str(&b), "");
+    for (int i = 0; i < 10000; i++)
+        assert_true(pb_buf_printf(&b, "%0100d", i));
     size_t len;
     char *s = pb_buf_take(&b, &len);
     assert_non_null(s);
