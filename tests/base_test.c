@@ -115,6 +115,7 @@ static void test_buf(void **state)
     assert_int_equal(b.len, 0);
     assert_int_equal(b.cap, cap);
     assert_string_equal(pb_buf_str(&b), "");
+    assert_true(pb_buf_append(&b, "abc-x\0y12:z", 11));
     for (int i = 0; i < 10000; i++)
         assert_true(pb_buf_printf(&b, "%0100d", i));
     size_t len;
