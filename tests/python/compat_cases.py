@@ -349,6 +349,17 @@ def _dist_main(rank, world, port, kind, q):
         q.put((rank, losses, params))
     finally:
         dist.destroy_process_group()
+    # Leave without Python's teardown: torch 2.x can deadlock freeing the
+    # DDP Reducer (~ProcessGroupGloo joins its worker thread while holding
+    # the GIL; the worker, dropping the last all-reduce's ThreadLocalState,
+    # waits for the GIL to free the contextvars that backward stashed in
+    # TLS).  Plain runs hit it too, only less often; it is torch's, not the
+    # program's.  The profile is closed first, as at any exit.
+    sys.stdout.flush()
+    prism_mod = sys.modules.get("prism")
+    if prism_mod is not None and hasattr(prism_mod, "shutdown"):
+        prism_mod.shutdown()
+    os._exit(0)
 
 
 def _free_port():
