@@ -292,8 +292,8 @@ void rules_data(rules_ctx *c)
         rules_put(b->evidence, sizeof b->evidence, "; no loader threads: loading inline");
     if (c->loader_procs)
         rules_put(b->evidence, sizeof b->evidence,
-                  "; DataLoader worker processes load the batches (_MultiProcessingDataLoaderIter): "
-                  "their work is not in this file");
+                  "; DataLoader worker processes (_MultiProcessingDataLoaderIter) load "
+                  "outside this file");
     bool parallel = c->loaders || c->loader_procs;
     if (c->python)
         snprintf(b->recommendation, sizeof b->recommendation,
