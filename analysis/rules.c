@@ -489,6 +489,15 @@ static bool python_profile(const rules_ctx *c)
     return false;
 }
 
+/* A DataLoader with worker processes: its iterator's name in a region. */
+static bool loader_processes(const rules_ctx *c)
+{
+    for (size_t i = 0; i < c->nops; i++)
+        if (c->ops[i].name && strstr(c->ops[i].name, "_MultiProcessingDataLoaderIter"))
+            return true;
+    return false;
+}
+
 /* One finding per cause: the same type blaming the same region twice
  * (two rules seeing one stall) keeps the more important. */
 static size_t dedupe(prism_bottleneck *out, size_t n)
@@ -535,6 +544,7 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     find_denominator(&c);
     c.cpu = prism_analysis_cpu_present(a);
     c.python = python_profile(&c);
+    c.loader_procs = loader_processes(&c);
     c.threshold_pct = threshold_pct < 0 ? 10.0 : threshold_pct;
     c.leak_mb = leak_mb < 0 ? 10.0 : leak_mb;
     c.gpu = prism_analysis_gpu(a);

@@ -56,6 +56,11 @@ typedef struct rules_ctx {
     size_t train_idx;
     size_t nthreads, loaders;         /* threads, of which not training      */
     uint64_t loader_ns;               /* the other threads' region time      */
+    /* Loader processes: torch's DataLoader with num_workers > 0 (a region
+     * named for _MultiProcessingDataLoaderIter, as torch.profiler records
+     * its __next__): the workers load in other processes, so no loader
+     * thread of this file shows them. */
+    bool loader_procs;
     /* The denominator of every time share: the wall time of the sampled
      * steps (regions are recorded in those), else of the run. */
     double step_ns;

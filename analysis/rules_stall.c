@@ -288,19 +288,24 @@ void rules_data(rules_ctx *c)
         rules_put(b->evidence, sizeof b->evidence, "; %zu loader thread%s, busy %.0f%%",
                   c->loaders, c->loaders == 1 ? "" : "s",
                   100.0 * (double)c->loader_ns / ((double)c->loaders * (double)span));
-    else
+    else if (!c->loader_procs)
         rules_put(b->evidence, sizeof b->evidence, "; no loader threads: loading inline");
+    if (c->loader_procs)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "; DataLoader worker processes (_MultiProcessingDataLoaderIter) load "
+                  "outside this file");
+    bool parallel = c->loaders || c->loader_procs;
     if (c->python)
         snprintf(b->recommendation, sizeof b->recommendation,
                  "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
                  "decoding/augmentation off the training thread or onto the GPU.",
-                 c->loaders ? "The training thread still waits for batches: add DataLoader "
-                              "workers (num_workers), use" :
-                              "Load in parallel: DataLoader(num_workers>0), with");
+                 parallel ? "The training thread still waits for batches: add DataLoader "
+                            "workers (num_workers), use" :
+                            "Load in parallel: DataLoader(num_workers>0), with");
     else
         snprintf(b->recommendation, sizeof b->recommendation,
                  "%s so a batch is ready when the step asks for it; make decoding and copies "
-                 "cheaper.", c->loaders ? "The training thread still waits for input: add "
+                 "cheaper.", parallel ? "The training thread still waits for input: add "
                                           "loader threads or deepen the prefetch queue"
                                         : "Load in parallel: loader threads with a prefetch "
                                           "queue,");

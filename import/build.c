@@ -80,25 +80,43 @@ static void sort(void *p, size_t n, size_t size, int (*cmp)(const void *, const 
         qsort(p, n, size, cmp);
 }
 
-/* Give each region of one thread (sorted by cmp_reg) a lane where it nests. */
+/* Give each region of one thread (sorted by cmp_reg) a lane where it nests.
+ * st: IMP_MAX_LANES stacks of IMP_MAX_NEST open regions (their indices).
+ * A region that starts inside another and ends after it: a soft one
+ * (a Python frame) is cut to its parent's end; a hard one cuts the soft
+ * regions it crosses to end where it begins (Kineto's record_function
+ * range starts inside the Python call that opens it and ends inside the
+ * one that closes it); between hard regions a rounding (IMP_CLIP_NS) is
+ * cut, anything more moves to an overflow lane. */
 static void assign_lanes(imp_events *m, size_t lo, size_t hi, int64_t *st)
 {
     uint32_t n[IMP_MAX_LANES] = { 0 };
     imp_track *t = &m->tracks[m->reg[lo].track];
     for (size_t i = lo; i < hi; i++) {
         imp_region *r = &m->reg[i];
+        bool soft = r->flags & IMP_REG_SOFT;
         r->lane = LANE_DROP;
         for (uint32_t l = 0; l < IMP_MAX_LANES; l++) {
             int64_t *s = st + (size_t)l * IMP_MAX_NEST;
-            while (n[l] && s[n[l] - 1] <= r->ts)
+            while (n[l] && m->reg[s[n[l] - 1]].end <= r->ts)
                 n[l]--;
-            if (n[l] && r->end > s[n[l] - 1] && r->end - s[n[l] - 1] <= IMP_CLIP_NS) {
-                r->end = s[n[l] - 1];   /* rounding: ends just after its parent */
-                m->counters[C_CLIPPED]++;
+            uint32_t k = n[l];          /* the soft regions it crosses */
+            while (!soft && k && m->reg[s[k - 1]].flags & IMP_REG_SOFT &&
+                   r->end > m->reg[s[k - 1]].end)
+                k--;
+            if (k < n[l] && (!k || r->end - m->reg[s[k - 1]].end <= IMP_CLIP_NS))
+                for (; n[l] > k; n[l]--) {      /* it fits below them: they give way */
+                    m->reg[s[n[l] - 1]].end = r->ts;
+                    m->counters[C_SOFT_CUT]++;
+                }
+            int64_t pend = n[l] ? m->reg[s[n[l] - 1]].end : INT64_MAX;
+            if (r->end > pend && (soft || r->end - pend <= IMP_CLIP_NS)) {
+                m->counters[r->end - pend <= IMP_CLIP_NS ? C_CLIPPED : C_SOFT_CUT]++;
+                r->end = pend;          /* rounding, or a soft child */
             }
-            if (n[l] >= IMP_MAX_NEST || (n[l] && r->end > s[n[l] - 1]))
+            if (n[l] >= IMP_MAX_NEST || r->end > pend)
                 continue;
-            s[n[l]++] = r->end;
+            s[n[l]++] = (int64_t)i;
             r->lane = (uint16_t)l;
             if (l + 1 > t->lanes)
                 t->lanes = l + 1;
@@ -140,7 +158,8 @@ static const char *const counter_keys[C_COUNT] = {
     [C_UNSORTED] = "import.unsorted", [C_MISSING] = "import.missing_fields",
     [C_UNKNOWN_CAT] = "import.unknown_category", [C_UNKNOWN_PH] = "import.unknown_phase",
     [C_LONG_STRINGS] = "import.long_strings", [C_BAD_NUMBERS] = "import.bad_numbers",
-    [C_GPU_ANNOT] = "import.gpu_annotations",
+    [C_GPU_ANNOT] = "import.gpu_annotations", [C_SOFT_CUT] = "import.python_cut",
+    [C_FLOWS] = "import.flows",
 };
 
 static void header(imp_events *m, int64_t origin)
@@ -154,7 +173,9 @@ static void header(imp_events *m, int64_t origin)
     h->version_major = PRISM_FORMAT_MAJOR;
     h->version_minor = PRISM_FORMAT_MINOR;
     h->producer = m->producer;
-    h->host = "(not in the trace)";
+    h->host = m->host[0] ? m->host : "(not in the trace)";
+    h->argv = m->argv;
+    h->argc = m->argc;
     h->pid = m->have_pid ? m->first_pid : 0;
     h->rank = m->have_rank ? m->rank : -1;
     h->clock = m->clock ? m->clock : "(not in the trace)";

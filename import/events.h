@@ -28,7 +28,7 @@
 #define IMP_NAME_CAP       PRISM_MAX_STRING_BYTES   /* names kept (cut after) */
 #define IMP_CLIP_NS        1000         /* an end this far past its parent's
                                            is rounding: cut (1 us)           */
-#define IMP_LEAD_MAX       4u           /* an importer's own config entries  */
+#define IMP_LEAD_MAX       8u           /* an importer's own config entries  */
 
 /* Counters of what was read, repaired or left out: INFO "import.<name>". */
 enum {
@@ -49,6 +49,9 @@ enum {
     C_LONG_STRINGS,     /* strings cut (an importer's cap) / names at 4096     */
     C_BAD_NUMBERS,      /* numbers out of range (clamped) or not numbers       */
     C_GPU_ANNOT,        /* GPU-side annotation ranges (not kept)               */
+    C_SOFT_CUT,         /* soft regions (Python frames) cut where a hard one
+                           (an op, a record_function range) crosses them      */
+    C_FLOWS,            /* flow events read (Kineto: ac2g, fwdbwd)             */
     C_COUNT
 };
 
@@ -57,8 +60,15 @@ typedef struct imp_region {
     uint32_t name, track;
     uint32_t seq;               /* file order, for ties                      */
     uint16_t lane;              /* 0: the thread; 1..: overflow tracks        */
-    uint16_t pad;
+    uint16_t flags;             /* IMP_REG_*                                  */
 } imp_region;
+
+/* imp_region.flags.  A soft region's extent is less exact than the others'
+ * (Kineto's Python tracer: its frames cross the record_function ranges
+ * they open and close): where a soft and a hard region overlap without
+ * nesting, the soft one gives way (build.c), the hard one is never moved
+ * for it. */
+#define IMP_REG_SOFT 1u
 
 typedef struct imp_gpu {
     int64_t start, end;
@@ -88,6 +98,8 @@ typedef struct imp_track {
     int64_t pid, tid;           /* numbers, or a hash for a string            */
     bool pid_str, tid_str;
     int64_t last_ts;            /* unsorted input detection                   */
+    int64_t last_soft_ts;       /* ... of its soft regions (a sorted run of
+                                   their own in a Kineto trace)               */
     char name[64];              /* from the input, or made                    */
     bool named;
     bool used;                  /* has regions or API calls                   */
@@ -119,6 +131,9 @@ typedef struct imp_events {
     char gpu_names[PRISM_MAX_GPUS][64];
     uint64_t first_pid;
     bool have_pid;
+    char host[64];              /* the host's name ("" : not in the input)     */
+    const char *argv[2];        /* the run's command line, as far as known     */
+    size_t argc;
     uint64_t in_bytes;          /* bytes fed                                  */
     bool complete;              /* the input ended where it should            */
 
@@ -152,6 +167,8 @@ uint32_t imp_track_of(imp_events *m, int64_t pid, int64_t tid, bool pid_str, boo
 /* File a region [ts, end) of a track (counted in C_REGIONS, the track
  * marked used).  False only without memory. */
 bool imp_region_add(imp_events *m, uint32_t track, int64_t ts, int64_t end, uint32_t name);
+/* The same for a soft region (IMP_REG_SOFT). */
+bool imp_region_add_soft(imp_events *m, uint32_t track, int64_t ts, int64_t end, uint32_t name);
 
 /* build.c: sort, repair, deliver every record through m->cb, once the
  * input ended.  False on an error (m->e set). */

@@ -99,6 +99,14 @@ typedef struct imp {
     imp_flow *flows;  size_t nflows, cflows;
     int64_t world_size;
     bool have_world;
+    int64_t schema;             /* schemaVersion                              */
+    bool have_schema;
+    char trace_name[256];       /* traceName ("" : none)                      */
+    char trace_id[64];          /* trace_id                                   */
+    char proc_name[64];         /* the first numeric pid's process_name       */
+    char script[256];           /* the outermost Python frame's file
+                                   ("train.py(12): <module>": train.py)      */
+    int64_t script_ts;
 } imp;
 
 /* json.c */

@@ -41,7 +41,7 @@ enum {
     K_NAME, K_PH, K_CAT, K_PID, K_TID, K_TS, K_DUR, K_ID, K_ARGS,
     K_CORR, K_EXTID, K_DEVICE, K_STREAM, K_GRID, K_BLOCK, K_SHMEM, K_REGS,
     K_BYTES, K_TALLOC, K_TRES, K_DEVID, K_SYNC, K_ARGNAME,
-    K_RANK, K_WORLD, K_PROPID
+    K_RANK, K_WORLD, K_PROPID, K_HOST, K_TRACENAME, K_TRACEID, K_SCHEMA
 };
 
 
@@ -55,6 +55,10 @@ static int key_of(int role, const unsigned char *s, size_t len)
         if (KEYIS("deviceProperties")) return K_DEVPROPS;
         if (KEYIS("distributedInfo")) return K_DIST;
         if (KEYIS("baseTimeNanoseconds")) return K_BASE;
+        if (KEYIS("host_name")) return K_HOST;
+        if (KEYIS("traceName")) return K_TRACENAME;
+        if (KEYIS("trace_id")) return K_TRACEID;
+        if (KEYIS("schemaVersion")) return K_SCHEMA;
         return K_NONE;
     case R_EVENT:
         switch (len) {
@@ -347,6 +351,12 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
             copy_cut(m, e->sync, sizeof e->sync, &e->sync_len, s, len);
     } else if (role == R_DEVPROP && k == K_NAME) {
         copy_cut(m, m->dev_name, sizeof m->dev_name, NULL, s, len);
+    } else if (role == R_TOP && k == K_HOST) {
+        copy_cut(m, m->s.host, sizeof m->s.host, NULL, s, len);
+    } else if (role == R_TOP && k == K_TRACENAME) {
+        copy_cut(m, m->trace_name, sizeof m->trace_name, NULL, s, len);
+    } else if (role == R_TOP && k == K_TRACEID) {
+        copy_cut(m, m->trace_id, sizeof m->trace_id, NULL, s, len);
     }
     return 1;
 }
@@ -406,6 +416,9 @@ static int cb_number(void *ctx, const char *s, size_t len)
     } else if (role == R_BLOCK) {
         if (e->nblock < 3)
             e->block[e->nblock++] = num_u64(m, s, len);
+    } else if (role == R_TOP && k == K_SCHEMA) {
+        m->schema = num_i64(s, len);
+        m->have_schema = true;
     } else if (role == R_TOP && k == K_BASE) {
         m->s.base_ns = num_u64(m, s, len);
         m->s.have_base = true;

@@ -27,17 +27,46 @@ static bool is_name(const imp_ev *e, const char *p)
     return e->name_len == strlen(p) && !memcmp(e->name, p, e->name_len);
 }
 
-static bool region(imp *m, const imp_ev *e, int64_t dur)
+/* "train.py(12): <module>": the script's file, from the outermost frame
+ * (the earliest <module> frame of the trace). */
+static void script_of(imp *m, const imp_ev *e)
+{
+    static const char mod[] = "): <module>";
+    size_t n = sizeof mod - 1;
+    if (e->name_len <= n || memcmp(e->name + e->name_len - n, mod, n) ||
+        (m->script[0] && e->ts >= m->script_ts))
+        return;
+    const char *open = NULL;
+    for (size_t i = e->name_len - n; i-- > 0;)
+        if (e->name[i] == '(') {
+            open = e->name + i;
+            break;
+        }
+    if (!open || open == e->name)
+        return;
+    size_t len = (size_t)(open - e->name);
+    if (len >= sizeof m->script)
+        len = sizeof m->script - 1;
+    memcpy(m->script, e->name, len);
+    m->script[len] = '\0';
+    m->script_ts = e->ts;
+}
+
+/* soft: a Python frame (with_stack), whose extent gives way to the ops
+ * and record_function ranges it crosses (build.c); it is sorted among
+ * its own kind (Kineto writes the Python frames after the ops). */
+static bool region(imp *m, const imp_ev *e, int64_t dur, bool soft)
 {
     uint32_t track = track_of(m, e);
     if (track == UINT32_MAX || !IMP_PUSH(&m->s, reg, nreg, creg))
         return false;       /* room for the region (or step) at once */
     imp_track *t = &m->s.tracks[track];
     t->used = true;
-    if (e->ts < t->last_ts)
+    int64_t *last = soft ? &t->last_soft_ts : &t->last_ts;
+    if (e->ts < *last)
         m->s.counters[C_UNSORTED]++;
     else
-        t->last_ts = e->ts;
+        *last = e->ts;
     if (!m->s.have_pid && !e->pid_str) {
         m->s.first_pid = (uint64_t)e->pid;
         m->s.have_pid = true;
@@ -55,6 +84,10 @@ static bool region(imp *m, const imp_ev *e, int64_t dur)
     uint32_t name = imp_intern(&m->s, e->name, e->name_len);
     if (!name)
         return false;
+    if (soft) {
+        script_of(m, e);
+        return imp_region_add_soft(&m->s, track, e->ts, e->ts + dur, name);
+    }
     return imp_region_add(&m->s, track, e->ts, e->ts + dur, name);
 }
 
@@ -219,8 +252,10 @@ static bool complete_event(imp *m, const imp_ev *e)
     if (dur == 0 && cat != CAT_IGNORED && cat != CAT_UNKNOWN)
         m->s.counters[C_ZERO_DUR]++;
     switch (cat) {
-    case CAT_CPU_OP: case CAT_USER_ANNOT: case CAT_PYTHON:
-        return region(m, e, dur);
+    case CAT_CPU_OP: case CAT_USER_ANNOT:
+        return region(m, e, dur, false);
+    case CAT_PYTHON:
+        return region(m, e, dur, true);
     case CAT_KERNEL: return gpu(m, e, dur, PRISM_GPU_KERNEL);
     case CAT_MEMCPY: return gpu(m, e, dur, PRISM_GPU_MEMCPY);
     case CAT_MEMSET: return gpu(m, e, dur, PRISM_GPU_MEMSET);
@@ -336,16 +371,54 @@ bool imp_store_event(imp *m)
     case 'M':
         if (is_name(e, "thread_name"))
             thread_name(m, e);
+        else if (is_name(e, "process_name") && !m->proc_name[0] && e->argname_len &&
+                 e->have & F_PID && !e->pid_str)
+            snprintf(m->proc_name, sizeof m->proc_name, "%s", e->argname);
         return true;
     case 's': case 'f':
+        m->s.counters[C_FLOWS]++;
         if (e->cat == CAT_CPU_TO_CUDA)
             return flow(m, e);
         return true;                    /* Kineto: the correlation says it all */
     case 't':
+        m->s.counters[C_FLOWS]++;
         return true;
     default:
         m->s.counters[C_UNKNOWN_PH]++;
         return true;
+    }
+}
+
+/* A temporary file's name (torch writes a gzip trace to "/tmp/tmpXXXX.json"
+ * first): not the run's. */
+static bool temp_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return !strncmp(base, "tmp", 3) && !strstr(base, ".pt.trace");
+}
+
+/* The run's command line as far as the trace tells: the interpreter and
+ * the script of the outermost Python frame (with_stack), else the name the
+ * trace was saved under (traceName, unless a temporary file's), else its
+ * id; never nothing. */
+static void run_name(imp *m)
+{
+    imp_events *s = &m->s;
+    if (m->script[0]) {
+        s->argv[0] = m->proc_name[0] ? m->proc_name : "python";
+        s->argv[1] = m->script;
+        s->argc = 2;
+    } else if (m->trace_name[0] && !temp_name(m->trace_name)) {
+        s->argv[0] = m->trace_name;
+        s->argc = 1;
+    } else if (m->trace_id[0]) {
+        s->argv[0] = "torch.profiler trace";
+        s->argv[1] = m->trace_id;
+        s->argc = 2;
+    } else {
+        s->argv[0] = "(a torch.profiler trace: no command line in it)";
+        s->argc = 1;
     }
 }
 
@@ -362,7 +435,17 @@ void imp_kineto_source(imp *m)
     if (m->have_world)
         s->lead[n++] = (prism_kv){ "world_size", { .type = PRISM_VAL_INT, .v.i = m->world_size } };
     s->lead[n++] = (prism_kv){ "import.gzip", { .type = PRISM_VAL_BOOL, .v.b = m->gz } };
+    if (m->have_schema)
+        s->lead[n++] = (prism_kv){ "import.schema_version",
+                                   { .type = PRISM_VAL_INT, .v.i = m->schema } };
+    if (m->trace_name[0])
+        s->lead[n++] = (prism_kv){ "import.trace_name",
+                                   { .type = PRISM_VAL_TEXT, .v.s = m->trace_name } };
+    if (m->trace_id[0])
+        s->lead[n++] = (prism_kv){ "import.trace_id",
+                                   { .type = PRISM_VAL_TEXT, .v.s = m->trace_id } };
     s->nlead = n;
     s->lead_info = s->lead[0];
     s->gpu_status = "ok: torch.profiler trace (Kineto's CUPTI activity records)";
+    run_name(m);
 }

@@ -26,6 +26,8 @@ static const struct {
     { "import.long_strings", "strings cut (over 64 KiB, names over 4096 bytes)" },
     { "import.bad_numbers", "numbers out of range or not numbers (clamped or left out)" },
     { "import.gpu_annotations", "GPU-side annotations not kept (regions are CPU-side)" },
+    { "import.python_cut", "Python frames (with_stack) cut where an op or record_function "
+                           "range crosses them" },
 };
 
 static const prism_kv *find(const prism_header *h, const char *key)

@@ -93,7 +93,7 @@ uint32_t imp_track_of(imp_events *m, int64_t pid, int64_t tid, bool pid_str, boo
     t->tid = tid;
     t->pid_str = pid_str;
     t->tid_str = tid_str;
-    t->last_ts = INT64_MIN;
+    t->last_ts = t->last_soft_ts = INT64_MIN;
     return m->last_track = (uint32_t)m->ntracks++;
 }
 
@@ -108,6 +108,14 @@ bool imp_region_add(imp_events *m, uint32_t track, int64_t ts, int64_t end, uint
                                     .track = track, .seq = (uint32_t)m->nreg };
     m->nreg++;
     m->counters[C_REGIONS]++;
+    return true;
+}
+
+bool imp_region_add_soft(imp_events *m, uint32_t track, int64_t ts, int64_t end, uint32_t name)
+{
+    if (!imp_region_add(m, track, ts, end, name))
+        return false;
+    m->reg[m->nreg - 1].flags = IMP_REG_SOFT;
     return true;
 }
 

@@ -60,7 +60,7 @@ static void on_header(void *ctx, const prism_header *h)
     time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
     struct tm tm;
     char when[64] = "?";
-    if (gmtime_r(&secs, &tm))
+    if (h->start_unix_ns && gmtime_r(&secs, &tm))     /* 0: not in the file */
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f, "header: PRISM profile format %" PRIu32 ".%" PRIu32 "\n", h->version_major,
             h->version_minor);

@@ -69,7 +69,9 @@ static void run_info(ui *u, const ui_rect *r, int *row)
          started[80], by[ESC_CAP(128) + 2];
     time_t secs = (time_t)(h->start_unix_ns / 1000000000u);
     struct tm tm;
-    if (gmtime_r(&secs, &tm))
+    if (!h->start_unix_ns)              /* not in the file: never 1970-01-01 */
+        snprintf(when, sizeof when, "at an unknown time");
+    else if (gmtime_r(&secs, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     char hb[128];
     snprintf(hb, sizeof hb, "%s", h->host ? h->host : "?");

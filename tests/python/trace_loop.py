@@ -12,7 +12,8 @@ optimizer_step.  heavy_block is the planted hot region: a pure-Python loop
 of N iterations (no aten op under it, so its own time is the hot spot);
 --heavy 300000 makes it far heavier than everything else, 3000 light.
 torch.profiler: schedule(wait=1, warmup=1, active=ACTIVE), record_shapes,
-profile_memory, with_stack; ACTIVE steps are recorded (ProfilerStep#N).
+profile_memory, with_stack (torch 1.x: see LEGACY); ACTIVE steps are
+recorded (ProfilerStep#N).
 Prints "steps=N" at the end."""
 import argparse
 import contextlib
@@ -21,6 +22,10 @@ import torch
 import torch.nn as nn
 
 WAIT, WARMUP, ACTIVE = 1, 1, 3
+# with_stack where it adds nothing to the export (torch 1.x's legacy
+# layout); torch 2.x's Python frames would sit between the regions
+# (test_kineto2.py reads those), and the paths here are the code's.
+LEGACY = int(torch.__version__.split(".")[0]) < 2
 
 
 class Net(nn.Module):
@@ -72,7 +77,7 @@ def main():
         from torch.profiler import ProfilerActivity, profile, record_function, schedule
         with profile(activities=[ProfilerActivity.CPU],
                      schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE),
-                     record_shapes=True, profile_memory=True, with_stack=True,
+                     record_shapes=True, profile_memory=True, with_stack=LEGACY,
                      on_trace_ready=lambda p: p.export_chrome_trace(a.output)) as prof:
             @contextlib.contextmanager
             def step():

@@ -1,0 +1,279 @@
+/*
+ * import_kineto2_test.c - real torch 2.13 traces (tests/fixtures/kineto2/,
+ * made by tests/python/kineto2_loop.py through torch.profiler with
+ * record_shapes, profile_memory, with_stack, with_modules, a schedule and
+ * tensorboard_trace_handler(use_gzip=True)) read without torch: the module
+ * hierarchy and the Python frames as the call path, the record_function
+ * ranges (DataLoader, optimizer) nested among the Python frames they cross
+ * with no overflow track, ProfilerStep#N as steps, [memory] as samples
+ * with the leak verdict, the flows counted, the trace's metadata as the
+ * header (host, command line, start), and no "loading inline" advice for a
+ * DataLoader with worker processes.  The Python side, making the traces
+ * during the run: tests/python/test_kineto2.py.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prism/analysis.h"
+#include "prism/import.h"
+
+#define DIR "tests/fixtures/kineto2/"
+#define Y2020_NS 1577836800000000000ull
+
+static prism_analysis *open_trace(const char *path)
+{
+    prism_import_register();
+    prism_status err;
+    char msg[256] = "";
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
+    if (!a)
+        fail_msg("%s: %s", path, msg);
+    return a;
+}
+
+static const prism_kv *config(const prism_analysis *a, const char *key)
+{
+    const prism_header *h = prism_analysis_header(a);
+    for (size_t i = 0; h && i < h->nconfig; i++)
+        if (h->config[i].key && !strcmp(h->config[i].key, key))
+            return &h->config[i];
+    return NULL;
+}
+
+static uint64_t counter(const prism_analysis *a, const char *key)
+{
+    const prism_kv *kv = config(a, key);
+    return kv && kv->value.type == PRISM_VAL_UINT ? kv->value.v.u : 0;
+}
+
+/* The first node named `name` of the all-threads tree, else NO_NODE. */
+static uint32_t node(const prism_analysis *a, const char *name)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    for (size_t i = 0; i < t->count; i++)
+        if (!strcmp(t->nodes[i].name, name))
+            return (uint32_t)i;
+    return PRISM_NO_NODE;
+}
+
+/* Every node named `name` has an ancestor named `above`. */
+static bool always_under(const prism_analysis *a, const char *name, const char *above)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    size_t seen = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        if (strcmp(t->nodes[i].name, name))
+            continue;
+        seen++;
+        bool found = false;
+        for (uint32_t p = t->nodes[i].parent; p != PRISM_NO_NODE && !found; p = t->nodes[p].parent)
+            found = !strcmp(t->nodes[p].name, above);
+        if (!found)
+            return false;
+    }
+    return seen > 0;
+}
+
+/* A node whose name starts with `pre` and ends with `suf`. */
+static bool has_frame(const prism_analysis *a, const char *pre, const char *suf)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    for (size_t i = 0; i < t->count; i++) {
+        const char *n = t->nodes[i].name;
+        size_t l = strlen(n), ls = strlen(suf);
+        if (!strncmp(n, pre, strlen(pre)) && l >= ls && !strcmp(n + l - ls, suf))
+            return true;
+    }
+    return false;
+}
+
+static uint64_t calls_of(const prism_analysis *a, const char *name)
+{
+    size_t n;
+    const prism_op *ops = prism_analysis_ops(a, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ops[i].name, name))
+            return ops[i].calls;
+    return 0;
+}
+
+/* What every real trace gives: its metadata, steps, no repair. */
+static void common(const prism_analysis *a, uint64_t steps)
+{
+    const prism_header *h = prism_analysis_header(a);
+    assert_non_null(h);
+    assert_true(h->start_unix_ns > Y2020_NS);          /* never 1970-01-01 */
+    assert_non_null(h->host);
+    assert_string_not_equal(h->host, "(not in the trace)");
+    assert_true(h->argc >= 1);                          /* never "Run ?" */
+    assert_true(h->pid > 0);
+    const prism_kv *schema = config(a, "import.schema_version");
+    assert_non_null(schema);
+    assert_int_equal(schema->value.v.i, 1);
+    assert_non_null(config(a, "import.trace_id"));
+    assert_true(prism_analysis_complete(a));
+    assert_int_equal(prism_analysis_steps(a)->count, steps);
+    assert_true(counter(a, "import.flows") > 0);        /* fwdbwd: counted */
+    assert_int_equal(counter(a, "import.overlapping_moved"), 0);
+    assert_int_equal(counter(a, "import.overlapping_dropped"), 0);
+    assert_int_equal(counter(a, "import.unsorted"), 0);
+    assert_int_equal(counter(a, "import.unknown_category"), 0);
+    assert_int_equal(counter(a, "import.unknown_phase"), 0);
+    assert_int_equal(counter(a, "import.missing_fields"), 0);
+    assert_true(counter(a, "import.memory_events") > 0);
+    assert_true(prism_analysis_memory(a)->count > 0);
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
+        const char *name = NULL;
+        prism_analysis_thread_tree(a, i, NULL, &name);
+        assert_null(name ? strstr(name, "(overlap") : NULL);
+    }
+    size_t nb;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
+    for (size_t i = 0; i < nb; i++)
+        assert_null(strstr(b[i].evidence, "loading inline"));
+    assert_int_equal(calls_of(a, "Optimizer.step#SGD.step"), steps);
+    assert_int_equal(calls_of(a, "Optimizer.zero_grad#SGD.zero_grad"), steps);
+    assert_int_equal(calls_of(a, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__") +
+                     calls_of(a, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"),
+                     steps);
+}
+
+/* with_stack + with_modules, DataLoader(num_workers=2). */
+static void test_workers(void **state)
+{
+    (void)state;
+    prism_analysis *a = open_trace(DIR "workers.pt.trace.json.gz");
+    common(a, 3);
+    const prism_header *h = prism_analysis_header(a);
+    assert_int_equal(h->argc, 2);                       /* python kineto2_loop.py */
+    assert_string_equal(h->argv[1], "kineto2_loop.py");
+    /* the module hierarchy as the call path, the ops under the modules */
+    assert_true(always_under(a, "nn.Module: Linear_0", "nn.Module: Sequential_0"));
+    assert_true(always_under(a, "nn.Module: Sequential_0", "nn.Module: Net_0"));
+    assert_true(always_under(a, "nn.Module: Linear_1", "nn.Module: Net_0"));
+    assert_true(always_under(a, "aten::addmm", "aten::linear"));
+    assert_int_equal(calls_of(a, "nn.Module: Net_0"), 3);
+    /* the Python frames */
+    assert_true(has_frame(a, "kineto2_loop.py(", "): forward"));
+    assert_true(has_frame(a, "kineto2_loop.py(", "): <module>"));
+    /* the DataLoader's range inside the Python __next__ that opens it, and
+     * holding the Python calls it wraps */
+    uint32_t dl = node(a, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__");
+    assert_int_not_equal(dl, PRISM_NO_NODE);
+    const prism_tree *t = prism_analysis_tree(a);
+    const char *up = t->nodes[t->nodes[dl].parent].name;
+    assert_true(!strncmp(up, "torch/utils/data/dataloader.py(", 31) && strstr(up, "): __next__"));
+    assert_int_not_equal(t->nodes[dl].first_child, PRISM_NO_NODE);
+    assert_true(always_under(a, "Optimizer.step#SGD.step", "kineto2_loop.py(64): main") ||
+                has_frame(a, "kineto2_loop.py(", "): main"));
+    assert_true(counter(a, "import.python_cut") > 0);
+    prism_analysis_free(a);
+}
+
+/* 12 MB kept per step: the leak verdict from the [memory] events. */
+static void test_leak(void **state)
+{
+    (void)state;
+    prism_analysis *a = open_trace(DIR "leak.pt.trace.json.gz");
+    common(a, 6);
+    const prism_memory_stats *m = prism_analysis_memory(a);
+    assert_int_equal(m->host.verdict, PRISM_LEAK_YES);
+    assert_true(m->host.slope_mb_per_step > 11.0 && m->host.slope_mb_per_step < 13.0);
+    assert_true(m->peak_rss >= 6u * 12u << 20);
+    size_t nb;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
+    bool leak = false;
+    for (size_t i = 0; i < nb; i++)
+        leak |= b[i].type == PRISM_BN_MEMORY_LEAK;
+    assert_true(leak);
+    prism_analysis_free(a);
+}
+
+/* No with_stack: no Python frames, the ranges and ops alone; a DataLoader
+ * with worker processes is not "loading inline" even without a thread of
+ * its own in the trace. */
+static void test_nostack(void **state)
+{
+    (void)state;
+    prism_analysis *a = open_trace(DIR "nostack.pt.trace.json.gz");
+    common(a, 3);
+    const prism_header *h = prism_analysis_header(a);
+    assert_string_equal(h->argv[0], "torch.profiler trace");   /* its trace_id */
+    assert_int_equal(counter(a, "import.python_cut"), 0);
+    assert_int_equal(prism_analysis_thread_count(a), 1);
+    size_t nb;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].type == PRISM_BN_DATA_LOADING)
+            assert_non_null(strstr(b[i].evidence, "worker processes"));
+    prism_analysis_free(a);
+}
+
+/* The soft-region rule on a hand-made trace: a record_function range that
+ * starts inside the Python call opening it and ends inside the one closing
+ * it nests in neither; the Python frames give way. */
+static void test_soft_cut(void **state)
+{
+    (void)state;
+    static const char trace[] =
+        "{\"schemaVersion\":1,\"baseTimeNanoseconds\":1700000000000000000,"
+        "\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"t.py(1): <module>\","
+        "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"enter\",\"pid\":1,\"tid\":1,"
+        "\"ts\":10,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"range\",\"pid\":1,\"tid\":1,"
+        "\"ts\":15,\"dur\":40},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+        "\"ts\":30,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"work\",\"pid\":1,\"tid\":1,"
+        "\"ts\":25,\"dur\":20},"
+        "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"exit\",\"pid\":1,\"tid\":1,"
+        "\"ts\":50,\"dur\":10}"
+        "]}";
+    char path[] = "/tmp/prism-kineto2-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, trace, sizeof trace - 1), (ssize_t)(sizeof trace - 1));
+    close(fd);
+    prism_analysis *a = open_trace(path);
+    unlink(path);
+    const prism_tree *t = prism_analysis_tree(a);
+    uint32_t range = node(a, "range"), enter = node(a, "enter"), exit_ = node(a, "exit"),
+             work = node(a, "work"), mm = node(a, "aten::mm");
+    assert_int_not_equal(range, PRISM_NO_NODE);
+    assert_string_equal(t->nodes[t->nodes[range].parent].name, "t.py(1): <module>");
+    assert_int_equal(t->nodes[range].total_ns, 40000);         /* kept whole */
+    assert_int_equal(t->nodes[enter].total_ns, 5000);          /* ends where it begins */
+    assert_string_equal(t->nodes[t->nodes[exit_].parent].name, "range");
+    assert_int_equal(t->nodes[exit_].total_ns, 5000);          /* cut at its end */
+    assert_string_equal(t->nodes[t->nodes[work].parent].name, "range");
+    assert_string_equal(t->nodes[t->nodes[mm].parent].name, "work");
+    assert_int_equal(counter(a, "import.python_cut"), 2);
+    assert_int_equal(counter(a, "import.overlapping_moved"), 0);
+    assert_int_equal(counter(a, "import.unsorted"), 0);
+    const prism_header *h = prism_analysis_header(a);
+    assert_int_equal(h->argc, 2);
+    assert_string_equal(h->argv[1], "t.py");
+    assert_int_equal(h->start_unix_ns, 1700000000000000000ull);
+    prism_analysis_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workers),
+        cmocka_unit_test(test_leak),
+        cmocka_unit_test(test_nostack),
+        cmocka_unit_test(test_soft_cut),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
