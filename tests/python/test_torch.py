@@ -178,7 +178,12 @@ for x in loader:
     sched.step()
     steps += 1
 assert steps == 3, steps
-assert opt._step_count == 3, opt._step_count
+# the scheduler's own wrapper of opt.step saw every step: torch 1.x counts
+# them on the optimizer, torch 2.x sets a flag
+if hasattr(opt, "_step_count"):
+    assert opt._step_count == 3, opt._step_count
+else:
+    assert getattr(opt, "_opt_called", False), "the scheduler never saw opt.step"
 h.remove()
 h2.remove()
 assert all(getattr(torch.Tensor, n) is f for n, f in orig.items()), "patches left"

@@ -12,7 +12,10 @@ data, fed by a DataLoader with worker processes, trained with SGD or Adam.
             torch-profiler: torch.profiler.profile(activities=[CPU]) (benches)
 --plant     one problem per run:
             leak       losses kept with their graph in a list (the reference's
-                       example): host memory grows a few MiB per step
+                       example) and a 1 MiB tensor made from each kept too
+                       (torch 2 frees a graph's saved tensors at backward, so
+                       the graphs alone grow too little): host memory grows
+                       about 1-3 MiB per step
             slow_data  the workers take long per batch: the loop waits for data
             heavy      the module `mixer.up` is far heavier than the rest
             item       loss.item() once per step (the line marked PLANT-ITEM)
@@ -134,6 +137,7 @@ def main(argv=None):
         prof.__enter__()
 
     losses = []
+    hoard = []                                  # the planted leak (--plant leak)
     total = 0.0
     steps = 0
     t0 = time.perf_counter()
@@ -163,6 +167,7 @@ def main(argv=None):
             steps += 1
             if a.plant == "leak":
                 losses.append(loss)                     # keeps every step's graph
+                hoard.append(torch.ones(1 << 18) * loss.detach())   # and 1 MiB
             elif a.plant == "item":
                 total += loss.item()  # PLANT-ITEM
             else:
