@@ -266,6 +266,10 @@ bench: all $(BENCHES)
 	@echo "== bench/job_bench.sh"; B=$(B) sh bench/job_bench.sh
 	@if [ -f $(PY_EXT) ]; then for b in $(PY_BENCHES); do echo "== $$b ($(PYTHON))"; \
 	    PYTHONPATH=$(B)/python $(PYTHON) $$b || exit 1; done; fi
+	@# and on torch 2.13 in the tests' virtual environment, when it is made
+	@if [ -f $(PY_EXT) ] && [ -x $(PY_VENV)/bin/python ]; then for b in $(PY_BENCHES); do \
+	    echo "== $$b ($(PY_VENV)/bin/python)"; \
+	    PYTHONPATH=$(B)/python $(PY_VENV)/bin/python $$b || exit 1; done; fi
 
 # make bench-ab AB_BASE=REV: this tree against revision REV (default
 # HEAD~1), the hot path and the analysis interleaved (bench/ab.sh): medians

@@ -3,8 +3,10 @@
 tests/python/train_small.py (an MLP fed by a DataLoader with 2 worker
 processes, SGD, 2 epochs of 30 steps) run without profiling, with
 prism.torch.instrument (modules, backward, optimizer steps, data waits, sync
-calls) and with torch.profiler.profile(activities=[CPU]) (default schedule:
-every op recorded), each in its own process, interleaved over several rounds
+calls), under `python -m prism` (the same, zero-code: the script unchanged;
+its profile is closed at exit, after the loop's clock stops) and with
+torch.profiler.profile(activities=[CPU]) (default schedule: every op
+recorded), each in its own process, interleaved over several rounds
 (the order rotates each round).  The figure is the loop's wall time as the
 script measures it (first epoch to the profiler's stop: prism.shutdown() or
 the torch profiler's exit included; interpreter start and imports excluded).
@@ -25,11 +27,14 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "..", "tests", "python", "train_small.py")
-MODES = ["none", "instrument", "torch-profiler"]
+MODES = ["none", "instrument", "python -m prism", "torch-profiler"]
 
 
 def once(mode, out, args):
-    argv = [sys.executable, TRAIN, "--profile", mode, "-o", out] + args
+    if mode == "python -m prism":       # zero-code: the script unchanged
+        argv = [sys.executable, "-m", "prism", "-o", out, TRAIN, "--profile", "none"] + args
+    else:
+        argv = [sys.executable, TRAIN, "--profile", mode, "-o", out] + args
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        env=env, timeout=600)
@@ -68,7 +73,7 @@ def main():
     base = statistics.median(times["none"])
     for m in MODES:
         med = statistics.median(times[m])
-        print("  %-15s median %7.3f s  (%6.2f ms/step)  x%.3f  runs: %s"
+        print("  %-16s median %7.3f s  (%6.2f ms/step)  x%.3f  runs: %s"
               % (m, med, 1e3 * med / steps, med / base,
                  " ".join("%.3f" % t for t in times[m])))
     per_module(a.rounds)
