@@ -179,6 +179,15 @@ static size_t allowed(const source *s, uint64_t now)
     return may > done ? (size_t)(may - done) : 0;
 }
 
+/* The reader stopped on an error: say which, keep an empty profile. */
+static int load_failed(source *s)
+{
+    reader_error(s);
+    end_load(s);
+    failed(s);
+    return SRC_LOAD_FAILED | SRC_LOAD_REDRAW;
+}
+
 int source_load_step(source *s, uint64_t budget_ns)
 {
     if (!s->loading)
@@ -190,12 +199,8 @@ int source_load_step(source *s, uint64_t budget_ns)
         /* a format read by its path (no slices, no progress): at once */
         prism_status st = prism_reader_read_path(s->r, s->path);
         s->stale = true;
-        if (st != PRISM_OK && st != PRISM_NEED_MORE) {
-            reader_error(s);
-            end_load(s);
-            failed(s);
-            return SRC_LOAD_FAILED | SRC_LOAD_REDRAW;
-        }
+        if (st != PRISM_OK && st != PRISM_NEED_MORE)
+            return load_failed(s);
         s->load_eof = true;
         return SRC_LOAD_REDRAW;
     }
@@ -222,12 +227,8 @@ int source_load_step(source *s, uint64_t budget_ns)
         }
         prism_status st = prism_reader_feed(s->r, s->buf, (size_t)got);
         s->stale = true;
-        if (st != PRISM_OK && st != PRISM_NEED_MORE) {
-            reader_error(s);
-            end_load(s);
-            failed(s);
-            return SRC_LOAD_FAILED | SRC_LOAD_REDRAW;
-        }
+        if (st != PRISM_OK && st != PRISM_NEED_MORE)
+            return load_failed(s);
         now = mono_ns();
     } while (now - t0 < budget_ns);
     if (now < s->load_tick_at)

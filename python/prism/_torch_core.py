@@ -12,6 +12,17 @@ import torch as _torch
 
 import prism
 
+
+def _like(fn, orig, label):
+    """fn made to look like orig (name, qualname, doc; __wrapped__ for
+    introspection) and marked as PRISM's (_prism), for the patches."""
+    fn.__name__ = getattr(orig, "__name__", label)
+    fn.__qualname__ = getattr(orig, "__qualname__", label)
+    fn.__doc__ = getattr(orig, "__doc__", None)
+    fn.__wrapped__ = orig
+    fn._prism = True
+    return fn
+
 _getframe = sys._getframe
 _get_ident = threading.get_ident
 
@@ -333,12 +344,7 @@ def _wrap_backward(orig):
             _close_seg(tls)
             _R_BACKWARD.__exit__(None, None, None)
             tls.in_bw = 0
-    backward.__name__ = getattr(orig, "__name__", "backward")
-    backward.__qualname__ = getattr(orig, "__qualname__", "backward")
-    backward.__doc__ = getattr(orig, "__doc__", None)
-    backward.__wrapped__ = orig
-    backward._prism = True
-    return backward
+    return _like(backward, orig, "backward")
 
 
 # ---- modules -----------------------------------------------------------------

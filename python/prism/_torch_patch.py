@@ -13,7 +13,7 @@ import torch as _torch
 
 import prism
 from prism._torch_core import (_R_DATA, _R_OPT, _Steps, _begin, _close_comp, _degrade, _end,
-                               _getframe, _is_compiling, _tls, _wrap_backward)
+                               _getframe, _is_compiling, _like, _tls, _wrap_backward)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
 
@@ -169,12 +169,7 @@ def _wrap_sync(orig, label):
             return orig(*args, **kwargs)
         finally:
             r.__exit__(None, None, None)
-    call.__name__ = getattr(orig, "__name__", label)
-    call.__qualname__ = getattr(orig, "__qualname__", label)
-    call.__doc__ = getattr(orig, "__doc__", None)
-    call.__wrapped__ = orig
-    call._prism = True
-    return call
+    return _like(call, orig, label)
 
 
 # ---- torch.compile -----------------------------------------------------------
@@ -255,12 +250,7 @@ def _wrap_compile(orig):
         if isinstance(model, _torch.nn.Module):
             _quiet_global_hooks()
         return _compiled(model, orig(model, *args, **kwargs))
-    compile.__name__ = getattr(orig, "__name__", "compile")
-    compile.__qualname__ = getattr(orig, "__qualname__", "compile")
-    compile.__doc__ = getattr(orig, "__doc__", None)
-    compile.__wrapped__ = orig
-    compile._prism = True
-    return compile
+    return _like(compile, orig, "compile")
 
 
 def _compiled(target, result):

@@ -272,7 +272,9 @@ print("ok")
         self.assertTrue(hot, d["bottlenecks"])
         top = max(hot, key=lambda b: b["share"])
         self.assertIn(top["path"], ("Net.forward/mixer/mixer.up", "backward/mixer.up (backward)"))
-        self.assertEqual(top["severity"], "HIGH")
+        # HIGH on a quiet machine; a busy one stretches the waits around it
+        # and its share of the step may drop a level
+        self.assertIn(top["severity"], ("HIGH", "MEDIUM"))
         for b in hot:                       # nothing else is hot
             self.assertIn("mixer.up", b["path"], b)
 
