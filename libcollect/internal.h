@@ -176,6 +176,8 @@ typedef struct session {
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
     uint64_t last_ts;
+    void *writer_state;           /* the writer's state (writer.c), while it
+                                     runs: reachable from here            */
 } session;
 
 PRISM_API extern session *prism__s;       /* NULL before init and after a failed init */

@@ -546,34 +546,44 @@ void *pc_writer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_setname_np(pthread_self(), "prism-writer");
-    wstate w = { .s = s };
-    w.out = malloc(OUT_BYTES);
-    w.rbuf = malloc(CHUNK_BYTES);
-    w.mbuf = malloc(CHUNK_BYTES);
-    w.kbuf = malloc(CHUNK_BYTES);
-    w.pbuf = malloc(CHUNK_BYTES);
-    if (!w.out || !w.rbuf || !w.mbuf || !w.kbuf || !w.pbuf) {
+    /* on the heap, held by the session: a child forked while this runs
+     * (where this thread does not exist) still reaches the buffers, so a
+     * leak checker in it finds nothing lost */
+    wstate *w = calloc(1, sizeof *w);
+    if (!w) {
+        pc_session_fail(s, "out of memory for the writer");
+        atomic_store(&s->writer_done, 1);
+        return NULL;
+    }
+    w->s = s;
+    s->writer_state = w;
+    w->out = malloc(OUT_BYTES);
+    w->rbuf = malloc(CHUNK_BYTES);
+    w->mbuf = malloc(CHUNK_BYTES);
+    w->kbuf = malloc(CHUNK_BYTES);
+    w->pbuf = malloc(CHUNK_BYTES);
+    if (!w->out || !w->rbuf || !w->mbuf || !w->kbuf || !w->pbuf) {
         pc_session_fail(s, "out of memory for the writer");
         goto done;
     }
     uint64_t interval = (uint64_t)s->cfg.flush_interval_ms * 1000000u;
     uint64_t next_flush = pc_clock_mono_ns() + interval;
-    w.last_cycle = pc_clock_mono_ns();
-    pc_sampler_init(&w.mem, s, pc_clock_mono_ns());
-    w.cpu = pc_cpu_new(s);
-    if (!w.cpu)
+    w->last_cycle = pc_clock_mono_ns();
+    pc_sampler_init(&w->mem, s, pc_clock_mono_ns());
+    w->cpu = pc_cpu_new(s);
+    if (!w->cpu)
         pc_session_warn("out of memory for CPU sampling; it is off");
     uint64_t next_cpu = pc_clock_mono_ns();
     for (;;) {
         uint64_t now = pc_clock_mono_ns();
         /* the steps that ended since the last wake-up, memory once for them */
-        uint64_t next_mem = pc_sampler_poll(&w.mem, s, now, false);
+        uint64_t next_mem = pc_sampler_poll(&w->mem, s, now, false);
         take_steps(s);
         /* CPU passes at a fixed rate, written at the next flush: they wake
          * the writer, they do not make it flush */
-        uint64_t cpu_every = pc_cpu_period_ns(w.cpu);
+        uint64_t cpu_every = pc_cpu_period_ns(w->cpu);
         if (cpu_every && now >= next_cpu) {
-            pc_cpu_pass(w.cpu);
+            pc_cpu_pass(w->cpu);
             next_cpu += cpu_every;
             if (next_cpu <= now)
                 next_cpu = now + cpu_every;
@@ -581,10 +591,10 @@ void *pc_writer_main(void *arg)
         uint64_t until = next_flush;
         if (next_mem < until)
             until = next_mem;
-        if (pc_cpu_period_ns(w.cpu) && next_cpu < until)
+        if (pc_cpu_period_ns(w->cpu) && next_cpu < until)
             until = next_cpu;
         uint64_t collect = atomic_load_explicit(&s->wake_below, memory_order_relaxed)
-                               ? w.last_cycle + COLLECT_NS : UINT64_MAX;
+                               ? w->last_cycle + COLLECT_NS : UINT64_MAX;
         if (collect < until)
             until = collect;
         int timeout = until > now ? (int)((until - now + 999999u) / 1000000u) : 0;
@@ -599,28 +609,30 @@ void *pc_writer_main(void *arg)
             break;
         now = pc_clock_mono_ns();
         if (r > 0 || now >= next_flush || now >= collect - COLLECT_NS / 2) {
-            cycle(&w);
-            plan_wakeups(&w, now);
+            cycle(w);
+            plan_wakeups(w, now);
             next_flush = pc_clock_mono_ns() + interval;
         }
     }
     cupti_stop(s);                        /* forced CUPTI flush, detach */
     if (!atomic_load(&s->failed)) {
-        pc_sampler_poll(&w.mem, s, pc_clock_mono_ns(), true);
-        pc_cpu_pass(w.cpu);                  /* the threads' last values */
-        cycle(&w);
-        write_footer(&w);
+        pc_sampler_poll(&w->mem, s, pc_clock_mono_ns(), true);
+        pc_cpu_pass(w->cpu);                  /* the threads' last values */
+        cycle(w);
+        write_footer(w);
     }
-    pc_cpu_free(w.cpu);
-    pc_sampler_close(&w.mem);
+    pc_cpu_free(w->cpu);
+    pc_sampler_close(&w->mem);
 done:
-    free(w.out);
-    free(w.rbuf);
-    free(w.mbuf);
-    free(w.kbuf);
-    free(w.pbuf);
-    free(w.marks);
-    free(w.ctrs);
+    free(w->out);
+    free(w->rbuf);
+    free(w->mbuf);
+    free(w->kbuf);
+    free(w->pbuf);
+    free(w->marks);
+    free(w->ctrs);
+    s->writer_state = NULL;
+    free(w);
     /* a signal from now on is session.c's to re-raise (one seen before
      * is ours: both may raise it, the first one ends the program) */
     atomic_store(&s->writer_done, 1);

@@ -70,6 +70,8 @@ class DdpJob(pyutil.TempDirTest):
         self.assertIn("rank %d is a straggler" % SLOW, txt)
         self.assertIn("waiting for the slowest rank", txt)
 
+    @unittest.skipIf(SANITIZE, "which module makes a rank slow is timing: torch with libasan "
+                               "preloaded runs its allocations unevenly slower (the plain build checks it)")
     def test_torch_traces(self):
         out, j = self.run_job(trace=True)
         self.check(j, ["aten::mm", "matmul"])

@@ -144,6 +144,8 @@ class TorchTraceTest(unittest.TestCase):
             self.assertEqual(self.d["memory"]["samples"], 0)
             self.assertFalse(self.d["memory"]["have_gpu"])
 
+    @unittest.skipIf(SANITIZE, "the hot region is timing: torch with libasan preloaded runs its "
+                               "allocations unevenly slower (the plain build checks it)")
     def test_hot_region(self):
         hot = [b for b in self.d["bottlenecks"] if b["type"] == "hot_operation"]
         self.assertTrue(hot, self.d["bottlenecks"])
