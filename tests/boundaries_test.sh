@@ -34,7 +34,9 @@ exports_only() {
 run_case libprism_so_exports_prism_only exports_only "$B/lib/libprism.so" '^prism_'
 run_case inject_exports_initialize_injection_only exports_only "$B/lib/libprism-inject.so" '^InitializeInjection$'
 if [ -f "$B/python/prism/_prism.abi3.so" ]; then
-    run_case python_module_exports_pyinit_only exports_only "$B/python/prism/_prism.abi3.so" '^PyInit__prism$'
+    # and the hook libprism-inject.so calls to hand CUPTI over (issue 27, 4)
+    run_case python_module_exports_pyinit_only exports_only "$B/python/prism/_prism.abi3.so" \
+        '^(PyInit__prism|prism__cupti_attach_now)$'
 else
     note "the Python extension is not built"
 fi
