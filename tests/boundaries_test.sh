@@ -2,7 +2,8 @@
 # boundaries_test.sh - what the libraries show the programs that link them,
 # and the arrows between folders (docs/ARCHITECTURE.md):
 #   * libprism.so exports prism_* names alone (nm -D), libprism-inject.so
-#     InitializeInjection alone, the Python extension PyInit__prism alone;
+#     InitializeInjection alone, the Python extension PyInit__prism and
+#     prism__cupti_attach_now (libprism-inject.so hands CUPTI over to it);
 #   * libprism.a and libprism-analysis.a keep every other name local;
 #   * every function a public header marks PRISM_API is defined by one of
 #     the libraries (a forgotten definition or a hidden one fails here);
