@@ -186,10 +186,10 @@ static void *open_cupti(char *err, size_t en)
     void *h = NULL;
     static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
     if (w.explicit_path && *w.explicit_path) {
+        /* a file, a folder's libcupti, else as given (a bare soname: the loader's) */
         if (!cupti_find_file(&w, cupti_readable, path, sizeof path))
-            snprintf(err, en, "cannot load libcupti: PRISM_CUPTI_PATH=%s holds no libcupti",
-                     w.explicit_path);
-        else if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+            snprintf(path, sizeof path, "%s", w.explicit_path);
+        if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
             snprintf(err, en, "cannot load libcupti: %s", dlerror());
         free(sites);
         return h;
