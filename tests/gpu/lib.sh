@@ -74,7 +74,10 @@ facts() {
 }
 
 # JSON string of $1 (quotes, backslashes, control characters)
-jstr() { printf '%s' "$1" | awk 'BEGIN { ORS = "" } { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, " "); if (NR > 1) print "\\n"; print } END { }' | sed 's/^/"/; s/$/"/'; }
+jstr() {
+    printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g; s/\t/ /g' |
+        awk 'BEGIN { printf "\"" } NR > 1 { printf "\\n" } { printf "%s", $0 } END { printf "\"" }'
+}
 
 # summary.json: the runs, the phases, the verdict
 summary_json() {

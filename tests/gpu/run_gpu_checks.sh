@@ -80,7 +80,7 @@ if [ "${PRISM_GPU_CHECK_NO_GPU:-0}" = 1 ] || ! command -v nvidia-smi >/dev/null 
 fi
 
 # ---- deps: the carried packages --------------------------------------------------
-MK="PYTHON=$PY"
+MK="PYTHON=$PY PY_LIBPY="              # no libpython link check (a venv may lack it)
 if want deps && [ -d "$DEBS" ]; then
     phase deps
     run_t 120 deps sh "$G/deps.sh" unpack "$DEBS" "$DEPS"
