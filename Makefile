@@ -395,6 +395,10 @@ $(B)/bin/cuda_train: samples/cuda_train.cu include/prism/collect.h $(LIB_A)
 	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(LIB_A) -Xcompiler -pthread \
 	    $(if $(DEPS_DIR),-L$(DEPS_DIR)/lib -Xlinker -rpath -Xlinker $(DEPS_DIR)/rt) $(LIBS_CORE)
 
+# cupti_where_test exports prism__cupti_attach_now as the Python module
+# does, for libprism-inject.so's hand-over (issue 27, defect 4).
+# (that name alone: a program exporting all would interpose libprism.so's)
+$(B)/tests/cupti_where_test: ALL_LDFLAGS += -Wl,--export-dynamic-symbol=prism__cupti_attach_now
 # cupti_session_test calls InitializeInjection directly.
 $(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
 

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../libcollect/cupti.h"
+#include "collect_util.h"
 
 /* ---- where ------------------------------------------------------------------ */
 
@@ -204,6 +205,69 @@ static void test_plans(void **state)
     assert_int_equal(prism__cupti_attach_now(), 0);
 }
 
+/* The hand-over itself: this test program (it exports
+ * prism__cupti_attach_now alone, like the Python module) records; the injection
+ * library, loaded as the driver would in cuInit, must make this copy attach
+ * at once.  Without a GPU attaching fails, which the status says ("cannot
+ * load libcupti", or cuptiSubscribe's error); before the fix the copy went
+ * on waiting for the driver and the file said "never loaded the CUDA
+ * driver" (this test failed then). */
+static int handover_child(void *arg)
+{
+    const char *const *a = arg;
+    prism_config c;
+    prism_config_default(&c);
+    c.output = a[0];
+    c.collect_memory = false;
+    c.flush_interval_ms = 60000;
+    CHILD_CHECK(prism_init(&c) == 0 && prism_recording());
+    void *h = dlopen(a[1], RTLD_NOW | RTLD_LOCAL);
+    CHILD_CHECK(h != NULL);
+    int (*init)(void);
+    *(void **)&init = dlsym(h, "InitializeInjection");
+    CHILD_CHECK(init && init() == 1);
+    prism_shutdown();
+    return 0;
+}
+
+static void info_status(void *ctx, const char *key, const prism_value *v)
+{
+    if (!strcmp(key, "gpu.status") && v->type == PRISM_VAL_TEXT)
+        snprintf(ctx, 512, "%s", v->v.s);
+}
+
+static void test_hand_over(void **state)
+{
+    (void)state;
+#ifndef PRISM_HAVE_CUPTI_HEADERS
+    skip();
+#endif
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    const char *b = getenv("B");
+    char lib[512];
+    snprintf(lib, sizeof lib, "%s/lib/libprism-inject.so", b && *b ? b : "build");
+    if (cuda || access(lib, R_OK) != 0 || !dlsym(dlopen(NULL, RTLD_LAZY), "prism__cupti_attach_now"))
+        skip();                                 /* a driver here, or no injection library */
+    tdir d;
+    tdir_make(&d);
+    char path[512], status[512] = "";
+    tdir_file(&d, "handover.cbor", path, sizeof path);
+    unsetenv("PRISM_CUPTI_PATH");
+    setenv("CUDA_HOME", d.path, 1);             /* no libcupti under it */
+    const char *args[2] = { path, lib };
+    child_run_ok(handover_child, args);
+    prism_reader *r = NULL;
+    prism_reader_callbacks cb = { .info = info_status };
+    assert_int_equal(prism_read_file(path, &cb, status, &r), PRISM_OK);
+    prism_reader_free(r);
+    print_message("gpu.status: %s\n", status);
+    assert_null(strstr(status, "never loaded the CUDA driver"));
+    /* attached, or attach said why not: libcupti missing, no driver to subscribe to */
+    assert_true(!strncmp(status, "ok:", 3) || strstr(status, "libcupti") ||
+                strstr(status, "cuptiSubscribe"));
+    tdir_remove(&d);
+}
+
 /* ---- NVML values ---------------------------------------------------------- */
 
 static void test_nvml_values(void **state)
@@ -229,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_where_now),
         cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_hand_over),
         cmocka_unit_test(test_nvml_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
