@@ -75,6 +75,21 @@ CXXFLAGS    ?= $(OPT) -g
 ALL_CXXFLAGS := -std=c++11 -D_GNU_SOURCE -pthread -Iinclude \
                 $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) $(SAN) $(CXXFLAGS)
 
+# DEPS_DIR=dir (or PRISM_DEPS_DIR in the environment): build without apt-get
+# from a prepared folder of unpacked Debian packages (tests/gpu/deps.sh:
+# dir/root the unpacked tree, dir/lib its libraries in one folder, dir/rt the
+# run-time libraries the machine lacks; the GPU machines have no mirror).
+# Its headers and libraries come after the command line's, its rt/ is the
+# programs' rpath, and scripts/deps.sh installs nothing (docs/GPU.md).
+DEPS_DIR ?= $(PRISM_DEPS_DIR)
+ifneq ($(DEPS_DIR),)
+DEPS_ARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+ALL_CFLAGS  += -isystem $(DEPS_DIR)/root/usr/include \
+               $(if $(DEPS_ARCH),-isystem $(DEPS_DIR)/root/usr/include/$(DEPS_ARCH))
+ALL_CXXFLAGS += -isystem $(DEPS_DIR)/root/usr/include
+ALL_LDFLAGS += -L$(DEPS_DIR)/lib -Wl,-rpath,$(DEPS_DIR)/rt
+endif
+
 # base/: the small machinery every reader of profiles shares (maps,
 # buffers, JSON writing, escaping, errors); libcollect keeps its own.
 BASE_SRC     := $(wildcard base/*.c)
@@ -122,6 +137,8 @@ PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
             $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
 LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test
+# tests/gpu/run_gpu_checks.sh's logic without a GPU (tests/gpu/offline_test.sh)
+GPU_OFFLINE_TEST := $(B)/tests/gpu_offline_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 SAMPLES  := $(patsubst samples/%.c,$(B)/bin/%,$(SAMPLE_SRC))
 DEPS_OK  := $(B)/.deps-ok
@@ -129,6 +146,11 @@ TEST_DEPS_OK := $(B)/.test-deps-ok
 # The Python package (the rules: "Python" at the end)
 PY_INC     := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("include"))' 2>/dev/null)
 PY_H       := $(if $(PY_INC),$(wildcard $(PY_INC)/Python.h))
+# no headers for $(PYTHON): the prepared folder's (the module is abi3: any 3.10+)
+ifeq ($(PY_H)$(if $(DEPS_DIR),x),x)
+PY_INC     := $(firstword $(wildcard $(DEPS_DIR)/root/usr/include/python3.*))
+PY_H       := $(if $(PY_INC),$(wildcard $(PY_INC)/Python.h))
+endif
 PY_LIBPY   := $(wildcard $(shell $(PYTHON) -c 'import sysconfig as s; \
                 print("%s/%s" % (s.get_config_var("LIBDIR"), s.get_config_var("LDLIBRARY")))' \
                 2>/dev/null))
@@ -176,13 +198,13 @@ all: $(LIB_A) $(LIB_SO) $(LIB_AN) $(PRISMTOP) $(INJECT_SO) $(PRISMRUN) $(CUDA_TR
 # Install what is missing (as root) or stop with one line naming it.
 $(DEPS_OK): scripts/deps.sh
 	@mkdir -p $(@D)
-	@sh scripts/deps.sh $(PKGS)
+	@PRISM_DEPS_DIR='$(DEPS_DIR)' sh scripts/deps.sh $(PKGS)
 	@touch $@
 deps: $(DEPS_OK)
 # after $(DEPS_OK): two apt-get runs at once (make -j) fight over dpkg's lock
 $(TEST_DEPS_OK): scripts/deps.sh | $(DEPS_OK)
 	@mkdir -p $(@D)
-	@sh scripts/deps.sh $(TEST_PKGS)
+	@PRISM_DEPS_DIR='$(DEPS_DIR)' sh scripts/deps.sh $(TEST_PKGS)
 	@touch $@
 
 $(B)/obj/%.o: %.c | $(DEPS_OK)
@@ -248,6 +270,9 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 $(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
 	install -m 755 $< $@
+$(GPU_OFFLINE_TEST): tests/gpu/offline_test.sh tests/case_lib.sh | $(TEST_DEPS_OK)
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 $(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE_OBJ)
 	@mkdir -p $(@D)
@@ -255,11 +280,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE
 
 
 
-test: all $(TESTS) $(LINK_TEST) $(PY_TEST)
+test: all $(TESTS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
 	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' \
 	    PYTHON='$(PYTHON)' PRISM_TEST_SANITIZE='$(SANITIZE)' \
-	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(PY_TEST)
+	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -367,8 +392,13 @@ $(PRISMRUN): $(B)/obj/tools/prism-run.o
 
 $(B)/bin/cuda_train: samples/cuda_train.cu include/prism/collect.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(LIB_A) -Xcompiler -pthread $(LIBS_CORE)
+	$(NVCC) -O2 -std=c++17 -Iinclude -o $@ $< $(LIB_A) -Xcompiler -pthread \
+	    $(if $(DEPS_DIR),-L$(DEPS_DIR)/lib -Xlinker -rpath -Xlinker $(DEPS_DIR)/rt) $(LIBS_CORE)
 
+# cupti_where_test exports prism__cupti_attach_now as the Python module
+# does, for libprism-inject.so's hand-over (issue 27, defect 4).
+# (that name alone: a program exporting all would interpose libprism.so's)
+$(B)/tests/cupti_where_test: ALL_LDFLAGS += -Wl,--export-dynamic-symbol=prism__cupti_attach_now
 # cupti_session_test calls InitializeInjection directly.
 $(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
 

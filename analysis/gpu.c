@@ -143,13 +143,15 @@ static bool regions_reach(const athread *t, uint64_t ts)
 }
 
 /* Runtime / driver calls that block the calling thread until the GPU has
- * caught up: synchronisations and the synchronous copies. */
+ * caught up: synchronisations and the synchronous copies.  The *Query calls
+ * (cudaStreamQuery, cudaEventQuery, cuStreamQuery, cuEventQuery, ...) return
+ * at once, done or cudaErrorNotReady: a poll, never a wait (a polling loop's
+ * time is the CPU's, not the GPU's). */
 static bool blocking_api(const char *name)
 {
-    if (!name)
+    if (!name || strstr(name, "Query"))
         return false;
-    if (strstr(name, "Synchronize") || strstr(name, "StreamQuery") ||
-        strstr(name, "EventQuery"))
+    if (strstr(name, "Synchronize"))
         return true;
     const char *m = strstr(name, "emcpy");             /* cudaMemcpy, cuMemcpyDtoH */
     return m && !strstr(m, "Async") && !strstr(m, "Peer");

@@ -159,43 +159,58 @@ static const char *err_name(CUptiResult r)
     return "CUPTI error";
 }
 
-/* libcupti under the usual CUDA directories. */
-static bool cupti_file(char *out, size_t n)
+/* dl_iterate_phdr: the path of a libcupti already loaded, into arg. */
+static int loaded_cupti(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    const char *roots[] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
-    const char *subs[] = { "extras/CUPTI/lib64", "lib64", "lib" };
-    for (size_t i = 0; i < 3; i++)
-        for (size_t j = 0; roots[i] && *roots[i] && j < 3; j++) {
-            snprintf(out, n, "%s/%s/libcupti.so", roots[i], subs[j]);
-            if (access(out, R_OK) == 0)
-                return true;
-        }
-    return false;
+    (void)size;
+    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (!slash || strncmp(slash + 1, "libcupti.so", 11))
+        return 0;
+    snprintf(arg, CUPTI_PATH_MAX, "%s", info->dlpi_name);
+    return 1;
 }
 
-/* Open libcupti: PRISM_CUPTI_PATH only when set; else one already in the
- * process (a framework's own copy), the loader's search path, then the
- * usual CUDA directories.  err receives why not. */
+/* Open libcupti in the order of cupti_where.c: PRISM_CUPTI_PATH only when
+ * set; else one already in the process (a framework's own copy), the pip
+ * wheels of site-packages, the loader's search path, then the usual CUDA
+ * directories.  err receives why not. */
 static void *open_cupti(char *err, size_t en)
 {
-    const char *env = getenv("PRISM_CUPTI_PATH");
+    char *sites = malloc(CUPTI_SITES_MAX), path[CUPTI_PATH_MAX];
+    if (!sites) {
+        snprintf(err, en, "cannot load libcupti: out of memory");
+        return NULL;
+    }
+    cupti_where w;
+    cupti_where_now(&w, sites, CUPTI_SITES_MAX);
     void *h = NULL;
-    if (env && *env) {
-        if (!(h = dlopen(env, RTLD_NOW | RTLD_LOCAL)))
+    static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
+    if (w.explicit_path && *w.explicit_path) {
+        /* a file, a folder's libcupti, else as given (a bare soname: the loader's) */
+        if (!cupti_find_file(&w, cupti_readable, path, sizeof path))
+            snprintf(path, sizeof path, "%s", w.explicit_path);
+        if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
             snprintf(err, en, "cannot load libcupti: %s", dlerror());
+        free(sites);
         return h;
     }
-    static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
     for (size_t i = 0; !h && i < 3; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h && dl_iterate_phdr(loaded_cupti, path))
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    cupti_where wheels = { NULL, w.sites, { NULL, NULL, NULL } };
+    if (!h && cupti_find_file(&wheels, cupti_readable, path, sizeof path))
+        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     for (size_t i = 0; !h && i < 3; i++)
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    char path[512];
-    if (!h && cupti_file(path, sizeof path))
+    cupti_where homes = { NULL, NULL, { w.homes[0], w.homes[1], w.homes[2] } };
+    if (!h && cupti_find_file(&homes, cupti_readable, path, sizeof path))
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        snprintf(err, en, "cannot load libcupti (not on the library path nor under "
-                 "$CUDA_HOME or /usr/local/cuda; set PRISM_CUPTI_PATH)");
+        snprintf(err, en, "cannot load libcupti (not loaded, not in site-packages' nvidia/ "
+                 "wheels, not on the library path nor under $CUDA_HOME or /usr/local/cuda; "
+                 "set PRISM_CUPTI_PATH)");
+    free(sites);
     return h;
 }
 
@@ -386,16 +401,18 @@ void cupti_start(session *s)
         return;
     }
     pthread_mutex_lock(&G.lock);
-    if (G.state == G_IDLE || G.state == G_WAITING) {
-        if (cupti_libcuda_loaded()) {
-            attach(s);
-        } else if (G.state == G_IDLE) {
+    int plan = cupti_start_plan(true, G.state == G_IDLE || G.state == G_WAITING,
+                                cupti_libcuda_loaded(), false);
+    if (plan == CUPTI_ATTACH_HERE) {
+        attach(s);
+    } else if (plan == CUPTI_WAIT) {
+        if (G.state == G_IDLE) {
             /* NVTX reads its variable once, at its first call: name the
              * libcupti now only when it is certain (PRISM_CUPTI_PATH); else
              * at attach, the one actually loaded (a guess could differ from
              * a framework's own copy, and NVTX would talk to the wrong one) */
             const char *want = getenv("PRISM_CUPTI_PATH");
-            if (want && *want)
+            if (want && *want && cupti_readable(want))      /* a file, not a folder */
                 setenv("NVTX_INJECTION64_PATH", want, 0);
             G.state = G_WAITING;
             cupti_set_status("waiting: CUPTI attaches when the program loads the CUDA driver");

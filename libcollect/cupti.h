@@ -155,6 +155,50 @@ void cupti_count_dropped(CUcontext ctx, uint32_t stream);
 void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
 #endif
 
+/* ---- where libcupti is, when CUPTI attaches (cupti_where.c) ------------ */
+
+#define CUPTI_PATH_MAX 1024
+#define CUPTI_SITES_MAX 8192
+#define CUPTI_MAX_CANDIDATES 160
+/* What the search looks at (all borrowed; NULL or "" for none). */
+typedef struct cupti_where {
+    const char *explicit_path;      /* PRISM_CUPTI_PATH: a file or a folder  */
+    const char *sites;              /* ':'-separated site-packages folders   */
+    const char *homes[3];           /* $CUDA_HOME, $CUDA_PATH, /usr/local/cuda */
+} cupti_where;
+/* The candidate files in order of preference (the order: cupti_where.c);
+ * at most max.  Returns how many. */
+size_t cupti_candidates(const cupti_where *w, char (*out)[CUPTI_PATH_MAX], size_t max);
+/* The first candidate for which exists() holds, into out. */
+bool cupti_find_file(const cupti_where *w, bool (*exists)(const char *), char *out, size_t n);
+/* exists() for cupti_find_file: a readable file. */
+bool cupti_readable(const char *path);
+/* The site-packages (or dist-packages) folder a path lies under. */
+bool cupti_site_of(const char *path, char *out, size_t n);
+/* This process's inputs: the environment, the Python module's folders and
+ * the site folders of loaded objects (sites: a buffer of
+ * CUPTI_SITES_MAX bytes that *w then borrows). */
+void cupti_where_now(cupti_where *w, char *sites, size_t n);
+/* The Python module: its sys.path, ':'-separated (copied). */
+PRISM_API void prism__cupti_search_dirs(const char *dirs);
+
+/* Which copy of libcollect attaches when the driver calls
+ * InitializeInjection: this one, or (this copy not recording, another
+ * copy's writer running) the other, at once on this thread. */
+enum { CUPTI_ATTACH_HERE, CUPTI_HAND_OVER, CUPTI_WAIT, CUPTI_OFF, CUPTI_KEEP };
+static inline int cupti_inject_plan(bool this_copy_recording, bool other_copy_running)
+{
+    /* inline: libprism-inject.so sees only libprism.so's PRISM_API symbols */
+    return !this_copy_recording && other_copy_running ? CUPTI_HAND_OVER : CUPTI_ATTACH_HERE;
+}
+/* prism_init: attach now (the driver is loaded, or under injection), wait
+ * for the driver (the writer checks), off, or keep the state as it is. */
+int cupti_start_plan(bool gpu_ops, bool idle_or_waiting, bool libcuda_loaded, bool injected);
+/* Exported by every copy (libprism.so, the Python module): attach this
+ * copy's CUPTI now if it records.  Called by libprism-inject.so when it
+ * stands down for the copy.  Returns whether this copy records. */
+PRISM_API int prism__cupti_attach_now(void);
+
 /* ---- the session's hooks (cupti.c; CPU-only without the headers) -------- */
 
 /* prism_init: attach when the CUDA driver is loaded (or under injection),
@@ -194,6 +238,9 @@ void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  * refresh: query NVML now; else copy the last reading (cheap: the samples
  * for steps in between).  Writer thread.  Returns the number of devices. */
 uint32_t pc_gpumem_read(prism_gpu_mem *out, bool refresh);
+/* An NVML byte count v worth reporting: not one of NVML's "not available"
+ * values, not past the device's total (0: unknown). */
+bool pc_gpumem_plausible(unsigned long long v, unsigned long long total);
 /* Apply the program's reports (prism_gpu_memory) to the n devices in
  * out[]: a reported device's figures replace NVML's, or are added.
  * Returns the new count (at most PRISM_MAX_GPUS). */

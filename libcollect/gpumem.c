@@ -107,8 +107,20 @@ static bool map_devices(void)
     return true;
 }
 
+/* NVML's "value not available" (NVML_VALUE_NOT_AVAILABLE_ulonglong, all
+ * ones; the 32-bit -1 of older drivers widened; a per-process usedGpuMemory
+ * under WDDM, vGPU or MIG) is no byte count: reported raw it was 16 EiB.
+ * A value past the device's total (when known, non-zero) is no reading
+ * either. */
+bool pc_gpumem_plausible(unsigned long long v, unsigned long long total)
+{
+    if (v == ~0ULL || v == 0xFFFFFFFFULL || v == 0xFFFFFFFFFFFFFFFEULL)
+        return false;
+    return !total || !pc_gpumem_plausible(total, 0) || v <= total;
+}
+
 /* This process's bytes on d, or false when NVML does not list it. */
-static bool own_usage(nvml_dev d, unsigned long long *bytes)
+static bool own_usage(nvml_dev d, unsigned long long total, unsigned long long *bytes)
 {
     nvml_process p[64];
     unsigned int n = 64;
@@ -118,7 +130,7 @@ static bool own_usage(nvml_dev d, unsigned long long *bytes)
     for (unsigned int i = 0; i < n && i < 64; i++)
         if (p[i].pid == pid) {
             *bytes = p[i].usedGpuMemory;
-            return true;
+            return pc_gpumem_plausible(*bytes, total);
         }
     return false;
 }
@@ -133,11 +145,11 @@ static uint32_t refresh(prism_gpu_mem *out)
     uint32_t n = 0, nall = 0;
     for (uint32_t i = 0; i < M.ndev; i++) {
         nvml_memory m;
-        if (!M.dev[i] || M.meminfo(M.dev[i], &m) != 0)
+        if (!M.dev[i] || M.meminfo(M.dev[i], &m) != 0 || !pc_gpumem_plausible(m.used, m.total))
             continue;
         unsigned long long mine;
         all[nall++] = (prism_gpu_mem){ i, m.used, m.used };
-        if (own_usage(M.dev[i], &mine))
+        if (own_usage(M.dev[i], m.total, &mine))
             out[n++] = (prism_gpu_mem){ i, mine, m.used };
     }
     if (n == 0) {                              /* NVML cannot see this process */

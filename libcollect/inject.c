@@ -14,8 +14,11 @@
  *     attached now;
  *   - a program that links libprism.a has its own copy, started before
  *     main; its writer thread ("prism-writer") is running, so this copy
- *     stays off and the program's copy attaches CUPTI itself (prism_init
- *     at start, or its writer when it sees the driver load);
+ *     stays off and hands over: every loaded object that exports
+ *     prism__cupti_attach_now (the Python module, a program built with
+ *     -rdynamic) is asked to attach its CUPTI now, inside cuInit; a copy
+ *     that cannot be reached attaches itself (prism_init at start, or its
+ *     writer when it sees the driver load, up to one flush later);
  *   - a child process of the profiled program (a worker started with
  *     exec, not fork) that initialises CUDA too never overwrites the
  *     parent's file: its session writes its own (session.c, own_output).
@@ -23,6 +26,8 @@
  * Built into libprism-inject.so only (not into libprism.a / libprism.so).
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +64,56 @@ static bool other_copy_running(void)
     return found;
 }
 
+/* The loaded objects' names, collected first: dlopen is not called from
+ * inside dl_iterate_phdr (the loader's locks). */
+typedef struct objects {
+    char name[64][512];
+    int n;
+} objects;
+
+static int collect_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    objects *o = arg;
+    if (o->n < 64)
+        snprintf(o->name[o->n++], sizeof o->name[0], "%s", info->dlpi_name ? info->dlpi_name : "");
+    return 0;
+}
+
+/* Call every copy's prism__cupti_attach_now: this copy's (libprism.so's,
+ * not recording) returns 0; comparing addresses would not tell them apart
+ * (a program exporting the name interposes it here).  Returns how many
+ * record. */
+static int hand_over(void)
+{
+    objects *o = calloc(1, sizeof *o);
+    if (!o)
+        return 0;
+    dl_iterate_phdr(collect_object, o);
+    int n = 0;
+    for (int i = 0; i < o->n; i++) {
+        void *h = dlopen(o->name[i][0] ? o->name[i] : NULL, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        int (*now)(void);
+        *(void **)&now = dlsym(h, "prism__cupti_attach_now");
+        if (now)
+            n += now();
+        dlclose(h);
+    }
+    free(o);
+    return n;
+}
+
 int InitializeInjection(void)
 {
-    if (other_copy_running())
+    if (cupti_inject_plan(prism_recording(), other_copy_running()) == CUPTI_HAND_OVER) {
+        /* issue 27 (4): the copy that records (the Python module's, a
+         * program's own) attaches now, inside cuInit, before any kernel:
+         * its writer would see the driver only at its next flush */
+        hand_over();
         return 1;
+    }
     prism_config c;
     prism_config_default(&c);
     prism_config_from_env(&c);

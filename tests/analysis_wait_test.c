@@ -291,12 +291,12 @@ static void test_busy_others_mid_step(void **state)
     free(s);
 }
 
-/* A wait inside blocking CUDA calls: a CPU-GPU sync. */
-static void test_gpu_wait(void **state)
+/* The loop of test_gpu_wait with its API call named `api`: the analysis,
+ * loaded (free with unload and free(*gp), free(*sp)). */
+static loaded api_loop(const char *api, sim **sp, prism_gpu_record **gp)
 {
-    (void)state;
-    static const char *const names[] = { "stage_a", "crunch", "tail", "produce", "park",
-                                         "stage_b", "cudaStreamSynchronize", "gemm" };
+    const char *names[] = { "stage_a", "crunch", "tail", "produce", "park",
+                            "stage_b", api, "gemm" };
     sim *s = calloc(1, sizeof *s);
     loop_opts o = { 60, 4 * MS, 6 * MS, 2 * MS, false, false };
     build_loop(s, &o);
@@ -311,7 +311,18 @@ static void test_gpu_wait(void **state)
                                       .end = at + 4 * MS - 10 * US, .stream = 1,
                                       .correlation = 100000 + k, .name = 7 };
     }
-    loaded l = s_load(s, names, 8, 2 * MS, true, g, ng);
+    *sp = s;
+    *gp = g;
+    return s_load(s, names, 8, 2 * MS, true, g, ng);
+}
+
+/* A wait inside blocking CUDA calls: a CPU-GPU sync. */
+static void test_gpu_wait(void **state)
+{
+    (void)state;
+    sim *s;
+    prism_gpu_record *g;
+    loaded l = api_loop("cudaStreamSynchronize", &s, &g);
     const prism_bottleneck *b = find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, "stage_a");
     assert_non_null(b);
     print_message("%s | %s\n", b->description, b->evidence);
@@ -320,6 +331,27 @@ static void test_gpu_wait(void **state)
     unload(&l);
     free(g);
     free(s);
+}
+
+/* Issue 27 (9): the *Query calls poll, they never block; they were counted
+ * as waits for the GPU (this test failed then with a cpu_gpu_sync). */
+static void test_query_is_no_wait(void **state)
+{
+    (void)state;
+    static const char *const polls[] = { "cudaStreamQuery", "cudaEventQuery", "cuStreamQuery",
+                                         "cuEventQuery" };
+    for (size_t i = 0; i < sizeof polls / sizeof *polls; i++) {
+        sim *s;
+        prism_gpu_record *g;
+        loaded l = api_loop(polls[i], &s, &g);
+        assert_null(find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, NULL));
+        const prism_node *w = named(prism_analysis_tree(l.a), "stage_a");
+        assert_non_null(w);
+        assert_int_equal(w->gpu_wait_ns, 0);
+        unload(&l);
+        free(g);
+        free(s);
+    }
 }
 
 /* Without samples: names still decide, as before (old profiles). */
@@ -385,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_off_cpu_wait),
         cmocka_unit_test(test_busy_others_mid_step),
         cmocka_unit_test(test_gpu_wait),
+        cmocka_unit_test(test_query_is_no_wait),
         cmocka_unit_test(test_without_samples),
         cmocka_unit_test(test_hostile_samples),
     };

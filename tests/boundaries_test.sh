@@ -2,7 +2,8 @@
 # boundaries_test.sh - what the libraries show the programs that link them,
 # and the arrows between folders (docs/ARCHITECTURE.md):
 #   * libprism.so exports prism_* names alone (nm -D), libprism-inject.so
-#     InitializeInjection alone, the Python extension PyInit__prism alone;
+#     InitializeInjection alone, the Python extension PyInit__prism and
+#     prism__cupti_attach_now (libprism-inject.so hands CUPTI over to it);
 #   * libprism.a and libprism-analysis.a keep every other name local;
 #   * every function a public header marks PRISM_API is defined by one of
 #     the libraries (a forgotten definition or a hidden one fails here);
@@ -34,7 +35,9 @@ exports_only() {
 run_case libprism_so_exports_prism_only exports_only "$B/lib/libprism.so" '^prism_'
 run_case inject_exports_initialize_injection_only exports_only "$B/lib/libprism-inject.so" '^InitializeInjection$'
 if [ -f "$B/python/prism/_prism.abi3.so" ]; then
-    run_case python_module_exports_pyinit_only exports_only "$B/python/prism/_prism.abi3.so" '^PyInit__prism$'
+    # and the hook libprism-inject.so calls to hand CUPTI over (issue 27, 4)
+    run_case python_module_exports_pyinit_only exports_only "$B/python/prism/_prism.abi3.so" \
+        '^(PyInit__prism|prism__cupti_attach_now)$'
 else
     note "the Python extension is not built"
 fi

@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -149,6 +150,14 @@ static bool find_inject(char *out, size_t n)
 
 /* Parse options up to "--" or the first non-option; returns the index of
  * the program. */
+
+/* --cupti may name a folder (libcupti.so.13/.12 inside, cupti_where.c) */
+static bool folder(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int parse(int argc, char **argv)
 {
     int i = 1;
@@ -197,8 +206,8 @@ static int parse(int argc, char **argv)
         set(o->var, val);
         if (!strcmp(o->name, "adaptive"))
             set("PRISM_ADAPTIVE", "1");
-        else if (!strcmp(o->name, "cupti"))
-            set("NVTX_INJECTION64_PATH", val);
+        else if (!strcmp(o->name, "cupti") && !folder(val))
+            set("NVTX_INJECTION64_PATH", val);     /* a folder: the session names the file */
     }
     return i;
 }

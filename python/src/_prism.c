@@ -305,6 +305,25 @@ static const char *exact_utf8(PyObject *o)
     return s;
 }
 
+/* The GPU backend's libcupti search (issue 27, defect 8) looks in the pip
+ * wheels (nvidia/cu13, nvidia/cuda_cupti) under sys.path's folders: only
+ * the interpreter knows them.  libcollect keeps a copy. */
+void prism__cupti_search_dirs(const char *dirs);
+static void cupti_dirs_from_sys_path(void)
+{
+    PyObject *p = PySys_GetObject("path");                  /* borrowed */
+    char buf[8192] = "";
+    size_t n = 0;
+    for (Py_ssize_t i = 0; p && PyList_Check(p) && i < PyList_Size(p); i++) {
+        const char *s = exact_utf8(PyList_GetItem(p, i));
+        size_t len = s ? strlen(s) : 0;
+        if (!len || strchr(s, ':') || n + len + 2 > sizeof buf)
+            continue;
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", n ? ":" : "", s);
+    }
+    prism__cupti_search_dirs(buf);
+}
+
 static int set_field(prism_config *c, const field *f, PyObject *v)
 {
     char *p = (char *)c + f->off;
@@ -457,6 +476,7 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
     }
     bool was = prism_recording();
     int r;
+    cupti_dirs_from_sys_path();
     Py_BEGIN_ALLOW_THREADS
     r = prism_init(&c);
     Py_END_ALLOW_THREADS

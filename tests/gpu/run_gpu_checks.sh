@@ -1,138 +1,150 @@
 #!/bin/sh
-# run_gpu_checks.sh - PRISM's GPU checks, for a machine WITH an NVIDIA GPU,
-# the driver and the CUDA toolkit (nvcc, CUPTI).  Not part of `make test`.
+# run_gpu_checks.sh - PRISM's one-shot check on a machine WITH an NVIDIA GPU
+# (a lent H100/H200: CUDA 13, PyTorch with CUDA, no network, maybe no
+# Debian mirror).  Not part of `make test` (tests/gpu/offline_test.sh is).
+# From the repository root (tests/gpu/README.md: prepare, carry, run):
 #
-#   sh tests/gpu/run_gpu_checks.sh            from the repository root
-#   STEPS=200 SIZE=2048 RUNS=5 sh tests/gpu/run_gpu_checks.sh
+#   sh tests/gpu/run_gpu_checks.sh
+#   PHASES='build torch report' sh tests/gpu/run_gpu_checks.sh
 #
-# What it does:
-#   1. builds everything (make), the instrumented samples/cuda_train and a
-#      copy without any PRISM call (cuda_train_plain, -DCUDA_TRAIN_PLAIN);
-#   2. counts: runs both under prism-run and checks that every kernel, copy
-#      and memset the sample launched is in the profile (the sample prints
-#      what it issued), that runtime API records sit on a CPU thread's
-#      stream, that NVTX ranges became regions, and that gpu.status is "ok";
-#   3. the warm-up/active window: only the active steps' kernels recorded;
-#   4. analysis: `prism-top analyze` finds the planted cpu_gpu_sync stall,
-#      and a run with --leak-mb reports GPU memory growth;
-#   5. overhead: median loop time over RUNS runs with and without
-#      profiling (target <= 2 %), and the host time of one kernel launch
-#      with and without profiling (target <= 1 us added), printed.
-# Exit status: 0 all checks passed, 1 a check failed, 77 no GPU here.
+# Phases (PHASES picks some; each command runs under timeout(1), none starts
+# after BUDGET seconds (default 420), the report ends by BUDGET+60; a failed
+# phase never stops the next):
+#   facts   GPU, driver, OS, toolchain, Python/torch, the libcupti files
+#           on disk and the one torch loads (tests/gpu/probe.py)
+#   deps    DEBS (default gpu-run/debs, from tests/gpu/deps.sh collect)
+#           unpacked into DEPS_DIR (tests/gpu/deps.sh unpack): the build
+#           then takes its headers and libraries from there, no apt-get
+#   build   make -j all (CUPTI backend, prism-run, cuda_train, the Python
+#           module), cuda_train_plain (nvcc -DCUDA_TRAIN_PLAIN)
+#   checks  tests/gpu/checks.sh: samples/cuda_train under prism-run
+#   torch   tests/gpu/torch_train.py five ways, timed: plain, prism-run,
+#           python -m prism, prism.torch, torch.profiler (CPU+CUDA); plain again
+#   report  prism-top dump/analyze of each profile and trace;
+#           tests/gpu/gpu_report.py: kernel counts of PRISM's profiles
+#           against torch.profiler's trace over the same steps, timings
+# Output in $OUT (default gpu-out/): summary.txt and summary.json (every
+# run: name, exit status, seconds; the phases; the verdict), report.txt,
+# report.json, logs.tar.gz, profiles.tar.gz (kept for fixtures),
+# torch_trace.json.gz.  Exit status: 0 every run exited 0, 1 one did not,
+# 77 no GPU here (one line says so; the summary too).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+G=tests/gpu
+T0=$(date +%s)
+BUDGET=${BUDGET:-420}
+HARD=$((BUDGET + 60))
+OUT=${OUT:-gpu-out}
+W=${WORK:-/tmp/prism-gpu-check}
+DEBS=${DEBS:-gpu-run/debs}
+DEPS=${DEPS_DIR:-/tmp/prism-deps}
+STEPS=${STEPS:-200}
+TORCH_ARGS=${TORCH_ARGS:-}
+PHASES=${PHASES:-facts deps build checks torch report}
+NPROC=$(nproc 2>/dev/null || echo 8)
 B=${B:-build}
-STEPS=${STEPS:-100}
-SIZE=${SIZE:-1024}
-RUNS=${RUNS:-5}
-LAUNCHES=${LAUNCHES:-20000}
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-T=$(mktemp -d "${TMPDIR:-/tmp}/prism-gpu-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-failed=0
+if [ -z "${PY:-}" ]; then                 # the python3 that has torch
+    for c in "$(command -v python3)" /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+        [ -x "$c" ] && "$c" -c 'import torch' >/dev/null 2>&1 && { PY=$c; break; }
+    done
+    PY=${PY:-python3}
+fi
+rm -rf "$W"
+mkdir -p "$OUT" "$W/logs" "$W/prof" "$W/dump" "$W/res" "$W/ana" || exit 1
+OUT=$(cd "$OUT" && pwd)
+SUM=$OUT/summary.txt
+RUNS=$W/logs/_runs.txt
+: >"$SUM"
+: >"$RUNS"
+: >"$W/phases"
 
-say() { printf '%s\n' "$*"; }
-check() {   # check NAME CONDITION-EXIT-STATUS DETAIL
-    if [ "$2" -eq 0 ]; then say "PASS  $1${3:+  ($3)}"; else say "FAIL  $1${3:+  ($3)}"; failed=1; fi
-}
-field() {   # field NAME LINE: the value of NAME=... in a "cuda_train:" line
-    printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-median() { sort -n | awk '{v[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
-count() {   # count FILE TYPE: GPU records of that type in the profile
-    "$B/bin/prism-top" dump "$1" | grep -c "^gpu .* $2 dur "
-}
+. "$G/lib.sh"
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+say "== PRISM GPU check $(date -u +%FT%TZ), budget ${BUDGET}s, phases: $PHASES"
+trap 'pack' EXIT
+
+# ---- facts, and is there a GPU at all ----------------------------------------
+if want facts; then
+    phase facts
+    facts >"$W/logs/facts.log" 2>&1
+    grep -E '^GPU 0|PRETTY|^Linux|nvcc:|: MISSING' "$W/logs/facts.log" | head -8 | sed 's/^/  /' |
+        tee -a "$SUM"
+    run_t 60 probe "$PY" "$G/probe.py"
+    tail -n 1 "$W/logs/probe.log" | cut -c1-400 | tee -a "$SUM"
+fi
+if [ "${PRISM_GPU_CHECK_NO_GPU:-0}" = 1 ] || ! command -v nvidia-smi >/dev/null 2>&1 ||
+   ! timeout 20 nvidia-smi -L >/dev/null 2>&1; then
     say "no NVIDIA GPU here (nvidia-smi -L failed): nothing checked"
+    NO_GPU=1
     exit 77
 fi
-[ -x "$NVCC" ] || { say "nvcc not found (set NVCC)"; exit 1; }
-say "== build"
-nvidia-smi -L
-make -s all >"$T/make.log" 2>&1 || { cat "$T/make.log"; say "FAIL  make"; exit 1; }
-[ -x "$B/bin/cuda_train" ] || { say "FAIL  $B/bin/cuda_train was not built"; exit 1; }
-"$NVCC" -O2 -std=c++17 -DCUDA_TRAIN_PLAIN -Iinclude -o "$B/bin/cuda_train_plain" samples/cuda_train.cu \
-    || { say "FAIL  cuda_train_plain"; exit 1; }
-RUN="$B/bin/prism-run"
 
-say "== counts: instrumented program through prism-run"
-line=$("$RUN" -o "$T/train.cbor" -- "$B/bin/cuda_train" --steps 20 --size "$SIZE" --nvtx \
-       --launch-bench 1000 | grep '^cuda_train:')
-say "$line"
-dump="$T/train.txt"
-"$B/bin/prism-top" dump "$T/train.cbor" >"$dump"
-status=$(sed -n 's/^info    gpu.status = "\(.*\)"$/\1/p' "$dump" | tail -n 1)
-say "gpu.status: $status"
-case $status in ok:*) ok=0 ;; *) ok=1 ;; esac
-check "gpu.status is ok" $ok
-for t in kernel memcpy memset; do
-    want=$(field "$t" "$(printf '%s' "$line" | sed 's/kernels=/kernel=/')")
-    got=$(count "$T/train.cbor" "$t")
-    [ "$got" = "$want" ]; check "every $t recorded" $? "launched $want, recorded $got"
-done
-apis=$(grep -c '^gpu .* api dur .* cudaLaunchKernel' "$dump")
-[ "$apis" -gt 0 ]; check "cudaLaunchKernel API records" $? "$apis"
-! grep '^gpu .* api dur ' "$dump" | grep -q ' stream 0 '
-check "API records on a CPU thread's stream" $?
-layers=$(grep -c '^region .* enter layer$' "$dump")
-[ "$layers" -gt 0 ]; check "NVTX ranges became regions" $? "$layers enter events named layer"
-! grep -q '^dropped .* gpu total [1-9]' "$dump"
-check "no GPU records dropped" $?
+# ---- deps: the carried packages --------------------------------------------------
+MK="PYTHON=$PY PY_LIBPY="              # no libpython link check (a venv may lack it)
+if want deps && [ -d "$DEBS" ]; then
+    phase deps
+    run_t 120 deps sh "$G/deps.sh" unpack "$DEBS" "$DEPS"
+    tail -n 1 "$W/logs/deps.log" | cut -c1-300 | sed 's/^/  /' | tee -a "$SUM"
+fi
+[ -d "$DEPS/lib" ] && MK="$MK DEPS_DIR=$DEPS"
+# the carried make when the machine has none
+command -v make >/dev/null 2>&1 || [ ! -x "$DEPS/root/usr/bin/make" ] ||
+    PATH="$DEPS/root/usr/bin:$PATH"
 
-say "== counts: unmodified program through prism-run (injection)"
-line=$("$RUN" -o "$T/plain.cbor" -- "$B/bin/cuda_train_plain" --steps 20 --size "$SIZE" \
-       | grep '^cuda_train:')
-say "$line"
-for t in kernel memcpy memset; do
-    want=$(field "$t" "$(printf '%s' "$line" | sed 's/kernels=/kernel=/')")
-    got=$(count "$T/plain.cbor" "$t")
-    [ "$got" = "$want" ]; check "injected: every $t recorded" $? "launched $want, recorded $got"
-done
+# ---- build -------------------------------------------------------------------------
+if want build; then
+    phase build "make -j$NPROC $MK all"
+    run_t 300 build make -j"$NPROC" $MK all
+    say "  warnings: $(grep -c 'warning:' "$W/logs/build.log"); errors: $(grep -c 'error:' "$W/logs/build.log")"
+    grep -E 'warning:|error:' "$W/logs/build.log" | head -8 | sed 's/^/    /' | tee -a "$SUM"
+    grep -q PRISM_HAVE_CUPTI_HEADERS "$W/logs/build.log" ||
+        say "  WARNING: no -DPRISM_HAVE_CUPTI_HEADERS in the build: a CPU-only backend"
+    NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+    run_t 120 build_plain "$NVCC" -O2 -std=c++17 -DCUDA_TRAIN_PLAIN -Iinclude \
+        -o "$B/bin/cuda_train_plain" samples/cuda_train.cu
+    for f in "$B/lib/libprism.so" "$B/lib/libprism-inject.so" "$B/bin/prism-run" \
+             "$B/bin/prism-top" "$B/bin/cuda_train" "$B/bin/cuda_train_plain" \
+             "$B/python/prism/_prism.abi3.so"; do
+        [ -e "$f" ] && say "  ok      $f" || say "  MISSING $f"
+    done
+fi
 
-say "== warm-up / active window"
-line=$("$RUN" -o "$T/window.cbor" --warmup-steps 5 --active-steps 10 -- "$B/bin/cuda_train" \
-       --steps 30 --size 256 --layers 4 | grep '^cuda_train:')
-got=$(count "$T/window.cbor" kernel)
-[ "$got" -eq 120 ]; check "only the 10 active steps' kernels" $? "want 10 x 12 = 120, got $got"
+# ---- checks: samples/cuda_train ---------------------------------------------------
+if want checks; then
+    phase checks
+    run_t 150 checks env B="$B" KEEP="$W/prof/checks" STEPS="${GC_STEPS:-100}" \
+        SIZE="${GC_SIZE:-1024}" RUNS="${GC_RUNS:-3}" LAUNCHES="${GC_LAUNCHES:-20000}" \
+        RUN_S=40 sh "$G/checks.sh"
+    grep -E '^(PASS|FAIL|loop time|host time|gpu.status|all GPU|some GPU|no NVIDIA)' \
+        "$W/logs/checks.log" | sed 's/^/  /' | tee -a "$SUM"
+    for f in "$W"/prof/checks/*.cbor; do
+        [ -f "$f" ] && mv "$f" "$W/prof/cuda_$(basename "$f")"
+    done
+fi
 
-say "== analysis"
-"$B/bin/prism-top" analyze "$T/train.cbor" --format json -o "$T/analyze.json"
-grep -q '"type": *"cpu_gpu_sync"' "$T/analyze.json"
-check "analyze finds the cpu_gpu_sync stall" $?
-"$B/bin/prism-top" analyze "$T/train.cbor" | sed -n '/[Bb]ottleneck/,$p' | head -n 20
-"$RUN" -o "$T/leak.cbor" --memory-ms 10 -- "$B/bin/cuda_train" --steps 40 --size 256 \
-    --leak-mb 32 >/dev/null
-"$B/bin/prism-top" analyze "$T/leak.cbor" --format json -o "$T/leak.json"
-grep -q '"type": *"memory_leak"' "$T/leak.json"
-check "analyze finds the 32 MB/step GPU leak" $?
-allocs=$(count "$T/leak.cbor" alloc)
-[ "$allocs" -ge 40 ]; check "cudaMalloc recorded as allocations" $? "$allocs alloc records"
+# ---- torch: one training script, five ways ----------------------------------------
+if want torch; then
+    phase torch "torch_train.py --steps $STEPS $TORCH_ARGS"
+    TR=$G/torch_train.py
+    PP="PYTHONPATH=$B/python"
+    export PYTHONUNBUFFERED=1
+    torch_run torch_plain 75 "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS
+    torch_run torch_prismrun 75 "$B/bin/prism-run" -o "$W/prof/torch_prismrun.cbor" -- \
+        "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS
+    torch_run torch_pym 75 env "$PP" "$PY" -m prism -o "$W/prof/torch_pym.cbor" "$TR" \
+        --steps "$STEPS" $TORCH_ARGS
+    torch_run torch_prismtorch 75 env "$PP" "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS \
+        --prism-torch "$W/prof/torch_prismtorch.cbor"
+    torch_run torch_torchprof 100 "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS \
+        --torch-profiler "$W/prof/torch_trace.json.gz"
+    torch_run torch_plain2 75 "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS
+    for n in torch_prismrun torch_pym torch_prismtorch; do
+        [ -f "$W/prof/$n.cbor" ] && say "  $n: $(status_of "$W/prof/$n.cbor" | cut -c1-160)"
+    done
+fi
 
-say "== overhead ($RUNS runs each, $STEPS steps of size $SIZE)"
-: >"$T/base" ; : >"$T/prof"
-i=0
-while [ $i -lt "$RUNS" ]; do
-    l=$("$B/bin/cuda_train" --steps "$STEPS" --size "$SIZE" | grep '^cuda_train:')
-    field loop_ms "$l" >>"$T/base"
-    l=$("$RUN" -o "$T/ovh.cbor" -- "$B/bin/cuda_train" --steps "$STEPS" --size "$SIZE" \
-        | grep '^cuda_train:')
-    field loop_ms "$l" >>"$T/prof"
-    i=$((i + 1))
-done
-base=$(median <"$T/base")
-prof=$(median <"$T/prof")
-pct=$(awk -v a="$base" -v b="$prof" 'BEGIN { printf "%.2f", (b - a) / a * 100 }')
-say "loop time: unprofiled $base ms, profiled $prof ms (medians): overhead $pct %"
-awk -v p="$pct" 'BEGIN { exit !(p <= 2.0) }'; check "wall-time overhead <= 2 %" $? "$pct %"
-lb=$("$B/bin/cuda_train" --steps 1 --size 64 --launch-bench "$LAUNCHES" | grep '^cuda_train:')
-lp=$("$RUN" -o "$T/launch.cbor" -- "$B/bin/cuda_train" --steps 1 --size 64 \
-     --launch-bench "$LAUNCHES" | grep '^cuda_train:')
-nb=$(field launch_host_ns "$lb")
-np=$(field launch_host_ns "$lp")
-added=$(awk -v a="$nb" -v b="$np" 'BEGIN { printf "%.1f", b - a }')
-say "host time per launch: unprofiled $nb ns, profiled $np ns: added $added ns"
-awk -v d="$added" 'BEGIN { exit !(d <= 1000) }'; check "host time per launch <= 1 us added" $? "$added ns"
-
-if [ $failed -eq 0 ]; then say "all GPU checks passed"; else say "some GPU checks FAILED"; fi
-exit $failed
+# ---- report ---------------------------------------------------------------------------
+if want report; then
+    phase report
+    report
+fi
