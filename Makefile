@@ -351,7 +351,7 @@ uninstall:
 clean:
 	rm -rf build build-san
 
-$(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
+$(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c bench/cupti_bench.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
 
 # ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
 
