@@ -84,6 +84,17 @@ size_t cupti_api_name_len(const char *name)
     return n;
 }
 
+bool cupti_driver_kept(const char *name)
+{
+    static const char *const keep[] = { "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset" };
+    if (!name)
+        return false;
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (!strncmp(name, keep[i], strlen(keep[i])))
+            return true;
+    return strstr(name, "Synchronize") != NULL;
+}
+
 bool cupti_api_is_query(uint32_t cbid)
 {
     /* CUPTI_RUNTIME_TRACE_CBID_* of calls that read state and launch
@@ -193,17 +204,6 @@ static uint32_t device_of_ctx(const cupti_xlate *x, uint32_t ctx)
         if (x->ctx_id[i] == ctx)
             return x->ctx_dev[i];
     return 0;                   /* unknown: most programs use device 0 */
-}
-
-bool cupti_driver_kept(const char *name)
-{
-    static const char *const keep[] = { "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset" };
-    if (!name)
-        return false;
-    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-        if (!strncmp(name, keep[i], strlen(keep[i])))
-            return true;
-    return strstr(name, "Synchronize") != NULL;
 }
 
 /* A driver call's name id; UINT32_MAX for calls not recorded. */
