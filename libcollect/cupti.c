@@ -149,6 +149,7 @@ static struct {
     char history[256];          /* what happened to recording on the way */
     cupti_clock clock;
     bool exit_hook;             /* at_exit_flush registered */
+    pid_t pid;                  /* the process that attached (not a fork) */
     bool nvtx_routed;           /* NVTX_INJECTION64_PATH set or given */
     cupti_watch watch;          /* is CUPTI still recording for us? */
     uint64_t launches, kernels; /* seen by the watch so far */
@@ -354,7 +355,7 @@ static void last_words(bool finalize)
 static void at_exit_flush(void)
 {
     pthread_mutex_lock(&G.lock);
-    if (G.state == G_ATTACHED)
+    if (G.state == G_ATTACHED && getpid() == G.pid)     /* never in a fork()ed child */
         last_words(false);
     atomic_store(&window_on, 0);
     pthread_mutex_unlock(&G.lock);
@@ -428,6 +429,7 @@ static void attach(session *s, bool init)
         }
     }
     G.state = G_ATTACHED;
+    G.pid = getpid();
     if (!G.exit_hook)
         G.exit_hook = atexit(at_exit_flush) == 0;
     atomic_store(&window_on, G.window);

@@ -431,7 +431,8 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
  *     buffers come back (the other client re-registered ours), recording
  *     resumes and the status says so.
  *   - kernels off: our buffers keep bringing kernel launches (API records)
- *     but not one kernel record for WATCH_CYCLES cycles.  Then the kernel
+ *     but not one kernel record for WATCH_KERNEL_CYCLES cycles (a second at
+ *     the default flush interval: kernels in flight complete before).  Then the kernel
  *     kind was disabled under us; PRISM enables it again: the buffers are
  *     ours, so the records come to us and take nothing from anyone.
  *
@@ -441,6 +442,7 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
 
 #define WATCH_CYCLES 3u
 #define WATCH_STEPS 2u
+#define WATCH_KERNEL_CYCLES 10u /* a long kernel may take a few cycles */
 
 int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
 {
@@ -461,7 +463,7 @@ int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
     }
     if (in->kernels || !in->launches) {
         w->launch_only = 0;
-    } else if (++w->launch_only >= WATCH_CYCLES) {
+    } else if (++w->launch_only >= WATCH_KERNEL_CYCLES) {
         w->launch_only = 0;
         if (verdict == CW_NONE)
             verdict = CW_KERNELS_OFF;

@@ -129,14 +129,14 @@ static void test_watch(void **state)
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);     /* said once */
     in.buf_events = 9;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_RESUMED);
-    /* launches without kernels, three cycles in a row */
+    /* launches without kernels, ten cycles in a row */
     in.launches = 50;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
     in.buf_events++;
     in.kernels = 1;                          /* one kernel: not disabled */
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
     in.kernels = 0;
-    for (int i = 0; i < 2; i++, in.buf_events++)
+    for (int i = 0; i < 9; i++, in.buf_events++)
         assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
     in.buf_events++;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_KERNELS_OFF);
