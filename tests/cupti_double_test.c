@@ -9,7 +9,8 @@
  *     recorded and carry their kernel's correlation id; a kernel arriving
  *     before its launch record; a graph launch (defect 3);
  *   - exit: libcupti's own teardown registered at load or at subscribe;
- *     PRISM never calls CUPTI after it, nor cuptiFinalize unasked (2);
+ *     PRISM never calls CUPTI after it, nor cuptiFinalize unasked; no
+ *     CUPTI call after a terminating signal (2);
  *   - another subscriber already attached: nothing of it replaced (its
  *     clock), gpu.status says so (5);
  *   - a torch.profiler-like client takes the buffers mid-run: gpu.status
@@ -26,6 +27,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/syscall.h>
 
 #include "collect_util.h"
@@ -295,6 +297,39 @@ static void test_exit_teardown_registered_first(void **state)
     exit_order(exit_early_child, "load");
 }
 
+/* A terminating signal: the writer completes the file and the program
+ * dies, with no CUPTI call on the way (its threads may be inside CUDA):
+ * the records still in CUPTI's buffer are not flushed, and the status says
+ * so.  Before, the writer flushed, unsubscribed and finalised. */
+static int signal_child(void *arg)
+{
+    start(arg, 60000, true);
+    double_open();
+    uint64_t t = D.now();
+    CHILD_CHECK(kernel(9, t + 20, t + 30, "in_cupti_buffer", 0, 0));
+    kill(getpid(), SIGTERM);
+    for (;;)
+        pause();
+}
+
+static void test_signal_no_cupti_calls(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512], err[4096];
+    tdir_file(&d, "signal.prism", path, sizeof path);
+    child c = child_start(signal_child, path, false, true);
+    int st = child_finish(&c, err, sizeof err);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    gsum *s = gsum_read(path);
+    assert_true(s->footer);
+    assert_non_null(strstr(s->status, "stopped by signal 15: CUPTI not flushed"));
+    assert_null(find(s, PRISM_GPU_KERNEL, 9));
+    gsum_free(s);
+    tdir_remove(&d);
+}
+
 /* ---- defect 5: another CUPTI client ------------------------------------------------ */
 
 static int other_subscriber_child(void *arg)
@@ -468,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_exit_teardown_at_subscribe),
         cmocka_unit_test(test_exit_teardown_at_load),
         cmocka_unit_test(test_exit_teardown_registered_first),
+        cmocka_unit_test(test_signal_no_cupti_calls),
         cmocka_unit_test(test_other_subscriber),
         cmocka_unit_test(test_buffers_taken_mid_run),
         cmocka_unit_test(test_kernels_disabled_mid_run),
