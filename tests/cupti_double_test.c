@@ -10,7 +10,8 @@
  *     before its launch record; a graph launch (defect 3);
  *   - exit: libcupti's own teardown registered at load or at subscribe;
  *     PRISM never calls CUPTI after it, nor cuptiFinalize unasked; no
- *     CUPTI call after a terminating signal (2);
+ *     CUPTI call after a terminating signal, only the kinds off after a
+ *     write failure (2);
  *   - another subscriber already attached: nothing of it replaced (its
  *     clock), gpu.status says so (5);
  *   - a torch.profiler-like client takes the buffers mid-run: gpu.status
@@ -28,6 +29,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "collect_util.h"
@@ -330,6 +332,44 @@ static void test_signal_no_cupti_calls(void **state)
     tdir_remove(&d);
 }
 
+/* A write failure while the program goes on launching: the writer stops
+ * and only turns the activity kinds off; no flush, no unsubscribe, no
+ * finalize under a running program.  Before, it flushed, unsubscribed and
+ * called cuptiFinalize. */
+static int write_failure_child(void *arg)
+{
+    struct rlimit rl;
+    CHILD_CHECK(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+    rl.rlim_cur = 48 * 1024;
+    CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+    start(arg, 1, true);
+    double_open();
+    while (prism_recording()) {
+        prism_step_begin();
+        prism_push("work");
+        prism_pop();
+        prism_step_end();
+    }
+    WAIT_FOR(__atomic_load_n(&D.ctl->kinds, __ATOMIC_RELAXED) == 0);
+    uint64_t t = D.now();           /* the program launches on: harmless */
+    kernel(3, t, t + 10, "after_failure", 0, 0);
+    prism_shutdown();
+    /* (a forced flush may have come from the watch: steps without GPU work) */
+    CHILD_CHECK(D.ctl->unsubscribes == 0 && D.ctl->finalizes == 0);
+    return 0;
+}
+
+static void test_write_failure_no_teardown(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "fail.prism", path, sizeof path);
+    child_run_ok(write_failure_child, path);
+    tdir_remove(&d);
+}
+
 /* ---- defect 5: another CUPTI client ------------------------------------------------ */
 
 static int other_subscriber_child(void *arg)
@@ -504,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_exit_teardown_at_load),
         cmocka_unit_test(test_exit_teardown_registered_first),
         cmocka_unit_test(test_signal_no_cupti_calls),
+        cmocka_unit_test(test_write_failure_no_teardown),
         cmocka_unit_test(test_other_subscriber),
         cmocka_unit_test(test_buffers_taken_mid_run),
         cmocka_unit_test(test_kernels_disabled_mid_run),
