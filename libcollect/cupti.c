@@ -325,8 +325,7 @@ static void ok_status(const session *s, bool waiting)
     cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s%s%s%s", G.version, G.path, G.kinds,
                      G.notes[0] ? "; unavailable: " : "", G.notes, window,
                      G.nvtx_routed ? "" : "; NVTX not routed (set PRISM_CUPTI_PATH or use "
-                                          "prism-run: the variable is set only before the "
-                                          "program has threads)",
+                                          "prism-run: set only before the program has threads)",
                      G.history[0] ? "; " : "", G.history);
 }
 
@@ -428,8 +427,7 @@ static void attach(session *s, bool init)
             return;
         }
     }
-    G.state = G_ATTACHED;
-    G.pid = getpid();
+    G.state = G_ATTACHED, G.pid = getpid();
     if (!G.exit_hook)
         G.exit_hook = atexit(at_exit_flush) == 0;
     atomic_store(&window_on, G.window);
