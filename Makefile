@@ -376,7 +376,7 @@ uninstall:
 clean:
 	rm -rf build build-san
 
-$(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
+$(call obj,$(wildcard libcollect/cupti*.c tests/cupti*_test.c bench/cupti_bench.c)): ALL_CFLAGS += $(CUPTI_CFLAGS)
 
 # ---- GPU: CUPTI backend, injection library, prism-run, CUDA sample -------
 
@@ -401,6 +401,14 @@ $(B)/bin/cuda_train: samples/cuda_train.cu include/prism/collect.h $(LIB_A)
 $(B)/tests/cupti_where_test: ALL_LDFLAGS += -Wl,--export-dynamic-symbol=prism__cupti_attach_now
 # cupti_session_test calls InitializeInjection directly.
 $(B)/tests/cupti_session_test: $(B)/obj/libcollect/inject.o
+
+# The CUPTI double (tests/cupti_double.c): a libcupti for offline tests and
+# the bench, loaded through PRISM_CUPTI_PATH like a real one.
+CUPTI_DOUBLE := $(if $(CUPTI_H),$(B)/tests/libcupti_double.so)
+$(B)/tests/libcupti_double.so: tests/cupti_double.c tests/cupti_double.h | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -fPIC -shared -o $@ $< $(ALL_LDFLAGS)
+$(B)/tests/cupti_double_test $(B)/bench/cupti_bench: | $(CUPTI_DOUBLE)
 
 
 # ---- Python: the prism package (python/) ----------------------------------

@@ -99,6 +99,14 @@ static void copy(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
 
 #define CORR_LIMIT (1u << 20)
 
+/* corr_wait values: device ns << 16 | launches << 1 | aged (a refresh has
+ * seen it waiting).  Device work whose API record never comes (a launch
+ * not traced: driver API calls before PRISM enabled them, records lost)
+ * waits at most until the second refresh after it, or the final one, and
+ * is then credited as "launch unknown" (gpu_unattributed): never forever. */
+#define WAIT_NS(v) ((v) >> 16)
+#define WAIT_LAUNCHES(v) (((v) >> 1) & 0x7fffu)
+
 /* Start keeping region transitions on every thread: needed to find the
  * region that launched GPU work. */
 void an_gpu_want_rings(prism_analysis *a)
@@ -126,7 +134,7 @@ static void api_resolve(prism_analysis *a, uint32_t idx, uint64_t corr, uint64_t
 {
     uint64_t where = (uint64_t)idx << 32 | an_tree_node_at(a->threads[idx], start), waiting;
     if (pb_map_get(&a->corr_wait, corr, &waiting) && waiting) {
-        credit(a, where, waiting >> 8, waiting & 0xff);   /* device work came first */
+        credit(a, where, WAIT_NS(waiting), WAIT_LAUNCHES(waiting));   /* device work first */
         pb_map_put(&a->corr_wait, corr, 0);
         return;
     }
@@ -196,6 +204,24 @@ void an_gpu_resolve(prism_analysis *a, bool final)
             a->apis[keep++] = w;
     }
     a->napi = keep;
+    /* device work still waiting for its launch: age it, or give up on it */
+    uint64_t key, v;
+    bool left = false;
+    for (size_t it = 0; pb_map_next(&a->corr_wait, &it, &key, &v);) {
+        if (!v)
+            continue;
+        uint64_t *w = pb_map_slot(&a->corr_wait, key, NULL);
+        if (final || (v & 1)) {
+            a->gpu_unattributed += WAIT_NS(v);
+            a->gpu_launch_unknown += WAIT_LAUNCHES(v);
+            *w = 0;
+        } else {
+            *w = v | 1;
+            left = true;
+        }
+    }
+    if (!left)
+        pb_map_clear(&a->corr_wait);
 }
 
 /* Device work: credit the region of its API call, or wait for it. */
@@ -213,8 +239,12 @@ static void device_done(prism_analysis *a, const prism_gpu_record *g, uint64_t d
         return;
     }
     uint64_t *w = pb_map_slot(&a->corr_wait, g->correlation, NULL);
-    if (w)      /* ns << 8 | launches (a correlation has a handful at most) */
-        *w += dur << 8 | (g->type == PRISM_GPU_KERNEL);
+    if (w) {    /* a graph launch's kernels share one correlation: saturate */
+        if (g->type == PRISM_GPU_KERNEL && WAIT_LAUNCHES(*w) < 0x7fffu)
+            *w += 2;
+        if (WAIT_NS(*w) + dur < (1ull << 48))
+            *w += dur << 16;
+    }
 }
 
 void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)

@@ -195,6 +195,7 @@ struct prism_analysis {
     struct api_wait *apis;      /* API calls newer than their thread's regions */
     size_t napi, apicap;
     uint64_t gpu_unattributed;  /* device ns whose launching region is unknown */
+    uint64_t gpu_launch_unknown;    /* kernels whose launch never came (resolved) */
 
     /* CPU samples (cpu.c): the pass being gathered */
     prism_cpu_sample *pass;

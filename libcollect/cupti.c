@@ -146,7 +146,13 @@ static struct {
     bool window;                /* a warm-up/active window applies */
     char kinds[160];            /* what is recorded, in words */
     char notes[160];            /* what is missing */
+    char history[256];          /* what happened to recording on the way */
     cupti_clock clock;
+    bool exit_hook;             /* at_exit_flush registered */
+    pid_t pid;                  /* the process that attached (not a fork) */
+    bool nvtx_routed;           /* NVTX_INJECTION64_PATH set or given */
+    cupti_watch watch;          /* is CUPTI still recording for us? */
+    uint64_t launches, kernels; /* seen by the watch so far */
 } G = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static _Atomic int window_on;   /* cupti_step has work to do */
@@ -279,6 +285,7 @@ static const struct { CUpti_ActivityKind kind; const char *what; } kinds[] = {
     { CUPTI_ACTIVITY_KIND_MEMSET, "memsets" },
     { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "syncs" },
     { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API" },
+    { CUPTI_ACTIVITY_KIND_DRIVER, "driver API" },    /* cuLaunchKernel: Triton... */
     { CUPTI_ACTIVITY_KIND_MEMORY2, "allocations" },
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
@@ -330,12 +337,48 @@ static void ok_status(const session *s, bool waiting)
     if (c->active_steps)
         snprintf(window + strlen(window), sizeof window - strlen(window), " for %u steps",
                  c->active_steps);
-    cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s", G.version, G.path, G.kinds,
-                     G.notes[0] ? "; unavailable: " : "", G.notes, window);
+    cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s%s%s%s", G.version, G.path, G.kinds,
+                     G.notes[0] ? "; unavailable: " : "", G.notes, window,
+                     G.nvtx_routed ? "" : "; NVTX not routed (set PRISM_CUPTI_PATH or use "
+                                          "prism-run: set only before the program has threads)",
+                     G.history[0] ? "; " : "", G.history);
 }
 
-/* Attach CUPTI (G.lock held).  On failure the status says why. */
-static void attach(session *s)
+/* The last words to CUPTI (G.lock held): kinds off, the forced flush,
+ * unsubscribe.  cuptiFinalize only on request (PRISM_CUPTI_FINALIZE=1):
+ * NVIDIA documents it as safe only from the exit of a CUDA API call, and
+ * Kineto calls it only behind an opt-in. */
+static void last_words(bool finalize)
+{
+    disable_kinds();
+    cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti_count_dropped(NULL, 0);
+    cupti_fn.EnableDomain(0, G.sub, CUPTI_CB_DOMAIN_NVTX);
+    cupti_fn.Unsubscribe(G.sub);
+    const char *fin = getenv("PRISM_CUPTI_FINALIZE");
+    if (finalize && fin && !strcmp(fin, "1"))
+        cupti_fn.Finalize();
+    G.state = G_DETACHED;
+}
+
+/* At exit, registered once CUPTI is attached: exit handlers run in the
+ * reverse order of registration, so this one runs before any teardown
+ * libcupti registered when it was loaded or attached to, and before the
+ * session's own (registered at prism_init) stops the writer.  The writer
+ * then finds CUPTI detached and never calls it again (docs/GPU.md, "Exit"). */
+static void at_exit_flush(void)
+{
+    pthread_mutex_lock(&G.lock);
+    if (G.state == G_ATTACHED && getpid() == G.pid)     /* never in a fork()ed child */
+        last_words(false);
+    atomic_store(&window_on, 0);
+    pthread_mutex_unlock(&G.lock);
+}
+
+/* Attach CUPTI (G.lock held).  On failure the status says why.  init:
+ * called by the thread that initialises PRISM (prism_init, the injection
+ * entry), not the writer. */
+static void attach(session *s, bool init)
 {
     char err[384] = "";
     G.state = G_FAILED;
@@ -347,6 +390,23 @@ static void attach(session *s)
     if (dlinfo(G.lib, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
         snprintf(G.path, sizeof G.path, "%s", lm->l_name);
     cupti_fn.GetVersion(&G.version);
+    /* subscribe first: with another client attached, nothing of it (its
+     * clock, its buffers) may be replaced */
+    CUptiResult r = cupti_fn.Subscribe(&G.sub, on_callback, NULL);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        cupti_set_status("unavailable: another CUPTI client is attached (cuptiSubscribe: %s; "
+                         "e.g. Nsight or torch.profiler): PRISM records nothing from CUPTI",
+                         err_name(r));
+        return;
+    }
+    if (r != CUPTI_SUCCESS) {
+        void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        cupti_set_status("unavailable: cuptiSubscribe: %s%s", err_name(r),
+                         cuda ? "" : " (no NVIDIA driver: libcuda.so.1 not found)");
+        if (cuda)
+            dlclose(cuda);
+        return;
+    }
     setup_clock(s);
     int64_t shift = 0;
     if (!cupti_fn.RegisterTimestampCallback ||
@@ -356,17 +416,6 @@ static void attach(session *s)
         if (cupti_fn.GetTimestamp)
             cupti_fn.GetTimestamp(&theirs);
         shift = (int64_t)(theirs - cupti_clock_cupti(&G.clock, prism__now()));
-    }
-    CUptiResult r = cupti_fn.Subscribe(&G.sub, on_callback, NULL);
-    if (r != CUPTI_SUCCESS) {
-        void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-        cupti_set_status("unavailable: cuptiSubscribe: %s%s", err_name(r),
-                         r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                             ? " (another CUPTI client, e.g. Nsight or torch.profiler, is attached)"
-                             : cuda ? "" : " (no NVIDIA driver: libcuda.so.1 not found)");
-        if (cuda)
-            dlclose(cuda);
-        return;
     }
     /* API records carry gettid(), which names our threads; without it they
      * cannot be tied to a thread (stream 0) */
@@ -379,8 +428,12 @@ static void attach(session *s)
         cupti_fn.Unsubscribe(G.sub);
         return;
     }
-    if (cupti_fn.EnableDomain(1, G.sub, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS && G.path[0])
+    G.nvtx_routed = getenv("NVTX_INJECTION64_PATH") && *getenv("NVTX_INJECTION64_PATH");
+    if (cupti_fn.EnableDomain(1, G.sub, CUPTI_CB_DOMAIN_NVTX) == CUPTI_SUCCESS && G.path[0] &&
+        !G.nvtx_routed && init && cupti_nvtx_env_safe()) {
         setenv("NVTX_INJECTION64_PATH", G.path, 0);     /* NVTX reads it at its first call */
+        G.nvtx_routed = true;
+    }
     G.window = s->cfg.warmup_steps || s->cfg.active_steps;
     if (!G.window || cupti_in_window(s->cfg.warmup_steps, s->cfg.active_steps, s->step_index)) {
         if (!enable_kinds(err, sizeof err)) {
@@ -389,7 +442,9 @@ static void attach(session *s)
             return;
         }
     }
-    G.state = G_ATTACHED;
+    G.state = G_ATTACHED, G.pid = getpid();
+    if (!G.exit_hook)
+        G.exit_hook = atexit(at_exit_flush) == 0;
     atomic_store(&window_on, G.window);
     ok_status(s, !G.enabled);
 }
@@ -404,7 +459,7 @@ void cupti_start(session *s)
     int plan = cupti_start_plan(true, G.state == G_IDLE || G.state == G_WAITING,
                                 cupti_libcuda_loaded(), false);
     if (plan == CUPTI_ATTACH_HERE) {
-        attach(s);
+        attach(s, true);
     } else if (plan == CUPTI_WAIT) {
         if (G.state == G_IDLE) {
             /* NVTX reads its variable once, at its first call: name the
@@ -412,7 +467,8 @@ void cupti_start(session *s)
              * at attach, the one actually loaded (a guess could differ from
              * a framework's own copy, and NVTX would talk to the wrong one) */
             const char *want = getenv("PRISM_CUPTI_PATH");
-            if (want && *want && cupti_readable(want))      /* a file, not a folder */
+            if (want && *want && cupti_readable(want) &&    /* a file, not a folder */
+                cupti_nvtx_env_safe())
                 setenv("NVTX_INJECTION64_PATH", want, 0);
             G.state = G_WAITING;
             cupti_set_status("waiting: CUPTI attaches when the program loads the CUDA driver");
@@ -429,7 +485,7 @@ void prism__cupti_injected(session *s)
     }
     pthread_mutex_lock(&G.lock);
     if (G.state == G_IDLE || G.state == G_WAITING)
-        attach(s);
+        attach(s, true);
     pthread_mutex_unlock(&G.lock);
 }
 
@@ -457,32 +513,98 @@ void cupti_step(session *s, uint64_t index, bool begin)
     pthread_mutex_unlock(&G.lock);
 }
 
+/* Once per cycle, after the drain: is CUPTI still recording for us
+ * (cupti_translate.c, "is CUPTI still recording")?  Writer thread. */
+static void watch(session *s)
+{
+    pthread_mutex_lock(&G.lock);
+    if (G.state != G_ATTACHED || !G.enabled) {
+        pthread_mutex_unlock(&G.lock);
+        return;
+    }
+    uint64_t launches, kernels;
+    cupti_drain_counts(&launches, &kernels);
+    cupti_watch_in in = {
+        .buf_events = cupti_buffer_events(),
+        .step = __atomic_load_n(&s->step_index, __ATOMIC_RELAXED),
+        .now_ns = pc_clock_mono_ns(),
+        .launches = launches - G.launches,
+        .kernels = kernels - G.kernels,
+    };
+    G.launches = launches;
+    G.kernels = kernels;
+    int v = cupti_watch_cycle(&G.watch, &in);
+    if (v == CW_PROBE) {        /* a partly filled buffer of ours comes back */
+        cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        in.buf_events = cupti_buffer_events();
+        in.probed = true;
+        in.launches = in.kernels = 0;
+        v = cupti_watch_cycle(&G.watch, &in);
+    }
+    double at = (double)(G.watch.last_ns - s->t0_mono) / 1e9;
+    unsigned long long step = (unsigned long long)G.watch.last_step;
+    if (v == CW_STOPPED) {
+        cupti_set_status("stopped: CUPTI %u (%s): no activity buffer reached PRISM after step "
+                         "%llu (%.3f s into the run) though the program went on to step %llu: "
+                         "another CUPTI client (e.g. torch.profiler) took CUPTI's activity "
+                         "buffers, or these steps ran nothing on the GPU; PRISM does not take "
+                         "the buffers back (the other client would lose its records)",
+                         G.version, G.path, step, at, (unsigned long long)in.step);
+    } else if (v == CW_RESUMED) {
+        snprintf(G.history, sizeof G.history,
+                 "recording stopped for a while (buffers taken by another CUPTI client) and "
+                 "resumed at step %llu (%.3f s)", step, at);
+        ok_status(s, false);
+    } else if (v == CW_KERNELS_OFF) {
+        cupti_fn.Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        snprintf(G.history, sizeof G.history,
+                 "kernel tracing was disabled by another CUPTI client (e.g. torch.profiler "
+                 "stopping) before step %llu (%.3f s); PRISM enabled it again: kernels in "
+                 "between are missing", (unsigned long long)in.step,
+                 (double)(in.now_ns - s->t0_mono) / 1e9);
+        ok_status(s, false);
+    }
+    pthread_mutex_unlock(&G.lock);
+}
+
 void cupti_drain(session *s)
 {
     pthread_mutex_lock(&G.lock);
     if (G.state == G_WAITING && s->cfg.collect_gpu_ops && cupti_libcuda_loaded())
-        attach(s);
+        attach(s, false);       /* the writer: no setenv here */
     bool attached = G.state == G_ATTACHED, last = G.state == G_DETACHED;
-    pthread_mutex_unlock(&G.lock);
-    if (attached) {
+    if (attached) {             /* under the lock: at_exit_flush may detach */
         cupti_fn.FlushAll(0);             /* completed records, for live tail */
         cupti_count_dropped(NULL, 0);
     }
+    pthread_mutex_unlock(&G.lock);
     cupti_drain_buffers(s, last || atomic_load(&s->stopping));
+    if (attached)
+        watch(s);
 }
 
+/* Writer, at shutdown.  Exit ordering (docs/GPU.md, "Exit"): at process
+ * exit at_exit_flush has already said the last words, and CUPTI is not
+ * called again.  After a signal, nothing: the program is being killed and
+ * its threads may be inside CUDA.  After a write failure the program goes
+ * on launching: only the kinds are turned off (no flush, no unsubscribe,
+ * no finalize while it runs).  Else (prism_shutdown from a running
+ * program) the last words. */
 void cupti_stop(session *s)
 {
     pthread_mutex_lock(&G.lock);
     if (G.state == G_ATTACHED) {
-        disable_kinds();
-        cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        cupti_count_dropped(NULL, 0);
-        cupti_fn.EnableDomain(0, G.sub, CUPTI_CB_DOMAIN_NVTX);
-        cupti_fn.Unsubscribe(G.sub);
-        const char *fin = getenv("PRISM_CUPTI_FINALIZE");
-        if (!fin || strcmp(fin, "0") != 0)
-            cupti_fn.Finalize();
+        int sig = atomic_load(&s->signo);
+        if (sig) {
+            snprintf(G.history, sizeof G.history,
+                     "stopped by signal %d: CUPTI not flushed (records still in its buffers "
+                     "are missing)", sig);
+            ok_status(s, false);
+        } else if (atomic_load(&s->failed)) {
+            disable_kinds();
+        } else {
+            last_words(true);
+        }
         G.state = G_DETACHED;
     } else if (G.state == G_WAITING) {
         G.state = G_DETACHED;
@@ -490,7 +612,6 @@ void cupti_stop(session *s)
     }
     atomic_store(&window_on, 0);
     pthread_mutex_unlock(&G.lock);
-    (void)s;
     pc_gpumem_close();
 }
 

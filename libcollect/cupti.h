@@ -63,6 +63,36 @@ size_t cupti_api_name_len(const char *name);
 /* True for runtime API calls that only query state (cudaGetDevice,
  * cudaGetLastError...): they launch nothing and would flood the file. */
 bool cupti_api_is_query(uint32_t cbid);
+/* Driver API calls worth a record (launches, copies, memsets,
+ * synchronisations), by name: the rest (cuCtxGetCurrent, attribute
+ * queries...) are many and launch nothing. */
+bool cupti_driver_kept(const char *name);
+
+/* ---- is CUPTI still recording for us? (pure, cupti_translate.c) ------- */
+
+typedef struct cupti_watch_in {
+    uint64_t buf_events;        /* PRISM's buffer callbacks run so far       */
+    uint64_t step;              /* the session's step index                  */
+    uint64_t now_ns;            /* when (the caller's clock)                 */
+    uint64_t launches, kernels; /* translated this cycle                     */
+    bool probed;                /* again, after the forced flush CW_PROBE asked */
+} cupti_watch_in;
+
+typedef struct cupti_watch {
+    uint64_t buf_events, last_step, last_ns;  /* the last buffer: its step, time */
+    uint32_t quiet_cycles, launch_only;
+    bool stopped;
+} cupti_watch;
+
+enum {
+    CW_NONE,
+    CW_PROBE,           /* force a flush, then call again with probed set */
+    CW_STOPPED,         /* our buffers stopped coming (since last_step)   */
+    CW_RESUMED,         /* they come again                                */
+    CW_KERNELS_OFF,     /* launches without kernels: the kind was disabled */
+};
+/* One writer cycle's evidence -> what to do (cupti.c). */
+int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in);
 
 /* ---- translation: CUPTI activity record -> prism_gpu_record ----------- */
 
@@ -76,8 +106,10 @@ bool cupti_api_is_query(uint32_t cbid);
  *   ns         CUPTI timestamp -> ns on the file's timeline
  *   intern     a name -> string id (0: could not intern)
  *   stream_of  an OS thread id -> the thread's PRISM stream (1..N)
- *   api_name   a runtime API callback id -> its function name, or NULL
+ *   api_name   a runtime API callback id -> its function name, or NULL;
+ *              a driver API one is passed with CUPTI_XLATE_DRIVER set
  */
+#define CUPTI_XLATE_DRIVER (1u << 31)
 typedef struct cupti_xlate {
     void *ctx;
     uint64_t (*ns)(void *ctx, uint64_t cupti_ts);
@@ -88,12 +120,14 @@ typedef struct cupti_xlate {
     uint64_t name_hash[GPU_NAME_CACHE];
     uint32_t name_id[GPU_NAME_CACHE];
     uint32_t api_id[GPU_API_CACHE];
+    uint32_t drv_id[GPU_API_CACHE];     /* driver calls: UINT32_MAX = not kept */
     uint32_t ctx_id[GPU_CTX_MAX], ctx_dev[GPU_CTX_MAX];
     uint32_t nctx;
     /* statistics */
     uint64_t translated;        /* records produced                          */
     uint64_t ignored;           /* kinds or calls not recorded (by design)   */
     uint64_t unnamed;           /* names that could not be interned          */
+    uint64_t launches, kernels; /* kernel launch API records, kernel records  */
 } cupti_xlate;
 
 void cupti_xlate_init(cupti_xlate *x);
@@ -148,9 +182,17 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_re
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
                                      size_t size, size_t valid);
 void cupti_drain_buffers(session *s, bool all);
+/* PRISM's buffer callbacks run so far (any thread); kernel launch API
+ * records and kernel records translated so far (writer). */
+uint64_t cupti_buffer_events(void);
+void cupti_drain_counts(uint64_t *launches, uint64_t *kernels);
 /* Records CUPTI reported lost since the last call, added to the total. */
 void cupti_count_dropped(CUcontext ctx, uint32_t stream);
 
+/* cupti_nvtx.c: may this thread set NVTX_INJECTION64_PATH (setenv)?  Only
+ * while no thread of the program but the caller exists: setenv races with
+ * getenv elsewhere.  Never from the writer (docs/GPU.md, "NVTX"). */
+bool cupti_nvtx_env_safe(void);
 /* cupti_nvtx.c: an NVTX call on the calling thread becomes a region. */
 void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
 #endif

@@ -32,6 +32,7 @@ static struct {
     struct { uint8_t *buf; size_t valid; } done[GPU_BUF_MAX];
     size_t ndone;
     _Atomic uint64_t dropped;           /* CUPTI's count + ours */
+    _Atomic uint64_t events;            /* buffer callbacks run (cupti_watch) */
     session *s;
     /* writer thread only */
     cupti_clock clock;
@@ -49,6 +50,7 @@ static struct {
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
 {
     uint8_t *b = NULL;
+    atomic_fetch_add_explicit(&D.events, 1, memory_order_relaxed);
     pthread_mutex_lock(&D.lock);
     if (D.nfree) {
         b = D.free[--D.nfree];
@@ -75,6 +77,7 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
                                      size_t size, size_t valid)
 {
     (void)size;
+    atomic_fetch_add_explicit(&D.events, 1, memory_order_relaxed);
     cupti_count_dropped(ctx, stream);
     if (!buf)
         return;
@@ -96,6 +99,17 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
 uint64_t cupti_dropped(void)
 {
     return atomic_load(&D.dropped);
+}
+
+uint64_t cupti_buffer_events(void)
+{
+    return atomic_load_explicit(&D.events, memory_order_relaxed);
+}
+
+void cupti_drain_counts(uint64_t *launches, uint64_t *kernels)
+{
+    *launches = D.x.launches;
+    *kernels = D.x.kernels;
 }
 
 /* ---- the translation's inputs from the session (writer thread) ------------- */
@@ -136,7 +150,9 @@ static const char *api_name(void *ctx, uint32_t cbid)
 {
     (void)ctx;
     const char *n = NULL;
-    if (cupti_fn.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &n) != CUPTI_SUCCESS)
+    CUpti_CallbackDomain d = cbid & CUPTI_XLATE_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API
+                                                       : CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (cupti_fn.GetCallbackName(d, cbid & ~CUPTI_XLATE_DRIVER, &n) != CUPTI_SUCCESS)
         return NULL;
     return n;
 }

@@ -14,10 +14,13 @@
  * A pop without a matching NVTX push is ignored, so NVTX can never close a
  * region the program opened with prism_push.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
+#include <sys/syscall.h>
 
 #include "cupti.h"
 
@@ -310,6 +313,36 @@ void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     default:
         break;
     }
+}
+
+/* ---- the variable that routes NVTX to CUPTI ------------------------------ */
+
+/* May this thread set NVTX_INJECTION64_PATH?  setenv races with getenv in
+ * any other thread, so only while the program has no thread but this one
+ * (PRISM's own, named prism-*, never read the variable). */
+bool cupti_nvtx_env_safe(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return false;
+    unsigned others = 0;
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == me)
+            continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            if (!fgets(comm, sizeof comm, f))
+                comm[0] = '\0';
+            fclose(f);
+        }
+        others += strncmp(comm, "prism-", 6) != 0;
+    }
+    closedir(d);
+    return others == 0;
 }
 
 #else

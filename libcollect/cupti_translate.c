@@ -84,6 +84,17 @@ size_t cupti_api_name_len(const char *name)
     return n;
 }
 
+bool cupti_driver_kept(const char *name)
+{
+    static const char *const keep[] = { "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset" };
+    if (!name)
+        return false;
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        if (!strncmp(name, keep[i], strlen(keep[i])))
+            return true;
+    return strstr(name, "Synchronize") != NULL;
+}
+
 bool cupti_api_is_query(uint32_t cbid)
 {
     /* CUPTI_RUNTIME_TRACE_CBID_* of calls that read state and launch
@@ -112,8 +123,10 @@ void cupti_xlate_init(cupti_xlate *x)
     memset(x->name_hash, 0, sizeof x->name_hash);
     memset(x->name_id, 0, sizeof x->name_id);
     memset(x->api_id, 0, sizeof x->api_id);
+    memset(x->drv_id, 0, sizeof x->drv_id);
     x->nctx = 0;
     x->translated = x->ignored = x->unnamed = 0;
+    x->launches = x->kernels = 0;
 }
 
 uint32_t cupti_xlate_name(cupti_xlate *x, const char *name)
@@ -193,6 +206,39 @@ static uint32_t device_of_ctx(const cupti_xlate *x, uint32_t ctx)
     return 0;                   /* unknown: most programs use device 0 */
 }
 
+/* A driver call's name id; UINT32_MAX for calls not recorded. */
+static uint32_t driver_name(cupti_xlate *x, uint32_t cbid)
+{
+    if (cbid < GPU_API_CACHE && x->drv_id[cbid])
+        return x->drv_id[cbid];
+    const char *full = x->api_name ? x->api_name(x->ctx, cbid | CUPTI_XLATE_DRIVER) : NULL;
+    char buf[256];
+    uint32_t id = UINT32_MAX;
+    if (cupti_driver_kept(full)) {
+        snprintf(buf, sizeof buf, "%.*s", (int)cupti_api_name_len(full), full);
+        id = cupti_xlate_name(x, buf);
+    }
+    if (cbid < GPU_API_CACHE)
+        x->drv_id[cbid] = id;
+    return id;
+}
+
+/* Kernel launches among the runtime and driver calls. */
+static bool is_launch(uint32_t kind, uint32_t cbid)
+{
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER)
+        return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ||
+               cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+               cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+               cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+               cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel;
+    return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060 ||
+           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000;
+}
+
 static uint32_t api_name(cupti_xlate *x, uint32_t cbid)
 {
     if (cbid < GPU_API_CACHE && x->api_id[cbid])
@@ -249,6 +295,7 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
         g->block[2] = nonneg(k->blockZ);
         g->shared_mem = nonneg(k->staticSharedMemory) + nonneg(k->dynamicSharedMemory);
         g->registers = k->registersPerThread;
+        x->kernels++;
         x->translated++;
         return true;
     }
@@ -310,9 +357,15 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
         x->translated++;
         return true;
     }
-    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        /* driver calls (cuLaunchKernel from Triton, torch.compile, cuDNN's
+         * runtime-compiled engines) carry the correlation id of the kernel
+         * they launch, like runtime calls */
         const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)(const void *)rec;
-        if (cupti_api_is_query(a->cbid)) {
+        bool drv = rec->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        uint32_t name = drv ? driver_name(x, a->cbid) : 0;
+        if (drv ? name == UINT32_MAX : cupti_api_is_query(a->cbid)) {
             x->ignored++;
             return false;
         }
@@ -322,7 +375,8 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
         g->device = 0;
         g->stream = x->stream_of(x->ctx, a->threadId);
         g->correlation = a->correlationId;
-        g->name = api_name(x, a->cbid);
+        g->name = drv ? name : api_name(x, a->cbid);
+        x->launches += is_launch(rec->kind, a->cbid);
         x->translated++;
         return true;
     }
@@ -357,3 +411,62 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
 }
 
 #endif /* PRISM_HAVE_CUPTI_HEADERS */
+
+/* ---- is CUPTI still recording for us?  (the writer's evidence in, a
+ * verdict out; cupti.c acts on it) -----------------------------------------
+ *
+ * CUPTI's buffer callbacks and enabled activity kinds are process-wide.
+ * Another CUPTI client in the same process (torch.profiler / Kineto,
+ * Nsight) can take them while PRISM runs: its cuptiActivityRegisterCallbacks
+ * replaces PRISM's (our buffers stop arriving), and when it stops it
+ * disables the kinds it enabled, kernels among them.  CUPTI tells nobody,
+ * so the writer watches what arrives, once per cycle:
+ *
+ *   - buffers gone: none of PRISM's buffer callbacks ran for WATCH_CYCLES
+ *     cycles while the program went through WATCH_STEPS steps.  Before the
+ *     verdict the writer forces a flush (a partly filled buffer of ours
+ *     would come back); if still nothing came, recording stopped at the
+ *     step and time of the last buffer.  PRISM does not register its
+ *     callbacks again: the other client would lose its records.  When our
+ *     buffers come back (the other client re-registered ours), recording
+ *     resumes and the status says so.
+ *   - kernels off: our buffers keep bringing kernel launches (API records)
+ *     but not one kernel record for WATCH_KERNEL_CYCLES cycles (a second at
+ *     the default flush interval: kernels in flight complete before).  Then the kernel
+ *     kind was disabled under us; PRISM enables it again: the buffers are
+ *     ours, so the records come to us and take nothing from anyone.
+ *
+ * A program whose steps launch nothing on the GPU looks like "buffers
+ * gone"; the status says both possibilities.
+ */
+
+#define WATCH_CYCLES 3u
+#define WATCH_STEPS 2u
+#define WATCH_KERNEL_CYCLES 10u /* a long kernel may take a few cycles */
+
+int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
+{
+    int verdict = CW_NONE;
+    if (in->buf_events != w->buf_events) {
+        w->buf_events = in->buf_events;
+        w->quiet_cycles = 0;
+        w->last_step = in->step;
+        w->last_ns = in->now_ns;
+        if (w->stopped) {
+            w->stopped = false;
+            verdict = CW_RESUMED;
+        }
+    } else if (!w->stopped && w->quiet_cycles < UINT32_MAX) {
+        w->quiet_cycles++;
+        if (w->quiet_cycles >= WATCH_CYCLES && in->step >= w->last_step + WATCH_STEPS)
+            return in->probed ? (w->stopped = true, CW_STOPPED) : CW_PROBE;
+    }
+    if (in->kernels || !in->launches) {
+        w->launch_only = 0;
+    } else if (++w->launch_only >= WATCH_KERNEL_CYCLES) {
+        w->launch_only = 0;
+        if (verdict == CW_NONE)
+            verdict = CW_KERNELS_OFF;
+    }
+    return verdict;
+}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "prism/analysis.h"
+#include "../analysis/internal.h"
 
 typedef struct file {
     uint8_t data[8192];
@@ -149,10 +150,42 @@ static void test_gpu_before_regions(void **state)
     done(a, f);
 }
 
+/* Kernels whose launch record never comes (a driver launch not traced,
+ * records lost) wait at most two refreshes, or until the final one, then
+ * count as "launch unknown" (issue 27, defect 3: before, they waited in
+ * corr_wait forever and their time was never accounted). */
+static void test_unmatched_kernels_bounded(void **state)
+{
+    (void)state;
+    prism_analysis *a = prism_analysis_new(NULL);
+    assert_non_null(a);
+    prism_gpu_record k = { .type = PRISM_GPU_KERNEL, .correlation = 77, .start = 1000,
+                           .end = 3000, .name = 1 };
+    an_gpu_records(a, &k, 1);
+    an_gpu_resolve(a, false);           /* its launch may come with the next flush */
+    assert_int_equal(a->gpu_launch_unknown, 0);
+    an_gpu_resolve(a, false);
+    assert_int_equal(a->gpu_launch_unknown, 1);
+    assert_int_equal(a->gpu_unattributed, 2000);
+    assert_int_equal(a->corr_wait.count, 0);
+    /* a graph launch's kernels share a correlation: all counted */
+    for (uint32_t i = 0; i < 300; i++) {
+        prism_gpu_record g = { .type = PRISM_GPU_KERNEL, .correlation = 78, .start = 5000 + i,
+                               .end = 5010 + i, .name = 1 };
+        an_gpu_records(a, &g, 1);
+    }
+    an_gpu_resolve(a, true);            /* the footer: nothing waits any more */
+    assert_int_equal(a->gpu_launch_unknown, 301);
+    assert_int_equal(a->gpu_unattributed, 2000 + 3000);
+    assert_int_equal(a->corr_wait.count, 0);
+    prism_analysis_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_after_regions),
+        cmocka_unit_test(test_unmatched_kernels_bounded),
         cmocka_unit_test(test_gpu_before_regions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -108,6 +108,48 @@ static void test_enums(void **state)
 
 /* The warm-up/active window: on at the start of step M, off at the end of
  * step M+N-1; a window with no end, or none at all. */
+/* The watch (is CUPTI still recording for us?): buffers taken after two
+ * steps and a probe; resumed; kernels disabled under launches. */
+static void test_watch(void **state)
+{
+    (void)state;
+    cupti_watch w = { 0 };
+    cupti_watch_in in = { .buf_events = 4, .step = 10, .now_ns = 1 };
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
+    in.now_ns = 2;
+    for (int i = 0; i < 5; i++)             /* quiet, but no steps: no verdict */
+        assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
+    in.step = 12;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_PROBE);
+    in.probed = true;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_STOPPED);
+    assert_int_equal(w.last_step, 10);
+    assert_int_equal(w.last_ns, 1);
+    in.probed = false;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);     /* said once */
+    in.buf_events = 9;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_RESUMED);
+    /* launches without kernels, ten cycles in a row */
+    in.launches = 50;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
+    in.buf_events++;
+    in.kernels = 1;                          /* one kernel: not disabled */
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
+    in.kernels = 0;
+    for (int i = 0; i < 9; i++, in.buf_events++)
+        assert_int_equal(cupti_watch_cycle(&w, &in), CW_NONE);
+    in.buf_events++;
+    assert_int_equal(cupti_watch_cycle(&w, &in), CW_KERNELS_OFF);
+    /* driver calls kept: launches, copies, memsets, syncs */
+    assert_true(cupti_driver_kept("cuLaunchKernel"));
+    assert_true(cupti_driver_kept("cuLaunchKernelEx_ptsz"));
+    assert_true(cupti_driver_kept("cuMemcpyDtoHAsync_v2"));
+    assert_true(cupti_driver_kept("cuStreamSynchronize"));
+    assert_false(cupti_driver_kept("cuCtxGetCurrent"));
+    assert_false(cupti_driver_kept("cuPointerGetAttribute"));
+    assert_false(cupti_driver_kept(NULL));
+}
+
 static void test_step_window(void **state)
 {
     (void)state;
@@ -461,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_clock_same_timeline),
         cmocka_unit_test(test_enums),
         cmocka_unit_test(test_step_window),
+        cmocka_unit_test(test_watch),
         cmocka_unit_test(test_translate_kernel),
         cmocka_unit_test(test_translate_copies),
         cmocka_unit_test(test_translate_sync_api_memory),
