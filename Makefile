@@ -44,6 +44,13 @@ endif
 
 # -fvisibility=hidden: a library exports only what its public headers mark
 # PRISM_API (include/prism/api.h)
+# One spelling of the build directory: a BUILD given as an absolute path
+# inside the checkout (a test's make install, pip's build) is the same
+# directory, and the dependency files (-MMD) name their targets one way; two
+# spellings would hide header changes from the next make and link stale
+# objects.
+B := $(patsubst $(CURDIR)/%,%,$(B))
+
 # Each folder sees the public headers, its own and those of the folders it
 # may use (docs/ARCHITECTURE.md): INC_<folder>, chosen by the source's folder.
 INC_base        :=
