@@ -15,7 +15,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/prism-gpuoff.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 for v in $(env | sed -n 's/^\(PRISM_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
-unset MAKEFLAGS MFLAGS
+unset MAKEFLAGS MFLAGS MAKELEVEL SANITIZE BUILD   # this make is no sub-make of make test
 . tests/case_lib.sh
 G=tests/gpu
 PY=${PYTHON:-python3}
