@@ -127,6 +127,12 @@ void cupti_stop(session *s)
     pc_gpumem_close();
 }
 
+int prism__nvtx_handoff(const void *get_export_table)
+{
+    (void)get_export_table;
+    return 0;                   /* no CUPTI to hand NVTX to: NVTX stays off */
+}
+
 #else
 
 /* ---- the real backend ------------------------------------------------------ */
@@ -146,6 +152,7 @@ static struct {
     bool window;                /* a warm-up/active window applies */
     char kinds[160];            /* what is recorded, in words */
     char notes[160];            /* what is missing */
+    char off[128];              /* what PRISM_CUPTI_KINDS left out */
     char history[256];          /* what happened to recording on the way */
     cupti_clock clock;
     bool exit_hook;             /* at_exit_flush registered */
@@ -220,6 +227,16 @@ static void *open_cupti(char *err, size_t en)
     return h;
 }
 
+int prism__nvtx_handoff(const void *get_export_table)
+{
+    char err[384];
+    void *lib = open_cupti(err, sizeof err);    /* a reference kept: CUPTI stays */
+    int (*init)(const void *) = NULL;
+    if (lib)
+        *(void **)&init = dlsym(lib, "InitializeInjectionNvtx2");
+    return init ? init(get_export_table) : 0;
+}
+
 static bool load_symbols(void *h, char *err, size_t en)
 {
 #define SYM(field, name, required) do { \
@@ -277,25 +294,51 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_
         cupti_nvtx(cbid, data);
 }
 
-static const struct { CUpti_ActivityKind kind; const char *what; } kinds[] = {
-    { CUPTI_ACTIVITY_KIND_CONTEXT, NULL },
-    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels" },
-    { CUPTI_ACTIVITY_KIND_MEMCPY, "copies" },
-    { CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies" },
-    { CUPTI_ACTIVITY_KIND_MEMSET, "memsets" },
-    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "syncs" },
-    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API" },
-    { CUPTI_ACTIVITY_KIND_DRIVER, "driver API" },    /* cuLaunchKernel: Triton... */
-    { CUPTI_ACTIVITY_KIND_MEMORY2, "allocations" },
+/* The activity kinds, each with its name in PRISM_CUPTI_KINDS (NULL: always
+ * on).  Kernels are always recorded; the API kinds (runtime, driver) are what
+ * ties a kernel to the CPU thread and region that launched it, and cost the
+ * most per call (docs/GPU.md, "Overhead"). */
+static const struct { CUpti_ActivityKind kind; const char *what, *key; } kinds[] = {
+    { CUPTI_ACTIVITY_KIND_CONTEXT, NULL, NULL },
+    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", NULL },
+    { CUPTI_ACTIVITY_KIND_MEMCPY, "copies", "memcpy" },
+    { CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies", "memcpy" },
+    { CUPTI_ACTIVITY_KIND_MEMSET, "memsets", "memset" },
+    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "syncs", "sync" },
+    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API", "runtime" },
+    { CUPTI_ACTIVITY_KIND_DRIVER, "driver API", "driver" },    /* cuLaunchKernel: Triton... */
+    { CUPTI_ACTIVITY_KIND_MEMORY2, "allocations", "memory" },
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Is kind i wanted?  PRISM_CUPTI_KINDS: a comma-separated subset of
+ * memcpy,memset,sync,runtime,driver,memory (unset or "all": every one). */
+static bool kind_wanted(size_t i)
+{
+    const char *v = getenv("PRISM_CUPTI_KINDS");
+    if (!kinds[i].key || !v || !*v || !strcmp(v, "all"))
+        return true;
+    size_t kl = strlen(kinds[i].key);
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == kl && !strncmp(p, kinds[i].key, n))
+            return true;
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
 
 /* Turn the activity kinds on (lock held).  False when kernels cannot be. */
 static bool enable_kinds(char *err, size_t en)
 {
     size_t kl = 0, nl = 0;
     G.kinds[0] = G.notes[0] = '\0';
+    bool skipped = false;
     for (size_t i = 0; i < NKINDS; i++) {
+        if (!kind_wanted(i)) {
+            skipped = true;
+            continue;
+        }
         CUptiResult r = cupti_fn.Enable(kinds[i].kind);
         if (r != CUPTI_SUCCESS && kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             snprintf(err, en, "cuptiActivityEnable(kernels): %s", err_name(r));
@@ -312,6 +355,10 @@ static bool enable_kinds(char *err, size_t en)
         if (w > 0 && *len + (size_t)w < sizeof G.kinds)
             *len += (size_t)w;
     }
+    G.off[0] = '\0';
+    if (skipped)
+        snprintf(G.off, sizeof G.off, "; other kinds off (PRISM_CUPTI_KINDS=%s)",
+                 getenv("PRISM_CUPTI_KINDS"));
     if (cupti_fn.EnableRuntimeApi)        /* queries launch nothing: not recorded */
         for (uint32_t cb = 1; cb < 600; cb++)
             if (cupti_api_is_query(cb))
@@ -337,8 +384,8 @@ static void ok_status(const session *s, bool waiting)
     if (c->active_steps)
         snprintf(window + strlen(window), sizeof window - strlen(window), " for %u steps",
                  c->active_steps);
-    cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s%s%s%s", G.version, G.path, G.kinds,
-                     G.notes[0] ? "; unavailable: " : "", G.notes, window,
+    cupti_set_status("ok: CUPTI %u (%s): %s%s%s%s%s%s%s%s", G.version, G.path, G.kinds,
+                     G.notes[0] ? "; unavailable: " : "", G.notes, G.off, window,
                      G.nvtx_routed ? "" : "; NVTX not routed (set PRISM_CUPTI_PATH or use "
                                           "prism-run: set only before the program has threads)",
                      G.history[0] ? "; " : "", G.history);

@@ -189,10 +189,6 @@ void cupti_drain_counts(uint64_t *launches, uint64_t *kernels);
 /* Records CUPTI reported lost since the last call, added to the total. */
 void cupti_count_dropped(CUcontext ctx, uint32_t stream);
 
-/* cupti_nvtx.c: may this thread set NVTX_INJECTION64_PATH (setenv)?  Only
- * while no thread of the program but the caller exists: setenv races with
- * getenv elsewhere.  Never from the writer (docs/GPU.md, "NVTX"). */
-bool cupti_nvtx_env_safe(void);
 /* cupti_nvtx.c: an NVTX call on the calling thread becomes a region. */
 void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
 #endif
@@ -240,6 +236,24 @@ int cupti_start_plan(bool gpu_ops, bool idle_or_waiting, bool libcuda_loaded, bo
  * copy's CUPTI now if it records.  Called by libprism-inject.so when it
  * stands down for the copy.  Returns whether this copy records. */
 PRISM_API int prism__cupti_attach_now(void);
+
+/* NVTX's injection (docs/GPU.md, "NVTX"): NVTX_INJECTION64_PATH names a
+ * library exporting InitializeInjectionNvtx2 (libprism-inject.so under
+ * prism-run, the Python module after prism.init), whose entry hands NVTX
+ * on to the libcupti PRISM attaches or will attach (the search order of
+ * open_cupti: a copy already loaded first): prism__nvtx_handoff returns
+ * that libcupti's InitializeInjectionNvtx2(get_export_table), 0 (NVTX
+ * stays off) without one. */
+PRISM_API int prism__nvtx_handoff(const void *get_export_table);
+/* Point NVTX_INJECTION64_PATH at the object holding entry (an exported
+ * InitializeInjectionNvtx2) when the variable is unset, the object is a
+ * shared library and the program has no other thread (cupti_nvtx_env_safe).
+ * Returns whether the variable names a library now. */
+PRISM_API int prism__nvtx_route(const void *entry);
+/* cupti_nvtx.c: may this thread set NVTX_INJECTION64_PATH (setenv)?  Only
+ * while no thread of the program but the caller exists: setenv races with
+ * getenv elsewhere.  Never from the writer (docs/GPU.md, "NVTX"). */
+bool cupti_nvtx_env_safe(void);
 
 /* ---- the session's hooks (cupti.c; CPU-only without the headers) -------- */
 

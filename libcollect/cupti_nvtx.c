@@ -15,6 +15,7 @@
  * region the program opened with prism_push.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,7 +316,9 @@ void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     }
 }
 
-/* ---- the variable that routes NVTX to CUPTI ------------------------------ */
+#endif /* PRISM_HAVE_CUPTI_HEADERS */
+
+/* ---- the variable that routes NVTX to CUPTI (both builds) ----------------- */
 
 /* May this thread set NVTX_INJECTION64_PATH?  setenv races with getenv in
  * any other thread, so only while the program has no thread but this one
@@ -345,8 +348,15 @@ bool cupti_nvtx_env_safe(void)
     return others == 0;
 }
 
-#else
-
-typedef int prism_cupti_nvtx_unused;    /* ISO C: no empty translation unit */
-
-#endif /* PRISM_HAVE_CUPTI_HEADERS */
+/* A CPU-only build's entry answers 0, which leaves NVTX off. */
+int prism__nvtx_route(const void *entry)
+{
+    const char *have = getenv("NVTX_INJECTION64_PATH");
+    if (have && *have)
+        return 1;
+    Dl_info info;
+    if (!entry || !dladdr(entry, &info) || !info.dli_fname || !strstr(info.dli_fname, ".so") ||
+        !cupti_nvtx_env_safe())
+        return 0;
+    return setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0) == 0;
+}

@@ -37,6 +37,14 @@
 
 /* CUPTI looks it up by name (dlsym): exported from libprism-inject.so */
 PRISM_API int InitializeInjection(void);
+/* NVTX looks this one up when prism-run's NVTX_INJECTION64_PATH names this
+ * library: NVTX is handed on to the libcupti PRISM attaches (cupti.h). */
+PRISM_API int InitializeInjectionNvtx2(const void *get_export_table);
+
+int InitializeInjectionNvtx2(const void *get_export_table)
+{
+    return prism__nvtx_handoff(get_export_table);
+}
 
 /* Is another copy of libcollect recording this process? */
 static bool other_copy_running(void)

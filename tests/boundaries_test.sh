@@ -33,11 +33,12 @@ exports_only() {
     [ -z "$other" ] || { echo "$1 exports more than $2:"; printf '%s\n' "$other" | head -20; return 1; }
 }
 run_case libprism_so_exports_prism_only exports_only "$B/lib/libprism.so" '^prism_'
-run_case inject_exports_initialize_injection_only exports_only "$B/lib/libprism-inject.so" '^InitializeInjection$'
+run_case inject_exports_initialize_injection_only exports_only "$B/lib/libprism-inject.so" \
+    '^InitializeInjection(Nvtx2)?$'
 if [ -f "$B/python/prism/_prism.abi3.so" ]; then
     # and the hook libprism-inject.so calls to hand CUPTI over (issue 27, 4)
     run_case python_module_exports_pyinit_only exports_only "$B/python/prism/_prism.abi3.so" \
-        '^(PyInit__prism|prism__cupti_attach_now)$'
+        '^(PyInit__prism|prism__cupti_attach_now|InitializeInjectionNvtx2)$'
 else
     note "the Python extension is not built"
 fi

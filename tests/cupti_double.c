@@ -313,6 +313,17 @@ API uint64_t cd_now(void)
     return f ? f() : 0;
 }
 
+/* NVTX's injection entry, as libcupti exports it: NVTX calls it with its
+ * export-table getter when NVTX_INJECTION64_PATH names this library (or a
+ * library that hands NVTX on to it, as PRISM's do). */
+API int InitializeInjectionNvtx2(const void *get_export_table);
+API int InitializeInjectionNvtx2(const void *get_export_table)
+{
+    C.nvtx_inits++;
+    C.nvtx_table_fn = get_export_table;
+    return 1;
+}
+
 API void cd_nvtx(uint32_t cbid, const void *data)
 {
     CUpti_CallbackFunc f = (CUpti_CallbackFunc)C.callback;

@@ -156,6 +156,7 @@ static void clear_env(void)
         "PRISM_OUTPUT", "PRISM_ENABLED", "PRISM_COLLECT_GPU", "PRISM_CUPTI_PATH",
         "PRISM_RUN_PID", "PRISM_WARMUP_STEPS", "PRISM_ACTIVE_STEPS", "CUDA_INJECTION64_PATH",
         "NVTX_INJECTION64_PATH", "PRISM_CUPTI_FINALIZE", "CUPTI_DOUBLE_TEARDOWN",
+        "PRISM_CUPTI_KINDS",
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
@@ -519,6 +520,79 @@ static void test_writer_never_sets_nvtx_env(void **state)
     gsum_free(s);
 }
 
+/* ---- NVTX handed on to the libcupti PRISM attaches (GPU run 1) ----------- */
+
+static int in_the_executable(void)
+{
+    return 0;
+}
+
+static int nvtx_handoff_child(void *arg)
+{
+    (void)arg;
+    setenv("PRISM_CUPTI_PATH", double_path, 1);
+    double_open();
+    /* NVTX calls the entry of the library its variable names (prism-run:
+     * libprism-inject.so) with its export-table getter: it reaches the
+     * libcupti's own entry, argument unchanged */
+    const void *getter = (const void *)&D;
+    CHILD_CHECK(prism__nvtx_handoff(getter) == 1);
+    CHILD_CHECK(D.ctl->nvtx_inits == 1 && D.ctl->nvtx_table_fn == getter);
+    /* the variable points at a shared library holding the entry, only
+     * while the program has no other thread, never over a user's value */
+    CHILD_CHECK(prism__nvtx_route((const void *)in_the_executable) == 0);     /* the executable */
+    CHILD_CHECK(!getenv("NVTX_INJECTION64_PATH"));
+    CHILD_CHECK(prism__nvtx_route((const void *)D.now) == 1);   /* in the double */
+    const char *v = getenv("NVTX_INJECTION64_PATH");
+    CHILD_CHECK(v && strstr(v, "libcupti_double.so"));
+    setenv("NVTX_INJECTION64_PATH", "/users/own/nvtx.so", 1);
+    CHILD_CHECK(prism__nvtx_route((const void *)D.now) == 1);
+    CHILD_CHECK(!strcmp(getenv("NVTX_INJECTION64_PATH"), "/users/own/nvtx.so"));
+    unsetenv("NVTX_INJECTION64_PATH");
+    int p[2];
+    pthread_t th;
+    CHILD_CHECK(pipe(p) == 0 && pthread_create(&th, NULL, idle_thread, &p[0]) == 0);
+    CHILD_CHECK(prism__nvtx_route((const void *)D.now) == 0);   /* a thread: no setenv */
+    CHILD_CHECK(!getenv("NVTX_INJECTION64_PATH"));
+    close(p[1]);
+    pthread_join(th, NULL);
+    return 0;
+}
+
+static void test_nvtx_handed_to_cupti(void **state)
+{
+    (void)state;
+    child_run_ok(nvtx_handoff_child, NULL);
+}
+
+/* PRISM_CUPTI_KINDS: kernels and the kinds named, no others; the status
+ * says what was left out. */
+static int kinds_child(void *arg)
+{
+    setenv("PRISM_CUPTI_KINDS", "memcpy,memset", 1);
+    start(arg, 60000, true);
+    double_open();
+    uint64_t k = D.ctl->kinds;
+    CHILD_CHECK(k & 1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    CHILD_CHECK(k & 1ull << CUPTI_ACTIVITY_KIND_MEMCPY && k & 1ull << CUPTI_ACTIVITY_KIND_MEMSET);
+    CHILD_CHECK(!(k & 1ull << CUPTI_ACTIVITY_KIND_RUNTIME));
+    CHILD_CHECK(!(k & 1ull << CUPTI_ACTIVITY_KIND_DRIVER));
+    CHILD_CHECK(!(k & 1ull << CUPTI_ACTIVITY_KIND_MEMORY2));
+    prism_shutdown();
+    return 0;
+}
+
+static void test_kinds_knob(void **state)
+{
+    (void)state;
+    gsum *s;
+    run(kinds_child, "kinds.prism", &s);
+    assert_non_null(strstr(s->status, "kernels, copies, peer copies, memsets"));
+    assert_null(strstr(s->status, "runtime API"));
+    assert_non_null(strstr(s->status, "PRISM_CUPTI_KINDS=memcpy,memset"));
+    gsum_free(s);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -549,6 +623,8 @@ int main(void)
         cmocka_unit_test(test_buffers_taken_mid_run),
         cmocka_unit_test(test_kernels_disabled_mid_run),
         cmocka_unit_test(test_writer_never_sets_nvtx_env),
+        cmocka_unit_test(test_nvtx_handed_to_cupti),
+        cmocka_unit_test(test_kinds_knob),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

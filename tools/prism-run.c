@@ -335,6 +335,11 @@ int main(int argc, char **argv)
     if (old && *old && strcmp(old, inject) != 0)
         fprintf(stderr, "prism-run: replacing CUDA_INJECTION64_PATH=%s\n", old);
     set("CUDA_INJECTION64_PATH", inject);
+    /* NVTX ranges through the same library to PRISM's libcupti; a user's
+     * own NVTX injection (Nsight) is left as it is */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if (!nvtx || !*nvtx)
+        set("NVTX_INJECTION64_PATH", inject);
     if (verbose)
         fprintf(stderr, "prism-run: PRISM_OUTPUT=%s\n", getenv("PRISM_OUTPUT"));
     char pid[32];

@@ -309,6 +309,17 @@ static const char *exact_utf8(PyObject *o)
  * wheels (nvidia/cu13, nvidia/cuda_cupti) under sys.path's folders: only
  * the interpreter knows them.  libcollect keeps a copy. */
 void prism__cupti_search_dirs(const char *dirs);
+int prism__nvtx_handoff(const void *get_export_table);   /* libcollect/cupti.h */
+int prism__nvtx_route(const void *entry);
+
+/* NVTX's injection entry, exported (prism.map): prism.init points
+ * NVTX_INJECTION64_PATH here while the program has no other thread, and
+ * NVTX ranges (torch.cuda.nvtx) reach CUPTI through it (docs/GPU.md). */
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void *get_export_table);
+int InitializeInjectionNvtx2(const void *get_export_table)
+{
+    return prism__nvtx_handoff(get_export_table);
+}
 static void cupti_dirs_from_sys_path(void)
 {
     PyObject *p = PySys_GetObject("path");                  /* borrowed */
@@ -477,6 +488,8 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
     bool was = prism_recording();
     int r;
     cupti_dirs_from_sys_path();
+    if (!was && c.enabled && c.collect_gpu_ops)
+        prism__nvtx_route((const void *)InitializeInjectionNvtx2);
     Py_BEGIN_ALLOW_THREADS
     r = prism_init(&c);
     Py_END_ALLOW_THREADS

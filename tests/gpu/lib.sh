@@ -119,6 +119,7 @@ pack() {
     say "== $verdict ($(elapsed)s)"
     summary_json "$verdict"
     tar -czf "$OUT/logs.tar.gz" -C "$W" logs res ana phases 2>/dev/null
+    [ -d "$W/fx" ] && tar -czf "$OUT/fixtures.tar.gz" -C "$W" fx 2>/dev/null
     for f in "$W"/prof/*.json.gz; do
         [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 15500000 ] && cp -f "$f" "$OUT/"
     done
@@ -144,7 +145,12 @@ report() {
          timeout "$(clamp 40)" "$B/bin/prism-top" analyze "$f" --format json -o "$W/ana/$n.json" >/dev/null 2>&1
          timeout "$(clamp 40)" "$B/bin/prism-top" export "$f" --format json -o "$W/ana/$n.tree.json" >/dev/null 2>&1) &
     done
-    for f in "$W"/prof/*.json.gz; do
+    for f in "$W"/fx/*.cbor; do
+        [ -f "$f" ] || continue
+        n=$(basename "$f" .cbor)
+        (timeout "$(clamp 40)" "$B/bin/prism-top" analyze "$f" >"$W/ana/fx_$n.txt" 2>&1) &
+    done
+    for f in "$W"/prof/*.json.gz "$W"/fx/*.json.gz; do
         [ -f "$f" ] || continue
         n=$(basename "$f" .json.gz)
         (timeout "$(clamp 50)" "$B/bin/prism-top" analyze "$f" --format json -o "$W/ana/$n.json" >/dev/null 2>&1) &

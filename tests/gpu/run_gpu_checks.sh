@@ -20,6 +20,12 @@
 #   checks  tests/gpu/checks.sh: samples/cuda_train under prism-run
 #   torch   tests/gpu/torch_train.py five ways, timed: plain, prism-run,
 #           python -m prism, prism.torch, torch.profiler (CPU+CUDA); plain again
+#   matrix  tests/gpu/matrix.sh: where the overhead comes from (one part
+#           of PRISM on at a time, interleaved rounds, medians, ratios)
+#   fixtures short runs kept as test fixtures (tests/fixtures/gpu/): the
+#           torch script with AMP, a per-step loss.item() and an 8 MB/step
+#           GPU leak under python -m prism and under torch.profiler (CUDA),
+#           samples/cuda_train under prism-run (NVTX ranges)
 #   report  prism-top dump/analyze of each profile and trace;
 #           tests/gpu/gpu_report.py: kernel counts of PRISM's profiles
 #           against torch.profiler's trace over the same steps, timings
@@ -40,7 +46,7 @@ DEBS=${DEBS:-gpu-run/debs}
 DEPS=${DEPS_DIR:-/tmp/prism-deps}
 STEPS=${STEPS:-200}
 TORCH_ARGS=${TORCH_ARGS:-}
-PHASES=${PHASES:-facts deps build checks torch report}
+PHASES=${PHASES:-facts deps build checks matrix fixtures torch report}
 NPROC=$(nproc 2>/dev/null || echo 8)
 B=${B:-build}
 if [ -z "${PY:-}" ]; then                 # the python3 that has torch
@@ -119,6 +125,32 @@ if want checks; then
         "$W/logs/checks.log" | sed 's/^/  /' | tee -a "$SUM"
     for f in "$W"/prof/checks/*.cbor; do
         [ -f "$f" ] && mv "$f" "$W/prof/cuda_$(basename "$f")"
+    done
+fi
+
+# ---- matrix: where the overhead comes from -------------------------------------------
+if want matrix; then
+    phase matrix
+    run_t 240 matrix env B="$B" PY="$PY" REPS="${MX_REPS:-2}" STEPS="${MX_STEPS:-120}" \
+        OUTF="$W/logs/matrix.txt" sh "$G/matrix.sh"
+    cat "$W/logs/matrix.txt" 2>/dev/null | tee -a "$SUM"
+fi
+
+# ---- fixtures: small real profiles and a trace for make test ---------------------------
+if want fixtures; then
+    phase fixtures
+    mkdir -p "$W/fx"
+    FX="--steps 30 --warm 5 --amp --item-every 1 --leak-mb 8"
+    # shellcheck disable=SC2086
+    torch_run fx_pym 60 env PYTHONPATH="$B/python" "$PY" -m prism -o "$W/fx/torch_amp_pym.cbor" \
+        "$G/torch_train.py" $FX
+    # shellcheck disable=SC2086
+    torch_run fx_torchprof 60 "$PY" "$G/torch_train.py" $FX \
+        --torch-profiler "$W/fx/torch_amp_trace.json.gz"
+    run_t 30 fx_cuda "$B/bin/prism-run" -o "$W/fx/cuda_train_nvtx.cbor" -- "$B/bin/cuda_train" \
+        --steps 10 --size 256
+    for f in "$W"/fx/*; do
+        [ -f "$f" ] && say "  $(basename "$f") $(stat -c %s "$f") bytes"
     done
 fi
 

@@ -8,9 +8,12 @@ by a DataLoader (2 forked workers, pinned memory, non-blocking copies).
     torch_train.py [--steps N] [--warm W] [--batch B] [--workers K]
                    [--torch-profiler TRACE.json.gz] [--prof-window A:B]
                    [--device cuda|cpu] [--tiny] [--prism-torch OUT.cbor]
+                   [--amp] [--item-every N] [--leak-mb M]
 
 Every step is one NVTX range "train_step" (torch.cuda.nvtx), so PRISM's NVTX
-path through CUPTI is exercised; every 25 steps a loss.item() (a sync).
+path through CUPTI is exercised; every 25 steps a loss.item() (a sync;
+--item-every 1 plants one per step).  --amp: the forward under autocast
+(bfloat16); --leak-mb M: M MB of new GPU tensors kept every step.
 After W warm-up steps the GPU is synchronised and a marker kernel is launched
 (torch.cuda._sleep: "spin_kernel"), and again after the last step: tools
 count the kernels between the two markers (the same steps in every mode).
@@ -111,6 +114,11 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--tiny", action="store_true", help="a tiny model and images (CPU tests)")
     ap.add_argument("--prism-torch", default=None, help="prism.torch.instrument into OUT.cbor")
+    ap.add_argument("--amp", action="store_true", help="autocast to bfloat16 (CUDA)")
+    ap.add_argument("--item-every", type=int, default=25,
+                    help="loss.item() every N steps (1: the planted per-step sync)")
+    ap.add_argument("--leak-mb", type=int, default=0,
+                    help="keep M MB of new GPU tensors every step (the planted leak)")
     a = ap.parse_args()
     if a.warm >= a.steps:
         a.warm = max(0, a.steps // 10)
@@ -121,7 +129,8 @@ def main():
            "torch": torch.__version__, "cuda": torch.version.cuda,
            "python": sys.version.split()[0], "pid": os.getpid(),
            "import_s": round(T_IMPORT - T_START, 3),
-           "prism_loaded": "prism" in sys.modules}
+           "prism_loaded": "prism" in sys.modules, "amp": a.amp,
+           "item_every": a.item_every, "leak_mb": a.leak_mb}
     if cuda:
         torch.zeros(1, device=dev)                 # CUDA initialised here
         res["gpu"] = torch.cuda.get_device_name(0)
@@ -181,6 +190,9 @@ def main():
             prof.__exit__(None, None, None)
             prof_on = False
 
+    amp = torch.autocast("cuda", dtype=torch.bfloat16) if a.amp and cuda else None
+    kept = []                                  # --leak-mb: never freed
+
     model.train()
     first_nvtx = None
     loss_v = None
@@ -202,13 +214,20 @@ def main():
         nvtx_push("train_step")
         x = x.to(dev, non_blocking=True)
         y = y.to(dev, non_blocking=True)
-        out = model(x)
-        loss = lossf(out, y)
+        if amp is not None:
+            with amp:
+                out = model(x)
+                loss = lossf(out.float(), y)
+        else:
+            out = model(x)
+            loss = lossf(out, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if step % 25 == 24:
-            loss_v = loss.item()
+        if a.leak_mb:
+            kept.append(torch.empty(a.leak_mb << 18, device=dev))   # M MB of float32
+        if step % a.item_every == a.item_every - 1:
+            loss_v = loss.item()               # a host sync: planted with --item-every 1
         nvtx_pop()
         step += 1
         if step >= a.steps:
