@@ -12,10 +12,20 @@ import os as _os
 
 from . import _prism
 
-try:  # numpy arrays where numpy imports, plain lists otherwise
-    import numpy as _np
-except ImportError:  # pragma: no cover - depends on the interpreter
-    _np = None
+_NP = []
+
+
+def _numpy():
+    """numpy where it imports, else None: imported on first use, never by
+    ``import prism`` (numpy starts BLAS threads, and prism.init must find
+    the program with one thread to route NVTX; it also costs ~40 ms)."""
+    if not _NP:
+        try:
+            import numpy
+            _NP.append(numpy)
+        except ImportError:  # pragma: no cover - depends on the interpreter
+            _NP.append(None)
+    return _NP[0]
 
 __all__ = ["Profile", "ProfileError", "load", "compare", "export"]
 
@@ -50,6 +60,7 @@ class ProfileError(ValueError):
 
 
 def _int64(raw):
+    _np = _numpy()
     if _np is not None:
         return _np.frombuffer(raw, dtype=_np.int64).copy()
     import array
@@ -124,6 +135,7 @@ class Profile:
         """Every step's duration (ns), in start order: an int64 array (numpy)
         or a list."""
         d = [s["duration_ns"] for s in (self.steps or {}).get("series", [])]
+        _np = _numpy()
         return _np.array(d, dtype=_np.int64) if _np is not None else d
 
     @property

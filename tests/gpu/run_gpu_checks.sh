@@ -23,8 +23,9 @@
 #   matrix  tests/gpu/matrix.sh: where the overhead comes from (one part
 #           of PRISM on at a time, interleaved rounds, medians, ratios)
 #   fixtures short runs kept as test fixtures (tests/fixtures/gpu/): the
-#           torch script with AMP, a per-step loss.item() and an 8 MB/step
-#           GPU leak under python -m prism and under torch.profiler (CUDA),
+#           torch script with AMP, a per-step loss.item() waiting for 6
+#           big matmuls, and an 8 MB/step GPU leak, under python -m prism and
+#           under torch.profiler (CUDA),
 #           samples/cuda_train under prism-run (NVTX ranges)
 #   report  prism-top dump/analyze of each profile and trace;
 #           tests/gpu/gpu_report.py: kernel counts of PRISM's profiles
@@ -140,7 +141,7 @@ fi
 if want fixtures; then
     phase fixtures
     mkdir -p "$W/fx"
-    FX="--steps 30 --warm 5 --amp --item-every 1 --leak-mb 8"
+    FX="--steps 30 --warm 5 --amp --item-every 1 --leak-mb 8 --heavy-mm ${FX_MM:-6}"
     # shellcheck disable=SC2086
     torch_run fx_pym 60 env PYTHONPATH="$B/python" "$PY" -m prism -o "$W/fx/torch_amp_pym.cbor" \
         "$G/torch_train.py" $FX

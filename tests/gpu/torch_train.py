@@ -13,7 +13,8 @@ by a DataLoader (2 forked workers, pinned memory, non-blocking copies).
 Every step is one NVTX range "train_step" (torch.cuda.nvtx), so PRISM's NVTX
 path through CUPTI is exercised; every 25 steps a loss.item() (a sync;
 --item-every 1 plants one per step).  --amp: the forward under autocast
-(bfloat16); --leak-mb M: M MB of new GPU tensors kept every step.
+(bfloat16); --leak-mb M: M MB of new GPU tensors kept every step;
+--heavy-mm K: K 4096x4096 matmuls a step, which a per-step .item() waits for.
 After W warm-up steps the GPU is synchronised and a marker kernel is launched
 (torch.cuda._sleep: "spin_kernel"), and again after the last step: tools
 count the kernels between the two markers (the same steps in every mode).
@@ -117,6 +118,9 @@ def main():
     ap.add_argument("--amp", action="store_true", help="autocast to bfloat16 (CUDA)")
     ap.add_argument("--item-every", type=int, default=25,
                     help="loss.item() every N steps (1: the planted per-step sync)")
+    ap.add_argument("--heavy-mm", type=int, default=0,
+                    help="K extra 4096x4096 float32 matmuls a step: GPU work the "
+                         "per-step .item() then waits for")
     ap.add_argument("--leak-mb", type=int, default=0,
                     help="keep M MB of new GPU tensors every step (the planted leak)")
     a = ap.parse_args()
@@ -130,7 +134,7 @@ def main():
            "python": sys.version.split()[0], "pid": os.getpid(),
            "import_s": round(T_IMPORT - T_START, 3),
            "prism_loaded": "prism" in sys.modules, "amp": a.amp,
-           "item_every": a.item_every, "leak_mb": a.leak_mb}
+           "item_every": a.item_every, "leak_mb": a.leak_mb, "heavy_mm": a.heavy_mm}
     if cuda:
         torch.zeros(1, device=dev)                 # CUDA initialised here
         res["gpu"] = torch.cuda.get_device_name(0)
@@ -192,6 +196,7 @@ def main():
 
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if a.amp and cuda else None
     kept = []                                  # --leak-mb: never freed
+    big = (torch.randn(4096, 4096, device=dev) if a.heavy_mm and cuda else None)
 
     model.train()
     first_nvtx = None
@@ -224,6 +229,11 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if big is not None:                    # queued behind the step's kernels
+            acc = big
+            for _ in range(a.heavy_mm):
+                acc = torch.mm(acc, big) * 1e-4
+            loss = loss + acc[0, 0] * 0.0
         if a.leak_mb:
             kept.append(torch.empty(a.leak_mb << 18, device=dev))   # M MB of float32
         if step % a.item_every == a.item_every - 1:
