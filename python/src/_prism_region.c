@@ -51,6 +51,7 @@ static __thread pythread *T __attribute__((tls_model("initial-exec")));
 static pthread_key_t t_key;
 static bool t_key_ok;
 static PyObject *current_thread;    /* threading.current_thread          */
+static PyObject *threads_active;    /* threading._active: ident -> Thread */
 static PyObject *method_type;       /* types.MethodType                  */
 static PyObject *update_wrapper;    /* functools.update_wrapper          */
 
@@ -75,14 +76,25 @@ static pythread *pythread_get(void)
     return t;
 }
 
-/* Name this thread's track after its Python thread, once.  Never leaves
- * an exception set. */
+/* Name this thread's track after its Python thread, once.  A thread that
+ * threading does not know (started by C++: torch's autograd workers) keeps
+ * its OS name (pt_autograd_0): threading.current_thread() there would
+ * create a "Dummy-N" thread object in the program's threading.enumerate()
+ * (found on the GPU run).  Never leaves an exception set. */
 static void name_thread(pythread *t)
 {
     t->named = true;
     PyObject *exc_t, *exc_v, *exc_tb;
     PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
-    PyObject *th = current_thread ? PyObject_CallNoArgs(current_thread) : NULL;
+    PyObject *th = NULL;
+    if (threads_active && PyDict_Check(threads_active)) {
+        PyObject *id = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+        th = id ? PyDict_GetItemWithError(threads_active, id) : NULL;     /* borrowed */
+        Py_XINCREF(th);
+        Py_XDECREF(id);
+    } else if (current_thread) {
+        th = PyObject_CallNoArgs(current_thread);
+    }
     PyObject *name = th ? PyObject_GetAttrString(th, "name") : NULL;
     const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, NULL) : NULL;
     if (s)
@@ -575,6 +587,8 @@ static PyObject *attr_of(const char *mod, const char *name)
 int prism_region_init(PyObject *module)
 {
     t_key_ok = pthread_key_create(&t_key, pythread_free) == 0;
+    threads_active = attr_of("threading", "_active");  /* private: else current_thread */
+    PyErr_Clear();
     if (!(current_thread = attr_of("threading", "current_thread")) ||
         !(method_type = attr_of("types", "MethodType")) ||
         !(update_wrapper = attr_of("functools", "update_wrapper")) ||

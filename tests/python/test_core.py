@@ -103,6 +103,31 @@ class Recording(TempDirTest):
         self.assertEqual(paths["custom"], {"x"})
         self.assertNotIn("ignored", paths)
 
+    def test_thread_unknown_to_threading_keeps_its_os_name(self):
+        # a thread threading did not start (torch's autograd workers are
+        # C++ threads; here _thread) gets no "Dummy-N" thread object in the
+        # program's threading.enumerate(), and its track the OS name
+        out = self.path("a.cbor")
+        run_py("""
+            import _thread, ctypes, threading, prism
+            prism.init(output=%r)
+            done = threading.Event()
+            def worker():
+                libc = ctypes.CDLL(None)
+                libc.prctl(15, b"pt_worker_0", 0, 0, 0)     # PR_SET_NAME
+                with prism.region("bw"):
+                    pass
+                done.set()
+            before = len(threading.enumerate())
+            _thread.start_new_thread(worker, ())
+            done.wait()
+            after = [t for t in threading.enumerate() if "Dummy" in type(t).__name__]
+            assert not after, after
+            prism.shutdown()
+        """ % out)
+        paths = thread_paths(prism.load(out).tree)
+        self.assertEqual(paths.get("pt_worker_0"), {"bw"}, paths)
+
     def test_decorator_keeps_metadata_and_binds_methods(self):
         @prism.region("deco")
         def f(a, b=2):
