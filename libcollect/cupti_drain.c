@@ -120,7 +120,11 @@ static uint64_t to_ns(void *ctx, uint64_t ts)
     return pc_clock_ns(s, cupti_clock_ticks(&D.clock, (uint64_t)((int64_t)ts - D.shift)));
 }
 
-/* Kernel names arrive mangled; a C++ runtime in the process demangles. */
+/* Kernel names arrive mangled; a C++ runtime in the process demangles: in
+ * the global scope (a C++ program), else a libstdc++ already loaded by a
+ * library opened RTLD_LOCAL (PyTorch in Python: on the GPU run every torch
+ * kernel name stayed mangled).  Nothing is loaded for it.  The reader
+ * demangles what is left (format/, docs/FORMAT.md). */
 static uint32_t intern(void *ctx, const char *name)
 {
     session *s = ctx;
@@ -129,6 +133,9 @@ static uint32_t intern(void *ctx, const char *name)
     static bool looked;
     if (!looked) {
         *(void **)&demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        void *cxx = demangle ? NULL : dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+        if (cxx)
+            *(void **)&demangle = dlsym(cxx, "__cxa_demangle");   /* the reference stays */
         looked = true;
     }
     char *plain = NULL;

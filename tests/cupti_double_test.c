@@ -565,6 +565,34 @@ static void test_nvtx_handed_to_cupti(void **state)
     child_run_ok(nvtx_handoff_child, NULL);
 }
 
+/* A libstdc++ loaded RTLD_LOCAL (by PyTorch in Python) demangles kernel
+ * names at record time too (GPU run: torch's kernels stayed mangled). */
+static int demangle_child(void *arg)
+{
+    CHILD_CHECK(dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL));
+    CHILD_CHECK(!dlsym(RTLD_DEFAULT, "__cxa_demangle"));     /* not in the global scope */
+    start(arg, 60000, true);
+    double_open();
+    uint64_t t = D.now();
+    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                    51, t, t + 100));
+    CHILD_CHECK(kernel(51, t + 1000, t + 2000, "_ZN2at6native13reduce_kernelILi512ELi1EEEvv", 0, 0));
+    D.complete();
+    prism_shutdown();
+    return 0;
+}
+
+static void test_kernel_names_demangled_by_a_local_libstdcxx(void **state)
+{
+    (void)state;
+    gsum *s;
+    run(demangle_child, "demangle.prism", &s);
+    const prism_gpu_record *k = find(s, PRISM_GPU_KERNEL, 51);
+    assert_non_null(k);
+    assert_string_equal(gname(s, k->name), "void at::native::reduce_kernel<512, 1>()");
+    gsum_free(s);
+}
+
 /* PRISM_CUPTI_KINDS: kernels and the kinds named, no others; the status
  * says what was left out. */
 static int kinds_child(void *arg)
@@ -625,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_writer_never_sets_nvtx_env),
         cmocka_unit_test(test_nvtx_handed_to_cupti),
         cmocka_unit_test(test_kinds_knob),
+        cmocka_unit_test(test_kernel_names_demangled_by_a_local_libstdcxx),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
