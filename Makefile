@@ -143,7 +143,7 @@ LIB_AN   := $(B)/lib/libprism-analysis.a
 PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
             $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
-LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test
+LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test $(B)/tests/gpu_fixtures_test
 # tests/gpu/run_gpu_checks.sh's logic without a GPU (tests/gpu/offline_test.sh)
 GPU_OFFLINE_TEST := $(B)/tests/gpu_offline_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))

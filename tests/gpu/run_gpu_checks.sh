@@ -149,7 +149,7 @@ if want fixtures; then
     torch_run fx_torchprof 60 "$PY" "$G/torch_train.py" $FX \
         --torch-profiler "$W/fx/torch_amp_trace.json.gz"
     run_t 30 fx_cuda "$B/bin/prism-run" -o "$W/fx/cuda_train_nvtx.cbor" -- "$B/bin/cuda_train" \
-        --steps 10 --size 256
+        --steps 10 --size 256 --nvtx
     for f in "$W"/fx/*; do
         [ -f "$f" ] && say "  $(basename "$f") $(stat -c %s "$f") bytes"
     done
