@@ -147,6 +147,14 @@ typedef struct seg {
     uint64_t start, end;
 } seg;
 
+/* One CUDA allocation or free (GPU records ALLOC / FREE): the GPU
+ * allocation series of the leak verdict (series.c). */
+typedef struct an_alloc {
+    uint64_t ts;
+    int64_t bytes;              /* + allocated, - freed */
+    uint64_t address;
+} an_alloc;
+
 struct prism_analysis {
     prism_analysis_opts opts;
     prism_reader *reader;
@@ -169,6 +177,8 @@ struct prism_analysis {
     prism_mem_point *mem;
     size_t nmem, mcap;
     bool mem_unsorted;          /* one arrived before the last: sorted at refresh */
+    an_alloc *allocs;           /* CUDA allocations (+) and frees (-), as they came */
+    size_t nallocs, acap;
 
     /* GPU */
     bool gpu_present;
@@ -304,6 +314,7 @@ void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
 void an_series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);
+void an_series_alloc(prism_analysis *a, const prism_gpu_record *g);
 
 /* gpu.c */
 void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);

@@ -221,6 +221,7 @@ void prism_analysis_free(prism_analysis *a)
     free(a->steps);
     free(a->sampled_pos);
     free(a->mem);
+    free(a->allocs);
     pb_map_free(&a->kernel_of);
     free(a->kstat);
     free(a->kname);

@@ -308,7 +308,8 @@ static void slope_text(char *buf, size_t cap, double mb)
     snprintf(buf, cap, mb < 1.0 ? "%.2f" : mb < 100.0 ? "%.1f" : "%.0f", mb);
 }
 
-static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gpu)
+static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gpu,
+                      const char *what)
 {
     if (!l->leak)
         return;
@@ -324,8 +325,7 @@ static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gp
     slope_text(slope, sizeof slope, l->slope_mb_per_step);
     mb_text(grew, sizeof grew, l->growth_mb);
     mb_text(then, sizeof then, l->projected_mb);
-    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope,
-             gpu ? "GPU memory" : "host RSS");
+    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope, what);
     rules_put(b->evidence, sizeof b->evidence, "grew %s", grew);
     if (isfinite(l->growth_pct))
         rules_put(b->evidence, sizeof b->evidence, " (+%.1f%%)", l->growth_pct);
@@ -349,13 +349,17 @@ static prism_severity by_loss(double f)
 static void rule_host_leak(rules_ctx *c)
 {
     if (c->mem)
-        rule_leak(c, &c->mem->host, c->leak_mb, false);
+        rule_leak(c, &c->mem->host, c->leak_mb, false, "host RSS");
 }
 
+/* The CUDA allocations' series first (exact, each allocation seen); the
+ * periodic GPU memory samples when it shows no leak. */
 static void rule_gpu_leak(rules_ctx *c)
 {
-    if (c->mem && c->mem->have_gpu)
-        rule_leak(c, &c->mem->gpu, c->leak_mb, true);
+    if (c->mem && c->mem->gpu_allocs && c->mem->gpu_alloc.leak)
+        rule_leak(c, &c->mem->gpu_alloc, c->leak_mb, true, "GPU memory: CUDA allocations");
+    else if (c->mem && c->mem->have_gpu)
+        rule_leak(c, &c->mem->gpu, c->leak_mb, true, "GPU memory");
 }
 
 static void rule_dropped(rules_ctx *c)

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "array.h"
+#include "u64map.h"
 
 /* Steps in start order, kept lazily: an_series_steps appends (one
  * reservation per batch, geometric), and an_series_sort_steps puts a tail that
@@ -267,6 +269,84 @@ static uint64_t steps_to_epoch_end(const prism_analysis *a)
     return longest > last ? longest - last : longest;
 }
 
+/* A CUDA allocation or free, kept for the allocation series. */
+void an_series_alloc(prism_analysis *a, const prism_gpu_record *g)
+{
+    if (!pb_vec_reserve((void **)&a->allocs, &a->acap, a->nallocs + 1, sizeof *a->allocs))
+        return;
+    uint64_t b = g->bytes > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : g->bytes;
+    a->allocs[a->nallocs++] = (an_alloc){ g->start, g->type == PRISM_GPU_ALLOC ? (int64_t)b
+                                                                              : -(int64_t)b,
+                                          g->address };
+}
+
+static int alloc_by_time(const void *x, const void *y, const void *ctx)
+{
+    const an_alloc *p = x, *q = y;
+    (void)ctx;
+    return p->ts < q->ts ? -1 : p->ts > q->ts;
+}
+
+/* The bytes of CUDA allocations live at each step's end, fitted against
+ * the step index: frees take what their allocation took (by address: a
+ * free record may carry no size), a free of memory allocated before the
+ * profile began counts nothing.  Steps in start order; allocations sorted
+ * here (stable: equal times keep their order). */
+static void alloc_leak(prism_analysis *a, double threshold_mb)
+{
+    prism_memory_stats *ms = &a->mem_stats;
+    ms->gpu_alloc = prism_leak_fit(NULL, NULL, 0, threshold_mb);
+    ms->gpu_allocs = 0;
+    for (size_t i = 0; i < a->nallocs; i++)
+        ms->gpu_allocs += a->allocs[i].bytes > 0;
+    if (!ms->gpu_allocs || a->nsteps < 2)
+        return;
+    pb_sort_stable(a->allocs, a->nallocs, sizeof *a->allocs, alloc_by_time, NULL);
+    double *x = malloc(a->nsteps * sizeof *x), *y = malloc(a->nsteps * sizeof *y);
+    pb_map live = { 0 };
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return;
+    }
+    /* steps by end time: sort a copy of (end, index) */
+    prism_step *st = malloc(a->nsteps * sizeof *st);
+    if (!st) {
+        free(x);
+        free(y);
+        return;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < a->nsteps; i++)
+        if (a->steps[i].end > a->steps[i].start)
+            st[ns++] = a->steps[i];
+    int64_t bytes = 0;
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < ns; i++) {
+        while (j < a->nallocs && a->allocs[j].ts <= st[i].end) {
+            const an_alloc *e = &a->allocs[j++];
+            if (e->bytes > 0) {
+                bytes += e->bytes;
+                pb_map_put(&live, e->address, (uint64_t)e->bytes);
+            } else {
+                uint64_t had = 0;
+                if (pb_map_get(&live, e->address, &had) && had) {
+                    bytes -= (int64_t)had;
+                    pb_map_put(&live, e->address, 0);
+                }
+            }
+        }
+        x[k] = (double)st[i].index;
+        y[k] = (double)bytes;
+        k++;
+    }
+    ms->gpu_alloc = prism_leak_fit(x, y, k, threshold_mb);
+    pb_map_free(&live);
+    free(st);
+    free(x);
+    free(y);
+}
+
 void an_series_leaks(prism_analysis *a, double threshold_mb)
 {
     prism_memory_stats *ms = &a->mem_stats;
@@ -299,6 +379,8 @@ void an_series_leaks(prism_analysis *a, double threshold_mb)
     prism_leak_project(&ms->host, left, true);
     if (ms->have_gpu)
         prism_leak_project(&ms->gpu, left, true);
+    alloc_leak(a, threshold_mb);
+    prism_leak_project(&ms->gpu_alloc, left, true);
     free(x);
     free(yh);
     free(yg);

@@ -110,20 +110,27 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
         fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
         fprintf(f, "  Peak GPU memory: %s used, %s reserved\n", b1, b2);
     }
-    bool gpu = m->have_gpu;
-    bool hl = m->host.leak, gl = gpu && m->gpu.leak;
-    bool hg = m->host.verdict == PRISM_LEAK_GROWING, gg = gpu && m->gpu.verdict == PRISM_LEAK_GROWING;
-    if (hl || gl)
-        fprintf(f, "  Memory leak: DETECTED (%s%s%s)\n", hl ? "host RSS" : "",
-                hl && gl ? ", " : "", gl ? "GPU used" : "");
-    else if (hg || gg)
-        fprintf(f, "  Memory leak: not proven (%s%s%s growing)\n", hg ? "host RSS" : "",
-                hg && gg ? ", " : "", gg ? "GPU used" : "");
+    bool gpu = m->have_gpu, al = m->gpu_allocs > 0;
+    const prism_leak *ls[3] = { &m->host, gpu ? &m->gpu : NULL, al ? &m->gpu_alloc : NULL };
+    static const char *const names[3] = { "host RSS", "GPU used", "GPU allocations" };
+    char leak[80] = "", grow[80] = "";
+    for (int i = 0; i < 3; i++) {
+        if (!ls[i])
+            continue;
+        char *dst = ls[i]->leak ? leak : ls[i]->verdict == PRISM_LEAK_GROWING ? grow : NULL;
+        if (dst)
+            snprintf(dst + strlen(dst), sizeof leak - strlen(dst), "%s%s", *dst ? ", " : "",
+                     names[i]);
+    }
+    if (*leak)
+        fprintf(f, "  Memory leak: DETECTED (%s)\n", leak);
+    else if (*grow)
+        fprintf(f, "  Memory leak: not proven (%s growing)\n", grow);
     else
         fputs("  Memory leak: none\n", f);
-    fit_line(f, "host RSS", &m->host);
-    if (gpu)
-        fit_line(f, "GPU used", &m->gpu);
+    for (int i = 0; i < 3; i++)
+        if (ls[i])
+            fit_line(f, names[i], ls[i]);
 }
 
 /* The threads that lost the most regions, at most four. */

@@ -184,9 +184,13 @@ static void memory(pb_json *w, const prism_analysis *a)
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_used) : pb_json_null(w);
     pb_json_key(w, "peak_gpu_reserved_bytes");
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_reserved) : pb_json_null(w);
-    pb_json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak));
+    pb_json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak) ||
+                                          (m->gpu_allocs && m->gpu_alloc.leak));
     fit(w, "host_leak", &m->host, true);
     fit(w, "gpu_leak", &m->gpu, m->have_gpu);
+    pb_json_key(w, "gpu_allocs");
+    pb_json_uint(w, m->gpu_allocs);
+    fit(w, "gpu_alloc_leak", &m->gpu_alloc, m->gpu_allocs > 0);
     pb_json_end_object(w);
 }
 

@@ -187,6 +187,11 @@ typedef struct prism_memory_stats {
     bool have_gpu;
     prism_leak host;           /* host RSS at step boundaries vs step           */
     prism_leak gpu;            /* GPU used (all devices) vs step                */
+    /* CUDA allocations live (allocated minus freed, all devices) at each
+     * step's end vs step, from the ALLOC/FREE records (CUPTI): exact where
+     * the samples above are periodic; "no fit" without such records */
+    prism_leak gpu_alloc;
+    uint64_t gpu_allocs;       /* ALLOC records seen                            */
 } prism_memory_stats;
 
 typedef struct prism_kernel_stat {
