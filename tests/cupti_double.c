@@ -192,7 +192,8 @@ API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, cons
     else
         *n = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000 ? "cudaLaunchKernel_v7000"
              : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ? "cudaGraphLaunch_v10000"
-             : NULL;
+             : cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060
+                 ? "cudaLaunchKernelExC_v11060" : NULL;
     return *n ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 

@@ -46,5 +46,7 @@ typedef void (*cd_complete_fn)(void);
 typedef void (*cd_other_fn)(bool, bool);
 /* uint64_t cd_now(void): PRISM's timestamp callback, or 0 */
 typedef uint64_t (*cd_now_fn)(void);
+/* void cd_nvtx(uint32_t cbid, const void *data): an NVTX call on this thread */
+typedef void (*cd_nvtx_fn)(uint32_t, const void *);
 
 #endif

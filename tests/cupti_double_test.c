@@ -34,7 +34,12 @@
 
 #include "collect_util.h"
 #include "cupti_double.h"
+#include "prism/analysis.h"
 #include "../libcollect/cupti.h"
+#ifdef PRISM_HAVE_CUPTI_HEADERS
+#define NVTX_NO_IMPL
+#include <generated_nvtx_meta.h>
+#endif
 
 #ifdef PRISM_HAVE_CUPTI_HEADERS
 
@@ -106,6 +111,7 @@ static struct {
     cd_complete_fn complete;
     cd_other_fn other;
     cd_now_fn now;
+    cd_nvtx_fn nvtx;
 } D;
 
 /* Open the double (the copy PRISM opens too: same file, same handle). */
@@ -118,7 +124,8 @@ static void double_open(void)
     *(void **)&D.complete = dlsym(h, "cd_complete");
     *(void **)&D.other = dlsym(h, "cd_other_client");
     *(void **)&D.now = dlsym(h, "cd_now");
-    CHILD_CHECK(D.ctl && D.emit && D.complete && D.other && D.now);
+    *(void **)&D.nvtx = dlsym(h, "cd_nvtx");
+    CHILD_CHECK(D.ctl && D.emit && D.complete && D.other && D.now && D.nvtx);
 }
 
 static uint32_t gettid_(void)
@@ -593,6 +600,176 @@ static void test_kernel_names_demangled_by_a_local_libstdcxx(void **state)
     gsum_free(s);
 }
 
+/* ---- NCCL: communication kernels on their own stream ------------------------- */
+
+/* A data-parallel step as NCCL runs it: the all-reduce kernel launched with
+ * cudaLaunchKernelExC on the communicator's stream while a compute kernel
+ * runs on the default one; both are recorded, tied to their launch and so
+ * to the region open on the launching thread. */
+static int nccl_child(void *arg)
+{
+    start(arg, 60000, true);
+    double_open();
+    /* each launch call inside its region: its times taken there */
+    prism_push("forward");
+    uint64_t t = D.now(), t1 = D.now() + 1;
+    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                    71, t, t1));
+    prism_pop();
+    prism_push("allreduce");
+    uint64_t u = D.now(), u1 = D.now() + 1;
+    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                    72, u, u1));
+    prism_pop();
+    CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+    k.start = u1 + 1000, k.end = u1 + 9000, k.correlationId = 71, k.streamId = 7;
+    k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
+    k.name = "_Z6matmulPKfS0_Pfi";
+    CHILD_CHECK(D.emit(&k, sizeof k));
+    k.start = u1 + 2000, k.end = u1 + 12000, k.correlationId = 72, k.streamId = 21;
+    k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+    CHILD_CHECK(D.emit(&k, sizeof k));
+    D.complete();
+    prism_shutdown();
+    return 0;
+}
+
+static void test_nccl_kernels(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "nccl.prism", path, sizeof path);
+    child_run_ok(nccl_child, path);
+    gsum *s = gsum_read(path);
+    const prism_gpu_record *k = find(s, PRISM_GPU_KERNEL, 72), *l = find(s, PRISM_GPU_API, 72);
+    assert_non_null(k);
+    assert_non_null(l);
+    assert_int_equal(k->stream, 21);
+    assert_non_null(strstr(gname(s, k->name), "ncclDevKernel_AllReduce"));
+    assert_string_equal(gname(s, l->name), "cudaLaunchKernelExC");
+    gsum_free(s);
+    /* the analysis credits each kernel to the region that launched it */
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    uint64_t fwd = 0, ar = 0, ar_ns = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        if (!strcmp(t->nodes[i].name, "forward"))
+            fwd = t->nodes[i].gpu_launches;
+        if (!strcmp(t->nodes[i].name, "allreduce"))
+            ar = t->nodes[i].gpu_launches, ar_ns = t->nodes[i].gpu_ns;
+    }
+    assert_int_equal(fwd, 1);
+    assert_int_equal(ar, 1);
+    assert_int_equal(ar_ns, 10000);     /* the kernel's own time, though it overlaps */
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
+/* ---- NVTX callbacks on chosen threads --------------------------------------- */
+
+static void nvtx_call(uint32_t cbid, const void *params, const void *ret)
+{
+    CUpti_NvtxData d = { .functionName = "nvtx", .functionParams = params,
+                         .functionReturnValue = ret };
+    D.nvtx(cbid, &d);
+}
+
+static void nvtx_push(const char *name)
+{
+    nvtxRangePushA_params p = { .message = name };
+    nvtx_call(CUPTI_CBID_NVTX_nvtxRangePushA, &p, NULL);
+}
+
+static void nvtx_pop(void)
+{
+    nvtx_call(CUPTI_CBID_NVTX_nvtxRangePop, NULL, NULL);
+}
+
+static nvtxRangeId_t started_range;
+
+static void *nvtx_thread(void *arg)
+{
+    const char *name = arg;
+    prism_thread_name(name);
+    nvtx_push(name);            /* a range of this thread's own */
+    nvtx_push("inner");
+    nvtx_pop();
+    nvtx_pop();
+    if (!strcmp(name, "loader")) {      /* ends the main thread's start/end range */
+        nvtxRangeEnd_params e = { .id = started_range };
+        nvtx_call(CUPTI_CBID_NVTX_nvtxRangeEnd, &e, NULL);
+    }
+    return NULL;
+}
+
+static int nvtx_threads_child(void *arg)
+{
+    start(arg, 60000, true);
+    double_open();
+    CHILD_CHECK(D.ctl->domains & 1u << CUPTI_CB_DOMAIN_NVTX);
+    prism_thread_name("main");
+    started_range = 4242;
+    nvtxRangeStartA_params sp = { .message = "epoch" };
+    nvtx_call(CUPTI_CBID_NVTX_nvtxRangeStartA, &sp, &started_range);
+    pthread_t a, b;
+    CHILD_CHECK(pthread_create(&a, NULL, nvtx_thread, (void *)"loader") == 0);
+    CHILD_CHECK(pthread_join(a, NULL) == 0);
+    CHILD_CHECK(pthread_create(&b, NULL, nvtx_thread, (void *)"comm") == 0);
+    CHILD_CHECK(pthread_join(b, NULL) == 0);
+    nvtx_push("after");         /* main's next call closes "epoch" */
+    nvtx_pop();
+    prism_shutdown();
+    return 0;
+}
+
+/* Each region on the thread that made the call; a range ended on another
+ * thread closes on its own thread. */
+static void test_nvtx_on_chosen_threads(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "nvtx_threads.prism", path, sizeof path);
+    child_run_ok(nvtx_threads_child, path);
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    int seen = 0;
+    for (size_t i = 0; i < prism_analysis_thread_count(a); i++) {
+        uint32_t stream;
+        const char *tname = NULL;
+        const prism_tree *t = prism_analysis_thread_tree(a, i, &stream, &tname);
+        char names[256] = "";
+        for (size_t j = 0; j < t->count; j++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s/%s;",
+                     t->nodes[j].parent == PRISM_NO_NODE ? "" : t->nodes[t->nodes[j].parent].name,
+                     t->nodes[j].name);
+        if (tname && !strcmp(tname, "loader")) {
+            assert_string_equal(names, "/loader;loader/inner;");
+            seen |= 1;
+        } else if (tname && !strcmp(tname, "comm")) {
+            assert_string_equal(names, "/comm;comm/inner;");
+            seen |= 2;
+        } else if (tname && !strcmp(tname, "main")) {
+            assert_non_null(strstr(names, "/epoch;"));
+            assert_null(strstr(names, "loader"));
+            seen |= 4;
+        }
+    }
+    assert_int_equal(seen, 7);
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
 /* PRISM_CUPTI_KINDS: kernels and the kinds named, no others; the status
  * says what was left out. */
 static int kinds_child(void *arg)
@@ -653,6 +830,8 @@ int main(void)
         cmocka_unit_test(test_writer_never_sets_nvtx_env),
         cmocka_unit_test(test_nvtx_handed_to_cupti),
         cmocka_unit_test(test_kinds_knob),
+        cmocka_unit_test(test_nccl_kernels),
+        cmocka_unit_test(test_nvtx_on_chosen_threads),
         cmocka_unit_test(test_kernel_names_demangled_by_a_local_libstdcxx),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
