@@ -6,6 +6,8 @@
 #     installed here (tests/gpu/deps.sh simulate) builds libprism.so and
 #     prism-run with its headers first and its rt/ as the rpath, and
 #     scripts/deps.sh with PRISM_DEPS_DIR never calls apt-get;
+#   * the same with the system's copies of those headers and libraries
+#     hidden (unshare -m; as root): only the folder can have built it;
 #   * run_t: a command past its timeout is stopped and recorded (rc 124), a
 #     failing one too; summary.json lists them and the verdict names them;
 #   * no GPU: run_gpu_checks.sh stops at once with one line and exit 77,
@@ -56,9 +58,41 @@ apt_skipped() {
     case $msg in *"prism-no-such-package"*) ;; *) echo "not named: $msg"; return 1 ;; esac
     case $msg in *libcbor-dev* | *python3-dev*) echo "provided, yet named: $msg"; return 1 ;; esac
 }
+# the same build with the system's copies of the packed headers and
+# static libraries hidden (the .so links stay: -L DEPS/lib comes first) (a private mount namespace: empty folders
+# and /dev/null bound over them), as on the lent GPU machines, which have
+# none of them (there the build passed too: the H200 runs of 2026-11-27)
+hidden_build() {
+    D=$T/deps
+    [ -d "$D/lib" ] || sh "$G/deps.sh" simulate "$D" >"$T/sim2.log" 2>&1 || return 1
+    hide=""
+    for pkg in libcbor-dev libyajl-dev libxxhash-dev zlib1g-dev libncurses-dev libcmocka-dev; do
+        hide="$hide $(dpkg -L "$pkg" 2>/dev/null | grep -E '^/usr/(include/|lib/.*\.a$)' |
+                      tr '\n' ' ')"
+    done
+    HIDE=$hide DD=$D TT=$T unshare -m sh -c '
+        mount --make-rprivate / 2>/dev/null
+        mkdir -p "$TT/empty"
+        for p in $HIDE; do          # (a link is left: a mount would cover its target)
+            if [ -L "$p" ]; then :
+            elif [ -d "$p" ]; then mount --bind "$TT/empty" "$p" || exit 3
+            elif [ -f "$p" ]; then mount --bind /dev/null "$p" || exit 3; fi
+        done
+        [ ! -s /usr/include/cbor.h ] || { echo "cbor.h still visible"; exit 4; }
+        make -s -j2 BUILD="$TT/h" DEPS_DIR="$DD" "$TT/h/lib/libprism.so" "$TT/h/bin/prism-run" \
+            "$TT/h/bin/prism-top" >"$TT/hidden.log" 2>&1 || { tail -n 20 "$TT/hidden.log"; exit 1; }
+        "$TT/h/bin/prism-top" --version >/dev/null || exit 5
+    '
+}
+
 if have dpkg-query && have dpkg && dpkg-query -W libcbor-dev libyajl-dev >/dev/null 2>&1; then
     run_case deps_dir_build deps_build
     run_case deps_dir_skips_apt apt_skipped
+    if [ "$(id -u)" = 0 ] && have unshare && unshare -m true 2>/dev/null; then
+        run_case deps_dir_build_system_headers_hidden hidden_build
+    else
+        note "deps_dir_build_system_headers_hidden: needs root and unshare -m"
+    fi
 else
     note "deps_dir_build: no Debian packages to simulate the folder from"
 fi
