@@ -577,6 +577,7 @@ static void watch(session *s)
         .now_ns = pc_clock_mono_ns(),
         .launches = launches - G.launches,
         .kernels = kernels - G.kernels,
+        .activity = s->events_written,      /* the writer's own count */
     };
     G.launches = launches;
     G.kernels = kernels;
@@ -591,12 +592,18 @@ static void watch(session *s)
     double at = (double)(G.watch.last_ns - s->t0_mono) / 1e9;
     unsigned long long step = (unsigned long long)G.watch.last_step;
     if (v == CW_STOPPED) {
+        char went[64];
+        if (in.step)
+            snprintf(went, sizeof went, "to step %llu", (unsigned long long)in.step);
+        else
+            snprintf(went, sizeof went, "(%llu more events recorded)",
+                     (unsigned long long)(in.activity - G.watch.last_activity));
         cupti_set_status("stopped: CUPTI %u (%s): no activity buffer reached PRISM after step "
-                         "%llu (%.3f s into the run) though the program went on to step %llu: "
+                         "%llu (%.3f s into the run) though the program went on %s: "
                          "another CUPTI client (e.g. torch.profiler) took CUPTI's activity "
-                         "buffers, or these steps ran nothing on the GPU; PRISM does not take "
+                         "buffers, or it ran nothing on the GPU since; PRISM does not take "
                          "the buffers back (the other client would lose its records)",
-                         G.version, G.path, step, at, (unsigned long long)in.step);
+                         G.version, G.path, step, at, went);
     } else if (v == CW_RESUMED) {
         snprintf(G.history, sizeof G.history,
                  "recording stopped for a while (buffers taken by another CUPTI client) and "

@@ -75,11 +75,14 @@ typedef struct cupti_watch_in {
     uint64_t step;              /* the session's step index                  */
     uint64_t now_ns;            /* when (the caller's clock)                 */
     uint64_t launches, kernels; /* translated this cycle                     */
+    uint64_t activity;          /* CPU events written so far (regions, NVTX):
+                                   progress of a program that marks no steps */
     bool probed;                /* again, after the forced flush CW_PROBE asked */
 } cupti_watch_in;
 
 typedef struct cupti_watch {
     uint64_t buf_events, last_step, last_ns;  /* the last buffer: its step, time */
+    uint64_t last_activity;                   /* ... and the events written by then */
     uint32_t quiet_cycles, launch_only;
     bool stopped;
 } cupti_watch;

@@ -423,7 +423,9 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
  * so the writer watches what arrives, once per cycle:
  *
  *   - buffers gone: none of PRISM's buffer callbacks ran for WATCH_CYCLES
- *     cycles while the program went through WATCH_STEPS steps.  Before the
+ *     cycles while the program went through WATCH_STEPS steps (a program
+ *     that marks no steps: wrote WATCH_EVENTS more CPU events, regions or
+ *     NVTX ranges, since the last buffer).  Before the
  *     verdict the writer forces a flush (a partly filled buffer of ours
  *     would come back); if still nothing came, recording stopped at the
  *     step and time of the last buffer.  PRISM does not register its
@@ -442,6 +444,7 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
 
 #define WATCH_CYCLES 3u
 #define WATCH_STEPS 2u
+#define WATCH_EVENTS 256u       /* without steps: ~128 regions of progress */
 #define WATCH_KERNEL_CYCLES 10u /* a long kernel may take a few cycles */
 
 int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
@@ -452,13 +455,16 @@ int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
         w->quiet_cycles = 0;
         w->last_step = in->step;
         w->last_ns = in->now_ns;
+        w->last_activity = in->activity;
         if (w->stopped) {
             w->stopped = false;
             verdict = CW_RESUMED;
         }
     } else if (!w->stopped && w->quiet_cycles < UINT32_MAX) {
         w->quiet_cycles++;
-        if (w->quiet_cycles >= WATCH_CYCLES && in->step >= w->last_step + WATCH_STEPS)
+        bool went_on = in->step >= w->last_step + WATCH_STEPS ||
+                       (!in->step && in->activity >= w->last_activity + WATCH_EVENTS);
+        if (w->quiet_cycles >= WATCH_CYCLES && went_on)
             return in->probed ? (w->stopped = true, CW_STOPPED) : CW_PROBE;
     }
     if (in->kernels || !in->launches) {

@@ -440,6 +440,42 @@ static void test_buffers_taken_mid_run(void **state)
     gsum_free(s);
 }
 
+/* The same in a program that marks no steps: its regions are the progress. */
+static int buffers_taken_nosteps_child(void *arg)
+{
+    start(arg, 5, true);
+    double_open();
+    uint64_t t = D.now();
+    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                    5, t, t + 10));
+    CHILD_CHECK(kernel(5, t + 20, t + 30, "before", 0, 0));
+    D.complete();
+    uint64_t f = load_u64(&D.ctl->flushes);
+    WAIT_FOR(load_u64(&D.ctl->flushes) >= f + 2);
+    D.other(true, false);
+    for (int i = 0; i < 20000 && !load_u64(&D.ctl->forced_flushes); i++) {
+        for (int j = 0; j < 16; j++) {
+            prism_push("work");
+            prism_pop();
+        }
+        nanosleep(&(struct timespec){ 0, 500000 }, NULL);
+    }
+    CHILD_CHECK(load_u64(&D.ctl->forced_flushes));
+    prism_shutdown();
+    return 0;
+}
+
+static void test_buffers_taken_without_steps(void **state)
+{
+    (void)state;
+    gsum *s;
+    run(buffers_taken_nosteps_child, "taken_nosteps.prism", &s);
+    assert_true(s->footer);
+    assert_true(!strncmp(s->status, "stopped: ", 9));
+    assert_non_null(strstr(s->status, "more events recorded"));
+    gsum_free(s);
+}
+
 static int kernels_off_child(void *arg)
 {
     start(arg, 5, true);
@@ -827,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_write_failure_no_teardown),
         cmocka_unit_test(test_other_subscriber),
         cmocka_unit_test(test_buffers_taken_mid_run),
+        cmocka_unit_test(test_buffers_taken_without_steps),
         cmocka_unit_test(test_kernels_disabled_mid_run),
         cmocka_unit_test(test_writer_never_sets_nvtx_env),
         cmocka_unit_test(test_nvtx_handed_to_cupti),

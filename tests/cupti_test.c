@@ -141,6 +141,22 @@ static void test_watch(void **state)
     in.buf_events++;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_KERNELS_OFF);
     /* driver calls kept: launches, copies, memsets, syncs */
+    /* a program that marks no steps: its CPU events are the progress */
+    cupti_watch v = { 0 };
+    cupti_watch_in n = { .buf_events = 3, .activity = 100, .now_ns = 5 };
+    assert_int_equal(cupti_watch_cycle(&v, &n), CW_NONE);
+    for (int i = 0; i < 5; i++)             /* quiet and idle: no verdict */
+        assert_int_equal(cupti_watch_cycle(&v, &n), CW_NONE);
+    n.activity = 100 + 255;
+    assert_int_equal(cupti_watch_cycle(&v, &n), CW_NONE);
+    n.activity = 100 + 256;
+    assert_int_equal(cupti_watch_cycle(&v, &n), CW_PROBE);
+    n.probed = true;
+    assert_int_equal(cupti_watch_cycle(&v, &n), CW_STOPPED);
+    assert_int_equal(v.last_ns, 5);
+    n.probed = false;
+    n.buf_events = 4;
+    assert_int_equal(cupti_watch_cycle(&v, &n), CW_RESUMED);
     assert_true(cupti_driver_kept("cuLaunchKernel"));
     assert_true(cupti_driver_kept("cuLaunchKernelEx_ptsz"));
     assert_true(cupti_driver_kept("cuMemcpyDtoHAsync_v2"));
