@@ -162,6 +162,8 @@ typedef struct session {
      * of their own, away from what the writer keeps writing */
     _Alignas(64) uint64_t step_index, epoch;
     uint64_t step_start;
+    uint64_t step_mark;         /* prism__step_mark: where the step's work ended
+                                   (0: none); an open step ends there at shutdown */
     bool in_step;
     bool step_rec;                  /* this step records its regions */
     _Atomic uint32_t step_stream;   /* the stepping thread's stream, 0: none */
@@ -180,7 +182,15 @@ typedef struct session {
                                      runs: reachable from here            */
 } session;
 
-PRISM_API extern session *prism__s;       /* NULL before init and after a failed init */
+PRISM_API extern session *prism__s;
+/* The open step's work ended here: if nothing ends the step before
+ * shutdown, it ends at this mark (steps.c; the zero-code PyTorch step keeps
+ * a step open after optimizer.step for the code that follows it). */
+PRISM_API void prism__step_mark(void);
+/* Forget the open step: no record (a step begun by a DataLoader's next()
+ * that raised StopIteration: the epoch ended, no iteration began). */
+PRISM_API void prism__step_cancel(void);
+void pc_step_close_at_mark(session *s);       /* NULL before init and after a failed init */
 
 /* clock.c */
 void pc_clock_init(session *s);

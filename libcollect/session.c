@@ -341,6 +341,7 @@ void prism_shutdown(void)
         return;
     }
     ended = true;
+    pc_step_close_at_mark(s);           /* a step left open after its work */
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
     if (prism__t.th) {                  /* this thread's last events */

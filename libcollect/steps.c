@@ -107,15 +107,14 @@ void prism_step_begin(void)
     cupti_step(s, s->step_index, true);   /* GPU window: before the step's clock */
     s->step_rec = s->cfg.collect_timing && sampled(s, s->step_index);
     s->step_start = prism__now();
+    s->step_mark = 0;
     atomic_store_explicit(&prism__on, s->step_rec ? 1 : 0, memory_order_relaxed);
 }
 
-void prism_step_end(void)
+/* End the open step at ticks_end (now, or its mark). */
+static void end_at(session *s, uint64_t ticks_end)
 {
-    session *s = prism__s;
-    if (!s || !s->in_step || session_forked(s))
-        return;
-    step_rec r = { .ticks = s->step_start, .ticks_end = prism__now(), .index = s->step_index,
+    step_rec r = { .ticks = s->step_start, .ticks_end = ticks_end, .index = s->step_index,
                    .epoch = s->epoch, .flags = s->step_rec ? PRISM_STEP_SAMPLED : 0 };
     if (!atomic_load(&s->stopping)) {   /* else the writer is gone or going */
         if (!ring_put(&s->steps, &r))
@@ -126,8 +125,41 @@ void prism_step_end(void)
     cupti_step(s, s->step_index, false);
     s->step_index++;
     s->in_step = false;
+    s->step_mark = 0;
     if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))
         atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
+}
+
+void prism_step_end(void)
+{
+    session *s = prism__s;
+    if (!s || !s->in_step || session_forked(s))
+        return;
+    end_at(s, prism__now());
+}
+
+void prism__step_mark(void)
+{
+    session *s = prism__s;
+    if (s && s->in_step && !session_forked(s))
+        s->step_mark = prism__now();
+}
+
+void prism__step_cancel(void)
+{
+    session *s = prism__s;
+    if (!s || !s->in_step || session_forked(s))
+        return;
+    s->in_step = false;         /* no record; the index is the next step's */
+    s->step_mark = 0;
+    if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))
+        atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
+}
+
+void pc_step_close_at_mark(session *s)
+{
+    if (s->in_step && s->step_mark && s->step_mark >= s->step_start)
+        end_at(s, s->step_mark);
 }
 
 void prism_epoch(uint64_t epoch)

@@ -41,6 +41,7 @@ _is_compiling = getattr(getattr(_torch, "compiler", None), "is_compiling", None)
 _R_BACKWARD = prism.region("backward")
 _R_OPT = prism.region("optimizer.step")
 _R_DATA = prism.region("data_loading")
+_R_EVAL = prism.region("eval")
 
 
 _said = set()
@@ -77,20 +78,71 @@ _tls = _Tls()
 class _Steps:
     on = True                   # steps=True in some instrument() / auto()
     open = False                # a step is open
+    tail = False                # ... and its optimizer step is done: the code
+    #                             after it (logging, checkpoints) is its tail
     thread = None               # the training thread's ident
 
 
 def _begin():
-    """Begin a step lazily on the training thread (the first to get here)."""
+    """Begin a step on the training thread (the first to get here): at the
+    first training activity after the previous optimizer step, which ends
+    the previous step (its tail included)."""
     if not _Steps.on:
-        return
+        return False
     tid = _get_ident()
     if _Steps.thread is None:
         _Steps.thread = tid
     elif _Steps.thread != tid:
-        return
+        return False
+    if _Steps.open:
+        prism.step_end()
     _Steps.open = True
+    _Steps.tail = False
     prism.step_begin()
+    return True
+
+
+def _idle():
+    """No step, or only a finished step's tail: training activity begins one."""
+    return not _Steps.open or _Steps.tail
+
+
+def _end_tail():
+    """An eval pass (or the end) on the training thread: the open step's
+    tail ends here."""
+    if _Steps.open and _Steps.tail and _Steps.thread == _get_ident():
+        _Steps.open = _Steps.tail = False
+        prism.step_end()
+
+
+def _cancel():
+    """A step begun for nothing (the loader's StopIteration): forgotten."""
+    if _Steps.open and not _Steps.tail and _Steps.thread == _get_ident():
+        _Steps.open = False
+        prism._prism._step_cancel()
+
+
+def _is_eval(module):
+    """A forward of an evaluation pass: no grad, or the module in eval mode
+    (asked only between training iterations: a frozen teacher or an EMA
+    model inside an iteration belongs to it)."""
+    return not _torch.is_grad_enabled() or not getattr(module, "training", True)
+
+
+class _Pair:
+    """Two regions as one: eval around a root module's region."""
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __enter__(self):
+        self.a.__enter__()
+        self.b.__enter__()
+
+    def __exit__(self, *exc):
+        self.b.__exit__(None, None, None)
+        self.a.__exit__(None, None, None)
 
 
 def _cuda_memory():
@@ -109,7 +161,9 @@ _cuda_memory_on = [False]
 
 
 def _end(tls):
-    """End of the optimizer step: close leftovers on this thread, end the step."""
+    """End of the optimizer step: close leftovers on this thread; the step
+    stays open for the code after it (its tail) until the next training
+    activity, an eval pass, or the end (where it ends at this mark)."""
     _close_fwd(tls, 0)
     _close_seg(tls)
     _close_comp(tls)
@@ -117,8 +171,8 @@ def _end(tls):
     if _Steps.open and _Steps.thread == _get_ident():
         if _cuda_memory_on[0]:
             _cuda_memory()
-        _Steps.open = False
-        prism.step_end()
+        _Steps.tail = True
+        prism._prism._step_mark()
 
 
 # ---- forward: pre/post hooks and the per-thread stack ------------------------
@@ -143,14 +197,17 @@ def _live_top(st, frame):
         st.pop()[1].__exit__(None, None, None)
 
 
-def _fwd_open(region, frame):
+def _fwd_open(region, frame, module=None):
     st = _tls.fwd
     if st:
         top = st[-1][0]
         f = frame.f_back                # the parent's forward, its _call_impl
         if f is not top and (f is None or f.f_back is not top):
             _live_top(st, frame)
-    if not _Steps.open and _torch.is_grad_enabled():
+    if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
+        _end_tail()
+        region = _Pair(_R_EVAL, region)
+    elif _idle() and _torch.is_grad_enabled():
         _begin()
     region.__enter__()
     st.append((frame, region, None, None, None))
@@ -214,7 +271,7 @@ def _module_hooks(m, fwd, bw_hook):
     def pre(module, inputs):
         if _is_compiling():
             return
-        _fwd_open(fwd, _getframe(1))
+        _fwd_open(fwd, _getframe(1), module)
 
     def post(module, inputs, out):
         if _is_compiling():
@@ -266,7 +323,10 @@ def _auto_pre(module, inputs):
     if _Auto.depth is not None and lvl > _Auto.depth:
         return
     fwd, bw_hook = _regions_for(root, path)
-    if not _Steps.open and _torch.is_grad_enabled():
+    if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
+        _end_tail()
+        fwd = _Pair(_R_EVAL, fwd)
+    elif _idle() and _torch.is_grad_enabled():
         _begin()
     fwd.__enter__()
     st.append((frame, fwd, names, root, bw_hook))
@@ -335,7 +395,7 @@ def _wrap_backward(orig):
             return orig(*args, **kwargs)
         tls.in_bw = 1
         tls.last = None
-        if not _Steps.open:
+        if _idle():
             _begin()
         _R_BACKWARD.__enter__()
         try:

@@ -12,8 +12,9 @@ import warnings
 import torch as _torch
 
 import prism
-from prism._torch_core import (_R_DATA, _R_OPT, _Steps, _begin, _close_comp, _degrade, _end,
-                               _getframe, _is_compiling, _like, _tls, _wrap_backward)
+from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Pair, _Steps, _begin, _cancel,
+                               _close_comp, _degrade, _end, _end_tail, _getframe, _idle,
+                               _is_compiling, _like, _tls, _wrap_backward)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
 
@@ -33,7 +34,7 @@ def _wrap_optimizer(opt):
         if not state["on"]:
             return cur(*args, **kwargs)
         tls = _tls
-        if not _Steps.open:
+        if _idle():
             _begin()
         _R_OPT.__enter__()
         try:
@@ -83,13 +84,7 @@ class _WaitIter:
         return self
 
     def __next__(self):
-        if not _Steps.open:
-            _begin()
-        _R_DATA.__enter__()
-        try:
-            return next(self._it)
-        finally:
-            _R_DATA.__exit__(None, None, None)
+        return _fetch(next, self._it)
 
     def __len__(self):
         return len(self._it)
@@ -125,15 +120,36 @@ def _wrap_loader(dl):
     return undo
 
 
+_EVAL_DATA = _Pair(_R_EVAL, _R_DATA)
+
+
+def _fetch(fn, it):
+    """One DataLoader wait: a training iteration's first act (it begins the
+    step and ends the previous one's tail), or under no_grad between
+    iterations an eval pass's (eval > data_loading, no step).  A step begun for the StopIteration that
+    ends an epoch is forgotten."""
+    if not _torch.is_grad_enabled() and _idle():
+        _end_tail()
+        region, began = _EVAL_DATA, False
+    else:
+        region, began = _R_DATA, _idle() and _begin()
+    region.__enter__()
+    try:
+        return fn(it)
+    except StopIteration:
+        if began:
+            region.__exit__(None, None, None)
+            region = None
+            _cancel()
+        raise
+    finally:
+        if region is not None:
+            region.__exit__(None, None, None)
+
+
 def _loader_next(orig):
     def __next__(self):
-        if not _Steps.open:
-            _begin()
-        _R_DATA.__enter__()
-        try:
-            return orig(self)
-        finally:
-            _R_DATA.__exit__(None, None, None)
+        return _fetch(orig, self)
     __next__.__wrapped__ = orig
     __next__._prism = True
     return __next__

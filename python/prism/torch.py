@@ -19,11 +19,16 @@ Regions (the names the tests and the README rely on):
                            (.item(), .cpu(), .tolist(), .numpy(),
                            torch.cuda.synchronize())
 
-Steps: a step begins at the first recorded thing after the previous one ended
-(a data wait, a forward with grad enabled, a backward, a sync call, the
-optimizer step) on
-the training thread, and ends when optimizer.step returns: N optimizer steps
-give N steps.
+Steps: a step is the whole loop body.  It begins at the first training
+activity on the training thread (a data wait, a forward with grad enabled, a
+backward, the optimizer step) and stays open after optimizer.step returns,
+so the code that follows (logging, checkpoints, schedulers) is its tail; it
+ends at the next iteration's first activity, at an eval pass, or at the end
+of the program (then at its optimizer step).  N optimizer steps give N
+steps.  An eval pass (a forward under no_grad or of a module in eval mode,
+a DataLoader wait under no_grad, between iterations) is an ``eval`` region
+of its own, in no step; inside an iteration such forwards (a frozen teacher,
+an EMA model) belong to the step.
 
 Forward regions nest like the modules.  They come from forward pre/post hooks;
 a per-thread stack remembers what was opened (with the _call_impl frame that

@@ -70,6 +70,23 @@ static PyObject *py_step_end(PyObject *m, PyObject *u)
     Py_RETURN_NONE;
 }
 
+void prism__step_mark(void);       /* libcollect/internal.h */
+void prism__step_cancel(void);
+
+static PyObject *py_step_cancel(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism__step_cancel();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_step_mark(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism__step_mark();
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_step_index(PyObject *m, PyObject *u)
 {
     (void)m, (void)u;
@@ -536,6 +553,9 @@ static PyMethodDef methods[] = {
     { "output_path", py_output_path, METH_NOARGS, "The profile's path, or None." },
     { "step_begin", py_step_begin, METH_NOARGS, "Begin a training step." },
     { "step_end", py_step_end, METH_NOARGS, "End the training step." },
+    { "_step_cancel", py_step_cancel, METH_NOARGS, "Forget the open step (no record)." },
+    { "_step_mark", py_step_mark, METH_NOARGS,
+      "The open step's work ended here: at shutdown an open step ends at its mark." },
     { "step_index", py_step_index, METH_NOARGS, "The current (or next) step's index." },
     { "epoch", py_epoch, METH_O, "epoch(n): the epoch of the following steps." },
     { "mark", py_mark, METH_O, "mark(name): an instant event." },
