@@ -148,6 +148,8 @@ size_t rules_names_get(rules_names *ix, const char *name, bool *added);
  * (here, in the rule file that fits) and one row there.
  */
 
+/* rules_steps.c: steps far above the median (slow_steps) */
+void rules_slow_steps(rules_ctx *c);
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */
 void rules_wait(rules_ctx *c);

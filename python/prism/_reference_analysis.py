@@ -28,6 +28,7 @@ class BottleneckType(enum.Enum):
     DROPPED_EVENTS = "dropped_events"
     OFF_CPU_WAIT = "off_cpu_wait"
     CPU_CONTENTION = "cpu_contention"
+    SLOW_STEPS = "slow_steps"
 
     @classmethod
     def _missing_(cls, value: object) -> BottleneckType | None:
@@ -41,7 +42,7 @@ class BottleneckType(enum.Enum):
 
 
 _TIME_FINDINGS = {"hot_operation", "cpu_gpu_sync", "data_loading", "off_cpu_wait",
-                  "cpu_contention", "memory_bound"}
+                  "cpu_contention", "memory_bound", "slow_steps"}
 
 
 @dataclass

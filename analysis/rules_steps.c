@@ -1,0 +1,148 @@
+/*
+ * rules_steps.c - slow_steps: steps far above the others (a checkpoint, an
+ * eval pass inside the loop, garbage collection, a stray sync), which a
+ * median hides and a mean smears over every step.
+ *
+ *   slow_steps      at least 8 timed steps; a step is slow above
+ *                   median + max(6 x 1.4826 x MAD, half the median, 1 ms)
+ *                   (robust: one checkpoint cannot move the threshold);
+ *                   reported when the slow steps are at most a quarter of
+ *                   all (more is a second regime, not outliers) and their
+ *                   excess over the median is >= 3 % of the step time;
+ *                   severity HIGH >= 20 %, MEDIUM >= 5 %, else LOW.  The
+ *                   evidence gives how often (every N steps when the slow
+ *                   ones are evenly spaced), what they cost, and what holds
+ *                   the excess: the region of the training thread whose
+ *                   slowest step is furthest above its mean step (when
+ *                   that is at least half the median excess), else time
+ *                   outside every region.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules.h"
+
+#define SLOW_MIN_STEPS 8
+#define SLOW_MAD_K 6.0
+#define SLOW_MIN_REL 0.5
+#define SLOW_MIN_NS 1e6
+#define SLOW_MIN_SHARE 0.03
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* "every 6 steps (5, 11, 17, 23)" / "steps 3, 40" into buf */
+static void when_text(char *buf, size_t cap, const uint64_t *ix, size_t k)
+{
+    uint64_t gap = k >= 3 ? ix[1] - ix[0] : 0;
+    for (size_t i = 2; gap && i < k; i++)
+        if (ix[i] - ix[i - 1] != gap)
+            gap = 0;
+    if (gap)
+        snprintf(buf, cap, "every %llu steps (steps ", (unsigned long long)gap);
+    else
+        snprintf(buf, cap, "steps ");
+    for (size_t i = 0; i < k && i < 6; i++)
+        rules_put(buf, cap, "%s%llu", i ? ", " : "", (unsigned long long)ix[i]);
+    rules_put(buf, cap, "%s%s", k > 6 ? ", ..." : "", gap ? ")" : "");
+}
+
+void rules_slow_steps(rules_ctx *c)
+{
+    const prism_step_stats *st = prism_analysis_steps(c->a);
+    if (!st || st->timed < SLOW_MIN_STEPS || !st->series)
+        return;
+    size_t n = 0;
+    double *d = malloc(st->nseries * sizeof *d), *dev = malloc(st->nseries * sizeof *dev);
+    uint64_t *ix = malloc(st->nseries * sizeof *ix);
+    if (!d || !dev || !ix)
+        goto out;
+    for (size_t i = 0; i < st->nseries; i++)
+        if (st->series[i].end > st->series[i].start)
+            d[n++] = (double)(st->series[i].end - st->series[i].start);
+    if (n < SLOW_MIN_STEPS)
+        goto out;
+    memcpy(dev, d, n * sizeof *d);
+    double med = median_of(dev, n), total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += d[i];
+        dev[i] = fabs(d[i] - med);
+    }
+    double mad = 1.4826 * median_of(dev, n);
+    double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
+    size_t k = 0;
+    double excess = 0, slow_sum = 0;
+    for (size_t i = 0; i < st->nseries; i++) {
+        const prism_step *s = &st->series[i];
+        if (s->end <= s->start || (double)(s->end - s->start) <= thr)
+            continue;
+        double v = (double)(s->end - s->start);
+        ix[k++] = s->index;
+        excess += v - med;
+        slow_sum += v;
+    }
+    double share = total > 0 ? excess / total : 0;
+    if (!k || k * 4 > n || share < SLOW_MIN_SHARE)
+        goto out;
+    double each = excess / (double)k;
+    /* what holds the excess: the training thread's node furthest above
+     * its mean step in its slowest one */
+    const prism_tree *t = c->train;
+    uint32_t best = PRISM_NO_NODE;
+    double best_x = 0;
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *nd = &t->nodes[i];
+        double x = nd->step_max_ns - nd->step_mean_ns;
+        if (nd->steps_seen >= 2 && x > best_x) {
+            best_x = x;
+            best = (uint32_t)i;
+        }
+    }
+    bool named = best != PRISM_NO_NODE && best_x >= 0.5 * each;
+    prism_severity sev = share >= 0.20 ? PRISM_SEV_HIGH : share >= 0.05 ? PRISM_SEV_MEDIUM
+                                                                           : PRISM_SEV_LOW;
+    uint32_t at = PRISM_NO_NODE;           /* its path in the all-threads tree */
+    for (size_t i = 0; named && c->tree && i < c->tree->count && at == PRISM_NO_NODE; i++)
+        if (c->tree->nodes[i].path_hash == t->nodes[best].path_hash)
+            at = (uint32_t)i;
+    prism_bottleneck *b = rules_add(c, PRISM_BN_SLOW_STEPS, sev, share, at);
+    if (!b)
+        goto out;
+    char when[160];
+    when_text(when, sizeof when, ix, k);
+    snprintf(b->description, sizeof b->description,
+             "Slow steps: %zu of %zu steps take %.1fx the median, %.1f%% of step time", k, n,
+             slow_sum / (double)k / med, 100.0 * share);
+    rules_put(b->evidence, sizeof b->evidence, "median step %s, slow steps +%s each (above %s); "
+              "%s; ", DUR(med), DUR(each), DUR(thr), when);
+    if (named)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "'%s' holds it: %s in its slowest step against %s on average",
+                  t->nodes[best].name, DUR(t->nodes[best].step_max_ns),
+                  DUR(t->nodes[best].step_mean_ns));
+    else
+        rules_put(b->evidence, sizeof b->evidence,
+                  "no region holds it: the excess is in code with no region of its own "
+                  "(the step's time outside regions)");
+    rules_put(b->recommendation, sizeof b->recommendation,
+              "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
+              "logging pass inside the loop, garbage collection (gc.freeze() after setup), "
+              "a periodic synchronisation; add a region around it to see it by name.",
+              c->python ? "torch.save: less often, or in a background thread" :
+                          "write them less often or asynchronously");
+out:
+    free(d);
+    free(dev);
+    free(ix);
+}
