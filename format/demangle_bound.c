@@ -383,11 +383,15 @@ static part nested(st *s, bool *templ, args_info *ai)
 {
     if (!enter(s) || !eat(s, 'N'))
         return leave(s, bad(s));
-    while (peek(s) == 'r' || peek(s) == 'V' || peek(s) == 'K')
-        s->p++;
-    if (peek(s) == 'R' || peek(s) == 'O')
-        s->p++;
-    part r = { 64, 0 };                 /* " const volatile restrict &&" */
+    part r = { 16, 0 };
+    while (peek(s) == 'r' || peek(s) == 'V' || peek(s) == 'K') {
+        s->p++;                         /* " restrict", each time it is written */
+        r.n += 16;
+    }
+    if (peek(s) == 'R' || peek(s) == 'O') {
+        s->p++;                         /* " &&" */
+        r.n += 16;
+    }
     *templ = false;
     uint64_t k = 0;
     while (!s->bad && peek(s) != 'E') {
@@ -595,9 +599,12 @@ static part type(st *s)
         break;
     case 'M': {                         /* M <class> <member> */
         s->p++;
+        if (peek(s) == 'F')             /* a function type as the class */
+            return leave(s, bad(s));
         part cl = type(s);
         part mem = type(s);
-        x = (part){ add(add(cl.n, mem.n), 32), cl.taint | mem.taint };
+        /* the printer may write the class twice, around a member function */
+        x = (part){ add(mul(add(cl.n, mem.n), 2), 32), cl.taint | mem.taint };
         break;
     }
     case 'T':
@@ -688,7 +695,7 @@ uint64_t pf_demangle_bound(const char *name_, size_t len)
         for (const char *q = s.p; q < s.end; q++)
             if (!(is_digit(*q) || is_lower(*q) || is_upper(*q) || *q == '_' || *q == '.'))
                 return 0;
-        r.n = add(r.n, add(mul(k, 2), 16));
+        r.n = add(r.n, add(mul(k, 8), 16));     /* " [clone .a]" per ".a" */
     }
     if (s.bad || r.n >= BIG)
         return 0;
