@@ -170,6 +170,14 @@ struct prism_analysis {
     size_t nmem, mcap;
     bool mem_unsorted;          /* one arrived before the last: sorted at refresh */
 
+    /* CUDA allocations and frees (alloc.c), sorted by time at refresh, and
+     * the span of all GPU records (CUPTI recording) */
+    struct an_alloc_ev *galloc;
+    size_t ngalloc, galloc_cap;
+    bool galloc_unsorted;
+    bool galloc_any;
+    uint64_t galloc_first, galloc_last;
+
     /* GPU */
     bool gpu_present;
     bool rings;                 /* threads keep region transitions */
@@ -304,6 +312,21 @@ void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
 void an_series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);
+
+/* alloc.c: the live bytes of CUDA allocations at step ends */
+typedef struct an_alloc_ev {
+    uint64_t ts, address, bytes;
+    uint64_t seq;               /* arrival, the tie-break when sorting */
+    uint32_t device;
+    bool free;
+} an_alloc_ev;
+/* Keep the ALLOC/FREE records of device memory and the span of all GPU
+ * records. */
+void an_alloc_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
+/* The leak fit of live allocated bytes at each step's end vs step (steps
+ * sorted); no fit without allocation records. */
+void an_alloc_fit(prism_analysis *a, double threshold_mb, prism_leak *out);
+void an_alloc_free(prism_analysis *a);
 
 /* gpu.c */
 void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);

@@ -2,7 +2,7 @@
  * series.c - steps and memory samples: the series for plotting, step
  * statistics (mean, p50, p95, max, and the steps that make no sense,
  * counted: see prism_step_stats) and the leak fits of memory against step
- * (the verdict itself is leak.c's).
+ * (the verdict itself is leak.c's; the CUDA allocations' series alloc.c's).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -267,13 +267,42 @@ static uint64_t steps_to_epoch_end(const prism_analysis *a)
     return longest > last ? longest - last : longest;
 }
 
+/*
+ * The step a memory sample counts for: the one it was taken at, or, for a
+ * periodic sample, the step most recently started before it (a sample
+ * between steps belongs to the step that just ran); PRISM_NO_STEP before
+ * the first step and after the last one ended.  Steps in start order.
+ */
+static uint64_t step_of(const prism_analysis *a, const prism_mem_point *m)
+{
+    if (m->step != PRISM_NO_STEP)
+        return m->step;
+    size_t lo = 0, hi = a->steps_sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->steps[mid].start <= m->ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return PRISM_NO_STEP;
+    const prism_step *s = &a->steps[lo - 1];
+    if (lo == a->steps_sorted && m->ts > s->end)
+        return PRISM_NO_STEP;
+    return s->index;
+}
+
 void an_series_leaks(prism_analysis *a, double threshold_mb)
 {
     prism_memory_stats *ms = &a->mem_stats;
     ms->host = ms->gpu = prism_leak_fit(NULL, NULL, 0, threshold_mb);   /* "no fit" */
-    size_t n = 0;
-    for (size_t i = 0; i < a->nmem; i++)
-        n += a->mem[i].step != PRISM_NO_STEP;
+    ms->have_gpu_alloc = a->ngalloc > 0;
+    an_alloc_fit(a, threshold_mb, &ms->gpu_alloc);
+    uint64_t left = steps_to_epoch_end(a);
+    if (ms->have_gpu_alloc)
+        prism_leak_project(&ms->gpu_alloc, left, true);
+    size_t n = a->nmem;
     double *x = malloc((n ? n : 1) * sizeof *x), *yh = malloc((n ? n : 1) * sizeof *yh),
            *yg = malloc((n ? n : 1) * sizeof *yg);
     if (!x || !yh || !yg) {
@@ -285,9 +314,10 @@ void an_series_leaks(prism_analysis *a, double threshold_mb)
     size_t k = 0;
     for (size_t i = 0; i < a->nmem; i++) {
         const prism_mem_point *m = &a->mem[i];
-        if (m->step == PRISM_NO_STEP)
+        uint64_t step = step_of(a, m);
+        if (step == PRISM_NO_STEP)
             continue;
-        x[k] = (double)m->step;
+        x[k] = (double)step;
         yh[k] = (double)m->rss;
         yg[k] = (double)m->gpu_used;
         k++;
@@ -295,7 +325,6 @@ void an_series_leaks(prism_analysis *a, double threshold_mb)
     ms->host = prism_leak_fit(x, yh, k, threshold_mb);
     if (ms->have_gpu)
         ms->gpu = prism_leak_fit(x, yg, k, threshold_mb);
-    uint64_t left = steps_to_epoch_end(a);
     prism_leak_project(&ms->host, left, true);
     if (ms->have_gpu)
         prism_leak_project(&ms->gpu, left, true);
