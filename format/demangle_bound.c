@@ -147,7 +147,7 @@ static bool num_us(st *s, uint64_t *ndig)
 
 static part type(st *s);
 static part name(st *s, bool *templ, args_info *ai);
-static part encoding(st *s, bool local);
+static part encoding(st *s);
 
 static bool enter(st *s)
 {
@@ -453,7 +453,7 @@ static part local(st *s, bool *templ, args_info *ai)
 {
     if (!enter(s) || !eat(s, 'Z'))
         return leave(s, bad(s));
-    part f = encoding(s, true);
+    part f = encoding(s);
     if (!eat(s, 'E'))
         return leave(s, bad(s));
     part r;
@@ -643,7 +643,7 @@ static part type(st *s)
 /* A function's or a data object's encoding: <name> [<type>*].  A function
  * template's signature is printed with its arguments at hand: its T_ are
  * resolved there, so they do not leave it (local: inside Z ... E). */
-static part encoding(st *s, bool local_enc)
+static part encoding(st *s)
 {
     if (!enter(s))
         return leave(s, bad(s));
@@ -677,7 +677,6 @@ static part encoding(st *s, bool local_enc)
         sig.taint &= ~ctx_bit(me);
     r.n = add(r.n, sig.n);
     r.taint |= sig.taint;
-    (void)local_enc;
     return leave(s, r);
 }
 
@@ -687,7 +686,7 @@ uint64_t pf_demangle_bound(const char *name_, size_t len)
     if (len < 3 || name_[0] != '_' || name_[1] != 'Z')
         return 0;
     s.p += 2;
-    part r = encoding(&s, false);
+    part r = encoding(&s);
     if (!s.bad && s.p < s.end) {        /* a clone suffix: " [clone .cold.1]" */
         if (*s.p != '.')
             return 0;
