@@ -196,7 +196,7 @@ endif
 endif
 # the fuzz targets' replays are tests like the others (tests/fuzz/replay.c)
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary)
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle)
 TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
@@ -481,7 +481,7 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- Fuzzing (tests/fuzz/; issue 16) ---------------------------------------
-# Four libFuzzer targets built with clang, ASan + UBSan (tests/fuzz/*_fuzz.c):
+# The libFuzzer targets built with clang, ASan + UBSan (tests/fuzz/*_fuzz.c):
 #   reader   the chunk reader alone, the input a whole file image
 #   feed     reader + analysis fed in fuzzer-chosen pieces, refreshed between
 #            them (the live-tail path; 8 control bytes, then the file)
@@ -489,6 +489,9 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 #   import   the trace importer (JSON/gzip) through the reader
 #   summary  the rank summary reader (docs/SUMMARY.md), its round trip
 #            through the writer, a job merged from it (seeds: tests/corpus/summary/)
+#   demangle the reader's demangling of C++ names: the bound on what the
+#            demangler prints is never exceeded (seeds: tests/corpus/demangle/,
+#            dictionary tests/fuzz/demangle.dict)
 # make fuzz: builds them, makes a seed corpus with the project's own writers
 # (tests/fuzz/seeds.sh: small refprofile/trainloop runs, into
 # $(B)/fuzz/seeds/), and runs each for FUZZ_SECONDS (default 60) on
@@ -499,14 +502,14 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 # FUZZ_FLAGS: more libFuzzer options; FUZZ_EXTRA: more compiler flags.
 # A finding: minimise it (-minimize_crash=1), fix it, put the input in
 # tests/corpus/<target>/.
-# make test: <target>_replay (tests/fuzz/replay.c, one driver for the four)
+# make test: <target>_replay (tests/fuzz/replay.c, one driver for all)
 # replays tests/corpus/<target>/ through the same target with the
 # ordinary compiler, each file whole, cut and mutated, deterministically;
 # under SANITIZE=1 with ASan + UBSan.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= reader feed compare import summary
+FUZZ_TARGETS ?= reader feed compare import summary demangle
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
@@ -540,6 +543,7 @@ fuzz: fuzz-build fuzz-seeds
 	    $(addprefix $(FUZZ_DIR)/seeds/,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	    if [ $$t = import ]; then extra="-dict=tests/fuzz/import.dict tests/fuzz/corpus"; \
+	    elif [ $$t = demangle ]; then extra="-dict=tests/fuzz/demangle.dict tests/corpus/$$t"; \
 	    else extra="tests/corpus/$$t $(FUZZ_DIR)/seeds/$$t"; fi; \
 	    echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
 	    $(FUZZ_DIR)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN) \
@@ -555,7 +559,7 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
 .SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
             $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o \
-            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o
+            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \

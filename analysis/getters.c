@@ -142,3 +142,24 @@ bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, ui
     *var = p->steps_seen > 1 ? p->step_std_ns * p->step_std_ns : 0;
     return true;
 }
+
+/* The allocations' fit is exact, so it is the verdict, unless it has no fit
+ * or GPU used proves a leak it does not show (memory the allocation records
+ * miss: the CUDA context, cuMem* virtual memory, libraries' own pools). */
+const prism_leak *prism_memory_gpu_leak(const prism_memory_stats *m, const char **what)
+{
+    const prism_leak *l = NULL;
+    const char *w = NULL;
+    bool alloc = m && m->have_gpu_alloc, used = m && m->have_gpu;
+    if (alloc && (m->gpu_alloc.have_fit || !(used && m->gpu.have_fit)) &&
+        !(used && m->gpu.leak && !m->gpu_alloc.leak)) {
+        l = &m->gpu_alloc;
+        w = "GPU allocations";
+    } else if (used) {
+        l = &m->gpu;
+        w = "GPU used";
+    }
+    if (what)
+        *what = w;
+    return l;
+}

@@ -269,8 +269,6 @@ void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n)
         case PRISM_GPU_MEMSET: a->memset_ns += dur; device_done(a, &g[i], dur); break;
         case PRISM_GPU_SYNC: a->sync_ns += dur; break;
         case PRISM_GPU_API: a->api_ns += dur; api_call(a, &g[i]); break;
-        case PRISM_GPU_ALLOC:
-        case PRISM_GPU_FREE: an_series_alloc(a, &g[i]); break;
         default: break;
         }
     }

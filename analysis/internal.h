@@ -147,14 +147,6 @@ typedef struct seg {
     uint64_t start, end;
 } seg;
 
-/* One CUDA allocation or free (GPU records ALLOC / FREE): the GPU
- * allocation series of the leak verdict (series.c). */
-typedef struct an_alloc {
-    uint64_t ts;
-    int64_t bytes;              /* + allocated, - freed */
-    uint64_t address;
-} an_alloc;
-
 struct prism_analysis {
     prism_analysis_opts opts;
     prism_reader *reader;
@@ -177,8 +169,14 @@ struct prism_analysis {
     prism_mem_point *mem;
     size_t nmem, mcap;
     bool mem_unsorted;          /* one arrived before the last: sorted at refresh */
-    an_alloc *allocs;           /* CUDA allocations (+) and frees (-), as they came */
-    size_t nallocs, acap;
+
+    /* CUDA allocations and frees (alloc.c), sorted by time at refresh, and
+     * the span of all GPU records (CUPTI recording) */
+    struct an_alloc_ev *galloc;
+    size_t ngalloc, galloc_cap;
+    bool galloc_unsorted;
+    bool galloc_any;
+    uint64_t galloc_first, galloc_last;
 
     /* GPU */
     bool gpu_present;
@@ -314,7 +312,21 @@ void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
 void an_series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);
-void an_series_alloc(prism_analysis *a, const prism_gpu_record *g);
+
+/* alloc.c: the live bytes of CUDA allocations at step ends */
+typedef struct an_alloc_ev {
+    uint64_t ts, address, bytes;
+    uint64_t seq;               /* arrival, the tie-break when sorting */
+    uint32_t device;
+    bool free;
+} an_alloc_ev;
+/* Keep the ALLOC/FREE records of device memory and the span of all GPU
+ * records. */
+void an_alloc_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
+/* The leak fit of live allocated bytes at each step's end vs step (steps
+ * sorted); no fit without allocation records. */
+void an_alloc_fit(prism_analysis *a, double threshold_mb, prism_leak *out);
+void an_alloc_free(prism_analysis *a);
 
 /* gpu.c */
 void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);

@@ -19,8 +19,10 @@
  *                 flat.
  *
  * Verdicts (prism_leak_verdict), from at least 4 points:
- *   NONE      not rising; or neither fast nor significant; or the last
- *             third flat (the rise stopped);
+ *   NONE      not rising; or neither fast nor significant (said "the rise
+ *             stopped" when the middle and last thirds are flat: a warm-up
+ *             too short to weigh in a long run); or the last third flat
+ *             (the rise stopped);
  *   GROWING   the middle third flat (rising only late in the run);
  *   LEAK      fast: the slope above the threshold with a good fit (the
  *             reference's knob, memory_leak_threshold_mb: a fast leak
@@ -165,7 +167,12 @@ static void judge(prism_leak *f, const line *all, bool shape, int mid, int late,
     }
     bool fast = f->slope_mb_per_step > threshold_mb && f->r2 >= LEAK_MIN_R2;
     if (!fast && !(all->t >= LEAK_MIN_T)) {
-        verdict(f, PRISM_LEAK_NONE, "no significant rise");
+        /* a short rise early in a long run (a caching allocator filling its
+         * pool in the first steps) is too small overall to be significant:
+         * said as what it is when the middle and the end are both flat */
+        verdict(f, PRISM_LEAK_NONE, mid == THIRD_FLAT && late == THIRD_FLAT
+                                        ? "the rise stopped (warm-up or one-off)"
+                                        : "no significant rise");
         return;
     }
     if (late == THIRD_FLAT) {

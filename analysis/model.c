@@ -86,6 +86,7 @@ static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
     prism_analysis *a = ctx;
     a->events += n;
     an_gpu_records(a, g, n);
+    an_alloc_records(a, g, n);
 }
 
 static void cb_dropped(void *ctx, const prism_dropped *d)
@@ -221,7 +222,7 @@ void prism_analysis_free(prism_analysis *a)
     free(a->steps);
     free(a->sampled_pos);
     free(a->mem);
-    free(a->allocs);
+    an_alloc_free(a);
     pb_map_free(&a->kernel_of);
     free(a->kstat);
     free(a->kname);

@@ -271,12 +271,17 @@ static bool loader_name(const char *name)
 
 /* What to do, for the program the profile is: a Python (PyTorch) program
  * gets Python advice, anything else C/C++ advice; GPU memory CUDA advice. */
-static void leak_advice(const rules_ctx *c, bool gpu, prism_bottleneck *b)
+static void leak_advice(const rules_ctx *c, bool gpu, bool allocs, prism_bottleneck *b)
 {
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
     bool py = c->python;        /* python_profile(): argv, producer, aten:: ops */
-    if (gpu)
+    if (allocs && !py)
+        rules_put(r, cap, "Device memory is allocated every step (cudaMalloc) and never "
+                  "freed: cudaFree it when the step is done, or allocate it once before the "
+                  "loop and reuse it (prism-top dump lists each allocation: size, address, "
+                  "time).");
+    else if (gpu)
         rules_put(r, cap, "GPU memory in use grows every step: free (cudaFree) or reuse what "
                   "each step allocates, and compare the caching allocator's statistics "
                   "(allocated vs reserved%s) from step to step to see what stays.",
@@ -308,11 +313,13 @@ static void slope_text(char *buf, size_t cap, double mb)
     snprintf(buf, cap, mb < 1.0 ? "%.2f" : mb < 100.0 ? "%.1f" : "%.0f", mb);
 }
 
+/* what: the series in words ("host RSS", "GPU allocations", "GPU used"). */
 static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gpu,
                       const char *what)
 {
     if (!l->leak)
         return;
+    bool allocs = gpu && l == &c->mem->gpu_alloc;
     bool high = l->slope_mb_per_step * LEAK_HIGH_STEPS > LEAK_HIGH_MB ||
                 l->growth_pct > LEAK_HIGH_PCT;
     prism_bottleneck *b = rules_add(c, PRISM_BN_MEMORY_LEAK,
@@ -325,18 +332,26 @@ static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gp
     slope_text(slope, sizeof slope, l->slope_mb_per_step);
     mb_text(grew, sizeof grew, l->growth_mb);
     mb_text(then, sizeof then, l->projected_mb);
-    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope, what);
-    rules_put(b->evidence, sizeof b->evidence, "grew %s", grew);
+    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope,
+             what);
+    if (allocs)     /* the file's own allocation records: exact at every step end */
+        rules_put(b->evidence, sizeof b->evidence, "CUDA allocations not freed grew %s", grew);
+    else if (gpu && c->mem->have_gpu_alloc)     /* used grows, the allocations do not */
+        rules_put(b->evidence, sizeof b->evidence, "grew %s while the recorded CUDA "
+                  "allocations did not (reused from a caching allocator's pool, or "
+                  "allocated outside cudaMalloc)", grew);
+    else
+        rules_put(b->evidence, sizeof b->evidence, "grew %s", grew);
     if (isfinite(l->growth_pct))
         rules_put(b->evidence, sizeof b->evidence, " (+%.1f%%)", l->growth_pct);
     rules_put(b->evidence, sizeof b->evidence,
-              " over %llu steps; slope %.2f +/- %.2f MB/step, r2 %.2f, %zu step samples; "
+              " over %llu steps; slope %.2f +/- %.2f MB/step, r2 %.2f, %zu %s; "
               "%s in %llu more steps%s; %s (threshold %.1f MB/step)",
               (unsigned long long)l->span_steps, l->slope_mb_per_step, l->slope_se_mb, l->r2,
-              l->points, then, (unsigned long long)l->projection_steps,
+              l->points, allocs ? "step ends" : "step samples", then, (unsigned long long)l->projection_steps,
               l->projection_epoch ? " (end of epoch)" : "", l->reason ? l->reason : "",
               leak_mb);
-    leak_advice(c, gpu, b);
+    leak_advice(c, gpu, allocs, b);
 }
 
 /* ---- dropped_events --------------------------------------------------- */
@@ -352,14 +367,14 @@ static void rule_host_leak(rules_ctx *c)
         rule_leak(c, &c->mem->host, c->leak_mb, false, "host RSS");
 }
 
-/* The CUDA allocations' series first (exact, each allocation seen); the
- * periodic GPU memory samples when it shows no leak. */
+/* The GPU verdict: the CUDA allocations' when the file recorded them (exact),
+ * else GPU memory used. */
 static void rule_gpu_leak(rules_ctx *c)
 {
-    if (c->mem && c->mem->gpu_allocs && c->mem->gpu_alloc.leak)
-        rule_leak(c, &c->mem->gpu_alloc, c->leak_mb, true, "GPU memory: CUDA allocations");
-    else if (c->mem && c->mem->have_gpu)
-        rule_leak(c, &c->mem->gpu, c->leak_mb, true, "GPU memory");
+    const prism_leak *l = c->mem ? prism_memory_gpu_leak(c->mem, NULL) : NULL;
+    if (l)
+        rule_leak(c, l, c->leak_mb, true,
+                  l == &c->mem->gpu_alloc ? "GPU allocations" : "GPU memory");
 }
 
 static void rule_dropped(rules_ctx *c)

@@ -2,15 +2,13 @@
  * series.c - steps and memory samples: the series for plotting, step
  * statistics (mean, p50, p95, max, and the steps that make no sense,
  * counted: see prism_step_stats) and the leak fits of memory against step
- * (the verdict itself is leak.c's).
+ * (the verdict itself is leak.c's; the CUDA allocations' series alloc.c's).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-#include "array.h"
-#include "u64map.h"
 
 /* Steps in start order, kept lazily: an_series_steps appends (one
  * reservation per batch, geometric), and an_series_sort_steps puts a tail that
@@ -269,91 +267,42 @@ static uint64_t steps_to_epoch_end(const prism_analysis *a)
     return longest > last ? longest - last : longest;
 }
 
-/* A CUDA allocation or free, kept for the allocation series. */
-void an_series_alloc(prism_analysis *a, const prism_gpu_record *g)
+/*
+ * The step a memory sample counts for: the one it was taken at, or, for a
+ * periodic sample, the step most recently started before it (a sample
+ * between steps belongs to the step that just ran); PRISM_NO_STEP before
+ * the first step and after the last one ended.  Steps in start order.
+ */
+static uint64_t step_of(const prism_analysis *a, const prism_mem_point *m)
 {
-    if (!pb_vec_reserve((void **)&a->allocs, &a->acap, a->nallocs + 1, sizeof *a->allocs))
-        return;
-    uint64_t b = g->bytes > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : g->bytes;
-    a->allocs[a->nallocs++] = (an_alloc){ g->start, g->type == PRISM_GPU_ALLOC ? (int64_t)b
-                                                                              : -(int64_t)b,
-                                          g->address };
-}
-
-static int alloc_by_time(const void *x, const void *y, const void *ctx)
-{
-    const an_alloc *p = x, *q = y;
-    (void)ctx;
-    return p->ts < q->ts ? -1 : p->ts > q->ts;
-}
-
-/* The bytes of CUDA allocations live at each step's end, fitted against
- * the step index: frees take what their allocation took (by address: a
- * free record may carry no size), a free of memory allocated before the
- * profile began counts nothing.  Steps in start order; allocations sorted
- * here (stable: equal times keep their order). */
-static void alloc_leak(prism_analysis *a, double threshold_mb)
-{
-    prism_memory_stats *ms = &a->mem_stats;
-    ms->gpu_alloc = prism_leak_fit(NULL, NULL, 0, threshold_mb);
-    ms->gpu_allocs = 0;
-    for (size_t i = 0; i < a->nallocs; i++)
-        ms->gpu_allocs += a->allocs[i].bytes > 0;
-    if (!ms->gpu_allocs || a->nsteps < 2)
-        return;
-    pb_sort_stable(a->allocs, a->nallocs, sizeof *a->allocs, alloc_by_time, NULL);
-    double *x = malloc(a->nsteps * sizeof *x), *y = malloc(a->nsteps * sizeof *y);
-    pb_map live = { 0 };
-    if (!x || !y) {
-        free(x);
-        free(y);
-        return;
+    if (m->step != PRISM_NO_STEP)
+        return m->step;
+    size_t lo = 0, hi = a->steps_sorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->steps[mid].start <= m->ts)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    /* steps by end time: sort a copy of (end, index) */
-    prism_step *st = malloc(a->nsteps * sizeof *st);
-    if (!st) {
-        free(x);
-        free(y);
-        return;
-    }
-    size_t ns = 0;
-    for (size_t i = 0; i < a->nsteps; i++)
-        if (a->steps[i].end > a->steps[i].start)
-            st[ns++] = a->steps[i];
-    int64_t bytes = 0;
-    size_t k = 0, j = 0;
-    for (size_t i = 0; i < ns; i++) {
-        while (j < a->nallocs && a->allocs[j].ts <= st[i].end) {
-            const an_alloc *e = &a->allocs[j++];
-            if (e->bytes > 0) {
-                bytes += e->bytes;
-                pb_map_put(&live, e->address, (uint64_t)e->bytes);
-            } else {
-                uint64_t had = 0;
-                if (pb_map_get(&live, e->address, &had) && had) {
-                    bytes -= (int64_t)had;
-                    pb_map_put(&live, e->address, 0);
-                }
-            }
-        }
-        x[k] = (double)st[i].index;
-        y[k] = (double)bytes;
-        k++;
-    }
-    ms->gpu_alloc = prism_leak_fit(x, y, k, threshold_mb);
-    pb_map_free(&live);
-    free(st);
-    free(x);
-    free(y);
+    if (lo == 0)
+        return PRISM_NO_STEP;
+    const prism_step *s = &a->steps[lo - 1];
+    if (lo == a->steps_sorted && m->ts > s->end)
+        return PRISM_NO_STEP;
+    return s->index;
 }
 
 void an_series_leaks(prism_analysis *a, double threshold_mb)
 {
     prism_memory_stats *ms = &a->mem_stats;
     ms->host = ms->gpu = prism_leak_fit(NULL, NULL, 0, threshold_mb);   /* "no fit" */
-    size_t n = 0;
-    for (size_t i = 0; i < a->nmem; i++)
-        n += a->mem[i].step != PRISM_NO_STEP;
+    ms->have_gpu_alloc = a->ngalloc > 0;
+    an_alloc_fit(a, threshold_mb, &ms->gpu_alloc);
+    uint64_t left = steps_to_epoch_end(a);
+    if (ms->have_gpu_alloc)
+        prism_leak_project(&ms->gpu_alloc, left, true);
+    size_t n = a->nmem;
     double *x = malloc((n ? n : 1) * sizeof *x), *yh = malloc((n ? n : 1) * sizeof *yh),
            *yg = malloc((n ? n : 1) * sizeof *yg);
     if (!x || !yh || !yg) {
@@ -362,25 +311,41 @@ void an_series_leaks(prism_analysis *a, double threshold_mb)
         free(yg);
         return;
     }
-    size_t k = 0;
+    /* GPU used: the step-end samples alone when they carry GPU figures (a
+     * program's own, e.g. torch's memory_allocated, differ in kind from
+     * NVML's periodic per-process figure: mixed, the line fits neither; GPU
+     * run, torch_amp_pym fixture); samples without GPU figures never */
+    bool step_gpu = false;
+    for (size_t i = 0; i < a->nmem && !step_gpu; i++)
+        step_gpu = a->mem[i].step != PRISM_NO_STEP && a->mem[i].ngpu;
+    double *xg = malloc((n ? n : 1) * sizeof *xg);
+    if (!xg) {
+        free(x);
+        free(yh);
+        free(yg);
+        return;
+    }
+    size_t k = 0, kg = 0;
     for (size_t i = 0; i < a->nmem; i++) {
         const prism_mem_point *m = &a->mem[i];
-        if (m->step == PRISM_NO_STEP)
+        uint64_t step = step_of(a, m);
+        if (step == PRISM_NO_STEP)
             continue;
-        x[k] = (double)m->step;
+        x[k] = (double)step;
         yh[k] = (double)m->rss;
-        yg[k] = (double)m->gpu_used;
         k++;
+        if (m->ngpu && (!step_gpu || m->step != PRISM_NO_STEP)) {
+            xg[kg] = (double)step;
+            yg[kg++] = (double)m->gpu_used;
+        }
     }
     ms->host = prism_leak_fit(x, yh, k, threshold_mb);
     if (ms->have_gpu)
-        ms->gpu = prism_leak_fit(x, yg, k, threshold_mb);
-    uint64_t left = steps_to_epoch_end(a);
+        ms->gpu = prism_leak_fit(xg, yg, kg, threshold_mb);
+    free(xg);
     prism_leak_project(&ms->host, left, true);
     if (ms->have_gpu)
         prism_leak_project(&ms->gpu, left, true);
-    alloc_leak(a, threshold_mb);
-    prism_leak_project(&ms->gpu_alloc, left, true);
     free(x);
     free(yh);
     free(yg);

@@ -42,6 +42,25 @@ void *pf_reader_ctx(struct prism_reader *r);
 bool pf_reader_put_string(struct prism_reader *r, uint32_t id, const char *s, size_t len);
 void pf_reader_saw_footer(struct prism_reader *r);
 
+/* ---- demangling (demangle.c, demangle_bound.c) ---- */
+/* Names offered to the demangler: at most this long (bytes), and bounded
+ * to print at most PF_DEMANGLE_MAX_OUT and PF_DEMANGLE_RATIO times their
+ * length (bounded work per byte of a file; real kernel names: under 64). */
+#define PF_DEMANGLE_MAX_IN  4096u
+#define PF_DEMANGLE_MAX_OUT (256u * 1024u)
+#define PF_DEMANGLE_RATIO   256u
+/* The C++ runtime's demangler was found (looked up once per process). */
+bool pf_demangle_available(void);
+/* s[0..len) looks mangled and may be offered: "_Z", no NUL, not too long. */
+bool pf_demangle_wanted(const char *s, size_t len);
+/* The demangled form of s[0..len) (need not end with a NUL), cut at
+ * PRISM_MAX_STRING_BYTES; NULL when s is not offered, the runtime is
+ * missing, or demangling fails.  The caller frees it. */
+char *pf_demangle(const char *s, size_t len, size_t *out_len);
+/* At most how many bytes __cxa_demangle prints for s[0..len); 0 when the
+ * name is outside what the bound understands (then it is not offered). */
+uint64_t pf_demangle_bound(const char *s, size_t len);
+
 /* backends.c: copy the registered backends, in order, into out (room for
  * PRISM_MAX_BACKENDS); returns how many. */
 size_t pf_reader_backends(const prism_foreign_backend **out);

@@ -55,7 +55,8 @@ struct prism_reader {
     pb_error err;               /* code 0 (PRISM_OK) until an error */
 
     prism_reader_stats st;
-    idmap strings;              /* id -> arena string */
+    idmap strings;              /* id -> arena string, demangled */
+    idmap raws;                 /* id -> the file's string, where demangled */
     idmap seqs;                 /* stream -> next expected seq + 1 */
     arena mem;
 
@@ -78,13 +79,50 @@ const prism_reader_callbacks *pf_reader_cb(prism_reader *r) { return &r->cb; }
 void *pf_reader_ctx(prism_reader *r) { return r->ctx; }
 void pf_reader_saw_footer(prism_reader *r) { r->st.footer = true; }
 
-bool pf_reader_put_string(prism_reader *r, uint32_t id, const char *s, size_t len)
+static char *arena_copy(prism_reader *r, const char *s, size_t len)
 {
     char *d = pf_arena_alloc(&r->mem, len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+static bool same(const idmap *m, uint32_t id, const char *s, size_t len)
+{
+    uintptr_t v;
+    uint32_t l;
+    return pf_idmap_get(m, id, &v, &l) && l == len && !memcmp((const char *)v, s, len);
+}
+
+static bool has(const idmap *m, uint32_t id)
+{
+    uintptr_t v;
+    uint32_t l;
+    return pf_idmap_get(m, id, &v, &l);
+}
+
+/* A mangled name is demangled here, once: an id stored again with the same
+ * text (a chunk repeated) is left as it is. */
+bool pf_reader_put_string(prism_reader *r, uint32_t id, const char *s, size_t len)
+{
+    if (same(&r->raws, id, s, len) || (!has(&r->raws, id) && same(&r->strings, id, s, len)))
+        return true;
+    char *d = arena_copy(r, s, len);
     if (!d)
         return false;
-    memcpy(d, s, len);
-    d[len] = '\0';
+    size_t plen = 0;
+    char *plain = pf_demangle(d, len, &plen);
+    if (plain) {
+        char *p = arena_copy(r, plain, plen);
+        free(plain);
+        return p && pf_idmap_put(&r->raws, id, (uintptr_t)d, (uint32_t)len) &&
+               pf_idmap_put(&r->strings, id, (uintptr_t)p, (uint32_t)plen);
+    }
+    if (has(&r->raws, id) &&                        /* it was demangled before */
+        !pf_idmap_put(&r->raws, id, (uintptr_t)d, (uint32_t)len))
+        return false;
     return pf_idmap_put(&r->strings, id, (uintptr_t)d, (uint32_t)len);
 }
 
@@ -96,6 +134,17 @@ const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len)
         return r->fb->string(r->fst, id, len);
     if (!pf_idmap_get(&r->strings, id, &v, &l))
         return NULL;
+    if (len)
+        *len = l;
+    return (const char *)v;
+}
+
+const char *prism_reader_string_raw(const prism_reader *r, uint32_t id, size_t *len)
+{
+    uintptr_t v;
+    uint32_t l;
+    if (r->probe == PROBE_FOREIGN || !pf_idmap_get(&r->raws, id, &v, &l))
+        return prism_reader_string(r, id, len);
     if (len)
         *len = l;
     return (const char *)v;
@@ -125,6 +174,7 @@ void prism_reader_free(prism_reader *r)
     pf_header_store_free(&r->hs);
     free(r->pend);
     pf_idmap_free(&r->strings);
+    pf_idmap_free(&r->raws);
     pf_idmap_free(&r->seqs);
     pf_arena_free(&r->mem);
     free(r);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cupti.h"
+#include "format_internal.h"
 
 #ifdef PRISM_HAVE_CUPTI_HEADERS
 
@@ -140,7 +141,11 @@ static uint32_t intern(void *ctx, const char *name)
     }
     char *plain = NULL;
     int st = -1;
-    if (demangle && name[0] == '_' && name[1] == 'Z')
+    size_t len = strlen(name);
+    uint64_t bound = demangle && pf_demangle_wanted(name, len) ? pf_demangle_bound(name, len) : 0;
+    /* the reader's bound (format/demangle_bound.c): a crafted name can make
+     * __cxa_demangle print exponentially much, here in the program */
+    if (bound && bound <= PF_DEMANGLE_MAX_OUT && bound <= (uint64_t)PF_DEMANGLE_RATIO * len)
         plain = demangle(name, NULL, NULL, &st);
     const char *use = plain && st == 0 ? plain : name;
     uint32_t id = 0;

@@ -100,37 +100,36 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
 {
     if (!m->count) {
         fputs("  Memory: no samples\n", f);
-        return;
+        if (!m->have_gpu_alloc)
+            return;
     }
     char b1[32], b2[32];
     fmt_bytes(b1, sizeof b1, (double)m->peak_rss);
-    fprintf(f, "  Peak host RSS: %s\n", b1);
+    if (m->count)
+        fprintf(f, "  Peak host RSS: %s\n", b1);
     if (m->have_gpu) {
         fmt_bytes(b1, sizeof b1, (double)m->peak_gpu_used);
         fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
         fprintf(f, "  Peak GPU memory: %s used, %s reserved\n", b1, b2);
     }
-    bool gpu = m->have_gpu, al = m->gpu_allocs > 0;
-    const prism_leak *ls[3] = { &m->host, gpu ? &m->gpu : NULL, al ? &m->gpu_alloc : NULL };
-    static const char *const names[3] = { "host RSS", "GPU used", "GPU allocations" };
-    char leak[80] = "", grow[80] = "";
-    for (int i = 0; i < 3; i++) {
-        if (!ls[i])
-            continue;
-        char *dst = ls[i]->leak ? leak : ls[i]->verdict == PRISM_LEAK_GROWING ? grow : NULL;
-        if (dst)
-            snprintf(dst + strlen(dst), sizeof leak - strlen(dst), "%s%s", *dst ? ", " : "",
-                     names[i]);
-    }
-    if (*leak)
-        fprintf(f, "  Memory leak: DETECTED (%s)\n", leak);
-    else if (*grow)
-        fprintf(f, "  Memory leak: not proven (%s growing)\n", grow);
+    const char *what = NULL;
+    const prism_leak *g = prism_memory_gpu_leak(m, &what);
+    bool hl = m->host.leak, gl = g && g->leak;
+    bool hg = m->host.verdict == PRISM_LEAK_GROWING, gg = g && g->verdict == PRISM_LEAK_GROWING;
+    if (hl || gl)
+        fprintf(f, "  Memory leak: DETECTED (%s%s%s)\n", hl ? "host RSS" : "",
+                hl && gl ? ", " : "", gl ? what : "");
+    else if (hg || gg)
+        fprintf(f, "  Memory leak: not proven (%s%s%s growing)\n", hg ? "host RSS" : "",
+                hg && gg ? ", " : "", gg ? what : "");
     else
         fputs("  Memory leak: none\n", f);
-    for (int i = 0; i < 3; i++)
-        if (ls[i])
-            fit_line(f, names[i], ls[i]);
+    if (m->count)
+        fit_line(f, "host RSS", &m->host);
+    if (m->have_gpu_alloc)      /* live bytes of the CUDA allocations at step ends */
+        fit_line(f, "GPU allocations", &m->gpu_alloc);
+    if (m->have_gpu)
+        fit_line(f, "GPU used", &m->gpu);
 }
 
 /* The threads that lost the most regions, at most four. */

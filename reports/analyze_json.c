@@ -142,14 +142,18 @@ static void steps(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
-static void fit(pb_json *w, const char *key, const prism_leak *l, bool present)
+/* series: what was fitted, for the GPU verdict ("allocations", "used"). */
+static void fit(pb_json *w, const char *key, const prism_leak *l, bool present,
+                const char *series)
 {
     pb_json_key(w, key);
-    if (!present) {
+    if (!present || !l) {
         pb_json_null(w);
         return;
     }
     pb_json_begin_object(w);
+    if (series)
+        pb_json_kstring(w, "series", series);
     pb_json_kbool(w, "have_fit", l->have_fit);
     pb_json_kuint(w, "points", l->points);
     pb_json_kdouble(w, "slope_mb_per_step", l->slope_mb_per_step);
@@ -184,13 +188,13 @@ static void memory(pb_json *w, const prism_analysis *a)
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_used) : pb_json_null(w);
     pb_json_key(w, "peak_gpu_reserved_bytes");
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_reserved) : pb_json_null(w);
-    pb_json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak) ||
-                                          (m->gpu_allocs && m->gpu_alloc.leak));
-    fit(w, "host_leak", &m->host, true);
-    fit(w, "gpu_leak", &m->gpu, m->have_gpu);
-    pb_json_key(w, "gpu_allocs");
-    pb_json_uint(w, m->gpu_allocs);
-    fit(w, "gpu_alloc_leak", &m->gpu_alloc, m->gpu_allocs > 0);
+    const prism_leak *g = prism_memory_gpu_leak(m, NULL);
+    pb_json_kbool(w, "leak_detected", m->host.leak || (g && g->leak));
+    fit(w, "host_leak", &m->host, true, NULL);
+    /* the GPU verdict: the CUDA allocations' fit when the file has them */
+    fit(w, "gpu_leak", g, g != NULL, g == &m->gpu_alloc ? "allocations" : "used");
+    fit(w, "gpu_used_leak", &m->gpu, m->have_gpu, NULL);
+    fit(w, "gpu_alloc_leak", &m->gpu_alloc, m->have_gpu_alloc, NULL);
     pb_json_end_object(w);
 }
 

@@ -19,6 +19,13 @@
 
 #define RULE "============================================================\n"
 
+/* Host RSS or the GPU verdict (the CUDA allocations' when recorded). */
+static bool leak_detected(const prism_memory_stats *m)
+{
+    const prism_leak *g = prism_memory_gpu_leak(m, NULL);
+    return m->host.leak || (g && g->leak);
+}
+
 /* The figures of the metric table for one profile. */
 typedef struct metrics {
     double steps, sampled, total_ns, mean_ns, p95_ns, peak_host_mb, peak_gpu_mb;
@@ -35,7 +42,7 @@ static metrics metrics_of(const prism_analysis *a)
         .mean_ns = s->mean_ns, .p95_ns = s->p95_ns,
         .peak_host_mb = bytes_mb((double)m->peak_rss),
         .peak_gpu_mb = bytes_mb((double)m->peak_gpu_used),
-        .have_gpu = m->have_gpu, .leak = m->host.leak || (m->have_gpu && m->gpu.leak),
+        .have_gpu = m->have_gpu, .leak = leak_detected(m),
     };
     return x;
 }
@@ -252,7 +259,7 @@ static void json_side(pb_json *w, const char *key, const char *path, const prism
         pb_json_uint(w, m->peak_gpu_used);
     else
         pb_json_null(w);
-    pb_json_kbool(w, "leak_detected", m->host.leak || (m->have_gpu && m->gpu.leak));
+    pb_json_kbool(w, "leak_detected", leak_detected(m));
     pb_json_end_object(w);
 }
 

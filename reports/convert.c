@@ -24,6 +24,7 @@ typedef struct sstate {
 
 typedef struct conv {
     FILE *f;
+    prism_reader *r;                    /* the input's: its strings as the file has them */
     uint8_t *buf;
     prism_enc e;
     bool open;
@@ -143,9 +144,17 @@ static void on_header(void *ctx, const prism_header *h)
     c->header = true;
 }
 
+/* A PRISM input's strings are written as it holds them: a name the reader
+ * demangled goes back mangled (readers demangle it again). */
 static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     conv *c = ctx;
+    size_t rlen;
+    const char *raw = c->r ? prism_reader_string_raw(c->r, id, &rlen) : NULL;
+    if (raw) {
+        s = raw;
+        len = rlen;
+    }
     bool fresh = c->open && c->kind == PRISM_CHUNK_STRINGS && id != c->next_id;
     if (fresh)
         flush(c);                       /* ids must continue the chunk's */
@@ -271,8 +280,11 @@ int rp_convert_file(const char *in, const char *outpath)
         .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
         .info = on_info, .footer = on_footer, .cpu = on_cpu, .unrecorded = on_unrecorded,
     };
-    prism_reader *r = NULL;
-    prism_status st = prism_read_file(in, &cb, &c, &r);
+    prism_reader *r = prism_reader_new(&cb, &c);
+    c.r = r;
+    prism_status st = r ? prism_reader_read_path(r, in) : PRISM_E_NOMEM;
+    if (st == PRISM_OK || st == PRISM_NEED_MORE)
+        st = prism_reader_finish(r);
     flush(&c);
     int rc = EXIT_OK;
     if (st != PRISM_OK) {

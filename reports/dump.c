@@ -87,27 +87,46 @@ static void on_header(void *ctx, const prism_header *h)
     }
 }
 
-static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
+/* s[0..len) quoted and escaped; an embedded NUL shows as \x00. */
+static void quoted(FILE *f, const char *s, size_t len)
 {
-    dump *d = ctx;
-    if (d->chunks)
-        return;
-    fprintf(d->out, "string %" PRIu32 " \"", id);
-    for (size_t i = 0; i < len;) {     /* an embedded NUL shows as \x00 */
+    fputc('"', f);
+    for (size_t i = 0; i < len;) {
         size_t seg = strnlen(s + i, len - i);
         if (seg > PRISM_MAX_STRING_BYTES)
             seg = PRISM_MAX_STRING_BYTES;
         char part[PRISM_MAX_STRING_BYTES + 1];
         memcpy(part, s + i, seg);
         part[seg] = '\0';
-        esc_fputs(part, d->out);
+        esc_fputs(part, f);
         i += seg;
         if (i < len && !s[i]) {
-            fputs("\\x00", d->out);
+            fputs("\\x00", f);
             i++;
         }
     }
-    fputs("\"\n", d->out);
+    fputc('"', f);
+}
+
+/* The string as the file holds it; a mangled name the reader demangled
+ * (what every other output shows) follows it:
+ * string 7 "_ZN5cudnn...E" demangled "void cudnn::...(...)" */
+static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    dump *d = ctx;
+    if (d->chunks)
+        return;
+    size_t rlen = 0;
+    const char *raw = d->r ? prism_reader_string_raw(d->r, id, &rlen) : NULL;
+    fprintf(d->out, "string %" PRIu32 " ", id);
+    if (!raw || raw == s) {
+        quoted(d->out, s, len);
+    } else {
+        quoted(d->out, raw, rlen);
+        fputs(" demangled ", d->out);
+        quoted(d->out, s, len);
+    }
+    fputc('\n', d->out);
 }
 
 static void on_thread(void *ctx, const prism_thread *t)

@@ -41,7 +41,8 @@ static bool shows_gpu(const memv *mv, const prism_memory_stats *m)
 {
     if (!m->have_gpu)
         return false;
-    return mv->gpu < 0 ? m->gpu.verdict > m->host.verdict : mv->gpu > 0;
+    const prism_leak *g = prism_memory_gpu_leak(m, NULL);
+    return mv->gpu < 0 ? g->verdict > m->host.verdict : mv->gpu > 0;
 }
 
 /* The series a view shows, extracted from the samples for one draw. */
@@ -214,10 +215,11 @@ static void draw_empty(ui *u, const ui_rect *r)
 
 /* The verdict in `rows` rows (1 or 2): the word in its colour and the
  * fit's facts, then why and where it leads. */
-static void verdict(ui *u, const ui_rect *r, int row, int rows, const prism_leak *lk, size_t k)
+static void verdict(ui *u, const ui_rect *r, int row, int rows, const prism_leak *lk, size_t k,
+                    const char *label)
 {
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
-    int c = 1 + ui_print(r, row, 1, lab, "Trend ");
+    int c = 1 + ui_print(r, row, 1, lab, label);
     if (!lk->have_fit) {
         ui_printf(r, row, c, A_NORMAL, "no fit: %zu step sample%s (4 needed)", k, k == 1 ? "" : "s");
         return;
@@ -252,7 +254,9 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         ui_print(&r, 0, 1, A_NORMAL, "out of memory");
         return;
     }
-    const prism_leak *lk = gpu ? &m->gpu : &m->host;
+    /* GPU: the verdict of the CUDA allocations when the file recorded them */
+    const prism_leak *lk = gpu ? prism_memory_gpu_leak(m, NULL) : &m->host;
+    const char *vlabel = lk == &m->gpu_alloc ? "Allocations " : "Trend ";
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
     char b1[32], b2[32], left[48], right[48];
 
@@ -323,7 +327,7 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     snprintf(left, sizeof left, "step %.0f", s.sx[0]);
     snprintf(right, sizeof right, "step %.0f", s.sx[s.k - 1]);
     axis(u, &r, row++, w, left, right);
-    verdict(u, &r, row, vrows, lk, s.k);
+    verdict(u, &r, row, vrows, lk, lk == &m->gpu_alloc ? lk->points : s.k, vlabel);
     series_free(&s);
 }
 

@@ -218,7 +218,13 @@ static void memory(ui *u, const ui_rect *r, int *row)
         char spark[1024], peak[32], text[64], slope[80];
         ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
         fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
-        const prism_leak *lk = gpu ? &m->gpu : &m->host;
+        /* the plotted series' fit; the CUDA allocations' when they rise */
+        const prism_leak *lk = gpu ? &m->gpu : &m->host, *g = prism_memory_gpu_leak(m, NULL);
+        const char *of = "";
+        if (gpu && g == &m->gpu_alloc && g->verdict != PRISM_LEAK_NONE) {
+            lk = g;
+            of = "allocs ";
+        }
         ui_print(r, *row, 1, lab, gpu ? "GPU mem" : "Host RSS");
         ui_print(r, *row, 1 + LABEL_W, ui_attr(u, CP_BAR, A_NORMAL), spark);
         int c = 1 + LABEL_W + ui_width(spark) + 1;
@@ -228,8 +234,8 @@ static void memory(ui *u, const ui_rect *r, int *row)
         int tone;
         const char *word = verdict_word(lk, &tone);
         bool bad = tone == VERDICT_BAD || tone == VERDICT_WARN;
-        snprintf(slope, sizeof slope, "%+.2f MB/step%s%s", lk->slope_mb_per_step, bad ? " " : "",
-                 bad ? word : "");
+        snprintf(slope, sizeof slope, "%s%+.2f MB/step%s%s", of, lk->slope_mb_per_step,
+                 bad ? " " : "", bad ? word : "");
         if (lk->have_fit && c + ui_width(slope) < r->w)
             ui_print(r, *row, c, tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD)
                                  : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_NORMAL)
@@ -416,9 +422,11 @@ static void bytes_row(ui *u, const ui_rect *r, int row, const char *name, double
     ui_printf(r, row, CX_DELTA, A_NORMAL, "%c%s", b >= a ? '+' : '-', dv);
 }
 
+/* The GPU verdict: the CUDA allocations' when the file recorded them. */
 static bool leaks(const prism_memory_stats *m)
 {
-    return m->host.leak || (m->have_gpu && m->gpu.leak);
+    const prism_leak *g = prism_memory_gpu_leak(m, NULL);
+    return m->host.leak || (g && g->leak);
 }
 
 /* "LEAK", "growing" (rising, not proven) or "none". */
@@ -426,8 +434,8 @@ static const char *leak_word(const prism_memory_stats *m)
 {
     if (leaks(m))
         return "LEAK";
-    if (m->host.verdict == PRISM_LEAK_GROWING ||
-        (m->have_gpu && m->gpu.verdict == PRISM_LEAK_GROWING))
+    const prism_leak *g = prism_memory_gpu_leak(m, NULL);
+    if (m->host.verdict == PRISM_LEAK_GROWING || (g && g->verdict == PRISM_LEAK_GROWING))
         return "growing";
     return "none";
 }

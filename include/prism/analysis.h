@@ -143,7 +143,8 @@ typedef enum prism_leak_verdict {
 
 typedef struct prism_leak {
     bool have_fit;             /* enough points to fit                          */
-    size_t points;             /* memory samples at step boundaries             */
+    size_t points;             /* samples counted for a step (allocations: step
+                                  ends)                                         */
     double slope_mb_per_step;
     double slope_se_mb;        /* standard error of the slope, MB/step          */
     double t;                  /* slope / its standard error; +-INFINITY for
@@ -185,14 +186,28 @@ typedef struct prism_memory_stats {
     size_t count;
     uint64_t peak_rss, peak_gpu_used, peak_gpu_reserved;
     bool have_gpu;
-    prism_leak host;           /* host RSS at step boundaries vs step           */
+    /* Memory samples against the step they count for: their own (taken at a
+     * step boundary) or, taken between boundaries, the step most recently
+     * started before them (none before the first step or after the last
+     * ended). */
+    prism_leak host;           /* host RSS vs step                              */
     prism_leak gpu;            /* GPU used (all devices) vs step                */
-    /* CUDA allocations live (allocated minus freed, all devices) at each
-     * step's end vs step, from the ALLOC/FREE records (CUPTI): exact where
-     * the samples above are periodic; "no fit" without such records */
+    /* The CUDA allocations the file recorded (GPU ALLOC/FREE records of device
+     * memory, frees matched by address): their live bytes at each step's end
+     * vs step.  Exact at every step where `gpu` is sampled now and then and
+     * holds whatever else the process uses, so it is the GPU verdict when
+     * present (prism_memory_gpu_leak).  have_gpu_alloc: the file has such
+     * records. */
+    bool have_gpu_alloc;
     prism_leak gpu_alloc;
-    uint64_t gpu_allocs;       /* ALLOC records seen                            */
 } prism_memory_stats;
+
+/* The GPU leak verdict to report: gpu_alloc when the file has allocation
+ * records, unless it has no fit where gpu has one, or gpu proves a leak that
+ * gpu_alloc does not show (memory outside the recorded allocations); else
+ * gpu when there are GPU memory samples; else NULL.  *what (may be NULL):
+ * its name in words, "GPU allocations" or "GPU used". */
+PRISM_API const prism_leak *prism_memory_gpu_leak(const prism_memory_stats *m, const char **what);
 
 typedef struct prism_kernel_stat {
     const char *name;

@@ -478,8 +478,16 @@ PRISM_API prism_status prism_reader_error(const prism_reader *r, const char **ms
 PRISM_API const prism_reader_stats *prism_reader_stats_get(const prism_reader *r);
 /* The header once read, else NULL.  Owned by the reader. */
 PRISM_API const prism_header *prism_reader_header(const prism_reader *r);
-/* A string by id, NULL if not (yet) known.  Owned by the reader. */
+/*
+ * A string by id, NULL if not (yet) known.  Owned by the reader.  A C++
+ * mangled name ("_Z...", a CUPTI kernel name) comes demangled when the C++
+ * runtime's demangler is present ("void cudnn::...<float, ...>(...)"); the
+ * string callback delivers the same form.  Demangled once, when the string
+ * is read; cut at PRISM_MAX_STRING_BYTES.  docs/FORMAT.md, "Mangled names".
+ */
 PRISM_API const char *prism_reader_string(const prism_reader *r, uint32_t id, size_t *len);
+/* The same string as the file holds it (mangled names not demangled). */
+PRISM_API const char *prism_reader_string_raw(const prism_reader *r, uint32_t id, size_t *len);
 
 /*
  * Convenience: a new reader reads path (prism_reader_read_path), then
