@@ -91,6 +91,7 @@ class WholeIteration(unittest.TestCase):
         near = [i for i, x in enumerate(own) if 0.9 * thr <= x <= 1.1 * thr]
         found = [b for b in self.an["bottlenecks"] if b["type"] == "slow_steps"]
         share = sum(own[i] - med for i in clear) / sum(own)
+        share_near = sum(own[i] - med for i in near if own[i] > med) / sum(own)
         if not clear or (len(clear) + len(near)) * 4 > len(own) or share < 0.02:
             self.skipTest("no clear outliers by the script's clock: %s" % own)
         # the planted checkpoints among them (the script's clock may see more)
@@ -107,7 +108,9 @@ class WholeIteration(unittest.TestCase):
                         (listed, clear))
         if listed == set(self.clock["ckpt_steps"]):
             self.assertIn("every 10 steps (steps 9, 19, 29, 39)", f["evidence"])
-        self.assertLess(abs(f["share"] - share), 0.05, (f["share"], share))
+        # within 5 points of the script's clock (the near steps may count)
+        self.assertTrue(share - 0.05 < f["share"] < share + share_near + 0.05,
+                        (f["share"], share, share_near))
 
     def test_eval_is_its_own_phase(self):
         ops = {o["name"]: o for o in self.an["ops"]}
