@@ -403,7 +403,10 @@ static void test_other_subscriber(void **state)
     gsum_free(s);
 }
 
-static int buffers_taken_child(void *arg)
+/* A launch recorded, then torch.profiler takes the buffers while the program
+ * goes on (steps, or only regions): PRISM's buffers never come back, and
+ * the writer's probe (a forced flush) comes once the program went on. */
+static int buffers_taken(void *arg, bool steps)
 {
     start(arg, 5, true);
     double_open();
@@ -415,16 +418,26 @@ static int buffers_taken_child(void *arg)
     uint64_t f = load_u64(&D.ctl->flushes);
     WAIT_FOR(load_u64(&D.ctl->flushes) >= f + 2);
     D.other(true, false);       /* torch.profiler starts: its buffers from now on */
-    /* the program goes on stepping; PRISM's buffers never come back.  The
-     * writer's probe (a forced flush) comes after two steps */
     for (int i = 0; i < 20000 && !load_u64(&D.ctl->forced_flushes); i++) {
-        prism_step_begin();
-        prism_step_end();
+        for (int j = 0; j < (steps ? 1 : 16); j++) {
+            if (steps) {
+                prism_step_begin();
+                prism_step_end();
+            } else {
+                prism_push("work");
+                prism_pop();
+            }
+        }
         nanosleep(&(struct timespec){ 0, 500000 }, NULL);
     }
     CHILD_CHECK(load_u64(&D.ctl->forced_flushes));
     prism_shutdown();
     return 0;
+}
+
+static int buffers_taken_child(void *arg)
+{
+    return buffers_taken(arg, true);
 }
 
 static void test_buffers_taken_mid_run(void **state)
@@ -443,26 +456,7 @@ static void test_buffers_taken_mid_run(void **state)
 /* The same in a program that marks no steps: its regions are the progress. */
 static int buffers_taken_nosteps_child(void *arg)
 {
-    start(arg, 5, true);
-    double_open();
-    uint64_t t = D.now();
-    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                    5, t, t + 10));
-    CHILD_CHECK(kernel(5, t + 20, t + 30, "before", 0, 0));
-    D.complete();
-    uint64_t f = load_u64(&D.ctl->flushes);
-    WAIT_FOR(load_u64(&D.ctl->flushes) >= f + 2);
-    D.other(true, false);
-    for (int i = 0; i < 20000 && !load_u64(&D.ctl->forced_flushes); i++) {
-        for (int j = 0; j < 16; j++) {
-            prism_push("work");
-            prism_pop();
-        }
-        nanosleep(&(struct timespec){ 0, 500000 }, NULL);
-    }
-    CHILD_CHECK(load_u64(&D.ctl->forced_flushes));
-    prism_shutdown();
-    return 0;
+    return buffers_taken(arg, false);
 }
 
 static void test_buffers_taken_without_steps(void **state)

@@ -86,3 +86,14 @@ def thread_paths(tree):
             walk(r, "")
         out.setdefault(t["name"], set()).update(paths)
     return out
+
+
+def torch_skip():
+    """Why the PyTorch tests cannot run here, or None."""
+    if SANITIZE:
+        return "sanitizer build: the extension is not loaded into a sanitized interpreter"
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return "PyTorch is not installed for %s" % sys.executable
+    return None

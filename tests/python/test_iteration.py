@@ -23,17 +23,9 @@ SCRIPT = os.path.join(HERE, "iteration_train.py")
 B = os.path.abspath(os.environ.get("B") or "build")
 PRISM_TOP = os.path.join(B, "bin", "prism-top")
 
-try:
-    import torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
+from pyutil import torch_skip
 
-SKIP = None
-if os.environ.get("PRISM_TEST_SANITIZE") == "1":
-    SKIP = "sanitizer build: the extension is not loaded into a sanitized interpreter"
-elif not HAVE_TORCH:
-    SKIP = "PyTorch is not installed for %s" % sys.executable
+SKIP = torch_skip()
 
 
 @unittest.skipIf(SKIP, SKIP or "")
