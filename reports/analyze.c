@@ -174,6 +174,29 @@ static void total_line(FILE *f, uint64_t ns, const char *what)
         fprintf(f, "  Total time: %s (%s)\n", report_ns(b, sizeof b, (double)ns, 0), what);
 }
 
+/* How much of the wall span the steps cover, and what holds the rest. */
+static void outside_lines(FILE *f, const prism_analysis *a)
+{
+    prism_outside o;
+    if (!prism_analysis_outside(a, &o) || !o.span_ns)
+        return;
+    char b1[48], b2[48], b3[48];
+    fprintf(f, "  Steps cover: %.1f%% of the wall span (before the first %s, between steps %s, "
+            "after the last %s)\n", 100.0 * (double)o.steps_ns / (double)o.span_ns,
+            report_ns(b1, sizeof b1, (double)o.before_ns, 0),
+            report_ns(b2, sizeof b2, (double)o.between_ns, 0),
+            report_ns(b3, sizeof b3, (double)o.after_ns, 0));
+    if (!o.nregions)
+        return;
+    fputs("  Outside steps:", f);
+    for (size_t i = 0; i < o.nregions; i++) {
+        fprintf(f, "%s '", i ? "," : "");
+        esc_fputs(o.regions[i].name ? o.regions[i].name : "?", f);
+        fprintf(f, "' %s", report_ns(b1, sizeof b1, (double)o.regions[i].ns, 0));
+    }
+    fputc('\n', f);
+}
+
 static void summary(FILE *f, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *st = prism_analysis_steps(a);
@@ -202,6 +225,7 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     char b1[48], b2[48];
     fprintf(f, "  Wall span: %s\n",
             report_ns(b1, sizeof b1, (double)prism_analysis_span_ns(a), 0));
+    outside_lines(f, a);
     fprintf(f, "  Events: %s (%s dropped)\n",
             report_count(b1, sizeof b1, (double)prism_analysis_events(a), 0),
             report_count(b2, sizeof b2, (double)prism_analysis_dropped(a), 0));

@@ -91,6 +91,27 @@ static void summary(pb_json *w, const prism_analysis *a)
     pb_json_kuint(w, "dropped_regions_placed", placed);
     pb_json_kbool(w, "dropped_whole", whole);
     pb_json_kuint(w, "span_ns", prism_analysis_span_ns(a));
+    prism_outside o;
+    pb_json_key(w, "outside_steps");
+    if (prism_analysis_outside(a, &o)) {
+        pb_json_begin_object(w);
+        pb_json_kuint(w, "steps_ns", o.steps_ns);
+        pb_json_kuint(w, "before_ns", o.before_ns);
+        pb_json_kuint(w, "between_ns", o.between_ns);
+        pb_json_kuint(w, "after_ns", o.after_ns);
+        pb_json_key(w, "regions");
+        pb_json_begin_array(w);
+        for (size_t i = 0; i < o.nregions; i++) {
+            pb_json_begin_object(w);
+            pb_json_kstring(w, "name", o.regions[i].name ? o.regions[i].name : "");
+            pb_json_kuint(w, "ns", o.regions[i].ns);
+            pb_json_end_object(w);
+        }
+        pb_json_end_array(w);
+        pb_json_end_object(w);
+    } else {
+        pb_json_null(w);
+    }
     pb_json_kuint(w, "region_ns", t->total_ns);
     pb_json_kuint(w, "nodes", t->count);
     report_json_threads(w, a, "region_ns", NULL);

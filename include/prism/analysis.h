@@ -309,6 +309,23 @@ PRISM_API const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* a
  * thread that marks the steps when the file says so, else the thread whose
  * steps' work starts as the steps begin; SIZE_MAX when neither tells. */
 PRISM_API size_t prism_analysis_training_thread(const prism_analysis *a);
+
+/* The run's time outside its steps (wall span = steps + before the first +
+ * between steps + after the last; overlapping steps counted once), and the
+ * training thread's top-level regions holding most of it, by their time
+ * outside steps (none unless every step was sampled).  False without steps
+ * or timestamps (*o zeroed). */
+#define PRISM_OUTSIDE_REGIONS 4
+typedef struct prism_outside_region {
+    const char *name;          /* borrowed from the analysis                    */
+    uint64_t ns;
+} prism_outside_region;
+typedef struct prism_outside {
+    uint64_t span_ns, steps_ns, before_ns, between_ns, after_ns;
+    prism_outside_region regions[PRISM_OUTSIDE_REGIONS];
+    size_t nregions;
+} prism_outside;
+PRISM_API bool prism_analysis_outside(const prism_analysis *a, prism_outside *o);
 /* The denominator of every time share a verdict uses: the wall time (ns)
  * of the sampled steps on the training thread (their regions are the ones
  * recorded), or of the run when there are no steps; *steps gets the number

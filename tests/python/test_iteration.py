@@ -33,7 +33,7 @@ class WholeIteration(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="prism-iter-")
-        out = os.path.join(cls.dir, "it.cbor")
+        out = cls.out = os.path.join(cls.dir, "it.cbor")
         env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
         env["PYTHONPATH"] = os.path.join(B, "python")
         p = subprocess.run([sys.executable, "-m", "prism", "-o", out, SCRIPT, cls.dir],
@@ -103,6 +103,20 @@ class WholeIteration(unittest.TestCase):
         # within 5 points of the script's clock (the near steps may count)
         self.assertTrue(share - 0.05 < f["share"] < share + share_near + 0.05,
                         (f["share"], share, share_near))
+
+    def test_time_outside_steps_reported(self):
+        o = self.an["summary"]["outside_steps"]
+        span = self.an["summary"]["span_ns"]
+        self.assertEqual(o["steps_ns"] + o["before_ns"] + o["between_ns"] + o["after_ns"], span)
+        # the eval passes are between the epochs' steps, and named
+        names = [r["name"] for r in o["regions"]]
+        self.assertIn("eval", names, o)
+        self.assertGreaterEqual(o["between_ns"], dict((r["name"], r["ns"]) for r in
+                                                      o["regions"])["eval"] * 0.5)
+        t = subprocess.run([PRISM_TOP, "analyze", self.out], capture_output=True, text=True,
+                           timeout=120).stdout
+        self.assertIn("  Steps cover: ", t)
+        self.assertIn("  Outside steps: 'eval' ", t)
 
     def test_eval_is_its_own_phase(self):
         ops = {o["name"]: o for o in self.an["ops"]}

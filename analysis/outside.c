@@ -1,0 +1,66 @@
+/*
+ * outside.c - the run's time outside its steps: before the first, between
+ * steps, after the last, and the training thread's regions that hold it
+ * (an eval phase, a final checkpoint, start-up), so that a run whose steps
+ * cover half its wall time says so (issue 25).  Public getters only.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+bool prism_analysis_outside(const prism_analysis *a, prism_outside *o)
+{
+    memset(o, 0, sizeof *o);
+    const prism_step_stats *st = prism_analysis_steps(a);
+    if (!a->have_ts || !st || !st->nseries)
+        return false;
+    o->span_ns = a->last_ts - a->first_ts;
+    /* the union of the step intervals (sorted by start), clipped to the span */
+    uint64_t lo = 0, hi = 0, first = UINT64_MAX, last = 0;
+    bool open = false;
+    for (size_t i = 0; i < st->nseries; i++) {
+        const prism_step *s = &st->series[i];
+        uint64_t b = s->start < a->first_ts ? a->first_ts : s->start;
+        uint64_t e = s->end > a->last_ts ? a->last_ts : s->end;
+        if (e <= b)
+            continue;
+        first = b < first ? b : first;
+        last = e > last ? e : last;
+        if (open && b <= hi) {
+            hi = e > hi ? e : hi;
+            continue;
+        }
+        if (open)
+            o->steps_ns += hi - lo;
+        lo = b, hi = e, open = true;
+    }
+    if (!open)
+        return false;
+    o->steps_ns += hi - lo;
+    o->before_ns = first - a->first_ts;
+    o->after_ns = a->last_ts - last;
+    uint64_t in = o->steps_ns + o->before_ns + o->after_ns;
+    o->between_ns = o->span_ns > in ? o->span_ns - in : 0;
+    /* the training thread's top-level regions, by their time outside the
+     * steps (inside = in_step_ns, known when every step was sampled) */
+    if (st->sampled != st->count)
+        return true;
+    size_t ti = prism_analysis_training_thread(a);
+    const prism_tree *t = ti < prism_analysis_thread_count(a)
+                              ? prism_analysis_thread_tree(a, ti, NULL, NULL) : NULL;
+    for (size_t i = 0; t && i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        if (n->parent != PRISM_NO_NODE || n->total_ns <= n->in_step_ns)
+            continue;
+        prism_outside_region r = { n->name, n->total_ns - n->in_step_ns };
+        size_t at = o->nregions < PRISM_OUTSIDE_REGIONS ? o->nregions++ : PRISM_OUTSIDE_REGIONS;
+        while (at > 0 && o->regions[at - 1].ns < r.ns) {
+            if (at < PRISM_OUTSIDE_REGIONS)
+                o->regions[at] = o->regions[at - 1];
+            at--;
+        }
+        if (at < PRISM_OUTSIDE_REGIONS)
+            o->regions[at] = r;
+    }
+    return true;
+}
