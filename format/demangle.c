@@ -35,12 +35,28 @@ static void look_up(void)
     const char *env = getenv("PRISM_DEMANGLE");
     if (env && !strcmp(env, "0"))
         return;
-    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (demangler)              /* found at load (early_look) */
+        return;
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
     if (!h)
         return;
     *(void **)&demangler = dlsym(h, "__cxa_demangle");
     if (!demangler)
         dlclose(h);
+}
+
+/* At load, before any thread: a C++ runtime already in the process (a C++
+ * program, the sanitizers' runtime) is taken at once, nothing is loaded.
+ * Looked up later on a job view's loader thread, the loader lock could be
+ * held by that thread when the program exits, and LeakSanitizer's exit
+ * check then waited for it forever (SANITIZE=1, tests/screen/job.sh). */
+__attribute__((constructor)) static void early_look(void)
+{
+    const char *env = getenv("PRISM_DEMANGLE");
+    if (!env || strcmp(env, "0"))
+        *(void **)&demangler = dlsym(RTLD_DEFAULT, "__cxa_demangle");
 }
 
 bool pf_demangle_available(void)
