@@ -240,6 +240,7 @@ struct prism_analysis {
     prism_bottleneck *bn;
     size_t nbn;
     char **name_cache;          /* resolved names of merged nodes */
+    struct an_stacks *stk;      /* sampled call stacks (stacks.c), or NULL */
 };
 
 /* tree.c */
@@ -264,6 +265,27 @@ uint32_t an_tree_node_at_sample(const athread *t, uint64_t ts);
 /* UNRECORDED records: regions not recorded under the region open at their
  * depth on the stream, as it stands now (the chunk comes in order). */
 void an_tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecorded *u, size_t n);
+
+/* stacks.c: sampled call stacks (STACKS chunks).  A sample as kept: its
+ * thread (index into threads) and the node open there at its time
+ * (PRISM_NO_NODE: outside every region), its weight in ns. */
+typedef struct an_stack_sample {
+    uint64_t ts, w;
+    uint32_t stream, leaf, flags, thread, node;
+} an_stack_sample;
+typedef struct an_stack_where {
+    char text[600];             /* "f (a.py:1) -> g (b.py:2)"; "" if no path holds half */
+    double share;               /* of the chosen weight, the named path's */
+    double weight_ns;           /* the chosen samples' weight */
+    double blocked;             /* of it, blocked in a system call (0..1) */
+    uint64_t samples;
+} an_stack_where;
+void an_stacks_info(prism_analysis *a, const char *key, const prism_value *v);
+void an_stacks_samples(prism_analysis *a, const prism_stack_sample *s, size_t n);
+const an_stack_sample *an_stacks_all(const prism_analysis *a, size_t *n);
+bool an_stacks_where(const prism_analysis *a, bool (*pick)(void *ctx, const an_stack_sample *s),
+                     void *ctx, an_stack_where *out);
+void an_stacks_free(prism_analysis *a);
 
 /* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
 typedef struct reservoir reservoir;

@@ -127,6 +127,8 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         snprintf(a->cpu_status, sizeof a->cpu_status, "%s", v->v.s);
         if (strncmp(v->v.s, "off", 3))
             an_gpu_want_rings(a);          /* samples will need the transitions */
+    } else if (!strncmp(key, "stacks.", 7)) {
+        an_stacks_info(a, key, v);
     } else if (!strcmp(key, "steps.thread") && v->type == PRISM_VAL_UINT &&
                v->v.u && v->v.u < UINT32_MAX) {
         a->step_stream = (uint32_t)v->v.u;
@@ -139,6 +141,14 @@ static void cb_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
     if (n)
         note_ts(a, s[n - 1].ts);
     an_oncpu_samples(a, s, n);
+}
+
+static void cb_stacks(void *ctx, const prism_stack_sample *s, size_t n)
+{
+    prism_analysis *a = ctx;
+    if (n)
+        note_ts(a, s[n - 1].ts);
+    an_stacks_samples(a, s, n);
 }
 
 static void cb_footer(void *ctx, const prism_footer *f)
@@ -165,6 +175,7 @@ void prism_analysis_callbacks(prism_reader_callbacks *cb)
     cb->info = cb_info;
     cb->footer = cb_footer;
     cb->cpu = cb_cpu;
+    cb->stacks = cb_stacks;
 }
 
 /* ---- lifecycle ---- */
@@ -234,6 +245,7 @@ void prism_analysis_free(prism_analysis *a)
     pb_map_free(&a->work_of);
     free(a->apis);
     an_oncpu_free(a);
+    an_stacks_free(a);
     if (a->own_reader)
         prism_reader_free(a->reader);
     free(a);

@@ -549,6 +549,7 @@ static void (*const rules_table[])(rules_ctx *c) = {
     rules_intensity,        /* memory_bound from work counters            */
     rule_dropped,           /* dropped_events                             */
     rules_slow_steps,       /* slow_steps (rules_steps.c)                 */
+    rules_unattributed,     /* unattributed_time (rules_stacks.c)         */
 };
 
 size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,

@@ -150,6 +150,16 @@ size_t rules_names_get(rules_names *ix, const char *name, bool *added);
 
 /* rules_steps.c: steps far above the median (slow_steps) */
 void rules_slow_steps(rules_ctx *c);
+/* unattributed_time: the training thread's step time outside every
+ * region, named by the sampled stacks (rules_stacks.c). */
+void rules_unattributed(rules_ctx *c);
+/* What the training thread's sampled stacks were doing (stacks.c):
+ * where 0, outside every region in the sampled steps; 1, in its node
+ * `node`; 2, outside every step; in the steps with the sorted indices
+ * idx[0..k) only, when idx is not NULL.  False without such samples. */
+struct an_stack_where;
+bool rules_stacks_where(const rules_ctx *c, int where, const uint64_t *idx, size_t k,
+                        uint32_t node, struct an_stack_where *out);
 /* rules_wait.c: measured stalls of the training thread (CPU samples):
  * blocked regions, and the thread waiting for a CPU (contention) */
 void rules_wait(rules_ctx *c);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "rules.h"
 
 #define SLOW_MIN_STEPS 8
@@ -40,6 +41,12 @@ static double median_of(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
 }
 
 /* "every 6 steps (5, 11, 17, 23)" / "steps 3, 40" into buf */
@@ -126,15 +133,25 @@ void rules_slow_steps(rules_ctx *c)
              slow_sum / (double)k / med, 100.0 * share);
     rules_put(b->evidence, sizeof b->evidence, "median step %s, slow steps +%s each (above %s); "
               "%s; ", DUR(med), DUR(each), DUR(thr), when);
+    /* what the sampled stacks saw in the slow steps, where the excess is */
+    an_stack_where sw;
+    qsort(ix, k, sizeof *ix, cmp_u64);
+    bool sampled = rules_stacks_where(c, named ? 1 : 0, ix, k, named ? best : PRISM_NO_NODE,
+                                      &sw) && sw.text[0];
     if (named)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it: %s in its slowest step against %s on average",
                   t->nodes[best].name, DUR(t->nodes[best].step_max_ns),
                   DUR(t->nodes[best].step_mean_ns));
+    else if (sampled)
+        rules_put(b->evidence, sizeof b->evidence, "no region holds it");
     else
         rules_put(b->evidence, sizeof b->evidence,
                   "no region holds it: the excess is in code with no region of its own "
                   "(the step's time outside regions)");
+    if (sampled)
+        rules_put(b->evidence, sizeof b->evidence, "; sampled in the slow steps: %s (%.0f%%)",
+                  sw.text, 100.0 * sw.share);
     rules_put(b->recommendation, sizeof b->recommendation,
               "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
               "logging pass inside the loop, garbage collection (gc.freeze() after setup), "

@@ -605,6 +605,49 @@ static bool dec_unrecorded(dec *d, uint32_t stream)
     return true;
 }
 
+/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...], ...], ...].
+ * Frames are string ids, outermost first: 1..PRISM_STACK_MAX_FRAMES of
+ * them, none 0; unknown flag bits are ignored. */
+static bool dec_stacks(dec *d)
+{
+    uint64_t ts;
+    NEED(cur_uint(&d->c, &ts));
+    if (!take(d, 1))
+        return false;
+    uint32_t fr[PRISM_STACK_MAX_FRAMES];
+    while (d->left) {
+        prism_stack_sample s;
+        uint64_t n, dt, nf;
+        NEED(cur_array(&d->c, &n));
+        if (n < 4)
+            return false;
+        NEED(cur_uint(&d->c, &dt));
+        NEED(cur_u32(&d->c, &s.stream));
+        NEED(cur_u32(&d->c, &s.flags));
+        NEED(cur_array(&d->c, &nf));
+        if (!nf || nf > PRISM_STACK_MAX_FRAMES)
+            return false;
+        for (uint64_t j = 0; j < nf; j++) {
+            NEED(cur_u32(&d->c, &fr[j]));
+            if (!fr[j])
+                return false;
+        }
+        for (uint64_t j = 4; j < n; j++)    /* fields of a later minor version */
+            NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
+        if (!add_ts(&ts, dt))
+            return false;
+        s.ts = ts;
+        s.flags &= PRISM_STACK_TRUNCATED | PRISM_STACK_RUNNING | PRISM_STACK_SYSCALL;
+        s.nframes = (uint32_t)nf;
+        s.frames = fr;
+        d->left--;
+        if (d->cb->stacks)
+            d->cb->stacks(d->ctx, &s, 1);
+        d->records++;
+    }
+    return true;
+}
+
 bool pf_payload_known(uint32_t kind)
 {
     return kind >= 1 && kind <= PRISM_CHUNK_KIND_MAX;
@@ -630,6 +673,7 @@ bool pf_payload_decode(struct prism_reader *r, uint32_t kind, uint32_t stream,
         case PRISM_CHUNK_FOOTER:   ok = dec_footer(&d); break;
         case PRISM_CHUNK_CPU:      ok = dec_cpu(&d); break;
         case PRISM_CHUNK_UNRECORDED: ok = dec_unrecorded(&d, stream); break;
+        case PRISM_CHUNK_STACKS:   ok = dec_stacks(&d); break;
         default: break;
         }
     }

@@ -49,6 +49,7 @@ static bool has_base(uint32_t kind)
     case PRISM_CHUNK_STRINGS: case PRISM_CHUNK_REGIONS: case PRISM_CHUNK_MARKS:
     case PRISM_CHUNK_COUNTERS: case PRISM_CHUNK_STEPS: case PRISM_CHUNK_MEMORY:
     case PRISM_CHUNK_GPU: case PRISM_CHUNK_CPU: case PRISM_CHUNK_UNRECORDED:
+    case PRISM_CHUNK_STACKS:
         return true;
     default:
         return false;
@@ -383,6 +384,32 @@ prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u)
     prism_status st = commit(e, &w, 1);
     if (st == PRISM_OK && d)
         e->last = u->ts;
+    return st;
+}
+
+/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...], ...], ...] */
+prism_status prism_enc_stack(prism_enc *e, const prism_stack_sample *s)
+{
+    if (e->kind != PRISM_CHUNK_STACKS || !s || !s->frames || !s->nframes ||
+        s->nframes > PRISM_STACK_MAX_FRAMES ||
+        (s->flags & ~(uint32_t)(PRISM_STACK_TRUNCATED | PRISM_STACK_RUNNING |
+                                PRISM_STACK_SYSCALL)))
+        return PRISM_E_ARG;
+    for (uint32_t i = 0; i < s->nframes; i++)
+        if (!s->frames[i])
+            return PRISM_E_ARG;
+    uint64_t d = s->ts > e->last ? s->ts - e->last : 0;
+    wr w = wr_of(e);
+    w_array(&w, 4);
+    w_uint(&w, d);
+    w_uint(&w, s->stream);
+    w_uint(&w, s->flags);
+    w_array(&w, s->nframes);
+    for (uint32_t i = 0; i < s->nframes; i++)
+        w_uint(&w, s->frames[i]);
+    prism_status st = commit(e, &w, 1);
+    if (st == PRISM_OK && d)
+        e->last = s->ts;
     return st;
 }
 

@@ -31,7 +31,7 @@ const char *prism_chunk_kind_name(uint32_t kind)
         [PRISM_CHUNK_MEMORY] = "memory", [PRISM_CHUNK_GPU] = "gpu",
         [PRISM_CHUNK_DROPPED] = "dropped", [PRISM_CHUNK_INFO] = "info",
         [PRISM_CHUNK_FOOTER] = "footer", [PRISM_CHUNK_CPU] = "cpu",
-        [PRISM_CHUNK_UNRECORDED] = "unrecorded",
+        [PRISM_CHUNK_UNRECORDED] = "unrecorded", [PRISM_CHUNK_STACKS] = "stacks",
     };
     if (kind > PRISM_CHUNK_KIND_MAX || !names[kind])
         return "unknown";

@@ -175,6 +175,13 @@ typedef struct session {
     /* writer: steps_ended as of its last memory sample (sampler.c) */
     _Alignas(64) _Atomic uint64_t mem_steps;
 
+    /* sampled call stacks (stacks.c; lock) */
+    uint32_t *stk;
+    size_t nstk, stkcap;
+    uint64_t stk_dropped, stk_period_ns;
+    char stk_status[192];
+    bool stk_status_dirty;
+
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
     uint64_t last_ts;
@@ -190,7 +197,32 @@ PRISM_API void prism__step_mark(void);
 /* Forget the open step: no record (a step begun by a DataLoader's next()
  * that raised StopIteration: the epoch ended, no iteration began). */
 PRISM_API void prism__step_cancel(void);
-void pc_step_close_at_mark(session *s);       /* NULL before init and after a failed init */
+void pc_step_close_at_mark(session *s);
+
+/* stacks.c: sampled call stacks from a sampler outside libcollect (the
+ * Python module's).  prism__stacks_wanted, set before prism_init, makes the
+ * header say 1.2 (the file may hold STACKS chunks).  begin/end give the
+ * sampler's state for INFO stacks.sampler and the time one sample stands
+ * for (stacks.period_ns); stream is the recorded thread's stream (0: the
+ * OS thread records nothing); put queues one sample taken at `ticks`
+ * (prism__now()), false when dropped.  Any thread; never blocks for long. */
+PRISM_API extern bool prism__stacks_wanted;
+PRISM_API bool prism__stack_begin(uint64_t period_ns, const char *what);
+PRISM_API void prism__stack_end(const char *why);
+PRISM_API uint32_t prism__stack_stream(uint64_t os_tid);
+PRISM_API bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags,
+                                const uint32_t *frames, uint32_t n);
+/* The writer's side: take the queue (lock held), walk it, free it. */
+typedef struct pc_stacks {
+    uint32_t *w;
+    size_t n;
+    uint64_t dropped, period_ns;
+    bool status_changed;
+    char status[192];
+} pc_stacks;
+void pc_stacks_take(session *s, pc_stacks *out);
+bool pc_stacks_next(const pc_stacks *q, size_t *pos, uint64_t *ticks, prism_stack_sample *x);
+void pc_stacks_free(session *s);       /* NULL before init and after a failed init */
 
 /* clock.c */
 void pc_clock_init(session *s);

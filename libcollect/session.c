@@ -363,6 +363,7 @@ void prism_shutdown(void)
     free(s->queue);
     s->queue = NULL;
     s->nqueue = s->qcap = 0;
+    pc_stacks_free(s);
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&init_lock);
 }

@@ -43,6 +43,7 @@ typedef struct wstate {
     uint64_t gpu_dropped_written;
     cpu_sampler *cpu;               /* on-CPU samples, written at each flush */
     uint64_t cpu_last_ns, cpu_dropped_written;
+    uint64_t stk_last_ns, stk_dropped_written;  /* STACKS chunks (stacks.c) */
     uint32_t step_stream_written;   /* INFO steps.thread written for it */
     uint64_t last_cycle;            /* when the last flush began */
     uint64_t written_then;          /* s->events_written after it */
@@ -361,6 +362,48 @@ static void emit_cpu(wstate *w)
     pc_cpu_drained(w->cpu);
 }
 
+/* The sampled call stacks taken with this flush's snapshot, after the
+ * threads' regions (stacks.c); the sampler's state and lost samples as
+ * INFO when they change. */
+static void emit_stacks(wstate *w, const pc_stacks *q)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    if (q->status_changed) {
+        prism_value v = { .type = PRISM_VAL_TEXT, .v.s = q->status };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "stacks.sampler", &v));
+        v = (prism_value){ .type = PRISM_VAL_UINT, .v.u = q->period_ns };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "stacks.period_ns", &v));
+    }
+    if (q->dropped != w->stk_dropped_written) {
+        prism_value v = { .type = PRISM_VAL_UINT, .v.u = q->dropped };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "stacks.dropped", &v));
+        w->stk_dropped_written = q->dropped;
+    }
+    if (open)
+        out_chunk(w, &e);
+    open = false;
+    size_t pos = 0, n = 0;
+    uint64_t ticks;
+    prism_stack_sample x;
+    while (pc_stacks_next(q, &pos, &ticks, &x)) {
+        uint64_t ns = pc_clock_ns(s, ticks);
+        if (ns < w->stk_last_ns)
+            ns = w->stk_last_ns;
+        w->stk_last_ns = ns;
+        x.ts = ns;
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_STACKS, 0, s->seq0, ns, 0, prism_enc_stack(&e, &x));
+        n++;
+    }
+    if (open)
+        out_chunk(w, &e);
+    s->events_written += n;
+}
+
 /* Cumulative dropped counts that changed, after the threads' chunks. */
 static void emit_dropped(wstate *w, snap *sn, size_t nsnap)
 {
@@ -432,6 +475,8 @@ static void cycle(wstate *w)
         th->name_dirty = false;
     }
     pc_steps_take(s);                      /* steps still in flight */
+    pc_stacks stk;
+    pc_stacks_take(s, &stk);            /* samples taken before the snapshot */
     proc_rec *q = s->queue;
     size_t nq = s->nqueue;
     s->queue = NULL;
@@ -452,6 +497,8 @@ static void cycle(wstate *w)
         emit_gpu(w);
     if (sn)
         emit_cpu(w);
+    if (sn)
+        emit_stacks(w, &stk);
     if (sn)
         emit_dropped(w, sn, nth);
     out_flush(w);
@@ -486,6 +533,7 @@ static void cycle(wstate *w)
     free(names);
     free(sn);
     free(q);
+    free(stk.w);
 }
 
 static void write_footer(wstate *w)
@@ -659,7 +707,7 @@ int pc_writer_header(session *s, char *const *argv, size_t argc)
         .config = kv, .nconfig = nkv,
         /* 1.1: CPU chunks, UNRECORDED chunks and DROPPED's regions (any
          * run may drop) */
-        .version_minor = 1,
+        .version_minor = prism__stacks_wanted ? 2 : 1,   /* 1.2: STACKS chunks */
     };
 #if defined(__x86_64__) || defined(__i386__)
     h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";

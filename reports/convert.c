@@ -250,6 +250,13 @@ static void on_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u,
         APPEND(c, PRISM_CHUNK_UNRECORDED, stream, u[i].ts, prism_enc_unrecorded(&c->e, &u[i]));
 }
 
+static void on_stacks(void *ctx, const prism_stack_sample *s, size_t n)
+{
+    conv *c = ctx;
+    for (size_t i = 0; i < n; i++)
+        APPEND(c, PRISM_CHUNK_STACKS, 0, s[i].ts, prism_enc_stack(&c->e, &s[i]));
+}
+
 static void on_footer(void *ctx, const prism_footer *f)
 {
     conv *c = ctx;
@@ -279,6 +286,7 @@ int rp_convert_file(const char *in, const char *outpath)
         .regions = on_regions, .marks = on_marks, .counters = on_counters,
         .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
         .info = on_info, .footer = on_footer, .cpu = on_cpu, .unrecorded = on_unrecorded,
+        .stacks = on_stacks,
     };
     prism_reader *r = prism_reader_new(&cb, &c);
     c.r = r;

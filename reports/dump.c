@@ -315,6 +315,23 @@ static void on_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
     }
 }
 
+static void on_stacks(void *ctx, const prism_stack_sample *k, size_t n)
+{
+    dump *d = ctx;
+    char buf[ESC_CAP(PRISM_MAX_STRING_BYTES)];
+    for (size_t i = 0; !d->chunks && i < n; i++) {
+        fprintf(d->out, "stack   t=");
+        ts(d->out, k[i].ts);
+        fprintf(d->out, " thread %" PRIu32 "%s%s%s:", k[i].stream,
+                (k[i].flags & PRISM_STACK_RUNNING) ? " running" : "",
+                (k[i].flags & PRISM_STACK_SYSCALL) ? " blocked" : "",
+                (k[i].flags & PRISM_STACK_TRUNCATED) ? " truncated" : "");
+        for (uint32_t j = 0; j < k[i].nframes; j++)
+            fprintf(d->out, "%s%s", j ? " > " : " ", name_of(d, k[i].frames[j], buf, sizeof buf));
+        fputc('\n', d->out);
+    }
+}
+
 static void on_chunk(void *ctx, const prism_chunk_info *c)
 {
     static const char *const status[] = { "ok", "BAD CHECKSUM", "MALFORMED", "unknown kind",
@@ -351,7 +368,7 @@ int rp_dump_file(const char *path, bool chunks, FILE *out)
         .regions = on_regions, .marks = on_marks, .counters = on_counters,
         .steps = on_steps, .memory = on_memory, .gpu = on_gpu, .dropped = on_dropped,
         .info = on_info, .footer = on_footer, .cpu = on_cpu, .chunk = on_chunk,
-        .unrecorded = on_unrecorded,
+        .unrecorded = on_unrecorded, .stacks = on_stacks,
     };
     prism_reader *r = prism_reader_new(&cb, &d);
     if (!r) {

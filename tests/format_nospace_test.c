@@ -144,6 +144,16 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
             tl_unrecorded(exp, STREAM, &u, 1);
         return st;
     }
+    case PRISM_CHUNK_STACKS: {
+        uint32_t fr[PRISM_STACK_MAX_FRAMES];
+        uint32_t nf = 1 + (i * 37) % PRISM_STACK_MAX_FRAMES;
+        for (uint32_t j = 0; j < nf; j++)
+            fr[j] = 1 + (uint32_t)((sq + j) << (j % 20));
+        prism_stack_sample k = { (i / 2) * 1000003ull, i % 5, i % 8, nf, fr };
+        if ((st = prism_enc_stack(e, &k)) == PRISM_OK)
+            tl_stacks(exp, &k, 1);
+        return st;
+    }
     default: {
         prism_footer f = { UINT64_MAX, sq, UINT64_MAX, i, true };
         if ((st = prism_enc_footer(e, &f)) == PRISM_OK)
@@ -309,6 +319,8 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     static const prism_footer f = { 1, 1, 0, 1, true };
     static const prism_cpu_sample cs = { 1, 1, PRISM_CPU_HAVE_WAIT, 1, 1 };
     static const prism_unrecorded u = { 1, 1, 1 };
+    static const uint32_t fr[2] = { 1, 2 };
+    static const prism_stack_sample k = { 1, 1, PRISM_STACK_RUNNING, 2, fr };
     switch (j) {
     case PRISM_CHUNK_STRINGS: return prism_enc_string(e, "s", 1);
     case PRISM_CHUNK_THREADS: return prism_enc_thread(e, &t);
@@ -323,6 +335,7 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     case PRISM_CHUNK_FOOTER: return prism_enc_footer(e, &f);
     case PRISM_CHUNK_CPU: return prism_enc_cpu(e, &cs);
     case PRISM_CHUNK_UNRECORDED: return prism_enc_unrecorded(e, &u);
+    case PRISM_CHUNK_STACKS: return prism_enc_stack(e, &k);
     default: return prism_enc_exit(e, 2);     /* REGIONS again: the exit */
     }
 }

@@ -333,7 +333,7 @@ static void test_strerror_and_kind_names(void **state)
 
     static const char *const names[] = { "strings", "threads", "regions", "marks", "counters",
                                          "steps", "memory", "gpu", "dropped", "info",
-                                         "footer", "cpu", "unrecorded" };
+                                         "footer", "cpu", "unrecorded", "stacks" };
     assert_int_equal(sizeof names / sizeof names[0], PRISM_CHUNK_KIND_MAX);
     for (uint32_t k = 1; k <= PRISM_CHUNK_KIND_MAX; k++)
         assert_string_equal(prism_chunk_kind_name(k), names[k - 1]);

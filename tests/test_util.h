@@ -305,6 +305,20 @@ static inline void tl_unrecorded(void *ctx, uint32_t stream, const prism_unrecor
     }
 }
 
+static inline void tl_stacks(void *ctx, const prism_stack_sample *st, size_t n)
+{
+    tlog *l = ctx;
+    for (size_t i = 0; i < n; i++) {
+        tlog_tag(l, 'Q');
+        tlog_u64(l, st[i].ts);
+        tlog_u64(l, st[i].stream);
+        tlog_u64(l, st[i].flags);
+        tlog_u64(l, st[i].nframes);
+        for (uint32_t j = 0; j < st[i].nframes; j++)
+            tlog_u64(l, st[i].frames[j]);
+    }
+}
+
 static inline void tl_info(void *ctx, const char *key, const prism_value *v)
 {
     tlog *l = ctx;
@@ -356,6 +370,7 @@ static inline prism_reader_callbacks tlog_callbacks(void)
         .steps = tl_steps, .memory = tl_memory, .gpu = tl_gpu,
         .dropped = tl_dropped, .info = tl_info, .footer = tl_footer,
         .cpu = tl_cpu, .chunk = tl_chunk, .unrecorded = tl_unrecorded,
+        .stacks = tl_stacks,
     };
     return cb;
 }

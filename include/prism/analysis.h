@@ -261,7 +261,8 @@ typedef enum prism_bottleneck_type {
     PRISM_BN_HOT_OPERATION, PRISM_BN_MEMORY_LEAK, PRISM_BN_CPU_GPU_SYNC,
     PRISM_BN_DATA_LOADING, PRISM_BN_GPU_IDLE, PRISM_BN_LAUNCH_BOUND,
     PRISM_BN_MEMORY_BOUND, PRISM_BN_DROPPED_EVENTS, PRISM_BN_OFF_CPU_WAIT,
-    PRISM_BN_CPU_CONTENTION, PRISM_BN_SLOW_STEPS, PRISM_BN_TYPE_COUNT
+    PRISM_BN_CPU_CONTENTION, PRISM_BN_SLOW_STEPS, PRISM_BN_UNATTRIBUTED,
+    PRISM_BN_TYPE_COUNT
 } prism_bottleneck_type;
 
 typedef struct prism_bottleneck {
@@ -309,6 +310,17 @@ PRISM_API const prism_tree *prism_analysis_tree(const prism_analysis *a);   /* a
  * thread that marks the steps when the file says so, else the thread whose
  * steps' work starts as the steps begin; SIZE_MAX when neither tells. */
 PRISM_API size_t prism_analysis_training_thread(const prism_analysis *a);
+
+/* The sampled call stacks (format 1.2; the Python module's stack sampler):
+ * how many, the time one stands for, the sampler's state in words
+ * (borrowed).  False when the profile has none. */
+typedef struct prism_stacks_info {
+    uint64_t samples;
+    uint64_t period_ns;
+    uint64_t weight_ns;        /* the time the samples stand for, all threads */
+    const char *status;        /* INFO stacks.sampler, "" when not given */
+} prism_stacks_info;
+PRISM_API bool prism_analysis_stacks_info(const prism_analysis *a, prism_stacks_info *out);
 
 /* The run's time outside its steps (wall span = steps + before the first +
  * between steps + after the last; overlapping steps counted once), and the

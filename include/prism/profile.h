@@ -30,9 +30,9 @@ extern "C" {
 /* The file format version this library implements.  A reader accepts any
  * minor version of its own major version and rejects a larger major.  A
  * writer states the minor version whose features it uses
- * (prism_header.version_minor): 1.1 added CPU chunks. */
+ * (prism_header.version_minor): 1.1 added CPU chunks, 1.2 STACKS chunks. */
 #define PRISM_FORMAT_MAJOR 1
-#define PRISM_FORMAT_MINOR 1
+#define PRISM_FORMAT_MINOR 2
 #define PRISM_MAGIC "PRISM"
 
 /* Limits (docs/FORMAT.md, "Limits").  A reader rejects anything larger. */
@@ -88,7 +88,8 @@ typedef enum prism_chunk_kind {
     PRISM_CHUNK_FOOTER   = 11, /* clean shutdown                            */
     PRISM_CHUNK_CPU      = 12, /* per-thread on-CPU / run-queue time samples */
     PRISM_CHUNK_UNRECORDED = 13, /* regions a thread could not record, where */
-    PRISM_CHUNK_KIND_MAX = 13
+    PRISM_CHUNK_STACKS   = 14, /* (1.2) sampled call stacks of the threads    */
+    PRISM_CHUNK_KIND_MAX = 14
 } prism_chunk_kind;
 
 /* Name of a chunk kind ("regions"), "unknown" for others. */
@@ -199,6 +200,28 @@ typedef struct prism_cpu_sample {
     uint64_t wait_ns;            /* cumulative time runnable, waiting for a
                                     CPU (run queue); 0 without HAVE_WAIT      */
 } prism_cpu_sample;
+
+/*
+ * A sampled call stack (STACKS chunks, format 1.2): where a thread was when
+ * the collector looked, frames outermost first, each a string id ("name
+ * (file:line)").  Written by the Python module's stack sampler at a low
+ * rate; the time a sample stands for is the INFO `stacks.period_ns`.
+ */
+enum {
+    PRISM_STACK_TRUNCATED = 1u,  /* outermost frames were left out            */
+    PRISM_STACK_RUNNING   = 2u,  /* the thread was on a CPU or runnable       */
+    PRISM_STACK_SYSCALL   = 4u   /* the last frame names the system call the
+                                    thread was blocked in ("[futex]")        */
+};
+#define PRISM_STACK_MAX_FRAMES 256u
+
+typedef struct prism_stack_sample {
+    uint64_t ts;                 /* ns, when read                             */
+    uint32_t stream;             /* the thread (its REGIONS stream id)        */
+    uint32_t flags;              /* PRISM_STACK_*                             */
+    uint32_t nframes;            /* 1 .. PRISM_STACK_MAX_FRAMES               */
+    const uint32_t *frames;      /* string ids, outermost first               */
+} prism_stack_sample;
 
 typedef enum prism_gpu_type {
     PRISM_GPU_KERNEL = 1, PRISM_GPU_MEMCPY = 2, PRISM_GPU_MEMSET = 3,
@@ -352,6 +375,9 @@ PRISM_API prism_status prism_enc_info(prism_enc *e, const char *key, const prism
 PRISM_API prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
 PRISM_API prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
 PRISM_API prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
+/* STACKS (1.2): 1..PRISM_STACK_MAX_FRAMES nonzero frame ids; flags other
+ * than PRISM_STACK_* are refused (PRISM_E_ARG). */
+PRISM_API prism_status prism_enc_stack(prism_enc *e, const prism_stack_sample *s);
 
 /*
  * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
@@ -422,6 +448,9 @@ typedef struct prism_reader_callbacks {
     void (*chunk)(void *ctx, const prism_chunk_info *c);
     /* UNRECORDED chunks (1.1): where a thread's regions were not recorded */
     void (*unrecorded)(void *ctx, uint32_t stream, const prism_unrecorded *u, size_t n);
+    /* STACKS chunks (1.2): sampled call stacks in time order; each
+     * sample's frames are valid during the call only */
+    void (*stacks)(void *ctx, const prism_stack_sample *s, size_t n);
 } prism_reader_callbacks;
 
 typedef struct prism_reader_stats {

@@ -27,6 +27,11 @@ from ._prism import (Region, counter, epoch, gpu_memory, mark, output_path, reco
                      region, shutdown, step_begin, step_end, step_index, thread_name)
 from ._profile import Profile, ProfileError, compare, export, load
 
+import atexit as _atexit
+# the stack sampler's thread takes the GIL: stopped before the interpreter
+# finalizes (the session itself is closed by libcollect's own exit handler)
+_atexit.register(_prism._stacks_stop)
+
 __version__ = _prism.VERSION
 
 __all__ = [
@@ -48,7 +53,8 @@ def init(output=None, **config):
     memory_interval_ms, cpu_interval_ms, flush_interval_ms, buffer_events,
     buffer_mb, policy ('drop' or 'wait'), output, output_dir,
     bottleneck_threshold_pct, memory_leak_threshold_mb), applied over the
-    defaults and then the PRISM_* environment.  An unknown name raises
+    defaults and then the PRISM_* environment; and stack_hz, the Python
+    stack sampler's rate (PRISM_STACK_HZ, default 100; 0 = off).  An unknown name raises
     TypeError, a bad value ValueError.  One session per process: a second
     call while one runs (or after PRISM_OUTPUT / PRISM_ENABLED=1 started it
     as the module loaded) does nothing and returns True; a call after

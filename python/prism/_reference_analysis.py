@@ -29,6 +29,7 @@ class BottleneckType(enum.Enum):
     OFF_CPU_WAIT = "off_cpu_wait"
     CPU_CONTENTION = "cpu_contention"
     SLOW_STEPS = "slow_steps"
+    UNATTRIBUTED_TIME = "unattributed_time"
 
     @classmethod
     def _missing_(cls, value: object) -> BottleneckType | None:
@@ -42,7 +43,8 @@ class BottleneckType(enum.Enum):
 
 
 _TIME_FINDINGS = {"hot_operation", "cpu_gpu_sync", "data_loading", "off_cpu_wait",
-                  "cpu_contention", "memory_bound", "slow_steps"}
+                  "cpu_contention", "memory_bound", "slow_steps",
+                  "unattributed_time"}
 
 
 @dataclass

@@ -480,8 +480,13 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     int rc = 0;
+    double hz = prism_py_stack_hz(kw);
+    if (hz < 0)
+        rc = -1;
     while (rc == 0 && PyDict_Next(kw, &pos, &key, &val)) {
         const char *k = exact_utf8(key);
+        if (k && !strcmp(k, "stack_hz"))
+            continue;                   /* the stack sampler's, above */
         const field *f = NULL;
         for (size_t i = 0; k && i < sizeof fields / sizeof fields[0]; i++)
             if (!strcmp(fields[i].name, k))
@@ -507,12 +512,15 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
     cupti_dirs_from_sys_path();
     if (!was && c.enabled && c.collect_gpu_ops)
         prism__nvtx_route((const void *)InitializeInjectionNvtx2);
+    if (!was)
+        prism_py_stacks_want(hz);
     Py_BEGIN_ALLOW_THREADS
     r = prism_init(&c);
     Py_END_ALLOW_THREADS
     if (r == 0 && !was && prism_recording()) {
         kept_output = o;            /* the session points at them now */
         kept_output_dir = d;
+        prism_py_stacks_start(hz);
     } else {
         free(o);
         free(d);
@@ -523,9 +531,17 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
 static PyObject *py_shutdown(PyObject *m, PyObject *u)
 {
     (void)m, (void)u;
+    prism_py_stacks_stop();
     Py_BEGIN_ALLOW_THREADS
     prism_shutdown();
     Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_stacks_stop(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism_py_stacks_stop();
     Py_RETURN_NONE;
 }
 
@@ -550,6 +566,8 @@ static PyMethodDef methods[] = {
     { "init", py_init, METH_O, "init(config: dict) -> bool (prism.init)." },
     { "shutdown", py_shutdown, METH_NOARGS, "Flush and close the profile." },
     { "recording", py_recording, METH_NOARGS, "True while a session records." },
+    { "_stacks_stop", py_stacks_stop, METH_NOARGS,
+      "Stop the stack sampler (at exit, before the interpreter finalizes)." },
     { "output_path", py_output_path, METH_NOARGS, "The profile's path, or None." },
     { "step_begin", py_step_begin, METH_NOARGS, "Begin a training step." },
     { "step_end", py_step_end, METH_NOARGS, "End the training step." },
@@ -591,6 +609,10 @@ PyMODINIT_FUNC PyInit__prism(void)
         goto fail;
     if (PyModule_AddStringConstant(m, "VERSION", PRISM_VERSION_STRING) != 0)
         goto fail;
+    if (prism_recording()) {        /* started as the library loaded (PRISM_OUTPUT) */
+        double hz = prism_py_stack_hz(NULL);
+        prism_py_stacks_start(hz);
+    }
     return m;
 fail:
     Py_DECREF(m);

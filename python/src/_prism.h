@@ -26,6 +26,16 @@ int prism_region_init(PyObject *module);
 void prism_py_name_thread(void);
 void prism_py_thread_named(void);
 
+/* The Python stack sampler (_prism_stack.c): the rate from
+ * PRISM_STACK_HZ and config["stack_hz"] (-1: an exception is set); say
+ * before prism_init that the file will hold stacks; start after it (GIL
+ * held; nothing when hz < 1); stop and join (GIL held, released while
+ * joining; at shutdown and at exit). */
+double prism_py_stack_hz(PyObject *config);
+void prism_py_stacks_want(double hz);
+void prism_py_stacks_start(double hz);
+void prism_py_stacks_stop(void);
+
 /* The reading half: its functions and types, added to the module. */
 extern PyMethodDef prism_read_methods[];
 int prism_read_init(PyObject *module);

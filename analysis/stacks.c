@@ -1,0 +1,361 @@
+/*
+ * stacks.c - the sampled call stacks (format 1.2 STACKS chunks, the Python
+ * module's low-rate sampler): where the time the regions miss went.
+ *
+ * Each sample is placed as it arrives in the region open on its thread at
+ * its time (the thread's transition ring: the writer puts STACKS after the
+ * flush's REGIONS chunks) and weighed by the time since its thread's
+ * previous sample (capped at three periods: the sampler waits for the GIL,
+ * so its passes are not evenly spaced).  The frames are kept once, in a
+ * trie of (parent, frame name).
+ *
+ * Readers: an_stacks_where names what a set of samples was doing (the
+ * rules: time outside every region, slow steps, time outside steps);
+ * prism_analysis_stacks_info gives the totals.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "rules.h"
+
+typedef struct stk_node {
+    uint32_t parent;            /* 0: a root frame (trie index 0 is no frame) */
+    uint32_t name;              /* string id */
+    uint32_t depth;
+} stk_node;
+
+struct an_stacks {
+    stk_node *trie;             /* [0] is the root sentinel */
+    size_t ntrie, tcap;
+    pb_map child;               /* parent << 32 | name -> trie index */
+    an_stack_sample *s;
+    size_t n, cap;
+    pb_map last_of;             /* stream -> ts of its last sample */
+    uint64_t period_ns;
+    uint64_t weight_ns;         /* sum of the samples' weights */
+    char status[192];
+    /* scratch of an_stacks_where: per trie node, weight */
+    double *acc;
+    size_t acap;
+};
+
+static struct an_stacks *get(prism_analysis *a)
+{
+    if (a->stk)
+        return a->stk;
+    struct an_stacks *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->trie = calloc(64, sizeof *k->trie);
+    if (!k->trie) {
+        free(k);
+        return NULL;
+    }
+    k->tcap = 64;
+    k->ntrie = 1;
+    k->period_ns = 10000000;
+    a->stk = k;
+    return k;
+}
+
+void an_stacks_info(prism_analysis *a, const char *key, const prism_value *v)
+{
+    struct an_stacks *k = get(a);
+    if (!k)
+        return;
+    if (!strcmp(key, "stacks.period_ns") && v->type == PRISM_VAL_UINT && v->v.u &&
+        v->v.u <= 10000000000ull)
+        k->period_ns = v->v.u;
+    else if (!strcmp(key, "stacks.sampler") && v->type == PRISM_VAL_TEXT) {
+        snprintf(k->status, sizeof k->status, "%s", v->v.s);
+        if (strncmp(v->v.s, "off", 3))
+            an_gpu_want_rings(a);          /* samples are placed in regions */
+    }
+}
+
+static uint32_t trie_leaf(struct an_stacks *k, const uint32_t *fr, uint32_t n)
+{
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t key = (uint64_t)at << 32 | fr[i], idx;
+        if (pb_map_get(&k->child, key, &idx)) {
+            at = (uint32_t)idx;
+            continue;
+        }
+        if (k->ntrie >= UINT32_MAX ||
+            !pb_vec_reserve((void **)&k->trie, &k->tcap, k->ntrie + 1, sizeof *k->trie) ||
+            !pb_map_put(&k->child, key, k->ntrie))
+            return UINT32_MAX;
+        k->trie[k->ntrie] = (stk_node){ at, fr[i], at ? k->trie[at].depth + 1 : 0 };
+        at = (uint32_t)k->ntrie++;
+    }
+    return at;
+}
+
+void an_stacks_samples(prism_analysis *a, const prism_stack_sample *s, size_t n)
+{
+    struct an_stacks *k = get(a);
+    if (!k)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t leaf = trie_leaf(k, s[i].frames, s[i].nframes);
+        if (leaf == UINT32_MAX || leaf == 0 ||
+            !pb_vec_reserve((void **)&k->s, &k->cap, k->n + 1, sizeof *k->s))
+            return;
+        uint64_t *last = pb_map_slot(&k->last_of, s[i].stream, NULL);
+        uint64_t w = k->period_ns;
+        if (last && *last && s[i].ts > *last && s[i].ts - *last < 3 * k->period_ns)
+            w = s[i].ts - *last;
+        if (last)
+            *last = s[i].ts;
+        athread *t = an_tree_thread(a, s[i].stream);
+        uint64_t ti = UINT32_MAX;
+        pb_map_get(&a->thread_of, s[i].stream, &ti);
+        k->s[k->n++] = (an_stack_sample){
+            .ts = s[i].ts, .w = w, .stream = s[i].stream, .leaf = leaf, .flags = s[i].flags,
+            .thread = t ? (uint32_t)ti : UINT32_MAX,
+            .node = t ? an_tree_node_at_sample(t, s[i].ts) : PRISM_NO_NODE,
+        };
+        k->weight_ns += w;
+    }
+}
+
+const an_stack_sample *an_stacks_all(const prism_analysis *a, size_t *n)
+{
+    *n = a->stk ? a->stk->n : 0;
+    return a->stk ? a->stk->s : NULL;
+}
+
+void an_stacks_free(prism_analysis *a)
+{
+    struct an_stacks *k = a->stk;
+    if (!k)
+        return;
+    free(k->trie);
+    pb_map_free(&k->child);
+    pb_map_free(&k->last_of);
+    free(k->s);
+    free(k->acc);
+    free(k);
+    a->stk = NULL;
+}
+
+bool prism_analysis_stacks_info(const prism_analysis *a, prism_stacks_info *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct an_stacks *k = a->stk;
+    if (!k || (!k->n && !k->status[0]))
+        return false;
+    out->samples = k->n;
+    out->period_ns = k->period_ns;
+    out->weight_ns = k->weight_ns;
+    out->status = k->status;
+    return true;
+}
+
+/* Library code (the interpreter's, site-packages'): not where a user looks
+ * first for the call that made the time. */
+static bool library_frame(const char *name)
+{
+    return !name || strstr(name, "/site-packages/") || strstr(name, "/dist-packages/") ||
+           strstr(name, "/lib/python") || strstr(name, "(<frozen ") || name[0] == '[' ||
+           strstr(name, "/prism/");
+}
+
+/* "func (path/to/file.py:12)" as "func (file.py:12)", or with the package
+ * directory for a library's file ("save (torch/serialization.py:440)"). */
+static void short_frame(char *out, size_t cap, const char *name)
+{
+    const char *open = name ? strrchr(name, '(') : NULL;
+    if (!open) {
+        snprintf(out, cap, "%s", name ? name : "?");
+        return;
+    }
+    const char *slash = NULL, *prev = NULL;
+    for (const char *p = open; *p; p++)
+        if (*p == '/') {
+            prev = slash;
+            slash = p;
+        }
+    if (!slash) {
+        snprintf(out, cap, "%s", name);
+        return;
+    }
+    const char *from = slash + 1;
+    if (library_frame(name) && prev)
+        from = prev + 1;
+    snprintf(out, cap, "%.*s(%s", (int)(open - name), name, from);
+}
+
+/* From trie node `from`, follow the heaviest child while it weighs at
+ * least `min`; the deepest node reached (from itself when none does). */
+static uint32_t descend(const struct an_stacks *k, uint32_t from, double min)
+{
+    uint32_t at = from;
+    for (;;) {
+        uint32_t best = 0;
+        double bw = 0;
+        for (size_t j = 1; j < k->ntrie; j++)
+            if (k->trie[j].parent == at && k->acc[j] > bw) {
+                bw = k->acc[j];
+                best = (uint32_t)j;
+            }
+        if (!best || bw < min)
+            return at;
+        at = best;
+    }
+}
+
+/* Trie node x in words: the deepest of the program's own frames above it
+ * (or it), then x: "write_metrics (train.py:88) -> [clock_nanosleep]". */
+static void label(const prism_analysis *a, const struct an_stacks *k, uint32_t x, char *out,
+                  size_t cap)
+{
+    uint32_t user = 0;
+    for (uint32_t y = x; y; y = k->trie[y].parent)
+        if (!library_frame(an_tree_name(a, k->trie[y].name))) {
+            user = y;
+            break;
+        }
+    char f1[256], f2[256];
+    short_frame(f2, sizeof f2, an_tree_name(a, k->trie[x].name));
+    if (user && user != x) {
+        short_frame(f1, sizeof f1, an_tree_name(a, k->trie[user].name));
+        snprintf(out, cap, "%s -> %s%s", f1, k->trie[x].parent == user ? "" : "... -> ", f2);
+    } else {
+        snprintf(out, cap, "%s", f2);
+    }
+}
+
+/*
+ * What the samples `pick` chooses were doing: follow the heaviest child
+ * from the roots while it holds at least half of the chosen weight; the
+ * deepest frame reached, with the deepest of the program's own frames
+ * above it, names the place ("write_metrics (train.py:88) -> [clock_nanosleep]").
+ * False when no sample is chosen.
+ */
+bool an_stacks_where(const prism_analysis *a, bool (*pick)(void *ctx, const an_stack_sample *s),
+                     void *ctx, an_stack_where *out)
+{
+    memset(out, 0, sizeof *out);
+    struct an_stacks *k = a->stk;
+    if (!k || !k->n)
+        return false;
+    if (!pb_vec_reserve((void **)&k->acc, &k->acap, k->ntrie, sizeof *k->acc))
+        return false;
+    memset(k->acc, 0, k->ntrie * sizeof *k->acc);
+    double total = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        if (!pick(ctx, &k->s[i]))
+            continue;
+        out->samples++;
+        total += (double)k->s[i].w;
+        if ((k->s[i].flags & (PRISM_STACK_SYSCALL | PRISM_STACK_RUNNING)) == PRISM_STACK_SYSCALL)
+            out->blocked += (double)k->s[i].w;
+        for (uint32_t x = k->s[i].leaf; x; x = k->trie[x].parent)
+            k->acc[x] += (double)k->s[i].w;
+    }
+    out->weight_ns = total;
+    if (!out->samples)
+        return false;
+    out->blocked /= total > 0 ? total : 1;
+    /* the heaviest path: while one child holds half of the chosen weight */
+    uint32_t at = descend(k, 0, 0.5 * total);
+    out->share = at ? k->acc[at] / total : 0;
+    /* where the weight splits below it, the two heaviest branches that
+     * hold a sixth or more each, each followed down its own heaviest path */
+    uint32_t top[2] = { 0, 0 };
+    for (size_t j = 1; j < k->ntrie; j++) {
+        if (k->trie[j].parent != at || k->acc[j] < total / 6)
+            continue;
+        if (!top[0] || k->acc[j] > k->acc[top[0]]) {
+            top[1] = top[0];
+            top[0] = (uint32_t)j;
+        } else if (!top[1] || k->acc[j] > k->acc[top[1]]) {
+            top[1] = (uint32_t)j;
+        }
+    }
+    if (!top[0] || !top[1]) {
+        if (at)
+            label(a, k, at, out->text, sizeof out->text);
+        return true;
+    }
+    char one[300];
+    out->share = 0;
+    for (int i = 0; i < 2; i++) {
+        uint32_t d = descend(k, top[i], 0.5 * k->acc[top[i]]);
+        label(a, k, d, one, sizeof one);
+        size_t used = strlen(out->text);
+        snprintf(out->text + used, sizeof out->text - used, "%s%s %.0f%%", i ? ", " : "", one,
+                 100.0 * k->acc[top[i]] / total);
+        out->share += k->acc[top[i]] / total;
+    }
+    return true;
+}
+
+/* ---- for the rules ---------------------------------------------------- */
+
+typedef struct in_steps {
+    const prism_step *st;       /* in start order */
+    size_t n;
+    const uint64_t *idx;        /* only these step indices (sorted), or NULL */
+    size_t k;
+    uint32_t thread;            /* the training thread's index */
+    int where;                  /* 0 outside regions, 1 in `node`, 2 outside steps */
+    uint32_t node;
+} in_steps;
+
+/* The step holding ts (start order, possibly overlapping: the latest
+ * start at or before ts), or NULL. */
+static const prism_step *step_at_ts(const in_steps *q, uint64_t ts)
+{
+    size_t lo = 0, hi = q->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (q->st[mid].start <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || ts >= q->st[lo - 1].end)
+        return NULL;
+    return &q->st[lo - 1];
+}
+
+static bool pick_in_steps(void *ctx, const an_stack_sample *s)
+{
+    const in_steps *q = ctx;
+    if (s->thread != q->thread)
+        return false;
+    const prism_step *st = step_at_ts(q, s->ts);
+    if (q->where == 2)
+        return !st;
+    if (!st || !(st->flags & PRISM_STEP_SAMPLED))
+        return false;
+    if (q->idx) {
+        size_t lo = 0, hi = q->k;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (q->idx[mid] < st->index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == q->k || q->idx[lo] != st->index)
+            return false;
+    }
+    return q->where == 0 ? s->node == PRISM_NO_NODE : s->node == q->node;
+}
+
+bool rules_stacks_where(const rules_ctx *c, int where, const uint64_t *idx, size_t k,
+                        uint32_t node, an_stack_where *out)
+{
+    memset(out, 0, sizeof *out);
+    const prism_step_stats *st = prism_analysis_steps(c->a);
+    if (!c->a->stk || !c->a->stk->n || !st || !st->nseries || c->train_idx == SIZE_MAX)
+        return false;
+    in_steps q = { st->series, st->nseries, idx, k, (uint32_t)c->train_idx, where, node };
+    return an_stacks_where(c->a, pick_in_steps, &q, out);
+}
