@@ -201,12 +201,15 @@ static int cmp_double(const void *x, const void *y)
 /* Does a region vote on the run factor?  On both sides in enough steps,
  * >= 1 % of the base step, and mostly its own work (self >= half its
  * total): a wrapper moves with what it wraps, and one regressed leaf under
- * three wrappers must not cast four votes. */
+ * three wrappers must not cast four votes.  `(outside regions)` is no
+ * region: compared like one, it does not vote. */
 static bool votes(const prism_delta *d, const sideinfo *sb)
 {
     if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
         return false;
     const prism_node *b = &sb->t->nodes[d->base_node];
+    if (b->flags & PRISM_NODE_UNATTRIBUTED)
+        return false;
     return d->base_steps >= MIN_SAMPLES && d->new_steps >= MIN_SAMPLES &&
            d->base_median_ns > 0 && d->new_median_ns > 0 && d->base_share >= RUN_MIN_SHARE &&
            2 * b->self_ns >= b->total_ns;

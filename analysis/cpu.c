@@ -57,12 +57,18 @@ static void want_rings(prism_analysis *a)
     }
 }
 
-static void touch(athread *t, uint32_t node, uint64_t len)
+/* A piece [at, at + len) of the interval, in `node`'s self time. */
+static void touch(athread *t, uint32_t node, uint64_t at, uint64_t len)
 {
     if (!len)
         return;
     if (node == PRISM_NO_NODE || node >= t->n) {
         t->cpu.out_tmp += len;
+        /* where, for the part inside steps (unattributed.c) */
+        if (t->noseg && t->oseg[t->noseg - 1].end == at)
+            t->oseg[t->noseg - 1].end = at + len;
+        else if (pb_vec_reserve((void **)&t->oseg, &t->osegcap, t->noseg + 1, sizeof *t->oseg))
+            t->oseg[t->noseg++] = (seg){ at, at + len };
         return;
     }
     if (!t->nodes[node].cpu_tmp) {
@@ -79,7 +85,7 @@ static void touch(athread *t, uint32_t node, uint64_t len)
 static uint64_t pieces(athread *t, uint64_t t0, uint64_t t1)
 {
     if (!t->ring || !t->nring) {        /* no region seen yet: outside any */
-        touch(t, PRISM_NO_NODE, t1 - t0);
+        touch(t, PRISM_NO_NODE, t0, t1 - t0);
         return t1 - t0;
     }
     uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
@@ -106,12 +112,12 @@ static uint64_t pieces(athread *t, uint64_t t0, uint64_t t1)
         if (x->ts >= t1)
             break;
         if (x->ts > cur) {
-            touch(t, node, x->ts - cur);
+            touch(t, node, cur, x->ts - cur);
             cur = x->ts;
         }
         node = x->node;
     }
-    touch(t, node, t1 - cur);
+    touch(t, node, cur, t1 - cur);
     return covered;
 }
 
@@ -260,10 +266,10 @@ static void runq_fill(athread *t)
 {
     acpu *c = &t->cpu;
     double left = c->runq_raw;
-    double (*order)[2] = t->n ? malloc(t->n * sizeof *order) : NULL;
+    double (*order)[2] = malloc((t->n + 1) * sizeof *order);
     size_t n = 0;
-    for (size_t k = 0; order && k < t->n; k++) {
-        tnode *nd = &t->nodes[k];
+    for (size_t k = 0; order && k <= t->n; k++) {   /* t->n: the outside node */
+        tnode *nd = k < t->n ? &t->nodes[k] : &t->out;
         nd->cpu_runq = 0;
         if (!nd->cpu_span)
             continue;
@@ -287,14 +293,14 @@ static void runq_fill(athread *t)
         }
         if (j == n)
             break;
-        tnode *nd = &t->nodes[(size_t)order[j][1]];
+        tnode *nd = (size_t)order[j][1] < t->n ? &t->nodes[(size_t)order[j][1]] : &t->out;
         double room = (double)(nd->cpu_span - node_on(t, nd));
         double x = room < left ? room : left;
         nd->cpu_runq = an_ns_round(x);
         left -= x;
     }
     free(order);
-    c->runq_placed = order != NULL || !t->n;
+    c->runq_placed = order != NULL;
 }
 
 oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd)
@@ -321,7 +327,7 @@ typedef struct share {
 } share;
 
 /* Credit one interval: D on-CPU and W run-queue ns over the pieces. */
-static void credit(athread *t, double d, double wq, double others)
+static void credit(prism_analysis *a, athread *t, double d, double wq, double others)
 {
     size_t n = t->cpu.ntouched + 1;
     share stack_sh[64];
@@ -388,6 +394,8 @@ static void credit(athread *t, double d, double wq, double others)
         *sh[i].wait += an_ns_round(q);
         (void)blocked;
         *sh[i].busy += an_ns_round(s * others);
+        if (sh[i].node == PRISM_NO_NODE)   /* its part inside steps: unattributed.c */
+            an_out_cpu(a, t, *sh[i].span_tmp, sh[i].c, q, s * others);
     }
     if (sh != stack_sh)
         free(sh);
@@ -397,6 +405,7 @@ reset:
         t->nodes[t->cpu.touched[i]].cpu_tmp = 0;
     t->cpu.ntouched = 0;
     t->cpu.out_tmp = 0;
+    t->noseg = 0;
 }
 
 /* One pass: every thread's interval since its previous sample, then the
@@ -442,7 +451,7 @@ void an_oncpu_flush(prism_analysis *a)
             others = others < 0 ? 0 : others > 1 ? 1 : others;
             uint64_t covered = pieces(t, c->ts, s->ts);
             double f = (double)covered / (double)c->d_span;   /* what the ring saw */
-            credit(t, (double)c->d_on * f, (double)c->d_wait * f, others);
+            credit(a, t, (double)c->d_on * f, (double)c->d_wait * f, others);
             c->runq_raw += (double)(c->d_wait + c->d_late) * f;
             c->span += covered;
             c->oncpu += (uint64_t)((double)c->d_on * f);

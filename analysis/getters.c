@@ -163,3 +163,9 @@ const prism_leak *prism_memory_gpu_leak(const prism_memory_stats *m, const char 
         *what = w;
     return l;
 }
+
+void prism_analysis_slow_steps(const prism_analysis *a, const uint64_t **idx, size_t *n)
+{
+    *idx = a->nslow ? a->slow : NULL;
+    *n = a->nslow;
+}

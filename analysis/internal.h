@@ -107,6 +107,10 @@ typedef struct acpu {
 
 #define CPU_SLOTS 64u
 
+typedef struct seg {
+    uint64_t start, end;
+} seg;
+
 typedef struct athread {
     uint32_t stream;
     char name[64];
@@ -135,6 +139,18 @@ typedef struct athread {
     prism_node *pub;            /* derived per-thread tree */
     prism_tree tree;
     acpu cpu;                   /* CPU samples of this thread (cpu.c) */
+    /* the step time outside every root region (unattributed.c): the
+     * thread's `(outside regions)` node, kept beside its nodes (index n
+     * where a tref or the published tree names it) and published on the
+     * training thread only */
+    tnode out;
+    uint64_t out_from;          /* the end of the last root region */
+    bool out_pub;               /* published as pub[n] at the last refresh */
+    struct out_gap *ogap;       /* gaps (and their CPU shares) past the last
+                                   step known, in time order */
+    size_t nogap, ogcap;
+    seg *oseg;                  /* scratch: the interval's pieces outside regions */
+    size_t noseg, osegcap;
 } athread;
 
 typedef struct api_wait {
@@ -142,10 +158,6 @@ typedef struct api_wait {
     uint32_t thread;            /* index into threads */
     uint64_t wait;              /* ns a blocking call waited for the GPU */
 } api_wait;
-
-typedef struct seg {
-    uint64_t start, end;
-} seg;
 
 struct prism_analysis {
     prism_analysis_opts opts;
@@ -239,6 +251,8 @@ struct prism_analysis {
     prism_gpu_stats gpu_stats;
     prism_bottleneck *bn;
     size_t nbn;
+    uint64_t *slow;             /* the slow steps' indices (rules_slow_find) */
+    size_t nslow;
     char **name_cache;          /* resolved names of merged nodes */
     struct an_stacks *stk;      /* sampled call stacks (stacks.c), or NULL */
 };
@@ -286,6 +300,28 @@ const an_stack_sample *an_stacks_all(const prism_analysis *a, size_t *n);
 bool an_stacks_where(const prism_analysis *a, bool (*pick)(void *ctx, const an_stack_sample *s),
                      void *ctx, an_stack_where *out);
 void an_stacks_free(prism_analysis *a);
+/* unattributed.c: the `(outside regions)` node of a thread */
+#define AN_OUTSIDE_NAME "(outside regions)"
+/* A thread's node j: one of its nodes, or (j == t->n) its outside node. */
+static inline const tnode *an_tnode(const athread *t, size_t j)
+{
+    return j < t->n ? &t->nodes[j] : &t->out;
+}
+/* A root region enters at ts on thread t (its depth was 0): the time since
+ * the last root region ended is outside regions. */
+void an_out_enter(prism_analysis *a, athread *t, uint64_t ts);
+/* Gaps waiting for their steps, resolved as far as the steps known allow;
+ * `final` (the profile is complete): the thread's time after its last
+ * root region, too. */
+void an_out_resolve(prism_analysis *a, bool final);
+/* cpu.c's share of an interval outside regions (span, on-CPU, run queue,
+ * busy-weighted): the part inside sampled steps moves to the outside
+ * node, by the pieces in t->oseg. */
+void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double wait,
+                double busy);
+/* Publish the outside node as a public one (statistics; no cpu, links). */
+void an_out_publish(const athread *t, prism_node *p);
+void an_out_free(athread *t);
 
 /* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
 typedef struct reservoir reservoir;

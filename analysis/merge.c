@@ -153,11 +153,28 @@ static void open_calls(const prism_analysis *a, const athread *t, prism_node *no
     }
 }
 
-static void thread_tree(prism_analysis *a, athread *t)
+/* The outside node (unattributed.c) as pub[t->n]: a root. */
+static void publish_out(athread *t, prism_node *p)
+{
+    double mean, m2, smax;
+    uint64_t seen;
+    p->parent = p->first_child = p->next_sibling = PRISM_NO_NODE;
+    p->name = AN_OUTSIDE_NAME;
+    p->path_hash = path_hash(0, p->name);
+    p->thread = t->stream;
+    cpu_publish(p, t, &t->out);
+    step_moments(&t->out, &seen, &mean, &m2, &smax);
+    publish_steps(p, seen, mean, m2, smax);
+    an_out_publish(t, p);
+}
+
+static void thread_tree(prism_analysis *a, athread *t, bool out)
 {
     free(t->pub);
-    t->pub = calloc(t->n ? t->n : 1, sizeof *t->pub);
+    t->out_pub = out;
+    t->pub = calloc(t->n + 1, sizeof *t->pub);
     if (!t->pub) {
+        t->out_pub = false;
         memset(&t->tree, 0, sizeof t->tree);
         return;
     }
@@ -195,7 +212,9 @@ static void thread_tree(prism_analysis *a, athread *t)
             t->pub[t->pub[i].parent].lead_steps += t->pub[i].lead_steps;
             t->pub[t->pub[i].parent].unrecorded += t->pub[i].unrecorded;
         }
-    finish_tree(t->pub, t->n, &t->tree);
+    if (out)
+        publish_out(t, &t->pub[t->n]);
+    finish_tree(t->pub, t->n + out, &t->tree);
 }
 
 /* Combine Welford states (Chan et al.). */
@@ -212,10 +231,21 @@ static void combine(prism_node *m, double *m2, const tnode *nd)
     m->calls = n;
 }
 
+/* The merged key of the outside node: no (parent, name) pair makes it (a
+ * parent would be node UINT32_MAX - 1). */
+#define OUT_KEY UINT64_MAX
+
+static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname);
+
 static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
                              const char *sname)
 {
-    uint64_t key = ((uint64_t)parent + 1) << 32 | name, v;
+    return merged_at(a, parent, ((uint64_t)parent + 1) << 32 | name, sname);
+}
+
+static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname)
+{
+    uint64_t v;
     if (pb_map_get(&a->merged_of, key, &v))
         return (uint32_t)v;
     if (!pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
@@ -238,7 +268,7 @@ static bool build_trefs(prism_analysis *a)
 {
     size_t total = 0;
     for (size_t i = 0; i < a->nthreads; i++)
-        total += a->threads[i]->n;
+        total += a->threads[i]->n + a->threads[i]->out_pub;
     a->tref_off = calloc(a->nnodes + 1, sizeof *a->tref_off);
     a->tref = malloc((total ? total : 1) * sizeof *a->tref);
     uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
@@ -247,14 +277,14 @@ static bool build_trefs(prism_analysis *a)
         return false;
     }
     for (size_t i = 0; i < a->nthreads; i++)
-        for (size_t j = 0; j < a->threads[i]->n; j++)
-            if (a->threads[i]->nodes[j].merged != PRISM_NO_NODE)
-                a->tref_off[a->threads[i]->nodes[j].merged + 1]++;
+        for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++)
+            if (an_tnode(a->threads[i], j)->merged != PRISM_NO_NODE)
+                a->tref_off[an_tnode(a->threads[i], j)->merged + 1]++;
     for (size_t m = 0; m < a->nnodes; m++)
         a->tref_off[m + 1] += a->tref_off[m];
     for (size_t i = 0; i < a->nthreads; i++)
-        for (size_t j = 0; j < a->threads[i]->n; j++) {
-            uint32_t m = a->threads[i]->nodes[j].merged;
+        for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++) {
+            uint32_t m = an_tnode(a->threads[i], j)->merged;
             if (m != PRISM_NO_NODE)
                 a->tref[a->tref_off[m] + fill[m]++] = (uint64_t)i << 32 | j;
         }
@@ -274,7 +304,7 @@ static void merge_steps(prism_analysis *a)
         uint64_t seen = 0;
         double mean = 0, m2 = 0, max = 0;
         for (uint32_t r = a->tref_off[m]; r < a->tref_off[m + 1]; r++) {
-            const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+            const tnode *nd = an_tnode(a->threads[a->tref[r] >> 32], (uint32_t)a->tref[r]);
             uint64_t k;
             double mk, m2k, maxk;
             step_moments(nd, &k, &mk, &m2k, &maxk);
@@ -380,15 +410,33 @@ void an_tree_merge(prism_analysis *a)
 {
     double *m2 = NULL;
     size_t m2cap = 0;
+    a->train = training_thread(a);
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
-        thread_tree(a, t);
-        for (size_t j = 0; j < t->n; j++) {
-            tnode *nd = &t->nodes[j];
-            uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE : t->nodes[nd->parent].merged;
-            const char *name = t->pub ? t->pub[j].name : an_tree_name(a, nd->name);
-            uint32_t m = merged_child(a, parent, nd->name, name);
-            nd->merged = m;
+        /* the step time outside its regions: on the training thread */
+        thread_tree(a, t, i == a->train && a->nsampled && t->out.total);
+        t->out.merged = PRISM_NO_NODE;
+        for (size_t j = 0; j < t->n + t->out_pub; j++) {
+            tnode outsnap, *nd = j < t->n ? &t->nodes[j] : &outsnap;
+            uint32_t m;
+            if (j < t->n) {
+                uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE
+                                                              : t->nodes[nd->parent].merged;
+                const char *name = t->pub ? t->pub[j].name : an_tree_name(a, nd->name);
+                m = nd->merged = merged_child(a, parent, nd->name, name);
+            } else {
+                /* its calls as published: the step being filled is one */
+                const prism_node *o = &t->pub[j];
+                outsnap = t->out;
+                outsnap.calls = o->calls;
+                outsnap.min = o->calls ? o->min_ns : UINT64_MAX;
+                outsnap.max = o->max_ns;
+                outsnap.shift = o->mean_ns, outsnap.s1 = 0;
+                outsnap.s2 = o->calls > 1 ? o->std_ns * o->std_ns * (double)(o->calls - 1) : 0;
+                m = t->out.merged = merged_at(a, PRISM_NO_NODE, OUT_KEY, AN_OUTSIDE_NAME);
+                if (m != PRISM_NO_NODE)
+                    a->nodes[m].flags |= PRISM_NODE_UNATTRIBUTED;
+            }
             if (m == PRISM_NO_NODE || !pb_vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
                 continue;
             prism_node *p = &a->nodes[m];
@@ -436,7 +484,6 @@ void an_tree_merge(prism_analysis *a)
         }
     }
     finish_tree(a->nodes, a->nnodes, &a->tree);
-    a->train = training_thread(a);
     merge_steps(a);
     build_ops(a);
 }

@@ -219,6 +219,9 @@ static void free_derived(prism_analysis *a)
     free(a->bn);
     a->bn = NULL;
     a->nbn = 0;
+    free(a->slow);
+    a->slow = NULL;
+    a->nslow = 0;
 }
 
 void prism_analysis_free(prism_analysis *a)
@@ -275,6 +278,7 @@ void prism_analysis_refresh(prism_analysis *a)
     an_oncpu_flush(a);
     an_oncpu_solve(a);
     an_tree_resolve_pending(a);
+    an_out_resolve(a, a->footer);
     an_gpu_resolve(a, a->footer);
     an_tree_merge(a);
     an_series_refresh(a);
@@ -284,6 +288,9 @@ void prism_analysis_refresh(prism_analysis *a)
     double pct = effective(a->opts.bottleneck_threshold_pct, h, "bottleneck_threshold_pct", 10);
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
     an_series_leaks(a, mb);
+    const prism_step_stats *st = prism_analysis_steps(a);
+    if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))
+        a->nslow = rules_slow_find(st, a->slow, NULL);
     a->bn = calloc(64, sizeof *a->bn);
     if (a->bn)
         a->nbn = rules_run(a, pct, mb, a->bn, 64);

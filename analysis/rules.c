@@ -224,10 +224,15 @@ static bool root_holds_thread(const rules_ctx *c, const prism_node *r)
 {
     for (size_t i = 0; i < c->nthreads; i++) {
         const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, NULL);
+        uint64_t total = t ? t->total_ns : 0;  /* its regions' time */
         for (uint32_t k = t ? t->first_root : PRISM_NO_NODE; t && k < t->count;
              k = t->nodes[k].next_sibling)
-            if (t->nodes[k].path_hash == r->path_hash && t->total_ns &&
-                (double)t->nodes[k].total_ns >= WRAPPER_HOLDS * (double)t->total_ns)
+            if (t->nodes[k].flags & PRISM_NODE_UNATTRIBUTED)
+                total -= t->nodes[k].total_ns < total ? t->nodes[k].total_ns : total;
+        for (uint32_t k = t ? t->first_root : PRISM_NO_NODE; t && k < t->count;
+             k = t->nodes[k].next_sibling)
+            if (t->nodes[k].path_hash == r->path_hash && total &&
+                (double)t->nodes[k].total_ns >= WRAPPER_HOLDS * (double)total)
                 return true;
     }
     return false;

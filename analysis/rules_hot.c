@@ -130,6 +130,10 @@ static void hot_collect(const rules_ctx *c, hot_op **opp, size_t *cap, size_t *n
          * cpu_gpu_sync rules judge it */
         if (!n->name || !(s.ns > 0) || rules_sync_like(rules_leaf(n->name)))
             continue;
+        /* `(outside regions)` is no operation of the program's: the
+         * slow_steps evidence and the explorer show it */
+        if (n->flags & PRISM_NODE_UNATTRIBUTED)
+            continue;
         /* without CPU samples the input pipeline's time is data_loading's
          * (by name), not a second finding */
         if (!c->cpu && (memo ? in_data_pipeline_memo(t, (uint32_t)i, memo)
@@ -236,7 +240,8 @@ void rules_beside(rules_ctx *c)
             continue;
         uint32_t best = PRISM_NO_NODE;
         for (size_t k = 0; k < t->count; k++)
-            if (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns)
+            if (!(t->nodes[k].flags & PRISM_NODE_UNATTRIBUTED) &&
+                (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns))
                 best = (uint32_t)k;
         if (best == PRISM_NO_NODE)
             continue;

@@ -23,16 +23,25 @@ void rules_unattributed(rules_ctx *c)
     if (!t || !c->steps || c->step_ns <= 0)
         return;
     double covered = 0;
+    uint32_t own = PRISM_NO_NODE;       /* its `(outside regions)` node */
     for (uint32_t r = t->first_root; r != PRISM_NO_NODE && r < t->count;
-         r = t->nodes[r].next_sibling)
-        covered += (double)t->nodes[r].in_step_ns;
+         r = t->nodes[r].next_sibling) {
+        if (t->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
+            own = r;
+        else
+            covered += (double)t->nodes[r].in_step_ns;
+    }
+    uint32_t at = PRISM_NO_NODE;        /* the same path in the all-threads tree */
+    for (size_t i = 0; own != PRISM_NO_NODE && c->tree && i < c->tree->count; i++)
+        if (c->tree->nodes[i].path_hash == t->nodes[own].path_hash)
+            at = (uint32_t)i;
     double out = c->step_ns - covered;
     double share = out / c->step_ns;
     if (out <= 0 || share * 100.0 < c->threshold_pct)
         return;
     prism_severity sev = share >= 0.30 ? PRISM_SEV_HIGH : share >= 0.15 ? PRISM_SEV_MEDIUM
                                                                          : PRISM_SEV_LOW;
-    prism_bottleneck *b = rules_add(c, PRISM_BN_UNATTRIBUTED, sev, share, PRISM_NO_NODE);
+    prism_bottleneck *b = rules_add(c, PRISM_BN_UNATTRIBUTED, sev, share, at);
     if (!b)
         return;
     snprintf(b->description, sizeof b->description,

@@ -65,15 +65,17 @@ static void when_text(char *buf, size_t cap, const uint64_t *ix, size_t k)
     rules_put(buf, cap, "%s%s", k > 6 ? ", ..." : "", gap ? ")" : "");
 }
 
-void rules_slow_steps(rules_ctx *c)
+size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, rules_slow *f)
 {
-    const prism_step_stats *st = prism_analysis_steps(c->a);
+    rules_slow z = { 0 };
+    if (!f)
+        f = &z;
+    memset(f, 0, sizeof *f);
     if (!st || st->timed < SLOW_MIN_STEPS || !st->series)
-        return;
-    size_t n = 0;
+        return 0;
+    size_t n = 0, k = 0;
     double *d = malloc(st->nseries * sizeof *d), *dev = malloc(st->nseries * sizeof *dev);
-    uint64_t *ix = malloc(st->nseries * sizeof *ix);
-    if (!d || !dev || !ix)
+    if (!d || !dev)
         goto out;
     for (size_t i = 0; i < st->nseries; i++)
         if (st->series[i].end > st->series[i].start)
@@ -88,7 +90,6 @@ void rules_slow_steps(rules_ctx *c)
     }
     double mad = 1.4826 * median_of(dev, n);
     double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
-    size_t k = 0;
     double excess = 0, slow_sum = 0;
     for (size_t i = 0; i < st->nseries; i++) {
         const prism_step *s = &st->series[i];
@@ -100,8 +101,30 @@ void rules_slow_steps(rules_ctx *c)
         slow_sum += v;
     }
     double share = total > 0 ? excess / total : 0;
-    if (!k || k * 4 > n || share < SLOW_MIN_SHARE)
+    if (!k || k * 4 > n || share < SLOW_MIN_SHARE) {
+        k = 0;
         goto out;
+    }
+    *f = (rules_slow){ n, med, thr, excess, slow_sum, share };
+out:
+    free(d);
+    free(dev);
+    return k;
+}
+
+void rules_slow_steps(rules_ctx *c)
+{
+    const prism_step_stats *st = prism_analysis_steps(c->a);
+    if (!st || st->timed < SLOW_MIN_STEPS || !st->series)
+        return;
+    rules_slow f;
+    uint64_t *ix = malloc(st->nseries * sizeof *ix);
+    size_t k = ix ? rules_slow_find(st, ix, &f) : 0;
+    if (!k)
+        goto out;
+    size_t n = f.timed;
+    double med = f.median, thr = f.threshold, excess = f.excess, slow_sum = f.slow_sum;
+    double share = f.share;
     double each = excess / (double)k;
     /* what holds the excess: the training thread's node furthest above
      * its mean step in its slowest one */
@@ -117,6 +140,8 @@ void rules_slow_steps(rules_ctx *c)
         }
     }
     bool named = best != PRISM_NO_NODE && best_x >= 0.5 * each;
+    /* `(outside regions)` holding it: blamed, in the words of no region */
+    bool outside = named && (t->nodes[best].flags & PRISM_NODE_UNATTRIBUTED);
     prism_severity sev = share >= 0.20 ? PRISM_SEV_HIGH : share >= 0.05 ? PRISM_SEV_MEDIUM
                                                                            : PRISM_SEV_LOW;
     uint32_t at = PRISM_NO_NODE;           /* its path in the all-threads tree */
@@ -135,10 +160,11 @@ void rules_slow_steps(rules_ctx *c)
               "%s; ", DUR(med), DUR(each), DUR(thr), when);
     /* what the sampled stacks saw in the slow steps, where the excess is */
     an_stack_where sw;
+    bool in_node = named && !outside;
     qsort(ix, k, sizeof *ix, cmp_u64);
-    bool sampled = rules_stacks_where(c, named ? 1 : 0, ix, k, named ? best : PRISM_NO_NODE,
+    bool sampled = rules_stacks_where(c, in_node ? 1 : 0, ix, k, in_node ? best : PRISM_NO_NODE,
                                       &sw) && sw.text[0];
-    if (named)
+    if (in_node)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it: %s in its slowest step against %s on average",
                   t->nodes[best].name, DUR(t->nodes[best].step_max_ns),
@@ -148,10 +174,12 @@ void rules_slow_steps(rules_ctx *c)
     else
         rules_put(b->evidence, sizeof b->evidence,
                   "no region holds it: the excess is in code with no region of its own "
-                  "(the step's time outside regions)");
+                  "(the step's time outside regions%s)",
+                  outside ? ", `(outside regions)` in the Tree" : "");
     if (sampled)
-        rules_put(b->evidence, sizeof b->evidence, "; sampled in the slow steps: %s (%.0f%%)",
-                  sw.text, 100.0 * sw.share);
+        rules_put(b->evidence, sizeof b->evidence, "; sampled in the slow steps: %s", sw.text);
+    if (sampled && !strstr(sw.text, "%, "))
+        rules_put(b->evidence, sizeof b->evidence, " %.0f%%", 100.0 * sw.share);
     rules_put(b->recommendation, sizeof b->recommendation,
               "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
               "logging pass inside the loop, garbage collection (gc.freeze() after setup), "
@@ -159,7 +187,5 @@ void rules_slow_steps(rules_ctx *c)
               c->python ? "torch.save: less often, or in a background thread" :
                           "write them less often or asynchronously");
 out:
-    free(d);
-    free(dev);
     free(ix);
 }

@@ -72,8 +72,8 @@ static void collect(const rules_ctx *c, wait_op **opp, size_t *cap, size_t *nop,
     for (size_t i = 0; t && i < t->count; i++) {
         const prism_node *n = &t->nodes[i];
         rules_self s = rules_self_of(c, t, (uint32_t)i);
-        if (!n->name || !(s.blocked > 0))
-            continue;
+        if (!n->name || !(s.blocked > 0) || (n->flags & PRISM_NODE_UNATTRIBUTED))
+            continue;           /* no region: nothing of the program's to name */
         bool added;
         size_t k = rules_names_get(ix, n->name, &added);
         if (k == SIZE_MAX || (added && !pb_vec_reserve((void **)opp, cap, k + 1, sizeof **opp)))
@@ -224,6 +224,8 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
     double waitq = 0, best = 0, others_on = 0, others_known = 0;
     uint32_t where = PRISM_NO_NODE;
     for (size_t i = 0; i < t->count; i++) {
+        if (t->nodes[i].flags & PRISM_NODE_UNATTRIBUTED)
+            continue;                   /* the regions' contention, as before */
         rules_self s = rules_self_of(c, t, (uint32_t)i);
         bool counted = false;           /* in a stall finding already */
         for (size_t k = 0; k < nop && !counted; k++)

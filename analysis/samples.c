@@ -164,7 +164,7 @@ size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, 
     uint64_t steps, all = 0, held = 0;
     bool exact = true;
     for (uint32_t r = lo; r < hi; r++) {    /* how many each thread holds */
-        const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+        const tnode *nd = an_tnode(a->threads[a->tref[r] >> 32], (uint32_t)a->tref[r]);
         size_t n = read_node(nd, buf, &steps);
         all += steps;
         held += n;
@@ -180,14 +180,14 @@ size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, 
     size_t total = held < max ? (size_t)held : max;
     if (!exact || held > max)
         for (uint32_t r = lo; r < hi; r++) {
-            const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+            const tnode *nd = an_tnode(a->threads[a->tref[r] >> 32], (uint32_t)a->tref[r]);
             size_t n = read_node(nd, buf, &steps);
             if (steps && (double)n * (double)all / (double)steps < (double)total)
                 total = (size_t)((double)n * (double)all / (double)steps);
         }
     size_t got = 0;
     for (uint32_t r = lo; r < hi && got < total; r++) {
-        const tnode *nd = &a->threads[a->tref[r] >> 32]->nodes[(uint32_t)a->tref[r]];
+        const tnode *nd = an_tnode(a->threads[a->tref[r] >> 32], (uint32_t)a->tref[r]);
         size_t n = read_node(nd, buf, &steps);
         size_t want = n;
         if (!exact || held > max) {

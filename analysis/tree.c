@@ -30,6 +30,10 @@ athread *an_tree_thread(prism_analysis *a, uint32_t stream)
         return NULL;
     }
     t->stream = stream;
+    t->out.parent = t->out.first_child = t->out.next_sibling = PRISM_NO_NODE;
+    t->out.merged = PRISM_NO_NODE;
+    t->out.min = UINT64_MAX;
+    t->out.res_seed = an_res_seed_of(stream, SIZE_MAX);
     snprintf(t->name, sizeof t->name, "thread %u", stream);
     if (a->rings)
         t->ring = calloc(TRANS_RING, sizeof *t->ring);
@@ -51,6 +55,7 @@ void an_tree_free_thread(athread *t)
     pb_map_free(&t->child);
     free(t->pending);
     free(t->pub);
+    an_out_free(t);
     free(t);
 }
 
@@ -114,9 +119,11 @@ static inline __attribute__((always_inline)) void transition(athread *t, bool ri
         t->ring[t->nring++ % TRANS_RING] = (trans){ ts, node };
 }
 
-static inline __attribute__((always_inline)) void push(athread *t, bool ring, uint32_t name,
-                                                       uint64_t ts)
+static inline __attribute__((always_inline)) void push(prism_analysis *a, athread *t, bool ring,
+                                                       uint32_t name, uint64_t ts)
 {
+    if (__builtin_expect(!t->depth && !t->lost, 0))
+        an_out_enter(a, t, ts);         /* the gap since the last root region */
     if (t->depth >= MAX_STACK) {
         t->lost += t->lost != UINT32_MAX;
         return;
@@ -192,6 +199,8 @@ static inline __attribute__((always_inline)) void pop(prism_analysis *a, athread
         return;
     }
     frame f = t->stack[--t->depth];
+    if (!t->depth && ts > t->out_from)
+        t->out_from = ts;
     transition(t, ring, ts, t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE);
     uint64_t dur = ts >= f.start ? ts - f.start : 0;
     if (t->depth)
@@ -219,7 +228,7 @@ static inline __attribute__((always_inline)) void events(prism_analysis *a, athr
 {
     for (size_t i = 0; i < n; i++) {
         if (ev[i].kind == PRISM_REGION_ENTER)
-            push(t, ring, ev[i].name, ev[i].ts);
+            push(a, t, ring, ev[i].name, ev[i].ts);
         else if (t->depth + t->lost)
             pop(a, t, ring, ev[i].ts, true);
         else
@@ -251,7 +260,7 @@ void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
         if (add > MAX_STACK)
             a->depth_damaged++;
         for (; add && t->depth < MAX_STACK; add--)
-            push(t, ring, 0, ev[0].ts);
+            push(a, t, ring, 0, ev[0].ts);
         t->lost += (uint32_t)add;       /* have + add = depth < 2^32 */
     }
     if (ring)
@@ -423,5 +432,6 @@ void an_tree_resolve_pending(prism_analysis *a)
         }
         t->npend = keep;
     }
+    an_out_resolve(a, false);
 }
 

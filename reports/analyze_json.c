@@ -113,6 +113,11 @@ static void summary(pb_json *w, const prism_analysis *a)
         pb_json_null(w);
     }
     pb_json_kuint(w, "region_ns", t->total_ns);
+    uint64_t un = 0;                    /* `(outside regions)`, in region_ns */
+    for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling)
+        if (t->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
+            un += t->nodes[r].total_ns;
+    pb_json_kuint(w, "unattributed_ns", un);
     pb_json_kuint(w, "nodes", t->count);
     report_json_threads(w, a, "region_ns", NULL);
     uint64_t nsteps;
@@ -251,6 +256,8 @@ static void ops(pb_json *w, const prism_analysis *a, pb_buf *path)
         pb_json_kdouble(w, "share", op[i].share);
         report_path(t, op[i].node, '/', false, path);
         pb_json_kstring(w, "heaviest_path", op[i].node < t->count ? pb_buf_str(path) : NULL);
+        if (op[i].node < t->count && (t->nodes[op[i].node].flags & PRISM_NODE_UNATTRIBUTED))
+            pb_json_kbool(w, "unattributed", true);    /* `(outside regions)` */
         pb_json_end_object(w);
     }
     pb_json_end_array(w);

@@ -133,6 +133,8 @@ static void node_fields(pb_json *w, const prism_node *p)
     pb_json_kuint(w, "gpu_wait_ns", p->gpu_wait_ns);
     pb_json_kuint(w, "lead_steps", p->lead_steps);
     pb_json_kuint(w, "unrecorded", p->unrecorded);
+    if (p->flags & PRISM_NODE_UNATTRIBUTED)      /* `(outside regions)` */
+        pb_json_kbool(w, "unattributed", true);
 }
 
 /* "roots": the tree as nested objects, walked without recursion. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "chart.h"
+#include "timeline_pane.h"
 #include "ui.h"
 
 #define LABEL 11                        /* "Evidence  " column              */
@@ -307,6 +308,16 @@ static int k_jump(ui *u, void *st, int key)
     if (!nb || bv->sel < 0 || (size_t)bv->sel >= nb)
         return UI_NONE;
     const prism_bottleneck *cur = &b[bv->sel];
+    const uint64_t *slow;
+    size_t nslow;
+    prism_analysis_slow_steps(u->a, &slow, &nslow);
+    if (cur->type == PRISM_BN_SLOW_STEPS && key != 'f' && nslow &&
+        tl_select_step(u, u->state[PANE_TIMELINE], slow[0])) {
+        ui_jump(u, PANE_TIMELINE, 0);   /* the first slow step; s / S there: the others */
+        ui_message(u, "slow step %llu (1 of %zu; s / S: next / previous)",
+                   (unsigned long long)slow[0], nslow);
+        return UI_REDRAW;
+    }
     if (prism_analysis_find(u->a, cur->path_hash) != PRISM_NO_NODE) {
         ui_jump(u, key == 'f' ? PANE_FLAME : PANE_TREE, cur->path_hash);
         return UI_REDRAW;
@@ -348,7 +359,8 @@ static const ui_key keys[] = {
     { KEY_NPAGE, "PgDn", k_move, "page down" }, { KEY_PPAGE, "PgUp", k_move, "page up" },
     { KEY_HOME, "Home", k_move, "first finding" }, { KEY_END, "End", k_move, "last finding" },
     { 'g', "g", k_move, "first finding" }, { 'G', "G", k_move, "last finding" },
-    { '\r', "Enter", k_jump, "show the blamed region in the Tree pane" },
+    { '\r', "Enter", k_jump, "show the blamed region in the Tree pane (slow_steps: the "
+      "first slow step in the Timeline)" },
     { KEY_ENTER, "KpEnter", k_jump, "show the blamed region in the Tree pane" },
     { 'f', "f", k_jump, "show the blamed region in the Flame pane" },
 };

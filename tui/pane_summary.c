@@ -86,6 +86,38 @@ static void run_info(ui *u, const ui_rect *r, int *row)
     parts_line(u, r, (*row)++, "Host", A_NORMAL, parts, 5, "  ");
 }
 
+/* The run's time outside its steps, in the words of `prism-top analyze`:
+ * "Steps cover: ..." (marked when the steps hold under half the wall
+ * span) and "Outside steps: ..." (the training thread's regions there). */
+static void outside_lines(ui *u, const ui_rect *r, int *row)
+{
+    prism_outside o;
+    if (!prism_analysis_outside(u->a, &o) || !o.span_ns)
+        return;
+    char b1[40], b2[40], b3[40], line[512], fit[sizeof line + 8], nm[ESC_CAP(96)];
+    double cover = (double)o.steps_ns / (double)o.span_ns;
+    fmt_ns(b1, sizeof b1, (double)o.before_ns);
+    fmt_ns(b2, sizeof b2, (double)o.between_ns);
+    fmt_ns(b3, sizeof b3, (double)o.after_ns);
+    snprintf(line, sizeof line, "Steps cover: %.1f%% of the wall span (before the first %s, "
+             "between steps %s, after the last %s)", 100.0 * cover, b1, b2, b3);
+    ui_elide_words(fit, sizeof fit, line, r->w - 2 - LABEL_W, u->utf8);
+    ui_print(r, (*row)++, 1 + LABEL_W, cover < 0.5 ? ui_attr(u, CP_MEDIUM, A_NORMAL) : A_NORMAL,
+             fit);
+    if (!o.nregions)
+        return;
+    size_t n = (size_t)snprintf(line, sizeof line, "Outside steps:");
+    for (size_t i = 0; i < o.nregions && n < sizeof line; i++) {
+        char one[96];
+        snprintf(one, sizeof one, "%s", o.regions[i].name ? o.regions[i].name : "?");
+        fmt_ns(b1, sizeof b1, (double)o.regions[i].ns);
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s '%s' %s", i ? "," : "",
+                              safe(one, nm, sizeof nm), b1);
+    }
+    ui_elide_words(fit, sizeof fit, line, r->w - 2 - LABEL_W, u->utf8);
+    ui_print(r, (*row)++, 1 + LABEL_W, A_NORMAL, fit);
+}
+
 static void totals(ui *u, const ui_rect *r, int *row)
 {
     const prism_step_stats *s = prism_analysis_steps(u->a);
@@ -115,6 +147,7 @@ static void totals(ui *u, const ui_rect *r, int *row)
         ui_elide_words(fit, sizeof fit, bad[i], r->w - 2 - LABEL_W, u->utf8);
         ui_print(r, (*row)++, 1 + LABEL_W, ui_attr(u, CP_MEDIUM, A_NORMAL), fit);
     }
+    outside_lines(u, r, row);
     fmt_ns(c1, sizeof c1, (double)t->total_ns);
     snprintf(tot, sizeof tot, "%s in regions", c1);
     fmt_ns(c1, sizeof c1, (double)prism_analysis_span_ns(u->a));

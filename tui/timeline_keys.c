@@ -185,6 +185,35 @@ static int k_hop(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+/* s / S: the next / previous slow step (the slow_steps finding's,
+ * prism_analysis_slow_steps), on the chart and in the lanes. */
+static int k_slow(ui *u, void *st, int key)
+{
+    tl *s = st;
+    const uint64_t *ix;
+    size_t nslow, n;
+    if (!s)
+        return UI_NONE;
+    prism_analysis_slow_steps(u->a, &ix, &nslow);
+    const prism_step *sv = tl_steps(u, &n);
+    if (!nslow || !n) {
+        ui_message(u, "no slow steps (the slow_steps finding names none)");
+        return UI_REDRAW;
+    }
+    uint64_t at = s->step < n ? sv[s->step].index : 0;
+    bool next = key == 's';
+    size_t pick = SIZE_MAX;
+    for (size_t i = 0; i < nslow; i++)
+        if (next ? ix[i] > at && pick == SIZE_MAX : ix[i] < at)
+            pick = i;
+    if (pick == SIZE_MAX || !tl_select_step(u, s, ix[pick])) {
+        ui_message(u, next ? "no later slow step" : "no earlier slow step");
+        return UI_REDRAW;
+    }
+    ui_message(u, "slow step %llu (%zu of %zu)", (unsigned long long)ix[pick], pick + 1, nslow);
+    return UI_REDRAW;
+}
+
 static int k_enter(ui *u, void *st, int key)
 {
     tl *s = st;
@@ -224,6 +253,8 @@ const ui_key tl_keys[TL_NKEYS] = {
     { 'z', "z", k_zoom, "zoom in around the cursor" },
     { '-', "-", k_zoom, "zoom out" }, { 'Z', "Z", k_zoom, "zoom out" },
     { '0', "0", k_zoom, "fit the step" },
+    { 's', "s", k_slow, "the next slow step (the slow_steps finding's)" },
+    { 'S', "S", k_slow, "the previous slow step" },
     { '[', "[", k_hop, "lanes: the previous span on the row" },
     { ']', "]", k_hop, "lanes: the next span on the row" },
     { '\r', "Enter", k_enter, K_ENTER }, { '\n', "Enter", k_enter, K_ENTER },

@@ -52,7 +52,7 @@ const prism_span *tl_cur_span(const tl *s);
 /* Rows shown of a lane at most, in a pane h rows high. */
 int tl_max_rows(int h);
 
-#define TL_NKEYS 27
+#define TL_NKEYS 29
 extern const ui_key tl_keys[TL_NKEYS];
 int tl_mouse(ui *u, void *st, int event, int row, int col);
 

@@ -229,6 +229,8 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
         name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);
     else if (hit)
         name_at = sel || !u->color ? base | A_BOLD | A_UNDERLINE : ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD;
+    else if (nd->flags & PRISM_NODE_UNATTRIBUTED)   /* `(outside regions)`: no region */
+        name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);
     if (sel)
         ui_fill(r, y, base);
     char buf[512];

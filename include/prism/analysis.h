@@ -92,7 +92,20 @@ typedef struct prism_node {
      * never shows fewer calls or less time than its children; the per-call
      * figures (min, max, mean, std) are of finished calls only. */
     uint64_t open_calls;
+    uint32_t flags;            /* PRISM_NODE_*                                  */
 } prism_node;
+
+/* prism_node.flags */
+/* `(outside regions)`: the step time on the training thread (the thread
+ * that marks the steps) that no root region holds, inside sampled steps
+ * only: a synthetic root, merged into the all-threads tree and the ops like
+ * any path.  Its calls are the steps in which it is > 0 and its per-call
+ * figures are per step; its scheduler accounting is that of the CPU
+ * samples over exactly those gaps. */
+#define PRISM_NODE_UNATTRIBUTED (1u << 0)
+/* A call path from the low-rate Python stack sampler; its time is an
+ * estimate inside its parent's self time.  (Reserved.) */
+#define PRISM_NODE_SAMPLED (1u << 1)
 
 typedef struct prism_tree {
     const prism_node *nodes;   /* nodes[0..count); children follow parents      */
@@ -357,6 +370,11 @@ PRISM_API const prism_memory_stats *prism_analysis_memory(const prism_analysis *
 PRISM_API const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
 PRISM_API const prism_work_stats *prism_analysis_work(const prism_analysis *a);
 PRISM_API const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
+/* The slow steps the slow_steps finding counts (its rule: analysis/
+ * rules_steps.c), their step indices in step order, every one of them (the
+ * finding's evidence lists the first six); *n = 0 (and *idx NULL) when
+ * the finding does not apply. */
+PRISM_API void prism_analysis_slow_steps(const prism_analysis *a, const uint64_t **idx, size_t *n);
 /* Events seen, CPU events dropped (DROPPED records of source CPU; GPU drops are
  * in prism_gpu_stats.dropped), wall span of the profile. */
 PRISM_API uint64_t prism_analysis_events(const prism_analysis *a);

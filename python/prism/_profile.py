@@ -80,7 +80,8 @@ class Profile:
     path, complete, json (the whole report), header, reader, summary, steps,
     memory, work, ops, gpu, bottlenecks (each also with ``region``, the
     blamed region's name or None, and ``fix``, its recommendation),
-    step_durations_ns, memory_series, tree (prism.tree/1), leak.
+    step_durations_ns, memory_series, tree (prism.tree/1), unattributed (its
+    `(outside regions)` node), leak.
     """
 
     def __init__(self, handle):
@@ -157,6 +158,17 @@ class Profile:
         if self._tree is None:
             self._tree = _json.loads(self._h.tree_json())
         return self._tree
+
+    @property
+    def unattributed(self):
+        """The `(outside regions)` root of the all-threads tree (a node of
+        ``tree``, with ``"unattributed": True``): the training thread's step
+        time that no root region holds, with its CPU split; None without
+        steps or when regions hold all of it."""
+        for n in self.tree.get("roots") or []:
+            if n.get("unattributed"):
+                return n
+        return None
 
     @property
     def leak(self):

@@ -99,6 +99,26 @@ class Agreement(TempDirTest):
         # machine may stretch a few of b's steps past a's total)
         self.assertLess(hot[0]["new_median_ns"], hot[0]["base_median_ns"])
 
+    def test_outside_regions_node(self):
+        # the step time outside data and model (the step's own entry and
+        # exit, the bytearray): a root of its own, an op, flagged
+        p = prism.load(self.a)
+        n = p.unattributed
+        self.assertIsNotNone(n)
+        self.assertEqual(n["name"], "(outside regions)")
+        self.assertIs(n["unattributed"], True)
+        self.assertGreater(n["total_ns"], 0)
+        self.assertEqual(n["total_ns"], n["self_ns"])
+        self.assertTrue(1 <= n["calls"] <= 30)
+        self.assertEqual(p.summary["unattributed_ns"], n["total_ns"])
+        ops = [o for o in p.json["ops"] if o.get("unattributed")]
+        self.assertEqual([o["name"] for o in ops], ["(outside regions)"])
+        named = [o for o in p.json["ops"] if o["name"] != "(outside regions)"]
+        self.assertFalse(any(o.get("unattributed") for o in named))
+        # regions still hold most of each step: it is no hot operation
+        self.assertFalse(any("outside regions" in b.get("description", "")
+                             for b in p.bottlenecks if b.get("type") == "hot_operation"))
+
     def test_tree_is_export_json(self):
         p = prism.load(self.a)
         self.assertEqual(p.tree, prism_top_json("export", self.a, "--format", "json", "-o", "-"))

@@ -1,0 +1,233 @@
+/*
+ * unattributed.c - the step time no region holds, as a node of its own
+ * (issue 25): on each thread, the gaps between its root regions that lie
+ * inside sampled steps are summed per step into a node named
+ * `(outside regions)` (PRISM_NODE_UNATTRIBUTED), kept beside the thread's
+ * nodes (athread.out) and published as a root of the training thread's
+ * tree, so it merges into the all-threads tree, the ops, compare and every
+ * output like any other path.
+ *
+ * Calls are the steps in which it is > 0, and its per-call figures are
+ * per step.  A gap is known when the next root region enters (tree.c calls
+ * an_out_enter); the part of it past the last step known waits for its
+ * steps (a step is written when it ends, after its regions).  At the end
+ * of a complete profile the time after the thread's last root region
+ * counts too.  The scheduler accounting comes from cpu.c: of an interval
+ * between two CPU samples, the share credited to time outside regions is
+ * split by the pieces of it that lie inside sampled steps, which move to
+ * this node (the rest stays outside regions and steps).
+ *
+ * Memory: a few fields per thread, plus the gaps waiting for their steps
+ * (bounded: OUT_PENDING; on a profile without steps they are dropped).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define OUT_PENDING 65536u
+
+typedef struct out_gap {
+    uint64_t lo, hi;
+    bool cpu;                   /* a CPU share (below), not a gap of time */
+    double on, wait, busy;      /* its credited accounting, over [lo, hi) */
+} out_gap;
+
+/* Close the step being filled: one call of the node, per-step moments. */
+static void out_close(tnode *o, uint64_t sum)
+{
+    if (!sum)
+        return;
+    step_close(o, sum);
+    o->calls++;
+    if (sum < o->min)
+        o->min = sum;
+    if (sum > o->max)
+        o->max = sum;
+    if (o->calls == 1)
+        o->shift = (double)sum;
+    double d = (double)sum - o->shift;
+    o->s1 += d;
+    o->s2 += d * d;
+}
+
+/* len ns outside regions inside the sampled step at position pos. */
+static void out_add(athread *t, uint32_t pos, uint64_t len)
+{
+    tnode *o = &t->out;
+    uint32_t p = pos + 1;
+    o->total = an_sat_add(o->total, len);
+    o->self = o->total;
+    if (o->step_cur == p) {
+        o->step_sum = an_sat_add(o->step_sum, len);
+    } else if (p > o->step_cur) {
+        out_close(o, o->step_sum);
+        o->step_cur = p;
+        o->step_sum = len;
+    } else {
+        out_close(o, len);          /* an earlier step (after damage): its own */
+    }
+}
+
+/* The end of the last step known (0: none). */
+static uint64_t known_end(prism_analysis *a)
+{
+    an_series_sort_steps(a);
+    return a->nsteps ? a->steps[a->nsteps - 1].end : 0;
+}
+
+/* The first step that may overlap ts: the last one starting at or before
+ * it (steps are in start order). */
+static size_t first_step(const prism_analysis *a, uint64_t ts)
+{
+    size_t lo = 0, hi = a->nsteps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a->steps[mid].start <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? lo - 1 : 0;
+}
+
+/* [lo, hi) outside regions, every step it overlaps known: its pieces in
+ * sampled steps, as time (gap) or as the CPU share g carries. */
+static void apply(prism_analysis *a, athread *t, const out_gap *g)
+{
+    uint64_t len = g->hi - g->lo;
+    for (size_t i = first_step(a, g->lo); i < a->nsteps && a->steps[i].start < g->hi; i++) {
+        const prism_step *s = &a->steps[i];
+        uint64_t b = s->start > g->lo ? s->start : g->lo, e = s->end < g->hi ? s->end : g->hi;
+        if (e <= b || a->sampled_pos[i] == UINT32_MAX)
+            continue;
+        if (!g->cpu) {
+            out_add(t, a->sampled_pos[i], e - b);
+            continue;
+        }
+        /* the share, uniform over its span (as cpu.c credits it), moves */
+        double f = (double)(e - b) / (double)len;
+        uint64_t on = an_ns_round(g->on * f), wait = an_ns_round(g->wait * f);
+        uint64_t busy = an_ns_round(g->busy * f);
+        acpu *c = &t->cpu;
+        uint64_t span = e - b < c->out_span ? e - b : c->out_span;
+        on = on < c->out_on ? on : c->out_on;
+        wait = wait < c->out_wait ? wait : c->out_wait;
+        busy = busy < c->out_busy ? busy : c->out_busy;
+        c->out_span -= span, c->out_on -= on, c->out_wait -= wait, c->out_busy -= busy;
+        t->out.cpu_span += span, t->out.cpu_on += on, t->out.cpu_wait += wait;
+        t->out.cpu_busy += busy;
+    }
+}
+
+/* Apply what the steps known allow of g (its part before their end);
+ * true when all of it was. */
+static bool settle(prism_analysis *a, athread *t, out_gap *g, uint64_t end)
+{
+    if (g->lo >= end)
+        return false;
+    if (g->hi <= end) {
+        apply(a, t, g);
+        return true;
+    }
+    out_gap head = *g;
+    double f = (double)(end - g->lo) / (double)(g->hi - g->lo);
+    head.hi = end;
+    head.on *= f, head.wait *= f, head.busy *= f;
+    apply(a, t, &head);
+    g->lo = end;
+    g->on -= head.on, g->wait -= head.wait, g->busy -= head.busy;
+    return false;
+}
+
+static void add(prism_analysis *a, athread *t, out_gap g)
+{
+    if (g.hi <= g.lo)
+        return;
+    if (!t->nogap && settle(a, t, &g, known_end(a)))
+        return;
+    if (t->nogap >= OUT_PENDING || a->steps_unused) {
+        t->nogap = 0;               /* long past every step known: no step holds them */
+        if (a->steps_unused)
+            return;
+    }
+    if (!pb_vec_reserve((void **)&t->ogap, &t->ogcap, t->nogap + 1, sizeof *t->ogap))
+        return;
+    t->ogap[t->nogap++] = g;
+}
+
+void an_out_enter(prism_analysis *a, athread *t, uint64_t ts)
+{
+    if (ts > t->out_from)
+        add(a, t, (out_gap){ t->out_from, ts, false, 0, 0, 0 });
+}
+
+void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double wait,
+                double busy)
+{
+    if (!span)
+        return;
+    for (size_t i = 0; i < t->noseg; i++) {
+        uint64_t len = t->oseg[i].end - t->oseg[i].start;
+        double f = (double)len / (double)span;
+        add(a, t, (out_gap){ t->oseg[i].start, t->oseg[i].end, true, on * f, wait * f,
+                             busy * f });
+    }
+    t->noseg = 0;
+}
+
+void an_out_resolve(prism_analysis *a, bool final)
+{
+    uint64_t end = known_end(a);
+    for (size_t i = 0; i < a->nthreads; i++) {
+        athread *t = a->threads[i];
+        size_t k = 0;
+        while (k < t->nogap && settle(a, t, &t->ogap[k], end))
+            k++;
+        memmove(t->ogap, t->ogap + k, (t->nogap - k) * sizeof *t->ogap);
+        t->nogap -= k;
+        /* the time after the last root region, once no region can follow */
+        if (final && !t->depth && !t->lost && t->n && a->have_ts && a->last_ts > t->out_from) {
+            an_out_enter(a, t, a->last_ts);
+            t->out_from = a->last_ts;
+        }
+    }
+}
+
+void an_out_publish(const athread *t, prism_node *p)
+{
+    tnode x = t->out;
+    uint64_t calls = x.calls, sum = x.step_sum;
+    double mean = 0, m2 = 0;
+    if (sum) {                      /* the step being filled, as a call */
+        calls++;
+        if (sum < x.min)
+            x.min = sum;
+        if (sum > x.max)
+            x.max = sum;
+        if (!x.calls)
+            x.shift = (double)sum;
+        double d = (double)sum - x.shift;
+        x.s1 += d;
+        x.s2 += d * d;
+    }
+    if (calls) {
+        mean = x.shift + x.s1 / (double)calls;
+        m2 = x.s2 - x.s1 * x.s1 / (double)calls;
+    }
+    p->calls = calls;
+    p->total_ns = p->self_ns = x.total;
+    p->min_ns = calls ? x.min : 0;
+    p->max_ns = x.max;
+    p->mean_ns = mean;
+    p->std_ns = calls > 1 && m2 > 0 ? sqrt(m2 / (double)(calls - 1)) : 0;
+    p->flags |= PRISM_NODE_UNATTRIBUTED;
+}
+
+void an_out_free(athread *t)
+{
+    an_res_free(&t->out);
+    free(t->ogap);
+    free(t->oseg);
+}
