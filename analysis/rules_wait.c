@@ -36,7 +36,6 @@
 #define GPU_WAIT 0.3            /* blocking CUDA calls hold this much of it */
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
-#define MOSTLY_WAITS 0.5        /* on CPU less than this: a waiting region  */
 
 bool rules_input_like(const char *name)
 {
@@ -55,7 +54,7 @@ typedef struct wait_op {
     double stall;               /* what it costs the step: blocked, and its
                                    run-queue time when it mostly waits (woken,
                                    not yet running is part of the wait)     */
-    bool emitted;
+    bool emitted, tried;
     double gpu_wait;            /* inclusive, its heaviest path               */
     uint64_t calls, lead;
     uint32_t node;              /* heaviest path (training thread tree)       */
@@ -295,18 +294,23 @@ void rules_wait(rules_ctx *c)
     rules_names_init(&ix);
     collect(c, &op, &cap, &nop, &ix);
     for (size_t k = 0; k < nop; k++) {
-        bool waits = op[k].known > 0 && op[k].on < MOSTLY_WAITS * op[k].known;
+        /* woken and not yet running is part of a wait only where the
+         * region mostly waits: blocked longer than it ran */
+        bool waits = op[k].known > 0 && op[k].blocked > op[k].on;
         op[k].stall = op[k].blocked + (waits ? op[k].waitq : 0);
     }
     const prism_gpu_stats *g = prism_analysis_gpu(c->a);
     for (size_t found = 0; found < WAIT_MAX; found++) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < nop; k++)
-            if (op[k].calls && !op[k].emitted &&
+            if (op[k].calls && !op[k].tried &&
                 (best == SIZE_MAX || op[k].stall > op[best].stall))
                 best = k;
         if (best == SIZE_MAX || !(op[best].stall >= WAIT_MIN * c->step_ns))
             break;
+        op[best].tried = true;
+        if (!(op[best].blocked >= WAIT_MIN * c->step_ns))
+            continue;                   /* a stall needs measured blocked time */
         wait_emit(c, &op[best], g);
         op[best].emitted = true;
     }
