@@ -217,11 +217,22 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
  * more threads want to run than there are cores.  Blames the region where
  * it waited most.
  */
+static bool reported_hot(const rules_ctx *c, const char *name)
+{
+    for (size_t k = 0; name && k < c->n; k++) {
+        const prism_bottleneck *b = &c->out[k];
+        if (b->type == PRISM_BN_HOT_OPERATION && b->share > 0 && b->node < c->tree->count &&
+            c->tree->nodes[b->node].name && !strcmp(c->tree->nodes[b->node].name, name))
+            return true;
+    }
+    return false;
+}
+
 static void contention(rules_ctx *c, const wait_op *op, size_t nop)
 {
     const prism_tree *t = c->train;
-    double waitq = 0, best = 0, others_on = 0, others_known = 0;
-    uint32_t where = PRISM_NO_NODE;
+    double waitq = 0, best = 0, others_on = 0, others_known = 0, in_hot = 0, best_hot = 0;
+    uint32_t where = PRISM_NO_NODE, where_hot = PRISM_NO_NODE;
     for (size_t i = 0; i < t->count; i++) {
         rules_self s = rules_self_of(c, t, (uint32_t)i);
         bool counted = false;           /* in a stall finding already */
@@ -230,14 +241,26 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
                       !strcmp(op[k].name, t->nodes[i].name);
         if (counted)
             continue;
+        if (reported_hot(c, t->nodes[i].name)) {
+            in_hot += s.waitq;          /* its hot_operation finding says it */
+            if (s.waitq > best_hot) {
+                best_hot = s.waitq;
+                where_hot = (uint32_t)i;
+            }
+            continue;
+        }
         waitq += s.waitq;
         if (s.waitq > best) {
             best = s.waitq;
             where = (uint32_t)i;
         }
     }
+    if (where == PRISM_NO_NODE) {      /* all of it in hot operations */
+        where = where_hot;
+        best = best_hot;
+    }
     double share = waitq / c->step_ns;
-    if (!(share >= CONTENTION_MIN) || where == PRISM_NO_NODE)
+    if (!((waitq + in_hot) / c->step_ns >= CONTENTION_MIN) || where == PRISM_NO_NODE)
         return;
     share = share > 1 ? 1 : share;
     size_t busy_threads = 0;
@@ -268,6 +291,10 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
         rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s", DUR(waitq));
     rules_put(b->evidence, sizeof b->evidence, ", most in '%s' (%s)",
               rules_leaf(t->nodes[where].name), DUR(best));
+    if (in_hot > 0)
+        rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations (their "
+                  "findings)", DUR(in_hot / (c->steps ? (double)c->steps : 1.0)),
+                  c->steps ? "/step" : "");
     if (others_known > 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",
