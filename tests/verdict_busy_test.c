@@ -62,6 +62,8 @@ static double burn(double ms)
 
 typedef struct child_arg {
     const char *profile, *truth;
+    double update_ms;           /* the planted region's CPU time per step */
+    unsigned small;             /* small regions after it (0.4 ms each)   */
 } child_arg;
 
 static int busy_child(void *arg)
@@ -89,8 +91,15 @@ static int busy_child(void *arg)
         prism_pop();
         hot_ns += mono_ns() - h0;
         prism_push_id(upd);
-        burn(2.5);
+        burn(ca->update_ms);
         prism_pop();
+        for (unsigned k = 0; k < ca->small; k++) {
+            char nm[24];
+            snprintf(nm, sizeof nm, "small_%02u", k);
+            prism_push(nm);
+            burn(0.4);
+            prism_pop();
+        }
         prism_push_id(logm);
         burn(1.0);
         prism_pop();
@@ -147,7 +156,7 @@ static void test_compute_beside_hogs(void **state)
     tdir_file(&d, "truth.txt", truth, sizeof truth);
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs_start(hog);
-    child_arg ca = { path, truth };
+    child_arg ca = { path, truth, 2.5, 0 };
     child_run_ok(busy_child, &ca);
     hogs_stop(hog, nhog);
 
@@ -206,10 +215,102 @@ static void test_compute_beside_hogs(void **state)
     tdir_remove(&d);
 }
 
+/* One recorded run of the workload, analysed; hogs beside it on request. */
+static prism_analysis *run_once(tdir *d, const char *name, double update_ms, bool hogs)
+{
+    char path[512], truth[512], tn[64];
+    tdir_file(d, name, path, sizeof path);
+    snprintf(tn, sizeof tn, "%s.truth", name);
+    tdir_file(d, tn, truth, sizeof truth);
+    pid_t hog[MAX_HOGS];
+    size_t nhog = hogs ? hogs_start(hog) : 0;
+    child_arg ca = { path, truth, update_ms, 12 };
+    child_run_ok(busy_child, &ca);
+    hogs_stop(hog, nhog);
+    prism_status err = PRISM_OK;
+    char msg[256];
+    uint64_t off = 0;
+    prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
+    assert_non_null(a);
+    return a;
+}
+
+static size_t print_compare(const char *label, const prism_compare *c)
+{
+    size_t flagged = 0;
+    printf("%s: run factor x%.2f%s, load %.1f%% vs %.1f%%%s\n", label, c->run_factor,
+           c->whole_run_shift ? " (whole-run shift)" : "", 100.0 * c->base_runq_share,
+           100.0 * c->new_runq_share, c->load_differs ? " (differs)" : "");
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+            continue;
+        flagged += d->significant;
+        printf("  %c %-28s med %+6.1f%% raw %+6.1f%% p %.4f\n", d->significant ? '*' : ' ',
+               d->path, d->median_pct, d->raw_median_pct, d->p_value);
+    }
+    return flagged;
+}
+
+/* A +25 % region, the new run beside hogs: flagged slower, raw and
+ * adjusted change both positive. */
+static void test_compare_planted_under_load(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *base = run_once(&d, "base.cbor", 2.5, false);
+    prism_analysis *cur = run_once(&d, "slow.cbor", 2.5 * 1.25, true);
+    if (!prism_analysis_cpu_present(base) || !prism_analysis_cpu_present(cur)) {
+        printf("compare: no CPU samples: skipped\n");
+        prism_analysis_free(base);
+        prism_analysis_free(cur);
+        tdir_remove(&d);
+        skip();
+    }
+    prism_compare *c = prism_compare_new(base, cur);
+    assert_non_null(c);
+    print_compare("planted +25% beside hogs", c);
+    const prism_delta *u = NULL;
+    for (size_t i = 0; i < c->count; i++)
+        if (!strcmp(c->deltas[i].name, "update"))
+            u = &c->deltas[i];
+    assert_non_null(u);
+    assert_true(u->significant);
+    assert_true(u->median_pct > 0);
+    assert_true(u->raw_median_pct > 0);
+    prism_compare_free(c);
+    prism_analysis_free(base);
+    prism_analysis_free(cur);
+    tdir_remove(&d);
+}
+
+/* Two runs of the same program: at most one region of many flagged. */
+static void test_compare_identical(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *a = run_once(&d, "one.cbor", 2.5, false);
+    prism_analysis *b = run_once(&d, "two.cbor", 2.5, false);
+    prism_compare *c = prism_compare_new(a, b);
+    assert_non_null(c);
+    size_t flagged = print_compare("identical runs", c);
+    printf("  %zu of %zu regions flagged (want <= 1)\n", flagged, c->count);
+    assert_true(c->count >= 16);
+    assert_true(flagged <= 1);
+    prism_compare_free(c);
+    prism_analysis_free(a);
+    prism_analysis_free(b);
+    tdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute_beside_hogs),
+        cmocka_unit_test(test_compare_planted_under_load),
+        cmocka_unit_test(test_compare_identical),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
