@@ -184,6 +184,14 @@ static void fill_delta(prism_delta *d, const sideinfo *sb, const sideinfo *sc, u
     d->new_steps = c ? c->steps_seen : 0;
     d->base_median_ns = b ? prism_analysis_node_step_median(sb->a, bn) : 0.0;
     d->new_median_ns = c ? prism_analysis_node_step_median(sc->a, cn) : 0.0;
+    d->raw_median_pct = d->base_median_ns > 0 && d->new_median_ns > 0
+                            ? 100.0 * (d->new_median_ns / d->base_median_ns - 1.0) : 0.0;
+    uint64_t sn;
+    double var;
+    if (b)
+        prism_analysis_node_step_moments(sb->a, bn, &sn, &d->base_mean_ns, &var);
+    if (c)
+        prism_analysis_node_step_moments(sc->a, cn, &sn, &d->new_mean_ns, &var);
     d->base_share = share_of(sb, b);
     d->new_share = share_of(sc, c);
     d->share_delta = 100.0 * (d->new_share - d->base_share);
@@ -303,6 +311,37 @@ static void verdict(prism_delta *d, const sideinfo *sb, const sideinfo *sc, doub
     double step_floor = sb->step_median_ns > 0 ? MIN_STEP_CHANGE * g * sb->step_median_ns : 0.0;
     d->significant = d->p_value >= 0 && d->p_value < SIGNIFICANT_P && bm > 0 &&
                      change >= MIN_MEDIAN_CHANGE * bm && change >= step_floor;
+    /* the run factor never turns a region that rose (its median and its
+     * mean) into a faster one, nor one that fell into a slower one */
+    bool rose = d->raw_median_pct > 0 && d->new_mean_ns > d->base_mean_ns;
+    bool fell = d->raw_median_pct < 0 && d->new_mean_ns < d->base_mean_ns;
+    if ((rose && d->median_pct < 0) || (fell && d->median_pct > 0))
+        d->significant = false;
+}
+
+/* ---- load ------------------------------------------------------------- */
+
+#define LOAD_DIFFERS 0.10
+
+/* The run-queue share of a side: its training thread's time covered by
+ * CPU samples (every thread's when none is known); -1 without samples. */
+static double runq_share(const prism_analysis *a)
+{
+    if (!prism_analysis_cpu_present(a))
+        return -1.0;
+    size_t tt = prism_analysis_training_thread(a), nt = prism_analysis_thread_count(a);
+    double known = 0, runq = 0;
+    for (size_t i = 0; i < nt; i++) {
+        if (tt != SIZE_MAX && i != tt)
+            continue;
+        const prism_tree *t = prism_analysis_thread_tree(a, i, NULL, NULL);
+        for (uint32_t r = t ? t->first_root : PRISM_NO_NODE; t && r < t->count;
+             r = t->nodes[r].next_sibling) {
+            known += (double)t->nodes[r].cpu_known_ns;
+            runq += (double)t->nodes[r].runq_ns;
+        }
+    }
+    return known > 0 ? runq / known : -1.0;
 }
 
 /* ---- bottlenecks on one side only ------------------------------------- */
@@ -368,6 +407,10 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
     }
     if (!run_shift(cmp, &sb, &sc))
         goto fail;
+    cmp->base_runq_share = runq_share(base);
+    cmp->new_runq_share = runq_share(cur);
+    cmp->load_differs = cmp->base_runq_share >= 0 && cmp->new_runq_share >= 0 &&
+                        fabs(cmp->new_runq_share - cmp->base_runq_share) >= LOAD_DIFFERS;
     double g = cmp->whole_run_shift ? cmp->run_factor : 1.0;
     for (size_t i = 0; i < cmp->count; i++)
         verdict(&cmp->deltas[i], &sb, &sc, g);

@@ -253,51 +253,67 @@ static int by_rate(const void *x, const void *y)
 }
 
 /*
- * The thread's run-queue time, placed.  Linux adds a thread's run-queue
- * wait to its account when the thread gets a CPU again, not while it
- * waits, so per interval it comes late and in lumps (a thread preempted
- * for 20 ms shows no progress at all, then the whole wait); over the run
- * the sum is right.  So the run's total is shared at refresh: a region's
- * time off CPU is first run-queue time in the regions that run the most
- * (a compute region preempted cannot have been blocked), then in the next,
- * until the total is spent; what is left off CPU is blocked.
+ * The thread's run-queue and blocked time, placed.  Blocked time is what
+ * the samples' own readings say was neither on a CPU nor runnable: each
+ * interval's span less its on-CPU and run-queue growth, credited to the
+ * interval's pieces (cpu_blk), and taken back when the kernel reports the
+ * run-queue wait late.  Linux adds a thread's run-queue wait to its account
+ * when the thread gets a CPU again, not while it waits, so a thread
+ * preempted across a sample shows no progress in that interval and the
+ * whole wait in the next; that excess returns the newest blocked pieces to
+ * the run queue (credit()).  At refresh a region's time off CPU (its span
+ * less its on-CPU time, from the regression where it has one) is blocked
+ * up to its measured blocked time and run-queue wait for the rest; the
+ * blocked time a region could not hold (the regression put more of its
+ * span on CPU than the split did) goes to the regions with room that ran
+ * the least, so the thread's blocked total stays what was measured and
+ * never grows from an estimate: preempted compute is never a wait.
  */
+static int by_rate_up(const void *x, const void *y)
+{
+    return -by_rate(x, y);
+}
+
 static void runq_fill(athread *t)
 {
     acpu *c = &t->cpu;
-    double left = c->runq_raw;
-    double (*order)[2] = malloc((t->n + 1) * sizeof *order);
+    double (*order)[2] = malloc((t->n + 2) * sizeof *order);
     size_t n = 0;
-    for (size_t k = 0; order && k <= t->n; k++) {   /* t->n: the outside node */
+    double lost = 0;
+    for (size_t k = 0; k <= t->n; k++) {            /* t->n: the outside node */
         tnode *nd = k < t->n ? &t->nodes[k] : &t->out;
         nd->cpu_runq = 0;
         if (!nd->cpu_span)
             continue;
-        order[n][0] = (double)node_on(t, nd) / (double)nd->cpu_span;
-        order[n][1] = (double)k;
+        uint64_t on = node_on(t, nd), off = nd->cpu_span - on;
+        uint64_t blk = nd->cpu_blk < off ? nd->cpu_blk : off;
+        lost += (double)(nd->cpu_blk - blk);
+        nd->cpu_runq = off - blk;
+        if (order && nd->cpu_runq) {
+            order[n][0] = (double)on / (double)nd->cpu_span;
+            order[n][1] = (double)k;
+            n++;
+        }
+    }
+    uint64_t out_on = c->out_on < c->out_span ? c->out_on : c->out_span;
+    uint64_t out_off = c->out_span - out_on;
+    uint64_t out_blk = c->out_blk < out_off ? c->out_blk : out_off;
+    lost += (double)(c->out_blk - out_blk);
+    c->out_runq = out_off - out_blk;
+    if (order && c->out_runq) {
+        order[n][0] = c->out_span ? (double)out_on / (double)c->out_span : 0;
+        order[n][1] = -1;
         n++;
     }
     if (order)
-        qsort(order, n, sizeof *order, by_rate);
-    /* time outside regions ranks by its own rate */
-    double out_rate = c->out_span ? (double)c->out_on / (double)c->out_span : 0;
-    bool out_done = !c->out_span;
-    c->out_runq = 0;
-    for (size_t j = 0; j <= n && left > 0; j++) {
-        if (!out_done && (j == n || out_rate >= order[j][0])) {
-            double room = (double)(c->out_span - c->out_on);
-            double x = room < left ? room : left;
-            c->out_runq = an_ns_round(x);
-            left -= x;
-            out_done = true;
-        }
-        if (j == n)
-            break;
-        tnode *nd = (size_t)order[j][1] < t->n ? &t->nodes[(size_t)order[j][1]] : &t->out;
-        double room = (double)(nd->cpu_span - node_on(t, nd));
-        double x = room < left ? room : left;
-        nd->cpu_runq = an_ns_round(x);
-        left -= x;
+        qsort(order, n, sizeof *order, by_rate_up);
+    for (size_t j = 0; order && j < n && lost > 0; j++) {
+        uint64_t *runq = order[j][1] < 0              ? &c->out_runq
+                         : (size_t)order[j][1] < t->n ? &t->nodes[(size_t)order[j][1]].cpu_runq
+                                                      : &t->out.cpu_runq;
+        double x = (double)*runq < lost ? (double)*runq : lost;
+        *runq -= an_ns_round(x);
+        lost -= x;
     }
     free(order);
     c->runq_placed = order != NULL;
@@ -321,13 +337,59 @@ oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd)
 typedef struct share {
     uint32_t node;              /* PRISM_NO_NODE: outside regions           */
     uint64_t *span_tmp;         /* the piece's span (cpu_tmp or out_tmp)    */
-    uint64_t *span, *on, *wait, *busy;   /* accumulators                   */
+    uint64_t *span, *on, *wait, *busy, *blk;   /* accumulators             */
     double w, c;                /* weight, credited on-CPU                  */
     bool capped;
 } share;
 
-/* Credit one interval: D on-CPU and W run-queue ns over the pieces. */
-static void credit(prism_analysis *a, athread *t, double d, double wq, double others)
+static uint64_t *blk_of(athread *t, uint32_t node)
+{
+    return node == PRISM_NO_NODE ? &t->cpu.out_blk
+           : node < t->n         ? &t->nodes[node].cpu_blk
+                                 : NULL;
+}
+
+static uint64_t *wait_of(athread *t, uint32_t node)
+{
+    return node == PRISM_NO_NODE ? &t->cpu.out_wait
+           : node < t->n         ? &t->nodes[node].cpu_wait
+                                 : NULL;
+}
+
+/* Run-queue wait reported beyond its interval (it began before the
+ * sample): the newest blocked pieces were that wait, not blocked time. */
+static void take_back(athread *t, double late)
+{
+    acpu *c = &t->cpu;
+    uint32_t lo = c->nrecent > BLK_RECENT ? c->nrecent - BLK_RECENT : 0;
+    while (late > 0.5 && c->nrecent > lo) {
+        blk_piece *p = &c->recent[(c->nrecent - 1) % BLK_RECENT];
+        uint64_t *blk = blk_of(t, p->node), *wait = wait_of(t, p->node);
+        double x = late < (double)p->ns ? late : (double)p->ns;
+        if (!blk || x > (double)*blk)
+            x = blk ? (double)*blk : 0;
+        uint64_t ux = an_ns_round(x);
+        if (blk) {
+            *blk -= ux;
+            *wait += ux;
+        }
+        late -= (double)ux;
+        p->ns -= ux < p->ns ? ux : p->ns;
+        if (!p->ns || !blk || !*blk)
+            c->nrecent--;
+    }
+}
+
+static void keep_recent(athread *t, uint32_t node, uint64_t ns)
+{
+    if (ns)
+        t->cpu.recent[t->cpu.nrecent++ % BLK_RECENT] = (blk_piece){ node, ns };
+}
+
+/* Credit one interval: D on-CPU and W run-queue ns over the pieces; `late`
+ * more run-queue ns were reported than the interval had room for. */
+static void credit(prism_analysis *a, athread *t, double d, double wq, double late,
+                   double others)
 {
     size_t n = t->cpu.ntouched + 1;
     share stack_sh[64];
@@ -338,11 +400,12 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double ot
     for (size_t i = 0; i < t->cpu.ntouched; i++) {
         tnode *nd = &t->nodes[t->cpu.touched[i]];
         sh[k++] = (share){ t->cpu.touched[i], &nd->cpu_tmp, &nd->cpu_span, &nd->cpu_on,
-                           &nd->cpu_wait, &nd->cpu_busy, 0, 0, false };
+                           &nd->cpu_wait, &nd->cpu_busy, &nd->cpu_blk, 0, 0, false };
     }
     if (t->cpu.out_tmp)
         sh[k++] = (share){ PRISM_NO_NODE, &t->cpu.out_tmp, &t->cpu.out_span, &t->cpu.out_on,
-                           &t->cpu.out_wait, &t->cpu.out_busy, 0, 0, false };
+                           &t->cpu.out_wait, &t->cpu.out_busy, &t->cpu.out_blk, 0, 0,
+                           false };
     double total = 0;
     for (size_t i = 0; i < k; i++) {
         double s = (double)*sh[i].span_tmp;
@@ -389,14 +452,18 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double ot
         if (q > s - sh[i].c)
             q = s - sh[i].c;
         double blocked = s - sh[i].c - q;
+        uint64_t b = blocked > 0 ? an_ns_round(blocked) : 0;
         *sh[i].span += *sh[i].span_tmp;
         *sh[i].on += an_ns_round(sh[i].c);
         *sh[i].wait += an_ns_round(q);
-        (void)blocked;
+        *sh[i].blk += b;
         *sh[i].busy += an_ns_round(s * others);
+        keep_recent(t, sh[i].node, b);
         if (sh[i].node == PRISM_NO_NODE)   /* its part inside steps: unattributed.c */
-            an_out_cpu(a, t, *sh[i].span_tmp, sh[i].c, q, s * others);
+            an_out_cpu(a, t, *sh[i].span_tmp, sh[i].c, q, (double)b, s * others);
     }
+    if (late > 0)
+        take_back(t, late);
     if (sh != stack_sh)
         free(sh);
     ls_add(t, d);
@@ -451,7 +518,8 @@ void an_oncpu_flush(prism_analysis *a)
             others = others < 0 ? 0 : others > 1 ? 1 : others;
             uint64_t covered = pieces(t, c->ts, s->ts);
             double f = (double)covered / (double)c->d_span;   /* what the ring saw */
-            credit(a, t, (double)c->d_on * f, (double)c->d_wait * f, others);
+            credit(a, t, (double)c->d_on * f, (double)c->d_wait * f, (double)c->d_late * f,
+                   others);
             c->runq_raw += (double)(c->d_wait + c->d_late) * f;
             c->span += covered;
             c->oncpu += (uint64_t)((double)c->d_on * f);

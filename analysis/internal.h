@@ -55,6 +55,8 @@ typedef struct tnode {
     uint64_t cpu_tmp;           /* scratch: span in the interval at hand */
     uint32_t cpu_slot;          /* its variable in the thread's regression, 0: none */
     uint64_t cpu_runq;          /* run-queue time placed in it at refresh */
+    uint64_t cpu_blk;           /* ... measured blocked: neither on CPU nor
+                                   runnable by the samples' own readings */
     uint64_t unrec;             /* regions not recorded right under it (UNRECORDED) */
 } tnode;
 
@@ -80,6 +82,14 @@ typedef struct pend {
 
 /* A thread's CPU samples: the previous one, what it had outside any
  * region, and scratch for the interval being credited. */
+/* A piece of blocked time credited recently, kept so that run-queue wait
+ * the kernel reports late can take it back (cpu.c). */
+#define BLK_RECENT 32u
+typedef struct blk_piece {
+    uint32_t node;              /* PRISM_NO_NODE: outside regions */
+    uint64_t ns;
+} blk_piece;
+
 typedef struct acpu {
     bool have;                  /* a previous sample */
     bool exited;
@@ -93,6 +103,9 @@ typedef struct acpu {
     bool queued;                /* a record in the pass being gathered */
     uint64_t span, oncpu, runq; /* all covered time */
     uint64_t out_span, out_on, out_wait, out_busy;  /* outside regions */
+    uint64_t out_blk;
+    blk_piece recent[BLK_RECENT];   /* the newest blocked pieces, a ring */
+    uint32_t nrecent;
     uint64_t out_tmp;
     uint32_t *touched;          /* nodes with cpu_tmp set */
     size_t ntouched, tcap;
@@ -318,7 +331,7 @@ void an_out_resolve(prism_analysis *a, bool final);
  * busy-weighted): the part inside sampled steps moves to the outside
  * node, by the pieces in t->oseg. */
 void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double wait,
-                double busy);
+                double blk, double busy);
 /* Publish the outside node as a public one (statistics; no cpu, links). */
 void an_out_publish(const athread *t, prism_node *p);
 void an_out_free(athread *t);

@@ -36,7 +36,10 @@
  *    with >= 1 other rank; slowed, the steps it slowed.  A straggler shares
  *    >= 1 step, slowed >= 1 and >= consistent x its shared steps, and has
  *    excess_median > 0.  With 2 ranks the MAD is 0 and the relative floor
- *    (5 %) decides; ranks equal up to a few % of noise give none.
+ *    (5 %) decides; ranks equal up to a few % of noise give none.  A rank
+ *    is also a straggler by distribution (DIST_*): above the others in
+ *    significantly more of its shared steps than chance (a sign test) with
+ *    a median work 25 % above theirs, however few steps it slowed.
  * 6. Stragglers by excess descending: excess_ns = excess_median, its % of
  *    the median of the other ranks' work medians, slowed/steps and the
  *    first 16 step indices it slowed; the cause (job_cause.c).
@@ -382,13 +385,22 @@ static bool outliers(const prism_job *j, const prism_job_opts *o, outl *out)
 
 /* ---- 5. rank figures, 7. the median rank ---- */
 
+/* Stragglers by distribution: a rank above the others in at least 8
+ * shared steps, with a sign test z >= 3.09 (one-sided p < 0.001) and a
+ * median work 25 % above the others' median, even when per-step noise
+ * keeps most of its steps under the per-step threshold. */
+#define DIST_MIN_STEPS 8u
+#define DIST_Z 3.09
+#define DIST_EFFECT 0.25
+
 static bool rank_figures(prism_job *j, const prism_job_opts *o, const outl *ol)
 {
     size_t ns = j->nsteps;
-    double *v = malloc((ns ? ns : 1) * 4 * sizeof *v);
+    size_t nv = ns > j->nranks ? ns : j->nranks;
+    double *v = malloc((nv ? nv : 1) * 4 * sizeof *v);
     if (!v)
         return false;
-    double *w = v + ns, *wt = w + ns, *ex = wt + ns;
+    double *w = v + nv, *wt = w + nv, *ex = wt + nv;
     for (size_t r = 0; r < j->nranks; r++) {
         prism_job_rank *k = &j->ranks[r];
         size_t n = 0, ne = 0;
@@ -413,6 +425,26 @@ static bool rank_figures(prism_job *j, const prism_job_opts *o, const outl *ol)
         k->straggler = ol->shared[r] >= 1 && k->slowed >= 1 &&
                        (double)k->slowed >= o->consistent * (double)ol->shared[r] &&
                        k->excess_median_ns > 0;
+        /* by distribution: a sign test (a rank test of the paired
+         * differences) on its excess over the others, step by step */
+        size_t above = 0;
+        for (size_t i = 0; i < ne; i++)
+            above += ex[i] > 0;
+        double z = ne ? (2.0 * (double)above - (double)ne) / sqrt((double)ne) : 0;
+        k->dist_z = z;
+    }
+    /* ... with a minimum effect: its median work 25 % above the others' */
+    for (size_t r = 0; r < j->nranks; r++) {
+        prism_job_rank *k = &j->ranks[r];
+        size_t n = 0;
+        for (size_t i = 0; i < j->nranks; i++)
+            if (i != r)
+                v[n++] = j->ranks[i].work_median_ns;
+        double others = an_job_median(v, n);
+        if (!k->straggler && n && ol->shared[r] >= DIST_MIN_STEPS && k->dist_z >= DIST_Z &&
+            others > 0 && k->work_median_ns >= (1.0 + DIST_EFFECT) * others &&
+            k->excess_median_ns > 0)
+            k->straggler = true;
         j->nstragglers += k->straggler;
     }
     free(v);

@@ -1,7 +1,10 @@
 /*
  * rules_hot.c - hot_operation: each operation of the training thread above
- * threshold_pct of the step time by its own time (every path of a name
- * together; with CPU samples only the time it ran or wanted to run),
+ * threshold_pct of the step time by its own wall time in the steps (every
+ * path of a name together; one that mostly blocks counts only the time it
+ * ran or wanted to run: its wait is a stall), the evidence splitting it
+ * into running, waiting for a CPU and blocked (mostly waiting for a CPU:
+ * compute starved by contention, said on the region),
  * wrappers skipped (rules_is_wrapper), at most HOT_MAX; and on the other
  * threads each one's heaviest operation, LOW: it runs beside the training
  * loop (data_loading and the wait rules judge whether it stalls it).
@@ -110,6 +113,7 @@ static bool in_data_pipeline_memo(const prism_tree *t, uint32_t i, uint8_t *memo
 typedef struct hot_op {
     const char *name;
     double work, ns, on_known, known;   /* self in the window; CPU cover */
+    double blocked, waitq;      /* self in the window: blocked, run queue */
     uint64_t calls, paths;
     uint32_t node;              /* heaviest path, training thread tree */
     double node_work;
@@ -148,21 +152,37 @@ static void hot_collect(const rules_ctx *c, hot_op **opp, size_t *cap, size_t *n
             op[(*nop)++] = (hot_op){ .name = n->name, .node = (uint32_t)i, .node_work = -1 };
         op[k].work += s.work;
         op[k].ns += s.ns;
+        op[k].blocked += s.blocked;
+        op[k].waitq += s.waitq;
         op[k].on_known += s.on;
         op[k].known += s.known;
         op[k].calls += n->calls;
         op[k].paths++;
-        if (s.work > op[k].node_work) {
-            op[k].node_work = s.work;
+        if (s.ns - s.blocked > op[k].node_work) {
+            op[k].node_work = s.ns - s.blocked;
             op[k].node = (uint32_t)i;
         }
     }
     free(memo);
 }
 
+/* The time that ranks an operation: its wall time in the steps, unless
+ * it mostly blocks (then it is a stall, judged by rules_wait). */
+static double hot_wall(const hot_op *op)
+{
+    return op->blocked >= 0.5 * op->ns ? op->ns - op->blocked : op->ns;
+}
+
+/* Mostly waiting for a CPU: compute starved by contention. */
+static bool starved(const hot_op *op)
+{
+    return op->waitq > op->work && op->waitq > op->blocked;
+}
+
 static void hot_emit(rules_ctx *c, const hot_op *op)
 {
-    double share = c->step_ns > 0 ? op->work / c->step_ns : 0;
+    double wall = hot_wall(op);
+    double share = c->step_ns > 0 ? wall / c->step_ns : 0;
     share = share > 1 ? 1 : share;
     const prism_node *hn = &c->train->nodes[op->node];
     uint32_t node = prism_analysis_find(c->a, hn->path_hash);
@@ -170,33 +190,46 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
                                     node);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of %s",
-             rules_leaf(op->name), 100.0 * share, rules_denom(c));
+    bool starve = c->cpu && starved(op);
+    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of %s%s",
+             rules_leaf(op->name), 100.0 * share, rules_denom(c),
+             starve ? ", compute starved by CPU contention" : "");
     rules_put(b->evidence, sizeof b->evidence, "%llu calls", (unsigned long long)op->calls);
+    double per = c->steps ? (double)c->steps : 1.0;
+    const char *unit = c->steps ? "/step" : "";
+    rules_put(b->evidence, sizeof b->evidence, ", %s%s", DUR(wall / per), unit);
     if (c->steps)
-        rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
-                  DUR(op->work / (double)c->steps), (unsigned long long)c->steps);
-    else
-        rules_put(b->evidence, sizeof b->evidence, ", %s", DUR(op->work));
-    if (op->known > 0)
-        rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its time",
-                  100.0 * op->on_known / op->known);
+        rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
+                  (unsigned long long)c->steps);
+    if (op->known > 0 && wall > 0)
+        rules_put(b->evidence, sizeof b->evidence,
+                  ": running %.0f%%, waiting for a CPU %.0f%%, blocked %.0f%%",
+                  100.0 * op->work / op->ns, 100.0 * op->waitq / op->ns,
+                  100.0 * op->blocked / op->ns);
+    if (c->cpu && op->ns > 0 && op->waitq >= 0.05 * op->ns)
+        rules_put(b->evidence, sizeof b->evidence, " (contention: %s%s in the run queue)",
+                  DUR(op->waitq / per), unit);
     rules_put(b->evidence, sizeof b->evidence, ", mean %s/call", DUR(hn->mean_ns));
-    if (op->paths > 1 && op->work > 0)
+    if (op->paths > 1 && wall > 0)
         rules_put(b->evidence, sizeof b->evidence, "; %llu paths, the heaviest holds %.0f%%",
-                  (unsigned long long)op->paths, 100.0 * op->node_work / op->work);
+                  (unsigned long long)op->paths, 100.0 * op->node_work / wall);
     if (hn->gpu_launches)
         rules_put(b->evidence, sizeof b->evidence, "; %llu GPU launches (%s GPU)",
                   (unsigned long long)hn->gpu_launches, DUR(hn->gpu_ns));
+    if (starve)
+        rules_put(b->recommendation, sizeof b->recommendation,
+                  "It wants the CPU more than it gets it: other threads or processes hold "
+                  "the cores (see cpu_contention); give the training thread a core. ");
     hot_advice(c, op->name, node, b);
 }
 
 /*
  * Operations of the training thread by their own time in the steps (their
  * children's time is theirs, not the parent's): a parent that only holds
- * children is never a hot operation.  With CPU samples only the time the
- * thread ran or wanted to run counts: blocked time is a stall, judged by
- * rules_wait.  Every path of a name counts together; Enter goes to the
+ * children is never a hot operation.  Its wall time counts (a region
+ * preempted by other processes still holds the step for that long); one
+ * that is blocked most of its time counts only what it ran or wanted to
+ * run: its blocked time is a stall, judged by rules_wait.  Every path of a name counts together; Enter goes to the
  * heaviest.
  */
 void rules_hot(rules_ctx *c)
@@ -210,10 +243,10 @@ void rules_hot(rules_ctx *c)
     for (size_t i = 0; i < nop && emitted < HOT_MAX; i++) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < nop; k++)
-            if (op[k].calls && (best == SIZE_MAX || op[k].work > op[best].work))
+            if (op[k].calls && (best == SIZE_MAX || hot_wall(&op[k]) > hot_wall(&op[best])))
                 best = k;
         if (best == SIZE_MAX || !(c->step_ns > 0) ||
-            !(100.0 * op[best].work / c->step_ns > threshold_pct))
+            !(100.0 * hot_wall(&op[best]) / c->step_ns > threshold_pct))
             break;
         hot_emit(c, &op[best]);
         op[best].calls = 0;             /* done */

@@ -36,7 +36,6 @@
 #define GPU_WAIT 0.3            /* blocking CUDA calls hold this much of it */
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
-#define MOSTLY_WAITS 0.5        /* on CPU less than this: a waiting region  */
 
 bool rules_input_like(const char *name)
 {
@@ -55,7 +54,7 @@ typedef struct wait_op {
     double stall;               /* what it costs the step: blocked, and its
                                    run-queue time when it mostly waits (woken,
                                    not yet running is part of the wait)     */
-    bool emitted;
+    bool emitted, tried;
     double gpu_wait;            /* inclusive, its heaviest path               */
     uint64_t calls, lead;
     uint32_t node;              /* heaviest path (training thread tree)       */
@@ -218,11 +217,22 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
  * more threads want to run than there are cores.  Blames the region where
  * it waited most.
  */
+static bool reported_hot(const rules_ctx *c, const char *name)
+{
+    for (size_t k = 0; name && k < c->n; k++) {
+        const prism_bottleneck *b = &c->out[k];
+        if (b->type == PRISM_BN_HOT_OPERATION && b->share > 0 && b->node < c->tree->count &&
+            c->tree->nodes[b->node].name && !strcmp(c->tree->nodes[b->node].name, name))
+            return true;
+    }
+    return false;
+}
+
 static void contention(rules_ctx *c, const wait_op *op, size_t nop)
 {
     const prism_tree *t = c->train;
-    double waitq = 0, best = 0, others_on = 0, others_known = 0;
-    uint32_t where = PRISM_NO_NODE;
+    double waitq = 0, best = 0, others_on = 0, others_known = 0, in_hot = 0, best_hot = 0;
+    uint32_t where = PRISM_NO_NODE, where_hot = PRISM_NO_NODE;
     for (size_t i = 0; i < t->count; i++) {
         if (t->nodes[i].flags & PRISM_NODE_UNATTRIBUTED)
             continue;                   /* the regions' contention, as before */
@@ -233,14 +243,26 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
                       !strcmp(op[k].name, t->nodes[i].name);
         if (counted)
             continue;
+        if (reported_hot(c, t->nodes[i].name)) {
+            in_hot += s.waitq;          /* its hot_operation finding says it */
+            if (s.waitq > best_hot) {
+                best_hot = s.waitq;
+                where_hot = (uint32_t)i;
+            }
+            continue;
+        }
         waitq += s.waitq;
         if (s.waitq > best) {
             best = s.waitq;
             where = (uint32_t)i;
         }
     }
+    if (where == PRISM_NO_NODE) {      /* all of it in hot operations */
+        where = where_hot;
+        best = best_hot;
+    }
     double share = waitq / c->step_ns;
-    if (!(share >= CONTENTION_MIN) || where == PRISM_NO_NODE)
+    if (!((waitq + in_hot) / c->step_ns >= CONTENTION_MIN) || where == PRISM_NO_NODE)
         return;
     share = share > 1 ? 1 : share;
     size_t busy_threads = 0;
@@ -271,6 +293,10 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
         rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s", DUR(waitq));
     rules_put(b->evidence, sizeof b->evidence, ", most in '%s' (%s)",
               rules_leaf(t->nodes[where].name), DUR(best));
+    if (in_hot > 0)
+        rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations (their "
+                  "findings)", DUR(in_hot / (c->steps ? (double)c->steps : 1.0)),
+                  c->steps ? "/step" : "");
     if (others_known > 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",
@@ -297,18 +323,23 @@ void rules_wait(rules_ctx *c)
     rules_names_init(&ix);
     collect(c, &op, &cap, &nop, &ix);
     for (size_t k = 0; k < nop; k++) {
-        bool waits = op[k].known > 0 && op[k].on < MOSTLY_WAITS * op[k].known;
+        /* woken and not yet running is part of a wait only where the
+         * region mostly waits: blocked longer than it ran */
+        bool waits = op[k].known > 0 && op[k].blocked > op[k].on;
         op[k].stall = op[k].blocked + (waits ? op[k].waitq : 0);
     }
     const prism_gpu_stats *g = prism_analysis_gpu(c->a);
     for (size_t found = 0; found < WAIT_MAX; found++) {
         size_t best = SIZE_MAX;
         for (size_t k = 0; k < nop; k++)
-            if (op[k].calls && !op[k].emitted &&
+            if (op[k].calls && !op[k].tried &&
                 (best == SIZE_MAX || op[k].stall > op[best].stall))
                 best = k;
         if (best == SIZE_MAX || !(op[best].stall >= WAIT_MIN * c->step_ns))
             break;
+        op[best].tried = true;
+        if (!(op[best].blocked >= WAIT_MIN * c->step_ns))
+            continue;                   /* a stall needs measured blocked time */
         wait_emit(c, &op[best], g);
         op[best].emitted = true;
     }

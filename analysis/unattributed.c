@@ -31,7 +31,7 @@
 typedef struct out_gap {
     uint64_t lo, hi;
     bool cpu;                   /* a CPU share (below), not a gap of time */
-    double on, wait, busy;      /* its credited accounting, over [lo, hi) */
+    double on, wait, blk, busy; /* its credited accounting, over [lo, hi) */
 } out_gap;
 
 /* Close the step being filled: one call of the node, per-step moments. */
@@ -109,15 +109,17 @@ static void apply(prism_analysis *a, athread *t, const out_gap *g)
         /* the share, uniform over its span (as cpu.c credits it), moves */
         double f = (double)(e - b) / (double)len;
         uint64_t on = an_ns_round(g->on * f), wait = an_ns_round(g->wait * f);
-        uint64_t busy = an_ns_round(g->busy * f);
+        uint64_t busy = an_ns_round(g->busy * f), blk = an_ns_round(g->blk * f);
         acpu *c = &t->cpu;
         uint64_t span = e - b < c->out_span ? e - b : c->out_span;
         on = on < c->out_on ? on : c->out_on;
         wait = wait < c->out_wait ? wait : c->out_wait;
         busy = busy < c->out_busy ? busy : c->out_busy;
+        blk = blk < c->out_blk ? blk : c->out_blk;
         c->out_span -= span, c->out_on -= on, c->out_wait -= wait, c->out_busy -= busy;
+        c->out_blk -= blk;
         t->out.cpu_span += span, t->out.cpu_on += on, t->out.cpu_wait += wait;
-        t->out.cpu_busy += busy;
+        t->out.cpu_busy += busy, t->out.cpu_blk += blk;
     }
 }
 
@@ -134,10 +136,10 @@ static bool settle(prism_analysis *a, athread *t, out_gap *g, uint64_t end)
     out_gap head = *g;
     double f = (double)(end - g->lo) / (double)(g->hi - g->lo);
     head.hi = end;
-    head.on *= f, head.wait *= f, head.busy *= f;
+    head.on *= f, head.wait *= f, head.busy *= f, head.blk *= f;
     apply(a, t, &head);
     g->lo = end;
-    g->on -= head.on, g->wait -= head.wait, g->busy -= head.busy;
+    g->on -= head.on, g->wait -= head.wait, g->busy -= head.busy, g->blk -= head.blk;
     return false;
 }
 
@@ -160,11 +162,11 @@ static void add(prism_analysis *a, athread *t, out_gap g)
 void an_out_enter(prism_analysis *a, athread *t, uint64_t ts)
 {
     if (ts > t->out_from)
-        add(a, t, (out_gap){ t->out_from, ts, false, 0, 0, 0 });
+        add(a, t, (out_gap){ t->out_from, ts, false, 0, 0, 0, 0 });
 }
 
 void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double wait,
-                double busy)
+                double blk, double busy)
 {
     if (!span)
         return;
@@ -172,7 +174,7 @@ void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double 
         uint64_t len = t->oseg[i].end - t->oseg[i].start;
         double f = (double)len / (double)span;
         add(a, t, (out_gap){ t->oseg[i].start, t->oseg[i].end, true, on * f, wait * f,
-                             busy * f });
+                             blk * f, busy * f });
     }
     t->noseg = 0;
 }

@@ -129,6 +129,12 @@ static void run_shift(FILE *f, const prism_compare *c)
         fprintf(f, "Whole run: too few regions over 1%% of the step on both sides to judge%s.\n",
                 step);
     }
+    if (c->load_differs)
+        fprintf(f, "Load: the runs ran under different load: the training thread waited for a "
+                "CPU %.1f%% of its time in profile 1, %.1f%% in profile 2%s.\n",
+                100.0 * c->base_runq_share, 100.0 * c->new_runq_share,
+                c->whole_run_shift ? "; the whole-run factor may be that load (raw % is each "
+                                     "region's change without it)" : "");
 }
 
 static void regions(FILE *f, const prism_compare *c, size_t top)
@@ -140,8 +146,10 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
           "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
           "the step):\n", f);
     char tb[48], tn[48], td[48];
-    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s %7s %8s %8s\n", "path", "base", "new",
-            "delta", "delta %", "speedup", "med %", "share", "d.share", "p-value");
+    bool raw = c->whole_run_shift;     /* the change without the run factor beside it */
+    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s%s %7s %8s %8s\n", "path", "base", "new",
+            "delta", "delta %", "speedup", "med %", raw ? "    raw %" : "", "share", "d.share",
+            "p-value");
     for (size_t i = 0; i < c->count; i++) {
         const prism_delta *d = &c->deltas[i];
         if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
@@ -156,16 +164,22 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
             snprintf(p, sizeof p, "%.1e", d->p_value);      /* 3.7e-07, not 0.0000 */
         else
             snprintf(p, sizeof p, "n/a");
-        if (d->base_median_ns > 0 && d->new_median_ns > 0)
+        char rawp[32] = "";
+        if (d->base_median_ns > 0 && d->new_median_ns > 0) {
             snprintf(med, sizeof med, "%+.1f%%", d->median_pct);
-        else
+            if (raw)
+                snprintf(rawp, sizeof rawp, " %+7.1f%%", d->raw_median_pct);
+        } else {
             snprintf(med, sizeof med, "n/a");
-        fprintf(f, "  %c %-36s %s %s %s %+7.1f%% %7.2fx %8s %6.1f%% %+6.1fpp %8s\n",
+            if (raw)
+                snprintf(rawp, sizeof rawp, " %8s", "n/a");
+        }
+        fprintf(f, "  %c %-36s %s %s %s %+7.1f%% %7.2fx %8s%s %6.1f%% %+6.1fpp %8s\n",
                 d->significant ? '*' : ' ', report_fit(d->path, 36, buf, sizeof buf),
                 report_ns(tb, sizeof tb, (double)d->base_ns, 11),
                 report_ns(tn, sizeof tn, (double)d->new_ns, 11),
                 report_ns_signed(td, sizeof td, (double)d->delta_ns, 11), d->delta_pct,
-                d->speedup, med, 100.0 * d->new_share, d->share_delta, p);
+                d->speedup, med, rawp, 100.0 * d->new_share, d->share_delta, p);
     }
     if (!both)
         fputs("  none in both profiles\n", f);
@@ -283,6 +297,11 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
     pb_json_kuint(w, "agree", c->run_agree);
     pb_json_key(w, "step_ratio");
     c->step_ratio > 0 ? pb_json_double(w, c->step_ratio) : pb_json_null(w);
+    pb_json_key(w, "base_runq_share");
+    c->base_runq_share >= 0 ? pb_json_double(w, c->base_runq_share) : pb_json_null(w);
+    pb_json_key(w, "new_runq_share");
+    c->new_runq_share >= 0 ? pb_json_double(w, c->new_runq_share) : pb_json_null(w);
+    pb_json_kbool(w, "load_differs", c->load_differs);
     pb_json_end_object(w);
     pb_json_key(w, "regions");
     pb_json_begin_array(w);
@@ -306,6 +325,9 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         pb_json_kuint(w, "new_steps", d->new_steps);
         pb_json_key(w, "median_pct");
         d->base_median_ns > 0 && d->new_median_ns > 0 ? pb_json_double(w, d->median_pct)
+                                                      : pb_json_null(w);
+        pb_json_key(w, "raw_median_pct");
+        d->base_median_ns > 0 && d->new_median_ns > 0 ? pb_json_double(w, d->raw_median_pct)
                                                       : pb_json_null(w);
         pb_json_key(w, "base_share");
         pb_json_double(w, d->base_share);

@@ -97,6 +97,47 @@ static void test_planted_32(void **state)
 
 /* A root around the work and the all-reduce lasts as long on every rank:
  * the walk goes by work and still reaches slow_part. */
+/* Stragglers by distribution: 4 ranks, 80 steps, every rank's work very
+ * noisy (+-60 % a step), rank 2 with twice the others' median work.  The
+ * per-step threshold catches it in few steps; its distribution over the
+ * steps names it.  The same job with rank 2 like the others: none. */
+static prism_job *noisy_job(double slow_factor)
+{
+    size_t nr = 4, ns = 80;
+    prism_rank_summary *s = calloc(nr, sizeof *s);
+    assert_non_null(s);
+    uint64_t seed = 11;
+    for (size_t r = 0; r < nr; r++)
+        rs_init(&s[r], (int64_t)r);
+    for (size_t k = 0; k < ns; k++)
+        for (size_t r = 0; r < nr; r++) {
+            double w = (r == 2 ? slow_factor : 1.0) * 36 * MS * (1 + 0.6 * noise(&seed));
+            rs_step(&s[r], k, w, 0);
+        }
+    for (size_t r = 0; r < nr; r++)
+        rs_region(&s[r], "forward", PRISM_WAIT_NO, 36 * MS * (double)ns);
+    return merge(s, nr);
+}
+
+static void test_straggler_by_distribution(void **state)
+{
+    (void)state;
+    prism_job *j = noisy_job(2.0);
+    for (size_t r = 0; r < j->nranks; r++)
+        printf("  rank %zu: work median %.1f ms, slowed %llu of %llu steps, sign z %.2f%s\n",
+               r, j->ranks[r].work_median_ns / MS, (unsigned long long)j->ranks[r].slowed,
+               (unsigned long long)j->nsteps, j->ranks[r].dist_z,
+               j->ranks[r].straggler ? "  straggler" : "");
+    assert_true(j->ranks[2].slowed < j->nsteps / 2);    /* the votes alone miss it */
+    assert_int_equal(j->nstragglers, 1);
+    assert_int_equal(j->stragglers[0].rank, 2);
+    prism_job_free(j);
+
+    j = noisy_job(1.0);
+    assert_int_equal(j->nstragglers, 0);
+    prism_job_free(j);
+}
+
 static void test_planted_wrapped(void **state)
 {
     (void)state;
@@ -314,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_planted_2),
         cmocka_unit_test(test_planted_8),
         cmocka_unit_test(test_planted_32),
+        cmocka_unit_test(test_straggler_by_distribution),
         cmocka_unit_test(test_planted_wrapped),
         cmocka_unit_test(test_wait_by_others),
         cmocka_unit_test(test_noise_no_straggler),

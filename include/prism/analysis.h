@@ -473,7 +473,13 @@ typedef struct prism_delta {
                                   factor; <0: n/a (under 3 samples a side)     */
     bool significant;          /* p < 0.01, |median_pct| >= 3 % and the median's
                                   change >= 0.5 % of the base median step (both
-                                  scaled by the run factor after a shift)      */
+                                  scaled by the run factor after a shift); never
+                                  a speed-up when the raw median and the raw
+                                  per-step mean both rose (nor a slow-down when
+                                  both fell)                                   */
+    double raw_median_pct;     /* new median vs base median, no run factor, %;
+                                  0 unless both medians exist                  */
+    double base_mean_ns, new_mean_ns;   /* per-step means (steps it ran in)    */
 } prism_delta;
 
 typedef struct prism_compare {
@@ -494,6 +500,13 @@ typedef struct prism_compare {
     bool whole_run_shift;
     size_t run_regions, run_agree;
     double step_ratio;         /* median step new / base; 0 without steps      */
+    /* Load: each side's run-queue share, the time its training thread
+     * (every thread when none is known) was runnable but waiting for a CPU,
+     * of its time covered by CPU samples; < 0 without CPU samples.
+     * load_differs: both known and 10 points or more apart (one run shared
+     * the cores more than the other: a run-wide factor may be the load). */
+    double base_runq_share, new_runq_share;
+    bool load_differs;
     /* bottlenecks present on one side only, by type and path */
     const prism_bottleneck **bn_new;
     size_t nbn_new;

@@ -171,7 +171,11 @@ typedef struct prism_job_rank {
     double step_median_ns, work_median_ns, wait_median_ns;
     double excess_median_ns;   /* median of work - the others' median work  */
     uint64_t slowed;           /* steps in which it was an outlier           */
-    bool straggler;
+    double dist_z;             /* sign test of its excess over its shared
+                                  steps: (above - below) / sqrt(n)            */
+    bool straggler;            /* by per-step votes, or by distribution (a
+                                  sign test z >= 3.09 and a median work 25 %
+                                  above the others')                          */
 } prism_job_rank;
 
 /* A file that could not be read, with the reason. */

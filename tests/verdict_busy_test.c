@@ -1,0 +1,316 @@
+/*
+ * verdict_busy_test.c - verdicts on a busy machine: a real compute-only
+ * program recorded by libcollect beside CPU hogs (busy-loop processes
+ * started by the test, at least two and at least as many as the cores, so
+ * more processes want to run than there are cores).
+ *
+ * In a forked child (one session per process) the training thread runs
+ * STEPS steps of four regions, each burning its own thread's CPU time
+ * (nothing blocks, nothing sleeps): prep, hot_matmul (the planted hot
+ * operation, about 60 % of the step), update, log_metrics.  The child reads
+ * its own clock around each step and around hot_matmul and writes the
+ * sums to a file: the truth.  Preempted, its regions wait in the run queue;
+ * they are never blocked.
+ *
+ * Robust facts only: no off_cpu_wait finding; the first finding is
+ * hot_operation on hot_matmul with a share within 5 points of the
+ * workload's own clock; its evidence splits the time into running, waiting
+ * for a CPU and blocked, and names the contention when its run-queue part
+ * is measurable.  A file without CPU samples skips the test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect_util.h"
+#include "prism/analysis.h"
+
+#define STEPS 40u
+#define MAX_HOGS 64
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Compute for about `ms` of this thread's CPU time. */
+static double burn(double ms)
+{
+    volatile double x = 1.0;
+    double until = thread_cpu_ms() + ms;
+    while (thread_cpu_ms() < until)
+        for (int i = 0; i < 5000; i++)
+            x = x * 1.0000001 + 1e-9;
+    return x;
+}
+
+typedef struct child_arg {
+    const char *profile, *truth;
+    double update_ms;           /* the planted region's CPU time per step */
+    unsigned small;             /* small regions after it (0.4 ms each)   */
+} child_arg;
+
+static int busy_child(void *arg)
+{
+    const child_arg *ca = arg;
+    prism_config c;
+    prism_config_default(&c);
+    c.output = ca->profile;
+    CHILD_CHECK(prism_init(&c) == 0);
+    CHILD_CHECK(prism_recording());
+    prism_thread_name("trainer");
+    uint32_t prep = prism_name("prep"), hot = prism_name("hot_matmul"),
+             upd = prism_name("update"), logm = prism_name("log_metrics");
+    CHILD_CHECK(prep && hot && upd && logm);
+    uint64_t step_ns = 0, hot_ns = 0;
+    for (unsigned s = 0; s < STEPS; s++) {
+        prism_step_begin();
+        uint64_t t0 = mono_ns();
+        prism_push_id(prep);
+        burn(2.0);
+        prism_pop();
+        uint64_t h0 = mono_ns();
+        prism_push_id(hot);
+        burn(8.0);
+        prism_pop();
+        hot_ns += mono_ns() - h0;
+        prism_push_id(upd);
+        burn(ca->update_ms);
+        prism_pop();
+        for (unsigned k = 0; k < ca->small; k++) {
+            char nm[24];
+            snprintf(nm, sizeof nm, "small_%02u", k);
+            prism_push(nm);
+            burn(0.4);
+            prism_pop();
+        }
+        prism_push_id(logm);
+        burn(1.0);
+        prism_pop();
+        step_ns += mono_ns() - t0;
+        prism_step_end();
+    }
+    prism_shutdown();
+    FILE *f = fopen(ca->truth, "w");
+    CHILD_CHECK(f != NULL);
+    fprintf(f, "%llu %llu\n", (unsigned long long)step_ns, (unsigned long long)hot_ns);
+    CHILD_CHECK(fclose(f) == 0);
+    return 0;
+}
+
+/* Busy loops in their own processes: at least two, at least one a core. */
+static size_t hogs_start(pid_t *pid)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = cores > 2 ? (size_t)cores : 2;
+    n = n > MAX_HOGS ? MAX_HOGS : n;
+    for (size_t i = 0; i < n; i++) {
+        pid[i] = fork();
+        assert_true(pid[i] >= 0);
+        if (pid[i] == 0) {
+            volatile unsigned long x = 0;
+            for (;;)
+                x++;
+        }
+    }
+    return n;
+}
+
+static void hogs_stop(const pid_t *pid, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        kill(pid[i], SIGKILL);
+    for (size_t i = 0; i < n; i++)
+        waitpid(pid[i], NULL, 0);
+}
+
+static void count_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
+{
+    (void)s;
+    *(uint64_t *)ctx += n;
+}
+
+static void test_compute_beside_hogs(void **state)
+{
+    (void)state;
+    tdir d;
+    char path[512], truth[512];
+    tdir_make(&d);
+    tdir_file(&d, "busy.cbor", path, sizeof path);
+    tdir_file(&d, "truth.txt", truth, sizeof truth);
+    pid_t hog[MAX_HOGS];
+    size_t nhog = hogs_start(hog);
+    child_arg ca = { path, truth, 2.5, 0 };
+    child_run_ok(busy_child, &ca);
+    hogs_stop(hog, nhog);
+
+    unsigned long long step_ns = 0, hot_ns = 0;
+    FILE *f = fopen(truth, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%llu %llu", &step_ns, &hot_ns), 2);
+    fclose(f);
+    assert_true(step_ns > 0);
+    double want = (double)hot_ns / (double)step_ns;
+
+    uint64_t samples = 0;
+    prism_reader_callbacks cb = { .cpu = count_cpu };
+    prism_reader *r = NULL;
+    assert_int_equal(prism_read_file(path, &cb, &samples, &r), PRISM_OK);
+    prism_reader_free(r);
+    if (!samples) {
+        printf("busy: the profile holds no CPU samples: skipped\n");
+        tdir_remove(&d);
+        skip();
+    }
+    prism_status err = PRISM_OK;
+    char msg[256];
+    uint64_t off = 0;
+    prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
+    if (!a)
+        print_error("analyze %s: %s at %llu\n", path, msg, (unsigned long long)off);
+    assert_non_null(a);
+    size_t n;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    const prism_tree *t = prism_analysis_tree(a);
+    printf("busy: %zu hogs, %u steps, hot_matmul %.1f%% of the step by its own clock, "
+           "%llu CPU samples, %zu findings\n", nhog, STEPS, 100.0 * want,
+           (unsigned long long)samples, n);
+    size_t waits = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *region = b[i].node < t->count ? t->nodes[b[i].node].name : "-";
+        printf("    %-14s %-6s %-12s %5.1f%%  | %s | %s\n", prism_bottleneck_name(b[i].type),
+               prism_severity_name(b[i].severity), region, 100.0 * b[i].share,
+               b[i].description, b[i].evidence);
+        waits += b[i].type == PRISM_BN_OFF_CPU_WAIT;
+    }
+    assert_int_equal(waits, 0);
+    assert_true(n > 0);
+    assert_int_equal(b[0].type, PRISM_BN_HOT_OPERATION);
+    assert_true(b[0].node < t->count);
+    assert_string_equal(t->nodes[b[0].node].name, "hot_matmul");
+    printf("  hot_matmul: %.1f%% vs %.1f%% by the workload's clock\n", 100.0 * b[0].share,
+           100.0 * want);
+    assert_true(fabs(b[0].share - want) <= 0.05);
+    assert_non_null(strstr(b[0].evidence, "waiting for a CPU"));
+    const prism_node *hn = &t->nodes[b[0].node];
+    if (hn->cpu_known_ns && (double)hn->runq_ns >= 0.1 * (double)hn->cpu_known_ns)
+        assert_non_null(strstr(b[0].evidence, "contention"));
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
+/* One recorded run of the workload, analysed; hogs beside it on request. */
+static prism_analysis *run_once(tdir *d, const char *name, double update_ms, bool hogs)
+{
+    char path[512], truth[512], tn[64];
+    tdir_file(d, name, path, sizeof path);
+    snprintf(tn, sizeof tn, "%s.truth", name);
+    tdir_file(d, tn, truth, sizeof truth);
+    pid_t hog[MAX_HOGS];
+    size_t nhog = hogs ? hogs_start(hog) : 0;
+    child_arg ca = { path, truth, update_ms, 12 };
+    child_run_ok(busy_child, &ca);
+    hogs_stop(hog, nhog);
+    prism_status err = PRISM_OK;
+    char msg[256];
+    uint64_t off = 0;
+    prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
+    assert_non_null(a);
+    return a;
+}
+
+static size_t print_compare(const char *label, const prism_compare *c)
+{
+    size_t flagged = 0;
+    printf("%s: run factor x%.2f%s, load %.1f%% vs %.1f%%%s\n", label, c->run_factor,
+           c->whole_run_shift ? " (whole-run shift)" : "", 100.0 * c->base_runq_share,
+           100.0 * c->new_runq_share, c->load_differs ? " (differs)" : "");
+    for (size_t i = 0; i < c->count; i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+            continue;
+        flagged += d->significant;
+        printf("  %c %-28s med %+6.1f%% raw %+6.1f%% p %.4f\n", d->significant ? '*' : ' ',
+               d->path, d->median_pct, d->raw_median_pct, d->p_value);
+    }
+    return flagged;
+}
+
+/* A +25 % region, the new run beside hogs: flagged slower, raw and
+ * adjusted change both positive. */
+static void test_compare_planted_under_load(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *base = run_once(&d, "base.cbor", 2.5, false);
+    prism_analysis *cur = run_once(&d, "slow.cbor", 2.5 * 1.25, true);
+    if (!prism_analysis_cpu_present(base) || !prism_analysis_cpu_present(cur)) {
+        printf("compare: no CPU samples: skipped\n");
+        prism_analysis_free(base);
+        prism_analysis_free(cur);
+        tdir_remove(&d);
+        skip();
+    }
+    prism_compare *c = prism_compare_new(base, cur);
+    assert_non_null(c);
+    print_compare("planted +25% beside hogs", c);
+    const prism_delta *u = NULL;
+    for (size_t i = 0; i < c->count; i++)
+        if (!strcmp(c->deltas[i].name, "update"))
+            u = &c->deltas[i];
+    assert_non_null(u);
+    assert_true(u->significant);
+    assert_true(u->median_pct > 0);
+    assert_true(u->raw_median_pct > 0);
+    prism_compare_free(c);
+    prism_analysis_free(base);
+    prism_analysis_free(cur);
+    tdir_remove(&d);
+}
+
+/* Two runs of the same program: at most one region of many flagged. */
+static void test_compare_identical(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *a = run_once(&d, "one.cbor", 2.5, false);
+    prism_analysis *b = run_once(&d, "two.cbor", 2.5, false);
+    prism_compare *c = prism_compare_new(a, b);
+    assert_non_null(c);
+    size_t flagged = print_compare("identical runs", c);
+    printf("  %zu of %zu regions flagged (want <= 1)\n", flagged, c->count);
+    assert_true(c->count >= 16);
+    assert_true(flagged <= 1);
+    prism_compare_free(c);
+    prism_analysis_free(a);
+    prism_analysis_free(b);
+    tdir_remove(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute_beside_hogs),
+        cmocka_unit_test(test_compare_planted_under_load),
+        cmocka_unit_test(test_compare_identical),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
