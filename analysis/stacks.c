@@ -261,8 +261,25 @@ bool an_stacks_where(const prism_analysis *a, bool (*pick)(void *ctx, const an_s
     if (!out->samples)
         return false;
     out->blocked /= total > 0 ? total : 1;
-    /* the heaviest path: while one child holds half of the chosen weight */
-    uint32_t at = descend(k, 0, 0.5 * total);
+    /* the heaviest path: while one child holds half of the chosen weight
+     * and no other a sixth (there the weight splits) */
+    uint32_t at = 0;
+    for (;;) {
+        uint32_t b1 = 0, b2 = 0;
+        for (size_t j = 1; j < k->ntrie; j++) {
+            if (k->trie[j].parent != at)
+                continue;
+            if (!b1 || k->acc[j] > k->acc[b1]) {
+                b2 = b1;
+                b1 = (uint32_t)j;
+            } else if (!b2 || k->acc[j] > k->acc[b2]) {
+                b2 = (uint32_t)j;
+            }
+        }
+        if (!b1 || k->acc[b1] < 0.5 * total || (b2 && k->acc[b2] >= total / 6))
+            break;
+        at = b1;
+    }
     out->share = at ? k->acc[at] / total : 0;
     /* where the weight splits below it, the two heaviest branches that
      * hold a sixth or more each, each followed down its own heaviest path */
