@@ -313,6 +313,14 @@ const an_stack_sample *an_stacks_all(const prism_analysis *a, size_t *n);
 bool an_stacks_where(const prism_analysis *a, bool (*pick)(void *ctx, const an_stack_sample *s),
                      void *ctx, an_stack_where *out);
 void an_stacks_free(prism_analysis *a);
+/* What thread's samples outside every step were doing. */
+bool an_stacks_outside_steps(const prism_analysis *a, size_t thread, an_stack_where *out);
+/* After the merge: the sampled paths under each merged node
+ * (prism_analysis_sampled); unpublish frees them. */
+void an_stacks_publish(prism_analysis *a);
+/* ... and the all-threads tree with them as nodes (prism_analysis_tree_sampled) */
+void an_stacks_augment(prism_analysis *a);
+void an_stacks_unpublish(prism_analysis *a);
 /* unattributed.c: the `(outside regions)` node of a thread */
 #define AN_OUTSIDE_NAME "(outside regions)"
 /* A thread's node j: one of its nodes, or (j == t->n) its outside node. */

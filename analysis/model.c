@@ -282,6 +282,8 @@ void prism_analysis_refresh(prism_analysis *a)
     an_gpu_resolve(a, a->footer);
     an_tree_merge(a);
     an_series_refresh(a);
+    an_stacks_publish(a);               /* needs the merged tree and the steps */
+    an_stacks_augment(a);
     an_gpu_refresh(a);
     an_work_refresh(a);
     const prism_header *h = prism_analysis_header(a);

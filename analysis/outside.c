@@ -4,6 +4,7 @@
  * (an eval phase, a final checkpoint, start-up), so that a run whose steps
  * cover half its wall time says so (issue 25).  Public getters only.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -41,6 +42,16 @@ bool prism_analysis_outside(const prism_analysis *a, prism_outside *o)
     o->after_ns = a->last_ts - last;
     uint64_t in = o->steps_ns + o->before_ns + o->after_ns;
     o->between_ns = o->span_ns > in ? o->span_ns - in : 0;
+    /* what the training thread's stack samples saw outside the steps */
+    an_stack_where w;
+    if (an_stacks_outside_steps(a, prism_analysis_training_thread(a), &w) && w.text[0]) {
+        snprintf(o->sampled, sizeof o->sampled, "%s%s", w.text, "");
+        if (!strstr(w.text, "%, ")) {
+            size_t used = strlen(o->sampled);
+            snprintf(o->sampled + used, sizeof o->sampled - used, " %.0f%%", 100.0 * w.share);
+        }
+        o->sampled_ns = w.weight_ns;
+    }
     /* the training thread's top-level regions, by their time outside the
      * steps (inside = in_step_ns, known when every step was sampled) */
     if (st->sampled != st->count)

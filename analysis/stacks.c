@@ -36,6 +36,16 @@ struct an_stacks {
     uint64_t period_ns;
     uint64_t weight_ns;         /* sum of the samples' weights */
     char status[192];
+    /* published at refresh (an_stacks_publish): the sampled paths under
+     * merged node m are pub[off[2m] .. off[2m] + off[2m + 1]) */
+    prism_sampled *pub;
+    size_t npub, pcap;
+    uint32_t *off;
+    size_t noff;
+    prism_node *aug;            /* the all-threads tree with them (augment):
+                                   nodes [nnodes, naug) own "~ name" copies */
+    size_t naug, aug_base;
+    prism_tree aug_tree;
     /* scratch of an_stacks_where: per trie node, weight */
     double *acc;
     size_t acap;
@@ -138,6 +148,7 @@ void an_stacks_free(prism_analysis *a)
     pb_map_free(&k->last_of);
     free(k->s);
     free(k->acc);
+    an_stacks_unpublish(a);
     free(k);
     a->stk = NULL;
 }
@@ -366,6 +377,16 @@ static bool pick_in_steps(void *ctx, const an_stack_sample *s)
     return q->where == 0 ? s->node == PRISM_NO_NODE : s->node == q->node;
 }
 
+bool an_stacks_outside_steps(const prism_analysis *a, size_t thread, an_stack_where *out)
+{
+    memset(out, 0, sizeof *out);
+    const prism_step_stats *st = prism_analysis_steps(a);
+    if (!a->stk || !a->stk->n || !st || !st->nseries || thread >= a->nthreads)
+        return false;
+    in_steps q = { st->series, st->nseries, NULL, 0, (uint32_t)thread, 2, PRISM_NO_NODE };
+    return an_stacks_where(a, pick_in_steps, &q, out);
+}
+
 bool rules_stacks_where(const rules_ctx *c, int where, const uint64_t *idx, size_t k,
                         uint32_t node, an_stack_where *out)
 {
@@ -375,4 +396,256 @@ bool rules_stacks_where(const rules_ctx *c, int where, const uint64_t *idx, size
         return false;
     in_steps q = { st->series, st->nseries, idx, k, (uint32_t)c->train_idx, where, node };
     return an_stacks_where(c->a, pick_in_steps, &q, out);
+}
+
+/* ---- the sampled call paths under each node ---------------------------- */
+
+typedef struct grp_ent {
+    uint32_t m;                 /* merged node */
+    uint32_t leaf;              /* trie leaf */
+    uint64_t w;
+    uint32_t flags;
+} grp_ent;
+
+static int by_node(const void *x, const void *y)
+{
+    const grp_ent *p = x, *q = y;
+    return p->m < q->m ? -1 : p->m > q->m;
+}
+
+static uint32_t lca(const struct an_stacks *k, uint32_t x, uint32_t y)
+{
+    while (x != y) {
+        if (k->trie[x].depth >= k->trie[y].depth && x)
+            x = k->trie[x].parent;
+        else
+            y = k->trie[y].parent;
+    }
+    return x;
+}
+
+static const char NONAME[] = "~ ?";
+
+static void free_aug(struct an_stacks *k)
+{
+    for (size_t i = k->aug_base; k->aug && i < k->naug; i++)
+        if ((k->aug[i].flags & PRISM_NODE_SAMPLED) && k->aug[i].name != NONAME)
+            free((char *)k->aug[i].name);
+    free(k->aug);
+    k->aug = NULL;
+    k->naug = k->aug_base = 0;
+    memset(&k->aug_tree, 0, sizeof k->aug_tree);
+}
+
+void an_stacks_unpublish(prism_analysis *a)
+{
+    struct an_stacks *k = a->stk;
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->npub; i++)
+        free((char *)k->pub[i].name);
+    free(k->pub);
+    free(k->off);
+    free_aug(k);
+    memset(&k->aug_tree, 0, sizeof k->aug_tree);
+    k->pub = NULL;
+    k->off = NULL;
+    k->npub = k->noff = 0;
+}
+
+/* The merged node a sample fell in: its region's, or the training
+ * thread's `(outside regions)` node inside a sampled step; else none. */
+static uint32_t merged_of_sample(const prism_analysis *a, const in_steps *q,
+                                 const an_stack_sample *s)
+{
+    if (s->thread >= a->nthreads)
+        return PRISM_NO_NODE;
+    const athread *t = a->threads[s->thread];
+    if (s->node != PRISM_NO_NODE)
+        return s->node < t->n ? t->nodes[s->node].merged : PRISM_NO_NODE;
+    if (!t->out_pub || t->out.merged == PRISM_NO_NODE)
+        return PRISM_NO_NODE;
+    const prism_step *st = step_at_ts(q, s->ts);
+    return st && (st->flags & PRISM_STEP_SAMPLED) ? t->out.merged : PRISM_NO_NODE;
+}
+
+void an_stacks_publish(prism_analysis *a)
+{
+    an_stacks_unpublish(a);
+    struct an_stacks *k = a->stk;
+    if (!k || !k->n || !a->nnodes)
+        return;
+    const prism_step_stats *st = prism_analysis_steps(a);
+    in_steps q = { st ? st->series : NULL, st ? st->nseries : 0, NULL, 0, 0, 0, 0 };
+    grp_ent *g = malloc(k->n * sizeof *g);
+    k->off = calloc(2 * a->nnodes, sizeof *k->off);
+    if (!g || !k->off) {
+        free(g);
+        free(k->off);
+        k->off = NULL;
+        return;
+    }
+    k->noff = a->nnodes;
+    size_t ng = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        uint32_t m = merged_of_sample(a, &q, &k->s[i]);
+        if (m != PRISM_NO_NODE && m < a->nnodes)
+            g[ng++] = (grp_ent){ m, k->s[i].leaf, k->s[i].w, k->s[i].flags };
+    }
+    qsort(g, ng, sizeof *g, by_node);
+    pb_map child = { 0 };
+    char buf[600];
+    for (size_t b = 0; b < ng;) {
+        size_t e = b;
+        uint32_t top = g[b].leaf;
+        double wsum = 0;
+        while (e < ng && g[e].m == g[b].m) {
+            top = lca(k, top, g[e].leaf);
+            wsum += (double)g[e].w;
+            e++;
+        }
+        uint32_t m = g[b].m;
+        /* an estimate inside the node's own time: never more than it */
+        double self = (double)a->nodes[m].self_ns, f = wsum > self ? self / wsum : 1;
+        size_t first = k->npub;
+        pb_map_free(&child);
+        for (size_t i = b; i < e; i++) {
+            /* the path from the group's common frame (kept, to name where
+             * the samples were) down to this sample's leaf */
+            uint32_t path[PRISM_STACK_MAX_FRAMES + 1], np = 0;
+            for (uint32_t x = g[i].leaf; np <= PRISM_STACK_MAX_FRAMES; x = k->trie[x].parent) {
+                path[np++] = x;
+                if (x == top || !x)
+                    break;
+            }
+            if (top == 0 && np && path[np - 1] == 0)
+                np--;                       /* no frame in common */
+            uint32_t parent = PRISM_NO_NODE;
+            for (uint32_t j = np; j-- > 0;) {
+                uint64_t key = (uint64_t)(parent + 1) << 32 | k->trie[path[j]].name, v;
+                if (!pb_map_get(&child, key, &v)) {
+                    if (!pb_vec_reserve((void **)&k->pub, &k->pcap, k->npub + 1, sizeof *k->pub))
+                        goto out;
+                    short_frame(buf, sizeof buf, an_tree_name(a, k->trie[path[j]].name));
+                    char *name = strdup(buf);
+                    if (!name || !pb_map_put(&child, key, k->npub - first)) {
+                        free(name);
+                        goto out;
+                    }
+                    k->pub[k->npub++] = (prism_sampled){ parent, name, 0, 0, 0 };
+                    v = k->npub - 1 - first;
+                }
+                prism_sampled *p = &k->pub[first + v];
+                p->ns += (double)g[i].w * f;
+                p->samples++;
+                if ((g[i].flags & (PRISM_STACK_SYSCALL | PRISM_STACK_RUNNING)) ==
+                    PRISM_STACK_SYSCALL)
+                    p->blocked += (double)g[i].w * f;
+                parent = (uint32_t)v;
+            }
+        }
+        for (size_t i = first; i < k->npub; i++)
+            k->pub[i].blocked = k->pub[i].ns > 0 ? k->pub[i].blocked / k->pub[i].ns : 0;
+        k->off[2 * m] = (uint32_t)first;
+        k->off[2 * m + 1] = (uint32_t)(k->npub - first);
+        b = e;
+    }
+out:
+    pb_map_free(&child);
+    free(g);
+}
+
+const prism_sampled *prism_analysis_sampled(const prism_analysis *a, uint32_t node, size_t *n)
+{
+    const struct an_stacks *k = a->stk;
+    *n = 0;
+    if (!k || !k->off || node >= a->nnodes || node >= k->noff)
+        return NULL;
+    *n = k->off[2 * node + 1];
+    return *n ? &k->pub[k->off[2 * node]] : NULL;
+}
+
+/* ---- the all-threads tree with the sampled paths in it ------------------ */
+
+/* The node's path hash for a sampled frame: the parent's mixed with the
+ * name and a mark no recorded path carries. */
+static uint64_t sampled_hash(uint64_t parent, const char *name)
+{
+    uint64_t h = parent ^ 0x9E3779B97F4A7C15ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001B3ull;
+    return h ^ 0x7E5A3F1Du;             /* "sampled" */
+}
+
+void an_stacks_augment(prism_analysis *a)
+{
+    struct an_stacks *k = a->stk;
+    if (!k)
+        return;
+    free_aug(k);
+    if (!k->npub || !k->off || !a->nnodes)
+        return;
+    size_t n = a->nnodes + k->npub;
+    prism_node *v = malloc(n * sizeof *v);
+    if (!v)
+        return;
+    memcpy(v, a->nodes, a->nnodes * sizeof *v);
+    size_t at = a->nnodes;
+    k->aug_base = a->nnodes;
+    for (uint32_t m = 0; m < a->nnodes; m++) {
+        uint32_t first = k->off[2 * m], cnt = k->off[2 * m + 1];
+        size_t g0 = at;                 /* the group's first sampled node */
+        double top = 0;
+        for (uint32_t j = 0; j < cnt; j++) {
+            const prism_sampled *s = &k->pub[first + j];
+            uint32_t par = s->parent == PRISM_NO_NODE ? m : (uint32_t)(g0 + s->parent);
+            prism_node nd;
+            memset(&nd, 0, sizeof nd);
+            nd.parent = par;
+            nd.name = NONAME;
+            char *mark = malloc(strlen(s->name) + 3);
+            if (mark) {                 /* "~ name": sampled, seen without colour */
+                memcpy(mark, "~ ", 2);
+                strcpy(mark + 2, s->name);
+                nd.name = mark;
+            }
+            nd.depth = v[par].depth + 1;
+            nd.thread = v[par].thread;
+            nd.path_hash = sampled_hash(v[par].path_hash, s->name);
+            nd.calls = s->samples;
+            nd.total_ns = (uint64_t)(s->ns + 0.5);
+            nd.self_ns = nd.total_ns;
+            nd.mean_ns = s->samples ? s->ns / (double)s->samples : 0;   /* per sample */
+            nd.flags = PRISM_NODE_SAMPLED;
+            if (s->parent == PRISM_NO_NODE)
+                top += s->ns;
+            else if (v[par].self_ns >= nd.total_ns)
+                v[par].self_ns -= nd.total_ns;
+            else
+                v[par].self_ns = 0;
+            v[at++] = nd;
+        }
+        uint64_t t = (uint64_t)(top + 0.5);
+        v[m].self_ns = v[m].self_ns > t ? v[m].self_ns - t : 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i].first_child = PRISM_NO_NODE;
+    for (size_t i = n; i-- > 0;)
+        if (v[i].parent != PRISM_NO_NODE) {
+            v[i].next_sibling = v[v[i].parent].first_child;
+            v[v[i].parent].first_child = (uint32_t)i;
+        }
+    for (size_t i = a->nnodes; i < n; i++)
+        v[i].share = a->tree.total_ns ? (double)v[i].total_ns / (double)a->tree.total_ns : 0;
+    k->aug = v;
+    k->naug = n;
+    k->aug_tree = a->tree;
+    k->aug_tree.nodes = v;
+    k->aug_tree.count = n;
+}
+
+const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a)
+{
+    const struct an_stacks *k = a->stk;
+    return k && k->aug ? &k->aug_tree : prism_analysis_tree(a);
 }

@@ -186,15 +186,27 @@ static void outside_lines(FILE *f, const prism_analysis *a)
             report_ns(b1, sizeof b1, (double)o.before_ns, 0),
             report_ns(b2, sizeof b2, (double)o.between_ns, 0),
             report_ns(b3, sizeof b3, (double)o.after_ns, 0));
-    if (!o.nregions)
-        return;
-    fputs("  Outside steps:", f);
-    for (size_t i = 0; i < o.nregions; i++) {
-        fprintf(f, "%s '", i ? "," : "");
-        esc_fputs(o.regions[i].name ? o.regions[i].name : "?", f);
-        fprintf(f, "' %s", report_ns(b1, sizeof b1, (double)o.regions[i].ns, 0));
+    if (o.nregions) {
+        fputs("  Outside steps:", f);
+        for (size_t i = 0; i < o.nregions; i++) {
+            fprintf(f, "%s '", i ? "," : "");
+            esc_fputs(o.regions[i].name ? o.regions[i].name : "?", f);
+            fprintf(f, "' %s", report_ns(b1, sizeof b1, (double)o.regions[i].ns, 0));
+        }
+        fputc('\n', f);
     }
-    fputc('\n', f);
+    if (o.sampled[0]) {
+        fprintf(f, "  Sampled outside steps (%s): ",
+                report_ns(b1, sizeof b1, o.sampled_ns, 0));
+        esc_fputs(o.sampled, f);
+        fputc('\n', f);
+    }
+    prism_stacks_info si;
+    if (prism_analysis_stacks_info(a, &si)) {
+        fprintf(f, "  Stack samples: %llu (", (unsigned long long)si.samples);
+        esc_fputs(si.status && si.status[0] ? si.status : "sampler state unknown", f);
+        fputs(")\n", f);
+    }
 }
 
 static void summary(FILE *f, const char *path, const prism_analysis *a)

@@ -108,6 +108,20 @@ static void summary(pb_json *w, const prism_analysis *a)
             pb_json_end_object(w);
         }
         pb_json_end_array(w);
+        pb_json_kstring(w, "sampled", o.sampled[0] ? o.sampled : NULL);
+        pb_json_kdouble(w, "sampled_ns", o.sampled_ns);
+        pb_json_end_object(w);
+    } else {
+        pb_json_null(w);
+    }
+    prism_stacks_info si;
+    pb_json_key(w, "stacks");
+    if (prism_analysis_stacks_info(a, &si)) {
+        pb_json_begin_object(w);
+        pb_json_kuint(w, "samples", si.samples);
+        pb_json_kuint(w, "period_ns", si.period_ns);
+        pb_json_kuint(w, "weight_ns", si.weight_ns);
+        pb_json_kstring(w, "sampler", si.status ? si.status : "");
         pb_json_end_object(w);
     } else {
         pb_json_null(w);
@@ -240,6 +254,42 @@ static void work(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
+/* "sampled": the nodes with Python stack samples in their own time, each
+ * with its sampled paths (prism_analysis_sampled), flat, parents first. */
+static void sampled(pb_json *w, const prism_analysis *a, pb_buf *path)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    pb_json_key(w, "sampled");
+    pb_json_begin_array(w);
+    for (uint32_t i = 0; t && i < t->count; i++) {
+        size_t n;
+        const prism_sampled *s = prism_analysis_sampled(a, i, &n);
+        if (!n)
+            continue;
+        pb_json_begin_object(w);
+        report_path(t, i, '/', false, path);
+        pb_json_kstring(w, "path", pb_buf_str(path));
+        pb_json_key(w, "frames");
+        pb_json_begin_array(w);
+        for (size_t j = 0; j < n; j++) {
+            pb_json_begin_object(w);
+            pb_json_kstring(w, "name", s[j].name);
+            pb_json_key(w, "parent");
+            if (s[j].parent == PRISM_NO_NODE)
+                pb_json_null(w);
+            else
+                pb_json_uint(w, s[j].parent);
+            pb_json_kdouble(w, "ns", s[j].ns);
+            pb_json_kuint(w, "samples", s[j].samples);
+            pb_json_kdouble(w, "blocked", s[j].blocked);
+            pb_json_end_object(w);
+        }
+        pb_json_end_array(w);
+        pb_json_end_object(w);
+    }
+    pb_json_end_array(w);
+}
+
 static void ops(pb_json *w, const prism_analysis *a, pb_buf *path)
 {
     size_t n;
@@ -355,6 +405,7 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     memory(w, a);
     work(w, a);
     ops(w, a, &p);
+    sampled(w, a, &p);
     bottlenecks(w, a, &p);
     gpu(w, a);
     bool ok = report_json_end(w) && !p.oom;

@@ -42,8 +42,8 @@ attr_t flame_frame_attr(const ui *u, const prism_node *nd, size_t parity, bool s
     int pair;
     if (hit) {
         pair = CP_FMATCH;
-    } else if (nd->flags & PRISM_NODE_UNATTRIBUTED) {
-        pair = CP_DIM;              /* `(outside regions)`: no region of the program's */
+    } else if (nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED)) {
+        pair = CP_DIM;              /* `(outside regions)`, "~ " sampled: no region */
     } else if (nd->cpu_known_ns) {
         /* measured wait vs work: running hot, mixed warm, waiting cool */
         double on = (double)(nd->oncpu_ns + nd->runq_ns) / (double)nd->cpu_known_ns;

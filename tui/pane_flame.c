@@ -96,9 +96,17 @@ static const prism_tree *vtree(ui *u, fl *s)
         t = prism_analysis_thread_tree(u->a, (size_t)s->view, NULL, NULL);
     if (!t) {
         s->view = -1;
-        t = prism_analysis_tree(u->a);
+        /* all threads: with the sampled call paths (not when comparing) */
+        t = u->cmp ? prism_analysis_tree(u->a) : prism_analysis_tree_sampled(u->a);
     }
     return t;
+}
+
+/* The shown tree holds nodes the analysis does not (sampled paths): find
+ * paths in it, not through the analysis. */
+static bool own_nodes(ui *u, fl *s)
+{
+    return s->view < 0 && !u->cmp && prism_analysis_tree_sampled(u->a) != prism_analysis_tree(u->a);
 }
 
 static uint32_t find_in(const prism_tree *t, uint64_t hash)
@@ -113,7 +121,7 @@ static uint32_t find_in(const prism_tree *t, uint64_t hash)
 static uint32_t find_exact(ui *u, fl *s, uint64_t hash)
 {
     const prism_tree *t = vtree(u, s);
-    return s->view < 0 ? prism_analysis_find(u->a, hash) : find_in(t, hash);
+    return s->view < 0 && !own_nodes(u, s) ? prism_analysis_find(u->a, hash) : find_in(t, hash);
 }
 
 /* The node of the shown tree for the path: the path itself, else (one
@@ -124,6 +132,10 @@ static uint32_t nearest(ui *u, fl *s, uint64_t hash, bool *exact)
     const prism_tree *t = vtree(u, s), *all = prism_analysis_tree(u->a);
     uint32_t n = cmpv_nearest(u, hash);
     *exact = true;
+    if (own_nodes(u, s)) {
+        uint32_t m = find_in(t, hash);
+        return m != PRISM_NO_NODE ? m : n;
+    }
     if (s->view < 0)
         return n;
     uint32_t m = find_in(t, hash);
@@ -264,7 +276,8 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
                   a != PRISM_NO_NODE ? prism_analysis_tree(u->a)->nodes[a].name : "selection");
         return;
     }
-    if (n == PRISM_NO_NODE || (s->view < 0 && prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE)) {
+    if (n == PRISM_NO_NODE || (s->view < 0 && !own_nodes(u, s) &&
+                               prism_analysis_find(u->a, u->sel_hash) == PRISM_NO_NODE)) {
         if (d)                  /* compare: on the other side only */
             ui_printf(r, row, x, cmpv_delta_attr(u, d, A_NORMAL, false), "%s: %s",
                       d->name ? d->name : "?", cmpv_absent_text(d));

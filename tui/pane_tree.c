@@ -64,7 +64,8 @@ static const prism_tree *view_tree(ui *u, tree_st *s, const prism_analysis *a)
         t = prism_analysis_thread_tree(a, (size_t)s->view, NULL, NULL);
     if (!t) {
         s->view = -1;
-        t = prism_analysis_tree(a);
+        /* all threads: with the sampled call paths (not when comparing) */
+        t = u->cmp ? prism_analysis_tree(a) : prism_analysis_tree_sampled(a);
     }
     return t;
 }

@@ -229,8 +229,8 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
         name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);
     else if (hit)
         name_at = sel || !u->color ? base | A_BOLD | A_UNDERLINE : ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD;
-    else if (nd->flags & PRISM_NODE_UNATTRIBUTED)   /* `(outside regions)`: no region */
-        name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);
+    else if (nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED))
+        name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);  /* no region: outside, "~ " sampled */
     if (sel)
         ui_fill(r, y, base);
     char buf[512];
@@ -299,7 +299,8 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
              nd->total_ns ? 100.0 * (double)nd->self_ns / (double)nd->total_ns : 0.0);
     snprintf(seg[2], sizeof seg[2], "calls %s", c);
     snprintf(seg[3], sizeof seg[3], "share %.1f%% of %s", nd->share * 100.0,
-             tv->tree == prism_analysis_tree(u->a) ? "total" : "the thread");
+             tv->tree == prism_analysis_tree(u->a) || tv->tree == prism_analysis_tree_sampled(u->a)
+                 ? "total" : "the thread");
     cmpv_segments(r, y + 2, 7, A_NORMAL, seg, 4);
 
     fmt_ns(a, sizeof a, (double)nd->min_ns);

@@ -335,6 +335,34 @@ typedef struct prism_stacks_info {
 } prism_stacks_info;
 PRISM_API bool prism_analysis_stacks_info(const prism_analysis *a, prism_stacks_info *out);
 
+/* The sampled call paths under `node` of the all-threads tree (a region,
+ * or `(outside regions)` inside the steps): what the Python stack samples
+ * that fell in its own time were doing, a small tree of frames in
+ * creation order (a parent before its children; parent PRISM_NO_NODE: a
+ * first level under the node).  The first level starts at the frame every
+ * one of these samples shares (its innermost such), so it names where the
+ * node's own time went.  ns is an estimate (samples x the time each stands
+ * for), scaled so the first level never holds more than the node's self
+ * time: these are no recorded regions, and no total or finding counts them.
+ * NULL and *n 0 when none; valid until the next refresh. */
+typedef struct prism_sampled {
+    uint32_t parent;           /* index into the returned array, or PRISM_NO_NODE */
+    const char *name;          /* "write_metrics (train.py:88)", "[clock_nanosleep]" */
+    double ns;                 /* estimated time, inclusive */
+    uint64_t samples;
+    double blocked;            /* of ns, blocked in a system call (0..1) */
+} prism_sampled;
+PRISM_API const prism_sampled *prism_analysis_sampled(const prism_analysis *a, uint32_t node,
+                                                      size_t *n);
+/* The all-threads tree with those sampled paths as nodes (flag
+ * PRISM_NODE_SAMPLED) under the nodes they fell in, for views (the
+ * explorer's Tree and Flame): the recorded nodes keep their indices (the
+ * sampled ones follow them), a node's self time shrinks by its sampled
+ * children's, totals and the tree's total are unchanged.  The tree itself
+ * (prism_analysis_tree) when the profile has no stack samples.  Valid until
+ * the next refresh. */
+PRISM_API const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a);
+
 /* The run's time outside its steps (wall span = steps + before the first +
  * between steps + after the last; overlapping steps counted once), and the
  * training thread's top-level regions holding most of it, by their time
@@ -349,6 +377,10 @@ typedef struct prism_outside {
     uint64_t span_ns, steps_ns, before_ns, between_ns, after_ns;
     prism_outside_region regions[PRISM_OUTSIDE_REGIONS];
     size_t nregions;
+    /* what the training thread's Python stack samples outside the steps
+     * were doing ("evaluate (train.py:40) -> ... 81%"), "" without */
+    char sampled[600];
+    double sampled_ns;         /* the time those samples stand for */
 } prism_outside;
 PRISM_API bool prism_analysis_outside(const prism_analysis *a, prism_outside *o);
 /* The denominator of every time share a verdict uses: the wall time (ns)
