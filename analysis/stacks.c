@@ -120,9 +120,8 @@ void an_stacks_samples(prism_analysis *a, const prism_stack_sample *s, size_t n)
             w = s[i].ts - *last;
         if (last)
             *last = s[i].ts;
-        athread *t = an_tree_thread(a, s[i].stream);
-        uint64_t ti = UINT32_MAX;
-        pb_map_get(&a->thread_of, s[i].stream, &ti);
+        uint64_t ti = UINT32_MAX;       /* a thread the file named: no new ones */
+        athread *t = pb_map_get(&a->thread_of, s[i].stream, &ti) ? a->threads[ti] : NULL;
         k->s[k->n++] = (an_stack_sample){
             .ts = s[i].ts, .w = w, .stream = s[i].stream, .leaf = leaf, .flags = s[i].flags,
             .thread = t ? (uint32_t)ti : UINT32_MAX,
@@ -450,7 +449,7 @@ void an_stacks_unpublish(prism_analysis *a)
     memset(&k->aug_tree, 0, sizeof k->aug_tree);
     k->pub = NULL;
     k->off = NULL;
-    k->npub = k->noff = 0;
+    k->npub = k->pcap = k->noff = 0;
 }
 
 /* The merged node a sample fell in: its region's, or the training

@@ -1,0 +1,258 @@
+/*
+ * analysis_stacks_test.c - what the analysis makes of sampled call stacks
+ * (format 1.2 STACKS chunks): each sample placed in the region open on its
+ * thread at its time, weighed by the time since its thread's previous
+ * sample; the unattributed_time finding measured exactly from the regions
+ * and named by the samples outside them; the sampled paths under each node
+ * (prism_analysis_sampled) and the all-threads tree with them
+ * (prism_analysis_tree_sampled); what the samples outside the steps did;
+ * and samples naming strings or threads the file never gave.
+ *
+ * The workload: 10 steps of 100 ms on thread 1; 'fwd' 30 ms, 'opt' 10 ms,
+ * then 60 ms in no region (40 ms in wait() blocked in clock_nanosleep,
+ * 20 ms in metrics()); a sample every 10 ms at the middle of each slot.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pbuild.h"
+
+enum { N_FWD = 1, N_OPT, F_MOD, F_MAIN20, F_LINEAR, F_MAIN25, F_STEP, F_MAIN30, F_WAIT,
+       F_SLEEP, F_MAIN40, F_METRICS, F_EVAL };
+static const char *const names[] = {
+    "fwd", "opt",
+    "<module> (/home/u/train.py:10)", "main (/home/u/train.py:20)",
+    "Linear.forward (/usr/lib/python3/site-packages/torch/nn/linear.py:134)",
+    "main (/home/u/train.py:25)", "Optimizer.step (/usr/lib/python3/site-packages/torch/optim/sgd.py:9)",
+    "main (/home/u/train.py:30)", "wait (/home/u/train.py:5)", "[clock_nanosleep]",
+    "main (/home/u/train.py:40)", "metrics (/home/u/train.py:8)", "evaluate (/home/u/train.py:60)",
+};
+
+#define MS 1000000ull
+
+static void sample(pbuild *b, uint32_t stream, uint64_t ts, uint32_t flags, const uint32_t *fr,
+                   uint32_t n)
+{
+    prism_stack_sample s = { ts, stream, flags, n, fr };
+    PB_PUT(b, PRISM_CHUNK_STACKS, 0, ts, prism_enc_stack(&b->e, &s));
+}
+
+static const prism_bottleneck *finding(const prism_analysis *a, prism_bottleneck_type type)
+{
+    size_t n;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    for (size_t i = 0; i < n; i++)
+        if (b[i].type == type)
+            return &b[i];
+    return NULL;
+}
+
+static uint32_t node_named(const prism_tree *t, const char *name)
+{
+    for (uint32_t i = 0; i < t->count; i++)
+        if (!strcmp(t->nodes[i].name, name))
+            return i;
+    return PRISM_NO_NODE;
+}
+
+/* The workload above; `evals`: samples in an eval pass after the steps. */
+static loaded workload(pbuild *b, bool evals, bool hostile)
+{
+    pb_init(b, names, sizeof names / sizeof names[0], 1);
+    pb_thread(b, 1, "MainThread");
+    pb_info_uint(b, "steps.thread", 1);
+    pb_info_text(b, "stacks.sampler", "python 100 Hz");
+    pb_info_uint(b, "stacks.period_ns", 10 * MS);
+    const uint32_t fwd[] = { F_MOD, F_MAIN20, F_LINEAR };
+    const uint32_t opt[] = { F_MOD, F_MAIN25, F_STEP };
+    const uint32_t wait[] = { F_MOD, F_MAIN30, F_WAIT, F_SLEEP };
+    const uint32_t met[] = { F_MOD, F_MAIN40, F_METRICS };
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t t0 = MS + k * 100 * MS;
+        pb_enter(b, 1, t0, N_FWD);
+        pb_exit(b, 1, t0 + 30 * MS);
+        pb_enter(b, 1, t0 + 30 * MS, N_OPT);
+        pb_exit(b, 1, t0 + 40 * MS);
+        prism_step st = { t0, t0 + 100 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(b, &st);
+        /* the flush: the samples after the regions they fell in */
+        for (int j = 0; j < 10; j++) {
+            uint64_t ts = t0 + (uint64_t)j * 10 * MS + 5 * MS;
+            if (j < 3)
+                sample(b, 1, ts, PRISM_STACK_RUNNING, fwd, 3);
+            else if (j == 3)
+                sample(b, 1, ts, PRISM_STACK_RUNNING, opt, 3);
+            else if (j < 8)
+                sample(b, 1, ts, PRISM_STACK_SYSCALL, wait, 4);
+            else
+                sample(b, 1, ts, PRISM_STACK_RUNNING, met, 3);
+        }
+    }
+    uint64_t end = MS + 1000 * MS;
+    if (evals) {                        /* after the last step: no step holds it */
+        const uint32_t ev[] = { F_MOD, F_EVAL };
+        for (int j = 0; j < 5; j++)
+            sample(b, 1, end + (uint64_t)j * 10 * MS + 5 * MS, PRISM_STACK_RUNNING, ev, 2);
+        end += 50 * MS;
+    }
+    if (hostile) {
+        const uint32_t unknown[] = { F_MOD, 999, 12345 };   /* no such strings */
+        sample(b, 1, end + 1, 0, unknown, 3);
+        sample(b, 77, end + 2, 0, fwd, 3);                  /* no such thread */
+    }
+    pb_enter(b, 1, end + 10, N_OPT);     /* the end of the run */
+    pb_exit(b, 1, end + 20);
+    return pb_load(b);
+}
+
+static void test_unattributed_named_by_samples(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = workload(&b, false, false);
+    prism_stacks_info si;
+    assert_true(prism_analysis_stacks_info(l.a, &si));
+    assert_int_equal(si.samples, 100);
+    assert_int_equal(si.period_ns, 10 * MS);
+    assert_string_equal(si.status, "python 100 Hz");
+    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    assert_non_null(f);
+    assert_true(f->share > 0.599 && f->share < 0.601);     /* 60 of 100 ms, exactly */
+    assert_non_null(strstr(f->description, "60.0% of step time"));
+    /* the samples there split 4 : 2 below main(): both branches named */
+    assert_non_null(strstr(f->evidence, "sampled there (60 samples, mostly blocked in a system "
+                                        "call): wait (train.py:5) -> [clock_nanosleep] 67%, "
+                                        "metrics (train.py:8) 33%"));
+    unload(&l);
+}
+
+static void test_sampled_paths_under_their_nodes(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = workload(&b, false, false);
+    const prism_tree *t = prism_analysis_tree(l.a);
+    uint32_t out = node_named(t, "(outside regions)"), fwd = node_named(t, "fwd");
+    assert_int_not_equal(out, PRISM_NO_NODE);
+    assert_int_not_equal(fwd, PRISM_NO_NODE);
+    size_t n;
+    const prism_sampled *s = prism_analysis_sampled(l.a, out, &n);
+    assert_non_null(s);
+    /* from the frame all of them share: <module>, then main:30 / main:40 */
+    assert_int_equal(s[0].parent, PRISM_NO_NODE);
+    assert_string_equal(s[0].name, "<module> (train.py:10)");
+    assert_int_equal(s[0].samples, 60);
+    assert_true(s[0].ns > 599.0 * MS && s[0].ns < 601.0 * MS);
+    bool wait = false, sleep = false;
+    for (size_t i = 1; i < n; i++) {
+        assert_true(s[i].parent < i);               /* parents first */
+        if (!strcmp(s[i].name, "wait (train.py:5)")) {
+            wait = true;
+            assert_int_equal(s[i].samples, 40);
+            assert_true(s[i].blocked > 0.999);
+        }
+        if (!strcmp(s[i].name, "[clock_nanosleep]"))
+            sleep = true;
+    }
+    assert_true(wait && sleep);
+    /* fwd: every sample there the same stack: its innermost frame, a
+     * library's shown with its package */
+    s = prism_analysis_sampled(l.a, fwd, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(s[0].name, "Linear.forward (nn/linear.py:134)");
+    assert_true(s[0].ns <= (double)t->nodes[fwd].self_ns + 1);
+    /* the tree with them: the recorded nodes where they were */
+    const prism_tree *g = prism_analysis_tree_sampled(l.a);
+    assert_true(g != t && g->count > t->count);
+    assert_int_equal(g->total_ns, t->total_ns);
+    for (uint32_t i = 0; i < t->count; i++) {
+        assert_string_equal(g->nodes[i].name, t->nodes[i].name);
+        assert_int_equal(g->nodes[i].total_ns, t->nodes[i].total_ns);
+        assert_int_equal(g->nodes[i].flags & PRISM_NODE_SAMPLED, 0);
+    }
+    assert_int_equal(g->nodes[fwd].self_ns, 0);       /* all of it sampled */
+    size_t sampled = 0;
+    for (uint32_t i = t->count; i < g->count; i++) {
+        assert_true(g->nodes[i].flags & PRISM_NODE_SAMPLED);
+        assert_memory_equal(g->nodes[i].name, "~ ", 2);
+        assert_true(g->nodes[i].parent < i);
+        sampled++;
+    }
+    /* the children lists hold them */
+    size_t seen = 0;
+    for (uint32_t i = 0; i < g->count; i++)
+        for (uint32_t c = g->nodes[i].first_child; c != PRISM_NO_NODE; c = g->nodes[c].next_sibling)
+            seen += c >= t->count;
+    assert_int_equal(seen, sampled);
+    /* and the recorded tree has none */
+    for (uint32_t i = 0; i < t->count; i++)
+        assert_int_equal(t->nodes[i].flags & PRISM_NODE_SAMPLED, 0);
+    /* refreshed again (a live profile is, on every new slice): the same */
+    size_t count = g->count;
+    prism_analysis_refresh(l.a);
+    prism_analysis_refresh(l.a);
+    assert_int_equal(prism_analysis_tree_sampled(l.a)->count, count);
+    assert_non_null(prism_analysis_sampled(l.a, out, &n));
+    unload(&l);
+}
+
+static void test_outside_steps_and_hostile(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = workload(&b, true, true);
+    prism_outside o;
+    assert_true(prism_analysis_outside(l.a, &o));
+    /* the eval pass, beside the one sample with unknown frames after it */
+    assert_memory_equal(o.sampled, "evaluate (train.py:60) 9", 24);
+    assert_true(o.sampled_ns > 49.0 * MS && o.sampled_ns < 61.0 * MS);
+    /* a frame with no string is "?", a stream with no thread no thread */
+    prism_stacks_info si;
+    assert_true(prism_analysis_stacks_info(l.a, &si));
+    assert_int_equal(si.samples, 107);
+    assert_int_equal(prism_analysis_thread_count(l.a), 1);
+    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    assert_non_null(f);
+    unload(&l);
+}
+
+static void test_no_samples(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, sizeof names / sizeof names[0], 1);
+    pb_thread(&b, 1, "MainThread");
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t t0 = MS + k * 100 * MS;
+        pb_enter(&b, 1, t0, N_FWD);
+        pb_exit(&b, 1, t0 + 30 * MS);
+        prism_step st = { t0, t0 + 100 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    loaded l = pb_load(&b);
+    prism_stacks_info si;
+    assert_false(prism_analysis_stacks_info(l.a, &si));
+    assert_ptr_equal(prism_analysis_tree_sampled(l.a), prism_analysis_tree(l.a));
+    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    assert_non_null(f);
+    assert_true(f->share > 0.699 && f->share < 0.701);
+    assert_non_null(strstr(f->evidence, "no stack samples say where"));
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unattributed_named_by_samples),
+        cmocka_unit_test(test_sampled_paths_under_their_nodes),
+        cmocka_unit_test(test_outside_steps_and_hostile),
+        cmocka_unit_test(test_no_samples),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,25 @@
+# Screen test: the Python stack samples in the explorer.  A real profile of
+# tests/python/stacks_train.py (tests/fixtures/stacks/): the time no region
+# holds, `(outside regions)`, has the sampled call paths under it in the
+# Tree ("~ " marks a sampled frame), the Flame draws them, the Bottlenecks
+# pane names them in the unattributed_time finding.
+. tests/screen/lib.sh
+P=tests/fixtures/stacks/stacks_train.cbor
+start 130 40 "$TOP $P"
+wait_for "1 Summary"
+keys 2; wait_for "\| Tree \|"
+expect "^ . \(outside regions\)"
+type_keys e j
+wait_for "~ <module> \(stacks_train.py:70\)"
+wait_for "~ wait_for_peer \(stacks_train.py:29\)"
+wait_for "~ summarise \(stacks_train.py:36\)"
+wait_for "~ \[clock_nanosleep\]"
+keys 3; wait_for "\| Flame \|"
+wait_for "~ "
+keys 7; wait_for "\| Bottlenecks \|"
+wait_for "Time outside every region"
+keys q; wait_for "__EXIT__ 0"
+"$TOP" analyze "$P" | grep -q "Stack samples: [0-9]" || fail "analyze: no Stack samples line"
+"$TOP" analyze "$P" | grep -q "sampled there (.*wait_for_peer (stacks_train.py:29) -> \[clock_nanosleep\]" ||
+    fail "analyze: unattributed_time does not name wait_for_peer"
+echo ok
