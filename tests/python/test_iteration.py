@@ -107,6 +107,22 @@ class WholeIteration(unittest.TestCase):
         self.assertTrue(share - 0.05 < f["share"] < share + share_near + 0.05,
                         (f["share"], share, share_near))
 
+    def test_work_after_the_optimizer_step_named(self):
+        # metrics and checkpoints have no region: unattributed_time holds
+        # them, its share of step time within 5 points of the script's
+        # clock (a little more is outside regions too: the loop's own code)
+        f = [b for b in self.an["bottlenecks"] if b["type"] == "unattributed_time"]
+        self.assertEqual(len(f), 1, self.an["bottlenecks"])
+        own = (self.clock["metrics_s"] + self.clock["ckpt_s"]) / sum(self.clock["iter_s"])
+        self.assertLess(abs(f[0]["share"] - own), 0.05, (f[0]["share"], own))
+        # named by the stack samples: the metrics sink, by function
+        self.assertIn("write_metrics (iteration_train.py:", f[0]["evidence"])
+        self.assertEqual(f[0]["path"], "(outside regions)")
+        # and the slow steps' samples are the checkpoint's lines
+        s = [b for b in self.an["bottlenecks"] if b["type"] == "slow_steps"]
+        if s and "sampled in the slow steps" in s[0]["evidence"]:
+            self.assertRegex(s[0]["evidence"], r"sampled in the slow steps: .*iteration_train\.py:6[0-9]")
+
     def test_time_outside_steps_reported(self):
         o = self.an["summary"]["outside_steps"]
         span = self.an["summary"]["span_ns"]
