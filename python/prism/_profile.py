@@ -80,7 +80,8 @@ class Profile:
     path, complete, json (the whole report), header, reader, summary, steps,
     memory, work, ops, gpu, bottlenecks (each also with ``region``, the
     blamed region's name or None, and ``fix``, its recommendation),
-    step_durations_ns, memory_series, tree (prism.tree/1), unattributed (its
+    step_durations_ns, memory_series, tree (prism.tree/1), sampled and stacks
+    (the Python stack samples), unattributed (its
     `(outside regions)` node), leak.
     """
 
@@ -169,6 +170,20 @@ class Profile:
             if n.get("unattributed"):
                 return n
         return None
+
+    @property
+    def sampled(self):
+        """What the Python stack samples saw in each node's own time: a list
+        of {"path": "a/b", "frames": [{"name", "parent" (index or None),
+        "ns" (an estimate), "samples", "blocked" (0..1)}, ...]} (analyze
+        JSON ``sampled``); empty without stack samples."""
+        return list(self.json.get("sampled") or [])
+
+    @property
+    def stacks(self):
+        """The stack sampler's figures: {"samples", "period_ns", "weight_ns",
+        "sampler"} (analyze JSON ``summary.stacks``), or None."""
+        return (self.json.get("summary") or {}).get("stacks")
 
     @property
     def leak(self):

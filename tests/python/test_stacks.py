@@ -79,6 +79,19 @@ class StackSampler(unittest.TestCase):
         self.assertIn("summarise (stacks_train.py:", f["evidence"])
         self.assertEqual(f["severity"], "HIGH")
 
+    def test_profile_api(self):
+        sys.path.insert(0, os.path.join(B, "python"))
+        import prism
+        p = prism.load(os.path.join(self.dir, "on.cbor"))
+        self.assertGreater(p.stacks["samples"], 20)
+        out = [s for s in p.sampled if s["path"] == "(outside regions)"]
+        self.assertEqual(len(out), 1, [s["path"] for s in p.sampled])
+        names = [f["name"] for f in out[0]["frames"]]
+        self.assertIn("wait_for_peer (stacks_train.py:29)", names)
+        wait = [f for f in out[0]["frames"] if f["name"].startswith("wait_for_peer (")][0]
+        self.assertGreater(wait["blocked"], 0.5)       # asleep
+        self.assertIsNone(out[0]["frames"][0]["parent"])
+
     def test_off_switch(self):
         self.assertNotIn("stacks.sampler", self.dump0)
         self.assertFalse([l for l in self.dump0.splitlines() if l.startswith("stack ")])
