@@ -171,7 +171,7 @@ static void header(imp_events *m, int64_t origin)
     };
     prism_header *h = &m->h;
     h->version_major = PRISM_FORMAT_MAJOR;
-    h->version_minor = PRISM_FORMAT_MINOR;
+    h->version_minor = 1;         /* no STACKS chunks (1.2) come from a trace */
     h->producer = m->producer;
     h->host = m->host[0] ? m->host : "(not in the trace)";
     h->argv = m->argv;

@@ -132,7 +132,9 @@ static void on_header(void *ctx, const prism_header *h)
     conv *c = ctx;
     prism_header w = *h;
     size_t len;
-    w.version_minor = PRISM_FORMAT_MINOR;
+    /* 1.1 at least (its chunks may say what was dropped), 1.2 when the input
+     * may hold STACKS chunks */
+    w.version_minor = h->version_minor >= 2 ? PRISM_FORMAT_MINOR : 1;
     if (prism_header_encode(&w, c->buf, CHUNK_BYTES, &len) != PRISM_OK) {
         fail(c, PRISM_E_LIMIT);
         return;

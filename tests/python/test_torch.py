@@ -204,6 +204,8 @@ prism.shutdown()
         self.assertEqual(ops["optimizer.step"]["calls"], 3)
         self.assertEqual(ops["data_loading"]["calls"], 7)
         for o in d["ops"]:                  # the raised forwards left nothing open
+            if o.get("unattributed"):       # `(outside regions)`: no region
+                continue
             self.assertEqual(o["heaviest_path"].count("Net.forward"),
                              0 if o["name"] in ("backward", "optimizer.step", "data_loading")
                              or o["name"].endswith("(backward)") else 1, o)
