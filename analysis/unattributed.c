@@ -181,6 +181,14 @@ void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double 
 
 void an_out_resolve(prism_analysis *a, bool final)
 {
+    /* called with every batch of steps: nothing to do (and no sorting of
+     * the steps, which a file with its steps in reverse would pay for on
+     * every batch) unless a gap waits for them */
+    bool waiting = final;
+    for (size_t i = 0; i < a->nthreads && !waiting; i++)
+        waiting = a->threads[i]->nogap > 0;
+    if (!waiting)
+        return;
     uint64_t end = known_end(a);
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];

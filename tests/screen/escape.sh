@@ -33,7 +33,7 @@ keys q; wait_for "__EXIT__ 0"
 title | grep -q PWNED && fail "the title was changed: $(title)"
 
 # the text report and the exports through the terminal
-start 200 60 "$TOP analyze $T; $TOP dump $T | tail -n 40; $TOP export $T --format csv -o -"
+start 200 120 "$TOP analyze $T; $TOP dump $T | tail -n 40; $TOP export $T --format csv -o -"
 wait_for "__EXIT__ 0"
 expect "Region: cls\\\\x1b\[2Jname"
 expect "training thread 'thr\\\\x1b\]0;PWNED\\\\x07x'"
