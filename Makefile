@@ -143,6 +143,8 @@ LIB_AN   := $(B)/lib/libprism-analysis.a
 PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
             $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
+# programs of tests/ that the screen tests run (not tests themselves)
+SCREEN_PROGS := $(B)/tests/steps_workload
 LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test $(B)/tests/gpu_fixtures_test
 # tests/gpu/run_gpu_checks.sh's logic without a GPU (tests/gpu/offline_test.sh)
 GPU_OFFLINE_TEST := $(B)/tests/gpu_offline_test
@@ -226,6 +228,7 @@ $(B)/obj/%.o: %.cpp | $(DEPS_OK) $(TEST_DEPS_OK)
 # rules: keep them (Make would delete them as intermediates, and compile
 # them again the next time).
 .SECONDARY: $(call obj,$(SAMPLE_SRC) $(SAMPLE_LIB_SRC) $(TEST_SRC) $(BENCH_SRC)) \
+            $(patsubst $(B)/tests/%,$(B)/obj/tests/%.o,$(SCREEN_PROGS)) \
             $(patsubst %.cpp,$(B)/obj/%.o,$(CXX_TEST_SRC))
 
 # A static library is its objects linked into one (ld -r) whose hidden
@@ -287,7 +290,7 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE
 
 
 
-test: all $(TESTS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
+test: all $(TESTS) $(SCREEN_PROGS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
 	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' \
 	    PYTHON='$(PYTHON)' PRISM_TEST_SANITIZE='$(SANITIZE)' \

@@ -38,6 +38,7 @@ prism_timeline *prism_timeline_new(size_t cap)
     if (t->cap < 64)
         t->cap = 64;
     t->use_index = true;
+    t->ostream = UINT32_MAX;
     return t;
 }
 
@@ -77,6 +78,7 @@ void prism_timeline_free(prism_timeline *t)
     free(t->lanes);
     free(t->pool);
     free(t->path);
+    free(t->osteps);
     free(t);
 }
 
@@ -90,6 +92,32 @@ const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i)
 size_t prism_timeline_lanes_left_out(const prism_timeline *t) { return t ? t->left_out : 0; }
 uint64_t prism_timeline_reads(const prism_timeline *t) { return t ? t->reads : 0; }
 uint64_t prism_timeline_bytes_read(const prism_timeline *t) { return t ? t->bytes : 0; }
+
+prism_status prism_timeline_set_training(prism_timeline *t, uint32_t stream,
+                                        const prism_step *steps, size_t n)
+{
+    if (!t || (!steps && n))
+        return PRISM_E_ARG;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (steps[i].flags & PRISM_STEP_SAMPLED) != 0;
+    if (stream == UINT32_MAX)
+        k = 0;
+    if (k && !pb_vec_reserve((void **)&t->osteps, &t->oscap, k, sizeof *t->osteps))
+        return PRISM_E_NOMEM;
+    bool same = stream == t->ostream && k == t->nosteps;
+    for (size_t i = 0, o = 0; o < k; i++) {
+        if (!(steps[i].flags & PRISM_STEP_SAMPLED))
+            continue;
+        same = same && t->osteps[o].start == steps[i].start && t->osteps[o].end == steps[i].end;
+        t->osteps[o++] = steps[i];
+    }
+    if (!same || (!k && t->nosteps))
+        t->valid = false;
+    t->ostream = k ? stream : UINT32_MAX;
+    t->nosteps = k;
+    return PRISM_OK;
+}
 
 /* ---- names: copied into one pool, referred to by offset while loading ---- */
 
@@ -184,6 +212,7 @@ static void compact(prism_timeline *t, lane *l)
                     last->name = NULL;
                     last->path_hash = 0;
                     last->open = false;
+                    last->outside = false;
                     l->pub.merged++;
                 }
                 last->merged += add;
@@ -200,18 +229,19 @@ static void compact(prism_timeline *t, lane *l)
     }
 }
 
-/* Keep a span when it overlaps the window.  name_ref: pool offset + 1 (0:
- * no name) in the name pointer until the load finishes. */
-static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, uint64_t name_ref,
+/* Keep a span when it overlaps the window (returned; NULL when not kept).
+ * name_ref: pool offset + 1 (0: no name) in the name pointer until the
+ * load finishes. */
+static prism_span *add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, uint64_t name_ref,
                      uint64_t hash, uint32_t depth, bool open)
 {
     if (!l || end < t->t0 || start > t->t1)
-        return;
+        return NULL;
     if (l->n >= t->cap)
         compact(t, l);
     if (!pb_vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
         t->oom = true;
-        return;
+        return NULL;
     }
     prism_span *s = &l->v[l->n++];
     memset(s, 0, sizeof *s);
@@ -221,6 +251,7 @@ static void add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, u
     s->path_hash = hash;
     s->depth = depth;
     s->open = open;
+    return s;
 }
 
 /* ---- threads ---- */
@@ -255,6 +286,44 @@ static lane *thread_lane(prism_timeline *t, uint32_t stream)
     return lane_for(t, PRISM_LANE_THREAD, 0, stream);
 }
 
+/* [lo, hi) of the training thread held no root region: its pieces inside
+ * the sampled steps that overlap the window become spans. */
+static void outside(prism_timeline *t, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = t->ow0; i < t->ow1; i++) {
+        const prism_step *p = &t->osteps[i];
+        uint64_t b = p->start > lo ? p->start : lo, e = p->end < hi ? p->end : hi;
+        if (e <= b || e <= t->t0 || b >= t->t1)
+            continue;
+        if (!t->oname) {
+            uint64_t off;
+            if (!pool_add(t, AN_OUTSIDE_NAME, strlen(AN_OUTSIDE_NAME), &off)) {
+                t->oom = true;
+                return;
+            }
+            t->oname = off + 1;
+        }
+        static uint64_t hash;
+        if (!hash)
+            hash = XXH3_64bits_withSeed(AN_OUTSIDE_NAME, strlen(AN_OUTSIDE_NAME), 0);
+        prism_span *s = add_span(t, thread_lane(t, t->ostream), b, e, t->oname, hash, 0, false);
+        if (s)
+            s->outside = true;
+    }
+}
+
+/* The thread's top level was entered at ts (a root region, or frames the
+ * writer's depth says are open): the time since it was left is outside
+ * regions. */
+static void top_enter(prism_timeline *t, const tstack *s, uint64_t ts, bool emit,
+                      uint64_t *root_enter)
+{
+    if (root_enter && *root_enter == UINT64_MAX)
+        *root_enter = ts;
+    if (emit && s->stream == t->ostream && t->ow1 > t->ow0 && ts > s->idle)
+        outside(t, s->idle, ts);
+}
+
 /* Close the innermost frame at ts. */
 static void pop(prism_timeline *t, tstack *s, uint64_t ts, bool open)
 {
@@ -276,14 +345,18 @@ static void on_thread(void *ctx, const prism_thread *th)
 }
 
 void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
-                size_t n, bool emit, uint32_t *mindepth)
+                size_t n, bool emit, uint32_t *mindepth, uint64_t *root_enter)
 {
     if (!n)
         return;
     /* reconcile with the writer's depth: frames lost to damage are
      * unknown (phantom), frames the writer closed meanwhile are closed */
-    if (depth > s->open + s->phantom)
+    bool top = s->open + s->phantom == 0;
+    if (depth > s->open + s->phantom) {
+        if (top)
+            top_enter(t, s, ev[0].ts, emit, root_enter);
         s->phantom = depth - s->open;
+    }
     while (depth < s->open + s->phantom) {
         if (s->phantom)
             s->phantom--;
@@ -291,6 +364,8 @@ void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_reg
             pop(t, s, ev[0].ts, false);
         else
             s->open--;
+        if (s->open + s->phantom == 0)
+            s->idle = ev[0].ts;
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t ts = ev[i].ts;
@@ -299,6 +374,8 @@ void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_reg
         if (mindepth && s->open + s->phantom < *mindepth)
             *mindepth = s->open + s->phantom;
         if (ev[i].kind == PRISM_REGION_ENTER) {
+            if (s->open + s->phantom == 0)
+                top_enter(t, s, ts, emit, root_enter);
             if (s->phantom || s->open >= MAX_STACK) {
                 s->phantom++;       /* below an unknown frame: no path */
                 continue;
@@ -310,13 +387,15 @@ void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_reg
             f->name = ev[i].name;
             f->hash = XXH3_64bits_withSeed(nm, strlen(nm), parent);
             s->open++;
-        } else if (s->phantom) {
-            s->phantom--;
-        } else if (s->open) {
-            if (emit)
+        } else if (s->phantom || s->open) {
+            if (s->phantom)
+                s->phantom--;
+            else if (emit)
                 pop(t, s, ts, false);
             else
                 s->open--;
+            if (s->open + s->phantom == 0)
+                s->idle = ts;
         }
     }
     if (mindepth && s->open + s->phantom < *mindepth)
@@ -332,7 +411,7 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         t->oom = true;
         return;
     }
-    an_tl_regions(t, s, depth, ev, n, true, NULL);
+    an_tl_regions(t, s, depth, ev, n, true, NULL, NULL);
 }
 
 /* ---- GPU ---- */
@@ -410,6 +489,15 @@ static void gpu_rows(lane *l)
 
 static void finish(prism_timeline *t)
 {
+    /* the training thread's time after its last root region read, to the
+     * next one (or the steps' end) */
+    uint64_t at;
+    if (t->ow1 > t->ow0) {
+        if (!pb_map_get(&t->st.of, t->ostream, &at))
+            outside(t, 0, t->onext);        /* no region of it before the window */
+        else if (t->st.v[at]->open + t->st.v[at]->phantom == 0)
+            outside(t, t->st.v[at]->idle, t->onext);
+    }
     /* regions still open at the end close at their thread's last time */
     for (size_t i = 0; i < t->st.n; i++) {
         tstack *s = t->st.v[i];
@@ -464,6 +552,31 @@ void an_tl_window_callbacks(prism_reader_callbacks *cb)
     cb->gpu = on_gpu;
 }
 
+/* The training thread's steps that may overlap the window: from the last
+ * one starting at or before t0 (and earlier ones reaching past t0) to the
+ * last one starting before t1. */
+static void window_steps(prism_timeline *t)
+{
+    size_t lo = 0, hi = t->nosteps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->osteps[mid].start <= t->t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t a = lo ? lo - 1 : 0;
+    while (a > 0 && t->osteps[a - 1].end > t->t0)
+        a--;
+    size_t z = lo;
+    while (z < t->nosteps && t->osteps[z].start < t->t1)
+        z++;
+    t->ow0 = a;
+    t->ow1 = z;
+    t->oname = 0;
+    t->onext = UINT64_MAX;
+}
+
 /* The whole file through reader w (foreign files, or no index). */
 static prism_status read_whole(prism_reader *w, const char *path)
 {
@@ -492,6 +605,7 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
     t->t0 = t0;
     t->t1 = t1;
     t->oom = false;
+    window_steps(t);
     char *p = strdup(path);
     if (!p)
         return PRISM_E_NOMEM;

@@ -8,7 +8,11 @@
  * through the last one starting at or before t1 (its stack set from the
  * index first), plus the later chunks in which regions still open at the
  * window's end close (found by their least depth, without reading
- * anything else); and the GPU chunks whose span overlaps the window.  The
+ * anything else); and the GPU chunks whose span overlaps the window.  For
+ * the training thread's time outside regions, each region chunk also
+ * keeps when its thread's last root region ended before it and when its
+ * first root region entered: a gap reaching past the chunks read ends
+ * there.  The
  * header comes first, so the reader takes the chunks as it would the
  * file; names are the index reader's (string ids are the file's).
  */
@@ -89,6 +93,8 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
         ix->cur.nframes = s->open;
         ix->cur.phantom = s->phantom;
         ix->cur.mindepth = UINT32_MAX;
+        ix->cur.idle = s->idle;
+        ix->cur.root_enter = UINT64_MAX;
         ix->cur.frames = ix->npool;
         if (!pb_vec_reserve((void **)&ix->pool, &ix->poolcap, ix->npool + s->open, sizeof *ix->pool)) {
             ix->oom = true;
@@ -100,7 +106,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
     }
     for (size_t i = 0; i < n; i++)
         note(ix, ev[i].ts, ev[i].ts);
-    an_tl_regions(t, s, depth, ev, n, false, &ix->cur.mindepth);
+    an_tl_regions(t, s, depth, ev, n, false, &ix->cur.mindepth, &ix->cur.root_enter);
 }
 
 static void ix_gpu(void *ctx, const prism_gpu_record *g, size_t n)
@@ -273,6 +279,7 @@ prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *pa
                     goto out;
                 ws->open = c->nframes;
                 ws->phantom = c->phantom;
+                ws->idle = c->idle;
                 if (c->nframes)
                     memcpy(ws->f, ix->pool + c->frames, c->nframes * sizeof *ws->f);
             }
@@ -285,6 +292,19 @@ prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *pa
                 sel[i] = true;
                 s->need = c->mindepth;
             }
+        }
+    }
+    /* the training thread's next root region after the chunks read */
+    size_t after = 0;
+    for (size_t i = 0; i < ix->n; i++)
+        if (sel[i] && ix->c[i].kind == PRISM_CHUNK_REGIONS && ix->c[i].stream == t->ostream)
+            after = i + 1;
+    for (size_t i = after; t->ow1 > t->ow0 && i < ix->n; i++) {
+        const tl_chunk *c = &ix->c[i];
+        if (c->kind == PRISM_CHUNK_REGIONS && c->stream == t->ostream &&
+            c->root_enter != UINT64_MAX) {
+            t->onext = c->root_enter;
+            break;
         }
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);

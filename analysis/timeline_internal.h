@@ -22,6 +22,8 @@ typedef struct tstack {
     uint32_t open;              /* frames in f                               */
     uint32_t phantom;           /* open in the file, beyond MAX_STACK or lost */
     uint64_t last_ts;
+    uint64_t idle;              /* open + phantom == 0: when the last root
+                                   region ended (0 before the first)        */
     tframe f[MAX_STACK];
 } tstack;
 
@@ -48,6 +50,9 @@ typedef struct tl_chunk {
      * frame pool from `frames`), and the least depth within it */
     uint32_t nframes, phantom, mindepth;
     size_t frames;
+    uint64_t idle;              /* REGIONS: the stack's idle before it       */
+    uint64_t root_enter;        /* REGIONS: when its first root region
+                                   entered; UINT64_MAX: none                 */
 } tl_chunk;
 
 typedef struct tl_index {
@@ -96,6 +101,14 @@ struct prism_timeline {
     size_t npool, poolcap;
     bool oom;
     tl_index ix;
+    /* the training thread's time outside regions (set_training) */
+    uint32_t ostream;
+    prism_step *osteps;         /* its sampled steps, in start order         */
+    size_t nosteps, oscap;
+    size_t ow0, ow1;            /* per load: osteps[ow0, ow1) may overlap it */
+    uint64_t oname;             /* per load: pool offset + 1 of the name     */
+    uint64_t onext;             /* per load: the thread's next root region
+                                   after the chunks read; UINT64_MAX: none  */
 };
 
 tstack *an_tl_stack_of(tl_stacks *s, uint32_t stream);
@@ -104,9 +117,12 @@ void an_tl_stacks_free(tl_stacks *s);
 const char *an_tl_name_text(const prism_timeline *t, uint32_t id);
 /* Apply a batch of region events to stack s after reconciling it with the
  * writer's depth; emit: closed frames that overlap the window become
- * spans.  *mindepth (may be NULL) is lowered to the least depth seen. */
+ * spans, and so does the training thread's time outside regions.
+ * *mindepth (may be NULL) is lowered to the least depth seen;
+ * *root_enter (may be NULL), when UINT64_MAX, gets the time the first
+ * root region entered. */
 void an_tl_regions(prism_timeline *t, tstack *s, uint32_t depth, const prism_region_event *ev,
-                size_t n, bool emit, uint32_t *mindepth);
+                size_t n, bool emit, uint32_t *mindepth, uint64_t *root_enter);
 /* The reader callbacks of a window pass (ctx: the timeline). */
 void an_tl_window_callbacks(prism_reader_callbacks *cb);
 

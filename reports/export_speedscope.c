@@ -4,7 +4,10 @@
  * (https://www.speedscope.app/file-format-schema.json; the types are
  * specified in jlfwong/speedscope, src/lib/file-format-spec.ts).
  *
- *   shared.frames   one frame per region name (and "step")
+ *   shared.frames   one frame per region name (and "step", and
+ *                   "(outside regions)": the training thread's time in
+ *                   sampled steps that no root region holds, as the
+ *                   analysis' node counts it; export_outside.c)
  *   profiles        one "evented" profile per thread, O/C events in
  *                   nanoseconds since the profile's time origin: the
  *                   training thread (as analyze finds it) first,
@@ -28,6 +31,7 @@
 #include "jsonw.h"
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
+#define OUTSIDE_FRAME (UINT32_MAX - 1)      /* ... for "(outside regions)" */
 
 typedef struct sevent {
     uint64_t at;
@@ -54,6 +58,9 @@ typedef struct sscope {
     uint32_t *frames;           /* frame index -> string id */
     size_t nframes, fcap;
     uint32_t train;
+    trace_first pass;           /* the training thread and its steps */
+    trace_top top;
+    bool complete;              /* footer seen */
     uint64_t first, last;
     bool any, oom;
     sthread steps;
@@ -144,6 +151,24 @@ static void add(sscope *s, sthread *t, uint64_t at, uint32_t frame, bool open)
     s->any = true;
 }
 
+/* A piece of the training thread's time outside regions. */
+static void outside_piece(void *ctx, uint64_t a, uint64_t z)
+{
+    sscope *s = ctx;
+    sthread *t = thread_of(s, s->train);
+    if (!t) {
+        s->oom = true;
+        return;
+    }
+    add(s, t, a, frame_index(s, OUTSIDE_FRAME), true);
+    add(s, t, z, 0, false);
+}
+
+static bool at_top(const sscope *s, const sthread *t)
+{
+    return t->stream == s->train && !t->depth && !t->phantom;
+}
+
 /* ---- callbacks ---- */
 
 static void on_thread(void *ctx, const prism_thread *th)
@@ -171,23 +196,40 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
     }
     if (n) {
         /* reconcile with the writer's depth: frames lost to damage */
-        if (depth > t->depth + t->phantom)
+        if (depth > t->depth + t->phantom) {
+            if (at_top(s, t))
+                trace_top_enter(&s->pass, &s->top, ev[0].ts, outside_piece, s);
             t->phantom = depth - t->depth;
+        }
         while (depth < t->depth + t->phantom && !s->oom) {
             if (t->phantom)
                 t->phantom--;
             else
                 add(s, t, ev[0].ts, 0, false);
+            if (at_top(s, t))
+                s->top.idle = ev[0].ts;
         }
     }
     for (size_t i = 0; i < n && !s->oom; i++) {
-        if (ev[i].kind == PRISM_REGION_ENTER)
+        if (ev[i].kind == PRISM_REGION_ENTER) {
+            if (at_top(s, t))
+                trace_top_enter(&s->pass, &s->top, ev[i].ts, outside_piece, s);
             add(s, t, ev[i].ts, frame_index(s, ev[i].name), true);
-        else if (t->phantom)
-            t->phantom--;
-        else if (t->depth)
-            add(s, t, ev[i].ts, 0, false);
+        } else if (t->phantom || t->depth) {
+            if (t->phantom)
+                t->phantom--;
+            else
+                add(s, t, ev[i].ts, 0, false);
+            if (at_top(s, t))
+                s->top.idle = ev[i].ts;
+        }
     }
+}
+
+static void on_footer(void *ctx, const prism_footer *f)
+{
+    (void)f;
+    ((sscope *)ctx)->complete = true;
 }
 
 static void on_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
@@ -237,12 +279,14 @@ static void write_file(sscope *s, FILE *f)
           "\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[", f);
     for (size_t i = 0; i < s->nframes; i++) {
         size_t len;
-        const char *n = s->frames[i] == STEP_FRAME ? "step"
-                      : prism_reader_string(s->r, s->frames[i], &len);
+        bool ours = s->frames[i] == STEP_FRAME || s->frames[i] == OUTSIDE_FRAME;
+        const char *n = s->frames[i] == STEP_FRAME      ? "step"
+                      : s->frames[i] == OUTSIDE_FRAME ? TRACE_OUTSIDE_NAME
+                                                      : prism_reader_string(s->r, s->frames[i], &len);
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", f);
         if (!n)
             fprintf(f, "\"<string %" PRIu32 ">\"", s->frames[i]);
-        else if (s->frames[i] == STEP_FRAME)
+        else if (ours)
             put_str(f, n);
         else
             pb_json_put_string(f, n, len);
@@ -275,11 +319,18 @@ static void write_file(sscope *s, FILE *f)
 
 int export_speedscope(const char *path, FILE *out)
 {
-    sscope s = { .train = trace_training_stream(path) };
+    sscope s = { 0 };
+    trace_first_pass(path, &s.pass);
+    s.train = s.pass.train;
     prism_reader_callbacks cb = {
-        .thread = on_thread, .regions = on_regions, .steps = on_steps,
+        .thread = on_thread, .regions = on_regions, .steps = on_steps, .footer = on_footer,
     };
     prism_status st = prism_read_file(path, &cb, &s, &s.r);
+    uint64_t k;
+    /* a complete file: the training thread's time after its last region */
+    if (st == PRISM_OK && s.complete && !s.oom && pb_map_get(&s.th_of, s.train, &k) &&
+        at_top(&s, &s.th[k]))
+        trace_top_end(&s.pass, &s.top, outside_piece, &s);
     int rc = EXIT_OK;
     if (st != PRISM_OK || !s.r || !prism_reader_header(s.r)) {
         const char *m = prism_strerror(st);
@@ -307,6 +358,7 @@ int export_speedscope(const char *path, FILE *out)
     free(s.steps.ev);
     free(s.steps.stack);
     free(s.frames);
+    trace_first_free(&s.pass);
     pb_map_free(&s.th_of);
     pb_map_free(&s.frame_of);
     prism_reader_free(s.r);

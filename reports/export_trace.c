@@ -11,7 +11,10 @@
  *
  *   process pid (the header's pid)
  *     tid = 1           the training thread: regions as named "B"/"E",
- *                       marks as "i", counters as "C"
+ *                       marks as "i", counters as "C", and its time
+ *                       inside sampled steps that no root region holds
+ *                       as "X" events "(outside regions)" (cat "outside",
+ *                       args.unattributed; export_outside.c)
  *     tid = 2           "steps": one "X" event per step
  *     tid = stream + 3  every other thread, as the training thread
  *     counters          host RSS (MB), process CPU (%)
@@ -141,24 +144,6 @@ uint64_t trace_tid(const trace *t, uint32_t stream)
     return stream == t->train ? TRAIN_TID : (uint64_t)stream + OTHER_TID_BASE;
 }
 
-/* ---- the first pass: which thread trains ---- */
-
-uint32_t trace_training_stream(const char *path)
-{
-    prism_status st;
-    char msg[8];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
-    if (!a)
-        return NO_STREAM;
-    size_t i = prism_analysis_training_thread(a);
-    uint32_t stream = NO_STREAM;
-    if (i != SIZE_MAX)
-        prism_analysis_thread_tree(a, i, &stream, NULL);
-    prism_analysis_free(a);
-    return stream;
-}
-
 /* ---- state ---- */
 
 static tstream *stream_of(trace *t, uint32_t stream)
@@ -212,6 +197,33 @@ static void on_thread(void *ctx, const prism_thread *th)
     trace_meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, (int64_t)tid);
 }
 
+/* A piece of the training thread's time outside regions, as a complete
+ * event named as the analysis' node. */
+static void outside_event(void *ctx, uint64_t a, uint64_t z)
+{
+    trace *t = ctx;
+    trace_sep(t);
+    fprintf(t->f, "{\"name\":\"" TRACE_OUTSIDE_NAME "\",\"cat\":\"outside\",\"ph\":\"X\",\"pid\":%"
+            PRIu64 ",\"tid\":%u", t->pid, TRAIN_TID);
+    trace_put_span(t->f, a, z);
+    fputs(",\"args\":{\"unattributed\":true}}", t->f);
+    t->n.outside++;
+}
+
+/* The training thread enters its top level at ts: the gap before it. */
+static void top_enter(trace *t, const tstream *s, uint64_t ts)
+{
+    if (s->id == t->train && !s->open && !s->phantom)
+        trace_top_enter(&t->first, &t->top, ts, outside_event, t);
+}
+
+/* ... and is back at it at ts. */
+static void top_left(trace *t, const tstream *s, uint64_t ts)
+{
+    if (s->id == t->train && !s->open && !s->phantom)
+        t->top.idle = ts;
+}
+
 /* The "E" of the innermost open region of s, named as its "B". */
 static void end_event(trace *t, tstream *s, uint32_t stream, uint64_t ts)
 {
@@ -251,8 +263,10 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
     if (n) {
         /* reconcile with the writer's depth: frames lost to damage */
         uint64_t ts = ev[0].ts > s->last_ts ? ev[0].ts : s->last_ts;
-        if (depth > s->open + s->phantom)
+        if (depth > s->open + s->phantom) {
+            top_enter(t, s, ts);
             s->phantom = depth - s->open;
+        }
         while (depth < s->open + s->phantom) {
             if (s->phantom) {
                 s->phantom--;
@@ -260,6 +274,7 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
                 end_event(t, s, stream, ts);
                 t->n.closed_at_end++;
             }
+            top_left(t, s, ts);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -268,6 +283,7 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         trace_note_ts(t, ts);
         s->last_ts = ts;
         if (ev[i].kind == PRISM_REGION_ENTER) {
+            top_enter(t, s, ts);
             if (!push_name(s, ev[i].name)) {
                 t->oom = true;
                 return;
@@ -283,9 +299,11 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         } else if (s->phantom) {
             s->phantom--;
             t->n.unmatched_exits++;
+            top_left(t, s, ts);
         } else if (s->open) {
             end_event(t, s, stream, ts);
             t->n.exits++;
+            top_left(t, s, ts);
         } else {
             t->n.unmatched_exits++;
         }
@@ -414,6 +432,11 @@ static void epilogue(trace *t, const char *path)
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
     FILE *f = t->f;
+    /* a complete file: the training thread's time after its last region */
+    uint64_t k;
+    if (t->have_footer && pb_map_get(&t->st_of, t->train, &k) && !t->st[k].open &&
+        !t->st[k].phantom)
+        trace_top_end(&t->first, &t->top, outside_event, t);
     for (size_t i = 0; i < t->nst; i++) {       /* in the order they appeared */
         tstream *st = &t->st[i];
         while (st->open) {
@@ -453,16 +476,19 @@ static void epilogue(trace *t, const char *path)
     fprintf(f, ",\n\"export\":{\"enters\":%" PRIu64 ",\"exits\":%" PRIu64
             ",\"unmatched_exits\":%" PRIu64 ",\"closed_regions\":%" PRIu64 ",\"marks\":%" PRIu64
             ",\"counters\":%" PRIu64 ",\"nonfinite_counters\":%" PRIu64 ",\"steps\":%" PRIu64
-            ",\"memory_samples\":%" PRIu64 ",\"an_gpu_records\":%" PRIu64 ",\"info_left_out\":%"
-            PRIu64 "}}}\n", t->n.enters, t->n.exits, t->n.unmatched_exits, t->n.closed_at_end,
-            t->n.marks, t->n.counters, t->n.nonfinite_counters, t->n.steps, t->n.memory, t->n.gpu,
-            t->info_left_out);
+            ",\"memory_samples\":%" PRIu64 ",\"gpu_records\":%" PRIu64 ",\"info_left_out\":%"
+            PRIu64 ",\"outside_regions\":%" PRIu64 "}}}\n", t->n.enters, t->n.exits,
+            t->n.unmatched_exits, t->n.closed_at_end, t->n.marks, t->n.counters,
+            t->n.nonfinite_counters, t->n.steps, t->n.memory, t->n.gpu, t->info_left_out,
+            t->n.outside);
 }
 
 static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
                         uint64_t *offset, prism_status *status)
 {
-    trace t = { .f = out, .train = trace_training_stream(path) };
+    trace t = { .f = out };
+    trace_first_pass(path, &t.first);
+    t.train = t.first.train;
     t.info = (pb_buf){ 0 };
     prism_reader_callbacks cb = {
         .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
@@ -506,6 +532,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
             *status = PRISM_OK;
         }
     }
+    trace_first_free(&t.first);
     pb_map_free(&t.st_of);
     pb_map_free(&t.gtrack);
     for (size_t i = 0; i < t.nst; i++)

@@ -33,9 +33,40 @@ typedef struct tstream {
     uint32_t id;                /* the stream                              */
 } tstream;
 
+/* export_outside.c: the first pass, read ahead from the file: the
+ * training thread's stream as the analysis finds it (analyze's "training
+ * thread"; NO_STREAM when none is found or the file cannot be read: the
+ * export itself then says why) and its sampled steps, in start order
+ * (none without a training thread or on allocation failure: no time
+ * outside regions is written).  Shared with the speedscope export. */
+typedef struct trace_span {
+    uint64_t start, end;
+} trace_span;
+typedef struct trace_first {
+    uint32_t train;
+    trace_span *steps;
+    size_t nsteps;
+} trace_first;
+void trace_first_pass(const char *path, trace_first *f);
+void trace_first_free(trace_first *f);
+/* The training thread's top level, as an export streams its regions:
+ * idle is when its last root region ended (0 before the first). */
+typedef struct trace_top {
+    uint64_t idle;
+} trace_top;
+/* A root region enters at ts (its thread was at the top level): the
+ * pieces of [idle, ts) inside sampled steps, each to fn. */
+void trace_top_enter(const trace_first *f, trace_top *t, uint64_t ts,
+                     void (*fn)(void *ctx, uint64_t a, uint64_t z), void *ctx);
+/* A complete file's end at the top level: the pieces after idle. */
+void trace_top_end(const trace_first *f, const trace_top *t,
+                   void (*fn)(void *ctx, uint64_t a, uint64_t z), void *ctx);
+/* The name they are written under, the analysis' node's. */
+#define TRACE_OUTSIDE_NAME "(outside regions)"
+
 typedef struct trace_counts {
     uint64_t enters, exits, unmatched_exits, closed_at_end, marks, counters,
-             nonfinite_counters, steps, memory, gpu, dropped;
+             nonfinite_counters, steps, memory, gpu, dropped, outside;
 } trace_counts;
 
 typedef struct trace {
@@ -43,6 +74,8 @@ typedef struct trace {
     prism_reader *r;
     uint64_t pid, gpu_pid;
     uint32_t train;             /* the training thread's stream, or NO_STREAM */
+    trace_first first;          /* ... and its sampled steps                */
+    trace_top top;              /* its top level                            */
     bool started, any_event, steps_named, gpu_named, oom;
     tstream *st;
     size_t nst, stcap;
@@ -79,10 +112,5 @@ uint64_t trace_tid(const trace *t, uint32_t stream);
 void trace_on_memory(void *ctx, const prism_memory_sample *m);
 void trace_on_gpu(void *ctx, const prism_gpu_record *g, size_t n);
 
-/* The training thread's stream as the analysis finds it (analyze's
- * "training thread"), read ahead from the file; NO_STREAM when none is
- * found or the file cannot be read (the export itself then says why).
- * Shared with the speedscope export. */
-uint32_t trace_training_stream(const char *path);
 
 #endif

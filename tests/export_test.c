@@ -2,7 +2,9 @@
  * export_test.c - prism-top export: the chrome trace is JSON and holds
  * every event of the file, folded-stack totals equal the call tree's, the
  * CSV has one row per node, the tree JSON parses; awkward names survive
- * every format; a failed export leaves no file behind.
+ * every format; a failed export leaves no file behind.  The training
+ * thread's time outside regions: a row of the tree formats, events of the
+ * chrome trace and speedscope at exactly the gaps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include "../cli/cli.h"
 #include "../reports/report.h"
 #include "json_check.h"
+#include "pbuild.h"
 #include "report_util.h"
 
 /* Export path as format into dir/name; returns the output text. */
@@ -502,6 +505,131 @@ static void folded_unit_keeps_the_sum(void **state)
     free(us);
 }
 
+/* ---- (outside regions) ---- */
+
+/*
+ * Thread 1 ("main", steps.thread) in steps k = 0..2 at [1000 k + 10,
+ * 1000 k + 990], all sampled, runs "forward" [k+100, k+400] and
+ * "backward" [k+500, k+900]: outside regions [k+10, k+100], [k+400,
+ * k+500], [k+900, k+990] in each step, 840 ns in all; the last one only
+ * when the file is complete (footer).
+ */
+static void outside_profile(const char *path, bool footer)
+{
+    static const char *const names[] = { "forward", "backward" };
+    pbuild b;
+    pb_init(&b, names, 2, 1);
+    pb_info_uint(&b, "steps.thread", 1);
+    pb_thread(&b, 1, "main");
+    for (uint64_t k = 0; k < 3; k++) {
+        uint64_t t = 1000 * k;
+        pb_enter(&b, 1, t + 100, 1);
+        pb_exit(&b, 1, t + 400);
+        pb_enter(&b, 1, t + 500, 2);
+        pb_exit(&b, 1, t + 900);
+        prism_step st = { .start = t + 10, .end = t + 990, .index = k,
+                          .flags = PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    if (footer) {
+        prism_footer ft = { .end_ts = 3000, .clean = true };
+        PB_PUT(&b, PRISM_CHUNK_FOOTER, 0, 0, prism_enc_footer(&b.e, &ft));
+    }
+    pb_flush(&b);
+    FILE *w = fopen(path, "wb");
+    assert_non_null(w);
+    assert_int_equal(fwrite(b.data, 1, b.len, w), b.len);
+    assert_int_equal(fclose(w), 0);
+    free(b.data);
+}
+
+static void outside_regions_in_every_format(void **state)
+{
+    fx *f = *state;
+    char p[512], q[512];
+    outside_profile(path_in(p, f->dir, "outside.cbor"), true);
+    prism_analysis *a = report_load(p, NULL);
+    assert_non_null(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    uint32_t on = PRISM_NO_NODE;
+    for (uint32_t r = t->first_root; r != PRISM_NO_NODE; r = t->nodes[r].next_sibling)
+        if (t->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
+            on = r;
+    assert_int_not_equal(on, PRISM_NO_NODE);
+    assert_int_equal(t->nodes[on].total_ns, 840);
+    prism_analysis_free(a);
+
+    /* the tree formats: the node as a row like any root */
+    char *csv = export_to(f, p, "csv", "outside.csv");
+    assert_non_null(strstr(csv, "\n(outside regions),(outside regions),0,3,840,840,"));
+    free(csv);
+    char *folded = export_to(f, p, "folded", "outside.folded");
+    assert_non_null(strstr(folded, "(outside regions) 840\n"));
+    free(folded);
+    char *tree = export_to(f, p, "json", "outside-tree.json");
+    assert_json(tree, "tree json (outside)");
+    assert_non_null(strstr(tree, "\"name\": \"(outside regions)\""));
+    assert_non_null(strstr(tree, "\"unattributed\": true"));
+    free(tree);
+
+    /* chrome trace: one complete event per gap on the training thread's
+     * track, at exactly the gap */
+    static const char *const gaps[] = { "\"ts\":0.010,\"dur\":0.090", "\"ts\":0.400,\"dur\":0.100",
+                                        "\"ts\":0.900,\"dur\":0.090", "\"ts\":1.010,\"dur\":0.090",
+                                        "\"ts\":1.400,\"dur\":0.100", "\"ts\":1.900,\"dur\":0.090",
+                                        "\"ts\":2.010,\"dur\":0.090", "\"ts\":2.400,\"dur\":0.100",
+                                        "\"ts\":2.900,\"dur\":0.090" };
+    char *j = export_to(f, p, "chrome-trace", "outside.json");
+    assert_json(j, "chrome trace (outside)");
+    assert_int_equal(count_str(j, "\"cat\":\"outside\""), 9);
+    char want[256];
+    for (size_t i = 0; i < 9; i++) {
+        snprintf(want, sizeof want, "{\"name\":\"(outside regions)\",\"cat\":\"outside\","
+                 "\"ph\":\"X\",\"pid\":%u,\"tid\":1,%s,\"args\":{\"unattributed\":true}}",
+                 0u, gaps[i]);
+        if (!strstr(j, want))
+            fail_msg("chrome trace: no %s", want);
+    }
+    assert_non_null(strstr(j, "\"outside_regions\":9}"));
+    free(j);
+
+    /* speedscope: a frame "(outside regions)" opened and closed at each gap */
+    char *ss = export_to(f, p, "speedscope", "outside.speedscope.json");
+    assert_json(ss, "speedscope (outside)");
+    const char *fr = strstr(ss, "{\"name\":\"(outside regions)\"}");
+    assert_non_null(fr);
+    unsigned idx = 0;
+    for (const char *x = strstr(ss, "\"frames\":["); (x = strstr(x + 1, "{\"name\":")) && x < fr;)
+        idx++;
+    static const unsigned at[][2] = { { 10, 100 },    { 400, 500 },   { 900, 990 },
+                                      { 1010, 1100 }, { 1400, 1500 }, { 1900, 1990 },
+                                      { 2010, 2100 }, { 2400, 2500 }, { 2900, 2990 } };
+    for (size_t i = 0; i < 9; i++) {
+        snprintf(want, sizeof want, "{\"type\":\"O\",\"frame\":%u,\"at\":%u},"
+                 "{\"type\":\"C\",\"frame\":%u,\"at\":%u}", idx, at[i][0], idx, at[i][1]);
+        if (!strstr(ss, want))
+            fail_msg("speedscope: no %s", want);
+    }
+    snprintf(want, sizeof want, "\"frame\":%u,", idx);
+    assert_int_equal(count_str(ss, want), 18);
+    free(ss);
+
+    /* a file cut short (no footer): no gap after the last region, as the
+     * analysis counts it */
+    outside_profile(path_in(q, f->dir, "outside-torn.cbor"), false);
+    j = export_to(f, q, "chrome-trace", "outside-torn.json");
+    assert_int_equal(count_str(j, "\"cat\":\"outside\""), 8);
+    assert_null(strstr(j, "\"ts\":2.900,\"dur\":0.090"));
+    free(j);
+    a = report_load(q, NULL);
+    assert_non_null(a);
+    t = prism_analysis_tree(a);
+    for (uint32_t r = t->first_root; r != PRISM_NO_NODE; r = t->nodes[r].next_sibling)
+        if (t->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
+            assert_int_equal(t->nodes[r].total_ns, 750);
+    prism_analysis_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +644,7 @@ int main(void)
         FX_TEST(output_that_is_no_regular_file_is_kept),
         FX_TEST(export_usage_errors),
         FX_TEST(folded_unit_keeps_the_sum),
+        FX_TEST(outside_regions_in_every_format),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -314,6 +314,7 @@ static void same_lanes(prism_timeline *a, prism_timeline *b)
             assert_int_equal(x->spans[k].depth, y->spans[k].depth);
             assert_int_equal(x->spans[k].path_hash, y->spans[k].path_hash);
             assert_int_equal(x->spans[k].open, y->spans[k].open);
+            assert_int_equal(x->spans[k].outside, y->spans[k].outside);
             assert_string_equal(x->spans[k].name, y->spans[k].name);
         }
     }
@@ -343,7 +344,8 @@ static void test_index_matches_whole(void **state)
         for (int e = 0; e < 60; e++) {
             uint32_t th = 1 + (uint32_t)(jitter(&b, 1000) % 3);
             now[th] = (now[th] > now[1] ? now[th] : now[1]) + jitter(&b, 50);
-            bool in = depth[th] < 2 || (depth[th] < 6 && jitter(&b, 1000) % 2);
+            /* the worker (2) returns to its top level now and then */
+            bool in = depth[th] < (th == 2 ? 1u : 2u) || (depth[th] < 6 && jitter(&b, 1000) % 2);
             if (in) {
                 pb_enter(&b, th, now[th], (uint32_t)(S_FWD + jitter(&b, 1000) % 3));
                 depth[th]++;
@@ -370,6 +372,15 @@ static void test_index_matches_whole(void **state)
     assert_int_equal(ss->nseries, 40);
     prism_timeline *ix = prism_timeline_new(0), *whole = prism_timeline_new(0);
     prism_timeline_use_index(whole, false);
+    /* the worker's time outside regions, in sampled steps: the same both ways */
+    prism_step sampled[40];
+    for (size_t k = 0; k < 40; k++) {
+        sampled[k] = ss->series[k];
+        sampled[k].flags |= k % 5 ? PRISM_STEP_SAMPLED : 0;
+    }
+    assert_int_equal(prism_timeline_set_training(ix, 2, sampled, 40), PRISM_OK);
+    assert_int_equal(prism_timeline_set_training(whole, 2, sampled, 40), PRISM_OK);
+    size_t gaps = 0;
     for (size_t k = 0; k < ss->nseries + 3; k++) {
         uint64_t a = k < ss->nseries ? ss->series[k].start : ss->series[k - ss->nseries].start;
         uint64_t z = k < ss->nseries ? ss->series[k].end : ss->series[10 * (k - ss->nseries) + 9].end;
@@ -379,14 +390,20 @@ static void test_index_matches_whole(void **state)
         assert_int_equal(prism_timeline_bytes_read(whole), b.len);
         if (k < ss->nseries)        /* one step: a small part of the file */
             assert_true(prism_timeline_bytes_read(ix) < b.len / 4);
-        /* every span's path is one the analysis knows */
+        /* every span's path is one the analysis knows (the outside node
+         * is the training thread's alone: not in this analysis) */
         for (size_t i = 0; i < prism_timeline_lane_count(ix); i++) {
             const prism_lane *l = prism_timeline_lane(ix, i);
-            for (size_t j = 0; l->kind == PRISM_LANE_THREAD && j < l->nspans; j++)
-                assert_int_not_equal(prism_analysis_find(ld.a, l->spans[j].path_hash),
-                                     PRISM_NO_NODE);
+            for (size_t j = 0; l->kind == PRISM_LANE_THREAD && j < l->nspans; j++) {
+                gaps += l->spans[j].outside;
+                assert_true(!l->spans[j].outside || l->stream == 2);
+                if (!l->spans[j].outside)
+                    assert_int_not_equal(prism_analysis_find(ld.a, l->spans[j].path_hash),
+                                         PRISM_NO_NODE);
+            }
         }
     }
+    assert_true(gaps > 0);
     /* the region of thread 3 never closed, open in every window */
     const prism_lane *l3 = NULL;
     for (size_t i = 0; i < prism_timeline_lane_count(ix); i++)
@@ -394,6 +411,166 @@ static void test_index_matches_whole(void **state)
             l3 = prism_timeline_lane(ix, i);
     assert_non_null(l3);
     assert_true(find(l3, "wait", 5)->open);
+    prism_timeline_free(ix);
+    prism_timeline_free(whole);
+    unload(&ld);
+    free(b.data);
+    unlink(path);
+}
+
+/*
+ * The training thread's time outside regions (issue 25).  Thread 1
+ * ("main", steps.thread) in steps k = 0..3 at [1000 k + 10, 1000 k + 990]
+ * (step 2 not sampled) runs "forward" [k+100, k+400] and "backward"
+ * [k+500, k+900]; a "loader" region crosses from step 1 into step 2
+ * [1950, 2050]; thread 2 writes between each of thread 1's events, so
+ * every event of thread 1 is a chunk of its own.  The gaps, per step:
+ *   0: [10, 100] [400, 500] [900, 990]
+ *   1: [1010, 1100] [1400, 1500] [1900, 1950]
+ *   2: none (not sampled)
+ *   3: [3010, 3100] [3400, 3500] [3900, 3990] (no region after 3900)
+ */
+static const uint64_t GAPS[][2] = { { 10, 100 },    { 400, 500 },   { 900, 990 },
+                                    { 1010, 1100 }, { 1400, 1500 }, { 1900, 1950 },
+                                    { 3010, 3100 }, { 3400, 3500 }, { 3900, 3990 } };
+
+static void outside_profile(pbuild *b)
+{
+    pb_init(b, NAMES, sizeof NAMES / sizeof NAMES[0], 2);
+    pb_info_uint(b, "steps.thread", 1);
+    pb_thread(b, 1, "main");
+    pb_thread(b, 2, "other");
+    uint64_t o = 0;
+    for (uint64_t k = 0; k < 4; k++) {
+        uint64_t t = 1000 * k;
+        uint64_t at[] = { t + 100, t + 400, t + 500, t + 900 };
+        for (int e = 0; e < 4; e++) {
+            if (e % 2 == 0)
+                pb_enter(b, 1, at[e], e ? S_BWD : S_FWD);
+            else
+                pb_exit(b, 1, at[e]);
+            pb_enter(b, 2, o = at[e] + 1, S_WAIT);  /* a chunk of thread 2 between */
+            pb_exit(b, 2, o + 1);
+        }
+        if (k == 1)
+            pb_enter(b, 1, 1950, S_LOAD);
+        if (k == 2)
+            pb_exit(b, 1, 2050);
+        prism_step s = { .start = t + 10, .end = t + 990, .index = k,
+                         .flags = k == 2 ? 0 : PRISM_STEP_SAMPLED };
+        pb_step(b, &s);
+    }
+    /* complete: the analysis counts the time after the last root region */
+    prism_footer f = { .end_ts = 4000, .clean = true };
+    PB_PUT(b, PRISM_CHUNK_FOOTER, 0, 0, prism_enc_footer(&b->e, &f));
+}
+
+/* The lane's outside spans are exactly gaps [from, to) of GAPS. */
+static void expect_gaps(const prism_lane *l, size_t from, size_t to)
+{
+    size_t n = 0;
+    for (size_t i = 0; l && i < l->nspans; i++) {
+        const prism_span *sp = &l->spans[i];
+        if (!sp->outside)
+            continue;
+        assert_true(from + n < to);
+        assert_int_equal(sp->start, GAPS[from + n][0]);
+        assert_int_equal(sp->end, GAPS[from + n][1]);
+        assert_int_equal(sp->depth, 0);
+        assert_false(sp->open);
+        assert_string_equal(sp->name, PRISM_TIMELINE_OUTSIDE);
+        n++;
+    }
+    assert_int_equal(n, to - from);
+}
+
+static const prism_lane *lane_of(const prism_timeline *t, uint32_t stream)
+{
+    for (size_t i = 0; i < prism_timeline_lane_count(t); i++)
+        if (prism_timeline_lane(t, i)->kind == PRISM_LANE_THREAD &&
+            prism_timeline_lane(t, i)->stream == stream)
+            return prism_timeline_lane(t, i);
+    return NULL;
+}
+
+static void test_outside_regions(void **state)
+{
+    (void)state;
+    pbuild b;
+    char path[64];
+    outside_profile(&b);
+    save(&b, path);
+    loaded ld = pb_load_with(&b, NULL, true);
+    /* the analysis' node holds the same gaps */
+    size_t ti = prism_analysis_training_thread(ld.a);
+    assert_int_not_equal(ti, SIZE_MAX);
+    uint32_t stream = 0;
+    prism_analysis_thread_tree(ld.a, ti, &stream, NULL);
+    assert_int_equal(stream, 1);
+    const prism_step_stats *ss = prism_analysis_steps(ld.a);
+    assert_int_equal(ss->nseries, 4);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sizeof GAPS / sizeof GAPS[0]; i++)
+        sum += GAPS[i][1] - GAPS[i][0];
+    const prism_tree *tr = prism_analysis_tree(ld.a);
+    uint32_t on = PRISM_NO_NODE;
+    for (uint32_t r = tr->first_root; r != PRISM_NO_NODE; r = tr->nodes[r].next_sibling)
+        if (tr->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
+            on = r;
+    assert_int_not_equal(on, PRISM_NO_NODE);
+    assert_int_equal(tr->nodes[on].total_ns, sum);
+
+    prism_timeline *ix = prism_timeline_new(0), *whole = prism_timeline_new(0);
+    assert_non_null(ix);
+    assert_non_null(whole);
+    prism_timeline_use_index(whole, false);
+    /* without the training thread: no outside spans */
+    assert_int_equal(prism_timeline_load(ix, path, 0, 4000), PRISM_OK);
+    expect_gaps(lane_of(ix, 1), 0, 0);
+    uint64_t reads = prism_timeline_reads(ix);
+    prism_timeline *both[] = { ix, whole };
+    for (int w = 0; w < 2; w++)
+        assert_int_equal(prism_timeline_set_training(both[w], 1, ss->series, ss->nseries),
+                         PRISM_OK);
+    /* the same steps again: the cached window stays; a change reads again */
+    assert_int_equal(prism_timeline_load(ix, path, 0, 4000), PRISM_OK);
+    assert_int_equal(prism_timeline_reads(ix), reads + 1);
+    assert_int_equal(prism_timeline_set_training(ix, 1, ss->series, ss->nseries), PRISM_OK);
+    assert_int_equal(prism_timeline_load(ix, path, 0, 4000), PRISM_OK);
+    assert_int_equal(prism_timeline_reads(ix), reads + 1);
+    expect_gaps(lane_of(ix, 1), 0, 9);
+    /* windows: a step each, inside a gap, across steps, one gap's edge */
+    static const struct {
+        uint64_t t0, t1;
+        size_t from, to;
+    } win[] = {
+        { 10, 990, 0, 3 },     { 1010, 1990, 3, 6 }, { 2010, 2990, 6, 6 },
+        { 3010, 3990, 6, 9 },  { 1450, 1480, 4, 5 }, { 1300, 1450, 4, 5 },
+        { 1920, 2100, 5, 6 },  { 3950, 5000, 8, 9 }, { 900, 1100, 2, 4 },
+        { 0, 4000, 0, 9 },
+    };
+    for (size_t i = 0; i < sizeof win / sizeof win[0]; i++) {
+        for (int w = 0; w < 2; w++) {
+            assert_int_equal(prism_timeline_load(both[w], path, win[i].t0, win[i].t1), PRISM_OK);
+            expect_gaps(lane_of(both[w], 1), win[i].from, win[i].to);
+            expect_gaps(lane_of(both[w], 2), 0, 0);     /* other threads: none */
+        }
+        same_lanes(ix, whole);
+    }
+    /* only the window's steps given (as the pane does): the same spans */
+    assert_int_equal(prism_timeline_set_training(ix, 1, &ss->series[1], 1), PRISM_OK);
+    assert_int_equal(prism_timeline_load(ix, path, 1450, 1480), PRISM_OK);
+    expect_gaps(lane_of(ix, 1), 4, 5);
+    /* the gap's path is the analysis' node: Enter finds it in the Tree */
+    const prism_lane *m = lane_of(ix, 1);
+    for (size_t i = 0; i < m->nspans; i++)
+        if (m->spans[i].outside)
+            assert_int_equal(prism_analysis_find(ld.a, m->spans[i].path_hash), on);
+    /* turned off */
+    assert_int_equal(prism_timeline_set_training(ix, UINT32_MAX, NULL, 0), PRISM_OK);
+    assert_int_equal(prism_timeline_load(ix, path, 1450, 1480), PRISM_OK);
+    expect_gaps(lane_of(ix, 1), 0, 0);
+    assert_int_equal(prism_timeline_set_training(ix, 1, NULL, 3), PRISM_E_ARG);
     prism_timeline_free(ix);
     prism_timeline_free(whole);
     unload(&ld);
@@ -566,7 +743,7 @@ int main(void)
         cmocka_unit_test(test_step_window), cmocka_unit_test(test_cache),
         cmocka_unit_test(test_cap), cmocka_unit_test(test_gpu_rows),
         cmocka_unit_test(test_torch_trace), cmocka_unit_test(test_index_matches_whole),
-        cmocka_unit_test(test_live_growth),
+        cmocka_unit_test(test_live_growth), cmocka_unit_test(test_outside_regions),
         cmocka_unit_test(test_outliers), cmocka_unit_test(test_bar_columns),
         cmocka_unit_test(test_row_cells), cmocka_unit_test(test_ticks_zoom_pan),
     };

@@ -2,8 +2,9 @@
  * pane_timeline.c - the Timeline pane: the steps as a bar chart of step
  * time (outliers marked, one selected), and for the selected step a lane
  * view: one lane per thread and per GPU stream, regions as labelled spans
- * stacked by nesting depth, idle gaps blank, a time axis from the step's
- * start.  `v` (or Enter on the chart, Esc back) moves the focus between
+ * stacked by nesting depth, idle gaps blank (the training thread's time
+ * inside a step that no root region holds: `(outside regions)`, dimmed,
+ * as in the Tree), a time axis from the step's start.  `v` (or Enter on the chart, Esc back) moves the focus between
  * the chart and the lanes; in the lanes h/l move the cursor (the view pans
  * at its edges), +/- zoom around it, 0 fits the step, j/k choose the row,
  * [ / ] go to the previous / next span, Enter shows the span's call path
@@ -108,6 +109,33 @@ bool tl_model(const ui *u, tl *s)
     return true;
 }
 
+/* The training thread and the steps that overlap [a, b], for the
+ * timeline's `(outside regions)` spans. */
+static void set_training(ui *u, tl *s, uint64_t a, uint64_t b)
+{
+    size_t n, lo = 0, hi;
+    const prism_step *sv = tl_steps(u, &n);
+    uint32_t stream = UINT32_MAX;
+    size_t ti = prism_analysis_training_thread(u->a);
+    if (ti == SIZE_MAX || !prism_analysis_thread_tree(u->a, ti, &stream, NULL))
+        stream = UINT32_MAX;
+    for (hi = n; lo < hi;) {            /* the first step starting after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (sv[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t first = lo ? lo - 1 : 0, last = lo;
+    while (first > 0 && sv[first - 1].end > a)
+        first--;
+    while (last < n && sv[last].start < b)
+        last++;
+    if (prism_timeline_set_training(s->tl, stream, sv ? sv + first : NULL,
+                                    sv ? last - first : 0) != PRISM_OK)
+        prism_timeline_set_training(s->tl, UINT32_MAX, NULL, 0);
+}
+
 /* Bring the loaded window in line with the selected step. */
 static void sync(ui *u, tl *s)
 {
@@ -138,6 +166,7 @@ static void sync(ui *u, tl *s)
     }
     if (!moved && !s->stale && la == s->l0 && lb == s->l1)
         return;
+    set_training(u, s, la, lb);
     s->err = prism_timeline_load(s->tl, u->path, la, lb);
     s->loaded = true;
     s->stale = false;
@@ -292,6 +321,15 @@ static void draw_row(ui *u, tl *s, const ui_rect *r, int y, const prism_lane *l,
                 const char *g = u->utf8 ? "\u2591" : ":";
                 for (int k = c; k < e; k++)
                     ui_print(r, y, x0 + k, at, g);
+            } else if (sp->outside) {
+                /* `(outside regions)`: dimmed as in the Tree, not in reverse
+                 * like a region; its extent dotted (seen without colour) */
+                at = i == sel ? at : ui_attr(u, CP_DIM, A_DIM);
+                int used = e - c >= 2 ? tv_fit(text, sizeof text, sp->name, e - c, u->utf8) : 0;
+                if (used)
+                    ui_print(r, y, x0 + c, at, text);
+                for (int k = c + used; k < e; k++)
+                    ui_print(r, y, x0 + k, at, u->utf8 ? "\u00b7" : ".");
             } else {
                 int used = e - c >= 2 ? tv_fit(text, sizeof text, sp->name, e - c, u->utf8) : 0;
                 if (used)
@@ -413,7 +451,7 @@ static void draw_info(ui *u, tl *s, const ui_rect *r, int y)
     }
     int x = 1 + ui_print(r, y, 1, A_BOLD, sp->name);
     x += ui_printf(r, y, x, A_NORMAL, "  %s  at %s%s%s", d, sp->start < s->w0 ? "-" : "+", off,
-                   sp->open ? "  (never closed)" : "");
+                   sp->open ? "  (never closed)" : sp->outside ? "  (no region holds it)" : "");
     if (sp->path_hash && prism_analysis_find(u->a, sp->path_hash) != PRISM_NO_NODE)
         ui_print(r, y, x, ui_attr(u, CP_DIM, A_NORMAL), "   Enter: Tree");
 }

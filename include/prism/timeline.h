@@ -54,7 +54,15 @@ typedef struct prism_span {
     uint32_t merged;             /* 0: one span; n: an aggregate of n        */
     bool open;                   /* never closed in the file: end is the
                                     thread's last timestamp                  */
+    bool outside;                /* no region: the training thread's time
+                                    inside a step that no root region holds
+                                    (named PRISM_TIMELINE_OUTSIDE, depth 0;
+                                    see prism_timeline_set_training)         */
 } prism_span;
+
+/* The name of the spans of time outside regions, as the analysis names
+ * its node (PRISM_NODE_UNATTRIBUTED); their path_hash is that node's. */
+#define PRISM_TIMELINE_OUTSIDE "(outside regions)"
 
 typedef enum prism_lane_kind { PRISM_LANE_THREAD = 0, PRISM_LANE_GPU = 1 } prism_lane_kind;
 
@@ -87,6 +95,25 @@ PRISM_API void prism_timeline_free(prism_timeline *t);
  */
 PRISM_API prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t0,
                                  uint64_t t1);
+
+/*
+ * The training thread and its steps, for the loads that follow: inside
+ * each sampled step given (PRISM_STEP_SAMPLED; others hold no recorded
+ * regions), the time of thread `stream` that no root region (depth 0)
+ * holds becomes spans of its lane, one per gap and step, at depth 0,
+ * `outside` set: the `(outside regions)` of the analysis, drawn where it
+ * lies.  A gap starts where the thread's last root region ended (the
+ * file's origin before its first) and ends where the next one enters,
+ * through the chunks the window does not read (the index knows them); the
+ * time after the thread's last root region counts to the step's end.
+ * Only the steps that overlap a window matter to it: a caller may give
+ * just those (they are copied; steps in start order).  n = 0 or stream
+ * UINT32_MAX: none.  A change of stream or steps makes the next load read
+ * its window again.  PRISM_E_NOMEM (the previous steps are kept),
+ * PRISM_E_ARG for t NULL or steps NULL with n > 0.
+ */
+PRISM_API prism_status prism_timeline_set_training(prism_timeline *t, uint32_t stream,
+                                                   const prism_step *steps, size_t n);
 
 /* Lanes of the last load: threads by stream id, then GPU streams by device
  * and stream.  Lanes without a span in the window are left out. */

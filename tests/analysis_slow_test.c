@@ -1,0 +1,151 @@
+/*
+ * analysis_slow_test.c - prism_analysis_slow_steps (analysis/getters.c
+ * over rules_steps.c): the step indices of the slow steps, every one in
+ * step order, exactly the steps the slow_steps finding counts and whose
+ * first six its evidence lists; none where the finding does not apply.
+ * Profiles hand-placed with the format's encoder: the truth is the steps'
+ * own durations.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pbuild.h"
+
+static const char *names[] = { "fwd" };
+
+#define MS 1000000ull
+
+/* n steps of 10 ms (+-0.2 ms, deterministic), numbered from first; the
+ * steps at positions slow[0..nslow) take `slow_ms` instead.  Each holds a
+ * region "fwd" of 6 ms on the training thread. */
+static loaded build(size_t n, uint64_t first, const size_t *slow, size_t nslow, uint64_t slow_ms)
+{
+    pbuild b;
+    pb_init(&b, names, 1, 7);
+    pb_thread(&b, 1, "main");
+    pb_info_uint(&b, "steps.thread", 1);
+    uint64_t t = 10 * MS;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t d = 10 * MS - 200000 + (k * 7919 % 400000);
+        for (size_t i = 0; i < nslow; i++)
+            if (slow[i] == k)
+                d = slow_ms * MS;
+        pb_enter(&b, 1, t + MS, 1);
+        pb_exit(&b, 1, t + 7 * MS);
+        prism_step st = { t, t + d, first + k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        t += d + 100000;
+    }
+    return pb_load(&b);
+}
+
+static const prism_bottleneck *finding(const prism_analysis *a)
+{
+    size_t n;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    for (size_t i = 0; i < n; i++)
+        if (b[i].type == PRISM_BN_SLOW_STEPS)
+            return &b[i];
+    return NULL;
+}
+
+/* The getter gives want[0..k) (step indices), the finding names them. */
+static void expect_slow(const prism_analysis *a, const uint64_t *want, size_t k, const char *listed)
+{
+    const uint64_t *idx = NULL;
+    size_t n = 99;
+    prism_analysis_slow_steps(a, &idx, &n);
+    assert_int_equal(n, k);
+    for (size_t i = 0; i < k; i++)
+        assert_int_equal(idx[i], want[i]);
+    const prism_bottleneck *b = finding(a);
+    assert_non_null(b);
+    if (!strstr(b->evidence, listed))
+        fail_msg("evidence '%s' does not list '%s'", b->evidence, listed);
+    char count[64];
+    snprintf(count, sizeof count, "%zu of ", k);
+    assert_non_null(strstr(b->description, count));
+}
+
+static void expect_none(const prism_analysis *a)
+{
+    const uint64_t *idx = (const uint64_t *)1;
+    size_t n = 99;
+    prism_analysis_slow_steps(a, &idx, &n);
+    assert_int_equal(n, 0);
+    assert_null(idx);
+    assert_null(finding(a));
+}
+
+/* Four slow steps at uneven places, two of them neighbours. */
+static void test_uneven(void **state)
+{
+    (void)state;
+    static const size_t pos[] = { 35, 7, 21, 22 };
+    loaded l = build(40, 0, pos, 4, 40);
+    static const uint64_t want[] = { 7, 21, 22, 35 };
+    expect_slow(l.a, want, 4, "steps 7, 21, 22, 35");
+    unload(&l);
+}
+
+/* Every 10th step, numbered from 100: step indices, not positions. */
+static void test_every_tenth(void **state)
+{
+    (void)state;
+    static const size_t pos[] = { 9, 19, 29, 39 };
+    loaded l = build(40, 100, pos, 4, 30);
+    static const uint64_t want[] = { 109, 119, 129, 139 };
+    expect_slow(l.a, want, 4, "every 10 steps (steps 109, 119, 129, 139)");
+    unload(&l);
+}
+
+/* Eight slow steps of 48: the getter has all eight, the evidence the
+ * first six. */
+static void test_more_than_six(void **state)
+{
+    (void)state;
+    static const size_t pos[] = { 3, 5, 11, 17, 23, 30, 41, 46 };
+    loaded l = build(48, 0, pos, 8, 25);
+    static const uint64_t want[] = { 3, 5, 11, 17, 23, 30, 41, 46 };
+    expect_slow(l.a, want, 8, "steps 3, 5, 11, 17, 23, 30, ...");
+    unload(&l);
+}
+
+/* None where the finding does not apply: even steps; a step just under
+ * the threshold (median + half the median); slow steps more than a
+ * quarter of all (a second regime); fewer than 8 steps. */
+static void test_none(void **state)
+{
+    (void)state;
+    loaded l = build(40, 0, NULL, 0, 0);
+    expect_none(l.a);
+    unload(&l);
+    static const size_t one[] = { 12 };
+    l = build(40, 0, one, 1, 14);
+    expect_none(l.a);
+    unload(&l);
+    static const size_t many[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    l = build(40, 0, many, 11, 40);
+    expect_none(l.a);
+    unload(&l);
+    static const size_t few[] = { 3 };
+    l = build(7, 0, few, 1, 80);
+    expect_none(l.a);
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_uneven),
+        cmocka_unit_test(test_every_tenth),
+        cmocka_unit_test(test_more_than_six),
+        cmocka_unit_test(test_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
