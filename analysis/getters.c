@@ -49,6 +49,18 @@ double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
 
 bool prism_analysis_cpu_present(const prism_analysis *a) { return a && a->cpu_present; }
 
+bool prism_analysis_job_rank(const prism_analysis *a, int64_t *rank, uint64_t *world)
+{
+    const prism_header *h = a ? prism_analysis_header(a) : NULL;
+    int64_t r = h ? h->rank : -1;
+    uint64_t w = a ? a->world_size : 0;
+    if (rank)
+        *rank = r;
+    if (world)
+        *world = w;
+    return w > 1 || (w == 0 && r > 0);     /* rank 1 implies a second rank */
+}
+
 const char *prism_analysis_cpu_status(const prism_analysis *a)
 {
     return a && a->cpu_status[0] ? a->cpu_status : NULL;

@@ -236,6 +236,7 @@ struct prism_analysis {
     bool cpu_present;
     char cpu_status[96];        /* INFO cpu.sampler */
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
+    uint64_t world_size;        /* INFO job.world_size, 0: unknown */
     size_t train;               /* derived: the training thread, SIZE_MAX: unknown */
 
     /* work counters (work.c) */

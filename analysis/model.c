@@ -132,6 +132,8 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
     } else if (!strcmp(key, "steps.thread") && v->type == PRISM_VAL_UINT &&
                v->v.u && v->v.u < UINT32_MAX) {
         a->step_stream = (uint32_t)v->v.u;
+    } else if (!strcmp(key, "job.world_size") && v->type == PRISM_VAL_UINT) {
+        a->world_size = v->v.u;
     }
 }
 

@@ -571,6 +571,7 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     c.cpu = prism_analysis_cpu_present(a);
     c.python = python_profile(&c);
     c.loader_procs = loader_processes(&c);
+    c.job = prism_analysis_job_rank(a, &c.rank, &c.world);
     c.threshold_pct = threshold_pct < 0 ? 10.0 : threshold_pct;
     c.leak_mb = leak_mb < 0 ? 10.0 : leak_mb;
     c.gpu = prism_analysis_gpu(a);

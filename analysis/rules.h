@@ -67,6 +67,11 @@ typedef struct rules_ctx {
     uint64_t steps;                   /* sampled steps behind it; 0: the run */
     bool cpu;                         /* CPU samples: wait vs work measured  */
     bool python;                      /* a Python program (advice wording)   */
+    /* One rank of a larger job (prism_analysis_job_rank): its rank (-1
+     * none) and the job's world size (0 unknown). */
+    bool job;
+    int64_t rank;
+    uint64_t world;
     /* the thresholds (rules_run's) and the aggregates most rules read */
     double threshold_pct, leak_mb;
     const prism_gpu_stats *gpu;       /* NULL: none                          */
@@ -167,6 +172,10 @@ void rules_wait(rules_ctx *c);
  * operation of each other thread (LOW) */
 void rules_hot(rules_ctx *c);
 void rules_beside(rules_ctx *c);
+/* Names of collectives and their libraries: all_reduce / allreduce,
+ * all_gather, reduce_scatter, all_to_all, broadcast, barrier, nccl, gloo,
+ * c10d, ProcessGroup, collective (any case). */
+bool rules_comm_like(const char *name);
 /* Names of the input pipeline, for confidence only: data, load, batch,
  * fetch, input, prefetch, shard, dataset. */
 bool rules_input_like(const char *name);

@@ -4,6 +4,17 @@
  * samples, see cpu.c), as a share of the step, classified by what else was
  * happening rather than by the region's name:
  *
+ *   communication_wait
+ *                  the rank waits in a collective: the region, or a region
+ *                  around it, is named like one (all_reduce, broadcast,
+ *                  barrier, nccl, gloo, ...: rules_comm_like); or the
+ *                  profile is one rank of a job and the region is a
+ *                  backward segment of a DistributedDataParallel model, or
+ *                  of a program with a process group's thread recorded (the
+ *                  gradient all-reduce is waited for at the end of the
+ *                  backward pass); or the wait is on the GPU and NCCL
+ *                  kernels hold at least 30 % of the kernel time.  Advice
+ *                  about stragglers and overlap, never lock debugging
  *   cpu_gpu_sync   the region's blocking CUDA calls (synchronisations,
  *                  synchronous copies) account for much of the wait, or it
  *                  is a known sync call (named like one)
@@ -36,6 +47,19 @@
 #define GPU_WAIT 0.3            /* blocking CUDA calls hold this much of it */
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
+#define NCCL_SHARE 0.3          /* NCCL kernels hold this much kernel time  */
+
+bool rules_comm_like(const char *name)
+{
+    static const char *const pat[] = { "all_reduce", "allreduce", "all_gather", "allgather",
+                                       "reduce_scatter", "reducescatter", "all_to_all",
+                                       "alltoall", "broadcast", "barrier", "nccl", "gloo",
+                                       "c10d", "processgroup", "collective" };
+    for (size_t i = 0; name && i < sizeof pat / sizeof *pat; i++)
+        if (rules_icontains(name, pat[i]))
+            return true;
+    return false;
+}
 
 bool rules_input_like(const char *name)
 {
@@ -136,6 +160,122 @@ static bool in_input(const rules_ctx *c, uint32_t node)
     return false;
 }
 
+/* A collective by name: itself or a region around it that is not a
+ * wrapper of whole steps; the name found into *what. */
+static bool in_collective(const rules_ctx *c, uint32_t node, const char **what)
+{
+    const prism_tree *t = c->train;
+    for (uint32_t q = node; q < t->count; q = t->nodes[q].parent) {
+        const prism_node *n = &t->nodes[q];
+        if (q != node && (double)n->total_ns >= STEP_WRAPPER * c->step_ns)
+            break;
+        if (rules_comm_like(n->name)) {
+            *what = n->name;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A recorded thread named like a process group's (gloo, NCCL, c10d);
+ * NULL when none. */
+static const char *pg_thread(const rules_ctx *c)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        const char *name = NULL;
+        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
+        if (t && t != c->train && rules_comm_like(name))
+            return name;
+    }
+    return NULL;
+}
+
+static bool ddp_model(const rules_ctx *c)
+{
+    for (size_t i = 0; i < c->nops; i++)
+        if (c->ops[i].name && strstr(c->ops[i].name, "DistributedDataParallel"))
+            return true;
+    return false;
+}
+
+static bool backward_like(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    return n && (!strcmp(name, "backward") ||
+                 (n > 11 && !strcmp(name + n - 11, " (backward)")));
+}
+
+/* NCCL kernels' share of the GPU kernel time. */
+static double nccl_share(const prism_gpu_stats *g)
+{
+    double nccl = 0;
+    for (size_t i = 0; g && g->present && i < g->nkernels; i++)
+        if (rules_icontains(g->kernels[i].name, "nccl"))
+            nccl += (double)g->kernels[i].total_ns;
+    return g && g->kernel_ns ? nccl / (double)g->kernel_ns : 0;
+}
+
+/* Why a wait is the rank waiting in a collective, in words into why;
+ * false when nothing says so. */
+static bool comm_wait(const rules_ctx *c, const wait_op *w, bool gpu, const prism_gpu_stats *g,
+                      char *why, size_t cap)
+{
+    const char *coll = NULL, *pg = pg_thread(c);
+    why[0] = '\0';
+    if (in_collective(c, w->node, &coll)) {
+        if (coll == c->train->nodes[w->node].name)
+            snprintf(why, cap, "a collective by its name");
+        else
+            snprintf(why, cap, "inside the collective '%s'", rules_leaf(coll));
+    } else if (c->job && backward_like(w->name) && (ddp_model(c) || pg)) {
+        snprintf(why, cap, "backward of a %s: the gradient all-reduce is waited for there",
+                 ddp_model(c) ? "DDP model" : "rank with a process group");
+    } else if (gpu && nccl_share(g) >= NCCL_SHARE) {
+        snprintf(why, cap, "waits on the GPU; NCCL kernels hold %.0f%% of kernel time",
+                 100.0 * nccl_share(g));
+    } else {
+        return false;
+    }
+    if (pg)
+        rules_put(why, cap, " (thread '%s')", pg);
+    return true;
+}
+
+static void comm_emit(rules_ctx *c, const wait_op *w, double share, const char *why)
+{
+    const prism_node *hn = &c->train->nodes[w->node];
+    prism_bottleneck *b = rules_add(c, PRISM_BN_COMM_WAIT, rules_by_share(share), share,
+                                    prism_analysis_find(c->a, hn->path_hash));
+    if (!b)
+        return;
+    snprintf(b->description, sizeof b->description, "Communication wait: '%s' waits %.1f%% "
+             "of %s", rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    double per = c->steps ? (double)c->steps : 1.0;
+    rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
+              c->steps ? "/step" : "");
+    if (w->stall > w->blocked)
+        rules_put(b->evidence, sizeof b->evidence, " and woken but waiting for a CPU %s%s",
+                  DUR((w->stall - w->blocked) / per), c->steps ? "/step" : "");
+    if (c->steps)
+        rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
+                  (unsigned long long)c->steps);
+    rules_put(b->evidence, sizeof b->evidence, ", %llu calls on thread '%s'",
+              (unsigned long long)w->calls, c->train_name ? c->train_name : "?");
+    if (c->job && c->rank >= 0 && c->world > 1)
+        rules_put(b->evidence, sizeof b->evidence, ", rank %lld of %llu", (long long)c->rank,
+                  (unsigned long long)c->world);
+    else if (c->job && c->rank >= 0)
+        rules_put(b->evidence, sizeof b->evidence, ", rank %lld", (long long)c->rank);
+    rules_put(b->evidence, sizeof b->evidence, "; %s", why);
+    snprintf(b->recommendation, sizeof b->recommendation,
+             "The rank waits in a collective, mostly for a slower rank: analyze all "
+             "ranks together (prism-top analyze DIR) for the straggler and its cause; "
+             "overlap communication with compute (%s); with equal ranks, check the "
+             "network's bandwidth.",
+             c->python ? "DDP bucket_cap_mb, no_sync() when accumulating, async_op=True"
+                       : "start the collective early, non-blocking, and wait for it late");
+}
+
 static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
 {
     double share = c->step_ns > 0 ? w->stall / c->step_ns : 0;
@@ -144,6 +284,11 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     bool lead = c->steps && (double)w->lead >= LEAD_STEPS * (double)c->steps;
     bool gpu = (g && g->present && w->gpu_wait >= GPU_WAIT * w->node_blocked) ||
                rules_sync_like(w->name);
+    char why[160];
+    if (comm_wait(c, w, gpu, g, why, sizeof why)) {
+        comm_emit(c, w, share, why);
+        return;
+    }
     bool data = !gpu && (lead || in_input(c, w->node));
     prism_bottleneck_type type = gpu ? PRISM_BN_CPU_GPU_SYNC
                                  : data ? PRISM_BN_DATA_LOADING : PRISM_BN_OFF_CPU_WAIT;

@@ -127,6 +127,23 @@ int64_t pc_cfg_rank(void)
     return -1;
 }
 
+uint64_t pc_cfg_world_size(void)
+{
+    static const char *const vars[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
+                                         "PMI_SIZE" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        if (!v || !*v)
+            continue;
+        errno = 0;
+        unsigned long long w = strtoull(v, &end, 10);
+        if (!errno && !*end && w > 0 && v[0] != '-')
+            return w;
+    }
+    return 0;
+}
+
 /* Expand the output pattern into out; -1 when it does not fit. */
 int pc_cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n)

@@ -119,6 +119,7 @@ typedef struct session {
     int fd;
     pid_t pid;
     int64_t rank;
+    uint64_t world_size;        /* pc_cfg_world_size: INFO job.world_size */
 
     pthread_mutex_t lock;       /* threads, pool, queue, names */
     pthread_cond_t space;       /* a buffer came back (WAIT policy) */
@@ -265,6 +266,9 @@ const char *pc_cfg_policy_name(prism_policy p);
 int pc_cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n);
 int64_t pc_cfg_rank(void);
+/* The number of ranks of the job (WORLD_SIZE, OMPI_COMM_WORLD_SIZE,
+ * SLURM_NTASKS, PMI_SIZE); 0 when none says. */
+uint64_t pc_cfg_world_size(void);
 size_t pc_cfg_header_kv(const prism_config *c, prism_kv *kv, size_t n);
 
 /* In a forked child: the fork handler (session.c) set the flag; no

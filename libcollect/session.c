@@ -231,6 +231,7 @@ static int start(session *s, const prism_config *cfg)
     s->wake_rd = s->wake_wr = -1;
     s->pid = getpid();
     s->rank = pc_cfg_rank();
+    s->world_size = pc_cfg_world_size();
     if (gethostname(s->host, sizeof s->host - 1) != 0)
         snprintf(s->host, sizeof s->host, "unknown");
     if (pc_cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0 ||

@@ -45,6 +45,7 @@ typedef struct wstate {
     uint64_t cpu_last_ns, cpu_dropped_written;
     uint64_t stk_last_ns, stk_dropped_written;  /* STACKS chunks (stacks.c) */
     uint32_t step_stream_written;   /* INFO steps.thread written for it */
+    bool world_written;             /* INFO job.world_size written */
     uint64_t last_cycle;            /* when the last flush began */
     uint64_t written_then;          /* s->events_written after it */
     double bufs_per_ns;             /* buffers filled: the recent rate */
@@ -274,6 +275,15 @@ static void emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t 
         out_chunk(w, &e);
         open = false;
         w->step_stream_written = stepper;
+    }
+    /* the job this process is one rank of: once, at the first flush */
+    if (s->world_size && !w->world_written) {
+        prism_value v = { .type = PRISM_VAL_UINT, .v.u = s->world_size };
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, "job.world_size", &v));
+        out_chunk(w, &e);
+        open = false;
+        w->world_written = true;
     }
     for (size_t i = 0; i < nq; i++) {
         if (q[i].is_step)

@@ -50,6 +50,27 @@ static void header_lines(FILE *f, const prism_header *h)
         fprintf(f, "  Started: %s\n", when);
 }
 
+/* One rank of a larger job: the single-rank report says so. */
+static void job_line(FILE *f, const prism_analysis *a)
+{
+    int64_t rank;
+    uint64_t world;
+    if (!prism_analysis_job_rank(a, &rank, &world))
+        return;
+    fputs("  Job: ", f);
+    if (rank >= 0)
+        fprintf(f, "rank %" PRId64, rank);
+    else
+        fputs("one rank", f);
+    if (world)
+        fprintf(f, " of %" PRIu64 " ranks", world);
+    else
+        fputs(" of a distributed job", f);
+    fputs(": this report sees this rank alone; its waits in collectives are\n"
+          "       the others' lateness: analyze every rank's profile together (prism-top\n"
+          "       analyze DIR) for the job's straggler\n", f);
+}
+
 /* File health: a missing footer, damage, a torn tail. */
 static void status_lines(FILE *f, const prism_analysis *a)
 {
@@ -218,6 +239,7 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     esc_fputs(path, f);
     fputc('\n', f);
     header_lines(f, prism_analysis_header(a));
+    job_line(f, a);
     status_lines(f, a);
     if (st->count) {
         fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);

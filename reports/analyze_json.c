@@ -145,6 +145,17 @@ static void summary(pb_json *w, const prism_analysis *a)
     pb_json_kstring(w, "training_thread", tname);
     pb_json_kbool(w, "cpu_samples", prism_analysis_cpu_present(a));
     pb_json_kstring(w, "cpu_sampler", prism_analysis_cpu_status(a));
+    int64_t rank;
+    uint64_t world;
+    pb_json_key(w, "job");
+    if (prism_analysis_job_rank(a, &rank, &world)) {
+        pb_json_begin_object(w);
+        pb_json_kint(w, "rank", rank);
+        pb_json_kuint(w, "world_size", world);
+        pb_json_end_object(w);
+    } else {
+        pb_json_null(w);
+    }
     pb_json_end_object(w);
 }
 

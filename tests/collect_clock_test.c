@@ -6,7 +6,8 @@
  *     step start queued for long and a region flushed early agree);
  *   - the mapping is monotone and continuous across segment starts;
  *   - segments are added at doubling spans and the table never overflows;
- *   - a refinement follows the run-long ratio and bounds its nudge.
+ *   - a refinement follows the run-long ratio and bounds its nudge, which
+ *     only speeds the mapping up (never slowed: no interval short).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,6 +127,25 @@ static void test_without_segments(void **state)
     assert_int_equal(pc_clock_ns(&s, 50), 0);
 }
 
+/* A first estimate too fast (the mapping runs ahead of CLOCK_MONOTONIC):
+ * the next segment takes the run-long ratio, never a slower one, so no
+ * interval converts shorter than the truth; one too slow is nudged up. */
+static void test_never_slowed(void **state)
+{
+    (void)state;
+    session s;
+    fresh(&s, 1.001);                   /* truth 1.0: the mapping gains 1e-3 */
+    uint64_t t = s.t0_ticks + 60000000u;
+    pc_clock_segment_add(&s, t, mono_at(&s, t, 1.0));
+    assert_int_equal(atomic_load(&s.nsegs), 2);
+    assert_true(s.segs[1].ns_per_tick >= 1.0);
+    uint64_t a = pc_clock_ns(&s, t + 1000), b = pc_clock_ns(&s, t + 10001000u);
+    assert_true(b - a >= 10000000u);    /* 10 ms of ticks: 10 ms or more */
+    fresh(&s, 0.999);                   /* behind: caught up from above */
+    pc_clock_segment_add(&s, t, mono_at(&s, t, 1.0));
+    assert_true(s.segs[1].ns_per_tick > 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_monotone_continuous),
         cmocka_unit_test(test_doubling_and_bounds),
         cmocka_unit_test(test_without_segments),
+        cmocka_unit_test(test_never_slowed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,11 @@
  * workload's own clock; its evidence splits the time into running, waiting
  * for a CPU and blocked, and names the contention when its run-queue part
  * is measurable.  A file without CPU samples skips the test.
+ *
+ * Step boundaries, to the tick: every step of every run, step 0 first
+ * (converted by the collector's first 2 ms clock estimate), lasts by
+ * PRISM's figures at least as long as the workload's own clock read
+ * inside it (just after prism_step_begin, just before prism_step_end).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,7 +83,7 @@ static int busy_child(void *arg)
     uint32_t prep = prism_name("prep"), hot = prism_name("hot_matmul"),
              upd = prism_name("update"), logm = prism_name("log_metrics");
     CHILD_CHECK(prep && hot && upd && logm);
-    uint64_t step_ns = 0, hot_ns = 0;
+    uint64_t step_ns = 0, hot_ns = 0, inner[STEPS];
     for (unsigned s = 0; s < STEPS; s++) {
         prism_step_begin();
         uint64_t t0 = mono_ns();
@@ -103,13 +108,16 @@ static int busy_child(void *arg)
         prism_push_id(logm);
         burn(1.0);
         prism_pop();
-        step_ns += mono_ns() - t0;
+        inner[s] = mono_ns() - t0;
+        step_ns += inner[s];
         prism_step_end();
     }
     prism_shutdown();
     FILE *f = fopen(ca->truth, "w");
     CHILD_CHECK(f != NULL);
     fprintf(f, "%llu %llu\n", (unsigned long long)step_ns, (unsigned long long)hot_ns);
+    for (unsigned s = 0; s < STEPS; s++)
+        fprintf(f, "%llu\n", (unsigned long long)inner[s]);
     CHILD_CHECK(fclose(f) == 0);
     return 0;
 }
@@ -138,6 +146,36 @@ static void hogs_stop(const pid_t *pid, size_t n)
         kill(pid[i], SIGKILL);
     for (size_t i = 0; i < n; i++)
         waitpid(pid[i], NULL, 0);
+}
+
+/* Each step by PRISM against the workload's clock inside it (the truth
+ * file's lines after the first): none shorter. */
+static void check_steps(const char *truth, const prism_analysis *a)
+{
+    FILE *f = fopen(truth, "r");
+    assert_non_null(f);
+    unsigned long long x, y, inner[STEPS];
+    assert_int_equal(fscanf(f, "%llu %llu", &x, &y), 2);
+    for (unsigned s = 0; s < STEPS; s++)
+        assert_int_equal(fscanf(f, "%llu", &inner[s]), 1);
+    fclose(f);
+    const prism_step_stats *st = prism_analysis_steps(a);
+    assert_int_equal(st->nseries, STEPS);
+    size_t short_steps = 0;
+    for (size_t i = 0; i < st->nseries; i++) {
+        const prism_step *p = &st->series[i];
+        assert_true(p->index < STEPS);
+        uint64_t d = p->end - p->start, own = inner[p->index];
+        if (d < own) {
+            short_steps++;
+            printf("  step %llu: %llu ns by PRISM, %llu ns by the workload's clock inside it "
+                   "(%lld ns)\n", (unsigned long long)p->index, (unsigned long long)d,
+                   (unsigned long long)own, (long long)d - (long long)own);
+        }
+    }
+    printf("  steps: %zu of %zu shorter than the workload's clock inside them\n", short_steps,
+           st->nseries);
+    assert_int_equal(short_steps, 0);
 }
 
 static void count_cpu(void *ctx, const prism_cpu_sample *s, size_t n)
@@ -185,6 +223,7 @@ static void test_compute_beside_hogs(void **state)
     if (!a)
         print_error("analyze %s: %s at %llu\n", path, msg, (unsigned long long)off);
     assert_non_null(a);
+    check_steps(truth, a);
     size_t n;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
     const prism_tree *t = prism_analysis_tree(a);
@@ -232,6 +271,7 @@ static prism_analysis *run_once(tdir *d, const char *name, double update_ms, boo
     uint64_t off = 0;
     prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
     assert_non_null(a);
+    check_steps(truth, a);
     return a;
 }
 

@@ -275,6 +275,7 @@ typedef enum prism_bottleneck_type {
     PRISM_BN_DATA_LOADING, PRISM_BN_GPU_IDLE, PRISM_BN_LAUNCH_BOUND,
     PRISM_BN_MEMORY_BOUND, PRISM_BN_DROPPED_EVENTS, PRISM_BN_OFF_CPU_WAIT,
     PRISM_BN_CPU_CONTENTION, PRISM_BN_SLOW_STEPS, PRISM_BN_UNATTRIBUTED,
+    PRISM_BN_COMM_WAIT,
     PRISM_BN_TYPE_COUNT
 } prism_bottleneck_type;
 
@@ -391,6 +392,12 @@ PRISM_API double prism_analysis_step_denominator(const prism_analysis *a, uint64
 /* Whether the profile holds CPU samples (wait vs work is measured), and
  * the collector's words on them (INFO cpu.sampler, or NULL). */
 PRISM_API bool prism_analysis_cpu_present(const prism_analysis *a);
+/* The distributed job this profile is one rank of: *rank the header's
+ * rank (-1: none), *world the number of ranks the job had (INFO
+ * job.world_size; 0 when the file does not say).  True when the profile
+ * is one rank of a larger job: a world size above 1, or, where the file
+ * does not say, a rank above 0 (rank 0 alone may be a job of one). */
+PRISM_API bool prism_analysis_job_rank(const prism_analysis *a, int64_t *rank, uint64_t *world);
 PRISM_API const char *prism_analysis_cpu_status(const prism_analysis *a);
 /* Per-thread trees: count, then each with its stream id and name. */
 PRISM_API size_t prism_analysis_thread_count(const prism_analysis *a);

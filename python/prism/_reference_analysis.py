@@ -30,6 +30,7 @@ class BottleneckType(enum.Enum):
     CPU_CONTENTION = "cpu_contention"
     SLOW_STEPS = "slow_steps"
     UNATTRIBUTED_TIME = "unattributed_time"
+    COMMUNICATION_WAIT = "communication_wait"
 
     @classmethod
     def _missing_(cls, value: object) -> BottleneckType | None:
@@ -44,7 +45,7 @@ class BottleneckType(enum.Enum):
 
 _TIME_FINDINGS = {"hot_operation", "cpu_gpu_sync", "data_loading", "off_cpu_wait",
                   "cpu_contention", "memory_bound", "slow_steps",
-                  "unattributed_time"}
+                  "unattributed_time", "communication_wait"}
 
 
 @dataclass
