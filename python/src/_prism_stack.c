@@ -80,6 +80,12 @@ static struct {
     size_t nk;
     uint32_t sys_ids[512];         /* "[name]" per system call number */
     uint64_t passes, samples, hold_sum, hold_max;
+    /* a pass's samples, handed to libcollect once the GIL is released:
+     * per sample stream, flags, n, then n frame ids */
+    uint32_t out[MAX_THREADS * (MAX_FRAMES + 4)];
+    size_t nout;
+    uint64_t out_ticks;
+    PyObject *f_back;               /* "f_back", interned */
     PyObject *current_frames, *active;     /* sys._current_frames, threading._active */
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
@@ -271,6 +277,8 @@ static void pass(void)
         return;
     }
     uint64_t ticks = prism__now();
+    S.out_ticks = ticks;
+    S.nout = 0;
     for (size_t i = 0; i < S.nk; i++)
         S.k[i].seen = false;
     PyObject *key, *frame;
@@ -307,7 +315,7 @@ static void pass(void)
             Py_XDECREF(code);
             if (id)
                 ids[n++] = id;
-            PyObject *back = PyObject_GetAttrString(f, "f_back");
+            PyObject *back = PyObject_GetAttr(f, S.f_back);
             Py_DECREF(f);
             f = back;
         }
@@ -325,8 +333,13 @@ static void pass(void)
             ids[n++] = k->sys_id;
             flags |= PRISM_STACK_SYSCALL;
         }
-        if (prism__stack_put(k->stream, ticks, flags, ids, n))
-            S.samples++;
+        if (S.nout + 3 + n <= sizeof S.out / sizeof S.out[0]) {
+            S.out[S.nout++] = k->stream;
+            S.out[S.nout++] = flags;
+            S.out[S.nout++] = n;
+            memcpy(S.out + S.nout, ids, n * sizeof *ids);
+            S.nout += n;
+        }
     }
     Py_DECREF(d);
     forget_gone();
@@ -369,6 +382,13 @@ static void *sampler_main(void *arg)
         pass();
         uint64_t held = mono_ns() - t0;
         PyGILState_Release(g);
+        for (size_t i = 0; i + 3 <= S.nout;) {      /* outside the GIL */
+            uint32_t n = S.out[i + 2];
+            if (prism__stack_put(S.out[i], S.out_ticks, S.out[i + 1], S.out + i + 3, n))
+                S.samples++;
+            i += 3 + n;
+        }
+        S.nout = 0;
         S.passes++;
         S.hold_sum += held;
         if (held > S.hold_max)
@@ -459,11 +479,13 @@ void prism_py_stacks_start(double hz)
     PyObject *thr = PyImport_ImportModule("threading");
     Py_CLEAR(S.current_frames);
     Py_CLEAR(S.active);
+    if (!S.f_back)
+        S.f_back = PyUnicode_InternFromString("f_back");
     S.current_frames = sys ? PyObject_GetAttrString(sys, "_current_frames") : NULL;
     S.active = thr ? PyObject_GetAttrString(thr, "_active") : NULL;
     Py_XDECREF(sys);
     Py_XDECREF(thr);
-    if (!S.current_frames || !PyCallable_Check(S.current_frames) || !S.active ||
+    if (!S.f_back || !S.current_frames || !PyCallable_Check(S.current_frames) || !S.active ||
         !PyDict_Check(S.active)) {
         PyErr_Clear();
         prism__stack_end("this Python has no sys._current_frames or threading._active");
