@@ -48,16 +48,6 @@ static const prism_node *node_named(const prism_tree *t, const char *path0, cons
     return NULL;
 }
 
-static const prism_bottleneck *finding(const prism_analysis *a, prism_bottleneck_type type)
-{
-    size_t n;
-    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
-    for (size_t i = 0; i < n; i++)
-        if (b[i].type == type)
-            return &b[i];
-    return NULL;
-}
-
 /* As libcollect writes it: counts between REGIONS chunks, at the depth the
  * stream has there. */
 static void test_unrecorded_under_their_region(void **state)
@@ -104,7 +94,7 @@ static void test_unrecorded_under_their_region(void **state)
     assert_true(whole);
     assert_int_equal(placed, 2 * 5);
     assert_int_equal(prism_analysis_dropped(l.a), 2 * 32);
-    const prism_bottleneck *f = finding(l.a, PRISM_BN_DROPPED_EVENTS);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_DROPPED_EVENTS);
     assert_non_null(f);
     assert_non_null(strstr(f->description, "32 whole regions not recorded"));
     assert_non_null(strstr(f->description, "the call tree is intact"));
@@ -135,7 +125,7 @@ static void test_single_events_dropped(void **state)
     assert_false(whole);
     assert_int_equal(placed, 0);
     assert_int_equal(prism_analysis_dropped(l.a), 13);
-    const prism_bottleneck *f = finding(l.a, PRISM_BN_DROPPED_EVENTS);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_DROPPED_EVENTS);
     assert_non_null(f);
     assert_null(strstr(f->description, "intact"));
     assert_non_null(strstr(f->evidence, "single CPU events were dropped"));
@@ -156,7 +146,7 @@ static void test_no_drops(void **state)
     bool whole = false;
     assert_int_equal(prism_analysis_dropped_regions(l.a, &whole, NULL), 0);
     assert_true(whole);
-    assert_null(finding(l.a, PRISM_BN_DROPPED_EVENTS));
+    assert_null(pb_finding(l.a, PRISM_BN_DROPPED_EVENTS));
     unload(&l);
 }
 

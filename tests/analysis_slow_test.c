@@ -46,12 +46,7 @@ static loaded build(size_t n, uint64_t first, const size_t *slow, size_t nslow, 
 
 static const prism_bottleneck *finding(const prism_analysis *a)
 {
-    size_t n;
-    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
-    for (size_t i = 0; i < n; i++)
-        if (b[i].type == PRISM_BN_SLOW_STEPS)
-            return &b[i];
-    return NULL;
+    return pb_finding(a, PRISM_BN_SLOW_STEPS);
 }
 
 /* The getter gives want[0..k) (step indices), the finding names them. */

@@ -43,16 +43,6 @@ static void sample(pbuild *b, uint32_t stream, uint64_t ts, uint32_t flags, cons
     PB_PUT(b, PRISM_CHUNK_STACKS, 0, ts, prism_enc_stack(&b->e, &s));
 }
 
-static const prism_bottleneck *finding(const prism_analysis *a, prism_bottleneck_type type)
-{
-    size_t n;
-    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
-    for (size_t i = 0; i < n; i++)
-        if (b[i].type == type)
-            return &b[i];
-    return NULL;
-}
-
 static uint32_t node_named(const prism_tree *t, const char *name)
 {
     for (uint32_t i = 0; i < t->count; i++)
@@ -121,7 +111,7 @@ static void test_unattributed_named_by_samples(void **state)
     assert_int_equal(si.samples, 100);
     assert_int_equal(si.period_ns, 10 * MS);
     assert_string_equal(si.status, "python 100 Hz");
-    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_UNATTRIBUTED);
     assert_non_null(f);
     assert_true(f->share > 0.599 && f->share < 0.601);     /* 60 of 100 ms, exactly */
     assert_non_null(strstr(f->description, "60.0% of step time"));
@@ -217,7 +207,7 @@ static void test_outside_steps_and_hostile(void **state)
     assert_true(prism_analysis_stacks_info(l.a, &si));
     assert_int_equal(si.samples, 107);
     assert_int_equal(prism_analysis_thread_count(l.a), 1);
-    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_UNATTRIBUTED);
     assert_non_null(f);
     unload(&l);
 }
@@ -239,7 +229,7 @@ static void test_no_samples(void **state)
     prism_stacks_info si;
     assert_false(prism_analysis_stacks_info(l.a, &si));
     assert_ptr_equal(prism_analysis_tree_sampled(l.a), prism_analysis_tree(l.a));
-    const prism_bottleneck *f = finding(l.a, PRISM_BN_UNATTRIBUTED);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_UNATTRIBUTED);
     assert_non_null(f);
     assert_true(f->share > 0.699 && f->share < 0.701);
     assert_non_null(strstr(f->evidence, "no stack samples say where"));

@@ -172,6 +172,17 @@ static inline void pb_counter(pbuild *b, uint32_t stream, uint64_t ts, uint32_t 
     PB_PUT(b, PRISM_CHUNK_COUNTERS, stream, ts, prism_enc_counter(&b->e, &c));
 }
 
+/* The first finding of a type, or NULL. */
+static inline const prism_bottleneck *pb_finding(const prism_analysis *a, prism_bottleneck_type type)
+{
+    size_t n;
+    const prism_bottleneck *bn = prism_analysis_bottlenecks(a, &n);
+    for (size_t i = 0; bn && i < n; i++)
+        if (bn[i].type == type)
+            return &bn[i];
+    return NULL;
+}
+
 static inline void unload(loaded *l)
 {
     prism_analysis_free(l->a);

@@ -34,35 +34,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "burn.h"
 #include "collect_util.h"
 #include "prism/analysis.h"
 
 #define STEPS 40u
 #define MAX_HOGS 64
 
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Compute for about `ms` of this thread's CPU time. */
-static double burn(double ms)
-{
-    volatile double x = 1.0;
-    double until = thread_cpu_ms() + ms;
-    while (thread_cpu_ms() < until)
-        for (int i = 0; i < 5000; i++)
-            x = x * 1.0000001 + 1e-9;
-    return x;
 }
 
 typedef struct child_arg {

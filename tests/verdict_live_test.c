@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "burn.h"
 #include "collect_util.h"
 #include "prism/analysis.h"
 
@@ -38,24 +39,6 @@ typedef struct queue {
     unsigned n;
     bool stop;
 } queue;
-
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Compute for about `ms` of this thread's CPU time. */
-static double burn(double ms)
-{
-    volatile double x = 1.0;
-    double until = thread_cpu_ms() + ms;
-    while (thread_cpu_ms() < until)
-        for (int i = 0; i < 5000; i++)
-            x = x * 1.0000001 + 1e-9;
-    return x;
-}
 
 typedef struct producer_arg {
     queue *q;
