@@ -303,6 +303,20 @@ static bool dec_steps(dec *d, uint32_t stream)
     return true;
 }
 
+/* A CPU figure in thousandths of a core, or null: PRISM_NO_CPU; values at
+ * or past the sentinel read as the largest known one. */
+static bool permille(dec *d, uint32_t *out)
+{
+    uint64_t v;
+    if (cur_null(&d->c)) {
+        *out = PRISM_NO_CPU;
+        return true;
+    }
+    NEED(cur_uint(&d->c, &v));
+    *out = v >= PRISM_NO_CPU ? PRISM_NO_CPU - 1 : (uint32_t)v;
+    return true;
+}
+
 static bool dec_memory(dec *d)
 {
     uint64_t ts;
@@ -311,7 +325,7 @@ static bool dec_memory(dec *d)
         return false;
     while (d->left) {
         prism_memory_sample m;
-        uint64_t n, dt, cpu, ng;
+        uint64_t n, dt, ng;
         NEED(cur_array(&d->c, &n));
         if (n < 5)
             return false;
@@ -324,12 +338,8 @@ static bool dec_memory(dec *d)
         else
             NEED(cur_uint(&d->c, &m.step));
         NEED(cur_uint(&d->c, &m.rss));
-        if (cur_null(&d->c)) {
-            m.cpu_permille = PRISM_NO_CPU;
-        } else {
-            NEED(cur_uint(&d->c, &cpu));
-            m.cpu_permille = cpu >= PRISM_NO_CPU ? PRISM_NO_CPU - 1 : (uint32_t)cpu;
-        }
+        if (!permille(d, &m.cpu_permille))
+            return false;
         NEED(cur_array(&d->c, &ng));
         if (ng > PRISM_MAX_GPUS)
             return false;
@@ -345,7 +355,21 @@ static bool dec_memory(dec *d)
             for (uint64_t j = 3; j < k; j++)
                 NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         }
-        for (uint64_t j = 5; j < n; j++)
+        /* 1.2: the machine's load, each element there or not */
+        m.host_busy_permille = m.children_cpu_permille = PRISM_NO_CPU;
+        m.ncpu = 0;
+        uint64_t ncpu = 0;
+        if (n > 5 && !permille(d, &m.host_busy_permille))
+            return false;
+        if (n > 6) {
+            NEED(cur_uint(&d->c, &ncpu));
+            m.ncpu = ncpu > UINT32_MAX ? UINT32_MAX : (uint32_t)ncpu;
+        }
+        if (n > 7 && !permille(d, &m.children_cpu_permille))
+            return false;
+        if (!m.ncpu)                    /* not recorded, whatever came */
+            m.host_busy_permille = m.children_cpu_permille = PRISM_NO_CPU;
+        for (uint64_t j = 8; j < n; j++)
             NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
         if (d->cb->memory)

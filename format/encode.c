@@ -271,29 +271,40 @@ prism_status prism_enc_step(prism_enc *e, const prism_step *s)
     return st;
 }
 
+/* A CPU figure, null when unknown (PRISM_NO_CPU). */
+static void w_permille(wr *w, uint32_t v)
+{
+    if (v == PRISM_NO_CPU)
+        w_null(w);
+    else
+        w_uint(w, v);
+}
+
 prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m)
 {
     if (e->kind != PRISM_CHUNK_MEMORY || m->ngpu > PRISM_MAX_GPUS)
         return PRISM_E_ARG;
     uint64_t last = e->last;
     wr w = wr_of(e);
-    w_array(&w, 5);
+    w_array(&w, m->ncpu ? 8 : 5);     /* 1.2: the machine's load appended */
     w_uint(&w, delta(e, m->ts));
     if (m->step == PRISM_NO_STEP)
         w_null(&w);
     else
         w_uint(&w, m->step);
     w_uint(&w, m->rss);
-    if (m->cpu_permille == PRISM_NO_CPU)
-        w_null(&w);
-    else
-        w_uint(&w, m->cpu_permille);
+    w_permille(&w, m->cpu_permille);
     w_array(&w, m->ngpu);
     for (uint32_t i = 0; i < m->ngpu; i++) {
         w_array(&w, 3);
         w_uint(&w, m->gpu[i].device);
         w_uint(&w, m->gpu[i].used);
         w_uint(&w, m->gpu[i].reserved);
+    }
+    if (m->ncpu) {
+        w_permille(&w, m->host_busy_permille);
+        w_uint(&w, m->ncpu);
+        w_permille(&w, m->children_cpu_permille);
     }
     if (commit(e, &w, 1) != PRISM_OK) {
         e->last = last;

@@ -1,7 +1,8 @@
 /*
  * sampler.c - the memory sampler (sampler.h): host memory (/proc/self/statm,
  * kept open and read with pread), CPU time of the process
- * (CLOCK_PROCESS_CPUTIME_ID) and GPU memory (gpumem.c), on the writer
+ * (CLOCK_PROCESS_CPUTIME_ID), GPU memory (gpumem.c) and the machine's load
+ * (hostload.c), on the writer
  * thread only: once per wake-up at which it learns that a step ended, and
  * every memory_interval_ms.  Owner: steps and memory sampling (issue 12).
  */
@@ -67,6 +68,7 @@ void pc_sampler_init(mem_sampler *m, const session *s, uint64_t now)
     *m = (mem_sampler){ .statm = -1, .page = page > 0 ? (uint64_t)page : 4096u,
                         .every_ns = (uint64_t)s->cfg.memory_interval_ms * 1000000u,
                         .next_ns = now, .next_gpu_ns = now };
+    pc_hostload_init(&m->load);
 }
 
 void pc_sampler_close(mem_sampler *m)
@@ -74,6 +76,7 @@ void pc_sampler_close(mem_sampler *m)
     if (m->statm >= 0)
         close(m->statm);
     m->statm = -1;
+    pc_hostload_close(&m->load);
 }
 
 /* The raw clock after every earlier load of this thread: a sample that
@@ -99,6 +102,10 @@ static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64
         return;
     r.u.mem.step = tagged ? ended - 1 : PRISM_NO_STEP;
     r.u.mem.cpu_permille = cpu;
+    r.u.mem.host_busy_permille = r.u.mem.children_cpu_permille = PRISM_NO_CPU;
+    if (pc_hostload_due(&m->load, now))   /* ncpu 0 otherwise: not read */
+        pc_hostload_read(&m->load, now, &r.u.mem.ncpu, &r.u.mem.host_busy_permille,
+                         &r.u.mem.children_cpu_permille);
     bool refresh = now >= m->next_gpu_ns;   /* NVML is slow: once an interval */
     if (refresh)
         m->next_gpu_ns = now + m->every_ns;

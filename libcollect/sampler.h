@@ -11,10 +11,14 @@
  * memory_interval_ms, untagged.  While steps are being taken (one ended in
  * the last second) it wakes at least every SAMPLER_STEP_POLL_MS (the CPU
  * sampler's default period, so at the defaults no wake-up is added).
+ * A sample taken HOSTLOAD_EVERY_MS or more after the last one that read
+ * the machine's load reads it too (MEMORY's 1.2 fields; the others leave
+ * ncpu 0, and the figures are since the previous sample that has them).
  */
 #ifndef PRISM_SAMPLER_H
 #define PRISM_SAMPLER_H
 
+#include "hostload.h"
 #include "internal.h"
 
 #define SAMPLER_STEP_POLL_MS 5u
@@ -28,6 +32,7 @@ typedef struct mem_sampler {
     uint64_t next_gpu_ns;       /* the next NVML reading (steps reuse one) */
     uint64_t last_step_ns;      /* the last wake-up that found a step ended */
     uint64_t steps_seen;        /* session.steps_ended at the last sample */
+    host_load load;             /* the machine and the children (hostload.c) */
 } mem_sampler;
 
 /* Read /proc/self/statm and the process CPU clock: RSS in bytes, and the

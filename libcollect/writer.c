@@ -717,7 +717,8 @@ int pc_writer_header(session *s, char *const *argv, size_t argc)
         .config = kv, .nconfig = nkv,
         /* 1.1: CPU chunks, UNRECORDED chunks and DROPPED's regions (any
          * run may drop) */
-        .version_minor = prism__stacks_wanted ? 2 : 1,   /* 1.2: STACKS chunks */
+        /* 1.2: STACKS chunks, the machine's load in MEMORY samples */
+        .version_minor = prism__stacks_wanted || s->cfg.collect_memory ? 2 : 1,
     };
 #if defined(__x86_64__) || defined(__i386__)
     h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";

@@ -213,6 +213,13 @@ static void on_memory(void *ctx, const prism_memory_sample *m)
     for (uint32_t i = 0; i < m->ngpu; i++)
         fprintf(d->out, " gpu%" PRIu32 " used %" PRIu64 " reserved %" PRIu64, m->gpu[i].device,
                 m->gpu[i].used, m->gpu[i].reserved);
+    if (m->ncpu) {                      /* 1.2: the machine's load */
+        fprintf(d->out, " ncpu %" PRIu32, m->ncpu);
+        if (m->host_busy_permille != PRISM_NO_CPU)
+            fprintf(d->out, " host %.1f%%", m->host_busy_permille / 10.0);
+        if (m->children_cpu_permille != PRISM_NO_CPU)
+            fprintf(d->out, " children %.1f%%", m->children_cpu_permille / 10.0);
+    }
     fputc('\n', d->out);
 }
 

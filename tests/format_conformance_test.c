@@ -186,6 +186,14 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
                 cbor_item_t **e = items(gs[g], &k);
                 m.gpu[g] = (prism_gpu_mem){ (uint32_t)u(e[0]), u(e[1]), u(e[2]) };
             }
+            size_t nf = cbor_array_size(a[i]);      /* 1.2: the machine's load */
+            m.host_busy_permille = m.children_cpu_permille = PRISM_NO_CPU;
+            if (nf > 6)
+                m.ncpu = (uint32_t)u(f[6]);
+            if (m.ncpu && !cbor_is_null(f[5]))
+                m.host_busy_permille = (uint32_t)u(f[5]);
+            if (m.ncpu && nf > 7 && !cbor_is_null(f[7]))
+                m.children_cpu_permille = (uint32_t)u(f[7]);
             tl_memory(l, &m);
         }
         break;
@@ -580,6 +588,41 @@ static void test_cpu_example(void **state)
     assert_memory_equal(buf + 11, spec, sizeof spec);
 }
 
+/* FORMAT.md section 7.7: the memory examples (1.1 and 1.2), byte for byte. */
+static void test_memory_examples(void **state)
+{
+    (void)state;
+    static const uint8_t v11[] = {
+        0x9a, 0x00, 0x00, 0x00, 0x02, 0x19, 0x27, 0x10, 0x85, 0x00, 0xf6, 0x1a, 0x00, 0x10,
+        0x00, 0x00, 0x19, 0x03, 0xb6, 0x81, 0x83, 0x00, 0x19, 0x10, 0x00, 0x19, 0x20, 0x00,
+    };
+    static const uint8_t v12[] = {
+        0x9a, 0x00, 0x00, 0x00, 0x02, 0x19, 0x27, 0x10, 0x88, 0x00, 0xf6, 0x1a, 0x00, 0x10,
+        0x00, 0x00, 0x19, 0x03, 0xb6, 0x80, 0x19, 0x05, 0xdc, 0x02, 0xf6,
+    };
+    prism_memory_sample m = { .ts = 10000, .step = PRISM_NO_STEP, .rss = 1048576, .cpu_permille = 950,
+                              .ngpu = 1, .gpu = { { 0, 4096, 8192 } } };
+    uint8_t buf[256];
+    prism_enc e;
+    size_t len;
+    assert_int_equal(prism_enc_begin(&e, buf, sizeof buf, PRISM_CHUNK_MEMORY, 0, 0, 10000, 0),
+                     PRISM_OK);
+    assert_int_equal(prism_enc_memory(&e, &m), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    assert_int_equal(len, 11 + sizeof v11 + 9);
+    assert_memory_equal(buf + 11, v11, sizeof v11);
+    m.ngpu = 0;
+    m.ncpu = 2;
+    m.host_busy_permille = 1500;
+    m.children_cpu_permille = PRISM_NO_CPU;
+    assert_int_equal(prism_enc_begin(&e, buf, sizeof buf, PRISM_CHUNK_MEMORY, 0, 0, 10000, 0),
+                     PRISM_OK);
+    assert_int_equal(prism_enc_memory(&e, &m), PRISM_OK);
+    assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+    assert_int_equal(len, 11 + sizeof v12 + 9);
+    assert_memory_equal(buf + 11, v12, sizeof v12);
+}
+
 /* FORMAT.md section 14: the worked example, byte for byte. */
 static void test_worked_example(void **state)
 {
@@ -644,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_small_floats),
         cmocka_unit_test(test_cpu_layouts),
         cmocka_unit_test(test_cpu_example),
+        cmocka_unit_test(test_memory_examples),
         cmocka_unit_test(test_worked_example),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,7 +72,11 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
         prism_memory_sample m = { .ts = i * 1000ull, .step = i % 3 ? i : PRISM_NO_STEP,
                                   .rss = (uint64_t)i << 30,
                                   .cpu_permille = i % 4 ? i * 10 : PRISM_NO_CPU,
-                                  .ngpu = i % (PRISM_MAX_GPUS + 1) };
+                                  .ngpu = i % (PRISM_MAX_GPUS + 1),
+                                  /* 1.2's load in two samples of three */
+                                  .ncpu = i % 3 ? i : 0,
+                                  .host_busy_permille = i % 3 && i % 5 ? i * 7 : PRISM_NO_CPU,
+                                  .children_cpu_permille = i % 3 && i % 2 ? i : PRISM_NO_CPU };
         for (uint32_t g = 0; g < m.ngpu; g++)
             m.gpu[g] = (prism_gpu_mem){ g, sq << g, UINT64_MAX >> g };
         if ((st = prism_enc_memory(e, &m)) == PRISM_OK)
@@ -232,7 +236,9 @@ static prism_status rec_at(prism_enc *e, uint32_t kind, uint64_t ts, bool big, t
     prism_status st;
     prism_mark m = { ts, big ? UINT32_MAX : 1 };
     prism_counter c = { ts, big ? UINT32_MAX : 1, false, { .i = 1 } };
-    prism_memory_sample ms = { .ts = ts, .step = 1, .ngpu = big ? PRISM_MAX_GPUS : 0 };
+    prism_memory_sample ms = { .ts = ts, .step = 1, .ngpu = big ? PRISM_MAX_GPUS : 0,
+                               .host_busy_permille = PRISM_NO_CPU,    /* 1.1: no load */
+                               .children_cpu_permille = PRISM_NO_CPU };
     prism_region_event ev = { ts, big ? UINT32_MAX : 0,
                               big ? PRISM_REGION_ENTER : PRISM_REGION_EXIT };
     prism_cpu_sample cs = { ts, 1, PRISM_CPU_HAVE_WAIT, big ? UINT64_MAX : 1, 0 };

@@ -458,6 +458,90 @@ static void test_steps_memory(void **state)
     done(r, c, f);
 }
 
+/* 1.2: the machine's load appended to memory samples; a 1.1 sample (five
+ * elements) still reads, its load unknown; shorter and longer 1.2 samples
+ * read what they hold. */
+static void test_memory_load(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    prism_enc *e = chunk(f, PRISM_CHUNK_MEMORY, 0, 0, 0);
+    const prism_memory_sample m[4] = {
+        { .ts = 1, .step = 0, .rss = 10, .cpu_permille = 1100, .ncpu = 2,
+          .host_busy_permille = 1900, .children_cpu_permille = 700 },
+        { .ts = 2, .step = PRISM_NO_STEP, .rss = 11, .cpu_permille = PRISM_NO_CPU, .ncpu = 64,
+          .host_busy_permille = PRISM_NO_CPU, .children_cpu_permille = PRISM_NO_CPU },
+        { .ts = 3, .step = 1, .rss = 12, .cpu_permille = 0, .ncpu = UINT32_MAX,
+          .host_busy_permille = UINT32_MAX - 1, .children_cpu_permille = 0 },
+        { .ts = 4, .step = 2, .rss = 13, .cpu_permille = 5,     /* ncpu 0: a 1.1 sample */
+          .host_busy_permille = 100, .children_cpu_permille = 100 },
+    };
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(prism_enc_memory(e, &m[i]), PRISM_OK);
+    chunk_end(f);
+    /* by hand: the 1.1 shape, 6 and 7 elements, and 9 (a later minor's) */
+    static const uint8_t pay[] = {
+        0x9a, 0, 0, 0, 5, 0x0a,
+        0x85, 0x01, 0xf6, 0x01, 0x19, 0x03, 0xe8, 0x80,                 /* 1.1 */
+        0x86, 0x01, 0xf6, 0x02, 0xf6, 0x80, 0x19, 0x03, 0xe8,           /* no ncpu */
+        0x87, 0x01, 0xf6, 0x03, 0xf6, 0x80, 0x19, 0x03, 0xe8, 0x04,     /* ncpu 4 */
+        0x89, 0x01, 0xf6, 0x04, 0xf6, 0x81, 0x84, 0x00, 0x01, 0x02, 0x63, 0x61, 0x62, 0x63,
+        0x19, 0x07, 0xd0, 0x02, 0x18, 0x64, 0x82, 0x01, 0xa0,          /* later: skipped */
+    };
+    f->n += tchunk(f->b + f->n, PRISM_CHUNK_MEMORY, 0, 1, pay, sizeof pay);
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nmem, 8);
+    for (int i = 0; i < 4; i++) {
+        const prism_memory_sample *got = &c->mem[i];
+        assert_int_equal(got->rss, m[i].rss);
+        assert_int_equal(got->cpu_permille, m[i].cpu_permille);
+        assert_int_equal(got->ncpu, m[i].ncpu);
+        assert_int_equal(got->host_busy_permille,
+                         m[i].ncpu ? m[i].host_busy_permille : PRISM_NO_CPU);
+        assert_int_equal(got->children_cpu_permille,
+                         m[i].ncpu ? m[i].children_cpu_permille : PRISM_NO_CPU);
+    }
+    const prism_memory_sample *h = &c->mem[4];     /* 1.1: everything but the load */
+    assert_int_equal(h->ts, 11);
+    assert_int_equal(h->rss, 1);
+    assert_int_equal(h->cpu_permille, 1000);
+    assert_int_equal(h->ncpu, 0);
+    assert_int_equal(h->host_busy_permille, PRISM_NO_CPU);
+    assert_int_equal(h->children_cpu_permille, PRISM_NO_CPU);
+    assert_int_equal(c->mem[5].ncpu, 0);           /* host busy without ncpu: unknown */
+    assert_int_equal(c->mem[5].host_busy_permille, PRISM_NO_CPU);
+    assert_int_equal(c->mem[6].ncpu, 4);
+    assert_int_equal(c->mem[6].host_busy_permille, 1000);
+    assert_int_equal(c->mem[6].children_cpu_permille, PRISM_NO_CPU);
+    const prism_memory_sample *l = &c->mem[7];
+    assert_int_equal(l->ts, 14);
+    assert_int_equal(l->ngpu, 1);
+    assert_int_equal(l->gpu[0].reserved, 2);
+    assert_int_equal(l->host_busy_permille, 2000);
+    assert_int_equal(l->ncpu, 2);
+    assert_int_equal(l->children_cpu_permille, 100);
+    done(r, c, f);
+
+    /* a text where a load figure goes: malformed */
+    f = file_new();
+    static const uint8_t bad[] = {
+        0x9a, 0, 0, 0, 2, 0x0a,
+        0x88, 0x01, 0xf6, 0x05, 0xf6, 0x80, 0x61, 0x78, 0x02, 0xf6,
+    };
+    f->n += tchunk(f->b + f->n, PRISM_CHUNK_MEMORY, 0, 0, bad, sizeof bad);
+    c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    prism_reader_callbacks cb = { .memory = c_memory };
+    r = prism_reader_new(&cb, c);
+    assert_non_null(r);
+    assert_int_equal(prism_reader_feed(r, f->b, f->n), PRISM_OK);
+    assert_int_equal(prism_reader_finish(r), PRISM_OK);
+    assert_int_equal(prism_reader_stats_get(r)->malformed, 1);
+    assert_int_equal(c->nmem, 0);
+    done(r, c, f);
+}
+
 static void test_gpu(void **state)
 {
     (void)state;
@@ -733,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_regions),
         cmocka_unit_test(test_marks_counters),
         cmocka_unit_test(test_steps_memory),
+        cmocka_unit_test(test_memory_load),
         cmocka_unit_test(test_gpu),
         cmocka_unit_test(test_dropped_info_footer),
         cmocka_unit_test(test_cpu),

@@ -166,6 +166,9 @@ static inline void tlog_memory(tlog *l, const prism_memory_sample *m)
         tlog_u64(l, m->gpu[i].used);
         tlog_u64(l, m->gpu[i].reserved);
     }
+    tlog_u64(l, m->ncpu);
+    tlog_u64(l, m->host_busy_permille);
+    tlog_u64(l, m->children_cpu_permille);
 }
 
 static inline void tlog_gpu(tlog *l, const prism_gpu_record *g)

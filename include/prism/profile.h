@@ -177,6 +177,14 @@ typedef struct prism_memory_sample {
     uint32_t cpu_permille;       /* process CPU, 1000 = one core; NO_CPU      */
     uint32_t ngpu;
     prism_gpu_mem gpu[PRISM_MAX_GPUS];
+    /* The machine's load (format 1.2, appended to the sample).  ncpu 0: not
+     * recorded, the encoder writes the 1.1 sample and the decoder gives the
+     * two figures below as PRISM_NO_CPU (so a zero-initialised sample is a
+     * 1.1 one).  Both are since the previous sample, 1000 = one core. */
+    uint32_t ncpu;               /* online CPUs of the machine; 0: unknown     */
+    uint32_t host_busy_permille; /* all CPUs' busy time (/proc/stat); NO_CPU  */
+    uint32_t children_cpu_permille; /* the process's child processes (live
+                                    and reaped); NO_CPU                       */
 } prism_memory_sample;
 
 /*
