@@ -500,6 +500,7 @@ void an_oncpu_flush(prism_analysis *a)
                 wq = span - on;
             c->d_span = span;
             c->d_on = on;
+            c->on_all += on;
             c->d_wait = wq;
             c->in_pass = true;
             busy_all += (double)on / (double)span;
@@ -545,6 +546,10 @@ void an_oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
         want_rings(a);
     }
     for (size_t i = 0; i < n; i++) {
+        if (!a->cpu_t1 || s[i].ts < a->cpu_t0)
+            a->cpu_t0 = s[i].ts;
+        if (s[i].ts > a->cpu_t1)
+            a->cpu_t1 = s[i].ts;
         /* a pass: consecutive records until a stream comes again */
         athread *t = an_tree_thread(a, s[i].stream);
         if (!t)

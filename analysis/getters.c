@@ -181,3 +181,5 @@ void prism_analysis_slow_steps(const prism_analysis *a, const uint64_t **idx, si
     *idx = a->nslow ? a->slow : NULL;
     *n = a->nslow;
 }
+
+const prism_cpu_load *prism_analysis_cpu_load(const prism_analysis *a) { return &a->cpu_load; }

@@ -102,6 +102,7 @@ typedef struct acpu {
     bool in_pass;
     bool queued;                /* a record in the pass being gathered */
     uint64_t span, oncpu, runq; /* all covered time */
+    uint64_t on_all;            /* on-CPU over every interval (load.c) */
     uint64_t out_span, out_on, out_wait, out_busy;  /* outside regions */
     uint64_t out_blk;
     blk_piece recent[BLK_RECENT];   /* the newest blocked pieces, a ring */
@@ -234,6 +235,8 @@ struct prism_analysis {
     prism_cpu_sample *pass;
     size_t npass, passcap;
     bool cpu_present;
+    uint64_t cpu_t0, cpu_t1;    /* the first and last CPU sample's time */
+    prism_cpu_load cpu_load;    /* derived (load.c) */
     char cpu_status[96];        /* INFO cpu.sampler */
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
     uint64_t world_size;        /* INFO job.world_size, 0: unknown */
@@ -389,6 +392,9 @@ void an_res_free(tnode *nd);
 void an_series_steps(prism_analysis *a, const prism_step *s, size_t n);
 void an_series_sort_steps(prism_analysis *a);
 void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
+/* Who used the CPUs (load.c): a->cpu_load from the memory and CPU samples;
+ * after the series are refreshed. */
+void an_cpu_load(prism_analysis *a);
 void an_series_refresh(prism_analysis *a);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);

@@ -292,6 +292,7 @@ void prism_analysis_refresh(prism_analysis *a)
     double pct = effective(a->opts.bottleneck_threshold_pct, h, "bottleneck_threshold_pct", 10);
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
     an_series_leaks(a, mb);
+    an_cpu_load(a);
     const prism_step_stats *st = prism_analysis_steps(a);
     if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))
         a->nslow = rules_slow_find(st, a->slow, NULL);

@@ -29,7 +29,9 @@
  *
  * and, over the whole thread, cpu_contention: the time it was runnable but
  * waiting for a CPU (the run queue), which is neither work nor a wait for
- * something the program does.
+ * something the program does; its evidence says who took the CPUs (this
+ * process's threads, its worker processes, other processes: load.c) and
+ * its advice follows from the largest of them.
  *
  * Each names its region (the heaviest path of the name), the share of the
  * step and the evidence.  Names add confidence, they are never required.
@@ -373,6 +375,58 @@ static bool reported_hot(const rules_ctx *c, const char *name)
     return false;
 }
 
+/* Who took the CPUs, in cores (prism_cpu_load), where the file says. */
+static void load_evidence(char *ev, size_t cap, const prism_cpu_load *l)
+{
+    if (l->machine >= 0) {
+        rules_put(ev, cap, "; the machine's %u cores ran %.1f: this process %.1f", l->ncpu,
+                  l->machine, l->process);
+        if (l->training >= 0)
+            rules_put(ev, cap, " (training thread %.1f, other threads %.1f)", l->training,
+                      l->other_threads + (l->unrecorded > 0 ? l->unrecorded : 0));
+        rules_put(ev, cap, ", its worker processes %.1f, other processes %.1f", l->workers,
+                  l->others);
+        return;
+    }
+    if (l->process >= 0 && l->training >= 0)
+        rules_put(ev, cap, "; this process ran %.1f cores (training thread %.1f, other "
+                  "threads %.1f)", l->process, l->training,
+                  l->other_threads + (l->unrecorded > 0 ? l->unrecorded : 0));
+    rules_put(ev, cap, "; worker processes and the rest of the machine: not recorded");
+}
+
+/* Advice from the largest taker of CPUs besides the training thread:
+ * other processes, this process's worker processes or its own other
+ * threads.  false without the machine's figures. */
+static bool load_advice(char *r, size_t cap, const prism_cpu_load *l, bool python)
+{
+    if (l->machine < 0)
+        return false;
+    double threads = l->process - (l->training >= 0 ? l->training : 0);
+    if (l->others >= l->workers && l->others >= threads)
+        snprintf(r, cap, "Other processes took most of the CPUs (%.1f of %u cores): another "
+                 "job on the node. Check the CPUs this job may use (taskset -p, the cgroup's "
+                 "cpu.max / cpuset), ask for exclusive nodes, or move the other work off "
+                 "them.", l->others, l->ncpu);
+    else if (l->workers >= threads)
+        snprintf(r, cap, python
+                 ? "This process's worker processes took %.1f cores beside the training "
+                   "thread: lower DataLoader num_workers (or make each batch cheaper) so the "
+                   "training thread keeps a core."
+                 : "This process's child processes took %.1f cores beside the training "
+                   "thread: run fewer worker processes (or make their work cheaper) so the "
+                   "training thread keeps a core.", l->workers);
+    else
+        snprintf(r, cap, python
+                 ? "This process's own other threads took %.1f cores beside the training "
+                   "thread: lower torch.set_num_threads() / OMP_NUM_THREADS (and interop "
+                   "threads) so the training thread keeps a core."
+                 : "This process's own other threads took %.1f cores beside the training "
+                   "thread: use fewer worker threads (or lower OMP_NUM_THREADS) and keep one "
+                   "core for the training thread.", threads);
+    return true;
+}
+
 static void contention(rules_ctx *c, const wait_op *op, size_t nop)
 {
     const prism_tree *t = c->train;
@@ -438,14 +492,18 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
         rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s", DUR(waitq));
     rules_put(b->evidence, sizeof b->evidence, ", most in '%s' (%s)",
               rules_leaf(t->nodes[where].name), DUR(best));
+    const prism_cpu_load *ld = prism_analysis_cpu_load(c->a);
+    load_evidence(b->evidence, sizeof b->evidence, ld);
     if (in_hot > 0)
         rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations (their "
                   "findings)", DUR(in_hot / (c->steps ? (double)c->steps : 1.0)),
                   c->steps ? "/step" : "");
-    if (others_known > 0)
+    if (others_known > 0 && ld->machine < 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",
                   busy_threads, busy_threads == 1 ? "" : "s", c->loaders);
+    if (load_advice(b->recommendation, sizeof b->recommendation, ld, c->python))
+        return;
     snprintf(b->recommendation, sizeof b->recommendation, c->python
              ? "More threads want to run than there are cores: lower DataLoader num_workers, "
                "torch.set_num_threads() / OMP_NUM_THREADS and the processes per node so the "

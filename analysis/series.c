@@ -91,7 +91,11 @@ void an_series_memory(prism_analysis *a, const prism_memory_sample *m)
     if (!pb_vec_reserve((void **)&a->mem, &a->mcap, a->nmem + 1, sizeof *a->mem))
         return;
     prism_mem_point p = { .ts = m->ts, .step = m->step, .rss = m->rss,
-                          .cpu_permille = m->cpu_permille, .ngpu = m->ngpu };
+                          .cpu_permille = m->cpu_permille, .ngpu = m->ngpu,
+                          .ncpu = m->ncpu, .host_busy_permille = m->host_busy_permille,
+                          .children_cpu_permille = m->children_cpu_permille };
+    if (!p.ncpu)                        /* a 1.1 sample, or a zero-initialised one */
+        p.host_busy_permille = p.children_cpu_permille = PRISM_NO_CPU;
     for (uint32_t g = 0; g < m->ngpu && g < PRISM_MAX_GPUS; g++) {   /* saturating */
         p.gpu_used = p.gpu_used + m->gpu[g].used < p.gpu_used ? UINT64_MAX
                                                               : p.gpu_used + m->gpu[g].used;

@@ -230,6 +230,25 @@ static void outside_lines(FILE *f, const prism_analysis *a)
     }
 }
 
+/* Who used the CPUs, in cores: where the file has CPU samples or the
+ * machine's load (a file with neither gets no line). */
+static void cpu_load_line(FILE *f, const prism_cpu_load *l)
+{
+    if (l->process < 0 || (l->machine < 0 && l->training < 0))
+        return;
+    fputs("  CPU load (cores): ", f);
+    if (l->machine >= 0)
+        fprintf(f, "machine %.1f of %u; ", l->machine, l->ncpu);
+    fprintf(f, "this process %.1f", l->process);
+    if (l->training >= 0)
+        fprintf(f, " (training thread %.1f, other threads %.1f, unrecorded threads %.1f)",
+                l->training, l->other_threads, l->unrecorded >= 0 ? l->unrecorded : 0);
+    if (l->machine >= 0)
+        fprintf(f, "; its worker processes %.1f; other processes %.1f\n", l->workers, l->others);
+    else
+        fputs("; worker processes and the rest of the machine: not recorded\n", f);
+}
+
 static void summary(FILE *f, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *st = prism_analysis_steps(a);
@@ -274,6 +293,7 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
         fputs("  Not recorded: single events (a writer before format 1.1); the nesting after "
               "a drop may be wrong\n", f);
     fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
+    cpu_load_line(f, prism_analysis_cpu_load(a));
     memory_lines(f, prism_analysis_memory(a));
     const prism_work_stats *wk = prism_analysis_work(a);
     if (wk->present) {

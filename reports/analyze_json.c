@@ -78,6 +78,38 @@ void report_json_reader(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
+/* A figure in cores, null when unknown (< 0). */
+static void cores(pb_json *w, const char *key, double v)
+{
+    if (v >= 0)
+        pb_json_kdouble(w, key, v);
+    else {
+        pb_json_key(w, key);
+        pb_json_null(w);
+    }
+}
+
+/* Who used the CPUs (prism_cpu_load); null when the file says nothing. */
+static void cpu_load(pb_json *w, const prism_cpu_load *l)
+{
+    pb_json_key(w, "cpu_load");
+    if (l->process < 0 && l->machine < 0 && l->training < 0) {
+        pb_json_null(w);
+        return;
+    }
+    pb_json_begin_object(w);
+    pb_json_kuint(w, "ncpu", l->ncpu);
+    cores(w, "machine", l->machine);
+    cores(w, "process", l->process);
+    cores(w, "training_thread", l->training);
+    cores(w, "other_threads", l->other_threads);
+    cores(w, "unrecorded_threads", l->unrecorded);
+    cores(w, "worker_processes", l->workers);
+    cores(w, "other_processes", l->others);
+    pb_json_kuint(w, "span_ns", (uint64_t)l->span_ns);
+    pb_json_end_object(w);
+}
+
 static void summary(pb_json *w, const prism_analysis *a)
 {
     const prism_tree *t = prism_analysis_tree(a);
@@ -126,6 +158,7 @@ static void summary(pb_json *w, const prism_analysis *a)
     } else {
         pb_json_null(w);
     }
+    cpu_load(w, prism_analysis_cpu_load(a));
     pb_json_kuint(w, "region_ns", t->total_ns);
     uint64_t un = 0;                    /* `(outside regions)`, in region_ns */
     for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling)

@@ -192,6 +192,11 @@ typedef struct prism_mem_point {
     uint64_t gpu_used, gpu_reserved;  /* all devices, bytes (saturating sums)   */
     uint32_t cpu_permille;     /* process CPU, 1000 = one core; PRISM_NO_CPU    */
     uint32_t ngpu;             /* devices reported; 0: no GPU figures           */
+    /* the machine's load (format 1.2), since the previous sample with ncpu
+     * nonzero; ncpu 0: not read at this sample */
+    uint32_t ncpu;
+    uint32_t host_busy_permille;       /* PRISM_NO_CPU: unknown                */
+    uint32_t children_cpu_permille;    /* PRISM_NO_CPU: unknown                */
 } prism_mem_point;
 
 typedef struct prism_memory_stats {
@@ -408,6 +413,32 @@ PRISM_API const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
 PRISM_API const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
 PRISM_API const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a);
 PRISM_API const prism_work_stats *prism_analysis_work(const prism_analysis *a);
+
+/*
+ * Who used the CPUs over the run, in cores (1.0: one core busy the whole
+ * time; each figure over the time its source covers): the machine (the
+ * memory samples' format 1.2 load), this process (their process CPU), of
+ * which its training thread and its other recorded threads (the CPU
+ * samples) and the rest, threads it did not record (process minus the
+ * recorded ones, at least 0); its child processes (DataLoader workers) and
+ * the other processes on the machine (machine minus process minus
+ * children, at least 0).  A figure < 0 is unknown: the file does not
+ * record it (a 1.1 file has no machine, children or others).
+ */
+typedef struct prism_cpu_load {
+    uint32_t ncpu;             /* online CPUs; 0: unknown                        */
+    double machine;            /* busy cores of the whole machine                */
+    double process;            /* this process                                   */
+    double training;           /* ... its training thread                        */
+    double other_threads;      /* ... its other recorded threads                 */
+    double unrecorded;         /* ... threads not recorded                       */
+    double workers;            /* its child processes                            */
+    double others;             /* every other process on the machine             */
+    double span_ns;            /* the time the machine's figures cover           */
+} prism_cpu_load;
+
+/* Borrowed until the next refresh; never NULL for a non-NULL analysis. */
+PRISM_API const prism_cpu_load *prism_analysis_cpu_load(const prism_analysis *a);
 PRISM_API const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
 /* The slow steps the slow_steps finding counts (its rule: analysis/
  * rules_steps.c), their step indices in step order, every one of them (the
