@@ -379,12 +379,12 @@ static bool reported_hot(const rules_ctx *c, const char *name)
 static void load_evidence(char *ev, size_t cap, const prism_cpu_load *l)
 {
     if (l->machine >= 0) {
-        rules_put(ev, cap, "; the machine's %u cores ran %.1f: this process %.1f", l->ncpu,
-                  l->machine, l->process);
+        rules_put(ev, cap, "; %u cores ran %.1f: this process %.1f", l->ncpu, l->machine,
+                  l->process);
         if (l->training >= 0)
             rules_put(ev, cap, " (training thread %.1f, other threads %.1f)", l->training,
                       l->other_threads + (l->unrecorded > 0 ? l->unrecorded : 0));
-        rules_put(ev, cap, ", its worker processes %.1f, other processes %.1f", l->workers,
+        rules_put(ev, cap, ", worker processes %.1f, other processes %.1f", l->workers,
                   l->others);
         return;
     }
@@ -495,9 +495,8 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
     const prism_cpu_load *ld = prism_analysis_cpu_load(c->a);
     load_evidence(b->evidence, sizeof b->evidence, ld);
     if (in_hot > 0)
-        rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations (their "
-                  "findings)", DUR(in_hot / (c->steps ? (double)c->steps : 1.0)),
-                  c->steps ? "/step" : "");
+        rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations",
+                  DUR(in_hot / (c->steps ? (double)c->steps : 1.0)), c->steps ? "/step" : "");
     if (others_known > 0 && ld->machine < 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",

@@ -91,7 +91,8 @@ static uint64_t ticks_after_loads(void)
 }
 
 /* One sample; `ended` is steps_ended as loaded before the read. */
-static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64_t now)
+static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64_t now,
+                 bool force)
 {
     proc_rec r = { .is_step = false };
     uint32_t cpu;
@@ -103,7 +104,7 @@ static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64
     r.u.mem.step = tagged ? ended - 1 : PRISM_NO_STEP;
     r.u.mem.cpu_permille = cpu;
     r.u.mem.host_busy_permille = r.u.mem.children_cpu_permille = PRISM_NO_CPU;
-    if (pc_hostload_due(&m->load, now))   /* ncpu 0 otherwise: not read */
+    if (force || pc_hostload_due(&m->load, now))     /* ncpu 0 otherwise: not read */
         pc_hostload_read(&m->load, now, &r.u.mem.ncpu, &r.u.mem.host_busy_permille,
                          &r.u.mem.children_cpu_permille);
     bool refresh = now >= m->next_gpu_ns;   /* NVML is slow: once an interval */
@@ -127,7 +128,7 @@ uint64_t pc_sampler_poll(mem_sampler *m, session *s, uint64_t now, bool force)
     if (new_step)
         m->last_step_ns = now;
     if (force || new_step || now >= m->next_ns)
-        take(m, s, ended, new_step && ended > 0, now);
+        take(m, s, ended, new_step && ended > 0, now, force);
     uint64_t next = m->next_ns;
     uint64_t poll = (uint64_t)SAMPLER_STEP_POLL_MS * 1000000u;
     if (ended && now - m->last_step_ns < STEP_IDLE_NS && now + poll < next)

@@ -12,7 +12,7 @@
  * the last second) it wakes at least every SAMPLER_STEP_POLL_MS (the CPU
  * sampler's default period, so at the defaults no wake-up is added).
  * A sample taken HOSTLOAD_EVERY_MS or more after the last one that read
- * the machine's load reads it too (MEMORY's 1.2 fields; the others leave
+ * the machine's load, or the last one (at shutdown), reads it too (MEMORY's 1.2 fields; the others leave
  * ncpu 0, and the figures are since the previous sample that has them).
  */
 #ifndef PRISM_SAMPLER_H
