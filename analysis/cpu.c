@@ -546,10 +546,11 @@ void an_oncpu_samples(prism_analysis *a, const prism_cpu_sample *s, size_t n)
         want_rings(a);
     }
     for (size_t i = 0; i < n; i++) {
-        if (!a->cpu_t1 || s[i].ts < a->cpu_t0)
+        if (!a->cpu_timed || s[i].ts < a->cpu_t0)
             a->cpu_t0 = s[i].ts;
-        if (s[i].ts > a->cpu_t1)
+        if (!a->cpu_timed || s[i].ts > a->cpu_t1)
             a->cpu_t1 = s[i].ts;
+        a->cpu_timed = true;
         /* a pass: consecutive records until a stream comes again */
         athread *t = an_tree_thread(a, s[i].stream);
         if (!t)

@@ -236,6 +236,7 @@ struct prism_analysis {
     size_t npass, passcap;
     bool cpu_present;
     uint64_t cpu_t0, cpu_t1;    /* the first and last CPU sample's time */
+    bool cpu_timed;             /* ... set */
     prism_cpu_load cpu_load;    /* derived (load.c) */
     char cpu_status[96];        /* INFO cpu.sampler */
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */

@@ -494,9 +494,11 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
               rules_leaf(t->nodes[where].name), DUR(best));
     const prism_cpu_load *ld = prism_analysis_cpu_load(c->a);
     load_evidence(b->evidence, sizeof b->evidence, ld);
-    if (in_hot > 0)
-        rules_put(b->evidence, sizeof b->evidence, "; %s%s more in hot operations",
-                  DUR(in_hot / (c->steps ? (double)c->steps : 1.0)), c->steps ? "/step" : "");
+    char note[64];                      /* whole or not at all */
+    snprintf(note, sizeof note, "; %s%s more in hot operations",
+             DUR(in_hot / (c->steps ? (double)c->steps : 1.0)), c->steps ? "/step" : "");
+    if (in_hot > 0 && strlen(b->evidence) + strlen(note) < sizeof b->evidence)
+        rules_put(b->evidence, sizeof b->evidence, "%s", note);
     if (others_known > 0 && ld->machine < 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "; %zu other thread%s on CPU more than half the time (%zu recorded beside it)",

@@ -33,6 +33,7 @@
 
 #include "burn.h"
 #include "collect_util.h"
+#include "pbuild.h"
 #include "prism/analysis.h"
 
 #define STEPS 60u
@@ -268,12 +269,94 @@ static void test_load_unknown(void **state)
     prism_analysis_free(a);
 }
 
+/* A built profile: 20 steps of 10 ms in one region, the training thread
+ * waiting for a CPU half of the time (CPU samples every 5 ms), and memory
+ * samples at the step ends with the process at 0.6 cores and, when ncpu,
+ * the machine's load (busy permille, children permille). */
+static loaded contended(uint32_t ncpu, uint32_t busy, uint32_t kids)
+{
+    static const char *const names[] = { "work" };
+    const uint64_t MS = 1000000u;
+    pbuild b;
+    pb_init(&b, names, 1, 5);
+    pb_thread(&b, 1, "main");
+    pb_info_text(&b, "cpu.sampler", "schedstat (built)");
+    for (uint64_t s = 0; s < 20; s++) {
+        uint64_t t0 = 1 * MS + s * 10 * MS;
+        pb_enter(&b, 1, t0, 1);
+        pb_exit(&b, 1, t0 + 10 * MS);
+        prism_step st = { t0, t0 + 10 * MS, s, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    for (uint64_t k = 0; k <= 42; k++) {
+        prism_cpu_sample c = { .ts = k * 5 * MS, .stream = 1, .flags = PRISM_CPU_HAVE_WAIT,
+                               .oncpu_ns = k * 5 * MS / 2, .wait_ns = k * 5 * MS / 2 };
+        pb_cpu(&b, &c);
+    }
+    for (uint64_t s = 0; s <= 20; s++) {
+        prism_memory_sample m = { .ts = 1 * MS + s * 10 * MS, .step = s ? s - 1 : PRISM_NO_STEP,
+                                  .rss = 1 << 20, .cpu_permille = s ? 600 : PRISM_NO_CPU,
+                                  .ncpu = ncpu, .host_busy_permille = s ? busy : PRISM_NO_CPU,
+                                  .children_cpu_permille = s ? kids : PRISM_NO_CPU };
+        pb_memory(&b, &m);
+    }
+    return pb_load(&b);
+}
+
+static size_t count(const char *s, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* cpu_contention's evidence and advice from the load: unknown (1.1), other
+ * processes the largest, the worker processes the largest. */
+static void test_contention_names_the_taker(void **state)
+{
+    (void)state;
+    loaded l = contended(0, 0, 0);
+    const prism_bottleneck *b = pb_finding(l.a, PRISM_BN_CPU_CONTENTION);
+    assert_non_null(b);
+    printf("  1.1: %s\n", b->evidence);
+    assert_int_equal(count(b->evidence, "worker processes and the rest of the machine: not "
+                                        "recorded"), 1);
+    assert_non_null(strstr(b->evidence, "this process ran 0.6 cores"));
+    assert_null(strstr(b->recommendation, "Other processes took"));
+    unload(&l);
+
+    l = contended(2, 2000, 100);
+    b = pb_finding(l.a, PRISM_BN_CPU_CONTENTION);
+    assert_non_null(b);
+    const prism_cpu_load *ld = prism_analysis_cpu_load(l.a);
+    print_load("  others", ld);
+    assert_true(ld->machine > 1.99 && ld->machine < 2.01);
+    assert_true(ld->others > 1.29 && ld->others < 1.31);    /* 2.0 - 0.6 - 0.1 */
+    assert_true(ld->training > 0.49 && ld->training < 0.51);
+    printf("  others: %s | %s\n", b->evidence, b->recommendation);
+    assert_non_null(strstr(b->evidence, "2 cores ran 2.0: this process 0.6"));
+    assert_non_null(strstr(b->evidence, "other processes 1.3"));
+    assert_null(strstr(b->evidence, "not recorded"));
+    assert_non_null(strstr(b->recommendation, "Other processes took most"));
+    unload(&l);
+
+    l = contended(2, 2000, 1300);
+    b = pb_finding(l.a, PRISM_BN_CPU_CONTENTION);
+    assert_non_null(b);
+    printf("  workers: %s | %s\n", b->evidence, b->recommendation);
+    assert_non_null(strstr(b->evidence, "worker processes 1.3, other processes 0.1"));
+    assert_non_null(strstr(b->recommendation, "child processes took 1.3 cores"));
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_other_processes_beside_hogs, hogs_stop),
         cmocka_unit_test(test_own_worker_processes),
         cmocka_unit_test(test_load_unknown),
+        cmocka_unit_test(test_contention_names_the_taker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

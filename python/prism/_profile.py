@@ -186,6 +186,15 @@ class Profile:
         return (self.json.get("summary") or {}).get("stacks")
 
     @property
+    def cpu_load(self):
+        """Who used the CPUs over the run, in cores: {"ncpu", "machine",
+        "process", "training_thread", "other_threads", "unrecorded_threads",
+        "worker_processes", "other_processes", "span_ns"} (analyze JSON
+        ``summary.cpu_load``; a figure the file does not record is None), or
+        None."""
+        return (self.json.get("summary") or {}).get("cpu_load")
+
+    @property
     def leak(self):
         """The leak fits of memory over steps: {'host': ..., 'gpu': ...}
         (memory.host_leak and memory.gpu_leak; gpu is None without GPU

@@ -66,6 +66,19 @@ class Agreement(TempDirTest):
                          [o["name"] for o in p.json["ops"][:2]])
         self.assertEqual(len(p.top_operations(100)), len(p.json["ops"]))
 
+    def test_cpu_load(self):
+        # who used the CPUs: the process ran (the training thread spins),
+        # the machine's figures come with the 1.2 memory samples
+        p = prism.load(self.a)
+        c = p.cpu_load
+        self.assertEqual(c, p.summary["cpu_load"])
+        self.assertGreater(c["process"], 0)
+        self.assertGreater(c["ncpu"], 0)
+        self.assertIsNotNone(c["machine"])
+        self.assertGreaterEqual(c["other_processes"], 0)
+        self.assertGreaterEqual(c["worker_processes"], 0)
+        self.assertLessEqual(c["machine"], c["ncpu"] + 0.01)
+
     def test_bottlenecks_with_region_and_fix(self):
         p = prism.load(self.a)
         self.assertTrue(p.bottlenecks, "the planted hot operation is found")
