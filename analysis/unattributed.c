@@ -195,7 +195,8 @@ void an_out_resolve(prism_analysis *a, bool final)
         size_t k = 0;
         while (k < t->nogap && settle(a, t, &t->ogap[k], end))
             k++;
-        memmove(t->ogap, t->ogap + k, (t->nogap - k) * sizeof *t->ogap);
+        if (k)
+            memmove(t->ogap, t->ogap + k, (t->nogap - k) * sizeof *t->ogap);
         t->nogap -= k;
         /* the time after the last root region, once no region can follow */
         if (final && !t->depth && !t->lost && t->n && a->have_ts && a->last_ts > t->out_from) {
