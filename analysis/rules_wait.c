@@ -528,9 +528,13 @@ void rules_wait(rules_ctx *c)
     collect(c, &op, &cap, &nop, &ix);
     for (size_t k = 0; k < nop; k++) {
         /* woken and not yet running is part of a wait only where the
-         * region mostly waits: blocked longer than it ran */
+         * region mostly waits: blocked longer than it ran; and no more of
+         * it than the blocked time itself (under contention a region's run
+         * queue is mostly preemption, which is no wait of the program's:
+         * cpu_contention says it) */
         bool waits = op[k].known > 0 && op[k].blocked > op[k].on;
-        op[k].stall = op[k].blocked + (waits ? op[k].waitq : 0);
+        double woken = op[k].waitq < op[k].blocked ? op[k].waitq : op[k].blocked;
+        op[k].stall = op[k].blocked + (waits ? woken : 0);
     }
     const prism_gpu_stats *g = prism_analysis_gpu(c->a);
     for (size_t found = 0; found < WAIT_MAX; found++) {
