@@ -277,8 +277,12 @@ print("ok")
         # HIGH on a quiet machine; a busy one stretches the waits around it
         # and its share of the step may drop a level
         self.assertIn(top["severity"], ("HIGH", "MEDIUM"))
-        for b in hot:                       # nothing else is hot
-            self.assertIn("mixer.up", b["path"], b)
+        for b in hot:                       # nothing else comes near it
+            # (shares are of wall time: on a busy machine a region the
+            # scheduler preempts can cross the threshold, never the planted one)
+            if "mixer.up" not in b["path"]:
+                self.assertLess(b["share"], top["share"] / 2, (b, top))
+                self.assertNotEqual(b["severity"], "HIGH", b)
 
     def test_plant_item(self):
         d = self.profile("instrument", "item")
