@@ -355,6 +355,10 @@ static uint64_t mono_ns(void)
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    /* one thread state for the thread's life (PyGILState_Ensure per pass
+     * would make and free one every time), the GIL released between passes */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyThreadState *ts = PyEval_SaveThread();
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
@@ -377,11 +381,11 @@ static void *sampler_main(void *arg)
             next = now;
         for (size_t i = 0; i < S.nk; i++)       /* outside the GIL */
             read_state(&S.k[i]);
-        PyGILState_STATE g = PyGILState_Ensure();
+        PyEval_RestoreThread(ts);
         uint64_t t0 = mono_ns();
         pass();
         uint64_t held = mono_ns() - t0;
-        PyGILState_Release(g);
+        ts = PyEval_SaveThread();
         for (size_t i = 0; i + 3 <= S.nout;) {      /* outside the GIL */
             uint32_t n = S.out[i + 2];
             if (prism__stack_put(S.out[i], S.out_ticks, S.out[i + 1], S.out + i + 3, n))
@@ -394,6 +398,8 @@ static void *sampler_main(void *arg)
         if (held > S.hold_max)
             S.hold_max = held;
     }
+    PyEval_RestoreThread(ts);
+    PyGILState_Release(g);
     return NULL;
 }
 
