@@ -1,0 +1,222 @@
+"""prism._torch_adapt - adaptive module regions: module regions cost what
+they are worth.
+
+In adaptive mode (the default; PRISM_TORCH_MODULES=all or modules="all"
+keeps every module) every module region is measured for the first
+`adapt_steps` optimizer steps (PRISM_TORCH_ADAPT_STEPS, default 5; the
+first step warms up and is not counted).  Then decide() keeps the hooks of
+the modules whose forward takes at least FACTOR times PRISM's own cost per
+module call (measured here, once, on this machine) and of the roots that
+begin a step or an eval pass; the others lose their hooks, forward and
+backward, so their time is their parent's self time from then on (the
+tree stays exact: nothing is lost, it is attributed one level up).
+
+instrument()'s modules lose their own hooks (torch's handles: the
+program's hooks are untouched); auto()'s global hooks are replaced by
+per-module hooks on the kept modules of the roots seen so far (a module
+first called after the decision is not recorded).  The profile says so:
+INFO torch.modules.* (docs/FORMAT.md), shown by prism-top analyze.
+"""
+
+import os
+import sys
+import weakref
+
+import torch as _torch
+
+import prism
+from prism._torch_core import (_Adapt, _Auto, _module_hooks, _now, _regions_for)
+
+FACTOR = 50                     # keep a module whose forward costs >= 50 x ours
+MODES = ("adaptive", "all")
+_NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
+_COST_DEFAULT = 10000           # ns, when the measurement fails
+
+
+def config(modules, adapt_steps):
+    """The mode and the measured steps: the keywords, else the environment
+    (PRISM_TORCH_MODULES, PRISM_TORCH_ADAPT_STEPS), else adaptive and 5.
+    A bad keyword raises ValueError; a bad variable warns once and keeps
+    the default."""
+    if modules is None:
+        modules = os.environ.get("PRISM_TORCH_MODULES", "") or "adaptive"
+        if modules not in MODES:
+            _warn("PRISM_TORCH_MODULES=%s is not one of %s; adaptive"
+                  % (modules, ", ".join(MODES)))
+            modules = "adaptive"
+    elif modules not in MODES:
+        raise ValueError("modules must be one of %s, not %r" % (", ".join(MODES), modules))
+    if adapt_steps is None:
+        v = os.environ.get("PRISM_TORCH_ADAPT_STEPS", "")
+        adapt_steps = _Adapt.steps
+        if v:
+            try:
+                adapt_steps = int(v)
+                if adapt_steps < 1:
+                    raise ValueError
+            except ValueError:
+                _warn("PRISM_TORCH_ADAPT_STEPS=%s is not an integer >= 1; %d"
+                      % (v, _Adapt.steps))
+                adapt_steps = _Adapt.steps
+    elif not isinstance(adapt_steps, int) or isinstance(adapt_steps, bool) or adapt_steps < 1:
+        raise ValueError("adapt_steps must be an int >= 1, not %r" % (adapt_steps,))
+    return modules, adapt_steps
+
+
+def _warn(msg):
+    try:
+        sys.stderr.write("prism: warning: %s\n" % msg)
+    except Exception:
+        pass
+
+
+def start(adapt_steps):
+    """Measure from now on (instrument() or auto() in adaptive mode).  A
+    start after a decision measures again for the modules registered since."""
+    if not _Adapt.measuring:
+        _Adapt.measuring = True
+        _Adapt.seen = _Adapt.roots = 0
+        for acc in _Adapt.accs:
+            acc[0] = acc[1] = 0
+    _Adapt.steps = adapt_steps
+    try:
+        cost_ns()               # now, not in a step
+    except Exception:
+        _cost.append(_COST_DEFAULT)
+
+
+# ---- PRISM's cost per module call --------------------------------------------
+
+_cost = []
+
+
+def cost_ns():
+    """What PRISM's hooks add to one module call (forward and backward), on
+    this machine, measured once: torch's dispatch of a forward pre/post hook
+    pair on a bare module (the slow path of Module._call_impl and two Python
+    calls), times 3 for PRISM's own work in them and the backward hook (the
+    factor measured against the whole instrumented cost on the
+    50-module bench model: bench/torch_overhead_bench.py)."""
+    if _cost:
+        return _cost[0]
+    m = _torch.nn.Identity()
+    x = _torch.zeros(1)
+    seen = []
+
+    def pre(module, inputs):
+        seen.append(None)
+
+    def post(module, inputs, out):
+        seen.pop()
+
+    def loop(n=200):
+        t = _now()
+        for _ in range(n):
+            m(x)
+        return (_now() - t) / n
+
+    best = None
+    with _torch.no_grad():
+        loop(50)
+        for _ in range(3):          # the least of 3: the machine may be busy
+            bare = loop()
+            a = m.register_forward_pre_hook(pre)
+            b = m.register_forward_hook(post)
+            try:
+                hooked = loop()
+            finally:
+                a.remove()
+                b.remove()
+            d = max(hooked - bare, 50.0)
+            best = d if best is None else min(best, d)
+    _cost.append(int(3 * best))
+    return _cost[0]
+
+
+# ---- the decision ------------------------------------------------------------
+
+def decide():
+    """After the measured steps: fold the small modules (hooks removed),
+    keep the others, and say so in the profile."""
+    _Adapt.measuring = False
+    cost = cost_ns()
+    limit = FACTOR * cost
+    kept, folded = [], []
+
+    def keep(acc):
+        return acc[1] == 0 or acc[2] or acc[0] >= limit * acc[1]
+
+    regs, _Adapt.regs = _Adapt.regs, []
+    for ref, acc, removers in regs:
+        if ref() is None:
+            continue
+        if keep(acc):
+            kept.append(acc[3])
+            continue
+        for rm in removers:
+            try:
+                rm()
+            except Exception:
+                pass
+        folded.append(acc[3])
+    if _Auto.measure:
+        _Auto.measure = False
+        _auto_switch(keep, kept, folded)
+    _info(kept, folded, cost, limit)
+
+
+def _auto_switch(keep, kept, folded):
+    """auto(): per-module hooks on the kept modules of every root seen, then
+    the global hooks go (no module call pays for them any more)."""
+    done = set()
+    for root, names in list(_Auto.roots.items()):
+        for path, m in root.named_modules():
+            if id(m) in done or id(m) not in names:
+                continue
+            lvl = names[id(m)][1]
+            if _Auto.depth is not None and lvl > _Auto.depth:
+                continue
+            done.add(id(m))
+            fwd, bw_hook, acc = _regions_for(root, path)
+            if acc[1] == 0 and not acc[2]:
+                continue            # never called: nothing to keep
+            if not keep(acc):
+                folded.append(acc[3])
+                continue
+            kept.append(acc[3])
+            _Auto.kept_handles.extend(
+                _module_hooks(m, fwd, bw_hook if _Auto.backward else None))
+            _Auto.kept_modules[m] = True
+    while _Auto.handles:
+        try:
+            _Auto.handles.pop().remove()
+        except Exception:
+            pass
+
+
+def _info(kept, folded, cost, limit):
+    """INFO torch.modules.*: what was folded, after which step, and why."""
+    folded = sorted(set(folded))
+    kept = sorted(set(kept) - set(folded))
+    names, size = [], 0
+    for i, n in enumerate(folded):
+        if size + len(n) + 2 > _NAMES_MAX:
+            names.append("... (%d more)" % (len(folded) - i))
+            break
+        names.append(n)
+        size += len(n) + 2
+    info = getattr(prism._prism, "_info", None)
+    if info is None:
+        return
+    try:
+        info("torch.modules.after_step", max(prism.step_index(), 0))
+        info("torch.modules.cost_ns", int(cost))
+        info("torch.modules.threshold_ns", int(limit))
+        info("torch.modules.kept", len(kept))
+        info("torch.modules.folded", len(folded))
+        info("torch.modules.folded_names", ", ".join(names))
+    except Exception:
+        pass
+
+
+_Adapt.decide = decide
