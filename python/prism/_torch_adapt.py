@@ -28,6 +28,7 @@ import prism
 from prism._torch_core import (_Adapt, _Auto, _module_hooks, _now, _regions_for)
 
 FACTOR = 50                     # keep a module whose forward costs >= 50 x ours
+BUDGET = 0.005                  # and the largest others while they cost < 0.5 % a step
 MODES = ("adaptive", "all")
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
 _COST_DEFAULT = 10000           # ns, when the measurement fails
@@ -78,6 +79,7 @@ def start(adapt_steps):
         _Adapt.seen = _Adapt.roots = 0
         for acc in _Adapt.accs:
             acc[0] = acc[1] = 0
+        _Adapt.t0 = _now()
     _Adapt.steps = adapt_steps
     try:
         cost_ns()               # now, not in a step
@@ -91,33 +93,53 @@ _cost = []
 
 
 def cost_ns():
-    """What PRISM's hooks add to one module call (forward and backward), on
-    this machine, measured once: torch's dispatch of a forward pre/post hook
-    pair on a bare module (the slow path of Module._call_impl and two Python
-    calls), times 3 for PRISM's own work in them and the backward hook (the
-    factor measured against the whole instrumented cost on the
-    50-module bench model: bench/torch_overhead_bench.py)."""
+    """What PRISM's hooks add to one module call, forward and backward, on
+    this machine, measured once: a module called with a pair of forward
+    hooks doing what PRISM's do (frame and compile checks, a stack entry, a
+    pre-hook on the output's grad_fn that runs in the backward pass) against
+    the same module bare, the least of 3 interleaved rounds; times 1.5 for
+    the regions PRISM's hooks open and close (bench/torch_overhead_bench.py
+    measures the real cost per module call)."""
     if _cost:
         return _cost[0]
-    m = _torch.nn.Identity()
-    x = _torch.zeros(1)
-    seen = []
+    from prism._torch_core import _first_tensor, _getframe, _is_compiling
+
+    class _Probe(_torch.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    m = _Probe()
+    x = _torch.zeros(4, requires_grad=True)
+    st = []
+
+    def bw(grad):
+        st.append(grad)
+        st.pop()
 
     def pre(module, inputs):
-        seen.append(None)
+        if _is_compiling():
+            return
+        st.append((_getframe(1), module, None, None, None, 0, None))
 
     def post(module, inputs, out):
-        seen.pop()
+        if _is_compiling():
+            return
+        if st and st[-1][0] is _getframe(1):
+            st.pop()
+        t = _first_tensor(out)
+        if t is not None and t.requires_grad and t.grad_fn is not None \
+                and _torch.is_grad_enabled():
+            t.grad_fn.register_prehook(bw)
 
-    def loop(n=200):
+    def loop(n=100):
         t = _now()
         for _ in range(n):
-            m(x)
+            m(x).sum().backward()
         return (_now() - t) / n
 
     best = None
-    with _torch.no_grad():
-        loop(50)
+    with _torch.enable_grad():
+        loop(20)
         for _ in range(3):          # the least of 3: the machine may be busy
             bare = loop()
             a = m.register_forward_pre_hook(pre)
@@ -127,9 +149,10 @@ def cost_ns():
             finally:
                 a.remove()
                 b.remove()
-            d = max(hooked - bare, 50.0)
+            d = max(hooked - bare, 100.0)
             best = d if best is None else min(best, d)
-    _cost.append(int(3 * best))
+    x.grad = None
+    _cost.append(int(1.5 * best))
     return _cost[0]
 
 
@@ -141,10 +164,8 @@ def decide():
     _Adapt.measuring = False
     cost = cost_ns()
     limit = FACTOR * cost
+    keep = _chosen(cost, limit)
     kept, folded = [], []
-
-    def keep(acc):
-        return acc[1] == 0 or acc[2] or acc[0] >= limit * acc[1]
 
     regs, _Adapt.regs = _Adapt.regs, []
     for ref, acc, removers in regs:
@@ -163,6 +184,42 @@ def decide():
         _Auto.measure = False
         _auto_switch(keep, kept, folded)
     _info(kept, folded, cost, limit)
+
+
+def _chosen(cost, limit):
+    """keep(acc) for the measured modules: the first root forward of a step
+    (the model: it begins steps and eval passes), every module whose forward
+    takes >= limit a call (its hooks cost it <= 1/FACTOR of its time), and
+    then, largest time per call first, the others while all the kept hooks
+    together cost under BUDGET of the mean measured step (PRISM's cost per
+    call x their calls per step).  A module never called while measuring
+    keeps its hooks (nothing says it is small)."""
+    a = _Adapt
+    measured = a.seen - 1 if a.steps > 1 and a.seen > 1 else a.seen
+    step_ns = (_now() - a.t0) / measured if measured > 0 else 0.0
+    per_step = max(measured, 1)
+    spend, budget = 0.0, BUDGET * step_ns
+    keep_ids = set()
+    rest = []
+    for acc in a.accs:
+        if acc[1] == 0:
+            continue
+        if acc[2] or acc[0] >= limit * acc[1]:
+            keep_ids.add(id(acc))
+            spend += cost * acc[1] / per_step
+        else:
+            rest.append(acc)
+    rest.sort(key=lambda acc: acc[0] / acc[1], reverse=True)
+    for acc in rest:
+        c = cost * acc[1] / per_step
+        if spend + c > budget:
+            break
+        spend += c
+        keep_ids.add(id(acc))
+
+    def keep(acc):
+        return acc[1] == 0 or id(acc) in keep_ids
+    return keep
 
 
 def _auto_switch(keep, kept, folded):
@@ -209,7 +266,7 @@ def _info(kept, folded, cost, limit):
     if info is None:
         return
     try:
-        info("torch.modules.after_step", max(prism.step_index(), 0))
+        info("torch.modules.after_steps", prism.step_index() + 1)
         info("torch.modules.cost_ns", int(cost))
         info("torch.modules.threshold_ns", int(limit))
         info("torch.modules.kept", len(kept))

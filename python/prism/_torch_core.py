@@ -89,13 +89,15 @@ class _Steps:
 class _Adapt:
     """Adaptive module regions (prism._torch_adapt decides): while measuring,
     each module region's calls and time add up in its stats list, acc =
-    [ns, calls, began (a root that began a step or an eval pass), name]; after
+    [ns, calls, first (the first root forward of a step), name]; after
     `steps` optimizer steps (or 4 x steps root forwards without any), decide()
     folds the modules whose time per call is small against PRISM's cost."""
     measuring = False           # adaptive mode, before the decision
     steps = 5                   # measured optimizer steps (the first: warm-up)
     seen = 0                    # optimizer steps ended while measuring
     roots = 0                   # root forwards ended while measuring
+    fresh = False               # a step began and no root forward yet
+    t0 = 0                      # when the measured steps began (ns)
     accs = []                   # every stats list (reset after the warm-up step)
     regs = []                   # instrument()'s hooked modules not yet judged:
     #                             (weakref to the module, acc, removers)
@@ -110,6 +112,7 @@ def _adapt_tick(step):
         if a.seen == 1 and a.steps > 1:         # the first step warms up
             for acc in a.accs:
                 acc[0] = acc[1] = 0
+            a.t0 = _now()
         if a.seen < a.steps:
             return
     else:
@@ -139,6 +142,7 @@ def _begin():
         prism.step_end()
     _Steps.open = True
     _Steps.tail = False
+    _Adapt.fresh = True
     prism.step_begin()
     return True
 
@@ -250,16 +254,24 @@ def _fwd_open(region, frame, module=None, acc=None):
     if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
         _end_tail()
         region = _Pair(_R_EVAL, region)
-        if acc is not None:
-            acc[2] = 1
     elif _idle() and _torch.is_grad_enabled():
-        if _begin() and acc is not None:
-            acc[2] = 1
+        _begin()
     region.__enter__()
     if acc is not None and _Adapt.measuring:
+        if not st:
+            _first_root(acc)
         st.append((frame, region, None, None, None, _now(), acc))
     else:
         st.append((frame, region, None, None, None, 0, None))
+
+
+def _first_root(acc):
+    """A root forward (nothing open on the thread) while measuring: the
+    first of its step (the model, not the loss after it) is kept whatever
+    its time, as its forward may begin a step or an eval pass."""
+    if _Adapt.fresh or _idle():
+        _Adapt.fresh = False
+        acc[2] = 1
 
 
 def _measured(e):
@@ -388,17 +400,15 @@ def _auto_pre(module, inputs):
     if _Auto.depth is not None and lvl > _Auto.depth:
         return
     fwd, bw_hook, acc = _regions_for(root, path)
-    began = False
     if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
         _end_tail()
         fwd = _Pair(_R_EVAL, fwd)
-        began = True
     elif _idle() and _torch.is_grad_enabled():
-        began = _begin()
+        _begin()
     fwd.__enter__()
     if _Auto.measure and _Adapt.measuring:
-        if began:
-            acc[2] = 1
+        if not st:
+            _first_root(acc)
         st.append((frame, fwd, names, root, bw_hook, _now(), acc))
     else:
         st.append((frame, fwd, names, root, bw_hook, 0, None))
