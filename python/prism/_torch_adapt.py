@@ -192,13 +192,16 @@ def _chosen(cost, limit):
     takes >= limit a call (its hooks cost it <= 1/FACTOR of its time), and
     then, largest time per call first, the others while all the kept hooks
     together cost under BUDGET of the mean measured step (PRISM's cost per
-    call x their calls per step).  A module never called while measuring
+    call x their calls per step; the step less the cost of every module's
+    hooks while measuring).  A module never called while measuring
     keeps its hooks (nothing says it is small)."""
     a = _Adapt
     measured = a.seen - 1 if a.steps > 1 and a.seen > 1 else a.seen
     step_ns = (_now() - a.t0) / measured if measured > 0 else 0.0
     per_step = max(measured, 1)
-    spend, budget = 0.0, BUDGET * step_ns
+    # the step as it will be: less what every module's hooks cost it now
+    step_ns -= cost * sum(acc[1] for acc in a.accs) / per_step
+    spend, budget = 0.0, BUDGET * max(step_ns, 0.0)
     keep_ids = set()
     rest = []
     for acc in a.accs:
