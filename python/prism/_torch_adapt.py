@@ -5,10 +5,11 @@ In adaptive mode (the default; PRISM_TORCH_MODULES=all or modules="all"
 keeps every module) every module region is measured for the first
 `adapt_steps` optimizer steps (PRISM_TORCH_ADAPT_STEPS, default 5; the
 first step warms up and is not counted).  Then decide() keeps the hooks of
-the modules whose forward takes at least FACTOR times PRISM's own cost per
-module call (measured here, once, on this machine) and of the roots that
-begin a step or an eval pass; the others lose their hooks, forward and
-backward, so their time is their parent's self time from then on (the
+the first root forward of a step (the model), of the modules whose forward
+takes at least FACTOR times PRISM's own cost per module call (measured
+here, once, on this machine), and of the largest others while all kept
+hooks cost under BUDGET of a step; the others lose their hooks, forward
+and backward, so their time is their parent's self time from then on (the
 tree stays exact: nothing is lost, it is attributed one level up).
 
 instrument()'s modules lose their own hooks (torch's handles: the
@@ -32,6 +33,7 @@ BUDGET = 0.005                  # and the largest others while they cost < 0.5 %
 MODES = ("adaptive", "all")
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
 _COST_DEFAULT = 10000           # ns, when the measurement fails
+_COST_MIN = 1000                # ns: no pair of Python hooks costs less
 
 
 def config(modules, adapt_steps):
@@ -94,23 +96,23 @@ _cost = []
 
 def cost_ns():
     """What PRISM's hooks add to one module call, forward and backward, on
-    this machine, measured once: a module called with a pair of forward
-    hooks doing what PRISM's do (frame and compile checks, a stack entry, a
-    pre-hook on the output's grad_fn that runs in the backward pass) against
-    the same module bare, the least of 3 interleaved rounds; times 1.5 for
-    the regions PRISM's hooks open and close (bench/torch_overhead_bench.py
-    measures the real cost per module call)."""
+    this machine, measured once: the work of a pair of forward hooks like
+    PRISM's (frame and compile checks, a stack entry, a pre-hook on the
+    output's grad_fn that runs in the backward pass) around an op and its
+    backward, against the op and its backward alone, the least of 15 short
+    interleaved rounds each (at least _COST_MIN); times 2 for torch's
+    dispatch of the hooks (Module._call_impl's slow path) and the regions
+    PRISM's hooks open and close (bench/torch_overhead_bench.py measures the
+    real cost per module call).  No module is called: the program's global
+    module hooks never see it."""
     if _cost:
         return _cost[0]
     from prism._torch_core import _first_tensor, _getframe, _is_compiling
 
-    class _Probe(_torch.nn.Module):
-        def forward(self, x):
-            return x * 2.0
-
-    m = _Probe()
     x = _torch.zeros(4, requires_grad=True)
+    grad = _torch.autograd.grad     # not Tensor.backward: PRISM may wrap it
     st = []
+    me = object()
 
     def bw(grad):
         st.append(grad)
@@ -131,28 +133,29 @@ def cost_ns():
                 and _torch.is_grad_enabled():
             t.grad_fn.register_prehook(bw)
 
-    def loop(n=100):
+    def bare(n=30):
         t = _now()
         for _ in range(n):
-            m(x).sum().backward()
+            grad((x * 2.0).sum(), x)
         return (_now() - t) / n
 
-    best = None
+    def hooked(n=30):
+        t = _now()
+        for _ in range(n):
+            pre(me, (x,))
+            y = x * 2.0
+            post(me, (x,), y)
+            grad(y.sum(), x)
+        return (_now() - t) / n
+
+    b, h = [], []
     with _torch.enable_grad():
-        loop(20)
-        for _ in range(3):          # the least of 3: the machine may be busy
-            bare = loop()
-            a = m.register_forward_pre_hook(pre)
-            b = m.register_forward_hook(post)
-            try:
-                hooked = loop()
-            finally:
-                a.remove()
-                b.remove()
-            d = max(hooked - bare, 100.0)
-            best = d if best is None else min(best, d)
-    x.grad = None
-    _cost.append(int(1.5 * best))
+        bare(10)
+        hooked(10)
+        for _ in range(15):         # interleaved, short; the least of each:
+            b.append(bare())        # the machine may be busy
+            h.append(hooked())
+    _cost.append(int(2 * max(min(h) - min(b), _COST_MIN)))
     return _cost[0]
 
 

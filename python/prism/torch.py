@@ -44,6 +44,12 @@ torch's register_full_backward_hook is not used: it wraps inputs and outputs
 in a custom autograd Function, and an in-place op on them (ResNet's
 ``out += identity``, ReLU(inplace=True)) then raises in torch 1.13.
 
+Adaptive module regions (the default; modules="all" or
+PRISM_TORCH_MODULES=all keeps every module): every module is measured for
+the first adapt_steps optimizer steps, then the modules too small to be
+worth their hooks lose them and their time folds into their parent's self
+time; the profile says which (prism._torch_adapt, INFO torch.modules.*).
+
 Forked DataLoader workers inherit the patches; libcollect records nothing in a
 forked child, so a patched call there costs a dictionary lookup or two and
 records nothing: the parent's file shows the wait (``data_loading``), not the
