@@ -16,7 +16,10 @@ times each step after its first `--skip` steps (past the adaptive
 measurement: 5 steps by default) and reports the median step; the figure
 per mode is the median of its runs, and the ratio is to the unprofiled
 runs of the same bench.  The profile of the last adaptive run says how many
-modules were folded.  Prints figures; never fails on time.
+modules were folded.  Then the same model in one process (its own child):
+blocks of steps bare and under prism.torch.instrument, adaptive and "all",
+interleaved, with the session recording throughout, so only the
+instrumentation differs.  Prints figures; never fails on time.
 
     PYTHONPATH=build/python build/venv/bin/python bench/torch_overhead_bench.py [--rounds N]
 """
@@ -84,6 +87,51 @@ def child(name):
     print("step_ns=%d modules=%d" % (med, len(list(model.modules()))))
 
 
+def in_process(name, rounds, out):
+    """The same model in this process with a session recording: blocks of
+    steps bare and under prism.torch.instrument (adaptive: measured, decided
+    and folded before its block is timed; and modules="all"), interleaved;
+    the median step of each block, the median of the blocks.  Only the
+    instrumentation differs between the blocks (the session, its writer
+    and samplers run throughout)."""
+    import torch
+    import prism
+    import prism.torch
+    torch.set_num_threads(1)
+    prism.init(output=out)
+    model, x, y = build(name)
+    opt = torch.optim.SGD(model.parameters(), lr=0.001)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    n = 200 if name == "small" else 20
+
+    def block(k):
+        ts = []
+        for _ in range(k):
+            t = time.perf_counter_ns()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            ts.append(time.perf_counter_ns() - t)
+        return statistics.median(ts)
+
+    block(n // 4)
+    res = {"bare": [], "adaptive": [], "all": []}
+    for r in range(rounds):
+        res["bare"].append(block(n))
+        for mode in ("adaptive", "all"):
+            h = prism.torch.instrument(model, opt, modules=mode, adapt_steps=5)
+            block(10)                   # measured, decided (adaptive)
+            res[mode].append(block(n))
+            h.remove()
+    prism.shutdown()
+    base = statistics.median(res["bare"])
+    print("  in one process (prism.torch.instrument, session recording throughout):")
+    for m in ("bare", "adaptive", "all"):
+        med = statistics.median(res[m])
+        print("    %-24s %9.3f ms  x%.3f" % (m, med / 1e6, med / base))
+
+
 def once(name, mode, out):
     me = os.path.abspath(__file__)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
@@ -125,9 +173,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--models", default="small,cnn")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--in-process", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         child(a.child)
+        return 0
+    if a.in_process:
+        in_process(a.in_process, a.rounds, a.out)
         return 0
     try:
         import torch
@@ -156,6 +209,12 @@ def main():
                 print("  %-26s %9.3f ms  x%.3f  runs: %s"
                       % (m, med / 1e6, med / base, " ".join("%.3f" % (t / 1e6) for t in times[m])))
             print("  adaptive profile: %s" % folded(outs["python -m prism"]))
+            p = subprocess.run([sys.executable, os.path.abspath(__file__), "--in-process", name,
+                                "--rounds", str(a.rounds), "--out", os.path.join(d, "ip.cbor")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={k: v for k, v in os.environ.items()
+                                    if not k.startswith("PRISM_")}, timeout=900)
+            sys.stdout.write(p.stdout)
     return 0
 
 
