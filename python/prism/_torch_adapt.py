@@ -82,6 +82,7 @@ def start(adapt_steps):
         for acc in _Adapt.accs:
             acc[0] = acc[1] = 0
         _Adapt.t0 = _now()
+        _Adapt.own_ns = 0
     _Adapt.steps = adapt_steps
     try:
         cost_ns()               # now, not in a step
@@ -95,15 +96,13 @@ _cost = []
 
 
 def cost_ns():
-    """What PRISM's hooks add to one module call, forward and backward, on
-    this machine, measured once: the work of a pair of forward hooks like
-    PRISM's (frame and compile checks, a stack entry, a pre-hook on the
-    output's grad_fn that runs in the backward pass) around an op and its
-    backward, against the op and its backward alone, the least of 15 short
-    interleaved rounds each (at least _COST_MIN); times 2 for torch's
-    dispatch of the hooks (Module._call_impl's slow path) and the regions
-    PRISM's hooks open and close (bench/torch_overhead_bench.py measures the
-    real cost per module call).  No module is called: the program's global
+    """The part of PRISM's cost per module call that its hooks cannot time
+    themselves (torch's dispatch of them), estimated once on this machine:
+    the work of a pair of forward hooks like PRISM's (frame and compile
+    checks, a stack entry, a pre-hook on the output's grad_fn that runs in
+    the backward pass) around an op and its backward, against the op and
+    its backward alone, the least of 15 short interleaved rounds each (at
+    least _COST_MIN), times 2.  No module is called: the program's global
     module hooks never see it."""
     if _cost:
         return _cost[0]
@@ -165,7 +164,7 @@ def decide():
     """After the measured steps: fold the small modules (hooks removed),
     keep the others, and say so in the profile."""
     _Adapt.measuring = False
-    cost = cost_ns()
+    cost = _cost_per_call()
     limit = FACTOR * cost
     keep = _chosen(cost, limit)
     kept, folded = [], []
@@ -187,6 +186,16 @@ def decide():
         _Auto.measure = False
         _auto_switch(keep, kept, folded)
     _info(kept, folded, cost, limit)
+
+
+def _cost_per_call():
+    """PRISM's cost per module call in this program: the time its hooks
+    spent per measured module call (forward pre and post, the backward
+    segment hook: measured inside them, cold caches and all), plus
+    cost_ns() for torch's dispatch of the hooks, which no hook can time."""
+    calls = sum(acc[1] for acc in _Adapt.accs)
+    own = _Adapt.own_ns / calls if calls else 0.0
+    return int(own + cost_ns())
 
 
 def _chosen(cost, limit):

@@ -98,6 +98,7 @@ class _Adapt:
     roots = 0                   # root forwards ended while measuring
     fresh = False               # a step began and no root forward yet
     t0 = 0                      # when the measured steps began (ns)
+    own_ns = 0                  # time inside PRISM's module hooks meanwhile
     accs = []                   # every stats list (reset after the warm-up step)
     regs = []                   # instrument()'s hooked modules not yet judged:
     #                             (weakref to the module, acc, removers)
@@ -113,6 +114,7 @@ def _adapt_tick(step):
             for acc in a.accs:
                 acc[0] = acc[1] = 0
             a.t0 = _now()
+            a.own_ns = 0
         if a.seen < a.steps:
             return
     else:
@@ -345,13 +347,21 @@ def _module_hooks(m, fwd, bw_hook, acc=None):
     def pre(module, inputs):
         if _is_compiling():
             return
+        if acc is not None and _Adapt.measuring:       # PRISM's own time too
+            t = _now()
+            _fwd_open(fwd, _getframe(1), module, acc)
+            _Adapt.own_ns += _now() - t
+            return
         _fwd_open(fwd, _getframe(1), module, acc)
 
     def post(module, inputs, out):
         if _is_compiling():
             return
+        t = _now() if acc is not None and _Adapt.measuring else 0
         if _fwd_close(_getframe(1)) and bw_hook is not None:
             _hook_backward(bw_hook, out)
+        if t:
+            _Adapt.own_ns += _now() - t
 
     a = m.register_forward_pre_hook(pre)
     b = m.register_forward_hook(post)
@@ -374,7 +384,15 @@ class _Auto:
 def _auto_pre(module, inputs):
     if _is_compiling():
         return
-    frame = _getframe(1)
+    if _Auto.measure and _Adapt.measuring:             # PRISM's own time too
+        t = _now()
+        _auto_open(module, _getframe(1))
+        _Adapt.own_ns += _now() - t
+        return
+    _auto_open(module, _getframe(1))
+
+
+def _auto_open(module, frame):
     st = _tls.fwd
     if st:
         top = st[-1][0]
@@ -417,7 +435,15 @@ def _auto_pre(module, inputs):
 def _auto_post(module, inputs, out):
     if _is_compiling():
         return
-    frame = _getframe(1)
+    if _Auto.measure and _Adapt.measuring:
+        t = _now()
+        _auto_close(out, _getframe(1))
+        _Adapt.own_ns += _now() - t
+        return
+    _auto_close(out, _getframe(1))
+
+
+def _auto_close(out, frame):
     st = _tls.fwd
     if st and st[-1][0] is frame:
         e = st.pop()
@@ -454,22 +480,32 @@ def _close_comp(tls):
 
 def _segment_hook(region):
     def hook(grad):
-        tls = _tls
-        if tls.seg is not None:
-            tls.seg.__exit__(None, None, None)
-        elif not tls.in_bw:
-            # an autograd worker thread (CUDA), or a backward we did not
-            # wrap: close this thread's segment when the pass ends
-            tid = _get_ident()
-            try:
-                _torch.autograd.Variable._execution_engine.queue_callback(
-                    lambda: _close_seg(tls) if _get_ident() == tid else None)
-            except Exception:
-                pass
-        tls.seg = region
-        region.__enter__()
+        if _Adapt.measuring:                            # PRISM's own time too
+            t = _now()
+            _segment(region)
+            _Adapt.own_ns += _now() - t
+        else:
+            _segment(region)
         return None
     return hook
+
+
+def _segment(region):
+    """A module's backward begins: its segment follows the thread's last."""
+    tls = _tls
+    if tls.seg is not None:
+        tls.seg.__exit__(None, None, None)
+    elif not tls.in_bw:
+        # an autograd worker thread (CUDA), or a backward we did not
+        # wrap: close this thread's segment when the pass ends
+        tid = _get_ident()
+        try:
+            _torch.autograd.Variable._execution_engine.queue_callback(
+                lambda: _close_seg(tls) if _get_ident() == tid else None)
+        except Exception:
+            pass
+    tls.seg = region
+    region.__enter__()
 
 
 def _wrap_backward(orig):
