@@ -170,8 +170,10 @@ def decide():
     kept, folded = [], []
 
     regs, _Adapt.regs = _Adapt.regs, []
+    from prism.torch import _instrumented
     for ref, acc, removers in regs:
-        if ref() is None:
+        m = ref()
+        if m is None or m not in _instrumented:     # gone, or its handle removed
             continue
         if keep(acc):
             kept.append(acc[3])
