@@ -6,8 +6,8 @@ keeps every module) every module region is measured for the first
 `adapt_steps` optimizer steps (PRISM_TORCH_ADAPT_STEPS, default 5; the
 first step warms up and is not counted).  Then decide() keeps the hooks of
 the first root forward of a step (the model), of the modules whose forward
-takes at least FACTOR times PRISM's own cost per module call (measured
-here, once, on this machine), and of the largest others while all kept
+takes at least FACTOR times PRISM's own cost per module call (its hooks
+time themselves while measuring), and of the largest others while all kept
 hooks cost under BUDGET of a step; the others lose their hooks, forward
 and backward, so their time is their parent's self time from then on (the
 tree stays exact: nothing is lost, it is attributed one level up).
@@ -21,18 +21,15 @@ INFO torch.modules.* (docs/FORMAT.md), shown by prism-top analyze.
 
 import os
 import sys
-import weakref
-
-import torch as _torch
 
 import prism
-from prism._torch_core import (_Adapt, _Auto, _module_hooks, _now, _regions_for)
+from prism._torch_core import _Adapt, _Auto, _module_hooks, _now, _regions_for
 
 FACTOR = 50                     # keep a module whose forward costs >= 50 x ours
 BUDGET = 0.005                  # and the largest others while they cost < 0.5 % a step
 MODES = ("adaptive", "all")
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
-_COST_DEFAULT = 10000           # ns, when the measurement fails
+_COST_DEFAULT = 10000           # ns, when nothing was measured
 _COST_MIN = 1000                # ns: no pair of Python hooks costs less
 
 
@@ -84,78 +81,6 @@ def start(adapt_steps):
         _Adapt.t0 = _now()
         _Adapt.own_ns = 0
     _Adapt.steps = adapt_steps
-    try:
-        cost_ns()               # now, not in a step
-    except Exception:
-        _cost.append(_COST_DEFAULT)
-
-
-# ---- PRISM's cost per module call --------------------------------------------
-
-_cost = []
-
-
-def cost_ns():
-    """The part of PRISM's cost per module call that its hooks cannot time
-    themselves (torch's dispatch of them), estimated once on this machine:
-    the work of a pair of forward hooks like PRISM's (frame and compile
-    checks, a stack entry, a pre-hook on the output's grad_fn that runs in
-    the backward pass) around an op and its backward, against the op and
-    its backward alone, the least of 15 short interleaved rounds each (at
-    least _COST_MIN), times 2.  No module is called: the program's global
-    module hooks never see it."""
-    if _cost:
-        return _cost[0]
-    from prism._torch_core import _first_tensor, _getframe, _is_compiling
-
-    x = _torch.zeros(4, requires_grad=True)
-    grad = _torch.autograd.grad     # not Tensor.backward: PRISM may wrap it
-    st = []
-    me = object()
-
-    def bw(grad):
-        st.append(grad)
-        st.pop()
-
-    def pre(module, inputs):
-        if _is_compiling():
-            return
-        st.append((_getframe(1), module, None, None, None, 0, None))
-
-    def post(module, inputs, out):
-        if _is_compiling():
-            return
-        if st and st[-1][0] is _getframe(1):
-            st.pop()
-        t = _first_tensor(out)
-        if t is not None and t.requires_grad and t.grad_fn is not None \
-                and _torch.is_grad_enabled():
-            t.grad_fn.register_prehook(bw)
-
-    def bare(n=30):
-        t = _now()
-        for _ in range(n):
-            grad((x * 2.0).sum(), x)
-        return (_now() - t) / n
-
-    def hooked(n=30):
-        t = _now()
-        for _ in range(n):
-            pre(me, (x,))
-            y = x * 2.0
-            post(me, (x,), y)
-            grad(y.sum(), x)
-        return (_now() - t) / n
-
-    b, h = [], []
-    with _torch.enable_grad():
-        bare(10)
-        hooked(10)
-        for _ in range(15):         # interleaved, short; the least of each:
-            b.append(bare())        # the machine may be busy
-            h.append(hooked())
-    _cost.append(int(2 * max(min(h) - min(b), _COST_MIN)))
-    return _cost[0]
 
 
 # ---- the decision ------------------------------------------------------------
@@ -191,13 +116,17 @@ def decide():
 
 
 def _cost_per_call():
-    """PRISM's cost per module call in this program: the time its hooks
-    spent per measured module call (forward pre and post, the backward
-    segment hook: measured inside them, cold caches and all), plus
-    cost_ns() for torch's dispatch of the hooks, which no hook can time."""
+    """PRISM's cost per module call in this program: twice the time its
+    hooks spent per measured module call (forward pre and post, the backward
+    segment hook: timed inside them, cold caches and all), for torch's
+    dispatch of them, which no hook can time (in a hot loop it adds 0.35 to
+    0.5 of the hooks' own time on torch 1.13 and 2.13: the factor 2 leaves a
+    margin for cold caches); _COST_DEFAULT when nothing was measured (then
+    nothing is folded either)."""
     calls = sum(acc[1] for acc in _Adapt.accs)
-    own = _Adapt.own_ns / calls if calls else 0.0
-    return int(own + cost_ns())
+    if not calls or not _Adapt.own_ns:
+        return _COST_DEFAULT
+    return max(int(2 * _Adapt.own_ns / calls), _COST_MIN)
 
 
 def _chosen(cost, limit):
