@@ -93,7 +93,7 @@ def in_process(name, rounds, out):
     and folded before its block is timed; and modules="all"), interleaved;
     the median step of each block, the median of the blocks.  Only the
     instrumentation differs between the blocks (the session, its writer
-    and samplers run throughout)."""
+    and samplers run throughout); the order rotates each round."""
     import torch
     import prism
     import prism.torch
@@ -116,10 +116,13 @@ def in_process(name, rounds, out):
         return statistics.median(ts)
 
     block(n // 4)
-    res = {"bare": [], "adaptive": [], "all": []}
+    modes = ["bare", "adaptive", "all"]
+    res = {m: [] for m in modes}
     for r in range(rounds):
-        res["bare"].append(block(n))
-        for mode in ("adaptive", "all"):
+        for mode in modes[r % 3:] + modes[:r % 3]:     # the order rotates
+            if mode == "bare":
+                res[mode].append(block(n))
+                continue
             h = prism.torch.instrument(model, opt, modules=mode, adapt_steps=5)
             block(10)                   # measured, decided (adaptive)
             res[mode].append(block(n))
