@@ -189,7 +189,6 @@ def _auto_switch(keep, kept, folded):
             kept.append(acc[3])
             _Auto.kept_handles.extend(
                 _module_hooks(m, fwd, bw_hook if _Auto.backward else None))
-            _Auto.kept_modules[m] = True
     while _Auto.handles:
         try:
             _Auto.handles.pop().remove()

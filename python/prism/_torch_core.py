@@ -377,8 +377,7 @@ class _Auto:
     roots = weakref.WeakKeyDictionary()     # root module -> _module_names(root)
     started = False
     measure = False             # adaptive: measure until _Adapt decides
-    kept_handles = []           # after it: the kept modules' own hooks
-    kept_modules = weakref.WeakKeyDictionary()
+    kept_handles = []           # after it: the kept modules' own hooks (auto() has no undo)
 
 
 def _auto_pre(module, inputs):
