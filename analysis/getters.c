@@ -61,6 +61,20 @@ bool prism_analysis_job_rank(const prism_analysis *a, int64_t *rank, uint64_t *w
     return w > 1 || (w == 0 && r > 0);     /* rank 1 implies a second rank */
 }
 
+bool prism_analysis_folded(const prism_analysis *a, prism_folded *out)
+{
+    if (!a || !a->have_folded) {
+        if (out)
+            *out = (prism_folded){ .names = "" };
+        return false;
+    }
+    if (out) {
+        *out = a->folded;
+        out->names = a->folded_names;
+    }
+    return true;
+}
+
 const char *prism_analysis_cpu_status(const prism_analysis *a)
 {
     return a && a->cpu_status[0] ? a->cpu_status : NULL;

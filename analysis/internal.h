@@ -241,6 +241,10 @@ struct prism_analysis {
     char cpu_status[96];        /* INFO cpu.sampler */
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
     uint64_t world_size;        /* INFO job.world_size, 0: unknown */
+    /* INFO torch.modules.* (prism.torch's adaptive module regions) */
+    prism_folded folded;        /* names -> folded_names */
+    bool have_folded;           /* torch.modules.folded was given */
+    char folded_names[PRISM_MAX_STRING_BYTES + 1];
     size_t train;               /* derived: the training thread, SIZE_MAX: unknown */
 
     /* work counters (work.c) */

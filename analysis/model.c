@@ -114,6 +114,31 @@ static void cb_unrecorded(void *ctx, uint32_t stream, const prism_unrecorded *u,
     an_tree_unrecorded(a, stream, u, n);
 }
 
+/* INFO torch.modules.*: which module regions prism.torch folded into
+ * their parents, after which step (prism_analysis_folded). */
+static void folded_info(prism_analysis *a, const char *key, const prism_value *v)
+{
+    prism_folded *f = &a->folded;
+    if (v->type == PRISM_VAL_TEXT) {
+        if (!strcmp(key, "folded_names"))
+            snprintf(a->folded_names, sizeof a->folded_names, "%s", v->v.s);
+        return;
+    }
+    if (v->type != PRISM_VAL_UINT)
+        return;
+    if (!strcmp(key, "after_steps"))
+        f->after_steps = v->v.u;
+    else if (!strcmp(key, "kept"))
+        f->kept = v->v.u;
+    else if (!strcmp(key, "folded")) {
+        f->folded = v->v.u;
+        a->have_folded = true;
+    } else if (!strcmp(key, "threshold_ns"))
+        f->threshold_ns = v->v.u;
+    else if (!strcmp(key, "cost_ns"))
+        f->cost_ns = v->v.u;
+}
+
 static void cb_info(void *ctx, const char *key, const prism_value *v)
 {
     prism_analysis *a = ctx;
@@ -134,6 +159,8 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         a->step_stream = (uint32_t)v->v.u;
     } else if (!strcmp(key, "job.world_size") && v->type == PRISM_VAL_UINT) {
         a->world_size = v->v.u;
+    } else if (!strncmp(key, "torch.modules.", 14)) {
+        folded_info(a, key + 14, v);
     }
 }
 

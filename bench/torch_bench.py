@@ -14,7 +14,8 @@ Prints medians and ratios against no profiling; never fails on time.
 
 Then, in this process with a session recording, the cost per module call:
 forward + backward of nn.Sequential of 64 tiny Linear layers (batch 1), bare
-vs instrumented (the handle added and removed between rounds, interleaved).
+vs instrumented with every module kept (modules="all": the cost of one
+module region; the handle added and removed between rounds, interleaved).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/torch_bench.py [--rounds N]
 """
@@ -101,7 +102,7 @@ def per_module(rounds, layers=64, iters=200):
         loop()
         for _ in range(max(rounds, 5)):
             bare.append(loop())
-            h = prism.torch.instrument(model, steps=False)
+            h = prism.torch.instrument(model, steps=False, modules="all")
             inst.append(loop())
             h.remove()
         prism.shutdown()

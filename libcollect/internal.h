@@ -183,6 +183,10 @@ typedef struct session {
     char stk_status[192];
     bool stk_status_dirty;
 
+    /* facts for INFO chunks (info.c; lock) */
+    struct pc_info *info;
+    uint32_t ninfo;
+
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
     uint64_t last_ts;
@@ -213,6 +217,18 @@ PRISM_API void prism__stack_end(const char *why);
 PRISM_API uint32_t prism__stack_stream(uint64_t os_tid);
 PRISM_API bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags,
                                 const uint32_t *frames, uint32_t n);
+/* info.c: facts learnt while running (the Python module's folded module
+ * regions), queued for the writer's next flush as INFO key/value pairs;
+ * false when not queued (no session, a bad key, 64 waiting).  Any thread.
+ * The writer takes the list (lock held), walks it and frees it. */
+PRISM_API bool prism__info_text(const char *key, const char *text);
+PRISM_API bool prism__info_uint(const char *key, uint64_t value);
+typedef struct pc_info pc_info;
+pc_info *pc_info_take(session *s);
+const pc_info *pc_info_next(const pc_info *e);
+const char *pc_info_key(const pc_info *e, const prism_value **v);
+void pc_info_free(pc_info *l);
+
 /* The writer's side: take the queue (lock held), walk it, free it. */
 typedef struct pc_stacks {
     uint32_t *w;

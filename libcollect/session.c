@@ -365,6 +365,7 @@ void prism_shutdown(void)
     s->queue = NULL;
     s->nqueue = s->qcap = 0;
     pc_stacks_free(s);
+    pc_info_free(pc_info_take(s));
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&init_lock);
 }

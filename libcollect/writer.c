@@ -372,6 +372,22 @@ static void emit_cpu(wstate *w)
     pc_cpu_drained(w->cpu);
 }
 
+/* The facts queued since the last flush (info.c), as one INFO chunk. */
+static void emit_info(wstate *w, const pc_info *l)
+{
+    session *s = w->s;
+    prism_enc e;
+    bool open = false;
+    for (; l; l = pc_info_next(l)) {
+        const prism_value *v;
+        const char *key = pc_info_key(l, &v);
+        PUT(w, &e, open, w->pbuf, PRISM_CHUNK_INFO, 0, s->seq0, 0, 0,
+            prism_enc_info(&e, key, v));
+    }
+    if (open)
+        out_chunk(w, &e);
+}
+
 /* The sampled call stacks taken with this flush's snapshot, after the
  * threads' regions (stacks.c); the sampler's state and lost samples as
  * INFO when they change. */
@@ -487,6 +503,7 @@ static void cycle(wstate *w)
     pc_steps_take(s);                      /* steps still in flight */
     pc_stacks stk;
     pc_stacks_take(s, &stk);            /* samples taken before the snapshot */
+    pc_info *info = pc_info_take(s);
     proc_rec *q = s->queue;
     size_t nq = s->nqueue;
     s->queue = NULL;
@@ -509,6 +526,9 @@ static void cycle(wstate *w)
         emit_cpu(w);
     if (sn)
         emit_stacks(w, &stk);
+    if (sn)
+        emit_info(w, info);
+    pc_info_free(info);
     if (sn)
         emit_dropped(w, sn, nth);
     out_flush(w);

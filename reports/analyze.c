@@ -195,6 +195,37 @@ static void total_line(FILE *f, uint64_t ns, const char *what)
         fprintf(f, "  Total time: %s (%s)\n", report_ns(b, sizeof b, (double)ns, 0), what);
 }
 
+/* prism.torch's adaptive module regions: how many modules lost their
+ * regions after which step, and which (the first ones, one line). */
+static void folded_line(FILE *f, const prism_analysis *a)
+{
+    prism_folded fo;
+    if (!prism_analysis_folded(a, &fo))
+        return;
+    char b1[32], b2[32];
+    fprintf(f, "  Modules folded: %" PRIu64 " of %" PRIu64 " module regions after step %" PRIu64
+            " (a forward under %s a call, %" PRIu64 " x PRISM's %s); from then on their time is"
+            " their parents' self time (PRISM_TORCH_MODULES=all keeps them)\n",
+            fo.folded, fo.folded + fo.kept, fo.after_steps,
+            report_ns(b1, sizeof b1, (double)fo.threshold_ns, 0),
+            fo.cost_ns ? (fo.threshold_ns + fo.cost_ns / 2) / fo.cost_ns : 0,
+            report_ns(b2, sizeof b2, (double)fo.cost_ns, 0));
+    if (fo.names[0]) {
+        size_t n = strlen(fo.names);
+        fputs("    folded: ", f);
+        if (n > 300) {
+            char cut[301];
+            memcpy(cut, fo.names, 300);
+            cut[300] = '\0';
+            esc_fputs(cut, f);
+            fputs("...", f);
+        } else {
+            esc_fputs(fo.names, f);
+        }
+        fputc('\n', f);
+    }
+}
+
 /* How much of the wall span the steps cover, and what holds the rest. */
 static void outside_lines(FILE *f, const prism_analysis *a)
 {
@@ -228,6 +259,7 @@ static void outside_lines(FILE *f, const prism_analysis *a)
         esc_fputs(si.status && si.status[0] ? si.status : "sampler state unknown", f);
         fputs(")\n", f);
     }
+    folded_line(f, a);
 }
 
 /* Who used the CPUs, in cores: where the file has CPU samples or the

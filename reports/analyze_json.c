@@ -178,6 +178,20 @@ static void summary(pb_json *w, const prism_analysis *a)
     pb_json_kstring(w, "training_thread", tname);
     pb_json_kbool(w, "cpu_samples", prism_analysis_cpu_present(a));
     pb_json_kstring(w, "cpu_sampler", prism_analysis_cpu_status(a));
+    prism_folded fo;
+    pb_json_key(w, "folded_modules");
+    if (prism_analysis_folded(a, &fo)) {
+        pb_json_begin_object(w);
+        pb_json_kuint(w, "after_steps", fo.after_steps);
+        pb_json_kuint(w, "folded", fo.folded);
+        pb_json_kuint(w, "kept", fo.kept);
+        pb_json_kuint(w, "threshold_ns", fo.threshold_ns);
+        pb_json_kuint(w, "cost_ns", fo.cost_ns);
+        pb_json_kstring(w, "names", fo.names);
+        pb_json_end_object(w);
+    } else {
+        pb_json_null(w);
+    }
     int64_t rank;
     uint64_t world;
     pb_json_key(w, "job");

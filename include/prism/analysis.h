@@ -404,6 +404,21 @@ PRISM_API bool prism_analysis_cpu_present(const prism_analysis *a);
  * does not say, a rank above 0 (rank 0 alone may be a job of one). */
 PRISM_API bool prism_analysis_job_rank(const prism_analysis *a, int64_t *rank, uint64_t *world);
 PRISM_API const char *prism_analysis_cpu_status(const prism_analysis *a);
+/* Adaptive zero-code module regions (the Python module's prism.torch;
+ * INFO torch.modules.*): after `after_steps` steps measured with every
+ * module, `folded` module regions lost their hooks, forward and backward
+ * (their time from then on is their parent's self time), `kept` kept
+ * them: those whose forward took at least threshold_ns a call (a multiple
+ * of cost_ns, PRISM's cost per module call measured on that machine), and
+ * the first root forward of a step.  names: the folded regions,
+ * ", "-separated ("" when not given; borrowed from the analysis).  False
+ * (*out zeroed) when the profile does not say: every module region was
+ * kept, or no zero-code PyTorch instrumentation wrote it. */
+typedef struct prism_folded {
+    uint64_t after_steps, kept, folded, threshold_ns, cost_ns;
+    const char *names;
+} prism_folded;
+PRISM_API bool prism_analysis_folded(const prism_analysis *a, prism_folded *out);
 /* Per-thread trees: count, then each with its stream id and name. */
 PRISM_API size_t prism_analysis_thread_count(const prism_analysis *a);
 PRISM_API const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,

@@ -33,6 +33,9 @@ training (automatic), CUDA activity through CUPTI, memory.
       --buffer-mb N      event buffers, all threads together
       --depth N          module levels below the model to record (default: all)
       --no-torch         no automatic PyTorch instrumentation
+  (module regions are adaptive: modules too small for their hooks are folded into
+  their parents after 5 steps; PRISM_TORCH_MODULES=all keeps every module,
+  PRISM_TORCH_ADAPT_STEPS=N measures N steps first)
   -v, --verbose          say what is set up, on stderr
   -h, --help             this text
 

@@ -6,6 +6,7 @@ by prism.torch once torch is known to be there."""
 
 import sys
 import threading
+import time
 import weakref
 
 import torch as _torch
@@ -25,6 +26,7 @@ def _like(fn, orig, label):
 
 _getframe = sys._getframe
 _get_ident = threading.get_ident
+_now = time.perf_counter_ns
 
 
 def _never():
@@ -65,7 +67,8 @@ def _degrade(what, why):
 class _Tls(threading.local):
     def __init__(self):
         self.fwd = []           # forward entries opened here: (frame, region,
-        #                         auto's names map, auto's root, auto's backward hook)
+        #                         auto's names map, auto's root, auto's backward hook,
+        #                         start ns and module stats while measuring, _Adapt)
         self.seg = None         # the open backward segment (a region) or None
         self.last = None        # the output tensor an inner module hooked last
         self.in_bw = 0          # inside a recorded backward call
@@ -83,6 +86,49 @@ class _Steps:
     thread = None               # the training thread's ident
 
 
+class _Adapt:
+    """Adaptive module regions (prism._torch_adapt decides): while measuring,
+    each module region's calls and time add up in its stats list, acc =
+    [ns, calls, first (the first root forward of a step), name]; after
+    `steps` optimizer steps (or 4 x steps root forwards without any), decide()
+    folds the modules whose time per call is small against PRISM's cost."""
+    measuring = False           # adaptive mode, before the decision
+    steps = 5                   # measured optimizer steps (the first: warm-up)
+    seen = 0                    # optimizer steps ended while measuring
+    roots = 0                   # root forwards ended while measuring
+    fresh = False               # a step began and no root forward yet
+    t0 = 0                      # when the measured steps began (ns)
+    own_ns = 0                  # time inside PRISM's module hooks meanwhile
+    accs = []                   # every stats list (reset after the warm-up step)
+    regs = []                   # instrument()'s hooked modules not yet judged:
+    #                             (weakref to the module, acc, removers)
+    decide = None               # prism._torch_adapt.decide
+
+
+def _adapt_tick(step):
+    """An optimizer step (step=True) or a root forward ended while measuring."""
+    a = _Adapt
+    if step:
+        a.seen += 1
+        if a.seen == 1 and a.steps > 1:         # the first step warms up
+            for acc in a.accs:
+                acc[0] = acc[1] = 0
+            a.t0 = _now()
+            a.own_ns = 0
+        if a.seen < a.steps:
+            return
+    else:
+        a.roots += 1
+        if a.seen or a.roots < 4 * a.steps:
+            return
+    if a.decide is not None:
+        try:
+            a.decide()
+        except Exception as e:  # never break the program: keep what is there
+            a.measuring = False
+            _degrade("adaptive module folding", "%s: %s" % (type(e).__name__, e))
+
+
 def _begin():
     """Begin a step on the training thread (the first to get here): at the
     first training activity after the previous optimizer step, which ends
@@ -98,6 +144,7 @@ def _begin():
         prism.step_end()
     _Steps.open = True
     _Steps.tail = False
+    _Adapt.fresh = True
     prism.step_begin()
     return True
 
@@ -173,6 +220,8 @@ def _end(tls):
             _cuda_memory()
         _Steps.tail = True
         prism._prism._step_mark()
+        if _Adapt.measuring:
+            _adapt_tick(True)
 
 
 # ---- forward: pre/post hooks and the per-thread stack ------------------------
@@ -197,7 +246,7 @@ def _live_top(st, frame):
         st.pop()[1].__exit__(None, None, None)
 
 
-def _fwd_open(region, frame, module=None):
+def _fwd_open(region, frame, module=None, acc=None):
     st = _tls.fwd
     if st:
         top = st[-1][0]
@@ -210,7 +259,31 @@ def _fwd_open(region, frame, module=None):
     elif _idle() and _torch.is_grad_enabled():
         _begin()
     region.__enter__()
-    st.append((frame, region, None, None, None))
+    if acc is not None and _Adapt.measuring:
+        if not st:
+            _first_root(acc)
+        st.append((frame, region, None, None, None, _now(), acc))
+    else:
+        st.append((frame, region, None, None, None, 0, None))
+
+
+def _first_root(acc):
+    """A root forward (nothing open on the thread) while measuring: the
+    first of its step (the model, not the loss after it) is kept whatever
+    its time, as its forward may begin a step or an eval pass."""
+    if _Adapt.fresh or _idle():
+        _Adapt.fresh = False
+        acc[2] = 1
+
+
+def _measured(e):
+    """A forward entry closed by its own post hook: its time into its stats."""
+    acc = e[6]
+    if acc is not None and _Adapt.measuring:
+        acc[0] += _now() - e[5]
+        acc[1] += 1
+        if len(_tls.fwd) == 0:
+            _adapt_tick(False)
 
 
 def _fwd_close(frame):
@@ -218,7 +291,10 @@ def _fwd_close(frame):
     when it was found."""
     st = _tls.fwd
     if st and st[-1][0] is frame:
-        st.pop()[1].__exit__(None, None, None)
+        e = st.pop()
+        e[1].__exit__(None, None, None)
+        if e[6] is not None:
+            _measured(e)
         return True
     for i in range(len(st) - 1, -1, -1):
         if st[i][0] is frame:
@@ -265,19 +341,27 @@ def _hook_backward(bw_hook, out):
             _degrade("backward segments", "a module output takes no hook")
 
 
-def _module_hooks(m, fwd, bw_hook):
-    """instrument()'s forward pre/post hooks on module m; returns their
-    removers."""
+def _module_hooks(m, fwd, bw_hook, acc=None):
+    """instrument()'s forward pre/post hooks on module m (measured into acc
+    while _Adapt measures, when given); returns their removers."""
     def pre(module, inputs):
         if _is_compiling():
             return
-        _fwd_open(fwd, _getframe(1), module)
+        if acc is not None and _Adapt.measuring:       # PRISM's own time too
+            t = _now()
+            _fwd_open(fwd, _getframe(1), module, acc)
+            _Adapt.own_ns += _now() - t
+            return
+        _fwd_open(fwd, _getframe(1), module, acc)
 
     def post(module, inputs, out):
         if _is_compiling():
             return
+        t = _now() if acc is not None and _Adapt.measuring else 0
         if _fwd_close(_getframe(1)) and bw_hook is not None:
             _hook_backward(bw_hook, out)
+        if t:
+            _Adapt.own_ns += _now() - t
 
     a = m.register_forward_pre_hook(pre)
     b = m.register_forward_hook(post)
@@ -292,12 +376,22 @@ class _Auto:
     handles = []
     roots = weakref.WeakKeyDictionary()     # root module -> _module_names(root)
     started = False
+    measure = False             # adaptive: measure until _Adapt decides
+    kept_handles = []           # after it: the kept modules' own hooks (auto() has no undo)
 
 
 def _auto_pre(module, inputs):
     if _is_compiling():
         return
-    frame = _getframe(1)
+    if _Auto.measure and _Adapt.measuring:             # PRISM's own time too
+        t = _now()
+        _auto_open(module, _getframe(1))
+        _Adapt.own_ns += _now() - t
+        return
+    _auto_open(module, _getframe(1))
+
+
+def _auto_open(module, frame):
     st = _tls.fwd
     if st:
         top = st[-1][0]
@@ -322,24 +416,39 @@ def _auto_pre(module, inputs):
     path, lvl = entry
     if _Auto.depth is not None and lvl > _Auto.depth:
         return
-    fwd, bw_hook = _regions_for(root, path)
+    fwd, bw_hook, acc = _regions_for(root, path)
     if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
         _end_tail()
         fwd = _Pair(_R_EVAL, fwd)
     elif _idle() and _torch.is_grad_enabled():
         _begin()
     fwd.__enter__()
-    st.append((frame, fwd, names, root, bw_hook))
+    if _Auto.measure and _Adapt.measuring:
+        if not st:
+            _first_root(acc)
+        st.append((frame, fwd, names, root, bw_hook, _now(), acc))
+    else:
+        st.append((frame, fwd, names, root, bw_hook, 0, None))
 
 
 def _auto_post(module, inputs, out):
     if _is_compiling():
         return
-    frame = _getframe(1)
+    if _Auto.measure and _Adapt.measuring:
+        t = _now()
+        _auto_close(out, _getframe(1))
+        _Adapt.own_ns += _now() - t
+        return
+    _auto_close(out, _getframe(1))
+
+
+def _auto_close(out, frame):
     st = _tls.fwd
     if st and st[-1][0] is frame:
         e = st.pop()
         e[1].__exit__(None, None, None)
+        if e[6] is not None:
+            _measured(e)
         if _Auto.backward:
             _hook_backward(e[4], out)
         return
@@ -370,22 +479,32 @@ def _close_comp(tls):
 
 def _segment_hook(region):
     def hook(grad):
-        tls = _tls
-        if tls.seg is not None:
-            tls.seg.__exit__(None, None, None)
-        elif not tls.in_bw:
-            # an autograd worker thread (CUDA), or a backward we did not
-            # wrap: close this thread's segment when the pass ends
-            tid = _get_ident()
-            try:
-                _torch.autograd.Variable._execution_engine.queue_callback(
-                    lambda: _close_seg(tls) if _get_ident() == tid else None)
-            except Exception:
-                pass
-        tls.seg = region
-        region.__enter__()
+        if _Adapt.measuring:                            # PRISM's own time too
+            t = _now()
+            _segment(region)
+            _Adapt.own_ns += _now() - t
+        else:
+            _segment(region)
         return None
     return hook
+
+
+def _segment(region):
+    """A module's backward begins: its segment follows the thread's last."""
+    tls = _tls
+    if tls.seg is not None:
+        tls.seg.__exit__(None, None, None)
+    elif not tls.in_bw:
+        # an autograd worker thread (CUDA), or a backward we did not
+        # wrap: close this thread's segment when the pass ends
+        tid = _get_ident()
+        try:
+            _torch.autograd.Variable._execution_engine.queue_callback(
+                lambda: _close_seg(tls) if _get_ident() == tid else None)
+        except Exception:
+            pass
+    tls.seg = region
+    region.__enter__()
 
 
 def _wrap_backward(orig):
@@ -422,7 +541,8 @@ _regions = {}
 
 
 def _regions_for(root, path):
-    """(forward region, backward hook) for the module at path below root.
+    """(forward region, backward hook, stats) for the module at path below
+    root (stats: the _Adapt list, shared by every module of that name).
     A torch.compile(model) root (an OptimizedModule) is compiled:<Class>; the
     model inside it (_orig_mod, whose hooks run outside the compiled frame)
     is <Class>.forward, its submodules their paths without "_orig_mod."."""
@@ -442,6 +562,8 @@ def _regions_for(root, path):
         names = (path if path else cls + ".forward", (path if path else cls) + " (backward)")
     r = _regions.get(key)
     if r is None:
-        r = (prism.region(names[0]), _segment_hook(prism.region(names[1])))
+        acc = [0, 0, 0, names[0]]
+        _Adapt.accs.append(acc)
+        r = (prism.region(names[0]), _segment_hook(prism.region(names[1])), acc)
         _regions[key] = r
     return r

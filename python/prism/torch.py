@@ -44,6 +44,12 @@ torch's register_full_backward_hook is not used: it wraps inputs and outputs
 in a custom autograd Function, and an in-place op on them (ResNet's
 ``out += identity``, ReLU(inplace=True)) then raises in torch 1.13.
 
+Adaptive module regions (the default; modules="all" or
+PRISM_TORCH_MODULES=all keeps every module): every module is measured for
+the first adapt_steps optimizer steps, then the modules too small to be
+worth their hooks lose them and their time folds into their parent's self
+time; the profile says which (prism._torch_adapt, INFO torch.modules.*).
+
 Forked DataLoader workers inherit the patches; libcollect records nothing in a
 forked child, so a patched call there costs a dictionary lookup or two and
 records nothing: the parent's file shows the wait (``data_loading``), not the
@@ -63,8 +69,9 @@ except ImportError as _e:                       # pragma: no cover - tested by s
 
 # the machinery: prism._torch_core records (state, steps, forward hooks,
 # backward segments), prism._torch_patch wraps and patches torch's objects
-from prism._torch_core import (_Auto, _Steps, _auto_post, _auto_pre, _close_comp, _close_fwd,
-                               _close_seg,
+from prism import _torch_adapt
+from prism._torch_core import (_Adapt, _Auto, _Steps, _auto_post, _auto_pre, _close_comp,
+                               _close_fwd, _close_seg,
                                _cuda_memory_on, _module_hooks, _module_names, _regions_for,
                                _tls)
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
@@ -107,13 +114,19 @@ def _check_depth(depth):
 
 
 def instrument(model=None, optimizer=None, dataloader=None, depth=None, steps=True,
-               backward=True, sync_calls=True, cuda_memory=True):
+               backward=True, sync_calls=True, cuda_memory=True, modules=None,
+               adapt_steps=None):
     """Record model's forward (and backward) per module up to depth levels
     below the root (None: all), optimizer's step (one PRISM step each when
     steps), the waits for dataloader's batches, and the sync calls.
-    optimizer and dataloader may be lists.  Returns a Handle; instrumenting
-    the same objects twice is harmless."""
+    optimizer and dataloader may be lists.  modules="adaptive" (the
+    default, PRISM_TORCH_MODULES) measures every module for adapt_steps
+    optimizer steps (PRISM_TORCH_ADAPT_STEPS, 5), then folds those too
+    small to be worth their hooks into their parents; "all" keeps every
+    module.  Returns a Handle; instrumenting the same objects twice is
+    harmless."""
     _check_depth(depth)
+    mode, adapt_steps = _torch_adapt.config(modules, adapt_steps)
     h = Handle()
     if not steps:
         _Steps.on = False
@@ -123,14 +136,20 @@ def instrument(model=None, optimizer=None, dataloader=None, depth=None, steps=Tr
         if not isinstance(model, _torch.nn.Module):
             raise TypeError("model must be a torch.nn.Module, not %s" % type(model).__name__)
         names = _module_names(model)
+        adaptive = mode == "adaptive"
+        if adaptive:
+            _torch_adapt.start(adapt_steps)
         for m in model.modules():
             path, lvl = names[id(m)]
             if (depth is not None and lvl > depth) or m in _instrumented:
                 continue
             _instrumented[m] = True
-            fwd, bw_hook = _regions_for(model, path)
-            h._undo.extend(_module_hooks(m, fwd, bw_hook if backward else None))
+            fwd, bw_hook, acc = _regions_for(model, path)
+            rm = _module_hooks(m, fwd, bw_hook if backward else None, acc if adaptive else None)
+            h._undo.extend(rm)
             h._undo.append(lambda m=m: _instrumented.pop(m, None))
+            if adaptive:
+                _Adapt.regs.append((weakref.ref(m), acc, rm))
     if backward:
         _patch_on("backward")
         h._undo.append(lambda: _patch_off("backward"))
@@ -156,16 +175,24 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=True):
+def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=True,
+         modules=None, adapt_steps=None):
     """Instrument every module, optimizer and DataLoader of the process with
     no handles: global module hooks (a module called while no instrumented
     module is open on the thread is a root), a wrapper on each optimizer's
     step (optimizers created after this call), DataLoader waits, sync calls.
+    modules and adapt_steps as for instrument(): adaptive, after the
+    measured steps the global hooks give way to hooks on the kept modules
+    of the roots seen (a module first called later is not recorded).
     Calling it again does nothing."""
     _check_depth(depth)
+    mode, adapt_steps = _torch_adapt.config(modules, adapt_steps)
     if _Auto.started:
         return
     _Auto.started = True
+    if mode == "adaptive":
+        _Auto.measure = True
+        _torch_adapt.start(adapt_steps)
     _Auto.depth = depth
     _Auto.backward = backward
     if not steps:

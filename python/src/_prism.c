@@ -87,6 +87,40 @@ static PyObject *py_step_mark(PyObject *m, PyObject *u)
     Py_RETURN_NONE;
 }
 
+bool prism__info_text(const char *key, const char *text);     /* libcollect/internal.h */
+bool prism__info_uint(const char *key, uint64_t value);
+
+/* _info(key, value): a fact for an INFO chunk of the writer's next flush
+ * (prism._torch_adapt: torch.modules.*); value an int >= 0 or a str.
+ * Returns whether it was queued (False without a session). */
+static PyObject *py_info(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    if (n != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_info(key: str, value: int or str)");
+        return NULL;
+    }
+    const char *key = PyUnicode_AsUTF8AndSize(args[0], NULL);
+    if (!key)
+        return NULL;
+    bool ok;
+    if (PyUnicode_Check(args[1])) {
+        const char *text = PyUnicode_AsUTF8AndSize(args[1], NULL);
+        if (!text)
+            return NULL;
+        ok = prism__info_text(key, text);
+    } else if (PyLong_Check(args[1])) {
+        unsigned long long v = PyLong_AsUnsignedLongLong(args[1]);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        ok = prism__info_uint(key, v);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "_info: value must be an int >= 0 or a str");
+        return NULL;
+    }
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *py_step_index(PyObject *m, PyObject *u)
 {
     (void)m, (void)u;
@@ -574,6 +608,8 @@ static PyMethodDef methods[] = {
     { "_step_cancel", py_step_cancel, METH_NOARGS, "Forget the open step (no record)." },
     { "_step_mark", py_step_mark, METH_NOARGS,
       "The open step's work ended here: at shutdown an open step ends at its mark." },
+    { "_info", PRISM_PYFN(py_info), METH_FASTCALL,
+      "_info(key, value): an INFO fact for the writer's next flush." },
     { "step_index", py_step_index, METH_NOARGS, "The current (or next) step's index." },
     { "epoch", py_epoch, METH_O, "epoch(n): the epoch of the following steps." },
     { "mark", py_mark, METH_O, "mark(name): an instant event." },

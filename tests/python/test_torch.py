@@ -84,8 +84,9 @@ class TorchTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def profile(self, mode, plant="none", **kw):
-        """Run train_small.py profiled `mode`; returns the analysis."""
+    def profile(self, mode, plant="none", extra_env=None, **kw):
+        """Run train_small.py profiled `mode` (extra_env: variables for
+        it); returns the analysis."""
         out = os.path.join(self.dir, "%s-%s.cbor" % (mode, plant))
         args = train_args("--plant", plant, **kw)
         if mode in ("regions", "instrument"):
@@ -94,7 +95,7 @@ class TorchTest(unittest.TestCase):
             argv = [sys.executable, "-m", "prism", "-o", out] + args
         elif mode == "prism-run":
             argv = [PRISM_RUN, "-o", out, "--", sys.executable] + args
-        rc, so, se = run(argv, self.dir)
+        rc, so, se = run(argv, self.dir, **(extra_env or {}))
         self.assertEqual(rc, 0, se)
         self.assertIn("steps=", so)
         if mode in ("python-m", "prism-run"):
@@ -119,7 +120,8 @@ class TorchTest(unittest.TestCase):
         self.assertEqual(ops["optimizer.step"]["calls"], EPOCHS * STEPS)
 
     def test_instrument(self):
-        d = self.profile("instrument")
+        # every module in every step: adaptive folding is test_adapt.py's
+        d = self.profile("instrument", extra_env={"PRISM_TORCH_MODULES": "all"})
         ops = self.check_run(d, MODULES + BACKWARD + LOOP, EPOCHS * STEPS)
         for n in ["Net.forward", "mixer.up", "optimizer.step", "backward"]:
             self.assertEqual(ops[n]["calls"], EPOCHS * STEPS, n)

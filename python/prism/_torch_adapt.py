@@ -1,0 +1,224 @@
+"""prism._torch_adapt - adaptive module regions: module regions cost what
+they are worth.
+
+In adaptive mode (the default; PRISM_TORCH_MODULES=all or modules="all"
+keeps every module) every module region is measured for the first
+`adapt_steps` optimizer steps (PRISM_TORCH_ADAPT_STEPS, default 5; the
+first step warms up and is not counted).  Then decide() keeps the hooks of
+the first root forward of a step (the model), of the modules whose forward
+takes at least FACTOR times PRISM's own cost per module call (its hooks
+time themselves while measuring), and of the largest others while all kept
+hooks cost under BUDGET of a step; the others lose their hooks, forward
+and backward, so their time is their parent's self time from then on (the
+tree stays exact: nothing is lost, it is attributed one level up).
+
+instrument()'s modules lose their own hooks (torch's handles: the
+program's hooks are untouched); auto()'s global hooks are replaced by
+per-module hooks on the kept modules of the roots seen so far (a module
+first called after the decision is not recorded).  The profile says so:
+INFO torch.modules.* (docs/FORMAT.md), shown by prism-top analyze.
+"""
+
+import os
+import sys
+
+import prism
+from prism._torch_core import _Adapt, _Auto, _module_hooks, _now, _regions_for
+
+FACTOR = 50                     # keep a module whose forward costs >= 50 x ours
+BUDGET = 0.005                  # and the largest others while they cost < 0.5 % a step
+MODES = ("adaptive", "all")
+_NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
+_COST_DEFAULT = 10000           # ns, when nothing was measured
+_COST_MIN = 1000                # ns: no pair of Python hooks costs less
+
+
+def config(modules, adapt_steps):
+    """The mode and the measured steps: the keywords, else the environment
+    (PRISM_TORCH_MODULES, PRISM_TORCH_ADAPT_STEPS), else adaptive and 5.
+    A bad keyword raises ValueError; a bad variable warns once and keeps
+    the default."""
+    if modules is None:
+        modules = os.environ.get("PRISM_TORCH_MODULES", "") or "adaptive"
+        if modules not in MODES:
+            _warn("PRISM_TORCH_MODULES=%s is not one of %s; adaptive"
+                  % (modules, ", ".join(MODES)))
+            modules = "adaptive"
+    elif modules not in MODES:
+        raise ValueError("modules must be one of %s, not %r" % (", ".join(MODES), modules))
+    if adapt_steps is None:
+        v = os.environ.get("PRISM_TORCH_ADAPT_STEPS", "")
+        adapt_steps = _Adapt.steps
+        if v:
+            try:
+                adapt_steps = int(v)
+                if adapt_steps < 1:
+                    raise ValueError
+            except ValueError:
+                _warn("PRISM_TORCH_ADAPT_STEPS=%s is not an integer >= 1; %d"
+                      % (v, _Adapt.steps))
+                adapt_steps = _Adapt.steps
+    elif not isinstance(adapt_steps, int) or isinstance(adapt_steps, bool) or adapt_steps < 1:
+        raise ValueError("adapt_steps must be an int >= 1, not %r" % (adapt_steps,))
+    return modules, adapt_steps
+
+
+def _warn(msg):
+    try:
+        sys.stderr.write("prism: warning: %s\n" % msg)
+    except Exception:
+        pass
+
+
+def start(adapt_steps):
+    """Measure from now on (instrument() or auto() in adaptive mode).  A
+    start after a decision measures again for the modules registered since."""
+    if not _Adapt.measuring:
+        _Adapt.measuring = True
+        _Adapt.seen = _Adapt.roots = 0
+        for acc in _Adapt.accs:
+            acc[0] = acc[1] = 0
+        _Adapt.t0 = _now()
+        _Adapt.own_ns = 0
+    _Adapt.steps = adapt_steps
+
+
+# ---- the decision ------------------------------------------------------------
+
+def decide():
+    """After the measured steps: fold the small modules (hooks removed),
+    keep the others, and say so in the profile."""
+    _Adapt.measuring = False
+    cost = _cost_per_call()
+    limit = FACTOR * cost
+    keep = _chosen(cost, limit)
+    kept, folded = [], []
+
+    regs, _Adapt.regs = _Adapt.regs, []
+    from prism.torch import _instrumented
+    for ref, acc, removers in regs:
+        m = ref()
+        if m is None or m not in _instrumented:     # gone, or its handle removed
+            continue
+        if keep(acc):
+            kept.append(acc[3])
+            continue
+        for rm in removers:
+            try:
+                rm()
+            except Exception:
+                pass
+        folded.append(acc[3])
+    if _Auto.measure:
+        _Auto.measure = False
+        _auto_switch(keep, kept, folded)
+    _info(kept, folded, cost, limit)
+
+
+def _cost_per_call():
+    """PRISM's cost per module call in this program: twice the time its
+    hooks spent per measured module call (forward pre and post, the backward
+    segment hook: timed inside them, cold caches and all), for torch's
+    dispatch of them, which no hook can time (in a hot loop it adds 0.35 to
+    0.5 of the hooks' own time on torch 1.13 and 2.13: the factor 2 leaves a
+    margin for cold caches); _COST_DEFAULT when nothing was measured (then
+    nothing is folded either)."""
+    calls = sum(acc[1] for acc in _Adapt.accs)
+    if not calls or not _Adapt.own_ns:
+        return _COST_DEFAULT
+    return max(int(2 * _Adapt.own_ns / calls), _COST_MIN)
+
+
+def _chosen(cost, limit):
+    """keep(acc) for the measured modules: the first root forward of a step
+    (the model: it begins steps and eval passes), every module whose forward
+    takes >= limit a call (its hooks cost it <= 1/FACTOR of its time), and
+    then, largest time per call first, the others while all the kept hooks
+    together cost under BUDGET of the mean measured step (PRISM's cost per
+    call x their calls per step; the step less the cost of every module's
+    hooks while measuring).  A module never called while measuring
+    keeps its hooks (nothing says it is small)."""
+    a = _Adapt
+    measured = a.seen - 1 if a.steps > 1 and a.seen > 1 else a.seen
+    step_ns = (_now() - a.t0) / measured if measured > 0 else 0.0
+    per_step = max(measured, 1)
+    # the step as it will be: less what every module's hooks cost it now
+    step_ns -= cost * sum(acc[1] for acc in a.accs) / per_step
+    spend, budget = 0.0, BUDGET * max(step_ns, 0.0)
+    keep_ids = set()
+    rest = []
+    for acc in a.accs:
+        if acc[1] == 0:
+            continue
+        if acc[2] or acc[0] >= limit * acc[1]:
+            keep_ids.add(id(acc))
+            spend += cost * acc[1] / per_step
+        else:
+            rest.append(acc)
+    rest.sort(key=lambda acc: acc[0] / acc[1], reverse=True)
+    for acc in rest:
+        c = cost * acc[1] / per_step
+        if spend + c > budget:
+            break
+        spend += c
+        keep_ids.add(id(acc))
+
+    def keep(acc):
+        return acc[1] == 0 or id(acc) in keep_ids
+    return keep
+
+
+def _auto_switch(keep, kept, folded):
+    """auto(): per-module hooks on the kept modules of every root seen, then
+    the global hooks go (no module call pays for them any more)."""
+    done = set()
+    for root, names in list(_Auto.roots.items()):
+        for path, m in root.named_modules():
+            if id(m) in done or id(m) not in names:
+                continue
+            lvl = names[id(m)][1]
+            if _Auto.depth is not None and lvl > _Auto.depth:
+                continue
+            done.add(id(m))
+            fwd, bw_hook, acc = _regions_for(root, path)
+            if acc[1] == 0 and not acc[2]:
+                continue            # never called: nothing to keep
+            if not keep(acc):
+                folded.append(acc[3])
+                continue
+            kept.append(acc[3])
+            _Auto.kept_handles.extend(
+                _module_hooks(m, fwd, bw_hook if _Auto.backward else None))
+    while _Auto.handles:
+        try:
+            _Auto.handles.pop().remove()
+        except Exception:
+            pass
+
+
+def _info(kept, folded, cost, limit):
+    """INFO torch.modules.*: what was folded, after which step, and why."""
+    folded = sorted(set(folded))
+    kept = sorted(set(kept) - set(folded))
+    names, size = [], 0
+    for i, n in enumerate(folded):
+        if size + len(n) + 2 > _NAMES_MAX:
+            names.append("... (%d more)" % (len(folded) - i))
+            break
+        names.append(n)
+        size += len(n) + 2
+    info = getattr(prism._prism, "_info", None)
+    if info is None:
+        return
+    try:
+        info("torch.modules.after_steps", prism.step_index() + 1)
+        info("torch.modules.cost_ns", int(cost))
+        info("torch.modules.threshold_ns", int(limit))
+        info("torch.modules.kept", len(kept))
+        info("torch.modules.folded", len(folded))
+        info("torch.modules.folded_names", ", ".join(names))
+    except Exception:
+        pass
+
+
+_Adapt.decide = decide

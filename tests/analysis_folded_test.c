@@ -1,0 +1,189 @@
+/*
+ * analysis_folded_test.c - prism.torch's adaptive module regions as the
+ * analysis and the reports see them: the INFO torch.modules.* facts
+ * (prism_analysis_folded), the `Modules folded:` line of the analyze text
+ * and the JSON's summary.folded_modules; nothing of it in a profile that
+ * does not say; and the facts written by a real session through
+ * libcollect's queue (prism__info_uint / prism__info_text, info.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pbuild.h"
+#include "collect_util.h"
+#include "reports.h"
+#include "prism/collect.h"
+
+bool prism__info_text(const char *key, const char *text);     /* libcollect/internal.h */
+bool prism__info_uint(const char *key, uint64_t value);
+
+static const char *const names[] = { "Net.forward", "layer.0" };
+
+#define MS 1000000ull
+
+static loaded profile(pbuild *b, bool folded)
+{
+    pb_init(b, names, 2, 1);
+    pb_thread(b, 1, "MainThread");
+    pb_info_uint(b, "steps.thread", 1);
+    for (uint64_t k = 0; k < 8; k++) {
+        uint64_t t0 = MS + k * 10 * MS;
+        pb_enter(b, 1, t0, 1);
+        if (k < 5) {                        /* measured: the child recorded */
+            pb_enter(b, 1, t0 + MS, 2);
+            pb_exit(b, 1, t0 + 2 * MS);
+        }
+        pb_exit(b, 1, t0 + 8 * MS);
+        prism_step st = { t0, t0 + 10 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(b, &st);
+        if (k == 4 && folded) {             /* the decision, after step 5 */
+            pb_info_uint(b, "torch.modules.after_steps", 5);
+            pb_info_uint(b, "torch.modules.cost_ns", 9000);
+            pb_info_uint(b, "torch.modules.threshold_ns", 450000);
+            pb_info_uint(b, "torch.modules.kept", 1);
+            pb_info_uint(b, "torch.modules.folded", 1);
+            pb_info_text(b, "torch.modules.folded_names", "layer.0");
+            pb_info_text(b, "torch.modules.later", "ignored");      /* unknown: no harm */
+        }
+    }
+    return pb_load(b);
+}
+
+static char *text_of(const prism_analysis *a, bool json)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    if (json)
+        assert_true(analyze_write_json(f, "t.cbor", a));
+    else
+        analyze_write_txt(f, "t.cbor", a);
+    fclose(f);
+    return buf;
+}
+
+static void test_folded_read_and_reported(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = profile(&b, true);
+    prism_folded fo;
+    assert_true(prism_analysis_folded(l.a, &fo));
+    assert_int_equal(fo.after_steps, 5);
+    assert_int_equal(fo.kept, 1);
+    assert_int_equal(fo.folded, 1);
+    assert_int_equal(fo.threshold_ns, 450000);
+    assert_int_equal(fo.cost_ns, 9000);
+    assert_string_equal(fo.names, "layer.0");
+    /* the tree stays exact: the child's 5 measured calls, the parent whole */
+    size_t n;
+    const prism_op *ops = prism_analysis_ops(l.a, &n);
+    bool seen = false;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ops[i].name, "layer.0")) {
+            assert_int_equal(ops[i].calls, 5);
+            seen = true;
+        }
+    assert_true(seen);
+    char *t = text_of(l.a, false);
+    assert_non_null(strstr(t, "  Modules folded: 1 of 2 module regions after step 5 "
+                              "(a forward under 450.0 us a call, 50 x PRISM's 9.0 us)"));
+    assert_non_null(strstr(t, "    folded: layer.0\n"));
+    free(t);
+    char *j = text_of(l.a, true);
+    const char *fm = strstr(j, "\"folded_modules\": {");
+    assert_non_null(fm);
+    const char *keys[] = { "\"after_steps\": 5,", "\"folded\": 1,", "\"kept\": 1,",
+                           "\"threshold_ns\": 450000,", "\"cost_ns\": 9000,",
+                           "\"names\": \"layer.0\"" };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_non_null(strstr(fm, keys[i]));
+    free(j);
+    unload(&l);
+}
+
+static void test_nothing_when_not_said(void **state)
+{
+    (void)state;
+    pbuild b;
+    loaded l = profile(&b, false);
+    prism_folded fo;
+    assert_false(prism_analysis_folded(l.a, &fo));
+    assert_int_equal(fo.folded, 0);
+    assert_string_equal(fo.names, "");
+    assert_false(prism_analysis_folded(NULL, NULL));
+    char *t = text_of(l.a, false);
+    assert_null(strstr(t, "Modules folded"));
+    free(t);
+    char *j = text_of(l.a, true);
+    assert_non_null(strstr(j, "\"folded_modules\": null"));
+    free(j);
+    unload(&l);
+}
+
+/* A session queues the facts; the writer's next flush writes them. */
+static int session_child(void *arg)
+{
+    const char *path = arg;
+    prism_config c;
+    prism_config_default(&c);
+    c.output = path;
+    c.collect_memory = false;
+    c.cpu_interval_ms = 0;
+    CHILD_CHECK(prism_init(&c) == 0);
+    prism_push("Net.forward");
+    prism_pop();
+    CHILD_CHECK(prism__info_uint("torch.modules.after_steps", 3));
+    CHILD_CHECK(prism__info_uint("torch.modules.folded", 40));
+    CHILD_CHECK(prism__info_uint("torch.modules.kept", 2));
+    char big[5000];                     /* cut to the format's 4096 bytes */
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    CHILD_CHECK(prism__info_text("torch.modules.folded_names", big));
+    CHILD_CHECK(!prism__info_text("", "no key"));
+    CHILD_CHECK(!prism__info_text("k", NULL));
+    prism_shutdown();
+    CHILD_CHECK(!prism__info_uint("torch.modules.kept", 1));     /* no session */
+    return 0;
+}
+
+static void test_session_writes_info(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "info.cbor", path, sizeof path);
+    child_run_ok(session_child, path);
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    prism_folded fo;
+    assert_true(prism_analysis_folded(a, &fo));
+    assert_int_equal(fo.after_steps, 3);
+    assert_int_equal(fo.folded, 40);
+    assert_int_equal(fo.kept, 2);
+    assert_int_equal(strlen(fo.names), 4096);
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_folded_read_and_reported),
+        cmocka_unit_test(test_nothing_when_not_said),
+        cmocka_unit_test(test_session_writes_info),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
