@@ -238,7 +238,8 @@ static void test_compute_beside_hogs(void **state)
 }
 
 /* One recorded run of the workload, analysed; hogs beside it on request. */
-static prism_analysis *run_once(tdir *d, const char *name, double update_ms, bool hogs)
+static prism_analysis *run_small(tdir *d, const char *name, double update_ms, bool hogs,
+                                 unsigned small)
 {
     char path[512], truth[512], tn[64];
     tdir_file(d, name, path, sizeof path);
@@ -246,7 +247,7 @@ static prism_analysis *run_once(tdir *d, const char *name, double update_ms, boo
     tdir_file(d, tn, truth, sizeof truth);
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs ? hogs_start(hog) : 0;
-    child_arg ca = { path, truth, update_ms, 12 };
+    child_arg ca = { path, truth, update_ms, small };
     child_run_ok(busy_child, &ca);
     hogs_stop(hog, nhog);
     prism_status err = PRISM_OK;
@@ -256,6 +257,11 @@ static prism_analysis *run_once(tdir *d, const char *name, double update_ms, boo
     assert_non_null(a);
     check_steps(truth, a);
     return a;
+}
+
+static prism_analysis *run_once(tdir *d, const char *name, double update_ms, bool hogs)
+{
+    return run_small(d, name, update_ms, hogs, 12);
 }
 
 static size_t print_compare(const char *label, const prism_compare *c)
@@ -308,19 +314,23 @@ static void test_compare_planted_under_load(void **state)
     tdir_remove(&d);
 }
 
-/* Two runs of the same program: at most one region of many flagged. */
-static void test_compare_identical(void **state)
+/* Two runs of the same program, both beside hogs, 37 regions (33 small
+ * ones): at most one flagged (issue 26: identical runs flag <= 1 region in
+ * 37).  The hogs keep the load the same in both; two runs under different
+ * load (a quiet run against one beside a build) can still differ by more
+ * than the region's own change (issue 26, open). */
+static void test_compare_identical_beside_hogs(void **state)
 {
     (void)state;
     tdir d;
     tdir_make(&d);
-    prism_analysis *a = run_once(&d, "one.cbor", 2.5, false);
-    prism_analysis *b = run_once(&d, "two.cbor", 2.5, false);
+    prism_analysis *a = run_small(&d, "one.cbor", 2.5, true, 33);
+    prism_analysis *b = run_small(&d, "two.cbor", 2.5, true, 33);
     prism_compare *c = prism_compare_new(a, b);
     assert_non_null(c);
-    size_t flagged = print_compare("identical runs", c);
+    size_t flagged = print_compare("identical runs beside hogs", c);
     printf("  %zu of %zu regions flagged (want <= 1)\n", flagged, c->count);
-    assert_true(c->count >= 16);
+    assert_true(c->count >= 37);
     assert_true(flagged <= 1);
     prism_compare_free(c);
     prism_analysis_free(a);
@@ -333,7 +343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute_beside_hogs),
         cmocka_unit_test(test_compare_planted_under_load),
-        cmocka_unit_test(test_compare_identical),
+        cmocka_unit_test(test_compare_identical_beside_hogs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
