@@ -548,6 +548,12 @@ void rules_wait(rules_ctx *c)
         op[best].tried = true;
         if (!(op[best].blocked >= WAIT_MIN * c->step_ns))
             continue;                   /* a stall needs measured blocked time */
+        /* a region that mostly waited for a CPU: a run-queue wait still in
+         * progress at a sample reads as blocked until a later sample
+         * reports it, so blocked time under a quarter of its run-queue
+         * time is within that error, not a wait of the program's */
+        if (op[best].blocked < 0.25 * op[best].waitq)
+            continue;
         wait_emit(c, &op[best], g);
         op[best].emitted = true;
     }
