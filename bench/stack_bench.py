@@ -25,13 +25,14 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "..", "tests", "python", "train_small.py")
+HZ = 100                                # --hz
 TOP = os.path.join(os.environ.get("B", os.path.join(HERE, "..", "build")), "bin", "prism-top")
 
 
 def once(mode, out, args, pyspy):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     if mode.startswith("prism"):
-        env["PRISM_STACK_HZ"] = "0" if mode == "prism, stacks off" else "100"
+        env["PRISM_STACK_HZ"] = "0" if mode == "prism, stacks off" else str(HZ)
         argv = [sys.executable, "-m", "prism", "-o", out, TRAIN, "--profile", "none"] + args
     else:
         argv = [sys.executable, TRAIN, "--profile", "none", "-o", out] + args
@@ -53,7 +54,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--hz", type=int, default=100, help="the sampler's rate (PRISM_STACK_HZ)")
     a = ap.parse_args()
+    global HZ
+    HZ = a.hz
     try:
         import torch  # noqa: F401
     except ImportError as e:
@@ -61,7 +65,7 @@ def main():
         return 0
     args = ["--epochs", str(a.epochs), "--steps", str(a.steps)]
     pyspy = shutil.which("py-spy") or shutil.which("py-spy", path=os.path.dirname(sys.executable))
-    modes = ["prism, stacks off", "prism, stacks 100 Hz"]
+    modes = ["prism, stacks off", "prism, stacks on"]
     d = tempfile.mkdtemp(prefix="prism-stack-bench-")
     if pyspy:
         t, why = once("py-spy 100 Hz", os.path.join(d, "probe"), args, pyspy)
@@ -82,7 +86,7 @@ def main():
                 if t is None:
                     raise SystemExit("stack_bench: %s failed: %s" % (m, why))
                 res[m].append(t)
-                if m == "prism, stacks 100 Hz":
+                if m == "prism, stacks on":
                     dump = subprocess.run([TOP, "dump", out], capture_output=True,
                                           text=True).stdout
                     g = re.search(r"GIL held ([0-9.]+) us a pass on average, ([0-9.]+) us", dump)
@@ -91,7 +95,8 @@ def main():
     finally:
         shutil.rmtree(d, True)
     base = statistics.median(res["prism, stacks off"])
-    print("loop wall time, median of %d interleaved rounds (train_small.py)" % a.rounds)
+    print("loop wall time, median of %d interleaved rounds (train_small.py), stacks at %d Hz"
+          % (a.rounds, HZ))
     for m in modes:
         med = statistics.median(res[m])
         ref = base if m.startswith("prism") else statistics.median(res["none"])
