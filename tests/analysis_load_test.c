@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hogs.h"
 #include "burn.h"
 #include "collect_util.h"
 #include "pbuild.h"
@@ -112,29 +113,16 @@ static int load_child(void *arg)
 static pid_t hog[MAX_HOGS];
 static size_t nhog;
 
-static void hogs_start(void)
+static void hogs_up(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t n = cores > 2 ? (size_t)cores : 2;
-    n = n > MAX_HOGS ? MAX_HOGS : n;
-    for (nhog = 0; nhog < n; nhog++) {
-        hog[nhog] = fork();
-        assert_true(hog[nhog] >= 0);
-        if (hog[nhog] == 0) {
-            volatile unsigned long x = 0;
-            for (;;)
-                x++;
-        }
-    }
+    nhog = hogs_start(hog, MAX_HOGS);
+    assert_true(nhog >= 2);
 }
 
-static int hogs_stop(void **state)
+static int hogs_down(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < nhog; i++)
-        kill(hog[i], SIGKILL);
-    for (size_t i = 0; i < nhog; i++)
-        waitpid(hog[i], NULL, 0);
+    hogs_stop(hog, nhog);
     nhog = 0;
     return 0;
 }
@@ -169,10 +157,10 @@ static void test_other_processes_beside_hogs(void **state)
     tdir_make(&d);
     tdir_file(&d, "hogs.cbor", path, sizeof path);
     tdir_file(&d, "truth.txt", truth, sizeof truth);
-    hogs_start();
+    hogs_up();
     child_arg ca = { path, truth, 0 };
     child_run_ok(load_child, &ca);
-    hogs_stop(NULL);
+    hogs_down(NULL);
 
     prism_analysis *a = analyze(path);
     const prism_cpu_load *l = prism_analysis_cpu_load(a);
@@ -353,7 +341,7 @@ static void test_contention_names_the_taker(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_other_processes_beside_hogs, hogs_stop),
+        cmocka_unit_test_teardown(test_other_processes_beside_hogs, hogs_down),
         cmocka_unit_test(test_own_worker_processes),
         cmocka_unit_test(test_load_unknown),
         cmocka_unit_test(test_contention_names_the_taker),

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "burn.h"
+#include "hogs.h"
 #include "collect_util.h"
 #include "prism/analysis.h"
 
@@ -105,32 +106,6 @@ static int busy_child(void *arg)
     return 0;
 }
 
-/* Busy loops in their own processes: at least two, at least one a core. */
-static size_t hogs_start(pid_t *pid)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t n = cores > 2 ? (size_t)cores : 2;
-    n = n > MAX_HOGS ? MAX_HOGS : n;
-    for (size_t i = 0; i < n; i++) {
-        pid[i] = fork();
-        assert_true(pid[i] >= 0);
-        if (pid[i] == 0) {
-            volatile unsigned long x = 0;
-            for (;;)
-                x++;
-        }
-    }
-    return n;
-}
-
-static void hogs_stop(const pid_t *pid, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        kill(pid[i], SIGKILL);
-    for (size_t i = 0; i < n; i++)
-        waitpid(pid[i], NULL, 0);
-}
-
 /* Each step by PRISM against the workload's clock inside it (the truth
  * file's lines after the first): none shorter. */
 static void check_steps(const char *truth, const prism_analysis *a)
@@ -176,7 +151,7 @@ static void test_compute_beside_hogs(void **state)
     tdir_file(&d, "busy.cbor", path, sizeof path);
     tdir_file(&d, "truth.txt", truth, sizeof truth);
     pid_t hog[MAX_HOGS];
-    size_t nhog = hogs_start(hog);
+    size_t nhog = hogs_start(hog, MAX_HOGS);
     child_arg ca = { path, truth, 2.5, 0 };
     child_run_ok(busy_child, &ca);
     hogs_stop(hog, nhog);
@@ -246,7 +221,7 @@ static prism_analysis *run_small(tdir *d, const char *name, double update_ms, bo
     snprintf(tn, sizeof tn, "%s.truth", name);
     tdir_file(d, tn, truth, sizeof truth);
     pid_t hog[MAX_HOGS];
-    size_t nhog = hogs ? hogs_start(hog) : 0;
+    size_t nhog = hogs ? hogs_start(hog, MAX_HOGS) : 0;
     child_arg ca = { path, truth, update_ms, small };
     child_run_ok(busy_child, &ca);
     hogs_stop(hog, nhog);
