@@ -129,6 +129,10 @@ static void run_shift(FILE *f, const prism_compare *c)
         fprintf(f, "Whole run: too few regions over 1%% of the step on both sides to judge%s.\n",
                 step);
     }
+    if (c->own_regions)
+        fprintf(f, "Own time: %zu regions with calls of 1 ms or more are also checked on their "
+                "own time (wall time\n  less waiting for a CPU, from the CPU samples); ~ = "
+                "its wall time changed, its own time not.\n", c->own_regions);
     if (c->load_differs)
         fprintf(f, "Load: the runs ran under different load: the training thread waited for a "
                 "CPU %.1f%% of its time in profile 1, %.1f%% in profile 2%s.\n",
@@ -175,7 +179,7 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
                 snprintf(rawp, sizeof rawp, " %8s", "n/a");
         }
         fprintf(f, "  %c %-36s %s %s %s %+7.1f%% %7.2fx %8s%s %6.1f%% %+6.1fpp %8s\n",
-                d->significant ? '*' : ' ', report_fit(d->path, 36, buf, sizeof buf),
+                d->significant ? '*' : d->raw_significant ? '~' : ' ', report_fit(d->path, 36, buf, sizeof buf),
                 report_ns(tb, sizeof tb, (double)d->base_ns, 11),
                 report_ns(tn, sizeof tn, (double)d->new_ns, 11),
                 report_ns_signed(td, sizeof td, (double)d->delta_ns, 11), d->delta_pct,
@@ -302,6 +306,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
     pb_json_key(w, "new_runq_share");
     c->new_runq_share >= 0 ? pb_json_double(w, c->new_runq_share) : pb_json_null(w);
     pb_json_kbool(w, "load_differs", c->load_differs);
+    pb_json_kuint(w, "own_regions", c->own_regions);
     pb_json_end_object(w);
     pb_json_key(w, "regions");
     pb_json_begin_array(w);
@@ -338,6 +343,14 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         pb_json_key(w, "p_value");
         d->p_value >= 0 ? pb_json_double(w, d->p_value) : pb_json_null(w);
         pb_json_kbool(w, "significant", d->significant);
+        pb_json_kbool(w, "own_time", d->own);
+        pb_json_key(w, "base_runq_share");
+        d->base_runq >= 0 ? pb_json_double(w, d->base_runq) : pb_json_null(w);
+        pb_json_key(w, "new_runq_share");
+        d->new_runq >= 0 ? pb_json_double(w, d->new_runq) : pb_json_null(w);
+        pb_json_key(w, "own_pct");
+        d->own ? pb_json_double(w, d->own_pct) : pb_json_null(w);
+        pb_json_kbool(w, "raw_significant", d->raw_significant);
         pb_json_end_object(w);
     }
     pb_json_end_array(w);

@@ -52,12 +52,15 @@ typedef struct gen {
     int slow;                   /* a region made slower (-1: none) ... */
     double slow_factor;         /* ... by this factor */
     int sparse;                 /* a region that runs in even steps only (-1: none) */
+    bool cpu;                   /* CPU samples at every region's ends */
+    int waits;                  /* a region that waits for a CPU (-1: none) ... */
+    double waits_share;         /* ... this share of its wall time */
 } gen;
 
 static gen gen_default(uint64_t seed)
 {
     gen g = { .seed = seed, .steps = 200, .sigma = 0.3, .outliers = 0.02, .scale = 1.0,
-              .slow = -1, .slow_factor = 1.0, .sparse = -1 };
+              .slow = -1, .slow_factor = 1.0, .sparse = -1, .waits = -1 };
     return g;
 }
 
@@ -90,6 +93,10 @@ static loaded noisy_profile(const gen *g)
     pb_init(&b, reg_names, NREG, g->seed);
     pb_thread(&b, 1, "main");
     uint64_t now = 1000 * US;
+    /* the thread's cumulative on-CPU and run-queue time: always runnable */
+    prism_cpu_sample cs = { .ts = now, .stream = 1, .flags = PRISM_CPU_HAVE_WAIT };
+    if (g->cpu)
+        pb_cpu(&b, &cs);
     for (unsigned k = 0; k < g->steps; k++) {
         uint64_t start = now;
         for (int r = 0; r < NREG; r++) {
@@ -101,8 +108,16 @@ static loaded noisy_profile(const gen *g)
             if (r == g->sparse && k % 2)
                 continue;
             pb_enter(&b, 1, now, (uint32_t)r + 1);
+            uint64_t at = now;
             now += (uint64_t)(us * US);
             pb_exit(&b, 1, now);
+            if (g->cpu) {
+                uint64_t wait = r == g->waits ? (uint64_t)((double)(now - at) * g->waits_share) : 0;
+                cs.wait_ns += wait;
+                cs.oncpu_ns += (now - cs.ts) - wait;
+                cs.ts = now;
+                pb_cpu(&b, &cs);
+            }
             now += 5 * US;
         }
         prism_step st = { start, now, k, 0, PRISM_STEP_SAMPLED };
@@ -481,6 +496,56 @@ static void test_samples_bounded(void **state)
     }
 }
 
+/* ---- own time ----------------------------------------------------------- */
+
+/* A long region (data, 6 ms calls) 50 % slower in wall time: flagged when
+ * it ran 50 % longer, not when the extra third of its time was spent
+ * waiting for a CPU (own time unchanged: `~`); with its own time up 25 %
+ * beside the wait, flagged again.  Short regions keep the wall verdict. */
+static void test_own_time(void **state)
+{
+    (void)state;
+    gen gb = gen_default(21);
+    gb.scale = 2.0;
+    gb.sigma = 0.1;
+    gb.outliers = 0;
+    gb.cpu = true;
+    gen gn = gb;
+    gn.seed = 22;
+    gn.slow = 0;
+    gn.slow_factor = 1.5;
+    struct {
+        double share;           /* of data's wall time in the run queue */
+        bool significant;
+    } cases[] = { { 0.0, true }, { 1.0 / 3.0, false }, { 1.0 - 1.25 / 1.5, true } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gn.waits = 0;
+        gn.waits_share = cases[i].share;
+        loaded lb, ln;
+        prism_compare *c = compare_gens(&gb, &gn, &lb, &ln);
+        const prism_delta *d = find_delta(c, "data");
+        printf("data waits %.0f%%: med %+.1f%% own %+.1f%% %s\n", 100.0 * cases[i].share,
+               d->median_pct, d->own_pct, d->significant ? "*" : d->raw_significant ? "~" : "");
+        assert_true(d->own);
+        assert_true(d->raw_significant);
+        assert_int_equal(d->significant, cases[i].significant);
+        assert_true(fabs(d->own_pct - 100.0 * (1.5 * (1.0 - cases[i].share) - 1.0)) < 3.0);
+        assert_true(c->own_regions >= 1);
+        const prism_delta *s = find_delta(c, "eval");    /* 0.4 ms calls: wall only */
+        assert_false(s->own);
+        char *txt = report_of(lb.a, ln.a, c, false), *js = report_of(lb.a, ln.a, c, true);
+        assert_non_null(strstr(txt, "Own time: "));
+        assert_non_null(strstr(js, "\"own_time\": true"));
+        if (!cases[i].significant)
+            assert_non_null(strstr(txt, "  ~ data"));
+        free(txt);
+        free(js);
+        prism_compare_free(c);
+        unload(&lb);
+        unload(&ln);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_absent_steps),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_samples_bounded),
+        cmocka_unit_test(test_own_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,7 +170,7 @@ void cmpv_status(const ui *u, char *buf, size_t n)
             snprintf(b, sizeof b, " p n/a");
         dl_fmt_pp(pp, sizeof pp, d->share_delta);
         snprintf(buf, n, " | %c%s (%+.1f%%) share %s%s%s", d->delta_ns < 0 ? '-' : '+', a,
-                 d->delta_pct, pp, b, d->significant ? " *" : "");
+                 d->delta_pct, pp, b, d->significant ? " *" : d->raw_significant ? " ~" : "");
     }
 }
 
@@ -259,18 +259,21 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
     } else if (k == DL_GONE) {
         snprintf(seg[ns++], sizeof seg[0], "not in the new profile; base %s", a);
     } else {                            /* the verdict before what a narrow side leaves out */
+        const char *verdict = d->significant       ? "significant"
+                              : d->raw_significant ? "waited for a CPU: own time within noise"
+                                                   : "within noise";
         if (d->p_value >= 0)
-            snprintf(seg[ns++], sizeof seg[0], "p=%.3g %s", d->p_value,
-                     d->significant ? "significant" : "within noise");
+            snprintf(seg[ns++], sizeof seg[0], "p=%.3g %s", d->p_value, verdict);
         else
-            snprintf(seg[ns++], sizeof seg[0], "p n/a %s",
-                     d->significant ? "significant" : "within noise");
+            snprintf(seg[ns++], sizeof seg[0], "p n/a %s", verdict);
         snprintf(seg[ns++], sizeof seg[0], "base %s", a);
         snprintf(seg[ns++], sizeof seg[0], "new %s", b);
         snprintf(seg[ns++], sizeof seg[0], "x%.2f", d->speedup);
         if (d->base_median_ns > 0 && d->new_median_ns > 0)
             snprintf(seg[ns++], sizeof seg[0], "per step %+.1f%%%s", d->median_pct,
                      u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
+        if (d->own)
+            snprintf(seg[ns++], sizeof seg[0], "own time %+.1f%%", d->own_pct);
         dl_fmt_pp(pp, sizeof pp, d->share_delta);
         snprintf(seg[ns++], sizeof seg[0], "share %.1f%% %s", 100.0 * d->new_share, pp);
     }

@@ -565,6 +565,22 @@ typedef struct prism_delta {
     double raw_median_pct;     /* new median vs base median, no run factor, %;
                                   0 unless both medians exist                  */
     double base_mean_ns, new_mean_ns;   /* per-step means (steps it ran in)    */
+    /* Own time: a path whose calls last 1 ms or more on average, with CPU
+     * samples covering at least half of its time on both sides, has its
+     * own time per step, the per-step mean less its run-queue share
+     * (base_runq / new_runq).  Then (own) a change is significant only
+     * when its own time moved the same way by at least 3 % and by half the
+     * change of its run-queue share (own_pct): a region slower only
+     * because the machine was busier (it waited for a CPU) is not called
+     * slower.  Shorter calls keep the wall-time verdict: preemption seldom
+     * hits one of them, so their medians hardly move with the load. */
+    bool own;
+    double base_runq, new_runq;        /* run-queue share of its time; < 0: n/a */
+    double own_pct;            /* own time per step, new vs base, %; 0 unless own */
+    /* The verdict on wall time alone (what a stopwatch says): a region
+     * raw_significant but not significant changed its wall time, not its
+     * own time (it waited for a CPU). */
+    bool raw_significant;
 } prism_delta;
 
 typedef struct prism_compare {
@@ -592,6 +608,7 @@ typedef struct prism_compare {
      * the cores more than the other: a run-wide factor may be the load). */
     double base_runq_share, new_runq_share;
     bool load_differs;
+    size_t own_regions;        /* deltas checked on own time (prism_delta.own) */
     /* bottlenecks present on one side only, by type and path */
     const prism_bottleneck **bn_new;
     size_t nbn_new;
