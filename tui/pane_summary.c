@@ -118,6 +118,48 @@ static void outside_lines(ui *u, const ui_rect *r, int *row)
     ui_print(r, (*row)++, 1 + LABEL_W, A_NORMAL, fit);
 }
 
+/* Who used the CPUs, in cores, as `prism-top analyze` says it: where the
+ * file has CPU samples or the machine's load. */
+static void cpu_line(ui *u, const ui_rect *r, int *row)
+{
+    const prism_cpu_load *l = prism_analysis_cpu_load(u->a);
+    if (l->process < 0 || (l->machine < 0 && l->training < 0))
+        return;
+    char m[48] = "", p[40], t[40] = "", o[48] = "", un[48] = "", w[48] = "", x[48] = "";
+    if (l->machine >= 0)
+        snprintf(m, sizeof m, "machine %.1f of %u", l->machine, l->ncpu);
+    snprintf(p, sizeof p, "this process %.1f", l->process);
+    if (l->training >= 0) {
+        snprintf(t, sizeof t, "training thread %.1f", l->training);
+        snprintf(o, sizeof o, "other threads %.1f", l->other_threads);
+        snprintf(un, sizeof un, "unrecorded threads %.1f", l->unrecorded >= 0 ? l->unrecorded : 0);
+    }
+    if (l->machine >= 0) {
+        snprintf(w, sizeof w, "worker processes %.1f", l->workers);
+        snprintf(x, sizeof x, "other processes %.1f", l->others);
+    }
+    const char *all[] = { m, p, t, o, un, w, x };
+    const char *parts[7];
+    int n = 0;
+    for (int i = 0; i < 7; i++)
+        if (all[i][0])
+            parts[n++] = all[i];
+    parts_line(u, r, (*row)++, "CPU", A_NORMAL, parts, n, "  ");
+}
+
+/* The Python stack sampler: its samples and state. */
+static void stacks_line(ui *u, const ui_rect *r, int *row)
+{
+    prism_stacks_info si;
+    if (!prism_analysis_stacks_info(u->a, &si))
+        return;
+    char n[48], st[ESC_CAP(160)], raw[160];
+    snprintf(n, sizeof n, "%llu samples", (unsigned long long)si.samples);
+    snprintf(raw, sizeof raw, "%s", si.status && si.status[0] ? si.status : "sampler state unknown");
+    const char *parts[] = { n, safe(raw, st, sizeof st) };
+    parts_line(u, r, (*row)++, "Stacks", A_NORMAL, parts, 2, "  ");
+}
+
 static void totals(ui *u, const ui_rect *r, int *row)
 {
     const prism_step_stats *s = prism_analysis_steps(u->a);
@@ -158,6 +200,8 @@ static void totals(ui *u, const ui_rect *r, int *row)
     snprintf(dr, sizeof dr, "%s dropped", c1);
     const char *parts[] = { tot, span, ev, dr, "(all threads)" };
     parts_line(u, r, (*row)++, "Time", A_NORMAL, parts, 5, "  ");
+    cpu_line(u, r, row);
+    stacks_line(u, r, row);
     bool whole;
     uint64_t placed, regions = prism_analysis_dropped_regions(u->a, &whole, &placed);
     if (regions && whole) {

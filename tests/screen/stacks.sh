@@ -2,11 +2,14 @@
 # tests/python/stacks_train.py (tests/fixtures/stacks/): the time no region
 # holds, `(outside regions)`, has the sampled call paths under it in the
 # Tree ("~ " marks a sampled frame), the Flame draws them, the Bottlenecks
-# pane names them in the unattributed_time finding.
+# pane names them in the unattributed_time finding.  The Summary pane has
+# the sampler's line (Stacks) and who used the CPUs (CPU).
 . tests/screen/lib.sh
 P=tests/fixtures/stacks/stacks_train.cbor
 start 130 40 "$TOP $P"
 wait_for "1 Summary"
+wait_for "Stacks +[0-9]+ samples"
+wait_for "CPU +.*this process [0-9.]+ +training thread [0-9.]+"
 keys 2; wait_for "\| Tree \|"
 expect "^ . \(outside regions\)"
 type_keys e j
