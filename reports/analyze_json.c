@@ -89,8 +89,7 @@ static void cores(pb_json *w, const char *key, double v)
     }
 }
 
-/* Who used the CPUs (prism_cpu_load); null when the file says nothing. */
-static void cpu_load(pb_json *w, const prism_cpu_load *l)
+void report_json_cpu_load(pb_json *w, const prism_cpu_load *l)
 {
     pb_json_key(w, "cpu_load");
     if (l->process < 0 && l->machine < 0 && l->training < 0) {
@@ -158,7 +157,7 @@ static void summary(pb_json *w, const prism_analysis *a)
     } else {
         pb_json_null(w);
     }
-    cpu_load(w, prism_analysis_cpu_load(a));
+    report_json_cpu_load(w, prism_analysis_cpu_load(a));
     pb_json_kuint(w, "region_ns", t->total_ns);
     uint64_t un = 0;                    /* `(outside regions)`, in region_ns */
     for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling)

@@ -109,8 +109,23 @@ static void metric_table(FILE *f, const metrics *a, const metrics *b)
             b->leak ? "True" : "False", a->leak == b->leak ? "same" : "changed");
 }
 
+/* One side's CPU load in few words; false when the file says nothing. */
+static bool load_words(char *buf, size_t cap, const prism_cpu_load *l)
+{
+    if (l->process < 0 || (l->machine < 0 && l->training < 0))
+        return false;
+    size_t n = 0;
+    if (l->machine >= 0)
+        n += (size_t)snprintf(buf, cap, "machine %.1f of %u, ", l->machine, l->ncpu);
+    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "this process %.1f", l->process);
+    if (l->machine >= 0 && n < cap)
+        snprintf(buf + n, cap - n, ", other processes %.1f", l->others);
+    return true;
+}
+
 /* The whole run: one factor for every region, or none. */
-static void run_shift(FILE *f, const prism_compare *c)
+static void run_shift(FILE *f, const prism_analysis *a, const prism_analysis *b,
+                      const prism_compare *c)
 {
     char step[64] = "";
     if (c->step_ratio > 0)
@@ -133,6 +148,10 @@ static void run_shift(FILE *f, const prism_compare *c)
         fprintf(f, "Own time: %zu regions with calls of 1 ms or more are also checked on their "
                 "own time (wall time\n  less waiting for a CPU, from the CPU samples); ~ = "
                 "its wall time changed, its own time not.\n", c->own_regions);
+    char la[160], lb[160];
+    if (load_words(la, sizeof la, prism_analysis_cpu_load(a)) &&
+        load_words(lb, sizeof lb, prism_analysis_cpu_load(b)))
+        fprintf(f, "CPU load (cores): profile 1 %s; profile 2 %s.\n", la, lb);
     if (c->load_differs)
         fprintf(f, "Load: the runs ran under different load: the training thread waited for a "
                 "CPU %.1f%% of its time in profile 1, %.1f%% in profile 2%s.\n",
@@ -235,7 +254,7 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
     fprintf(f, "Profile 1 (base): %s\nProfile 2 (new):  %s\n\n", pa, pb);
     metric_table(f, &ma, &mb);
     fputc('\n', f);
-    run_shift(f, c);
+    run_shift(f, a, b, c);
     fputc('\n', f);
     regions(f, c, top);
     fputc('\n', f);
@@ -270,6 +289,7 @@ static void json_side(pb_json *w, const char *key, const char *path, const prism
     pb_json_kuint(w, "sampled_steps", s->sampled);
     pb_json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);
     jns(w, "mean_step_ns", s->mean_ns, s->count > 0);
+    report_json_cpu_load(w, prism_analysis_cpu_load(a));
     jns(w, "p95_step_ns", s->p95_ns, s->count > 0);
     pb_json_kuint(w, "peak_rss_bytes", m->peak_rss);
     pb_json_key(w, "peak_gpu_used_bytes");

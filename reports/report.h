@@ -72,6 +72,9 @@ void report_json_kns(pb_json *w, const char *key, double v);
 /* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
 void report_json_header(pb_json *w, const prism_header *h);
 void report_json_reader(pb_json *w, const prism_analysis *a);
+/* "cpu_load": who used the CPUs (prism_cpu_load), in cores; null when the
+ * file says nothing. */
+void report_json_cpu_load(pb_json *w, const prism_cpu_load *l);
 /* One bottleneck object; its path is looked up in t (the tree of the
  * analysis it came from). */
 void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,
