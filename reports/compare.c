@@ -112,12 +112,17 @@ static void metric_table(FILE *f, const metrics *a, const metrics *b)
 /* One side's CPU load in few words; false when the file says nothing. */
 static bool load_words(char *buf, size_t cap, const prism_cpu_load *l)
 {
-    if (l->process < 0 || (l->machine < 0 && l->training < 0))
+    if (l->process < 0 && l->machine < 0 && l->training < 0)
         return false;
     size_t n = 0;
+    buf[0] = '\0';
     if (l->machine >= 0)
         n += (size_t)snprintf(buf, cap, "machine %.1f of %u, ", l->machine, l->ncpu);
-    n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "this process %.1f", l->process);
+    if (l->process >= 0)
+        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "this process %.1f", l->process);
+    else if (l->training >= 0)
+        n += (size_t)snprintf(buf + n, n < cap ? cap - n : 0, "training thread %.1f",
+                              l->training);
     if (l->machine >= 0 && n < cap)
         snprintf(buf + n, cap - n, ", other processes %.1f", l->others);
     return true;

@@ -535,7 +535,7 @@ static void test_own_time(void **state)
         assert_false(s->own);
         char *txt = report_of(lb.a, ln.a, c, false), *js = report_of(lb.a, ln.a, c, true);
         assert_non_null(strstr(txt, "Own time: "));
-        assert_non_null(strstr(txt, "CPU load (cores): profile 1 this process "));
+        assert_non_null(strstr(txt, "CPU load (cores): profile 1 training thread "));
         assert_non_null(strstr(js, "\"cpu_load\": {"));
         assert_non_null(strstr(js, "\"own_time\": true"));
         if (!cases[i].significant)
