@@ -253,17 +253,8 @@ static void fail(cpu_sampler *c, const char *what, int err)
 }
 
 /* Keep a sample of th: its values never go below the last one's. */
-static void keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on,
-                 uint64_t wait, uint32_t flags)
+static void record(cpu_sampler *c, const prism__thread *th, uint64_t ticks, uint32_t flags)
 {
-    cpu_thread *t = &th->cpu;
-    if (t->sampled) {
-        on = on > t->on ? on : t->on;
-        wait = wait > t->wait ? wait : t->wait;
-    }
-    t->on = on;
-    t->wait = wait;
-    t->sampled = true;
     if (c->nrec == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 1024;
         cpu_rec *r = cap <= MAX_RECORDS ? realloc(c->rec, cap * sizeof *r) : NULL;
@@ -274,7 +265,36 @@ static void keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on,
         c->rec = r;
         c->cap = cap;
     }
-    c->rec[c->nrec++] = (cpu_rec){ ticks, th->stream, flags, on, wait };
+    c->rec[c->nrec++] = (cpu_rec){ ticks, th->stream, flags, th->cpu.on, th->cpu.wait };
+}
+
+/* A reading of th into the records; true when it changed since the last.
+ * An unchanged reading (an idle thread: blocked, or not scheduled) is held
+ * back, and written just before the next one that changes (or at the
+ * end): the file then says when the thread last was idle, with one record
+ * instead of one a pass. */
+static bool keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on, uint64_t wait,
+                 uint32_t flags)
+{
+    cpu_thread *t = &th->cpu;
+    if (t->sampled) {
+        on = on > t->on ? on : t->on;
+        wait = wait > t->wait ? wait : t->wait;
+        if (on == t->on && wait == t->wait && !(flags & PRISM_CPU_EXITED)) {
+            t->held = true;
+            t->held_ticks = ticks;
+            t->held_flags = flags;
+            return false;
+        }
+        if (t->held)
+            record(c, th, t->held_ticks, t->held_flags);    /* ordered at the flush */
+    }
+    t->held = false;
+    t->on = on;
+    t->wait = wait;
+    t->sampled = true;
+    record(c, th, ticks, flags);
+    return true;
 }
 
 /* Choose th's source the first time it is sampled.  True when the read
@@ -361,6 +381,32 @@ static void finish(cpu_sampler *c, prism__thread *th, const cpu_reading *last,
              PRISM_CPU_EXITED | (with_wait ? PRISM_CPU_HAVE_WAIT : 0));
 }
 
+void pc_cpu_release_held(cpu_sampler *c)
+{
+    if (!c)
+        return;
+    session *s = c->s;
+    size_t from = c->nrec;
+    pthread_mutex_lock(&s->lock);
+    for (prism__thread *th = s->threads; th; th = th->next)
+        if (th->cpu.held) {
+            th->cpu.held = false;
+            record(c, th, th->cpu.held_ticks, th->cpu.held_flags);
+        }
+    pthread_mutex_unlock(&s->lock);
+    /* into time order (stable): a held reading is older than the pass that
+     * made it ours; the rest are in order, so few moves */
+    for (size_t i = from > 0 ? from : 1; i < c->nrec; i++) {
+        cpu_rec x = c->rec[i];
+        size_t j = i;
+        while (j > 0 && c->rec[j - 1].ticks > x.ticks) {
+            c->rec[j] = c->rec[j - 1];
+            j--;
+        }
+        c->rec[j] = x;
+    }
+}
+
 /* The threads to sample, with what a pass must know of them, copied under
  * the lock.  Threads beyond the scratch array wait for the next pass when
  * it cannot grow. */
@@ -391,19 +437,20 @@ static size_t list_threads(cpu_sampler *c)
     return n < c->ecap ? n : c->ecap;
 }
 
-void pc_cpu_pass(cpu_sampler *c)
+bool pc_cpu_pass(cpu_sampler *c)
 {
     if (!c || !c->period_ns)
-        return;
+        return false;
     session *s = c->s;
     size_t n = list_threads(c);
     uint64_t ticks = prism__now();
-    bool check = false;
+    bool check = false, changed = false;
     for (size_t i = 0; i < n; i++) {
         entry *e = &c->ent[i];
         prism__thread *th = e->th;
         if (e->dead) {
             finish(c, th, &e->last, ticks, true);
+            changed = true;
             continue;
         }
         if (th->cpu.src == SRC_NEW)
@@ -419,7 +466,7 @@ void pc_cpu_pass(cpu_sampler *c)
             e->gone = e->check = true;
         } else if (rc == CPU_READ_ERROR) {
             fail(c, "reading /proc/self/task/TID/schedstat", errno);
-            return;
+            return true;
         }
         check |= e->check;
     }
@@ -434,12 +481,15 @@ void pc_cpu_pass(cpu_sampler *c)
     }
     for (size_t i = 0; i < n; i++) {
         entry *e = &c->ent[i];
-        if (e->check && (e->dead || e->gone))
+        if (e->check && (e->dead || e->gone)) {
             finish(c, e->th, &e->last, ticks, false);   /* e->r may not be its */
-        else if (e->have)
-            keep(c, e->th, e->ticks, e->r.on, e->r.wait,
-                 e->r.have_wait ? PRISM_CPU_HAVE_WAIT : 0);
+            changed = true;
+        } else if (e->have) {
+            changed |= keep(c, e->th, e->ticks, e->r.on, e->r.wait,
+                            e->r.have_wait ? PRISM_CPU_HAVE_WAIT : 0);
+        }
     }
+    return changed;
 }
 
 bool pc_cpu_release(const cpu_sampler *c, const prism__thread *th)

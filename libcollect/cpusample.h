@@ -35,8 +35,18 @@ uint64_t pc_cpu_period_ns(const cpu_sampler *c);
 
 /* One sampling pass over the threads at one instant.  Takes the session
  * lock to walk the thread list and reads outside it; never blocks on the
- * profiled threads otherwise. */
-void pc_cpu_pass(cpu_sampler *c);
+ * profiled threads otherwise.  A thread whose reading did not change since
+ * its last record is held back until it does or the next flush
+ * (pc_cpu_release_held).  True when some thread's reading changed (or one exited): false
+ * means every recorded thread was idle since the last pass. */
+bool pc_cpu_pass(cpu_sampler *c);
+
+/* Write the readings held back, then put the records kept since the last
+ * pc_cpu_drained in time order (a held reading is older than the pass
+ * that wrote it): at every flush, so an idle thread costs one record a
+ * flush instead of one a pass, and its last idle time is in the file.
+ * Takes the session lock. */
+void pc_cpu_release_held(cpu_sampler *c);
 
 /* May the writer free th, a thread that has exited?  False while its last
  * sample is still to be taken (by the next pass).  Lock held or not. */

@@ -54,6 +54,11 @@ typedef struct cpu_thread {
     uint8_t src;                /* writer: where its samples come from */
     bool sampled, have_wait;    /* writer: a sample written; with wait */
     uint64_t on, wait;          /* writer: the values last written */
+    /* writer: a reading equal to the last written (an idle thread), held
+     * back until the thread changes: its time and flags */
+    bool held;
+    uint32_t held_flags;
+    uint64_t held_ticks;
 } cpu_thread;
 
 typedef struct prism__thread {

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,14 @@
 #define OUT_BYTES   (1u << 20)
 #define CHUNK_BYTES (64u * 1024u)
 #define COLLECT_NS  5000000u    /* gated: full buffers are collected this often */
+/* CPU passes while every recorded thread stays idle: after IDLE_PASSES
+ * passes without a change the period doubles, up to IDLE_MAX_SHIFT times
+ * (5 ms -> 40 ms at the defaults); the first change brings it back. */
+#define IDLE_PASSES 4u
+#define IDLE_MAX_SHIFT 3u
+/* The writer's timer slack: its wake-ups may come this much late, so the
+ * kernel can serve them together with other timers. */
+#define WRITER_SLACK_NS 1000000ul
 
 typedef struct snap {
     prism__thread *th;
@@ -357,6 +367,7 @@ static void emit_cpu(wstate *w)
         out_chunk(w, &e);
     open = false;
     const cpu_rec *r;
+    pc_cpu_release_held(w->cpu);
     size_t n = pc_cpu_records(w->cpu, &r);
     for (size_t i = 0; i < n; i++) {
         uint64_t ns = pc_clock_ns(s, r[i].ticks);
@@ -624,6 +635,13 @@ void *pc_writer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_setname_np(pthread_self(), "prism-writer");
+    /* Its wake-ups never preempt the program: as SCHED_BATCH the writer
+     * runs at the next scheduling point instead of taking the CPU from the
+     * thread on it (on a busy machine the training thread would then wait
+     * behind other processes for its next time slice).  Best effort. */
+    struct sched_param sp = { 0 };
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+    prctl(PR_SET_TIMERSLACK, WRITER_SLACK_NS, 0, 0, 0);
     /* on the heap, held by the session: a child forked while this runs
      * (where this thread does not exist) still reaches the buffers, so a
      * leak checker in it finds nothing lost */
@@ -652,6 +670,7 @@ void *pc_writer_main(void *arg)
     if (!w->cpu)
         pc_session_warn("out of memory for CPU sampling; it is off");
     uint64_t next_cpu = pc_clock_mono_ns();
+    unsigned idle = 0;                  /* CPU passes in a row without a change */
     for (;;) {
         uint64_t now = pc_clock_mono_ns();
         /* the steps that ended since the last wake-up, memory once for them */
@@ -661,8 +680,9 @@ void *pc_writer_main(void *arg)
          * the writer, they do not make it flush */
         uint64_t cpu_every = pc_cpu_period_ns(w->cpu);
         if (cpu_every && now >= next_cpu) {
-            pc_cpu_pass(w->cpu);
-            next_cpu += cpu_every;
+            idle = pc_cpu_pass(w->cpu) ? 0 : idle + 1;
+            unsigned shift = idle / IDLE_PASSES;
+            next_cpu += cpu_every << (shift < IDLE_MAX_SHIFT ? shift : IDLE_MAX_SHIFT);
             if (next_cpu <= now)
                 next_cpu = now + cpu_every;
         }

@@ -189,6 +189,7 @@ static bool child_wait_samples(const char *path, const char *thread, const char 
     CHILD_CHECK(in >= 0);
     CHILD_CHECK(inotify_add_watch(in, path, IN_MODIFY) >= 0);
     bool ok = false;
+    unsigned looks = 0;
     for (;;) {
         x.thread = thread;
         x.mark = mark;
@@ -198,12 +199,17 @@ static bool child_wait_samples(const char *path, const char *thread, const char 
             ok = true;
             break;
         }
+        /* a short timeout: the sampler writes nothing while no thread
+         * changes, and this thread's own reading of the file is what makes
+         * it change; each look costs it CPU time, so its next sample comes */
         struct pollfd pf = { in, POLLIN, 0 };
-        int r = poll(&pf, 1, 20000);
+        int r = poll(&pf, 1, 10);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r < 0 || ++looks > 6000)
             break;
+        if (r == 0)
+            continue;
         char buf[4096];
         if (read(in, buf, sizeof buf) < 0 && errno != EINTR)
             break;
@@ -263,8 +269,10 @@ static int threads_child(void *arg)
     CHILD_CHECK(pthread_join(busy, NULL) == 0);
     CHILD_CHECK(pthread_create(&sleeper, NULL, sleeper_main, r) == 0);
     get1(r->to_main[0]);
-    /* the sleeper is blocked: let the sampler see it so for a while */
-    CHILD_CHECK(child_wait_samples(r->path, "sleeper", "blocked", 5));
+    /* the sleeper is blocked: let the sampler pass over it a while (its
+     * unchanged readings are held back, so count the main thread's) */
+    prism_mark_name("asleep");
+    CHILD_CHECK(child_wait_samples(r->path, "main", "asleep", 5));
     prism_mark_name("release");
     put1(r->to_sleeper[1]);
     CHILD_CHECK(pthread_join(sleeper, NULL) == 0);
@@ -367,8 +375,12 @@ static void test_threads_come_work_block_go(void **state)
     uint64_t blocked = mark_ts(p, &x, "blocked"), release = mark_ts(p, &x, "release");
     assert_true(blocked < release);
     span bl = stream_span(&x, sl, blocked + 1, release);
-    assert_true(bl.n >= 5);
-    assert_true(bl.last->ts - bl.first->ts >= 6000000);         /* 4 intervals, 2 ms */
+    uint64_t asleep = mark_ts(p, &x, "asleep");
+    assert_true(blocked < asleep && asleep < release);
+    assert_true(stream_span(&x, m, asleep + 1, release).n >= 5);
+    /* its readings did not change while it was blocked: held back, and
+     * written at flushes and just before the pass that saw it run again */
+    assert_true(bl.n >= 1);
     uint64_t grew = bl.last->oncpu_ns - bl.first->oncpu_ns;
     if (grew > 1000000)
         fail_msg("blocked thread gained %llu ns on-CPU in %llu ns", (unsigned long long)grew,
@@ -593,10 +605,19 @@ static void test_reused_tid_and_exit(void **state)
     assert_true(r3[0].on >= 123456789);
     assert_true(pc_cpu_release(c, t3));
     assert_int_equal(recs_of(c, 1, ra, 4), 0);  /* a is never read again */
-    assert_int_equal(recs_of(c, 2, rb, 4), 1);
+    /* h2 sits idle: its unchanged reading is held back, not written */
+    assert_int_equal(recs_of(c, 2, rb + 1, 3), 0);
     pc_cpu_drained(c);
-    pc_cpu_pass(c);
+    assert_false(pc_cpu_pass(c));               /* nothing changed */
     assert_int_equal(recs_of(c, 3, r3, 4), 0);
+    assert_int_equal(recs_of(c, 2, rb + 1, 3), 0);
+    pc_cpu_release_held(c);                     /* the end: written once */
+    assert_int_equal(recs_of(c, 2, rb + 1, 3), 1);
+    assert_int_equal(rb[1].on, rb[0].on);
+    assert_true(rb[1].ticks > rb[0].ticks);
+    pc_cpu_drained(c);
+    pc_cpu_release_held(c);
+    assert_int_equal(recs_of(c, 2, rb + 1, 3), 0);
     assert_int_equal(pc_cpu_dropped(c), 0);
 
     pc_cpu_free(c);
@@ -621,9 +642,10 @@ static void test_samples_beyond_the_bound_are_counted(void **state)
     assert_non_null(c);
     helper h;
     helper_start(&h, 1000000);
-    record(&s, &h, 1);
+    prism__thread *th = record(&s, &h, 1);
     size_t kept = 0;
     for (unsigned i = 0; kept == i; i++) {      /* until one is not kept */
+        th->cpu.on = 0;                         /* as if it changed every pass */
         pc_cpu_pass(c);
         const cpu_rec *r;
         kept = pc_cpu_records(c, &r);
@@ -636,6 +658,7 @@ static void test_samples_beyond_the_bound_are_counted(void **state)
     for (size_t i = 1; i < kept; i++)
         assert_true(r[i].on >= r[i - 1].on && r[i].ticks >= r[i - 1].ticks);
     pc_cpu_drained(c);                             /* a flush: room again */
+    th->cpu.on = 0;
     pc_cpu_pass(c);
     assert_int_equal(pc_cpu_records(c, &r), 1);
     assert_int_equal(pc_cpu_dropped(c), 1);        /* cumulative */
