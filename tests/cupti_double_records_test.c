@@ -5,7 +5,8 @@
  *     their kernel's correlation id; a kernel before its launch record; a
  *     graph launch (defect 3);
  *   - kernel names demangled by a libstdc++ loaded RTLD_LOCAL;
- *   - NCCL kernels on their own stream, tied to the launching region;
+ *   - NCCL kernels on their own stream, tied to the launching region, and
+ *     counted as communication apart from compute;
  *   - PRISM_CUPTI_KINDS: the kinds enabled and the status.
  *
  * Against the CUPTI double (tests/cupti_double.c, loaded through
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "cupti_double_util.h"
+#include "reports.h"
 
 #ifdef PRISM_HAVE_CUPTI_HEADERS
 
@@ -100,36 +102,70 @@ static void test_kernel_names_demangled_by_a_local_libstdcxx(void **state)
 
 /* ---- NCCL: communication kernels on their own stream ------------------------- */
 
-/* A data-parallel step as NCCL runs it: the all-reduce kernel launched with
- * cudaLaunchKernelExC on the communicator's stream while a compute kernel
- * runs on the default one; both are recorded, tied to their launch and so
- * to the region open on the launching thread. */
+static bool kernel_on(uint32_t corr, uint64_t start, uint64_t end, const char *name,
+                      uint32_t stream)
+{
+    CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+    k.start = start, k.end = end, k.correlationId = corr, k.streamId = stream;
+    k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
+    k.name = name;
+    return D.emit(&k, sizeof k);
+}
+
+#define NCCL_NEW "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+#define NCCL_OLD "ncclKernel_AllReduce_RING_LL_Sum_float"
+
+/* Two data-parallel steps as NCCL runs them: each all-reduce kernel
+ * launched on the communicator's stream (21) while a compute kernel runs
+ * on the default one (7), overlapping it; the first by NCCL >= 2.19
+ * (ncclDevKernel_*, cudaLaunchKernelExC), the second under an older NCCL's
+ * name (ncclKernel_*, cudaLaunchKernel).  Each launch call inside its
+ * region, its times taken there. */
 static int nccl_child(void *arg)
 {
     start(arg, 60000, true);
     double_open();
-    /* each launch call inside its region: its times taken there */
-    prism_push("forward");
-    uint64_t t = D.now(), t1 = D.now() + 1;
-    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-                    71, t, t1));
-    prism_pop();
-    prism_push("allreduce");
-    uint64_t u = D.now(), u1 = D.now() + 1;
-    CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-                    72, u, u1));
-    prism_pop();
-    CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
-    k.start = u1 + 1000, k.end = u1 + 9000, k.correlationId = 71, k.streamId = 7;
-    k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
-    k.name = "_Z6matmulPKfS0_Pfi";
-    CHILD_CHECK(D.emit(&k, sizeof k));
-    k.start = u1 + 2000, k.end = u1 + 12000, k.correlationId = 72, k.streamId = 21;
-    k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-    CHILD_CHECK(D.emit(&k, sizeof k));
+    uint64_t at[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        prism_push("forward");
+        uint64_t t = D.now(), t1 = D.now() + 1;
+        CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 71 + 2 * i, t, t1));
+        prism_pop();
+        prism_push("allreduce");
+        uint64_t u = D.now(), u1 = D.now() + 1;
+        CHILD_CHECK(api(CUPTI_ACTIVITY_KIND_RUNTIME,
+                        i ? CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000
+                          : CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+                        72 + 2 * i, u, u1));
+        prism_pop();
+        at[i] = u1 + 20000 * i;
+    }
+    CHILD_CHECK(kernel_on(71, at[0] + 1000, at[0] + 9000, "_Z6matmulPKfS0_Pfi", 7));
+    CHILD_CHECK(kernel_on(72, at[0] + 2000, at[0] + 12000, NCCL_NEW, 21));
+    CHILD_CHECK(kernel_on(73, at[1] + 1000, at[1] + 9000, "_Z6matmulPKfS0_Pfi", 7));
+    CHILD_CHECK(kernel_on(74, at[1] + 3000, at[1] + 9000, NCCL_OLD, 21));
     D.complete();
     prism_shutdown();
     return 0;
+}
+
+/* Recorded as they came, each tied to its launch and so to the region
+ * open on the launching thread. */
+static void nccl_records(const char *path)
+{
+    gsum *s = gsum_read(path);
+    const prism_gpu_record *k = find(s, PRISM_GPU_KERNEL, 72), *l = find(s, PRISM_GPU_API, 72);
+    assert_non_null(k);
+    assert_non_null(l);
+    assert_int_equal(k->stream, 21);
+    assert_string_equal(gname(s, k->name), NCCL_NEW);
+    assert_string_equal(gname(s, l->name), "cudaLaunchKernelExC");
+    k = find(s, PRISM_GPU_KERNEL, 74);
+    assert_non_null(k);
+    assert_int_equal(k->stream, 21);
+    assert_string_equal(gname(s, k->name), NCCL_OLD);
+    gsum_free(s);
 }
 
 static void test_nccl_kernels(void **state)
@@ -140,14 +176,7 @@ static void test_nccl_kernels(void **state)
     char path[512];
     tdir_file(&d, "nccl.prism", path, sizeof path);
     child_run_ok(nccl_child, path);
-    gsum *s = gsum_read(path);
-    const prism_gpu_record *k = find(s, PRISM_GPU_KERNEL, 72), *l = find(s, PRISM_GPU_API, 72);
-    assert_non_null(k);
-    assert_non_null(l);
-    assert_int_equal(k->stream, 21);
-    assert_non_null(strstr(gname(s, k->name), "ncclDevKernel_AllReduce"));
-    assert_string_equal(gname(s, l->name), "cudaLaunchKernelExC");
-    gsum_free(s);
+    nccl_records(path);
     /* the analysis credits each kernel to the region that launched it */
     prism_status st;
     char msg[256];
@@ -162,10 +191,50 @@ static void test_nccl_kernels(void **state)
         if (!strcmp(t->nodes[i].name, "allreduce"))
             ar = t->nodes[i].gpu_launches, ar_ns = t->nodes[i].gpu_ns;
     }
-    assert_int_equal(fwd, 1);
-    assert_int_equal(ar, 1);
-    /* the kernel's own time, though it overlaps (converted between clocks: +/- 1 ns) */
-    assert_in_range(ar_ns, 9998, 10002);
+    assert_int_equal(fwd, 2);
+    assert_int_equal(ar, 2);
+    /* the kernels' own time, though they overlap (converted between clocks:
+     * +/- 1 ns each end) */
+    assert_in_range(ar_ns, 16000 - 4, 16000 + 4);
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
+/* NCCL's kernels, under either name, are communication: their time apart
+ * from compute in the GPU figures, each flagged in the kernel table, and
+ * the text report says so.  (Before, kernel_ns held them with compute and
+ * only the communication_wait rule looked at names.) */
+static void test_nccl_kernels_are_communication(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "nccl.prism", path, sizeof path);
+    child_run_ok(nccl_child, path);
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    const prism_gpu_stats *g = prism_analysis_gpu(a);
+    assert_int_equal(g->launches, 4);
+    assert_int_equal(g->comm_launches, 2);
+    assert_in_range(g->comm_kernel_ns, 16000 - 4, 16000 + 4);           /* 10 + 6 us */
+    assert_in_range(g->kernel_ns - g->comm_kernel_ns, 16000 - 4, 16000 + 4);
+    assert_true(g->busy_ns < g->kernel_ns);             /* they overlap compute */
+    assert_int_equal(g->nkernels, 3);
+    for (size_t i = 0; i < g->nkernels; i++)
+        assert_int_equal(g->kernels[i].comm, !strncmp(g->kernels[i].name, "nccl", 4));
+    char *txt = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&txt, &n);
+    assert_non_null(f);
+    analyze_write_txt(f, path, a);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(txt, "Of which communication (NCCL): 2 launches"));
+    assert_non_null(strstr(txt, "(50.0% of kernel time)"));
+    free(txt);
     prism_analysis_free(a);
     tdir_remove(&d);
 }
@@ -204,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_driver_launches_correlated),
         cmocka_unit_test(test_kernel_names_demangled_by_a_local_libstdcxx),
         cmocka_unit_test(test_nccl_kernels),
+        cmocka_unit_test(test_nccl_kernels_are_communication),
         cmocka_unit_test(test_kinds_knob),
     };
     return cmocka_run_group_tests(tests, cupti_double_setup, NULL);
