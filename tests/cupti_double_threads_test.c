@@ -38,9 +38,11 @@ static void nvtx_push(const char *name)
     nvtx_call(CUPTI_CBID_NVTX_nvtxRangePushA, &p, NULL);
 }
 
+/* As CUPTI passes it: a parameter block with nothing in it. */
 static void nvtx_pop(void)
 {
-    nvtx_call(CUPTI_CBID_NVTX_nvtxRangePop, NULL, NULL);
+    nvtxRangePop_params p = { NULL };
+    nvtx_call(CUPTI_CBID_NVTX_nvtxRangePop, &p, NULL);
 }
 
 static nvtxRangeId_t started_range;
@@ -52,6 +54,8 @@ static void *nvtx_thread(void *arg)
     nvtx_push(name);            /* a range of this thread's own */
     nvtx_push("inner");
     nvtx_pop();
+    nvtx_pop();
+    nvtx_push("again");         /* at the top again: the pops closed both */
     nvtx_pop();
     if (!strcmp(name, "loader")) {      /* ends the main thread's start/end range */
         nvtxRangeEnd_params e = { .id = started_range };
@@ -106,10 +110,10 @@ static void test_nvtx_on_chosen_threads(void **state)
                      t->nodes[j].parent == PRISM_NO_NODE ? "" : t->nodes[t->nodes[j].parent].name,
                      t->nodes[j].name);
         if (tname && !strcmp(tname, "loader")) {
-            assert_string_equal(names, "/loader;loader/inner;");
+            assert_string_equal(names, "/loader;loader/inner;/again;");
             seen |= 1;
         } else if (tname && !strcmp(tname, "comm")) {
-            assert_string_equal(names, "/comm;comm/inner;");
+            assert_string_equal(names, "/comm;comm/inner;/again;");
             seen |= 2;
         } else if (tname && !strcmp(tname, "main")) {
             assert_non_null(strstr(names, "/epoch;"));

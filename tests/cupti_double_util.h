@@ -29,7 +29,7 @@
 
 typedef struct gsum {
     prism_reader *r;
-    prism_gpu_record g[64];
+    prism_gpu_record g[1024];
     size_t ng;
     char status[1024];
     bool footer;
@@ -38,7 +38,7 @@ typedef struct gsum {
 static inline void g_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 {
     gsum *s = ctx;
-    for (size_t i = 0; i < n && s->ng < 64; i++)
+    for (size_t i = 0; i < n && s->ng < sizeof s->g / sizeof s->g[0]; i++)
         s->g[s->ng++] = g[i];
 }
 
