@@ -1,7 +1,7 @@
 /*
  * cupti_double_threads_test.c - CUPTI's callbacks on threads the program
  * created: each NVTX range a region of the thread that made the call, a
- * range ended on another thread closed on its own.
+ * range ended on another thread closed on its own; a pop whose parameter block is missing.
  *
  * Against the CUPTI double (tests/cupti_double.c, loaded through
  * PRISM_CUPTI_PATH like a real libcupti; helpers in cupti_double_util.h),
@@ -126,10 +126,48 @@ static void test_nvtx_on_chosen_threads(void **state)
     tdir_remove(&d);
 }
 
+/* A pop whose parameter block is missing (CUPTI passes an empty one;
+ * nothing says every version does) still closes its range: before, it was
+ * ignored and every later range nested under the one left open. */
+static int pop_child(void *arg)
+{
+    start(arg, 60000, true);
+    double_open();
+    prism_thread_name("main");
+    nvtx_push("a");
+    nvtx_call(CUPTI_CBID_NVTX_nvtxRangePop, NULL, NULL);
+    nvtx_push("b");
+    nvtx_pop();
+    prism_shutdown();
+    return 0;
+}
+
+static void test_pop_without_parameters(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    char path[512];
+    tdir_file(&d, "pop.prism", path, sizeof path);
+    child_run_ok(pop_child, path);
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    const prism_tree *t = prism_analysis_tree(a);
+    assert_int_equal(t->count, 2);
+    assert_int_equal(t->nodes[0].parent, PRISM_NO_NODE);
+    assert_int_equal(t->nodes[1].parent, PRISM_NO_NODE);
+    prism_analysis_free(a);
+    tdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nvtx_on_chosen_threads),
+        cmocka_unit_test(test_pop_without_parameters),
     };
     return cmocka_run_group_tests(tests, cupti_double_setup, NULL);
 }
