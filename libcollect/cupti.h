@@ -18,8 +18,9 @@
  * look like CLOCK_MONOTONIC and are never 0, which CUPTI reads as "no
  * timestamp").  CUPTI stamps CPU-side records (runtime API calls) with it
  * directly and maps GPU timestamps onto it by linear interpolation.  The
- * writer inverts the mapping exactly (cupti_clock_ticks) and converts the
- * ticks with pc_clock_ns, the same conversion, with the same ratio, that the
+ * writer inverts the mapping (cupti_clock_ticks: the last tick of that
+ * whole ns, never before the tick a CPU-side record was stamped at) and
+ * converts the ticks with pc_clock_ns, the same conversion, with the same ratio, that the
  * CPU events of that flush get: a kernel and the region that launched it
  * sit on one timeline however the calibration moves.
  */

@@ -23,11 +23,20 @@ uint64_t cupti_clock_cupti(const cupti_clock *c, uint64_t ticks)
 
 uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t ns)
 {
-    if (ns <= c->origin || c->ns_per_tick <= 0)
+    if (ns < c->origin || c->ns_per_tick <= 0)
         return c->t0;
-    /* rounded to the nearest tick: the round trip is exact to within one
-     * ns (CUPTI keeps whole ns) */
-    return c->t0 + (uint64_t)((double)(ns - c->origin) / c->ns_per_tick + 0.5);
+    /* The last tick that cupti_clock_cupti maps to ns (CUPTI keeps whole
+     * ns: up to one ns of ticks share it): a CPU-side record stamped at
+     * tick t comes back at t or up to one ns later, never earlier, so a
+     * launch made just after its region opened (an NVTX push, the tick
+     * before) stays inside it.  (Rounded to the nearest tick it came back
+     * up to a ns early half the time: the launch went to the parent.) */
+    uint64_t t = c->t0 + (uint64_t)((double)(ns - c->origin + 1) / c->ns_per_tick);
+    for (int i = 0; i < 4 && t > c->t0 && cupti_clock_cupti(c, t) > ns; i++)
+        t--;
+    for (int i = 0; i < 4 && cupti_clock_cupti(c, t + 1) <= ns; i++)
+        t++;
+    return t;
 }
 
 /* ---- enumerations ---------------------------------------------------------- */

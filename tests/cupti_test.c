@@ -37,14 +37,20 @@ static void test_clock_round_trip(void **state)
         assert_int_equal(cupti_clock_cupti(&c, 0), c.origin);      /* before t0 */
         assert_int_equal(cupti_clock_cupti(&c, c.t0), c.origin);
         assert_int_equal(cupti_clock_ticks(&c, 1), c.t0);           /* before origin */
-        /* CUPTI gets whole ns: back to ticks within one ns's worth */
+        /* CUPTI gets whole ns: back to ticks within one ns's worth, never
+         * before the tick it was taken at (a launch right after its
+         * region's enter stays in the region) */
         uint64_t slack = (uint64_t)(1.0 / ratios[r]) + 1;
         for (uint64_t d = 1; d < (1ull << 44); d = d * 7 + 3) {
-            uint64_t t = c.t0 + d;
-            uint64_t ns = cupti_clock_cupti(&c, t);
-            assert_true(ns >= c.origin && ns <= c.origin + (uint64_t)((double)d * ratios[r]) + 1);
-            uint64_t back = cupti_clock_ticks(&c, ns);
-            assert_true(back + slack >= t && back <= t + slack);
+            for (uint64_t e = 0; e < 8; e++) {
+                uint64_t t = c.t0 + d + e;
+                uint64_t ns = cupti_clock_cupti(&c, t);
+                assert_true(ns >= c.origin &&
+                            ns <= c.origin + (uint64_t)((double)(d + e) * ratios[r]) + 1);
+                uint64_t back = cupti_clock_ticks(&c, ns);
+                assert_true(back >= t && back <= t + slack);
+                assert_int_equal(cupti_clock_cupti(&c, back), ns);
+            }
         }
     }
 }
