@@ -64,6 +64,10 @@ typedef struct prism__thread {
     buffer *cur;                /* the owner's buffer (lock to change) */
     buffer *full, *full_tail;   /* handed over, oldest first (lock) */
     bool dead;                  /* the thread exited (lock) */
+    bool gpu_only;              /* made from a CUPTI API record's thread id
+                                   (cupti_drain.c): the thread itself has not
+                                   recorded yet; it adopts this record when
+                                   it does (buffers.c), one track (lock) */
     bool wait_expired;          /* WAIT: its last wait ran out (owner) */
     _Atomic uint64_t dropped;   /* events dropped, cumulative (writer) */
     /* Whole regions dropped (the owner, buffers.c).  The counts have one
@@ -138,6 +142,7 @@ typedef struct session {
 
     prism__thread *threads;
     uint32_t next_stream;
+    uint32_t gpu_only_threads;  /* of them, gpu_only (lock) */
     buffer *free;
     size_t buffers, buffers_max;
     _Atomic size_t free_count;
