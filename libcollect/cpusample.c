@@ -260,6 +260,7 @@ static void keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on,
     if (t->sampled) {
         on = on > t->on ? on : t->on;
         wait = wait > t->wait ? wait : t->wait;
+        c->s->threads_on_ns += on - t->on;      /* the program ran (cupti watch) */
     }
     t->on = on;
     t->wait = wait;

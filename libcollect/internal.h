@@ -194,6 +194,11 @@ typedef struct session {
 
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
+    /* writer: the program's own progress, for the CUPTI watch (cupti.c): its
+     * regions, marks and counters written (not PRISM's samples, not GPU
+     * records), and the on-CPU ns of its recorded threads since they were
+     * first sampled (cpusample.c) */
+    uint64_t program_events, threads_on_ns;
     uint64_t last_ts;
     void *writer_state;           /* the writer's state (writer.c), while it
                                      runs: reachable from here            */

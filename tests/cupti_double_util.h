@@ -152,8 +152,10 @@ static inline void clear_env(void)
 }
 
 /* A session whose CUPTI is the double; attached as by InitializeInjection
- * when attach is set.  flush_ms: the writer's cycle. */
-static inline session *start(const char *path, unsigned flush_ms, bool attach)
+ * when attach is set.  flush_ms: the writer's cycle; cpu_ms: the CPU
+ * sampler's period. */
+static inline session *start_with(const char *path, unsigned flush_ms, unsigned cpu_ms,
+                                  bool attach)
 {
     setenv("PRISM_CUPTI_PATH", double_path, 1);
     prism_config c;
@@ -162,10 +164,18 @@ static inline session *start(const char *path, unsigned flush_ms, bool attach)
     c.collect_gpu_ops = true;
     c.collect_memory = false;
     c.flush_interval_ms = flush_ms;
+    c.cpu_interval_ms = cpu_ms;
     CHILD_CHECK(prism_init(&c) == 0 && prism__s);
     if (attach)
         prism__cupti_injected(prism__s);
     return prism__s;
+}
+
+static inline session *start(const char *path, unsigned flush_ms, bool attach)
+{
+    prism_config c;
+    prism_config_default(&c);
+    return start_with(path, flush_ms, c.cpu_interval_ms, attach);
 }
 
 /* Poll a condition the writer makes true (never a timing assertion: the

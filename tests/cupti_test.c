@@ -147,7 +147,7 @@ static void test_watch(void **state)
     in.buf_events++;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_KERNELS_OFF);
     /* driver calls kept: launches, copies, memsets, syncs */
-    /* a program that marks no steps: its CPU events are the progress */
+    /* a program that marks no steps: its own events are the progress */
     cupti_watch v = { 0 };
     cupti_watch_in n = { .buf_events = 3, .activity = 100, .now_ns = 5 };
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_NONE);
@@ -160,9 +160,29 @@ static void test_watch(void **state)
     n.probed = true;
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_STOPPED);
     assert_int_equal(v.last_ns, 5);
+    assert_false(v.by_cpu);
     n.probed = false;
     n.buf_events = 4;
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_RESUMED);
+    /* ... nor events: its threads' CPU time is (a second of it) */
+    cupti_watch u = { 0 };
+    cupti_watch_in c = { .buf_events = 3, .activity = 7, .cpu_ns = 1000, .now_ns = 5 };
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cupti_watch_cycle(&u, &c), CW_NONE);
+    c.cpu_ns = 1000 + 999999999;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_NONE);
+    c.cpu_ns = 1000 + 1000000000;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_PROBE);
+    assert_true(u.by_cpu);
+    c.probed = true;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_STOPPED);
+    /* with steps, CPU time is no progress: the steps are */
+    cupti_watch x = { 0 };
+    cupti_watch_in st = { .buf_events = 3, .step = 4, .cpu_ns = 0, .now_ns = 5 };
+    assert_int_equal(cupti_watch_cycle(&x, &st), CW_NONE);
+    st.cpu_ns = 5000000000u;
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cupti_watch_cycle(&x, &st), CW_NONE);
     assert_true(cupti_driver_kept("cuLaunchKernel"));
     assert_true(cupti_driver_kept("cuLaunchKernelEx_ptsz"));
     assert_true(cupti_driver_kept("cuMemcpyDtoHAsync_v2"));
