@@ -418,7 +418,9 @@ CUPTI_DOUBLE := $(if $(CUPTI_H),$(B)/tests/libcupti_double.so)
 $(B)/tests/libcupti_double.so: tests/cupti_double.c tests/cupti_double.h | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CUPTI_CFLAGS) -fPIC -shared -o $@ $< $(ALL_LDFLAGS)
-$(B)/tests/cupti_double_test $(B)/bench/cupti_bench: | $(CUPTI_DOUBLE)
+# (the tests against it: tests/cupti_double_*_test.c)
+$(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/cupti_double_*_test.c)) \
+    $(B)/bench/cupti_bench: | $(CUPTI_DOUBLE)
 
 
 # ---- Python: the prism package (python/) ----------------------------------

@@ -2,10 +2,15 @@
  * gpu.c - GPU aggregates from activity records: kernels by name, copies by
  * direction and host memory kind (bandwidth), memset, synchronisation and
  * runtime API time, and the busy share: the union of kernel, copy and
- * memset intervals, kept as a bounded list of disjoint segments.
+ * memset intervals, kept as a bounded list of disjoint segments.  Kernels
+ * are compute or communication (NCCL's, by name: an_gpu_comm_kernel), the
+ * latter's time also apart (comm_kernel_ns): the evidence of a rank waiting
+ * for its peers (rules_wait.c, job_summary.c).
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -55,6 +60,20 @@ static void busy_add(prism_analysis *a, uint64_t s, uint64_t e)
     }
 }
 
+bool an_gpu_comm_kernel(const char *name)
+{
+    if (!name)
+        return false;
+    if (!strncmp(name, "void ", 5))
+        name += 5;
+    else if (name[0] == '_' && name[1] == 'Z') {        /* _Z39ncclDevKernel_... */
+        name += 2;
+        while (isdigit((unsigned char)*name))
+            name++;
+    }
+    return !strncasecmp(name, "nccl", 4);
+}
+
 static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
 {
     uint64_t idx;
@@ -68,6 +87,7 @@ static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
         a->kname = kn;
         idx = a->nk++;
         memset(&a->kstat[idx], 0, sizeof a->kstat[idx]);
+        a->kstat[idx].comm = an_gpu_comm_kernel(an_tree_name(a, g->name));
         a->kname[idx] = g->name;
         pb_map_put(&a->kernel_of, g->name, idx);
     }
@@ -75,6 +95,10 @@ static void kernel(prism_analysis *a, const prism_gpu_record *g, uint64_t dur)
     a->kstat[idx].total_ns = an_sat_add(a->kstat[idx].total_ns, dur);
     a->kernel_ns = an_sat_add(a->kernel_ns, dur);
     a->launches++;
+    if (a->kstat[idx].comm) {
+        a->comm_kernel_ns = an_sat_add(a->comm_kernel_ns, dur);
+        a->comm_launches++;
+    }
     if (dur < SMALL_KERNEL_NS)
         a->small++;
 }
@@ -356,6 +380,8 @@ void an_gpu_refresh(prism_analysis *a)
     gs->api_ns = a->api_ns;
     gs->launches = a->launches;
     gs->small_kernels = a->small;
+    gs->comm_kernel_ns = a->comm_kernel_ns;
+    gs->comm_launches = a->comm_launches;
     gs->busy_ns = a->busy_closed;
     for (size_t i = 0; i < a->nbusy; i++)
         gs->busy_ns += a->busy[i].end - a->busy[i].start;

@@ -215,6 +215,7 @@ struct prism_analysis {
     prism_copy_stat cstat[64];
     size_t nc;
     uint64_t kernel_ns, copy_ns, memset_ns, sync_ns, api_ns, launches, small;
+    uint64_t comm_kernel_ns, comm_launches;     /* NCCL's, of the above */
     uint64_t gpu_first, gpu_last;
     seg *busy;                  /* disjoint, sorted */
     size_t nbusy, bcap;
@@ -420,6 +421,11 @@ void an_alloc_fit(prism_analysis *a, double threshold_mb, prism_leak *out);
 void an_alloc_free(prism_analysis *a);
 
 /* gpu.c */
+/* A communication kernel by its name: NCCL's (and RCCL's, which keeps the
+ * names), "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" (NCCL >= 2.19),
+ * "ncclKernel_AllReduce_RING_LL_Sum_float" (before), any case; a "void "
+ * before it or a mangled "_Z<len>" (not demangled) is skipped. */
+bool an_gpu_comm_kernel(const char *name);
 void an_gpu_records(prism_analysis *a, const prism_gpu_record *g, size_t n);
 /* Keep region transitions on every thread from now on (GPU work will be
  * tied to the region open at its API call, work counter samples to the

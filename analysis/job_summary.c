@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <xxhash.h>
 
 #include "internal.h"
@@ -105,9 +104,7 @@ static void gpu_figures(prism_rank_summary *s, const prism_analysis *a)
     s->gpu_kernel_ns = g->kernel_ns;
     s->gpu_busy_ns = g->busy_ns;
     s->gpu_span_ns = g->span_ns;
-    for (size_t i = 0; i < g->nkernels; i++)
-        if (g->kernels[i].name && !strncasecmp(g->kernels[i].name, "nccl", 4))
-            s->nccl_kernel_ns = an_sat_add(s->nccl_kernel_ns, g->kernels[i].total_ns);
+    s->nccl_kernel_ns = g->comm_kernel_ns;
 }
 
 static int by_index(const void *x, const void *y, const void *ctx)

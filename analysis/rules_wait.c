@@ -207,14 +207,11 @@ static bool backward_like(const char *name)
                  (n > 11 && !strcmp(name + n - 11, " (backward)")));
 }
 
-/* NCCL kernels' share of the GPU kernel time. */
+/* NCCL kernels' share of the GPU kernel time (gpu.c tells them apart). */
 static double nccl_share(const prism_gpu_stats *g)
 {
-    double nccl = 0;
-    for (size_t i = 0; g && g->present && i < g->nkernels; i++)
-        if (rules_icontains(g->kernels[i].name, "nccl"))
-            nccl += (double)g->kernels[i].total_ns;
-    return g && g->kernel_ns ? nccl / (double)g->kernel_ns : 0;
+    return g && g->present && g->kernel_ns ? (double)g->comm_kernel_ns / (double)g->kernel_ns
+                                           : 0;
 }
 
 /* Why a wait is the rank waiting in a collective, in words into why;
@@ -233,8 +230,9 @@ static bool comm_wait(const rules_ctx *c, const wait_op *w, bool gpu, const pris
         snprintf(why, cap, "backward of a %s: the gradient all-reduce is waited for there",
                  ddp_model(c) ? "DDP model" : "rank with a process group");
     } else if (gpu && nccl_share(g) >= NCCL_SHARE) {
-        snprintf(why, cap, "waits on the GPU; NCCL kernels hold %.0f%% of kernel time",
-                 100.0 * nccl_share(g));
+        snprintf(why, cap, "waits on the GPU; NCCL kernels hold %.0f%% of kernel time "
+                 "(%s in %llu launches)", 100.0 * nccl_share(g), DUR((double)g->comm_kernel_ns),
+                 (unsigned long long)g->comm_launches);
     } else {
         return false;
     }

@@ -133,23 +133,45 @@ void pc_buffers_hand_over(prism__thread *th)
     th->cur = NULL;
 }
 
+/* The record CUPTI's API records made for this OS thread before it
+ * recorded anything (cupti_drain.c: a launch reached the writer first),
+ * taken over so that its launches and its regions share one track; NULL
+ * when none.  (A record of an exited thread whose TID this one reuses would
+ * be taken too: its launches then show on this thread.) */
+static prism__thread *adopt_gpu_only(session *s, uint64_t os_tid)
+{
+    if (!s->gpu_only_threads)
+        return NULL;
+    for (prism__thread *th = s->threads; th; th = th->next)
+        if (th->gpu_only && !th->dead && th->os_tid == os_tid) {
+            th->gpu_only = false;
+            s->gpu_only_threads--;
+            return th;
+        }
+    return NULL;
+}
+
 static prism__thread *register_thread(session *s, prism__tls *t)
 {
-    prism__thread *th = calloc(1, sizeof *th);
-    if (!th)
+    uint64_t me = (uint64_t)syscall(SYS_gettid);
+    prism__thread *th = adopt_gpu_only(s, me);
+    bool adopted = th != NULL;
+    if (!th && !(th = calloc(1, sizeof *th)))
         return NULL;
-    th->os_tid = (uint64_t)syscall(SYS_gettid);
+    th->os_tid = me;
     if (th->os_tid == (uint64_t)s->pid)
         snprintf(th->name, sizeof th->name, "main");
     else if (pthread_getname_np(pthread_self(), th->name, sizeof th->name) != 0 ||
              !th->name[0])
         snprintf(th->name, sizeof th->name, "thread-%llu", (unsigned long long)th->os_tid);
     th->name_dirty = true;
-    /* the thread's CPU clock, for the sampler where schedstat is missing */
-    th->cpu.clock_ok = pthread_getcpuclockid(pthread_self(), &th->cpu.clock) == 0;
-    th->stream = s->next_stream++;
-    th->next = s->threads;
-    s->threads = th;
+    if (!adopted) {     /* (an adopted one is sampled already, by its TID) */
+        /* the thread's CPU clock, for the sampler where schedstat is missing */
+        th->cpu.clock_ok = pthread_getcpuclockid(pthread_self(), &th->cpu.clock) == 0;
+        th->stream = s->next_stream++;
+        th->next = s->threads;
+        s->threads = th;
+    }
     t->th = th;
     pthread_once(&exit_once, make_key);
     if (exit_key_ok)

@@ -252,7 +252,7 @@ static void fail(cpu_sampler *c, const char *what, int err)
     atomic_store(&c->s->cpu_mode, CPU_MODE_OFF);
 }
 
-/* Keep a sample of th: its values never go below the last one's. */
+/* Write a record of th's last kept values at ticks. */
 static void record(cpu_sampler *c, const prism__thread *th, uint64_t ticks, uint32_t flags)
 {
     if (c->nrec == c->cap) {
@@ -268,7 +268,8 @@ static void record(cpu_sampler *c, const prism__thread *th, uint64_t ticks, uint
     c->rec[c->nrec++] = (cpu_rec){ ticks, th->stream, flags, th->cpu.on, th->cpu.wait };
 }
 
-/* A reading of th into the records; true when it changed since the last.
+/* A reading of th into the records (its values never go below the last
+ * one's); true when it changed since the last.
  * An unchanged reading (an idle thread: blocked, or not scheduled) is held
  * back, and written just before the next one that changes (or at the
  * end): the file then says when the thread last was idle, with one record
@@ -280,6 +281,7 @@ static bool keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on,
     if (t->sampled) {
         on = on > t->on ? on : t->on;
         wait = wait > t->wait ? wait : t->wait;
+        c->s->threads_on_ns += on - t->on;      /* the program ran (cupti watch) */
         if (on == t->on && wait == t->wait && !(flags & PRISM_CPU_EXITED)) {
             t->held = true;
             t->held_ticks = ticks;

@@ -577,7 +577,8 @@ static void watch(session *s)
         .now_ns = pc_clock_mono_ns(),
         .launches = launches - G.launches,
         .kernels = kernels - G.kernels,
-        .activity = s->events_written,      /* the writer's own count */
+        .activity = s->program_events,      /* the writer's own counts */
+        .cpu_ns = s->threads_on_ns,
     };
     G.launches = launches;
     G.kernels = kernels;
@@ -592,12 +593,15 @@ static void watch(session *s)
     double at = (double)(G.watch.last_ns - s->t0_mono) / 1e9;
     unsigned long long step = (unsigned long long)G.watch.last_step;
     if (v == CW_STOPPED) {
-        char went[64];
+        char went[96];
         if (in.step)
             snprintf(went, sizeof went, "to step %llu", (unsigned long long)in.step);
-        else
+        else if (!G.watch.by_cpu)
             snprintf(went, sizeof went, "(%llu more events recorded)",
                      (unsigned long long)(in.activity - G.watch.last_activity));
+        else
+            snprintf(went, sizeof went, "(its threads ran %.1f s on the CPU, no CUDA call "
+                     "recorded)", (double)(in.cpu_ns - G.watch.last_cpu) / 1e9);
         cupti_set_status("stopped: CUPTI %u (%s): no activity buffer reached PRISM after step "
                          "%llu (%.3f s into the run) though the program went on %s: "
                          "another CUPTI client (e.g. torch.profiler) took CUPTI's activity "

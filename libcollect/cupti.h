@@ -18,8 +18,9 @@
  * look like CLOCK_MONOTONIC and are never 0, which CUPTI reads as "no
  * timestamp").  CUPTI stamps CPU-side records (runtime API calls) with it
  * directly and maps GPU timestamps onto it by linear interpolation.  The
- * writer inverts the mapping exactly (cupti_clock_ticks) and converts the
- * ticks with pc_clock_ns, the same conversion, with the same ratio, that the
+ * writer inverts the mapping (cupti_clock_ticks: the last tick of that
+ * whole ns, never before the tick a CPU-side record was stamped at) and
+ * converts the ticks with pc_clock_ns, the same conversion, with the same ratio, that the
  * CPU events of that flush get: a kernel and the region that launched it
  * sit on one timeline however the calibration moves.
  */
@@ -75,16 +76,20 @@ typedef struct cupti_watch_in {
     uint64_t step;              /* the session's step index                  */
     uint64_t now_ns;            /* when (the caller's clock)                 */
     uint64_t launches, kernels; /* translated this cycle                     */
-    uint64_t activity;          /* CPU events written so far (regions, NVTX):
-                                   progress of a program that marks no steps */
+    uint64_t activity;          /* the program's events written so far
+                                   (regions, NVTX ranges, marks, counters; not
+                                   PRISM's samples): progress without steps */
+    uint64_t cpu_ns;            /* on-CPU ns of its recorded threads so far:
+                                   progress without steps nor events */
     bool probed;                /* again, after the forced flush CW_PROBE asked */
 } cupti_watch_in;
 
 typedef struct cupti_watch {
     uint64_t buf_events, last_step, last_ns;  /* the last buffer: its step, time */
-    uint64_t last_activity;                   /* ... and the events written by then */
+    uint64_t last_activity, last_cpu;         /* ... events, CPU time by then */
     uint32_t quiet_cycles, launch_only;
     bool stopped;
+    bool by_cpu;                /* the progress seen was CPU time alone */
 } cupti_watch;
 
 enum {

@@ -237,10 +237,12 @@ static uint32_t stream_of(void *ctx, uint32_t tid)
         fclose(f);
     th->name[strcspn(th->name, "\n")] = '\0';
     th->name_dirty = true;
+    th->gpu_only = true;                /* until the thread records (buffers.c) */
     pthread_mutex_lock(&s->lock);
     th->stream = s->next_stream++;
     th->next = s->threads;
     s->threads = th;
+    s->gpu_only_threads++;
     pthread_mutex_unlock(&s->lock);
     tid_put(tid, th->stream);
     return th->stream;

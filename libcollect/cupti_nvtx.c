@@ -244,7 +244,10 @@ void cupti_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     const void *p = d->functionParams;
     const void *ret = d->functionReturnValue;
     nv_thread *nv;
-    if (!s || !p || atomic_load(&s->stopping) || !(nv = nv_get()))
+    /* the pops read no parameter: one without its (empty) block still
+     * closes its range, else every range after it would nest deeper */
+    bool pop = cbid == CUPTI_CBID_NVTX_nvtxRangePop || cbid == CUPTI_CBID_NVTX_nvtxDomainRangePop;
+    if (!s || (!p && !pop) || atomic_load(&s->stopping) || !(nv = nv_get()))
         return;
     if (nv->starts && atomic_load_explicit(&nended, memory_order_relaxed))
         close_ended_elsewhere(nv);

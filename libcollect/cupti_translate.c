@@ -23,11 +23,20 @@ uint64_t cupti_clock_cupti(const cupti_clock *c, uint64_t ticks)
 
 uint64_t cupti_clock_ticks(const cupti_clock *c, uint64_t ns)
 {
-    if (ns <= c->origin || c->ns_per_tick <= 0)
+    if (ns < c->origin || c->ns_per_tick <= 0)
         return c->t0;
-    /* rounded to the nearest tick: the round trip is exact to within one
-     * ns (CUPTI keeps whole ns) */
-    return c->t0 + (uint64_t)((double)(ns - c->origin) / c->ns_per_tick + 0.5);
+    /* The last tick that cupti_clock_cupti maps to ns (CUPTI keeps whole
+     * ns: up to one ns of ticks share it): a CPU-side record stamped at
+     * tick t comes back at t or up to one ns later, never earlier, so a
+     * launch made just after its region opened (an NVTX push, the tick
+     * before) stays inside it.  (Rounded to the nearest tick it came back
+     * up to a ns early half the time: the launch went to the parent.) */
+    uint64_t t = c->t0 + (uint64_t)((double)(ns - c->origin + 1) / c->ns_per_tick);
+    for (int i = 0; i < 4 && t > c->t0 && cupti_clock_cupti(c, t) > ns; i++)
+        t--;
+    for (int i = 0; i < 4 && cupti_clock_cupti(c, t + 1) <= ns; i++)
+        t++;
+    return t;
 }
 
 /* ---- enumerations ---------------------------------------------------------- */
@@ -423,9 +432,15 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
  * so the writer watches what arrives, once per cycle:
  *
  *   - buffers gone: none of PRISM's buffer callbacks ran for WATCH_CYCLES
- *     cycles while the program went through WATCH_STEPS steps (a program
- *     that marks no steps: wrote WATCH_EVENTS more CPU events, regions or
- *     NVTX ranges, since the last buffer).  Before the
+ *     cycles while the program went through WATCH_STEPS steps.  A program
+ *     that marks no steps went on when it recorded WATCH_EVENTS more events
+ *     of its own (regions, NVTX ranges, marks, counters: PRISM's CPU and
+ *     stack samples, written whatever the program does, are no progress),
+ *     or, with no events at all (an unmodified program under prism-run),
+ *     when its recorded threads (those that called CUDA) ran WATCH_CPU_NS
+ *     on the CPU since the last buffer without one CUDA call recorded: a
+ *     second, so that a spin-wait in one synchronisation on a long kernel
+ *     is not taken for it.  Before the
  *     verdict the writer forces a flush (a partly filled buffer of ours
  *     would come back); if still nothing came, recording stopped at the
  *     step and time of the last buffer.  PRISM does not register its
@@ -445,6 +460,7 @@ bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_rec
 #define WATCH_CYCLES 3u
 #define WATCH_STEPS 2u
 #define WATCH_EVENTS 256u       /* without steps: ~128 regions of progress */
+#define WATCH_CPU_NS 1000000000u    /* ... or a second on the CPU            */
 #define WATCH_KERNEL_CYCLES 10u /* a long kernel may take a few cycles */
 
 int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
@@ -456,14 +472,17 @@ int cupti_watch_cycle(cupti_watch *w, const cupti_watch_in *in)
         w->last_step = in->step;
         w->last_ns = in->now_ns;
         w->last_activity = in->activity;
+        w->last_cpu = in->cpu_ns;
         if (w->stopped) {
             w->stopped = false;
             verdict = CW_RESUMED;
         }
     } else if (!w->stopped && w->quiet_cycles < UINT32_MAX) {
         w->quiet_cycles++;
-        bool went_on = in->step >= w->last_step + WATCH_STEPS ||
-                       (!in->step && in->activity >= w->last_activity + WATCH_EVENTS);
+        bool events = !in->step && in->activity >= w->last_activity + WATCH_EVENTS;
+        bool cpu = !in->step && in->cpu_ns >= w->last_cpu + WATCH_CPU_NS;
+        bool went_on = in->step >= w->last_step + WATCH_STEPS || events || cpu;
+        w->by_cpu = cpu && !events;
         if (w->quiet_cycles >= WATCH_CYCLES && went_on)
             return in->probed ? (w->stopped = true, CW_STOPPED) : CW_PROBE;
     }

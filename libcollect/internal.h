@@ -69,6 +69,10 @@ typedef struct prism__thread {
     buffer *cur;                /* the owner's buffer (lock to change) */
     buffer *full, *full_tail;   /* handed over, oldest first (lock) */
     bool dead;                  /* the thread exited (lock) */
+    bool gpu_only;              /* made from a CUPTI API record's thread id
+                                   (cupti_drain.c): the thread itself has not
+                                   recorded yet; it adopts this record when
+                                   it does (buffers.c), one track (lock) */
     bool wait_expired;          /* WAIT: its last wait ran out (owner) */
     _Atomic uint64_t dropped;   /* events dropped, cumulative (writer) */
     /* Whole regions dropped (the owner, buffers.c).  The counts have one
@@ -143,6 +147,7 @@ typedef struct session {
 
     prism__thread *threads;
     uint32_t next_stream;
+    uint32_t gpu_only_threads;  /* of them, gpu_only (lock) */
     buffer *free;
     size_t buffers, buffers_max;
     _Atomic size_t free_count;
@@ -194,6 +199,11 @@ typedef struct session {
 
     /* writer statistics */
     uint64_t events_written, chunks_written, seq0;
+    /* writer: the program's own progress, for the CUPTI watch (cupti.c): its
+     * regions, marks and counters written (not PRISM's samples, not GPU
+     * records), and the on-CPU ns of its recorded threads since they were
+     * first sampled (cpusample.c) */
+    uint64_t program_events, threads_on_ns;
     uint64_t last_ts;
     void *writer_state;           /* the writer's state (writer.c), while it
                                      runs: reachable from here            */

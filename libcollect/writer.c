@@ -162,6 +162,7 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill
                           region_sink *rk)
 {
     session *s = w->s;
+    uint64_t before = s->events_written;
     for (uint32_t i = b->done; i < fill; i++) {
         i = pc_encode_regions(s, th, rk, b->ev, i, fill, &s->events_written);
         if (i >= fill)
@@ -205,6 +206,7 @@ static void encode_buffer(wstate *w, prism__thread *th, buffer *b, uint32_t fill
         }
         s->events_written++;
     }
+    s->program_events += s->events_written - before;
     b->done = fill;
 }
 

@@ -441,16 +441,24 @@ static void gpu(FILE *f, const prism_analysis *a)
             report_ns(b2, sizeof b2, (double)g->kernel_ns, 0),
             report_count(b3, sizeof b3, (double)g->small_kernels, 0),
             report_ns(b4, sizeof b4, 10000, 0));
+    if (g->comm_launches)
+        fprintf(f, "  Of which communication (NCCL): %s launches, %s (%.1f%% of kernel time); "
+                "compute %s\n",
+                report_count(b1, sizeof b1, (double)g->comm_launches, 0),
+                report_ns(b2, sizeof b2, (double)g->comm_kernel_ns, 0),
+                g->kernel_ns ? 100.0 * (double)g->comm_kernel_ns / (double)g->kernel_ns : 0.0,
+                report_ns(b3, sizeof b3, (double)(g->kernel_ns - g->comm_kernel_ns), 0));
     if (g->nkernels) {
         fprintf(f, "  %3s  %-32s %12s %10s %11s %7s\n", "#", "kernel", "total", "count",
                 "mean", "share");
         for (size_t i = 0; i < g->nkernels && i < TOP_KERNELS; i++) {
             const prism_kernel_stat *k = &g->kernels[i];
-            fprintf(f, "  %3zu  %-32s %s %s %s %6.1f%%\n", i + 1,
+            fprintf(f, "  %3zu  %-32s %s %s %s %6.1f%%%s\n", i + 1,
                     report_fit(k->name ? k->name : "?", 32, buf, sizeof buf),
                     report_ns(b1, sizeof b1, (double)k->total_ns, 12),
                     report_count(b2, sizeof b2, (double)k->count, 10),
-                    report_ns(b3, sizeof b3, k->mean_ns, 11), k->share * 100);
+                    report_ns(b3, sizeof b3, k->mean_ns, 11), k->share * 100,
+                    k->comm ? "  comm" : "");
         }
         if (g->nkernels > TOP_KERNELS)
             fprintf(f, "  (%zu kernels in all)\n", g->nkernels);

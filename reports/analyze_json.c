@@ -416,6 +416,8 @@ static void gpu(pb_json *w, const prism_analysis *a)
     pb_json_kdouble(w, "idle_share", g->idle_share);
     pb_json_kuint(w, "launches", g->launches);
     pb_json_kuint(w, "small_kernels", g->small_kernels);
+    pb_json_kuint(w, "comm_kernel_ns", g->comm_kernel_ns);
+    pb_json_kuint(w, "comm_launches", g->comm_launches);
     pb_json_kuint(w, "dropped", g->dropped);
     pb_json_key(w, "kernels");
     pb_json_begin_array(w);
@@ -427,6 +429,7 @@ static void gpu(pb_json *w, const prism_analysis *a)
         pb_json_kuint(w, "total_ns", k->total_ns);
         report_json_kns(w, "mean_ns", k->mean_ns);
         pb_json_kdouble(w, "share", k->share);
+        pb_json_kbool(w, "comm", k->comm);
         pb_json_end_object(w);
     }
     pb_json_end_array(w);

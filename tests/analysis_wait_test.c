@@ -291,12 +291,13 @@ static void test_busy_others_mid_step(void **state)
     free(s);
 }
 
-/* The loop of test_gpu_wait with its API call named `api`: the analysis,
- * loaded (free with unload and free(*gp), free(*sp)). */
-static loaded api_loop(const char *api, sim **sp, prism_gpu_record **gp)
+/* The loop of test_gpu_wait with its API call named `api` and its kernel
+ * `kname`: the analysis, loaded (free with unload and free(*gp), free(*sp)). */
+static loaded api_kernel_loop(const char *api, const char *kname, sim **sp,
+                              prism_gpu_record **gp)
 {
     const char *names[] = { "stage_a", "crunch", "tail", "produce", "park",
-                            "stage_b", api, "gemm" };
+                            "stage_b", api, kname };
     sim *s = calloc(1, sizeof *s);
     loop_opts o = { 60, 4 * MS, 6 * MS, 2 * MS, false, false };
     build_loop(s, &o);
@@ -316,6 +317,11 @@ static loaded api_loop(const char *api, sim **sp, prism_gpu_record **gp)
     return s_load(s, names, 8, 2 * MS, true, g, ng);
 }
 
+static loaded api_loop(const char *api, sim **sp, prism_gpu_record **gp)
+{
+    return api_kernel_loop(api, "gemm", sp, gp);
+}
+
 /* A wait inside blocking CUDA calls: a CPU-GPU sync. */
 static void test_gpu_wait(void **state)
 {
@@ -331,6 +337,37 @@ static void test_gpu_wait(void **state)
     unload(&l);
     free(g);
     free(s);
+}
+
+/* The same wait while the GPU runs NCCL's all-reduce kernels (under either
+ * NCCL's names, or mangled): the rank waits for its peers, a
+ * communication_wait, and the evidence gives the kernels' time apart from
+ * compute (gpu.c's comm_kernel_ns). */
+static void test_gpu_wait_among_nccl_kernels(void **state)
+{
+    (void)state;
+    static const char *const knames[] = {
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+        "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE",
+    };
+    for (size_t i = 0; i < sizeof knames / sizeof *knames; i++) {
+        sim *s;
+        prism_gpu_record *g;
+        loaded l = api_kernel_loop("cudaStreamSynchronize", knames[i], &s, &g);
+        const prism_gpu_stats *gs = prism_analysis_gpu(l.a);
+        assert_int_equal(gs->comm_launches, 60);
+        assert_int_equal(gs->comm_kernel_ns, gs->kernel_ns);
+        const prism_bottleneck *b = find_bn(l.a, PRISM_BN_COMM_WAIT, "stage_a");
+        assert_non_null(b);
+        print_message("%s | %s\n", b->description, b->evidence);
+        assert_non_null(strstr(b->evidence, "NCCL kernels hold 100% of kernel time (540.0 ms in "
+                                            "60 launches)"));
+        assert_null(find_bn(l.a, PRISM_BN_CPU_GPU_SYNC, NULL));
+        unload(&l);
+        free(g);
+        free(s);
+    }
 }
 
 /* Issue 27 (9): the *Query calls poll, they never block; they were counted
@@ -417,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_off_cpu_wait),
         cmocka_unit_test(test_busy_others_mid_step),
         cmocka_unit_test(test_gpu_wait),
+        cmocka_unit_test(test_gpu_wait_among_nccl_kernels),
         cmocka_unit_test(test_query_is_no_wait),
         cmocka_unit_test(test_without_samples),
         cmocka_unit_test(test_hostile_samples),

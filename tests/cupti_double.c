@@ -15,6 +15,8 @@
  *     its kind is enabled (else it is counted in `untraced`); records
  *     arrive in the order the test emits them (late, out of order);
  *     cd_complete() hands the buffer back, as does cuptiActivityFlushAll;
+ *     both may be called from any thread (one lock, as CUPTI fills its
+ *     buffers from the launching threads and completes them on its own);
  *   - a second subscriber already present: `other_subscriber` makes
  *     cuptiSubscribe fail with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
  *   - a torch.profiler-like client: cd_other_client() registers its own
@@ -28,6 +30,7 @@
  *
  * Built by the Makefile as $(B)/tests/libcupti_double.so (tests/ only).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +47,10 @@ static uint8_t *cur;                    /* the buffer being filled */
 static size_t cur_size, cur_used;
 static CUpti_BuffersCallbackRequestFunc req_fn;
 static CUpti_BuffersCallbackCompleteFunc done_fn;
+/* the buffer being filled and the buffer callbacks: any thread may emit */
+static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
+
+static void complete_locked(void);
 
 #define API __attribute__((visibility("default")))
 
@@ -149,19 +156,23 @@ API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc 
                                                CUpti_BuffersCallbackCompleteFunc cp)
 {
     check_alive("cuptiActivityRegisterCallbacks");
+    pthread_mutex_lock(&lk);
     req_fn = rq;
     done_fn = cp;
+    pthread_mutex_unlock(&lk);
     return CUPTI_SUCCESS;
 }
 
 API CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     check_alive("cuptiActivityFlushAll");
+    pthread_mutex_lock(&lk);
     C.flushes++;
     if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
         C.forced_flushes++;
-        cd_complete();
+        complete_locked();
     }
+    pthread_mutex_unlock(&lk);
     return CUPTI_SUCCESS;
 }
 
@@ -255,16 +266,18 @@ static void CUPTIAPI other_done(CUcontext ctx, uint32_t s, uint8_t *buf, size_t 
 
 API void cd_other_client(bool take_buffers, bool disable_kernels)
 {
-    cd_complete();
+    pthread_mutex_lock(&lk);
+    complete_locked();
     if (take_buffers) {
         req_fn = other_req;
         done_fn = other_done;
     }
     if (disable_kernels)
         C.kinds &= ~(1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    pthread_mutex_unlock(&lk);
 }
 
-API bool cd_emit(const void *rec, size_t size)
+static bool emit_locked(const void *rec, size_t size)
 {
     uint32_t kind = *(const uint32_t *)rec;
     if (kind >= 64 || !(C.kinds & 1ull << kind)) {
@@ -273,7 +286,7 @@ API bool cd_emit(const void *rec, size_t size)
     }
     size_t need = (size + 7) & ~(size_t)7;
     if (cur && cur_used + sizeof(size_t) + need > cur_size)
-        cd_complete();
+        complete_locked();
     if (!cur) {
         size_t max = 0;
         if (!req_fn) {
@@ -295,7 +308,15 @@ API bool cd_emit(const void *rec, size_t size)
     return true;
 }
 
-API void cd_complete(void)
+API bool cd_emit(const void *rec, size_t size)
+{
+    pthread_mutex_lock(&lk);
+    bool ok = emit_locked(rec, size);
+    pthread_mutex_unlock(&lk);
+    return ok;
+}
+
+static void complete_locked(void)
 {
     if (!cur)
         return;
@@ -304,8 +325,16 @@ API void cd_complete(void)
     cur = NULL;
     cur_used = 0;
     C.completes++;
+    C.complete_tid = tid();
     if (done_fn)
         done_fn(NULL, 0, b, cur_size, used);
+}
+
+API void cd_complete(void)
+{
+    pthread_mutex_lock(&lk);
+    complete_locked();
+    pthread_mutex_unlock(&lk);
 }
 
 API uint64_t cd_now(void)
@@ -325,10 +354,13 @@ API int InitializeInjectionNvtx2(const void *get_export_table)
     return 1;
 }
 
+/* The NVTX callback on the calling thread (any: CUPTI calls it on the
+ * thread that called NVTX, concurrently), while the subscription holds. */
 API void cd_nvtx(uint32_t cbid, const void *data)
 {
-    CUpti_CallbackFunc f = (CUpti_CallbackFunc)C.callback;
-    C.nvtx_tid = tid();
-    if (f && (C.domains & 1u << CUPTI_CB_DOMAIN_NVTX))
+    CUpti_CallbackFunc f = (CUpti_CallbackFunc)__atomic_load_n(&C.callback, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&C.nvtx_tid, tid(), __ATOMIC_RELAXED);
+    if (f && __atomic_load_n(&C.subscribed, __ATOMIC_ACQUIRE) &&
+        (__atomic_load_n(&C.domains, __ATOMIC_RELAXED) & 1u << CUPTI_CB_DOMAIN_NVTX))
         f(C.callback_user, CUPTI_CB_DOMAIN_NVTX, cbid, data);
 }

@@ -23,7 +23,7 @@ typedef struct cupti_double_ctl {
     uint64_t kinds;                 /* enabled activity kinds, 1 << kind */
     uint64_t flushes, forced_flushes, finalizes, unsubscribes;
     uint64_t requests, completes, untraced, dropped, other_got;
-    uint32_t enable_tid, nvtx_tid;
+    uint32_t enable_tid, nvtx_tid, complete_tid;
     uint32_t nvtx_inits;            /* InitializeInjectionNvtx2 calls */
     const void *nvtx_table_fn;      /* the argument of the last one */
 } cupti_double_ctl;

@@ -37,14 +37,20 @@ static void test_clock_round_trip(void **state)
         assert_int_equal(cupti_clock_cupti(&c, 0), c.origin);      /* before t0 */
         assert_int_equal(cupti_clock_cupti(&c, c.t0), c.origin);
         assert_int_equal(cupti_clock_ticks(&c, 1), c.t0);           /* before origin */
-        /* CUPTI gets whole ns: back to ticks within one ns's worth */
+        /* CUPTI gets whole ns: back to ticks within one ns's worth, never
+         * before the tick it was taken at (a launch right after its
+         * region's enter stays in the region) */
         uint64_t slack = (uint64_t)(1.0 / ratios[r]) + 1;
         for (uint64_t d = 1; d < (1ull << 44); d = d * 7 + 3) {
-            uint64_t t = c.t0 + d;
-            uint64_t ns = cupti_clock_cupti(&c, t);
-            assert_true(ns >= c.origin && ns <= c.origin + (uint64_t)((double)d * ratios[r]) + 1);
-            uint64_t back = cupti_clock_ticks(&c, ns);
-            assert_true(back + slack >= t && back <= t + slack);
+            for (uint64_t e = 0; e < 8; e++) {
+                uint64_t t = c.t0 + d + e;
+                uint64_t ns = cupti_clock_cupti(&c, t);
+                assert_true(ns >= c.origin &&
+                            ns <= c.origin + (uint64_t)((double)(d + e) * ratios[r]) + 1);
+                uint64_t back = cupti_clock_ticks(&c, ns);
+                assert_true(back >= t && back <= t + slack);
+                assert_int_equal(cupti_clock_cupti(&c, back), ns);
+            }
         }
     }
 }
@@ -141,7 +147,7 @@ static void test_watch(void **state)
     in.buf_events++;
     assert_int_equal(cupti_watch_cycle(&w, &in), CW_KERNELS_OFF);
     /* driver calls kept: launches, copies, memsets, syncs */
-    /* a program that marks no steps: its CPU events are the progress */
+    /* a program that marks no steps: its own events are the progress */
     cupti_watch v = { 0 };
     cupti_watch_in n = { .buf_events = 3, .activity = 100, .now_ns = 5 };
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_NONE);
@@ -154,9 +160,29 @@ static void test_watch(void **state)
     n.probed = true;
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_STOPPED);
     assert_int_equal(v.last_ns, 5);
+    assert_false(v.by_cpu);
     n.probed = false;
     n.buf_events = 4;
     assert_int_equal(cupti_watch_cycle(&v, &n), CW_RESUMED);
+    /* ... nor events: its threads' CPU time is (a second of it) */
+    cupti_watch u = { 0 };
+    cupti_watch_in c = { .buf_events = 3, .activity = 7, .cpu_ns = 1000, .now_ns = 5 };
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cupti_watch_cycle(&u, &c), CW_NONE);
+    c.cpu_ns = 1000 + 999999999;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_NONE);
+    c.cpu_ns = 1000 + 1000000000;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_PROBE);
+    assert_true(u.by_cpu);
+    c.probed = true;
+    assert_int_equal(cupti_watch_cycle(&u, &c), CW_STOPPED);
+    /* with steps, CPU time is no progress: the steps are */
+    cupti_watch x = { 0 };
+    cupti_watch_in st = { .buf_events = 3, .step = 4, .cpu_ns = 0, .now_ns = 5 };
+    assert_int_equal(cupti_watch_cycle(&x, &st), CW_NONE);
+    st.cpu_ns = 5000000000u;
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(cupti_watch_cycle(&x, &st), CW_NONE);
     assert_true(cupti_driver_kept("cuLaunchKernel"));
     assert_true(cupti_driver_kept("cuLaunchKernelEx_ptsz"));
     assert_true(cupti_driver_kept("cuMemcpyDtoHAsync_v2"));

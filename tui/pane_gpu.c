@@ -115,8 +115,15 @@ static int overview(ui *u, const ui_rect *r, const prism_gpu_stats *g)
     c += ui_printf(r, row, c, A_NORMAL, "%llu  ", (unsigned long long)g->launches);
     c += ui_printf(r, row, c, g->dropped ? ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD : A_NORMAL,
                    "dropped %llu", (unsigned long long)g->dropped);
-    ui_printf(r, row++, c, A_NORMAL, "  small (< 10 us) %llu = %.1f%%",
-              (unsigned long long)g->small_kernels, pct(g->small_kernels, g->launches));
+    c += ui_printf(r, row, c, A_NORMAL, "  small (< 10 us) %llu = %.1f%%",
+                   (unsigned long long)g->small_kernels, pct(g->small_kernels, g->launches));
+    if (g->comm_launches) {             /* NCCL's kernels: communication, not compute */
+        char comm[32];
+        fmt_ns(comm, sizeof comm, (double)g->comm_kernel_ns);
+        ui_printf(r, row, c, A_NORMAL, "  NCCL %llu, %s", (unsigned long long)g->comm_launches,
+                  comm);
+    }
+    row++;
 
     if (g->status && g->status[0]) {
         c = 1 + ui_print(r, row, 1, lab, "Status ");

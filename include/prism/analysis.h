@@ -231,6 +231,9 @@ typedef struct prism_kernel_stat {
     const char *name;
     uint64_t count, total_ns;
     double mean_ns, share;     /* share of all kernel time                      */
+    bool comm;                 /* a communication kernel: NCCL's (RCCL's)
+                                  collectives and send/recv, by name
+                                  (docs/GPU.md, "Communication kernels")      */
 } prism_kernel_stat;
 
 typedef struct prism_copy_stat {
@@ -253,6 +256,9 @@ typedef struct prism_gpu_stats {
     double idle_share;         /* 1 - busy/span                                 */
     uint64_t launches;         /* kernels                                       */
     uint64_t small_kernels;    /* kernels shorter than 10 us                    */
+    /* of kernel_ns and launches: the communication kernels' (comm above);
+     * kernel_ns - comm_kernel_ns is compute */
+    uint64_t comm_kernel_ns, comm_launches;
     uint64_t dropped;          /* GPU records dropped                           */
 } prism_gpu_stats;
 

@@ -29,8 +29,9 @@
  *                      then it is the rank's time, not a wait for others;
  *   PRISM_WAIT_GPU     its blocking CUDA calls waited for the GPU for at
  *                      least half of its time and the rank's GPU ran NCCL
- *                      kernels (names starting "nccl", any case) for at
- *                      least 10 % of its kernel time;
+ *                      kernels (prism_gpu_stats.comm_kernel_ns: names
+ *                      starting "nccl", any case) for at least 10 % of its
+ *                      kernel time;
  *   PRISM_WAIT_NAME    no CPU samples cover it (under half of its time) and
  *                      its name is a collective's (allreduce, all_reduce,
  *                      allgather, all_gather, reduce_scatter, broadcast,

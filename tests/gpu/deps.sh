@@ -7,6 +7,8 @@
 #   sh tests/gpu/deps.sh unpack DEBS DEPS  there: DEBS/*.deb -> DEPS (below)
 #   sh tests/gpu/deps.sh simulate DEPS     here, tests: DEPS from the installed
 #                                          packages' files (dpkg -L), no download
+#   sh tests/gpu/deps.sh flatten DEPS      lib/ and rt/ again, for what this
+#                                          machine has now (offline_test.sh)
 #
 # The folder DEPS:
 #   root/      the packages' files (dpkg -x, or ar + tar without dpkg)
@@ -59,7 +61,10 @@ flatten() {
             case $t in /*) ln -sf "$(basename "$t")" "$l" ;; esac
         fi
     done
-    have=$(ldconfig -p 2>/dev/null | awk '{print $1}')
+    # a soname the loader's cache lists is had only where its file is
+    # there and not empty (a stale cache, a file hidden or removed)
+    have=$(ldconfig -p 2>/dev/null | awk '/=>/ {print $1, $NF}' | while read -r so f; do
+               [ -s "$f" ] && echo "$so"; done)
     for f in "$D"/lib/lib*.so.*; do
         [ -f "$f" ] && [ ! -L "$f" ] || continue
         so=$(objdump -p "$f" 2>/dev/null | awk '/SONAME/ {print $2}')
@@ -125,5 +130,6 @@ case ${1:-} in
 collect) [ $# -eq 2 ] || die "usage: deps.sh collect DIR"; collect "$2" ;;
 unpack) [ $# -eq 3 ] || die "usage: deps.sh unpack DEBS DEPS"; unpack "$2" "$3" ;;
 simulate) [ $# -eq 2 ] || die "usage: deps.sh simulate DEPS"; simulate "$2" ;;
-*) die "usage: deps.sh collect DIR | unpack DEBS DEPS | simulate DEPS" ;;
+flatten) [ $# -eq 2 ] && [ -d "$2/root" ] || die "usage: deps.sh flatten DEPS"; flatten "$2" ;;
+*) die "usage: deps.sh collect DIR | unpack DEBS DEPS | simulate DEPS | flatten DEPS" ;;
 esac

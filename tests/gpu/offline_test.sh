@@ -6,8 +6,11 @@
 #     installed here (tests/gpu/deps.sh simulate) builds libprism.so and
 #     prism-run with its headers first and its rt/ as the rpath, and
 #     scripts/deps.sh with PRISM_DEPS_DIR never calls apt-get;
-#   * the same with the system's copies of those headers and libraries
-#     hidden (unshare -m; as root): only the folder can have built it;
+#   * the same with the system's copies of those packages (headers, static
+#     and shared libraries, Python's headers) hidden (tests/gpu/hide.sh,
+#     unshare -m as root or unshare -rm): only the folder can have built
+#     it, and its rt/ runs it; skipped with one line where no overlay can
+#     be mounted;
 #   * run_t: a command past its timeout is stopped and recorded (rc 124), a
 #     failing one too; summary.json lists them and the verdict names them;
 #   * no GPU: run_gpu_checks.sh stops at once with one line and exit 77,
@@ -58,40 +61,84 @@ apt_skipped() {
     case $msg in *"prism-no-such-package"*) ;; *) echo "not named: $msg"; return 1 ;; esac
     case $msg in *libcbor-dev* | *python3-dev*) echo "provided, yet named: $msg"; return 1 ;; esac
 }
-# the same build with the system's copies of the packed headers and
-# static libraries hidden (the .so links stay: -L DEPS/lib comes first) (a private mount namespace: empty folders
-# and /dev/null bound over them), as on the lent GPU machines, which have
-# none of them (there the build passed too: the H200 runs of 2026-11-27)
+# The same build with the system's copies of the carried packages out of
+# sight, as on the lent GPU machines, which have none of them (tests/gpu/hide.sh:
+# a private mount namespace, each folder holding them covered by an
+# overlay that whites them out): every file of the -dev packages and of
+# Python's headers package (headers, static libraries, the .so links, .pc
+# files), and the run-time libraries no tool here needs (libcbor, libyajl,
+# libxxhash, libcmocka; zlib's and ncurses' stay: the compiler and the
+# shell load them, and the GPU machines have them).  There deps.sh flatten
+# finds those libraries missing (the loader's cache still names them) and
+# links them into rt/; libprism.so, prism-run, prism-top, the Python
+# module and a cmocka test build from the folder alone, and run with rt/ as
+# their rpath.  As root `unshare -m`, else `unshare -rm`; where neither can
+# mount an overlay, one line says so and the case is skipped.
+hide_list() {
+    py=$(dpkg-query -W -f='${Package} ${Status}\n' 'libpython3.*-dev' 2>/dev/null |
+         awk '/ installed$/ {print $1; exit}')
+    for pkg in libcbor-dev libyajl-dev libxxhash-dev zlib1g-dev libncurses-dev libcmocka-dev $py; do
+        dpkg -L "$pkg" 2>/dev/null | grep -E '^(/usr)?/(include|lib)/' | while read -r f; do
+            if [ -L "$f" ] || [ -f "$f" ]; then echo "$f"; fi
+        done
+    done
+    ldconfig -p 2>/dev/null | awk '/=>/ && $1 ~ /^lib(cbor|yajl|xxhash|cmocka)\.so\./ {print $NF}' |
+        while read -r l; do echo "$l"; readlink -f "$l"; done
+}
+UNSHARE="unshare -rm"
+[ "$(id -u)" = 0 ] && UNSHARE="unshare -m"
+# Can this machine hide a file so?  Nothing printed when it can, else why not.
+hide_unusable() {
+    have unshare || { echo "no unshare"; return; }
+    mkdir -p "$T/probe/d" "$T/probe/w" && touch "$T/probe/d/x" && echo "$T/probe/d/x" >"$T/probe/list"
+    out=$($UNSHARE sh "$G/hide.sh" "$T/probe/list" "$T/probe/w" -- \
+          sh -c "[ ! -e '$T/probe/d/x' ] || echo 'the file stayed visible'" 2>&1)
+    [ $? = 0 ] && [ -z "$out" ] || echo "$UNSHARE, an overlay with a whiteout: $(printf '%s\n' "$out" | tail -n 1)"
+}
 hidden_build() {
     D=$T/deps
     [ -d "$D/lib" ] || sh "$G/deps.sh" simulate "$D" >"$T/sim2.log" 2>&1 || return 1
-    hide=""
-    for pkg in libcbor-dev libyajl-dev libxxhash-dev zlib1g-dev libncurses-dev libcmocka-dev; do
-        hide="$hide $(dpkg -L "$pkg" 2>/dev/null | grep -E '^/usr/(include/|lib/.*\.a$)' |
-                      tr '\n' ' ')"
-    done
-    HIDE=$hide DD=$D TT=$T unshare -m sh -c '
-        mount --make-rprivate / 2>/dev/null
-        mkdir -p "$TT/empty"
-        for p in $HIDE; do          # (a link is left: a mount would cover its target)
-            if [ -L "$p" ]; then :
-            elif [ -d "$p" ]; then mount --bind "$TT/empty" "$p" || exit 3
-            elif [ -f "$p" ]; then mount --bind /dev/null "$p" || exit 3; fi
+    hide_list >"$T/hide.list"
+    grep -q '/cbor\.h$' "$T/hide.list" && grep -q '/Python\.h$' "$T/hide.list" &&
+        grep -q 'libcbor\.so\.' "$T/hide.list" || { echo "hide list:"; cat "$T/hide.list"; return 1; }
+    mkdir -p "$T/hw"
+    # the interpreter the Makefile builds the module for (PYTHON there)
+    pyb=python3
+    [ -x /usr/bin/python3 ] && pyb=/usr/bin/python3
+    PYB=$pyb HL=$T/hide.list DD=$D TT=$T $UNSHARE sh "$G/hide.sh" "$T/hide.list" "$T/hw" -- sh -c '
+        multi=$(cc -print-multiarch)
+        for f in /usr/include/cbor.h /usr/include/yajl/yajl_parse.h /usr/include/cmocka.h \
+                 /usr/include/ncurses.h /usr/include/zlib.h /usr/lib/$multi/libcbor.so; do
+            [ ! -e "$f" ] || { echo "$f still visible"; exit 4; }
         done
-        [ ! -s /usr/include/cbor.h ] || { echo "cbor.h still visible"; exit 4; }
+        while read -r f; do [ ! -e "$f" ] || { echo "$f still visible"; exit 4; }; done <"$HL"
+        "$PYB" -c "import sysconfig, os, sys; \
+            sys.exit(os.path.exists(sysconfig.get_path(\"include\") + \"/Python.h\"))" ||
+            { echo "Python.h still visible"; exit 4; }
+        sh tests/gpu/deps.sh flatten "$DD" >"$TT/flatten.log" 2>&1 || exit 5
+        ls "$DD"/rt/libcbor.so.* >/dev/null 2>&1 ||
+            { echo "rt/ lacks libcbor: $(ls "$DD/rt")"; exit 5; }
         make -s -j2 BUILD="$TT/h" DEPS_DIR="$DD" "$TT/h/lib/libprism.so" "$TT/h/bin/prism-run" \
-            "$TT/h/bin/prism-top" >"$TT/hidden.log" 2>&1 || { tail -n 20 "$TT/hidden.log"; exit 1; }
-        "$TT/h/bin/prism-top" --version >/dev/null || exit 5
+            "$TT/h/bin/prism-top" python "$TT/h/tests/base_test" >"$TT/hidden.log" 2>&1 ||
+            { tail -n 20 "$TT/hidden.log"; exit 1; }
+        [ -f "$TT/h/python/prism/_prism.abi3.so" ] ||
+            { echo "no Python module"; tail -n 5 "$TT/hidden.log"; exit 6; }
+        "$TT/h/bin/prism-top" --version >/dev/null || exit 7
+        "$TT/h/tests/base_test" >"$TT/base_test.log" 2>&1 || { tail -n 5 "$TT/base_test.log"; exit 8; }
+        PYTHONPATH="$TT/h/python" "$PYB" -c "import prism._prism" || exit 9
+        case $(ldd "$TT/h/bin/prism-top") in *"$DD/rt/libcbor.so"*) ;;
+            *) echo "prism-top: libcbor not from rt/"; ldd "$TT/h/bin/prism-top"; exit 10 ;; esac
     '
 }
 
 if have dpkg-query && have dpkg && dpkg-query -W libcbor-dev libyajl-dev >/dev/null 2>&1; then
     run_case deps_dir_build deps_build
     run_case deps_dir_skips_apt apt_skipped
-    if [ "$(id -u)" = 0 ] && have unshare && unshare -m true 2>/dev/null; then
-        run_case deps_dir_build_system_headers_hidden hidden_build
+    why=$(hide_unusable)
+    if [ -z "$why" ]; then
+        run_case deps_dir_build_system_copies_hidden hidden_build
     else
-        note "deps_dir_build_system_headers_hidden: needs root and unshare -m"
+        note "deps_dir_build_system_copies_hidden: cannot hide files here: $why"
     fi
 else
     note "deps_dir_build: no Debian packages to simulate the folder from"

@@ -103,38 +103,6 @@ class Recording(TempDirTest):
         self.assertEqual(paths["custom"], {"x"})
         self.assertNotIn("ignored", paths)
 
-    def test_cupti_found_through_sys_path(self):
-        # a pip wheel's libcupti (site-packages/nvidia/cu13/lib) on a folder
-        # only sys.path names: the module hands sys.path to the search at
-        # prism.init; CUPTI is the double (tests/cupti_double.c), the CUDA
-        # driver "loaded" as a copy of it named libcuda.so.1, so CUPTI
-        # attaches at init and gpu.status names the file it opened
-        double = os.path.join(B, "tests", "libcupti_double.so")
-        if not os.path.exists(double):
-            self.skipTest("no CUPTI double (built only with the CUPTI headers)")
-        import shutil
-        lib = self.path("site/nvidia/cu13/lib")
-        os.makedirs(lib)
-        shutil.copy(double, os.path.join(lib, "libcupti.so.13"))
-        os.makedirs(self.path("cuda"))
-        shutil.copy(double, self.path("cuda/libcuda.so.1"))
-        out = self.path("a.cbor")
-        env = clean_env()
-        for v in ("CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "NVTX_INJECTION64_PATH"):
-            env.pop(v, None)
-        run_py("""
-            import ctypes, sys
-            ctypes.CDLL(%r)
-            sys.path.insert(0, %r)
-            import prism
-            prism.init(output=%r)
-            prism.shutdown()
-        """ % (self.path("cuda/libcuda.so.1"), self.path("site"), out), env=env)
-        st = [l for l in dump(out).splitlines() if "gpu.status" in l]
-        self.assertTrue(st, "no gpu.status")
-        self.assertIn("ok: CUPTI", st[0])
-        self.assertIn(os.path.join(lib, "libcupti.so.13"), st[0])
-
     def test_thread_unknown_to_threading_keeps_its_os_name(self):
         # a thread threading did not start (torch's autograd workers are
         # C++ threads; here _thread) gets no "Dummy-N" thread object in the
