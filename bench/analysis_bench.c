@@ -17,6 +17,7 @@
 
 #include "bench_util.h"
 #include "../cli/cli.h"
+#include "../reports/report.h"
 #include "prism/analysis.h"
 #include "prism/collect.h"
 #include "refgen.h"
@@ -234,6 +235,55 @@ static void time_analyze(corpus *c, unsigned runs, const char *what, const char 
     bench_row_rate(what, (double)c->events, t, 1e6, "M events/s", extra, ">= 50 M/s");
 }
 
+/* compare: the two files loaded at once (rp_compare_files) against the
+ * same two loads one after the other, rounds interleaved, wall clock. */
+typedef struct pair_run {
+    const corpus *a, *b;
+} pair_run;
+
+static uint64_t run_pair_serial(void *ctx)
+{
+    const pair_run *p = ctx;
+    prism_analysis *a = report_load(p->a->path, NULL), *b = report_load(p->b->path, NULL);
+    uint64_t v = (a ? prism_analysis_events(a) : 0) + (b ? prism_analysis_events(b) : 0);
+    prism_analysis_free(a);
+    prism_analysis_free(b);
+    return v;
+}
+
+static uint64_t run_pair_compare(void *ctx)
+{
+    const pair_run *p = ctx;
+    FILE *devnull = fopen("/dev/null", "w");
+    int rc = rp_compare_files(p->a->path, p->b->path, "-", false, 20, NULL,
+                              devnull ? devnull : stdout);
+    if (devnull)
+        fclose(devnull);
+    return (uint64_t)rc;
+}
+
+static void time_compare(const corpus *a, const corpus *b, unsigned runs)
+{
+    pair_run p = { a, b };
+    double ser[BENCH_MAX_RUNS], par[BENCH_MAX_RUNS];
+    unsigned n = runs > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : runs;
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned k = 0; k < 2; k++) {      /* the order alternates */
+            bool serial = (i + k) % 2 == 0;
+            uint64_t w0 = bench_now_ns();
+            bench_sink(serial ? run_pair_serial(&p) : run_pair_compare(&p));
+            (serial ? ser : par)[i] = (double)(bench_now_ns() - w0) * 1e-9;
+        }
+    }
+    bench_stat ts = bench_stat_of(ser, n), tp = bench_stat_of(par, n);
+    char extra[160];
+    snprintf(extra, sizeof extra, "the two loads one after the other %.2f s, compare %.2f s "
+             "(wall, medians of %u interleaved; %ld CPUs)", ts.median, tp.median, n,
+             sysconf(_SC_NPROCESSORS_ONLN));
+    bench_row_value("compare: two files at once", tp.median > 0 ? ts.median / tp.median : 0, "x",
+                    extra, ">= 1.6x on 2 cores");
+}
+
 static long file_size(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -287,6 +337,8 @@ int main(int argc, char **argv)
                     "B", "(step record + memory sample kept for plots and p50/p95)", "< 100 B");
     bench_row_value("analysis: RSS ratio 10x events", rss_small > 0 ? (double)rss_big / rss_small : 0,
                     "x", "(peak RSS of a process analysing each; events are 10x)", NULL);
+
+    time_compare(&big, &work, runs);
 
     static const char *const formats[] = { "chrome-trace", "csv", "folded", "json" };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
