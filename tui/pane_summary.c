@@ -29,6 +29,7 @@
 #include "escape.h"
 #include "delta.h"
 #include "treeview.h"
+#include "source.h"
 #include "ui.h"
 #include "verdict.h"
 
@@ -165,7 +166,7 @@ static void totals(ui *u, const ui_rect *r, int *row)
     const prism_step_stats *s = prism_analysis_steps(u->a);
     const prism_tree *t = prism_analysis_tree(u->a);
     char mean[40], p50[40], p95[40], mx[40], tot[64], span[40], ev[40], dr[40], n[80], c1[32],
-         c2[32];
+         c2[32], ld[160];
     fmt_ns(c1, sizeof c1, s->mean_ns);
     snprintf(mean, sizeof mean, "mean %s", c1);
     fmt_ns(c1, sizeof c1, s->p50_ns);
@@ -226,6 +227,9 @@ static void totals(ui *u, const ui_rect *r, int *row)
         snprintf(a2, sizeof a2, "%s skipped", c2);
         const char *w[] = { a1, a2 };
         parts_line(u, r, (*row)++, "File", ui_attr(u, CP_HIGH, A_BOLD), w, 2, " ");
+    } else if (u->src && source_progress(u->src, c1, sizeof c1, ld, sizeof ld)) {
+        const char *w[] = { "being read:", c1, ld };     /* not yet at its footer */
+        parts_line(u, r, (*row)++, "File", A_NORMAL, w, 3, " ");
     } else {
         const char *w[] = { prism_analysis_complete(u->a) ? "complete" : "no footer:",
                             prism_analysis_complete(u->a) ? "" : "still being written,",

@@ -1,6 +1,8 @@
 # Screen test: a big profile opens at once and loads while the explorer
 # runs: the status line shows the progress (percent, bytes, events in
-# human units, rates), panes switch meanwhile, then the full figures show;
+# human units, rates), panes switch meanwhile (the Summary's File row
+# says the file is being read, not that it lacks a footer), then the full
+# figures show;
 # q while it loads quits at once with the terminal restored.  The read is
 # held to 10 MB/s (PRISM_READ_MBPS) so that loading lasts a few seconds
 # whatever the machine; the file is ~40 MB from the project's writer.
@@ -15,6 +17,8 @@ keys 2; wait_for "\| Tree \|"
 expect "LOADING"                       # panes switch while it loads
 expect "▾ step|[v-] step"
 keys 1; wait_for "\| Summary \|"
+expect_not "no footer"                 # a file being read is no damaged one
+wait_for "File +(being read: LOADING|complete)"
 wait_for "COMPLETE" 400
 expect_not "LOADING"
 expect "Steps +40000 \(20000 sampled\)"
