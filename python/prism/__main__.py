@@ -15,6 +15,7 @@ import sys
 
 USAGE = """usage: python -m prism [-o OUT] [options] script.py [args...]
        python -m prism [-o OUT] [options] -m module [args...]
+       python -m prism sweep [options] MODULE:CALLABLE [args...]   (--help: DataLoader sweep)
 Profile a Python program with PRISM: regions, steps and data waits of PyTorch
 training (automatic), CUDA activity through CUPTI, memory.
 
@@ -195,6 +196,9 @@ def _run_program(kind, target, args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "sweep" and not os.path.exists("sweep"):
+        from prism._dataload import sweep_main     # DataLoader configurations
+        return sweep_main(argv[1:])
     try:
         config, o, kind, target, args = parse(argv)
     except UsageError as e:

@@ -38,6 +38,8 @@ from typing import Any, Literal
 
 import prism
 
+from ._dataload import (DataLoadingProfile, DataLoadingProfiler, PreprocessingProfile,
+                        PreprocessingProfiler)
 from ._reference_analysis import Bottleneck, BottleneckType, ProfileAnalyzer
 
 __all__ = [
@@ -48,6 +50,10 @@ __all__ = [
     "Bottleneck",
     "BottleneckType",
     "FIELD_MAPPING",
+    "DataLoadingProfiler",
+    "DataLoadingProfile",
+    "PreprocessingProfiler",
+    "PreprocessingProfile",
 ]
 
 # ---- configuration -----------------------------------------------------
