@@ -166,6 +166,17 @@ uint32_t rules_heaviest_child(const rules_ctx *c, uint32_t i)
     return best;
 }
 
+void rules_worth(const rules_ctx *c, prism_bottleneck *b, double wait_ns)
+{
+    if (!b || !c->steps || !(c->step_ns > 0) || !(wait_ns > 0))
+        return;
+    double step = c->step_ns / (double)c->steps, rest = step - wait_ns / (double)c->steps;
+    if (!(rest > 0) || rest >= step)
+        return;
+    b->step_ns = step;
+    b->step_without_ns = rest;
+}
+
 const char *rules_denom(const rules_ctx *c)
 {
     return c->steps ? "step time" : "run time";

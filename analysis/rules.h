@@ -80,6 +80,10 @@ typedef struct rules_ctx {
     size_t n, max;
 } rules_ctx;
 
+/* b's worth: the mean sampled step now and without wait_ns (the wait's
+ * time inside the sampled steps); nothing without steps. */
+void rules_worth(const rules_ctx *c, prism_bottleneck *b, double wait_ns);
+
 /* "step time" or "run time": what step_ns is. */
 const char *rules_denom(const rules_ctx *c);
 /* A node's time inside the denominator's window: inside sampled steps

@@ -278,6 +278,7 @@ void rules_data(rules_ctx *c)
         return;
     snprintf(b->description, sizeof b->description, "Data loading: '%s': %.1f%% of %s",
              rules_leaf(h->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+    rules_worth(c, b, (double)data_ns);
     rules_put(b->evidence, sizeof b->evidence, "%s in data regions (%llu calls) on thread '%s'",
               DUR(data_ns), (unsigned long long)calls, c->train_name ? c->train_name : "?");
     if (lt.steps)

@@ -250,6 +250,7 @@ static void comm_emit(rules_ctx *c, const wait_op *w, double share, const char *
         return;
     snprintf(b->description, sizeof b->description, "Communication wait: '%s' waits %.1f%% "
              "of %s", rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    rules_worth(c, b, w->stall);
     double per = c->steps ? (double)c->steps : 1.0;
     rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
               c->steps ? "/step" : "");
@@ -297,6 +298,10 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                                     prism_analysis_find(c->a, hn->path_hash));
     if (!b)
         return;
+    /* an input stall is worth the whole region (with the loading in
+     * workers the training thread would not load at all); a wait, its
+     * time waiting */
+    rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
     const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall" : "Off-CPU wait";
     snprintf(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
              rules_leaf(w->name), 100.0 * share, rules_denom(c));

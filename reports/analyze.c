@@ -409,6 +409,13 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
             esc_fputs(b[i].evidence, f);
             fputc('\n', f);
         }
+        if (b[i].step_without_ns > 0) {
+            char s1[48], s2[48];
+            fprintf(f, "    Worth: the step %s -> %s if the wait were zero (x%.2f steps/s)\n",
+                    report_ns(s1, sizeof s1, b[i].step_ns, 0),
+                    report_ns(s2, sizeof s2, b[i].step_without_ns, 0),
+                    b[i].step_ns / b[i].step_without_ns);
+        }
         if (b[i].recommendation[0]) {
             fputs("    Fix: ", f);
             esc_fputs(b[i].recommendation, f);

@@ -380,6 +380,16 @@ void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_t
     pb_json_kstring(w, "description", b->description);
     pb_json_kstring(w, "evidence", b->evidence);
     pb_json_kstring(w, "recommendation", b->recommendation);
+    pb_json_key(w, "worth");
+    if (b->step_without_ns > 0) {
+        pb_json_begin_object(w);
+        report_json_kns(w, "step_ns", b->step_ns);
+        report_json_kns(w, "step_without_ns", b->step_without_ns);
+        pb_json_kdouble(w, "speedup", b->step_ns / b->step_without_ns);
+        pb_json_end_object(w);
+    } else {
+        pb_json_null(w);
+    }
     bool has = b->node != PRISM_NO_NODE && b->node < t->count;
     if (has)
         report_path(t, b->node, '/', false, path);
