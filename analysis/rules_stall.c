@@ -182,6 +182,7 @@ static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *reg
         return;
     snprintf(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of %s",
              100.0 * share, rules_denom(c));
+    rules_worth(c, b, share * c->step_ns);
     rules_put(b->evidence, sizeof b->evidence,
               "sync %s vs GPU work %s (kernels %s, copies %s, memsets %s)",
               DUR(g->sync_ns), DUR(work), DUR(g->kernel_ns), DUR(g->copy_ns),
@@ -228,6 +229,7 @@ void rules_sync(rules_ctx *c)
             continue;
         snprintf(b->description, sizeof b->description, "CPU-GPU sync: '%s': %.1f%% of %s",
                  rules_leaf(op->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+        rules_worth(c, b, (double)ns);
         rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s, mean %s/call",
                   (unsigned long long)n->calls, DUR(ns), DUR(n->mean_ns));
         if (lt.steps)

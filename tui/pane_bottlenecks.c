@@ -149,6 +149,20 @@ static void draw_empty(ui *u, const ui_rect *r)
     }
 }
 
+/* What fixing a wait is worth, as `prism-top analyze` says it; false when
+ * the finding has no such figure. */
+static bool worth_text(const prism_bottleneck *b, char *buf, size_t cap)
+{
+    if (!(b->step_without_ns > 0))
+        return false;
+    char s1[32], s2[32];
+    fmt_ns(s1, sizeof s1, b->step_ns);
+    fmt_ns(s2, sizeof s2, b->step_without_ns);
+    snprintf(buf, cap, "the step %s -> %s if the wait were zero (x%.2f steps/s)", s1, s2,
+             b->step_ns / b->step_without_ns);
+    return true;
+}
+
 static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
 {
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD);
@@ -169,6 +183,11 @@ static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
     row++;
     ui_print(r, row, 1, lab, "Evidence");
     row += put_wrapped(r, row, LABEL, dw, A_NORMAL, b->evidence[0] ? b->evidence : "-");
+    char worth[160];
+    if (worth_text(b, worth, sizeof worth)) {
+        ui_print(r, row, 1, lab, "Worth");
+        row += put_wrapped(r, row, LABEL, dw, A_NORMAL, worth);
+    }
     ui_print(r, row, 1, lab, "Fix");
     put_wrapped(r, row, LABEL, dw, A_NORMAL, b->recommendation[0] ? b->recommendation : "-");
 }
@@ -203,8 +222,10 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
 
     /* the table gets what the details leave, at least three rows */
     int dw = w - LABEL - 1 > 10 ? w - LABEL - 1 : 10;
+    char worth[160];
     int det = 1 + wrap_count(cur->evidence[0] ? cur->evidence : "-", dw) +
-              wrap_count(cur->recommendation[0] ? cur->recommendation : "-", dw);
+              wrap_count(cur->recommendation[0] ? cur->recommendation : "-", dw) +
+              (worth_text(cur, worth, sizeof worth) ? wrap_count(worth, dw) : 0);
     int ng = (int)gone_count(u);
     int avail = h - 3 - det;
     if (avail < (n < 3 ? n : 3))

@@ -2,7 +2,8 @@
 # "read" region inside data_loading), recorded with CPU samples: the Tree
 # has a cpu% column and its details split the region's time into on CPU,
 # run queue and blocked; the Flame's status line gives the on-CPU share;
-# the Bottlenecks pane calls the sleep an input stall of the step.
+# the Bottlenecks pane calls the sleep an input stall of the step and says
+# what removing it is worth.
 . tests/screen/lib.sh
 P=$(profile t --slow-data-ms 80)   # the heaviest subtree even under ASan
 start 110 34 "$TOP $P"
@@ -19,6 +20,7 @@ keys 3; wait_for "\| Flame \|"
 wait_for "read .*on CPU [0-9]+%"
 keys 7; wait_for "\| Bottlenecks \|"
 expect "data_loading +(HIGH|MEDIUM|LOW) +Input stall: '[a-z_]+' waits [0-9.]+% of step time"
+wait_for "Worth +the step [0-9.]+ ms -> [0-9.]+ ms if the wait were zero \(x[0-9.]+ steps/s\)"
 keys q; wait_for "__EXIT__ 0"
 # the report says what its shares are of
 "$TOP" analyze "$P" | grep -q "shares are of step time: 20 sampled steps" ||
