@@ -400,26 +400,45 @@ static double runq_share(const prism_analysis *a)
 
 /* ---- bottlenecks on one side only ------------------------------------- */
 
-static bool has_bn(const prism_bottleneck *v, size_t n, const prism_bottleneck *b)
+/*
+ * A finding of one side is the same as one of the other when type and
+ * blamed path match; then, among those left, when the type matches (the
+ * same finding blaming another region: contention that moved from one
+ * region to the next is no new finding and no vanished one).  One-to-one.
+ * in_x[i] / in_y[j]: x[i] / y[j] paired.
+ */
+static void bn_pair(const prism_bottleneck *x, size_t nx, const prism_bottleneck *y, size_t ny,
+                    bool *in_x, bool *in_y)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i].type == b->type && v[i].path_hash == b->path_hash)
-            return true;
-    return false;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < nx; i++)
+            for (size_t j = 0; j < ny && !in_x[i]; j++)
+                if (!in_y[j] && x[i].type == y[j].type &&
+                    (pass == 1 || x[i].path_hash == y[j].path_hash))
+                    in_x[i] = in_y[j] = true;
 }
 
-/* Those of x[] that y[] lacks, into *out (allocated). */
+/* Those of x[] (new side) and y[] (old side) left unpaired, into *nw and
+ * *gone (allocated). */
 static bool bn_only(const prism_bottleneck *x, size_t nx, const prism_bottleneck *y, size_t ny,
-                    const prism_bottleneck ***out, size_t *n)
+                    prism_compare *c)
 {
-    *out = calloc(nx ? nx : 1, sizeof **out);
-    if (!*out)
-        return false;
-    *n = 0;
-    for (size_t i = 0; i < nx; i++)
-        if (!has_bn(y, ny, &x[i]))
-            (*out)[(*n)++] = &x[i];
-    return true;
+    bool *in_x = calloc(nx ? nx : 1, sizeof *in_x), *in_y = calloc(ny ? ny : 1, sizeof *in_y);
+    c->bn_new = calloc(nx ? nx : 1, sizeof *c->bn_new);
+    c->bn_gone = calloc(ny ? ny : 1, sizeof *c->bn_gone);
+    bool ok = in_x && in_y && c->bn_new && c->bn_gone;
+    if (ok) {
+        bn_pair(x, nx, y, ny, in_x, in_y);
+        for (size_t i = 0; i < nx; i++)
+            if (!in_x[i])
+                c->bn_new[c->nbn_new++] = &x[i];
+        for (size_t j = 0; j < ny; j++)
+            if (!in_y[j])
+                c->bn_gone[c->nbn_gone++] = &y[j];
+    }
+    free(in_x);
+    free(in_y);
+    return ok;
 }
 
 /* ---- entry ------------------------------------------------------------ */
@@ -479,8 +498,7 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
         nbb = 0;
     if (!bc)
         nbc = 0;
-    if (!bn_only(bc, nbc, bb, nbb, &cmp->bn_new, &cmp->nbn_new) ||
-        !bn_only(bb, nbb, bc, nbc, &cmp->bn_gone, &cmp->nbn_gone))
+    if (!bn_only(bc, nbc, bb, nbb, cmp))
         goto fail;
     pb_map_free(&mb);
     pb_map_free(&mc);

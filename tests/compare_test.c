@@ -548,6 +548,32 @@ static void test_own_time(void **state)
     }
 }
 
+/* A hot region that moved (forward in the base, backward in the new run):
+ * its finding is the same finding blaming another region, never listed as
+ * both new and gone (issue 34). */
+static void test_moved_finding_is_not_new_and_gone(void **state)
+{
+    (void)state;
+    gen gb = gen_default(31), gn = gen_default(32);
+    gb.slow = 1;
+    gb.slow_factor = 4.0;
+    gn.slow = 2;
+    gn.slow_factor = 5.0;
+    loaded lb, ln;
+    prism_compare *c = compare_gens(&gb, &gn, &lb, &ln);
+    const prism_bottleneck *hb = pb_finding(lb.a, PRISM_BN_HOT_OPERATION),
+                           *hn = pb_finding(ln.a, PRISM_BN_HOT_OPERATION);
+    assert_non_null(hb);
+    assert_non_null(hn);
+    assert_true(hb->path_hash != hn->path_hash);        /* it moved */
+    for (size_t i = 0; i < c->nbn_new; i++)
+        for (size_t j = 0; j < c->nbn_gone; j++)
+            assert_int_not_equal(c->bn_new[i]->type, c->bn_gone[j]->type);
+    prism_compare_free(c);
+    unload(&lb);
+    unload(&ln);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_samples_bounded),
         cmocka_unit_test(test_own_time),
+        cmocka_unit_test(test_moved_finding_is_not_new_and_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -439,6 +439,9 @@ static int put_words(const ui_rect *r, int row, int x, attr_t at, const char *te
             p++;
     }
     ui_fit_parts(line, sizeof line, words, n, " ", r->w - x - 1);
+    size_t len = strlen(line);              /* a list cut short ends on no comma */
+    if (len && (line[len - 1] == ',' || line[len - 1] == ';'))
+        line[len - 1] = '\0';
     return ui_print(r, row, x, at, line);
 }
 
@@ -633,6 +636,6 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
 
 const ui_pane pane_summary = {
     .name = "Summary",
-    .hint = "Tab/1-7: panes  ?: help",
+    .hint = "Tab/1-8: panes  ?: help",
     .draw = draw,
 };

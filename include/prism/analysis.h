@@ -620,7 +620,9 @@ typedef struct prism_compare {
     double base_runq_share, new_runq_share;
     bool load_differs;
     size_t own_regions;        /* deltas checked on own time (prism_delta.own) */
-    /* bottlenecks present on one side only, by type and path */
+    /* bottlenecks on one side only: the two sides' findings are paired by
+     * type and path, then by type alone (a finding that moved to another
+     * region is neither new nor gone), so no type is both new and gone */
     const prism_bottleneck **bn_new;
     size_t nbn_new;
     const prism_bottleneck **bn_gone;

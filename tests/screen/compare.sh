@@ -24,6 +24,8 @@ wait_for "BASE base.cbor .*NEW  new.cbor"            # side by side: one row
 expect "Compare +base +new +change"                  # the new side's table
 expect "Step total .* \+[0-9.]+ ?m?s \+[0-9.]+% +p=[^ ]+ \*"   # slower, significant
 expect "Findings .*[1-9][0-9]* new"
+expect_not "Regions .*,$"                            # a list cut short ends on no comma
+expect "Tab/1-8: panes"                              # eight panes
 expect "Whole run +no common shift \(x1\.00\)"          # one region moved, not the machine
 expect "step/synchronize +new \+[0-9.]+ ?ms +share \+[0-9.]+pp"   # largest changes: share too
 keys R
