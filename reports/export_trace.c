@@ -50,72 +50,101 @@
 
 void trace_sep(trace *t)
 {
-    fputs(t->any_event ? ",\n" : "\n", t->f);
+    if (t->any_event)
+        OB_LIT(&t->o, ",\n");
+    else
+        OB_LIT(&t->o, "\n");
     t->any_event = true;
 }
 
-/* ns as "MICROSECONDS.NNN" into buf (at least 32 bytes); its length. */
-static size_t fmt_us(char *buf, uint64_t ns)
+/* ns as "MICROSECONDS.NNN" at p; the end. */
+static char *fmt_us3(char *p, uint64_t ns)
 {
-    char tmp[32], *p = tmp + sizeof tmp;
-    uint64_t us = ns / 1000u;
+    p = ob_fmt_u64(p, ns / 1000u);
     unsigned frac = (unsigned)(ns % 1000u);
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + us % 10);
-        us /= 10;
-    } while (us);
-    size_t n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return n;
+    *p++ = '.';
+    *p++ = (char)('0' + frac / 100);
+    *p++ = (char)('0' + frac / 10 % 10);
+    *p++ = (char)('0' + frac % 10);
+    return p;
 }
 
-/* without printf: it is the hot path */
-void trace_put_ts(FILE *f, const char *key, uint64_t ns)
+void trace_put_ts(trace *t, uint64_t ns)
 {
-    char buf[32];
-    size_t n = fmt_us(buf, ns);
-    fputs(",\"", f);
-    fputs(key, f);
-    fputs("\":", f);
-    fwrite(buf, 1, n, f);
+    char *p = ob_room(&t->o, 8 + OB_NUM_MAX);
+    memcpy(p, ",\"ts\":", 6);
+    t->o.len += (size_t)(fmt_us3(p + 6, ns) - p);
 }
 
-void trace_put_span(FILE *f, uint64_t start, uint64_t end)
+/* The double a JSON reader makes of fmt_us3(ns). */
+static double us_double(uint64_t ns)
 {
-    char s[32], d[32], e[32];
-    fmt_us(s, start);
-    fmt_us(e, end);
-    double ds = strtod(s, NULL), de = strtod(e, NULL);
+    char b[OB_NUM_MAX];
+    *fmt_us3(b, ns) = '\0';
+    return strtod(b, NULL);
+}
+
+void trace_put_span(trace *t, uint64_t start, uint64_t end)
+{
+    double ds = us_double(start), de = us_double(end);
     uint64_t dur = end - start;
     /* strtod rounds as JSON readers do; a few tries at most */
     for (int i = 0; i < 8; i++) {
-        fmt_us(d, dur);
-        if (!dur || ds + strtod(d, NULL) <= de)
+        if (!dur || ds + us_double(dur) <= de)
             break;
         dur--;
     }
-    fputs(",\"ts\":", f);
-    fputs(s, f);
-    fputs(",\"dur\":", f);
-    fputs(d, f);
+    trace_put_ts(t, start);
+    char *p = ob_room(&t->o, 8 + OB_NUM_MAX);
+    memcpy(p, ",\"dur\":", 7);
+    t->o.len += (size_t)(fmt_us3(p + 7, dur) - p);
 }
 
-static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
+/* The escaped text of string id, made once (NULL: not cached). */
+static const trace_name *cached_name(trace *t, uint32_t id, const char *s, size_t len)
+{
+    if (id >= TRACE_NAME_IDS)
+        return NULL;
+    if (id >= t->nnames) {
+        size_t cap = t->nnames ? t->nnames : 1024;
+        while (cap <= id)
+            cap *= 2;
+        trace_name *n = realloc(t->names, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + t->nnames, 0, (cap - t->nnames) * sizeof *n);
+        t->names = n;
+        t->nnames = cap;
+    }
+    trace_name *e = &t->names[id];
+    if (e->src == s)
+        return e;
+    size_t at = t->name_bytes.len;
+    if (at > UINT32_MAX / 2 || !pb_json_buf_string(&t->name_bytes, s, len)) {
+        t->name_bytes.len = at;
+        return NULL;
+    }
+    e->src = s;
+    e->off = (uint32_t)at;
+    e->len = (uint32_t)(t->name_bytes.len - at);
+    return e;
+}
 
 void trace_put_name(trace *t, uint32_t id)
 {
     size_t len;
     const char *s = prism_reader_string(t->r, id, &len);
-    if (s) {
-        pb_json_put_string(t->f, s, len);
+    if (!s) {
+        OB_LIT(&t->o, "\"<string ");
+        ob_u64(&t->o, id);
+        OB_LIT(&t->o, ">\"");
         return;
     }
-    fprintf(t->f, "\"<string %" PRIu32 ">\"", id);
+    const trace_name *e = cached_name(t, id, s, len);
+    if (e)
+        ob_mem(&t->o, t->name_bytes.data + e->off, e->len);
+    else
+        ob_json_str(&t->o, s, len);
 }
 
 void trace_note_ts(trace *t, uint64_t ts)
@@ -128,16 +157,25 @@ void trace_meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
                 const char *key, const char *text, int64_t num)
 {
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu64, what, pid);
-    if (tid)
-        fprintf(t->f, ",\"tid\":%" PRIu64, *tid);
-    fprintf(t->f, ",\"args\":{\"%s\":", key);
+    OB_LIT(&t->o, "{\"name\":\"");
+    ob_str(&t->o, what);
+    OB_LIT(&t->o, "\",\"ph\":\"M\",\"pid\":");
+    ob_u64(&t->o, pid);
+    if (tid) {
+        OB_LIT(&t->o, ",\"tid\":");
+        ob_u64(&t->o, *tid);
+    }
+    OB_LIT(&t->o, ",\"args\":{\"");
+    ob_str(&t->o, key);
+    OB_LIT(&t->o, "\":");
     if (text)
-        put_str(t->f, text);
+        ob_json_cstr(&t->o, text);
     else
-        fprintf(t->f, "%" PRId64, num);
-    fputs("}}", t->f);
+        ob_i64(&t->o, num);
+    OB_LIT(&t->o, "}}");
 }
+
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 uint64_t trace_tid(const trace *t, uint32_t stream)
 {
@@ -161,9 +199,16 @@ static tstream *stream_of(trace *t, uint32_t stream)
     }
     if (!pb_map_put(&t->st_of, stream, t->nst))
         return NULL;
-    memset(&t->st[t->nst], 0, sizeof t->st[t->nst]);
-    t->st[t->nst].id = stream;
-    return &t->st[t->nst++];
+    tstream *s = &t->st[t->nst++];
+    memset(s, 0, sizeof *s);
+    s->id = stream;
+    char *p = s->tail;
+    memcpy(p, ",\"pid\":", 7);
+    p = ob_fmt_u64(p + 7, t->pid);
+    memcpy(p, ",\"tid\":", 7);
+    p = ob_fmt_u64(p + 7, trace_tid(t, stream));
+    s->tail_len = (uint32_t)(p - s->tail);
+    return s;
 }
 
 /* ---- callbacks ---- */
@@ -174,7 +219,7 @@ static void on_header(void *ctx, const prism_header *h)
     t->pid = h->pid;
     t->gpu_pid = h->pid + GPU_PID_OFFSET;
     t->started = true;
-    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", t->f);
+    OB_LIT(&t->o, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
     const char *prog = h->argc && h->argv[0] ? h->argv[0] : "profiled process";
     const char *slash = strrchr(prog, '/');
     trace_meta(t, "process_name", t->pid, NULL, "name", slash && slash[1] ? slash + 1 : prog,
@@ -203,10 +248,12 @@ static void outside_event(void *ctx, uint64_t a, uint64_t z)
 {
     trace *t = ctx;
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"" TRACE_OUTSIDE_NAME "\",\"cat\":\"outside\",\"ph\":\"X\",\"pid\":%"
-            PRIu64 ",\"tid\":%u", t->pid, TRAIN_TID);
-    trace_put_span(t->f, a, z);
-    fputs(",\"args\":{\"unattributed\":true}}", t->f);
+    OB_LIT(&t->o, "{\"name\":\"" TRACE_OUTSIDE_NAME "\",\"cat\":\"outside\",\"ph\":\"X\",\"pid\":");
+    ob_u64(&t->o, t->pid);
+    OB_LIT(&t->o, ",\"tid\":");
+    ob_u64(&t->o, TRAIN_TID);
+    trace_put_span(t, a, z);
+    OB_LIT(&t->o, ",\"args\":{\"unattributed\":true}}");
     t->n.outside++;
 }
 
@@ -228,12 +275,13 @@ static void top_left(trace *t, const tstream *s, uint64_t ts)
 static void end_event(trace *t, tstream *s, uint32_t stream, uint64_t ts)
 {
     trace_sep(t);
-    fputs("{\"name\":", t->f);
+    (void)stream;
+    OB_LIT(&t->o, "{\"name\":");
     trace_put_name(t, s->names[s->open - 1]);
-    fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"E\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-            t->pid, trace_tid(t, stream));
-    trace_put_ts(t->f, "ts", ts);
-    fputc('}', t->f);
+    OB_LIT(&t->o, ",\"cat\":\"region\",\"ph\":\"E\"");
+    ob_mem(&t->o, s->tail, s->tail_len);
+    trace_put_ts(t, ts);
+    ob_putc(&t->o, '}');
     s->open--;
 }
 
@@ -289,12 +337,12 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
                 return;
             }
             trace_sep(t);
-            fputs("{\"name\":", t->f);
+            OB_LIT(&t->o, "{\"name\":");
             trace_put_name(t, ev[i].name);
-            fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"B\",\"pid\":%" PRIu64 ",\"tid\":%"
-                    PRIu64, t->pid, trace_tid(t, stream));
-            trace_put_ts(t->f, "ts", ts);
-            fputc('}', t->f);
+            OB_LIT(&t->o, ",\"cat\":\"region\",\"ph\":\"B\"");
+            ob_mem(&t->o, s->tail, s->tail_len);
+            trace_put_ts(t, ts);
+            ob_putc(&t->o, '}');
             t->n.enters++;
         } else if (s->phantom) {
             s->phantom--;
@@ -313,15 +361,20 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
 static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 {
     trace *t = ctx;
+    tstream *s = stream_of(t, stream);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, m[i].ts);
         trace_sep(t);
-        fputs("{\"name\":", t->f);
+        OB_LIT(&t->o, "{\"name\":");
         trace_put_name(t, m[i].name);
-        fprintf(t->f, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu64
-                ",\"tid\":%" PRIu64, t->pid, trace_tid(t, stream));
-        trace_put_ts(t->f, "ts", m[i].ts);
-        fputc('}', t->f);
+        OB_LIT(&t->o, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"t\"");
+        ob_mem(&t->o, s->tail, s->tail_len);
+        trace_put_ts(t, m[i].ts);
+        ob_putc(&t->o, '}');
         t->n.marks++;
     }
 }
@@ -329,6 +382,11 @@ static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
 {
     trace *t = ctx;
+    tstream *s = stream_of(t, stream);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, c[i].ts);
         if (c[i].is_float && !isfinite(c[i].v.f)) {
@@ -336,17 +394,17 @@ static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size
             continue;
         }
         trace_sep(t);
-        fputs("{\"name\":", t->f);
+        OB_LIT(&t->o, "{\"name\":");
         trace_put_name(t, c[i].name);
-        fprintf(t->f, ",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-                t->pid, trace_tid(t, stream));
-        trace_put_ts(t->f, "ts", c[i].ts);
-        fputs(",\"args\":{\"value\":", t->f);
+        OB_LIT(&t->o, ",\"cat\":\"counter\",\"ph\":\"C\"");
+        ob_mem(&t->o, s->tail, s->tail_len);
+        trace_put_ts(t, c[i].ts);
+        OB_LIT(&t->o, ",\"args\":{\"value\":");
         if (c[i].is_float)
-            pb_json_put_double(t->f, c[i].v.f);
+            ob_double(&t->o, c[i].v.f);
         else
-            fprintf(t->f, "%" PRId64, c[i].v.i);
-        fputs("}}", t->f);
+            ob_i64(&t->o, c[i].v.i);
+        OB_LIT(&t->o, "}}");
         t->n.counters++;
     }
 }
@@ -364,12 +422,21 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, s[i].end);
         trace_sep(t);
-        fprintf(t->f, "{\"name\":\"step %" PRIu64 "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%"
-                PRIu64 ",\"tid\":%u", s[i].index, t->pid, STEPS_TID);
-        trace_put_span(t->f, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start);
-        fprintf(t->f, ",\"args\":{\"index\":%" PRIu64 ",\"epoch\":%" PRIu64
-                ",\"sampled\":%s}}", s[i].index, s[i].epoch,
-                (s[i].flags & PRISM_STEP_SAMPLED) ? "true" : "false");
+        OB_LIT(&t->o, "{\"name\":\"step ");
+        ob_u64(&t->o, s[i].index);
+        OB_LIT(&t->o, "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":");
+        ob_u64(&t->o, t->pid);
+        OB_LIT(&t->o, ",\"tid\":");
+        ob_u64(&t->o, STEPS_TID);
+        trace_put_span(t, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start);
+        OB_LIT(&t->o, ",\"args\":{\"index\":");
+        ob_u64(&t->o, s[i].index);
+        OB_LIT(&t->o, ",\"epoch\":");
+        ob_u64(&t->o, s[i].epoch);
+        if (s[i].flags & PRISM_STEP_SAMPLED)
+            OB_LIT(&t->o, ",\"sampled\":true}}");
+        else
+            OB_LIT(&t->o, ",\"sampled\":false}}");
         t->n.steps++;
     }
 }
@@ -378,11 +445,18 @@ static void on_dropped(void *ctx, const prism_dropped *d)
 {
     trace *t = ctx;
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"dropped records\",\"cat\":\"dropped\",\"ph\":\"i\",\"s\":\"p\","
-            "\"pid\":%" PRIu64 ",\"tid\":%" PRIu64, t->pid, trace_tid(t, d->stream));
-    trace_put_ts(t->f, "ts", t->last_ts);
-    fprintf(t->f, ",\"args\":{\"source\":\"%s\",\"total\":%" PRIu64 "}}",
-            d->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", d->total);
+    OB_LIT(&t->o, "{\"name\":\"dropped records\",\"cat\":\"dropped\",\"ph\":\"i\",\"s\":\"p\","
+                  "\"pid\":");
+    ob_u64(&t->o, t->pid);
+    OB_LIT(&t->o, ",\"tid\":");
+    ob_u64(&t->o, trace_tid(t, d->stream));
+    trace_put_ts(t, t->last_ts);
+    if (d->source == PRISM_SOURCE_GPU)
+        OB_LIT(&t->o, ",\"args\":{\"source\":\"gpu\",\"total\":");
+    else
+        OB_LIT(&t->o, ",\"args\":{\"source\":\"cpu\",\"total\":");
+    ob_u64(&t->o, d->total);
+    OB_LIT(&t->o, "}}");
     t->n.dropped++;
 }
 
@@ -431,7 +505,7 @@ static void epilogue(trace *t, const char *path)
 {
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
-    FILE *f = t->f;
+    FILE *f = t->o.f;
     /* a complete file: the training thread's time after its last region */
     uint64_t k;
     if (t->have_footer && pb_map_get(&t->st_of, t->train, &k) && !t->st[k].open &&
@@ -444,6 +518,7 @@ static void epilogue(trace *t, const char *path)
             t->n.closed_at_end++;
         }
     }
+    ob_flush(&t->o);                            /* the rest straight to f */
     fputs("\n],\n\"otherData\":{\"schema\":\"prism.trace/1\",\"file\":", f);
     put_str(f, path);
     if (h) {
@@ -486,7 +561,13 @@ static void epilogue(trace *t, const char *path)
 static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
                         uint64_t *offset, prism_status *status)
 {
-    trace t = { .f = out };
+    trace t = { 0 };
+    if (!ob_open(&t.o, out)) {
+        snprintf(msg, msglen, "out of memory");
+        *offset = 0;
+        *status = PRISM_E_NOMEM;
+        return EXIT_BADINPUT;
+    }
     trace_first_pass(path, &t.first);
     t.train = t.first.train;
     t.info = (pb_buf){ 0 };
@@ -498,14 +579,13 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
     int rc = EXIT_OK;
     *status = PRISM_E_NOMEM;
     t.r = prism_reader_new(&cb, &t);
+    int fd = t.r ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    prism_status st;
     if (!t.r) {
         snprintf(msg, msglen, "out of memory");
         *offset = 0;
-        return EXIT_BADINPUT;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    prism_status st;
-    if (fd < 0) {
+        rc = EXIT_BADINPUT;
+    } else if (fd < 0) {
         snprintf(msg, msglen, "%s", strerror(errno));
         *offset = 0;
         *status = PRISM_E_IO;
@@ -539,7 +619,10 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
         free(t.st[i].names);
     free(t.st);
     pb_buf_free(&t.info);
+    free(t.names);
+    pb_buf_free(&t.name_bytes);
     prism_reader_free(t.r);
+    ob_close(&t.o);
     return rc;
 }
 

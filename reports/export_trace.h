@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "outbuf.h"
 #include "report.h"
 #include "prism/profile.h"
 
@@ -26,6 +27,8 @@
 
 typedef struct tstream {
     uint32_t open;              /* "B" written, "E" not yet                 */
+    uint32_t tail_len;
+    char tail[48];              /* ,"pid":P,"tid":T of its events           */
     uint32_t phantom;           /* frames open in the file we never began   */
     uint32_t *names;            /* the open frames' names, outermost first  */
     uint32_t cap;
@@ -69,8 +72,15 @@ typedef struct trace_counts {
              nonfinite_counters, steps, memory, gpu, dropped, outside;
 } trace_counts;
 
+/* A string of the file as its JSON text, escaped once (id -> bytes in
+ * trace.name_bytes); src: the reader's text it was made from. */
+typedef struct trace_name {
+    const char *src;
+    uint32_t off, len;
+} trace_name;
+
 typedef struct trace {
-    FILE *f;
+    ob o;                       /* the output                               */
     prism_reader *r;
     uint64_t pid, gpu_pid;
     uint32_t train;             /* the training thread's stream, or NO_STREAM */
@@ -82,6 +92,9 @@ typedef struct trace {
     pb_map st_of;               /* stream -> index into st                  */
     pb_map gtrack;              /* GPU tids already named                   */
     uint64_t last_ts;
+    trace_name *names;          /* by string id, below TRACE_NAME_IDS       */
+    size_t nnames;
+    pb_buf name_bytes;
     pb_buf info;                /* rendered INFO entries for otherData      */
     uint64_t info_left_out;
     bool have_footer;
@@ -89,15 +102,18 @@ typedef struct trace {
     trace_counts n;
 } trace;
 
+/* String ids with a cached escaped text (the dense table's bound). */
+#define TRACE_NAME_IDS (1u << 22)
+
 /* The separator before the next event. */
 void trace_sep(trace *t);
-/* ,"key":MICROSECONDS.NNN -- exact, three decimals from integer ns. */
-void trace_put_ts(FILE *f, const char *key, uint64_t ns);
+/* ,"ts":MICROSECONDS.NNN -- exact, three decimals from integer ns. */
+void trace_put_ts(trace *t, uint64_t ns);
 /* ,"ts":..,"dur":.. of a complete ("X") event from start to end (ns): ts
  * exact, dur the longest (at most 1 ns short) whose sum with ts, as a
  * reader adds them in doubles, does not pass end: consecutive spans never
  * overlap. */
-void trace_put_span(FILE *f, uint64_t start, uint64_t end);
+void trace_put_span(trace *t, uint64_t start, uint64_t end);
 /* A string of the file as a JSON string ("<string N>" when unknown). */
 void trace_put_name(trace *t, uint32_t id);
 void trace_note_ts(trace *t, uint64_t ts);
