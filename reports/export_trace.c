@@ -10,7 +10,8 @@
  * first.
  *
  *   process pid (the header's pid)
- *     tid = 1           the training thread: regions as named "B"/"E",
+ *     tid = 1           the training thread: regions as complete "X"
+ *                       events without cat, written when they end,
  *                       marks as "i", counters as "C", and its time
  *                       inside sampled steps that no root region holds
  *                       as "X" events "(outside regions)" (cat "outside",
@@ -23,14 +24,19 @@
  * thread_name and thread_sort_index metadata name and order every track
  * (the sort index is the tid; speedscope orders by tid).
  *
- * Timestamps are microseconds since the profile's time origin, printed with
- * three decimals (exact nanoseconds), so an "E" and the next "B" at the
- * same nanosecond read as the same number.  A complete event's dur is cut
- * (by at most 1 ns) so that ts + dur, added in doubles, never passes its
- * end.  Region streams are kept balanced: an exit whose enter was lost to
- * damage is left out, and regions still open at the end (a writer that
- * died) are closed at their thread's last timestamp; otherData.export
- * counts both.
+ * Timestamps are microseconds since the profile's time origin, exact
+ * (integer ns / 1000, the fraction's trailing zeros left out).  A complete
+ * event's dur is cut (by at most 1 ns) so that ts + dur, added in doubles
+ * as a reader adds them, never passes its end, and a region's is kept from
+ * ending before the children it holds (trace_put_span): spans on a track
+ * nest or follow each other.  Region streams are kept balanced: an exit
+ * whose enter was lost to damage is left out, and regions still open at the
+ * end (a writer that died) are closed at their thread's last timestamp;
+ * otherData.export counts both.
+ *
+ * The events go through one large buffer (outbuf.h) with hand-written
+ * number formatting, and each name is escaped once (by string id): about
+ * 70 bytes a region, tens of millions of records a second.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,47 +63,73 @@ void trace_sep(trace *t)
     t->any_event = true;
 }
 
-/* ns as "MICROSECONDS.NNN" at p; the end. */
-static char *fmt_us3(char *p, uint64_t ns)
-{
-    p = ob_fmt_u64(p, ns / 1000u);
-    unsigned frac = (unsigned)(ns % 1000u);
-    *p++ = '.';
-    *p++ = (char)('0' + frac / 100);
-    *p++ = (char)('0' + frac / 10 % 10);
-    *p++ = (char)('0' + frac % 10);
-    return p;
-}
-
 void trace_put_ts(trace *t, uint64_t ns)
 {
     char *p = ob_room(&t->o, 8 + OB_NUM_MAX);
     memcpy(p, ",\"ts\":", 6);
-    t->o.len += (size_t)(fmt_us3(p + 6, ns) - p);
+    t->o.len += (size_t)(ob_fmt_us(p + 6, ns) - p);
 }
 
-/* The double a JSON reader makes of fmt_us3(ns). */
+/* The double a JSON reader makes of ob_fmt_us(ns), as strtod rounds the
+ * decimal: below 2^53 ns / 1000 is that double (both exact, and the
+ * division rounds the exact quotient once, to nearest, as strtod does). */
 static double us_double(uint64_t ns)
 {
+    if (ns < (UINT64_C(1) << 53))
+        return (double)ns / 1000.0;
     char b[OB_NUM_MAX];
-    *fmt_us3(b, ns) = '\0';
+    *ob_fmt_us(b, ns) = '\0';
     return strtod(b, NULL);
 }
 
-void trace_put_span(trace *t, uint64_t start, uint64_t end)
+static bool dur_fits(double ds, const char *text, double lo, double hi)
+{
+    double sum = ds + strtod(text, NULL);
+    return sum >= lo && sum <= hi;
+}
+
+/* A dur, as text, whose sum with ds lies in [lo, hi] (hi >= ds): the
+ * shortest of a few fixed-point forms of hi - ds, else the round-trip form
+ * (%.17g) of it or of a double just below; false if none does.  Rare: a
+ * span that ends with one it holds, at the same ns, when the ns grid has
+ * no sum between the two ends. */
+static bool dur_between(double ds, double lo, double hi, char *buf, size_t cap)
+{
+    double x = hi - ds;
+    for (int digits = 4; digits <= 12; digits++) {
+        snprintf(buf, cap, "%.*f", digits, x);
+        if (dur_fits(ds, buf, lo, hi))
+            return true;
+    }
+    for (int i = 0; i < 4 && x >= 0; i++, x = nextafter(x, 0)) {
+        snprintf(buf, cap, "%.17g", x);
+        if (dur_fits(ds, buf, lo, hi))
+            return true;
+    }
+    return false;
+}
+
+double trace_put_span(trace *t, uint64_t start, uint64_t end, double floor)
 {
     double ds = us_double(start), de = us_double(end);
     uint64_t dur = end - start;
-    /* strtod rounds as JSON readers do; a few tries at most */
-    for (int i = 0; i < 8; i++) {
-        if (!dur || ds + us_double(dur) <= de)
-            break;
+    double sum = ds + us_double(dur);
+    for (int i = 0; i < 8 && dur && sum > de; i++) {
         dur--;
+        sum = ds + us_double(dur);
     }
     trace_put_ts(t, start);
     char *p = ob_room(&t->o, 8 + OB_NUM_MAX);
     memcpy(p, ",\"dur\":", 7);
-    t->o.len += (size_t)(fmt_us3(p + 7, dur) - p);
+    char fix[40];
+    if (sum < floor && floor <= de && dur_between(ds, floor, de, fix, sizeof fix)) {
+        size_t n = strlen(fix);
+        memcpy(p + 7, fix, n);
+        t->o.len += 7 + n;
+        return ds + strtod(fix, NULL);
+    }
+    t->o.len += (size_t)(ob_fmt_us(p + 7, dur) - p);
+    return sum;
 }
 
 /* The escaped text of string id, made once (NULL: not cached). */
@@ -252,7 +284,7 @@ static void outside_event(void *ctx, uint64_t a, uint64_t z)
     ob_u64(&t->o, t->pid);
     OB_LIT(&t->o, ",\"tid\":");
     ob_u64(&t->o, TRAIN_TID);
-    trace_put_span(t, a, z);
+    trace_put_span(t, a, z, -1);
     OB_LIT(&t->o, ",\"args\":{\"unattributed\":true}}");
     t->n.outside++;
 }
@@ -271,31 +303,33 @@ static void top_left(trace *t, const tstream *s, uint64_t ts)
         t->top.idle = ts;
 }
 
-/* The "E" of the innermost open region of s, named as its "B". */
-static void end_event(trace *t, tstream *s, uint32_t stream, uint64_t ts)
+/* The innermost open region of s ends at ts: its complete event, its
+ * dur kept from ending before its children's (as a reader adds them). */
+static void end_event(trace *t, tstream *s, uint64_t ts)
 {
+    tframe *f = &s->fr[--s->open];
     trace_sep(t);
-    (void)stream;
     OB_LIT(&t->o, "{\"name\":");
-    trace_put_name(t, s->names[s->open - 1]);
-    OB_LIT(&t->o, ",\"cat\":\"region\",\"ph\":\"E\"");
+    trace_put_name(t, f->name);
+    OB_LIT(&t->o, ",\"ph\":\"X\"");
+    double end = trace_put_span(t, f->start, ts, f->kids);
     ob_mem(&t->o, s->tail, s->tail_len);
-    trace_put_ts(t, ts);
     ob_putc(&t->o, '}');
-    s->open--;
+    if (s->open && end > s->fr[s->open - 1].kids)
+        s->fr[s->open - 1].kids = end;
 }
 
-static bool push_name(tstream *s, uint32_t name)
+static bool push_frame(tstream *s, uint32_t name, uint64_t ts)
 {
     if (s->open == s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 16;
-        uint32_t *n = cap > s->cap ? realloc(s->names, cap * sizeof *n) : NULL;
+        tframe *n = cap > s->cap ? realloc(s->fr, cap * sizeof *n) : NULL;
         if (!n)
             return false;
-        s->names = n;
+        s->fr = n;
         s->cap = cap;
     }
-    s->names[s->open++] = name;
+    s->fr[s->open++] = (tframe){ ts, -1, name };
     return true;
 }
 
@@ -319,7 +353,7 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
             if (s->phantom) {
                 s->phantom--;
             } else {
-                end_event(t, s, stream, ts);
+                end_event(t, s, ts);
                 t->n.closed_at_end++;
             }
             top_left(t, s, ts);
@@ -332,24 +366,17 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         s->last_ts = ts;
         if (ev[i].kind == PRISM_REGION_ENTER) {
             top_enter(t, s, ts);
-            if (!push_name(s, ev[i].name)) {
+            if (!push_frame(s, ev[i].name, ts)) {
                 t->oom = true;
                 return;
             }
-            trace_sep(t);
-            OB_LIT(&t->o, "{\"name\":");
-            trace_put_name(t, ev[i].name);
-            OB_LIT(&t->o, ",\"cat\":\"region\",\"ph\":\"B\"");
-            ob_mem(&t->o, s->tail, s->tail_len);
-            trace_put_ts(t, ts);
-            ob_putc(&t->o, '}');
             t->n.enters++;
         } else if (s->phantom) {
             s->phantom--;
             t->n.unmatched_exits++;
             top_left(t, s, ts);
         } else if (s->open) {
-            end_event(t, s, stream, ts);
+            end_event(t, s, ts);
             t->n.exits++;
             top_left(t, s, ts);
         } else {
@@ -428,7 +455,7 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
         ob_u64(&t->o, t->pid);
         OB_LIT(&t->o, ",\"tid\":");
         ob_u64(&t->o, STEPS_TID);
-        trace_put_span(t, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start);
+        trace_put_span(t, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start, -1);
         OB_LIT(&t->o, ",\"args\":{\"index\":");
         ob_u64(&t->o, s[i].index);
         OB_LIT(&t->o, ",\"epoch\":");
@@ -514,7 +541,7 @@ static void epilogue(trace *t, const char *path)
     for (size_t i = 0; i < t->nst; i++) {       /* in the order they appeared */
         tstream *st = &t->st[i];
         while (st->open) {
-            end_event(t, st, st->id, st->last_ts);
+            end_event(t, st, st->last_ts);
             t->n.closed_at_end++;
         }
     }
@@ -616,7 +643,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
     pb_map_free(&t.st_of);
     pb_map_free(&t.gtrack);
     for (size_t i = 0; i < t.nst; i++)
-        free(t.st[i].names);
+        free(t.st[i].fr);
     free(t.st);
     pb_buf_free(&t.info);
     free(t.names);

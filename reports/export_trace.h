@@ -25,12 +25,20 @@
 #define OTHER_TID_BASE 3u
 #define NO_STREAM UINT32_MAX
 
+/* An open region: written as one "X" event when it ends. */
+typedef struct tframe {
+    uint64_t start;             /* ns                                       */
+    double kids;                /* where its last child ends, as a reader
+                                   adds ts + dur (-1: none yet)            */
+    uint32_t name;
+} tframe;
+
 typedef struct tstream {
-    uint32_t open;              /* "B" written, "E" not yet                 */
+    uint32_t open;              /* regions begun, not yet ended             */
     uint32_t tail_len;
-    char tail[48];              /* ,"pid":P,"tid":T of its events           */
+    char tail[48];              /* ,"pid":P,"tid":T} ending its events      */
     uint32_t phantom;           /* frames open in the file we never began   */
-    uint32_t *names;            /* the open frames' names, outermost first  */
+    tframe *fr;                 /* the open frames, outermost first         */
     uint32_t cap;
     uint64_t last_ts;
     uint32_t id;                /* the stream                              */
@@ -107,13 +115,16 @@ typedef struct trace {
 
 /* The separator before the next event. */
 void trace_sep(trace *t);
-/* ,"ts":MICROSECONDS.NNN -- exact, three decimals from integer ns. */
+/* ,"ts":MICROSECONDS -- exact: integer ns / 1000, the fraction's trailing
+ * zeros left out ("12", "12.5", "12.345"). */
 void trace_put_ts(trace *t, uint64_t ns);
 /* ,"ts":..,"dur":.. of a complete ("X") event from start to end (ns): ts
  * exact, dur the longest (at most 1 ns short) whose sum with ts, as a
- * reader adds them in doubles, does not pass end: consecutive spans never
- * overlap. */
-void trace_put_span(trace *t, uint64_t start, uint64_t end);
+ * reader adds them in doubles, does not pass end (consecutive spans never
+ * overlap) and, where that allows, not short of floor (the end, as a
+ * reader adds it, of a span it holds; -1 for none: spans nest).  Returns
+ * the sum a reader makes. */
+double trace_put_span(trace *t, uint64_t start, uint64_t end, double floor);
 /* A string of the file as a JSON string ("<string N>" when unknown). */
 void trace_put_name(trace *t, uint32_t id);
 void trace_note_ts(trace *t, uint64_t ts);

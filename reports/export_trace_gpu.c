@@ -168,7 +168,7 @@ void trace_on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
         ob_u64(&t->o, t->gpu_pid);
         OB_LIT(&t->o, ",\"tid\":");
         ob_u64(&t->o, tid);
-        trace_put_span(t, r->start, r->end > r->start ? r->end : r->start);
+        trace_put_span(t, r->start, r->end > r->start ? r->end : r->start, -1);
         gpu_args(t, r);
         t->n.gpu++;
     }
