@@ -317,15 +317,28 @@ static void write_file(sscope *s, FILE *f)
     fputs("\n]}\n", f);
 }
 
-int export_speedscope(const char *path, FILE *out)
+int export_speedscope_scoped(const char *path, const rp_export_scope *scope, FILE *out)
 {
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    if (!ex_scope_resolve(path, scope, &scan, &sc)) {
+        ex_scan_free(&scan);
+        return EXIT_BADINPUT;
+    }
     sscope s = { 0 };
-    trace_first_pass(path, &s.pass);
+    trace_first_pass(path, &scan, &sc, &s.pass);
+    ex_scan_free(&scan);
     s.train = s.pass.train;
     prism_reader_callbacks cb = {
         .thread = on_thread, .regions = on_regions, .steps = on_steps, .footer = on_footer,
-    };
-    prism_status st = prism_read_file(path, &cb, &s, &s.r);
+    }, outer;
+    ex_filter *filter = sc.active ? ex_filter_new(&sc, &cb, &s, &outer) : NULL;
+    prism_status st = sc.active && !filter ? PRISM_E_NOMEM
+                    : filter ? prism_read_file(path, &outer, filter, &s.r)
+                             : prism_read_file(path, &cb, &s, &s.r);
+    s.oom |= ex_filter_oom(filter);
+    ex_filter_free(filter);
     uint64_t k;
     /* a complete file: the training thread's time after its last region */
     if (st == PRISM_OK && s.complete && !s.oom && pb_map_get(&s.th_of, s.train, &k) &&
@@ -359,15 +372,21 @@ int export_speedscope(const char *path, FILE *out)
     free(s.steps.stack);
     free(s.frames);
     trace_first_free(&s.pass);
+    ex_scope_free(&sc);
     pb_map_free(&s.th_of);
     pb_map_free(&s.frame_of);
     prism_reader_free(s.r);
     return rc;
 }
 
+int export_speedscope(const char *path, FILE *out)
+{
+    return export_speedscope_scoped(path, NULL, out);
+}
+
 static int write_speedscope(FILE *out, const rp_export_in *in)
 {
-    return export_speedscope(in->path, out);
+    return export_speedscope_scoped(in->path, in->scope, out);
 }
 
 const rp_export_format rp_export_speedscope = {

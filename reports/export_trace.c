@@ -575,6 +575,19 @@ static void epilogue(trace *t, const char *path)
             PRIu64 ",\"skipped_bytes\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"seq_gaps\":%"
             PRIu64 ",\"torn_bytes\":%" PRIu64 "}", s->chunks, s->records, s->damaged,
             s->skipped_bytes, s->malformed, s->seq_gaps, s->torn_bytes);
+    const ex_scope *sc = t->scope;
+    if (sc && sc->active) {             /* what was kept */
+        fputs(",\n\"scope\":{", f);
+        if (sc->steps)
+            fprintf(f, "\"first_step\":%" PRIu64 ",\"last_step\":%" PRIu64 ",\"from_ns\":%"
+                    PRIu64 ",\"to_ns\":%" PRIu64 ",", sc->first, sc->last, sc->w0, sc->w1);
+        fputs("\"threads\":", f);
+        if (sc->threads)
+            put_str(f, sc->threads);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"min_duration_ns\":%" PRIu64 "}", sc->min_ns);
+    }
     fprintf(f, ",\n\"export\":{\"enters\":%" PRIu64 ",\"exits\":%" PRIu64
             ",\"unmatched_exits\":%" PRIu64 ",\"closed_regions\":%" PRIu64 ",\"marks\":%" PRIu64
             ",\"counters\":%" PRIu64 ",\"nonfinite_counters\":%" PRIu64 ",\"steps\":%" PRIu64
@@ -585,8 +598,9 @@ static void epilogue(trace *t, const char *path)
             t->n.outside);
 }
 
-static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
-                        uint64_t *offset, prism_status *status)
+/* The export of what sc keeps (resolved against scan, the first pass). */
+static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *sc, FILE *out,
+                        char *msg, size_t msglen, uint64_t *offset, prism_status *status)
 {
     trace t = { 0 };
     if (!ob_open(&t.o, out)) {
@@ -595,17 +609,20 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
         *status = PRISM_E_NOMEM;
         return EXIT_BADINPUT;
     }
-    trace_first_pass(path, &t.first);
+    trace_first_pass(path, scan, sc, &t.first);
     t.train = t.first.train;
+    t.scope = sc;
     t.info = (pb_buf){ 0 };
     prism_reader_callbacks cb = {
         .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
         .counters = on_counters, .steps = on_steps, .memory = trace_on_memory, .gpu = trace_on_gpu,
         .dropped = on_dropped, .info = on_info, .footer = on_footer,
-    };
+    }, outer;
     int rc = EXIT_OK;
     *status = PRISM_E_NOMEM;
-    t.r = prism_reader_new(&cb, &t);
+    ex_filter *filter = sc->active ? ex_filter_new(sc, &cb, &t, &outer) : NULL;
+    if (!sc->active || filter)
+        t.r = filter ? prism_reader_new(&outer, filter) : prism_reader_new(&cb, &t);
     int fd = t.r ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     prism_status st;
     if (!t.r) {
@@ -630,7 +647,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
             *offset = off;
             *status = st;
             rc = EXIT_BADINPUT;
-        } else if (t.oom || t.info.oom) {
+        } else if (t.oom || t.info.oom || ex_filter_oom(filter)) {
             snprintf(msg, msglen, "out of memory");
             *offset = prism_reader_input_offset(t.r);
             rc = EXIT_BADINPUT;
@@ -649,6 +666,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
     free(t.names);
     pb_buf_free(&t.name_bytes);
     prism_reader_free(t.r);
+    ex_filter_free(filter);
     ob_close(&t.o);
     return rc;
 }
@@ -657,23 +675,44 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
                             uint64_t *offset)
 {
     prism_status st;
-    return chrome_trace(path, out, msg, msglen, offset, &st);
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    ex_scope_resolve(path, NULL, &scan, &sc);     /* everything: cannot fail */
+    int rc = chrome_trace(path, &scan, &sc, out, msg, msglen, offset, &st);
+    ex_scope_free(&sc);
+    ex_scan_free(&scan);
+    return rc;
+}
+
+int export_chrome_trace_scoped(const char *path, const rp_export_scope *scope, FILE *out)
+{
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    if (!ex_scope_resolve(path, scope, &scan, &sc)) {
+        ex_scan_free(&scan);
+        return EXIT_BADINPUT;
+    }
+    char msg[256];
+    uint64_t off = 0;
+    prism_status st;
+    int rc = chrome_trace(path, &scan, &sc, out, msg, sizeof msg, &off, &st);
+    if (rc != EXIT_OK)
+        report_error(path, st, msg, off);
+    ex_scope_free(&sc);
+    ex_scan_free(&scan);
+    return rc;
 }
 
 int export_chrome_trace(const char *path, FILE *out)
 {
-    char msg[256];
-    uint64_t off = 0;
-    prism_status st;
-    int rc = chrome_trace(path, out, msg, sizeof msg, &off, &st);
-    if (rc != EXIT_OK)
-        report_error(path, st, msg, off);
-    return rc;
+    return export_chrome_trace_scoped(path, NULL, out);
 }
 
 static int write_chrome(FILE *out, const rp_export_in *in)
 {
-    return export_chrome_trace(in->path, out);
+    return export_chrome_trace_scoped(in->path, in->scope, out);
 }
 
 const rp_export_format rp_export_chrome_trace = {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export_scope.h"
 #include "outbuf.h"
 #include "report.h"
 #include "prism/profile.h"
@@ -46,10 +47,13 @@ typedef struct tstream {
 
 /* export_outside.c: the first pass, read ahead from the file: the
  * training thread's stream as the analysis finds it (analyze's "training
- * thread"; NO_STREAM when none is found or the file cannot be read: the
- * export itself then says why) and its sampled steps, in start order
- * (none without a training thread or on allocation failure: no time
- * outside regions is written).  Shared with the speedscope export. */
+ * thread", in what sc keeps; NO_STREAM when none is found or the file
+ * cannot be read: the export itself then says why) and its sampled steps
+ * (those sc keeps), in start order (none without a training thread or on
+ * allocation failure: no time outside regions is written).  Taken from the
+ * scan when the file names the thread that marks its steps (INFO
+ * steps.thread, as the analysis does), else from an analysis of what sc
+ * keeps.  Shared with the speedscope export. */
 typedef struct trace_span {
     uint64_t start, end;
 } trace_span;
@@ -58,7 +62,8 @@ typedef struct trace_first {
     trace_span *steps;
     size_t nsteps;
 } trace_first;
-void trace_first_pass(const char *path, trace_first *f);
+void trace_first_pass(const char *path, const ex_scan *scan, const ex_scope *sc,
+                      trace_first *f);
 void trace_first_free(trace_first *f);
 /* The training thread's top level, as an export streams its regions:
  * idle is when its last root region ended (0 before the first). */
@@ -92,6 +97,7 @@ typedef struct trace {
     prism_reader *r;
     uint64_t pid, gpu_pid;
     uint32_t train;             /* the training thread's stream, or NO_STREAM */
+    const ex_scope *scope;      /* what is kept (otherData.scope says)      */
     trace_first first;          /* ... and its sampled steps                */
     trace_top top;              /* its top level                            */
     bool started, any_event, steps_named, gpu_named, oom;
