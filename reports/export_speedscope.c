@@ -29,6 +29,7 @@
 #include "reports.h"
 #include "export_trace.h"
 #include "jsonw.h"
+#include "outbuf.h"
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
 #define OUTSIDE_FRAME (UINT32_MAX - 1)      /* ... for "(outside regions)" */
@@ -256,9 +257,23 @@ static void write_profile(sscope *s, FILE *f, sthread *t, const char *name, bool
     put_str(f, name);
     fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
             ",\"events\":[", s->first, s->last);
-    for (size_t i = 0; i < t->n; i++)
-        fprintf(f, "%s{\"type\":\"%c\",\"frame\":%" PRIu32 ",\"at\":%" PRIu64 "}",
-                i ? "," : "", t->ev[i].open ? 'O' : 'C', t->ev[i].frame, t->ev[i].at);
+    ob o;                               /* the events: no printf per event */
+    if (!ob_open(&o, f)) {
+        s->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        char *p = ob_room(&o, 32 + 2 * OB_NUM_MAX), *q = p;
+        if (i)
+            *q++ = ',';
+        memcpy(q, t->ev[i].open ? "{\"type\":\"O\",\"frame\":" : "{\"type\":\"C\",\"frame\":", 20);
+        q = ob_fmt_u64(q + 20, t->ev[i].frame);
+        memcpy(q, ",\"at\":", 6);
+        q = ob_fmt_u64(q + 6, t->ev[i].at);
+        *q++ = '}';
+        o.len += (size_t)(q - p);
+    }
+    ob_close(&o);
     fputs("]}", f);
 }
 
