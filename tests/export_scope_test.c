@@ -132,8 +132,8 @@ static uint64_t speedscope_regions(const char *ss)
     const char *frames = strstr(ss, "\"frames\":[");
     assert_non_null(frames);
     int outside = -1, idx = 0;
-    for (const char *p = frames; (p = strstr(p + 1, "{\"name\":")) && p < strstr(ss, "\"profiles\"");
-         idx++)
+    const char *profiles = strstr(ss, "\"profiles\"");
+    for (const char *p = frames; (p = strstr(p + 1, "{\"name\":")) && p < profiles; idx++)
         if (!strncmp(p, "{\"name\":\"(outside regions)\"}", 28))
             outside = idx;
     char skip[64];
@@ -204,7 +204,8 @@ static void spans_are_cut_at_the_window(void **state)
     const char *a12[] = { "--steps", "1-2", NULL };
     char *j = run_export(f, p, "chrome-trace", a12);
     assert_non_null(strstr(j, "{\"name\":\"long\",\"ph\":\"X\",\"ts\":18,\"dur\":12,"));
-    assert_non_null(strstr(j, "\"first_step\":1,\"last_step\":2,\"from_ns\":10000,\"to_ns\":30000"));
+    assert_non_null(strstr(j, "\"first_step\":1,\"last_step\":2,"
+                              "\"from_ns\":10000,\"to_ns\":30000"));
     assert_int_equal(count_str(j, "\"cat\":\"step\""), 2);
     assert_int_equal(count_str(j, "\"cat\":\"kernel\""), 2);
     free(j);
@@ -313,7 +314,8 @@ static void errors_are_one_line(void **state)
         }
         const char *missing[][3] = {
             { "--steps", "7-9", "(the profile's steps are 0-4)" },
-            { "--threads", "main,nobody", "no thread 'nobody' (threads: main (101), worker (102))" },
+            { "--threads", "main,nobody",
+              "no thread 'nobody' (threads: main (101), worker (102))" },
             { "--threads", "bad\033[2Jname", "no thread 'bad\\x1b[2Jname'" },
         };
         for (size_t i = 0; i < 3; i++) {
@@ -391,8 +393,10 @@ static void escaping_survives_a_selection(void **state)
     free(b.data);
     const char *a[] = { "--threads", "101", "--min-duration", "1us", NULL };
     char *j = run_export(f, p, "chrome-trace", a);
-    assert_non_null(strstr(j, "{\"name\":\"comma, \\\"quoted\\\"\",\"ph\":\"X\",\"ts\":0.1,\"dur\":8.9,"));
-    assert_non_null(strstr(j, "{\"name\":\"bad\\ufffd utf8 \\u0001\",\"ph\":\"X\",\"ts\":0.2,\"dur\":4.8,"));
+    assert_non_null(strstr(j, "{\"name\":\"comma, \\\"quoted\\\"\","
+                              "\"ph\":\"X\",\"ts\":0.1,\"dur\":8.9,"));
+    assert_non_null(strstr(j, "{\"name\":\"bad\\ufffd utf8 \\u0001\","
+                              "\"ph\":\"X\",\"ts\":0.2,\"dur\":4.8,"));
     assert_non_null(strstr(j, "\"name\":\"wor\\\"ker\\t1\""));
     assert_non_null(strstr(j, "\"threads\":\"101\""));
     free(j);
