@@ -132,6 +132,10 @@ double trace_put_span(trace *t, uint64_t start, uint64_t end, double floor)
     return sum;
 }
 
+/* Bytes readable past a cached name's end (region events copy names in
+ * 16-byte blocks). */
+#define NAME_SLACK 16
+
 /* The escaped text of string id, made once (NULL: not cached). */
 static const trace_name *cached_name(trace *t, uint32_t id, const char *s, size_t len)
 {
@@ -152,7 +156,8 @@ static const trace_name *cached_name(trace *t, uint32_t id, const char *s, size_
     if (e->src == s)
         return e;
     size_t at = t->name_bytes.len;
-    if (at > UINT32_MAX / 2 || !pb_json_buf_string(&t->name_bytes, s, len)) {
+    if (at > UINT32_MAX / 2 || !pb_json_buf_string(&t->name_bytes, s, len) ||
+        !pb_buf_reserve(&t->name_bytes, NAME_SLACK)) {
         t->name_bytes.len = at;
         return NULL;
     }
@@ -266,6 +271,17 @@ static void on_header(void *ctx, const prism_header *h)
     trace_meta(t, "process_sort_index", t->pid, NULL, "sort_index", NULL, 0);
 }
 
+/* A string (re)defined: its cached text, if any, is made again when next
+ * used. */
+static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    trace *t = ctx;
+    (void)s;
+    (void)len;
+    if (id < t->nnames)
+        t->names[id].src = NULL;
+}
+
 static void on_thread(void *ctx, const prism_thread *th)
 {
     trace *t = ctx;
@@ -303,18 +319,54 @@ static void top_left(trace *t, const tstream *s, uint64_t ts)
         t->top.idle = ts;
 }
 
+/* The JSON text of string id as cached, NAME_SLACK bytes readable past
+ * its end; NULL when it is not (unknown, or out of memory). */
+static const char *cached_text(trace *t, uint32_t id, size_t *len)
+{
+    if (id < t->nnames && t->names[id].src) {  /* on_string drops it if redefined */
+        *len = t->names[id].len;
+        return t->name_bytes.data + t->names[id].off;
+    }
+    size_t n;
+    const char *s = prism_reader_string(t->r, id, &n);
+    const trace_name *e = s ? cached_name(t, id, s, n) : NULL;
+    if (!e)
+        return NULL;
+    *len = e->len;
+    return t->name_bytes.data + e->off;
+}
+
 /* The innermost open region of s ends at ts: its complete event, its
- * dur kept from ending before its children's (as a reader adds them). */
+ * dur kept from ending before its children's (as a reader adds them).
+ * The hot path of the export: a reservation for the name and one for the
+ * track, each copied in fixed-size blocks. */
 static void end_event(trace *t, tstream *s, uint64_t ts)
 {
     tframe *f = &s->fr[--s->open];
-    trace_sep(t);
-    OB_LIT(&t->o, "{\"name\":");
-    trace_put_name(t, f->name);
-    OB_LIT(&t->o, ",\"ph\":\"X\"");
+    size_t n;
+    const char *name = cached_text(t, f->name, &n);
+    if (name && n < OB_CAP / 8) {
+        char *p = ob_room(&t->o, n + 48), *q = p;
+        if (t->any_event)
+            *q++ = ',';
+        t->any_event = true;
+        memcpy(q, "\n{\"name\":", 9);
+        q += 9;
+        for (size_t i = 0; i < n; i += 16)
+            memcpy(q + i, name + i, 16);
+        memcpy(q + n, ",\"ph\":\"X\"", 9);
+        t->o.len += (size_t)(q + n + 9 - p);
+    } else {
+        trace_sep(t);
+        OB_LIT(&t->o, "{\"name\":");
+        trace_put_name(t, f->name);
+        OB_LIT(&t->o, ",\"ph\":\"X\"");
+    }
     double end = trace_put_span(t, f->start, ts, f->kids);
-    ob_mem(&t->o, s->tail, s->tail_len);
-    ob_putc(&t->o, '}');
+    char *p = ob_room(&t->o, sizeof s->tail + 1);
+    memcpy(p, s->tail, sizeof s->tail);
+    p[s->tail_len] = '}';
+    t->o.len += s->tail_len + 1u;
     if (s->open && end > s->fr[s->open - 1].kids)
         s->fr[s->open - 1].kids = end;
 }
@@ -614,7 +666,8 @@ static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *s
     t.scope = sc;
     t.info = (pb_buf){ 0 };
     prism_reader_callbacks cb = {
-        .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
+        .header = on_header, .string = on_string, .thread = on_thread, .regions = on_regions,
+        .marks = on_marks,
         .counters = on_counters, .steps = on_steps, .memory = trace_on_memory, .gpu = trace_on_gpu,
         .dropped = on_dropped, .info = on_info, .footer = on_footer,
     }, outer;

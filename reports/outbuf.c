@@ -49,9 +49,23 @@ static const char digits2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* Decimal digits of v (1 for 0). */
+static unsigned ndigits(uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+        100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+    };
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+    unsigned n = (bits * 1233u) >> 12;          /* ~ bits * log10(2) */
+    return n + ((v | 1) >= pow10[n]);       /* v | 1: 0 has a digit */
+}
+
 char *ob_fmt_u64(char *p, uint64_t v)
 {
-    char tmp[24], *e = tmp + sizeof tmp, *q = e;
+    char *e = p + ndigits(v), *q = e;           /* written from the end, in place */
     while (v >= 100) {
         unsigned d = (unsigned)(v % 100) * 2;
         v /= 100;
@@ -64,9 +78,7 @@ char *ob_fmt_u64(char *p, uint64_t v)
     } else {
         *--q = (char)('0' + v);
     }
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
-    return p + n;
+    return e;
 }
 
 char *ob_fmt_us(char *p, uint64_t ns)

@@ -162,6 +162,35 @@ static void names_read_the_same_every_time(void **state)
     free(j);
 }
 
+/* A string id given a new text mid-file (the reader keeps the last): the
+ * events after it carry the new text, not the cached escape of the old. */
+static void a_redefined_name_is_written_anew(void **state)
+{
+    fx *f = *state;
+    char p[512];
+    static const char *const first[] = { "alpha \"1\"" };
+    pbuild b;
+    pb_init(&b, first, 1, 1);
+    pb_thread(&b, 1, "main");
+    pb_enter(&b, 1, 1000, 1);
+    pb_exit(&b, 1, 2000);
+    pb_begin(&b, PRISM_CHUNK_STRINGS, 0, 1);    /* id 1 again */
+    assert_int_equal(prism_enc_string(&b.e, "beta\t2", 6), PRISM_OK);
+    pb_flush(&b);
+    pb_enter(&b, 1, 3000, 1);
+    pb_exit(&b, 1, 4000);
+    pb_flush(&b);
+    FILE *w = fopen(path_in(p, f->dir, "renamed.cbor"), "wb");
+    assert_non_null(w);
+    assert_int_equal(fwrite(b.data, 1, b.len, w), b.len);
+    assert_int_equal(fclose(w), 0);
+    free(b.data);
+    char *j = chrome(f, p, "renamed.json");
+    assert_non_null(strstr(j, "{\"name\":\"alpha \\\"1\\\"\",\"ph\":\"X\",\"ts\":1,\"dur\":1,"));
+    assert_non_null(strstr(j, "{\"name\":\"beta\\t2\",\"ph\":\"X\",\"ts\":3,\"dur\":1,"));
+    free(j);
+}
+
 /* Bytes of a file, through zlib when it is gzip'd. */
 static long json_bytes(const char *path)
 {
@@ -202,6 +231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         FX_TEST(spans_nest_as_a_reader_adds_them),
         FX_TEST(names_read_the_same_every_time),
+        FX_TEST(a_redefined_name_is_written_anew),
         FX_TEST(imported_traces_shrink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
