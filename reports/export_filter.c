@@ -48,6 +48,7 @@ struct ex_filter {
     size_t nev, evcap;
     void *copy;                 /* the other batches' kept records           */
     size_t copycap;
+    bool lean;                  /* ex_filter_lean                            */
     bool oom;
 };
 
@@ -92,7 +93,8 @@ static fthread *thread_of(ex_filter *f, uint32_t stream)
 
 static void emit(ex_filter *f, uint64_t ts, uint32_t name, uint32_t kind)
 {
-    if (!pb_vec_reserve((void **)&f->ev, &f->evcap, f->nev + 1, sizeof *f->ev)) {
+    if (f->nev == f->evcap &&
+        !pb_vec_reserve((void **)&f->ev, &f->evcap, f->nev + 1, sizeof *f->ev)) {
         f->oom = true;
         return;
     }
@@ -156,6 +158,11 @@ static void f_regions(void *ctx, uint32_t stream, uint32_t depth,
                       const prism_region_event *ev, size_t n)
 {
     ex_filter *f = F_OF(ctx);
+    if (!f->sc->active) {               /* everything (a lean first pass) */
+        if (f->in.regions)
+            f->in.regions(f->ctx, stream, depth, ev, n);
+        return;
+    }
     if (!ex_scope_thread(f->sc, stream))
         return;
     fthread *t = thread_of(f, stream);
@@ -347,8 +354,9 @@ static void f_info(void *ctx, const char *key, const prism_value *v)
     ex_filter *f = F_OF(ctx);
     if (!f->in.info)
         return;
-    if (!strcmp(key, "steps.thread") && v->type == PRISM_VAL_UINT && v->v.u < UINT32_MAX &&
-        !ex_scope_thread(f->sc, (uint32_t)v->v.u))
+    bool steps = !strcmp(key, "steps.thread");
+    if ((steps && v->type == PRISM_VAL_UINT && v->v.u < UINT32_MAX &&
+         !ex_scope_thread(f->sc, (uint32_t)v->v.u)) || (f->lean && !steps))
         return;
     f->in.info(f->ctx, key, v);
 }
@@ -401,6 +409,19 @@ ex_filter *ex_filter_new(const ex_scope *sc, const prism_reader_callbacks *inner
         .chunk = f_chunk, .unrecorded = f_unrecorded, .stacks = f_stacks,
     };
     return f;
+}
+
+void ex_filter_lean(ex_filter *f, prism_reader_callbacks *outer)
+{
+    f->lean = true;
+    outer->marks = NULL;
+    outer->counters = NULL;
+    outer->memory = NULL;
+    outer->gpu = NULL;
+    outer->dropped = NULL;
+    outer->cpu = NULL;
+    outer->unrecorded = NULL;
+    outer->stacks = NULL;
 }
 
 bool ex_filter_oom(const ex_filter *f)

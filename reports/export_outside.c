@@ -54,7 +54,7 @@ void trace_first_pass(const char *path, const ex_scan *scan, const ex_scope *sc,
         return;
     }
     prism_reader *r;
-    prism_analysis *a = ex_analyze(path, sc, true, &r);
+    prism_analysis *a = ex_analyze_lean(path, sc, &r);
     if (!a)
         return;
     size_t i = prism_analysis_training_thread(a);

@@ -233,11 +233,11 @@ void ex_scope_free(ex_scope *sc)
 
 /* ---- the analysis of what the scope keeps ---- */
 
-prism_analysis *ex_analyze(const char *path, const ex_scope *sc, bool quiet,
-                           prism_reader **reader)
+static prism_analysis *analyze(const char *path, const ex_scope *sc, bool quiet, bool lean,
+                               prism_reader **reader)
 {
     *reader = NULL;
-    if (!sc || !sc->active) {
+    if (!lean && (!sc || !sc->active)) {
         prism_status st;
         char msg[256];
         uint64_t off;
@@ -246,10 +246,15 @@ prism_analysis *ex_analyze(const char *path, const ex_scope *sc, bool quiet,
             report_error(path, st, msg, off);
         return a;
     }
+    ex_scope all;
+    if (!sc && ex_scope_resolve("", NULL, NULL, &all))
+        sc = &all;                      /* everything (no allocation) */
     prism_analysis *a = prism_analysis_new(NULL);
     prism_reader_callbacks inner, outer;
     prism_analysis_callbacks(&inner);
     ex_filter *f = a ? ex_filter_new(sc, &inner, a, &outer) : NULL;
+    if (f && lean)
+        ex_filter_lean(f, &outer);
     prism_reader *r = f ? prism_reader_new(&outer, f) : NULL;
     if (!r) {
         if (!quiet)
@@ -278,4 +283,15 @@ prism_analysis *ex_analyze(const char *path, const ex_scope *sc, bool quiet,
     prism_analysis_refresh(a);
     *reader = r;
     return a;
+}
+
+prism_analysis *ex_analyze(const char *path, const ex_scope *sc, bool quiet,
+                           prism_reader **reader)
+{
+    return analyze(path, sc, quiet, false, reader);
+}
+
+prism_analysis *ex_analyze_lean(const char *path, const ex_scope *sc, prism_reader **reader)
+{
+    return analyze(path, sc, true, true, reader);
 }

@@ -93,6 +93,10 @@ bool ex_scope_thread(const ex_scope *sc, uint32_t stream);
  * analysis, then the reader. */
 prism_analysis *ex_analyze(const char *path, const ex_scope *sc, bool quiet,
                            prism_reader **reader);
+/* The same for the first pass: the analysis of ex_filter_lean's part of
+ * what sc keeps (the training thread and the steps as a whole analysis
+ * finds them; nothing else is meant to be read from it). */
+prism_analysis *ex_analyze_lean(const char *path, const ex_scope *sc, prism_reader **reader);
 
 /* ---- the filter (export_filter.c) ---- */
 
@@ -103,6 +107,12 @@ typedef struct ex_filter ex_filter;
  * NULL when out of memory.  sc is borrowed until ex_filter_free. */
 ex_filter *ex_filter_new(const ex_scope *sc, const prism_reader_callbacks *inner, void *ctx,
                          prism_reader_callbacks *outer);
+/* Only what names the training thread and the steps from here on: the
+ * threads, regions, steps and INFO steps.thread (the first pass of the
+ * streamed exports; without GPU records, samples and the INFO that asks
+ * for transitions, an analysis of the rest costs half as much).  outer:
+ * the callbacks ex_filter_new gave, trimmed to those. */
+void ex_filter_lean(ex_filter *f, prism_reader_callbacks *outer);
 /* Ran out of memory (events were lost). */
 bool ex_filter_oom(const ex_filter *f);
 void ex_filter_free(ex_filter *f);
