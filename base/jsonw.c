@@ -209,6 +209,16 @@ void pb_json_put_string_max(FILE *f, const char *s, size_t n, size_t max)
     put_string(f, NULL, s, n, max);
 }
 
+bool pb_json_buf_string(pb_buf *b, const char *s, size_t n)
+{
+    bool was = b->oom;
+    b->oom = false;
+    put_string(NULL, b, s, n, SIZE_MAX);
+    bool ok = !b->oom;
+    b->oom = was || !ok;
+    return ok;
+}
+
 static void put_double(FILE *f, pb_buf *b, double v)
 {
     if (!isfinite(v)) {

@@ -78,6 +78,9 @@ void pb_json_put_string(FILE *f, const char *s, size_t n);
 /* The same, cut at a character before more than max bytes between the
  * quotes (the rank summary: what is written reads back). */
 void pb_json_put_string_max(FILE *f, const char *s, size_t n, size_t max);
+/* The same, appended to b (false, b->oom set, when out of memory): for
+ * writers that keep escaped names to copy many times (the chrome trace). */
+bool pb_json_buf_string(pb_buf *b, const char *s, size_t n);
 /* A double as JSON: %.17g, or null when not finite. */
 void pb_json_put_double(FILE *f, double v);
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "loop_profile.h"
 #include "../cli/cli.h"
 #include "../reports/report.h"
 #include "prism/analysis.h"
@@ -28,71 +29,10 @@ typedef struct corpus {
     char path[256];
 } corpus;
 
-/* A training-loop-shaped stream written by libcollect itself (the real
- * writer: 64 KiB per-thread chunks, steps, memory samples), in a child
- * process because a session is once per process. */
-static void write_profile(const char *path, uint64_t events, bool work)
-{
-    prism_config cfg;
-    prism_config_default(&cfg);
-    cfg.output = path;
-    cfg.policy = PRISM_POLICY_WAIT;
-    cfg.buffer_mb = 256;
-    if (prism_init(&cfg) != 0)
-        _exit(1);
-    static const char *const names[] = { "data_loading", "forward", "attention", "mlp",
-                                         "loss", "backward", "grad", "optimizer_step", "norm" };
-    uint32_t id[9], layer[24];
-    for (int i = 0; i < 9; i++)
-        id[i] = prism_name(names[i]);
-    for (int i = 0; i < 24; i++) {
-        char n[32];
-        snprintf(n, sizeof n, "layer.%d", i);
-        layer[i] = prism_name(n);
-    }
-    /* work counters make the analysis keep region transitions (as GPU
-     * records do): the other figure */
-    uint32_t flops = work ? prism_name("flops") : 0, bytes = work ? prism_name("bytes") : 0;
-    for (uint64_t done = 0; done < events;) {
-        prism_step_begin();
-        prism_push_id(id[0]); prism_pop();
-        if (work) {
-            prism_counter_i(flops, 1 << 20);
-            prism_counter_i(bytes, 1 << 18);
-        }
-        prism_push_id(id[1]);
-        for (int l = 0; l < 24; l++) {
-            prism_push_id(layer[l]);
-            prism_push_id(id[8]); prism_pop();
-            prism_push_id(id[2]); prism_pop();
-            prism_push_id(id[3]); prism_pop();
-            prism_pop();
-        }
-        prism_pop();
-        prism_push_id(id[4]); prism_pop();
-        prism_push_id(id[5]);
-        for (int l = 23; l >= 0; l--) {
-            prism_push_id(layer[l]);
-            prism_push_id(id[6]); prism_pop();
-            prism_pop();
-        }
-        prism_pop();
-        prism_push_id(id[7]); prism_pop();
-        prism_step_end();
-        done += 2 * (1 + 1 + 24 * 4 + 1 + 1 + 24 * 2 + 1);
-    }
-    prism_shutdown();
-    _exit(0);
-}
-
 static int corpus_build(corpus *c, double million, const char *dir, const char *name, bool work)
 {
     snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
-    pid_t pid = fork();
-    if (pid == 0)
-        write_profile(c->path, (uint64_t)(million * 1e6), work);
-    int status;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+    if (loop_profile_write(c->path, (uint64_t)(million * 1e6), work))
         return -1;
     FILE *f = fopen(c->path, "rb");
     if (!f)

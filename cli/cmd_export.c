@@ -2,7 +2,9 @@
  * cmd_export.c - `prism-top export FILE --format F [-o OUT]`: its options;
  * the formats, their names in the usage text and the errors come from the
  * report writers' table (reports.h: rp_export_find), the exports are
- * written by reports/export*.c.
+ * written by reports/export*.c, and what --steps, --threads and
+ * --min-duration keep is reports/export_scope.h's, the same in every
+ * format.
  */
 #include <stdint.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: prism-top export FILE --format FORMAT [-o OUT] [--unit ns|us|ms]\n"
+          "                        [--steps A-B] [--threads NAME|TID[,...]]\n"
+          "                        [--min-duration DUR]\n"
           "Convert a profile for other tools.  FORMAT is one of:\n"
           "\n", f);
     const rp_export_format *x;
@@ -22,7 +26,19 @@ static void usage(FILE *f)
           "                         as with -o -)\n"
           "  --unit ns|us|ms        the unit of folded values (default ns)\n"
           "\n"
-          "exit status: 0 ok, 1 usage error, 2 bad input\n", f);
+          "What to keep, the same in every format (default: everything):\n"
+          "  --steps A-B            steps A to B (by index; N alone: one step) and\n"
+          "                         what happened from A's start to B's end; a\n"
+          "                         region crossing either end is cut there\n"
+          "  --threads LIST         the events of these threads only: names (as\n"
+          "                         analyze shows them) or OS thread ids, by\n"
+          "                         commas; steps, memory and GPU device work stay\n"
+          "  --min-duration DUR     leave out regions and GPU spans shorter than\n"
+          "                         DUR (50us, 1.5ms, 2s; ns us ms s), with what\n"
+          "                         they hold: their time stays in their parent\n"
+          "\n"
+          "exit status: 0 ok, 1 usage error, 2 bad input (also a step range or\n"
+          "thread the file does not have)\n", f);
 }
 
 /* The first format that takes --unit ("folded"). */
@@ -38,6 +54,7 @@ static const char *unit_format(void)
 int cmd_export(int argc, char **argv, FILE *out)
 {
     const char *path = NULL, *output = NULL, *format = NULL, *unit = NULL;
+    const char *steps = NULL, *threads = NULL, *mindur = NULL;
     char names[256];
     for (int i = 1; i < argc; i++) {
         int m;
@@ -47,7 +64,10 @@ int cmd_export(int argc, char **argv, FILE *out)
         }
         if ((m = opt_value("export", argc, argv, &i, "-o", "--output", &output)) != 0 ||
             (m = opt_value("export", argc, argv, &i, "-f", "--format", &format)) != 0 ||
-            (m = opt_value("export", argc, argv, &i, NULL, "--unit", &unit)) != 0) {
+            (m = opt_value("export", argc, argv, &i, NULL, "--unit", &unit)) != 0 ||
+            (m = opt_value("export", argc, argv, &i, NULL, "--steps", &steps)) != 0 ||
+            (m = opt_value("export", argc, argv, &i, NULL, "--threads", &threads)) != 0 ||
+            (m = opt_value("export", argc, argv, &i, NULL, "--min-duration", &mindur)) != 0) {
             if (m < 0)
                 return EXIT_USAGE;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -87,5 +107,14 @@ int cmd_export(int argc, char **argv, FILE *out)
             return EXIT_USAGE;
         }
     }
-    return rp_export_file(path, fmt, unit_ns, output, out);
+    rp_export_scope scope = { .threads = threads };
+    char err[256];
+    if ((steps && !(scope.steps = rp_scope_parse_steps(steps, &scope.first_step,
+                                                       &scope.last_step, err, sizeof err))) ||
+        (threads && !rp_scope_parse_threads(threads, err, sizeof err)) ||
+        (mindur && !rp_scope_parse_duration(mindur, &scope.min_ns, err, sizeof err))) {
+        fprintf(stderr, "prism-top export: %s\n", err);
+        return EXIT_USAGE;
+    }
+    return rp_export_file(path, fmt, unit_ns, &scope, output, out);
 }

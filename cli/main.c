@@ -35,10 +35,12 @@ static const cli_cmd_entry commands[] = {
       cmd_compare },
     { "export", NULL, {
         { "FILE --format {formats} [-o OUT]\n"
-          "[--unit ns|us|ms]",
+          "[--unit ns|us|ms] [--steps A-B] [--threads LIST]\n"
+          "[--min-duration DUR]",
           "convert: Chrome trace (Perfetto), speedscope, call\n"
           "tree as CSV, folded stacks (flame graphs; values in\n"
-          "ns unless --unit), call tree as JSON" } },
+          "ns unless --unit), call tree as JSON; only some\n"
+          "steps, threads, or spans as long as DUR" } },
       cmd_export },
     { "dump", NULL, {
         { "FILE [--chunks]",

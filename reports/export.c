@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "export_scope.h"
 #include "report.h"
 
 /* ---- csv ---- */
@@ -263,29 +264,40 @@ const char *rp_export_names(char *buf, size_t cap, const char *sep)
 }
 
 int rp_export_file(const char *path, const rp_export_format *fmt, uint64_t unit_ns,
-                   const char *output, FILE *out)
+                   const rp_export_scope *scope, const char *output, FILE *out)
 {
     outfile o;
-    rp_export_in in = { .path = path, .unit_ns = unit_ns };
-    if (fmt->streams) {
+    rp_export_in in = { .path = path, .unit_ns = unit_ns, .scope = scope };
+    if (fmt->streams) {                 /* it reads the file (and scope) itself */
         if (outfile_open(&o, output, out))
             return EXIT_BADINPUT;
         int rc = fmt->write(o.f, &in);
         int wrc = outfile_close(&o, rc == EXIT_OK);
         return rc != EXIT_OK ? rc : wrc;
     }
-    prism_analysis *a = report_load(path, NULL);
-    if (!a)
-        return EXIT_BADINPUT;
-    if (outfile_open(&o, output, out)) {
-        prism_analysis_free(a);
+    /* the tree of what the scope keeps: an analysis fed through its filter */
+    ex_scan scan = { 0 };
+    ex_scope sc = { 0 };
+    bool scoped = scope && (scope->steps || scope->threads || scope->min_ns);
+    if (scoped)
+        ex_scan_file(path, &scan);
+    if (!ex_scope_resolve(path, scoped ? scope : NULL, &scan, &sc)) {
+        ex_scan_free(&scan);
         return EXIT_BADINPUT;
     }
-    in.a = a;
-    bool ok = fmt->write(o.f, &in) == EXIT_OK;
-    if (!ok)
-        fprintf(stderr, "prism-top: %s: out of memory while exporting\n", path);
-    int rc = outfile_close(&o, ok);
+    ex_scan_free(&scan);
+    prism_reader *r;
+    prism_analysis *a = ex_analyze(path, &sc, false, &r);
+    int rc = EXIT_BADINPUT;
+    if (a && !outfile_open(&o, output, out)) {
+        in.a = a;
+        bool ok = fmt->write(o.f, &in) == EXIT_OK;
+        if (!ok)
+            fprintf(stderr, "prism-top: %s: out of memory while exporting\n", path);
+        rc = outfile_close(&o, ok);
+    }
     prism_analysis_free(a);
+    prism_reader_free(r);
+    ex_scope_free(&sc);
     return rc;
 }

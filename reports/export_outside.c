@@ -1,7 +1,7 @@
 /*
  * export_outside.c - the training thread's time outside regions for the
  * exports rebuilt from events (chrome-trace, speedscope): the first pass
- * (an analysis of the file) names the training thread and keeps its
+ * names the training thread and keeps its
  * sampled steps; each export then follows the thread's top level as it
  * streams its regions (trace_top_*) and writes the pieces of every gap
  * that lie inside a sampled step, as the analysis' `(outside regions)`
@@ -9,22 +9,52 @@
  * ended (the file's origin before the first) to where the next one
  * enters, and after the last one when the file is complete.
  *
- * Memory: 16 bytes per sampled step.
+ * Memory: 16 bytes per sampled step.  The first pass itself: export_scan.c
+ * (the files that name their stepping thread), else an analysis.
  */
 #include <stdlib.h>
 
 #include "export_trace.h"
 #include "prism/analysis.h"
 
-void trace_first_pass(const char *path, trace_first *f)
+static int by_start(const void *x, const void *y, const void *ctx)
 {
-    prism_status st;
-    char msg[8];
-    uint64_t off;
+    const trace_span *a = x, *b = y;
+    (void)ctx;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The file names the thread that marks its steps: the steps from the scan,
+ * sampled, not empty, those sc keeps, in start order (stable, as the
+ * analysis orders them). */
+static void steps_of_scan(const ex_scan *scan, const ex_scope *sc, trace_first *f)
+{
+    size_t k = 0;
+    f->steps = malloc((scan->nsteps ? scan->nsteps : 1) * sizeof *f->steps);
+    for (size_t j = 0; f->steps && j < scan->nsteps; j++) {
+        const prism_step *s = &scan->steps[j];
+        if ((s->flags & PRISM_STEP_SAMPLED) && s->end > s->start &&
+            (!sc || !sc->steps || (s->index >= sc->first && s->index <= sc->last)))
+            f->steps[k++] = (trace_span){ s->start, s->end };
+    }
+    f->nsteps = f->steps ? k : 0;
+    pb_sort_stable(f->steps, f->nsteps, sizeof *f->steps, by_start, NULL);
+}
+
+void trace_first_pass(const char *path, const ex_scan *scan, const ex_scope *sc,
+                      trace_first *f)
+{
     f->train = NO_STREAM;
     f->steps = NULL;
     f->nsteps = 0;
-    prism_analysis *a = prism_analyze_file(path, NULL, &st, msg, sizeof msg, &off);
+    uint32_t named = scan ? scan->step_stream : 0;
+    if (named && scan->read && ex_scan_thread(scan, named) && ex_scope_thread(sc, named)) {
+        f->train = named;
+        steps_of_scan(scan, sc, f);
+        return;
+    }
+    prism_reader *r;
+    prism_analysis *a = ex_analyze_lean(path, sc, &r);
     if (!a)
         return;
     size_t i = prism_analysis_training_thread(a);
@@ -40,6 +70,7 @@ void trace_first_pass(const char *path, trace_first *f)
                 f->steps[f->nsteps++] = (trace_span){ ss->series[j].start, ss->series[j].end };
     }
     prism_analysis_free(a);
+    prism_reader_free(r);
 }
 
 void trace_first_free(trace_first *f)

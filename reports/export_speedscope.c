@@ -29,6 +29,7 @@
 #include "reports.h"
 #include "export_trace.h"
 #include "jsonw.h"
+#include "outbuf.h"
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
 #define OUTSIDE_FRAME (UINT32_MAX - 1)      /* ... for "(outside regions)" */
@@ -256,9 +257,23 @@ static void write_profile(sscope *s, FILE *f, sthread *t, const char *name, bool
     put_str(f, name);
     fprintf(f, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
             ",\"events\":[", s->first, s->last);
-    for (size_t i = 0; i < t->n; i++)
-        fprintf(f, "%s{\"type\":\"%c\",\"frame\":%" PRIu32 ",\"at\":%" PRIu64 "}",
-                i ? "," : "", t->ev[i].open ? 'O' : 'C', t->ev[i].frame, t->ev[i].at);
+    ob o;                               /* the events: no printf per event */
+    if (!ob_open(&o, f)) {
+        s->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        char *p = ob_room(&o, 32 + 2 * OB_NUM_MAX), *q = p;
+        if (i)
+            *q++ = ',';
+        memcpy(q, t->ev[i].open ? "{\"type\":\"O\",\"frame\":" : "{\"type\":\"C\",\"frame\":", 20);
+        q = ob_fmt_u64(q + 20, t->ev[i].frame);
+        memcpy(q, ",\"at\":", 6);
+        q = ob_fmt_u64(q + 6, t->ev[i].at);
+        *q++ = '}';
+        o.len += (size_t)(q - p);
+    }
+    ob_close(&o);
     fputs("]}", f);
 }
 
@@ -317,15 +332,28 @@ static void write_file(sscope *s, FILE *f)
     fputs("\n]}\n", f);
 }
 
-int export_speedscope(const char *path, FILE *out)
+int export_speedscope_scoped(const char *path, const rp_export_scope *scope, FILE *out)
 {
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    if (!ex_scope_resolve(path, scope, &scan, &sc)) {
+        ex_scan_free(&scan);
+        return EXIT_BADINPUT;
+    }
     sscope s = { 0 };
-    trace_first_pass(path, &s.pass);
+    trace_first_pass(path, &scan, &sc, &s.pass);
+    ex_scan_free(&scan);
     s.train = s.pass.train;
     prism_reader_callbacks cb = {
         .thread = on_thread, .regions = on_regions, .steps = on_steps, .footer = on_footer,
-    };
-    prism_status st = prism_read_file(path, &cb, &s, &s.r);
+    }, outer;
+    ex_filter *filter = sc.active ? ex_filter_new(&sc, &cb, &s, &outer) : NULL;
+    prism_status st = sc.active && !filter ? PRISM_E_NOMEM
+                    : filter ? prism_read_file(path, &outer, filter, &s.r)
+                             : prism_read_file(path, &cb, &s, &s.r);
+    s.oom |= ex_filter_oom(filter);
+    ex_filter_free(filter);
     uint64_t k;
     /* a complete file: the training thread's time after its last region */
     if (st == PRISM_OK && s.complete && !s.oom && pb_map_get(&s.th_of, s.train, &k) &&
@@ -359,15 +387,21 @@ int export_speedscope(const char *path, FILE *out)
     free(s.steps.stack);
     free(s.frames);
     trace_first_free(&s.pass);
+    ex_scope_free(&sc);
     pb_map_free(&s.th_of);
     pb_map_free(&s.frame_of);
     prism_reader_free(s.r);
     return rc;
 }
 
+int export_speedscope(const char *path, FILE *out)
+{
+    return export_speedscope_scoped(path, NULL, out);
+}
+
 static int write_speedscope(FILE *out, const rp_export_in *in)
 {
-    return export_speedscope(in->path, out);
+    return export_speedscope_scoped(in->path, in->scope, out);
 }
 
 const rp_export_format rp_export_speedscope = {

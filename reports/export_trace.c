@@ -10,7 +10,8 @@
  * first.
  *
  *   process pid (the header's pid)
- *     tid = 1           the training thread: regions as named "B"/"E",
+ *     tid = 1           the training thread: regions as complete "X"
+ *                       events without cat, written when they end,
  *                       marks as "i", counters as "C", and its time
  *                       inside sampled steps that no root region holds
  *                       as "X" events "(outside regions)" (cat "outside",
@@ -23,14 +24,19 @@
  * thread_name and thread_sort_index metadata name and order every track
  * (the sort index is the tid; speedscope orders by tid).
  *
- * Timestamps are microseconds since the profile's time origin, printed with
- * three decimals (exact nanoseconds), so an "E" and the next "B" at the
- * same nanosecond read as the same number.  A complete event's dur is cut
- * (by at most 1 ns) so that ts + dur, added in doubles, never passes its
- * end.  Region streams are kept balanced: an exit whose enter was lost to
- * damage is left out, and regions still open at the end (a writer that
- * died) are closed at their thread's last timestamp; otherData.export
- * counts both.
+ * Timestamps are microseconds since the profile's time origin, exact
+ * (integer ns / 1000, the fraction's trailing zeros left out).  A complete
+ * event's dur is cut (by at most 1 ns) so that ts + dur, added in doubles
+ * as a reader adds them, never passes its end, and a region's is kept from
+ * ending before the children it holds (trace_put_span): spans on a track
+ * nest or follow each other.  Region streams are kept balanced: an exit
+ * whose enter was lost to damage is left out, and regions still open at the
+ * end (a writer that died) are closed at their thread's last timestamp;
+ * otherData.export counts both.
+ *
+ * The events go through one large buffer (outbuf.h) with hand-written
+ * number formatting, and each name is escaped once (by string id): about
+ * 70 bytes a region, tens of millions of records a second.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,72 +56,132 @@
 
 void trace_sep(trace *t)
 {
-    fputs(t->any_event ? ",\n" : "\n", t->f);
+    if (t->any_event)
+        OB_LIT(&t->o, ",\n");
+    else
+        OB_LIT(&t->o, "\n");
     t->any_event = true;
 }
 
-/* ns as "MICROSECONDS.NNN" into buf (at least 32 bytes); its length. */
-static size_t fmt_us(char *buf, uint64_t ns)
+void trace_put_ts(trace *t, uint64_t ns)
 {
-    char tmp[32], *p = tmp + sizeof tmp;
-    uint64_t us = ns / 1000u;
-    unsigned frac = (unsigned)(ns % 1000u);
-    *--p = (char)('0' + frac % 10);
-    *--p = (char)('0' + frac / 10 % 10);
-    *--p = (char)('0' + frac / 100);
-    *--p = '.';
-    do {
-        *--p = (char)('0' + us % 10);
-        us /= 10;
-    } while (us);
-    size_t n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    return n;
+    char *p = ob_room(&t->o, 8 + OB_NUM_MAX);
+    memcpy(p, ",\"ts\":", 6);
+    t->o.len += (size_t)(ob_fmt_us(p + 6, ns) - p);
 }
 
-/* without printf: it is the hot path */
-void trace_put_ts(FILE *f, const char *key, uint64_t ns)
+/* The double a JSON reader makes of ob_fmt_us(ns), as strtod rounds the
+ * decimal: below 2^53 ns / 1000 is that double (both exact, and the
+ * division rounds the exact quotient once, to nearest, as strtod does). */
+static double us_double(uint64_t ns)
 {
-    char buf[32];
-    size_t n = fmt_us(buf, ns);
-    fputs(",\"", f);
-    fputs(key, f);
-    fputs("\":", f);
-    fwrite(buf, 1, n, f);
+    if (ns < (UINT64_C(1) << 53))
+        return (double)ns / 1000.0;
+    char b[OB_NUM_MAX];
+    *ob_fmt_us(b, ns) = '\0';
+    return strtod(b, NULL);
 }
 
-void trace_put_span(FILE *f, uint64_t start, uint64_t end)
+/* A dur, as text, whose sum with ds lies in [lo, hi] (hi >= ds): hi - ds
+ * to 9 or 12 decimals when that is enough, else the round-trip form
+ * (%.17g) of hi - ds or of a double just below it; false if none does.
+ * Rare (0.4 % of the regions of a training loop): a span that ends with
+ * one it holds, at the same ns, when the ns grid has no sum between the
+ * two ends. */
+static bool dur_between(double ds, double lo, double hi, char *buf, size_t cap)
 {
-    char s[32], d[32], e[32];
-    fmt_us(s, start);
-    fmt_us(e, end);
-    double ds = strtod(s, NULL), de = strtod(e, NULL);
-    uint64_t dur = end - start;
-    /* strtod rounds as JSON readers do; a few tries at most */
-    for (int i = 0; i < 8; i++) {
-        fmt_us(d, dur);
-        if (!dur || ds + strtod(d, NULL) <= de)
-            break;
-        dur--;
+    double x = hi - ds;
+    for (int digits = 9; digits <= 12; digits += 3) {
+        snprintf(buf, cap, "%.*f", digits, x);
+        double sum = ds + strtod(buf, NULL);
+        if (sum >= lo && sum <= hi)
+            return true;
     }
-    fputs(",\"ts\":", f);
-    fputs(s, f);
-    fputs(",\"dur\":", f);
-    fputs(d, f);
+    for (int i = 0; i < 4 && x >= 0; i++, x = nextafter(x, 0)) {
+        snprintf(buf, cap, "%.17g", x);
+        double sum = ds + x;            /* %.17g reads back as x exactly */
+        if (sum >= lo && sum <= hi)
+            return true;
+    }
+    return false;
 }
 
-static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
+double trace_put_span(trace *t, uint64_t start, uint64_t end, double floor)
+{
+    double ds = us_double(start), de = us_double(end);
+    uint64_t dur = end - start;
+    double sum = ds + us_double(dur);
+    for (int i = 0; i < 8 && dur && sum > de; i++) {
+        dur--;
+        sum = ds + us_double(dur);
+    }
+    char *p = ob_room(&t->o, 16 + 2 * OB_NUM_MAX);
+    char *q = p;
+    memcpy(q, ",\"ts\":", 6);
+    q = ob_fmt_us(q + 6, start);
+    memcpy(q, ",\"dur\":", 7);
+    q += 7;
+    char fix[40];
+    if (sum < floor && floor <= de && dur_between(ds, floor, de, fix, sizeof fix)) {
+        size_t n = strlen(fix);
+        memcpy(q, fix, n);
+        t->o.len += (size_t)(q + n - p);
+        return ds + strtod(fix, NULL);
+    }
+    t->o.len += (size_t)(ob_fmt_us(q, dur) - p);
+    return sum;
+}
+
+/* Bytes readable past a cached name's end (region events copy names in
+ * 16-byte blocks). */
+#define NAME_SLACK 16
+
+/* The escaped text of string id, made once (NULL: not cached). */
+static const trace_name *cached_name(trace *t, uint32_t id, const char *s, size_t len)
+{
+    if (id >= TRACE_NAME_IDS)
+        return NULL;
+    if (id >= t->nnames) {
+        size_t cap = t->nnames ? t->nnames : 1024;
+        while (cap <= id)
+            cap *= 2;
+        trace_name *n = realloc(t->names, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n + t->nnames, 0, (cap - t->nnames) * sizeof *n);
+        t->names = n;
+        t->nnames = cap;
+    }
+    trace_name *e = &t->names[id];
+    if (e->src == s)
+        return e;
+    size_t at = t->name_bytes.len;
+    if (at > UINT32_MAX / 2 || !pb_json_buf_string(&t->name_bytes, s, len) ||
+        !pb_buf_reserve(&t->name_bytes, NAME_SLACK)) {
+        t->name_bytes.len = at;
+        return NULL;
+    }
+    e->src = s;
+    e->off = (uint32_t)at;
+    e->len = (uint32_t)(t->name_bytes.len - at);
+    return e;
+}
 
 void trace_put_name(trace *t, uint32_t id)
 {
     size_t len;
     const char *s = prism_reader_string(t->r, id, &len);
-    if (s) {
-        pb_json_put_string(t->f, s, len);
+    if (!s) {
+        OB_LIT(&t->o, "\"<string ");
+        ob_u64(&t->o, id);
+        OB_LIT(&t->o, ">\"");
         return;
     }
-    fprintf(t->f, "\"<string %" PRIu32 ">\"", id);
+    const trace_name *e = cached_name(t, id, s, len);
+    if (e)
+        ob_mem(&t->o, t->name_bytes.data + e->off, e->len);
+    else
+        ob_json_str(&t->o, s, len);
 }
 
 void trace_note_ts(trace *t, uint64_t ts)
@@ -128,16 +194,25 @@ void trace_meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
                 const char *key, const char *text, int64_t num)
 {
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu64, what, pid);
-    if (tid)
-        fprintf(t->f, ",\"tid\":%" PRIu64, *tid);
-    fprintf(t->f, ",\"args\":{\"%s\":", key);
+    OB_LIT(&t->o, "{\"name\":\"");
+    ob_str(&t->o, what);
+    OB_LIT(&t->o, "\",\"ph\":\"M\",\"pid\":");
+    ob_u64(&t->o, pid);
+    if (tid) {
+        OB_LIT(&t->o, ",\"tid\":");
+        ob_u64(&t->o, *tid);
+    }
+    OB_LIT(&t->o, ",\"args\":{\"");
+    ob_str(&t->o, key);
+    OB_LIT(&t->o, "\":");
     if (text)
-        put_str(t->f, text);
+        ob_json_cstr(&t->o, text);
     else
-        fprintf(t->f, "%" PRId64, num);
-    fputs("}}", t->f);
+        ob_i64(&t->o, num);
+    OB_LIT(&t->o, "}}");
 }
+
+static void put_str(FILE *f, const char *s) { pb_json_put_string(f, s, strlen(s)); }
 
 uint64_t trace_tid(const trace *t, uint32_t stream)
 {
@@ -161,9 +236,16 @@ static tstream *stream_of(trace *t, uint32_t stream)
     }
     if (!pb_map_put(&t->st_of, stream, t->nst))
         return NULL;
-    memset(&t->st[t->nst], 0, sizeof t->st[t->nst]);
-    t->st[t->nst].id = stream;
-    return &t->st[t->nst++];
+    tstream *s = &t->st[t->nst++];
+    memset(s, 0, sizeof *s);
+    s->id = stream;
+    char *p = s->tail;
+    memcpy(p, ",\"pid\":", 7);
+    p = ob_fmt_u64(p + 7, t->pid);
+    memcpy(p, ",\"tid\":", 7);
+    p = ob_fmt_u64(p + 7, trace_tid(t, stream));
+    s->tail_len = (uint32_t)(p - s->tail);
+    return s;
 }
 
 /* ---- callbacks ---- */
@@ -174,7 +256,7 @@ static void on_header(void *ctx, const prism_header *h)
     t->pid = h->pid;
     t->gpu_pid = h->pid + GPU_PID_OFFSET;
     t->started = true;
-    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", t->f);
+    OB_LIT(&t->o, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
     const char *prog = h->argc && h->argv[0] ? h->argv[0] : "profiled process";
     const char *slash = strrchr(prog, '/');
     trace_meta(t, "process_name", t->pid, NULL, "name", slash && slash[1] ? slash + 1 : prog,
@@ -187,6 +269,17 @@ static void on_header(void *ctx, const prism_header *h)
         pb_buf_free(&l);
     }
     trace_meta(t, "process_sort_index", t->pid, NULL, "sort_index", NULL, 0);
+}
+
+/* A string (re)defined: its cached text, if any, is made again when next
+ * used. */
+static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
+{
+    trace *t = ctx;
+    (void)s;
+    (void)len;
+    if (id < t->nnames)
+        t->names[id].src = NULL;
 }
 
 static void on_thread(void *ctx, const prism_thread *th)
@@ -203,10 +296,12 @@ static void outside_event(void *ctx, uint64_t a, uint64_t z)
 {
     trace *t = ctx;
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"" TRACE_OUTSIDE_NAME "\",\"cat\":\"outside\",\"ph\":\"X\",\"pid\":%"
-            PRIu64 ",\"tid\":%u", t->pid, TRAIN_TID);
-    trace_put_span(t->f, a, z);
-    fputs(",\"args\":{\"unattributed\":true}}", t->f);
+    OB_LIT(&t->o, "{\"name\":\"" TRACE_OUTSIDE_NAME "\",\"cat\":\"outside\",\"ph\":\"X\",\"pid\":");
+    ob_u64(&t->o, t->pid);
+    OB_LIT(&t->o, ",\"tid\":");
+    ob_u64(&t->o, TRAIN_TID);
+    trace_put_span(t, a, z, -1);
+    OB_LIT(&t->o, ",\"args\":{\"unattributed\":true}}");
     t->n.outside++;
 }
 
@@ -224,30 +319,69 @@ static void top_left(trace *t, const tstream *s, uint64_t ts)
         t->top.idle = ts;
 }
 
-/* The "E" of the innermost open region of s, named as its "B". */
-static void end_event(trace *t, tstream *s, uint32_t stream, uint64_t ts)
+/* The JSON text of string id as cached, NAME_SLACK bytes readable past
+ * its end; NULL when it is not (unknown, or out of memory). */
+static const char *cached_text(trace *t, uint32_t id, size_t *len)
 {
-    trace_sep(t);
-    fputs("{\"name\":", t->f);
-    trace_put_name(t, s->names[s->open - 1]);
-    fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"E\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-            t->pid, trace_tid(t, stream));
-    trace_put_ts(t->f, "ts", ts);
-    fputc('}', t->f);
-    s->open--;
+    if (id < t->nnames && t->names[id].src) {  /* on_string drops it if redefined */
+        *len = t->names[id].len;
+        return t->name_bytes.data + t->names[id].off;
+    }
+    size_t n;
+    const char *s = prism_reader_string(t->r, id, &n);
+    const trace_name *e = s ? cached_name(t, id, s, n) : NULL;
+    if (!e)
+        return NULL;
+    *len = e->len;
+    return t->name_bytes.data + e->off;
 }
 
-static bool push_name(tstream *s, uint32_t name)
+/* The innermost open region of s ends at ts: its complete event, its
+ * dur kept from ending before its children's (as a reader adds them).
+ * The hot path of the export: a reservation for the name and one for the
+ * track, each copied in fixed-size blocks. */
+static void end_event(trace *t, tstream *s, uint64_t ts)
+{
+    tframe *f = &s->fr[--s->open];
+    size_t n;
+    const char *name = cached_text(t, f->name, &n);
+    if (name && n < OB_CAP / 8) {
+        char *p = ob_room(&t->o, n + 48), *q = p;
+        if (t->any_event)
+            *q++ = ',';
+        t->any_event = true;
+        memcpy(q, "\n{\"name\":", 9);
+        q += 9;
+        for (size_t i = 0; i < n; i += 16)
+            memcpy(q + i, name + i, 16);
+        memcpy(q + n, ",\"ph\":\"X\"", 9);
+        t->o.len += (size_t)(q + n + 9 - p);
+    } else {
+        trace_sep(t);
+        OB_LIT(&t->o, "{\"name\":");
+        trace_put_name(t, f->name);
+        OB_LIT(&t->o, ",\"ph\":\"X\"");
+    }
+    double end = trace_put_span(t, f->start, ts, f->kids);
+    char *p = ob_room(&t->o, sizeof s->tail + 1);
+    memcpy(p, s->tail, sizeof s->tail);
+    p[s->tail_len] = '}';
+    t->o.len += s->tail_len + 1u;
+    if (s->open && end > s->fr[s->open - 1].kids)
+        s->fr[s->open - 1].kids = end;
+}
+
+static bool push_frame(tstream *s, uint32_t name, uint64_t ts)
 {
     if (s->open == s->cap) {
         uint32_t cap = s->cap ? s->cap * 2 : 16;
-        uint32_t *n = cap > s->cap ? realloc(s->names, cap * sizeof *n) : NULL;
+        tframe *n = cap > s->cap ? realloc(s->fr, cap * sizeof *n) : NULL;
         if (!n)
             return false;
-        s->names = n;
+        s->fr = n;
         s->cap = cap;
     }
-    s->names[s->open++] = name;
+    s->fr[s->open++] = (tframe){ ts, -1, name };
     return true;
 }
 
@@ -271,7 +405,7 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
             if (s->phantom) {
                 s->phantom--;
             } else {
-                end_event(t, s, stream, ts);
+                end_event(t, s, ts);
                 t->n.closed_at_end++;
             }
             top_left(t, s, ts);
@@ -284,24 +418,17 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         s->last_ts = ts;
         if (ev[i].kind == PRISM_REGION_ENTER) {
             top_enter(t, s, ts);
-            if (!push_name(s, ev[i].name)) {
+            if (!push_frame(s, ev[i].name, ts)) {
                 t->oom = true;
                 return;
             }
-            trace_sep(t);
-            fputs("{\"name\":", t->f);
-            trace_put_name(t, ev[i].name);
-            fprintf(t->f, ",\"cat\":\"region\",\"ph\":\"B\",\"pid\":%" PRIu64 ",\"tid\":%"
-                    PRIu64, t->pid, trace_tid(t, stream));
-            trace_put_ts(t->f, "ts", ts);
-            fputc('}', t->f);
             t->n.enters++;
         } else if (s->phantom) {
             s->phantom--;
             t->n.unmatched_exits++;
             top_left(t, s, ts);
         } else if (s->open) {
-            end_event(t, s, stream, ts);
+            end_event(t, s, ts);
             t->n.exits++;
             top_left(t, s, ts);
         } else {
@@ -313,15 +440,20 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
 static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 {
     trace *t = ctx;
+    tstream *s = stream_of(t, stream);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, m[i].ts);
         trace_sep(t);
-        fputs("{\"name\":", t->f);
+        OB_LIT(&t->o, "{\"name\":");
         trace_put_name(t, m[i].name);
-        fprintf(t->f, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu64
-                ",\"tid\":%" PRIu64, t->pid, trace_tid(t, stream));
-        trace_put_ts(t->f, "ts", m[i].ts);
-        fputc('}', t->f);
+        OB_LIT(&t->o, ",\"cat\":\"mark\",\"ph\":\"i\",\"s\":\"t\"");
+        ob_mem(&t->o, s->tail, s->tail_len);
+        trace_put_ts(t, m[i].ts);
+        ob_putc(&t->o, '}');
         t->n.marks++;
     }
 }
@@ -329,6 +461,11 @@ static void on_marks(void *ctx, uint32_t stream, const prism_mark *m, size_t n)
 static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size_t n)
 {
     trace *t = ctx;
+    tstream *s = stream_of(t, stream);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, c[i].ts);
         if (c[i].is_float && !isfinite(c[i].v.f)) {
@@ -336,17 +473,17 @@ static void on_counters(void *ctx, uint32_t stream, const prism_counter *c, size
             continue;
         }
         trace_sep(t);
-        fputs("{\"name\":", t->f);
+        OB_LIT(&t->o, "{\"name\":");
         trace_put_name(t, c[i].name);
-        fprintf(t->f, ",\"cat\":\"counter\",\"ph\":\"C\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-                t->pid, trace_tid(t, stream));
-        trace_put_ts(t->f, "ts", c[i].ts);
-        fputs(",\"args\":{\"value\":", t->f);
+        OB_LIT(&t->o, ",\"cat\":\"counter\",\"ph\":\"C\"");
+        ob_mem(&t->o, s->tail, s->tail_len);
+        trace_put_ts(t, c[i].ts);
+        OB_LIT(&t->o, ",\"args\":{\"value\":");
         if (c[i].is_float)
-            pb_json_put_double(t->f, c[i].v.f);
+            ob_double(&t->o, c[i].v.f);
         else
-            fprintf(t->f, "%" PRId64, c[i].v.i);
-        fputs("}}", t->f);
+            ob_i64(&t->o, c[i].v.i);
+        OB_LIT(&t->o, "}}");
         t->n.counters++;
     }
 }
@@ -364,12 +501,21 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         trace_note_ts(t, s[i].end);
         trace_sep(t);
-        fprintf(t->f, "{\"name\":\"step %" PRIu64 "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":%"
-                PRIu64 ",\"tid\":%u", s[i].index, t->pid, STEPS_TID);
-        trace_put_span(t->f, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start);
-        fprintf(t->f, ",\"args\":{\"index\":%" PRIu64 ",\"epoch\":%" PRIu64
-                ",\"sampled\":%s}}", s[i].index, s[i].epoch,
-                (s[i].flags & PRISM_STEP_SAMPLED) ? "true" : "false");
+        OB_LIT(&t->o, "{\"name\":\"step ");
+        ob_u64(&t->o, s[i].index);
+        OB_LIT(&t->o, "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":");
+        ob_u64(&t->o, t->pid);
+        OB_LIT(&t->o, ",\"tid\":");
+        ob_u64(&t->o, STEPS_TID);
+        trace_put_span(t, s[i].start, s[i].end > s[i].start ? s[i].end : s[i].start, -1);
+        OB_LIT(&t->o, ",\"args\":{\"index\":");
+        ob_u64(&t->o, s[i].index);
+        OB_LIT(&t->o, ",\"epoch\":");
+        ob_u64(&t->o, s[i].epoch);
+        if (s[i].flags & PRISM_STEP_SAMPLED)
+            OB_LIT(&t->o, ",\"sampled\":true}}");
+        else
+            OB_LIT(&t->o, ",\"sampled\":false}}");
         t->n.steps++;
     }
 }
@@ -378,11 +524,18 @@ static void on_dropped(void *ctx, const prism_dropped *d)
 {
     trace *t = ctx;
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"dropped records\",\"cat\":\"dropped\",\"ph\":\"i\",\"s\":\"p\","
-            "\"pid\":%" PRIu64 ",\"tid\":%" PRIu64, t->pid, trace_tid(t, d->stream));
-    trace_put_ts(t->f, "ts", t->last_ts);
-    fprintf(t->f, ",\"args\":{\"source\":\"%s\",\"total\":%" PRIu64 "}}",
-            d->source == PRISM_SOURCE_GPU ? "gpu" : "cpu", d->total);
+    OB_LIT(&t->o, "{\"name\":\"dropped records\",\"cat\":\"dropped\",\"ph\":\"i\",\"s\":\"p\","
+                  "\"pid\":");
+    ob_u64(&t->o, t->pid);
+    OB_LIT(&t->o, ",\"tid\":");
+    ob_u64(&t->o, trace_tid(t, d->stream));
+    trace_put_ts(t, t->last_ts);
+    if (d->source == PRISM_SOURCE_GPU)
+        OB_LIT(&t->o, ",\"args\":{\"source\":\"gpu\",\"total\":");
+    else
+        OB_LIT(&t->o, ",\"args\":{\"source\":\"cpu\",\"total\":");
+    ob_u64(&t->o, d->total);
+    OB_LIT(&t->o, "}}");
     t->n.dropped++;
 }
 
@@ -431,7 +584,7 @@ static void epilogue(trace *t, const char *path)
 {
     const prism_header *h = prism_reader_header(t->r);
     const prism_reader_stats *s = prism_reader_stats_get(t->r);
-    FILE *f = t->f;
+    FILE *f = t->o.f;
     /* a complete file: the training thread's time after its last region */
     uint64_t k;
     if (t->have_footer && pb_map_get(&t->st_of, t->train, &k) && !t->st[k].open &&
@@ -440,10 +593,11 @@ static void epilogue(trace *t, const char *path)
     for (size_t i = 0; i < t->nst; i++) {       /* in the order they appeared */
         tstream *st = &t->st[i];
         while (st->open) {
-            end_event(t, st, st->id, st->last_ts);
+            end_event(t, st, st->last_ts);
             t->n.closed_at_end++;
         }
     }
+    ob_flush(&t->o);                            /* the rest straight to f */
     fputs("\n],\n\"otherData\":{\"schema\":\"prism.trace/1\",\"file\":", f);
     put_str(f, path);
     if (h) {
@@ -473,6 +627,19 @@ static void epilogue(trace *t, const char *path)
             PRIu64 ",\"skipped_bytes\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"seq_gaps\":%"
             PRIu64 ",\"torn_bytes\":%" PRIu64 "}", s->chunks, s->records, s->damaged,
             s->skipped_bytes, s->malformed, s->seq_gaps, s->torn_bytes);
+    const ex_scope *sc = t->scope;
+    if (sc && sc->active) {             /* what was kept */
+        fputs(",\n\"scope\":{", f);
+        if (sc->steps)
+            fprintf(f, "\"first_step\":%" PRIu64 ",\"last_step\":%" PRIu64 ",\"from_ns\":%"
+                    PRIu64 ",\"to_ns\":%" PRIu64 ",", sc->first, sc->last, sc->w0, sc->w1);
+        fputs("\"threads\":", f);
+        if (sc->threads)
+            put_str(f, sc->threads);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"min_duration_ns\":%" PRIu64 "}", sc->min_ns);
+    }
     fprintf(f, ",\n\"export\":{\"enters\":%" PRIu64 ",\"exits\":%" PRIu64
             ",\"unmatched_exits\":%" PRIu64 ",\"closed_regions\":%" PRIu64 ",\"marks\":%" PRIu64
             ",\"counters\":%" PRIu64 ",\"nonfinite_counters\":%" PRIu64 ",\"steps\":%" PRIu64
@@ -483,29 +650,39 @@ static void epilogue(trace *t, const char *path)
             t->n.outside);
 }
 
-static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
-                        uint64_t *offset, prism_status *status)
+/* The export of what sc keeps (resolved against scan, the first pass). */
+static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *sc, FILE *out,
+                        char *msg, size_t msglen, uint64_t *offset, prism_status *status)
 {
-    trace t = { .f = out };
-    trace_first_pass(path, &t.first);
+    trace t = { 0 };
+    if (!ob_open(&t.o, out)) {
+        snprintf(msg, msglen, "out of memory");
+        *offset = 0;
+        *status = PRISM_E_NOMEM;
+        return EXIT_BADINPUT;
+    }
+    trace_first_pass(path, scan, sc, &t.first);
     t.train = t.first.train;
+    t.scope = sc;
     t.info = (pb_buf){ 0 };
     prism_reader_callbacks cb = {
-        .header = on_header, .thread = on_thread, .regions = on_regions, .marks = on_marks,
+        .header = on_header, .string = on_string, .thread = on_thread, .regions = on_regions,
+        .marks = on_marks,
         .counters = on_counters, .steps = on_steps, .memory = trace_on_memory, .gpu = trace_on_gpu,
         .dropped = on_dropped, .info = on_info, .footer = on_footer,
-    };
+    }, outer;
     int rc = EXIT_OK;
     *status = PRISM_E_NOMEM;
-    t.r = prism_reader_new(&cb, &t);
+    ex_filter *filter = sc->active ? ex_filter_new(sc, &cb, &t, &outer) : NULL;
+    if (!sc->active || filter)
+        t.r = filter ? prism_reader_new(&outer, filter) : prism_reader_new(&cb, &t);
+    int fd = t.r ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    prism_status st;
     if (!t.r) {
         snprintf(msg, msglen, "out of memory");
         *offset = 0;
-        return EXIT_BADINPUT;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    prism_status st;
-    if (fd < 0) {
+        rc = EXIT_BADINPUT;
+    } else if (fd < 0) {
         snprintf(msg, msglen, "%s", strerror(errno));
         *offset = 0;
         *status = PRISM_E_IO;
@@ -523,7 +700,7 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
             *offset = off;
             *status = st;
             rc = EXIT_BADINPUT;
-        } else if (t.oom || t.info.oom) {
+        } else if (t.oom || t.info.oom || ex_filter_oom(filter)) {
             snprintf(msg, msglen, "out of memory");
             *offset = prism_reader_input_offset(t.r);
             rc = EXIT_BADINPUT;
@@ -536,10 +713,14 @@ static int chrome_trace(const char *path, FILE *out, char *msg, size_t msglen,
     pb_map_free(&t.st_of);
     pb_map_free(&t.gtrack);
     for (size_t i = 0; i < t.nst; i++)
-        free(t.st[i].names);
+        free(t.st[i].fr);
     free(t.st);
     pb_buf_free(&t.info);
+    free(t.names);
+    pb_buf_free(&t.name_bytes);
     prism_reader_free(t.r);
+    ex_filter_free(filter);
+    ob_close(&t.o);
     return rc;
 }
 
@@ -547,23 +728,44 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
                             uint64_t *offset)
 {
     prism_status st;
-    return chrome_trace(path, out, msg, msglen, offset, &st);
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    ex_scope_resolve(path, NULL, &scan, &sc);     /* everything: cannot fail */
+    int rc = chrome_trace(path, &scan, &sc, out, msg, msglen, offset, &st);
+    ex_scope_free(&sc);
+    ex_scan_free(&scan);
+    return rc;
+}
+
+int export_chrome_trace_scoped(const char *path, const rp_export_scope *scope, FILE *out)
+{
+    ex_scan scan;
+    ex_scope sc;
+    ex_scan_file(path, &scan);
+    if (!ex_scope_resolve(path, scope, &scan, &sc)) {
+        ex_scan_free(&scan);
+        return EXIT_BADINPUT;
+    }
+    char msg[256];
+    uint64_t off = 0;
+    prism_status st;
+    int rc = chrome_trace(path, &scan, &sc, out, msg, sizeof msg, &off, &st);
+    if (rc != EXIT_OK)
+        report_error(path, st, msg, off);
+    ex_scope_free(&sc);
+    ex_scan_free(&scan);
+    return rc;
 }
 
 int export_chrome_trace(const char *path, FILE *out)
 {
-    char msg[256];
-    uint64_t off = 0;
-    prism_status st;
-    int rc = chrome_trace(path, out, msg, sizeof msg, &off, &st);
-    if (rc != EXIT_OK)
-        report_error(path, st, msg, off);
-    return rc;
+    return export_chrome_trace_scoped(path, NULL, out);
 }
 
 static int write_chrome(FILE *out, const rp_export_in *in)
 {
-    return export_chrome_trace(in->path, out);
+    return export_chrome_trace_scoped(in->path, in->scope, out);
 }
 
 const rp_export_format rp_export_chrome_trace = {

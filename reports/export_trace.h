@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export_scope.h"
+#include "outbuf.h"
 #include "report.h"
 #include "prism/profile.h"
 
@@ -24,10 +26,20 @@
 #define OTHER_TID_BASE 3u
 #define NO_STREAM UINT32_MAX
 
+/* An open region: written as one "X" event when it ends. */
+typedef struct tframe {
+    uint64_t start;             /* ns                                       */
+    double kids;                /* where its last child ends, as a reader
+                                   adds ts + dur (-1: none yet)            */
+    uint32_t name;
+} tframe;
+
 typedef struct tstream {
-    uint32_t open;              /* "B" written, "E" not yet                 */
+    uint32_t open;              /* regions begun, not yet ended             */
+    uint32_t tail_len;
+    char tail[48];              /* ,"pid":P,"tid":T} ending its events      */
     uint32_t phantom;           /* frames open in the file we never began   */
-    uint32_t *names;            /* the open frames' names, outermost first  */
+    tframe *fr;                 /* the open frames, outermost first         */
     uint32_t cap;
     uint64_t last_ts;
     uint32_t id;                /* the stream                              */
@@ -35,10 +47,13 @@ typedef struct tstream {
 
 /* export_outside.c: the first pass, read ahead from the file: the
  * training thread's stream as the analysis finds it (analyze's "training
- * thread"; NO_STREAM when none is found or the file cannot be read: the
- * export itself then says why) and its sampled steps, in start order
- * (none without a training thread or on allocation failure: no time
- * outside regions is written).  Shared with the speedscope export. */
+ * thread", in what sc keeps; NO_STREAM when none is found or the file
+ * cannot be read: the export itself then says why) and its sampled steps
+ * (those sc keeps), in start order (none without a training thread or on
+ * allocation failure: no time outside regions is written).  Taken from the
+ * scan when the file names the thread that marks its steps (INFO
+ * steps.thread, as the analysis does), else from an analysis of what sc
+ * keeps.  Shared with the speedscope export. */
 typedef struct trace_span {
     uint64_t start, end;
 } trace_span;
@@ -47,7 +62,8 @@ typedef struct trace_first {
     trace_span *steps;
     size_t nsteps;
 } trace_first;
-void trace_first_pass(const char *path, trace_first *f);
+void trace_first_pass(const char *path, const ex_scan *scan, const ex_scope *sc,
+                      trace_first *f);
 void trace_first_free(trace_first *f);
 /* The training thread's top level, as an export streams its regions:
  * idle is when its last root region ended (0 before the first). */
@@ -69,11 +85,19 @@ typedef struct trace_counts {
              nonfinite_counters, steps, memory, gpu, dropped, outside;
 } trace_counts;
 
+/* A string of the file as its JSON text, escaped once (id -> bytes in
+ * trace.name_bytes); src: the reader's text it was made from. */
+typedef struct trace_name {
+    const char *src;
+    uint32_t off, len;
+} trace_name;
+
 typedef struct trace {
-    FILE *f;
+    ob o;                       /* the output                               */
     prism_reader *r;
     uint64_t pid, gpu_pid;
     uint32_t train;             /* the training thread's stream, or NO_STREAM */
+    const ex_scope *scope;      /* what is kept (otherData.scope says)      */
     trace_first first;          /* ... and its sampled steps                */
     trace_top top;              /* its top level                            */
     bool started, any_event, steps_named, gpu_named, oom;
@@ -82,6 +106,9 @@ typedef struct trace {
     pb_map st_of;               /* stream -> index into st                  */
     pb_map gtrack;              /* GPU tids already named                   */
     uint64_t last_ts;
+    trace_name *names;          /* by string id, below TRACE_NAME_IDS       */
+    size_t nnames;
+    pb_buf name_bytes;
     pb_buf info;                /* rendered INFO entries for otherData      */
     uint64_t info_left_out;
     bool have_footer;
@@ -89,15 +116,21 @@ typedef struct trace {
     trace_counts n;
 } trace;
 
+/* String ids with a cached escaped text (the dense table's bound). */
+#define TRACE_NAME_IDS (1u << 22)
+
 /* The separator before the next event. */
 void trace_sep(trace *t);
-/* ,"key":MICROSECONDS.NNN -- exact, three decimals from integer ns. */
-void trace_put_ts(FILE *f, const char *key, uint64_t ns);
+/* ,"ts":MICROSECONDS -- exact: integer ns / 1000, the fraction's trailing
+ * zeros left out ("12", "12.5", "12.345"). */
+void trace_put_ts(trace *t, uint64_t ns);
 /* ,"ts":..,"dur":.. of a complete ("X") event from start to end (ns): ts
  * exact, dur the longest (at most 1 ns short) whose sum with ts, as a
- * reader adds them in doubles, does not pass end: consecutive spans never
- * overlap. */
-void trace_put_span(FILE *f, uint64_t start, uint64_t end);
+ * reader adds them in doubles, does not pass end (consecutive spans never
+ * overlap) and, where that allows, not short of floor (the end, as a
+ * reader adds it, of a span it holds; -1 for none: spans nest).  Returns
+ * the sum a reader makes. */
+double trace_put_span(trace *t, uint64_t start, uint64_t end, double floor);
 /* A string of the file as a JSON string ("<string N>" when unknown). */
 void trace_put_name(trace *t, uint32_t id);
 void trace_note_ts(trace *t, uint64_t ts);

@@ -28,31 +28,37 @@ void trace_on_memory(void *ctx, const prism_memory_sample *m)
     trace *t = ctx;
     trace_note_ts(t, m->ts);
     trace_sep(t);
-    fprintf(t->f, "{\"name\":\"host RSS (MB)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%" PRIu64,
-            t->pid);
-    trace_put_ts(t->f, "ts", m->ts);
-    fputs(",\"args\":{\"rss\":", t->f);
-    pb_json_put_double(t->f, bytes_mb((double)m->rss));
-    fputs("}}", t->f);
+    OB_LIT(&t->o, "{\"name\":\"host RSS (MB)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":");
+    ob_u64(&t->o, t->pid);
+    trace_put_ts(t, m->ts);
+    OB_LIT(&t->o, ",\"args\":{\"rss\":");
+    ob_double(&t->o, bytes_mb((double)m->rss));
+    OB_LIT(&t->o, "}}");
     if (m->cpu_permille != PRISM_NO_CPU) {
         trace_sep(t);
-        fprintf(t->f, "{\"name\":\"process CPU (%%)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":%"
-                PRIu64, t->pid);
-        trace_put_ts(t->f, "ts", m->ts);
-        fprintf(t->f, ",\"args\":{\"cpu\":%.1f}}", m->cpu_permille / 10.0);
+        OB_LIT(&t->o, "{\"name\":\"process CPU (%)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":");
+        ob_u64(&t->o, t->pid);
+        trace_put_ts(t, m->ts);
+        OB_LIT(&t->o, ",\"args\":{\"cpu\":");
+        ob_u64(&t->o, m->cpu_permille / 10);
+        ob_putc(&t->o, '.');
+        ob_putc(&t->o, (char)('0' + m->cpu_permille % 10));
+        OB_LIT(&t->o, "}}");
     }
     if (m->ngpu)
         gpu_process(t);
     for (uint32_t i = 0; i < m->ngpu && i < PRISM_MAX_GPUS; i++) {
         trace_sep(t);
-        fprintf(t->f, "{\"name\":\"GPU %" PRIu32 " memory (MB)\",\"cat\":\"memory\",\"ph\":\"C\","
-                "\"pid\":%" PRIu64, m->gpu[i].device, t->gpu_pid);
-        trace_put_ts(t->f, "ts", m->ts);
-        fputs(",\"args\":{\"used\":", t->f);
-        pb_json_put_double(t->f, bytes_mb((double)m->gpu[i].used));
-        fputs(",\"reserved\":", t->f);
-        pb_json_put_double(t->f, bytes_mb((double)m->gpu[i].reserved));
-        fputs("}}", t->f);
+        OB_LIT(&t->o, "{\"name\":\"GPU ");
+        ob_u64(&t->o, m->gpu[i].device);
+        OB_LIT(&t->o, " memory (MB)\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":");
+        ob_u64(&t->o, t->gpu_pid);
+        trace_put_ts(t, m->ts);
+        OB_LIT(&t->o, ",\"args\":{\"used\":");
+        ob_double(&t->o, bytes_mb((double)m->gpu[i].used));
+        OB_LIT(&t->o, ",\"reserved\":");
+        ob_double(&t->o, bytes_mb((double)m->gpu[i].reserved));
+        OB_LIT(&t->o, "}}");
     }
     t->n.memory++;
 }
@@ -81,34 +87,58 @@ static void gpu_args(trace *t, const prism_gpu_record *g)
 {
     static const char *const syncs[] = { "unknown", "event", "stream wait event", "stream",
                                          "context" };
-    FILE *f = t->f;
-    fprintf(f, ",\"args\":{\"correlation\":%" PRIu64, g->correlation);
+    ob *o = &t->o;
+    OB_LIT(o, ",\"args\":{\"correlation\":");
+    ob_u64(o, g->correlation);
     switch (g->type) {
     case PRISM_GPU_KERNEL:
-        fprintf(f, ",\"grid\":[%" PRIu32 ",%" PRIu32 ",%" PRIu32 "],\"block\":[%" PRIu32 ",%"
-                PRIu32 ",%" PRIu32 "],\"shared_mem\":%" PRIu32 ",\"registers\":%" PRIu32,
-                g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2],
-                g->shared_mem, g->registers);
+        for (int k = 0; k < 6; k++) {
+            ob_str(o, k == 0 ? ",\"grid\":[" : k == 3 ? "],\"block\":[" : ",");
+            ob_u64(o, k < 3 ? g->grid[k] : g->block[k - 3]);
+        }
+        OB_LIT(o, "],\"shared_mem\":");
+        ob_u64(o, g->shared_mem);
+        OB_LIT(o, ",\"registers\":");
+        ob_u64(o, g->registers);
         break;
     case PRISM_GPU_MEMCPY:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"src\":\"%s\",\"dst\":\"%s\"", g->bytes,
-                report_mem_kind(g->src_kind), report_mem_kind(g->dst_kind));
+        OB_LIT(o, ",\"bytes\":");
+        ob_u64(o, g->bytes);
+        OB_LIT(o, ",\"src\":\"");
+        ob_str(o, report_mem_kind(g->src_kind));
+        OB_LIT(o, "\",\"dst\":\"");
+        ob_str(o, report_mem_kind(g->dst_kind));
+        ob_putc(o, '"');
         break;
     case PRISM_GPU_MEMSET:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"dst\":\"%s\"", g->bytes, report_mem_kind(g->dst_kind));
+        OB_LIT(o, ",\"bytes\":");
+        ob_u64(o, g->bytes);
+        OB_LIT(o, ",\"dst\":\"");
+        ob_str(o, report_mem_kind(g->dst_kind));
+        ob_putc(o, '"');
         break;
     case PRISM_GPU_SYNC:
-        fprintf(f, ",\"sync\":\"%s\"", syncs[g->sync_type < 5 ? g->sync_type : 0]);
+        OB_LIT(o, ",\"sync\":\"");
+        ob_str(o, syncs[g->sync_type < 5 ? g->sync_type : 0]);
+        ob_putc(o, '"');
         break;
     case PRISM_GPU_ALLOC:
-    case PRISM_GPU_FREE:
-        fprintf(f, ",\"bytes\":%" PRIu64 ",\"address\":\"0x%" PRIx64 "\",\"kind\":\"%s\"",
-                g->bytes, g->address, report_mem_kind(g->dst_kind));
+    case PRISM_GPU_FREE: {
+        char hex[24];
+        snprintf(hex, sizeof hex, "%" PRIx64, g->address);
+        OB_LIT(o, ",\"bytes\":");
+        ob_u64(o, g->bytes);
+        OB_LIT(o, ",\"address\":\"0x");
+        ob_str(o, hex);
+        OB_LIT(o, "\",\"kind\":\"");
+        ob_str(o, report_mem_kind(g->dst_kind));
+        ob_putc(o, '"');
         break;
+    }
     default:
         break;
     }
-    fputs("}}", f);
+    OB_LIT(o, "}}");
 }
 
 void trace_on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
@@ -124,16 +154,21 @@ void trace_on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
         uint64_t tid = gpu_tid(t, r);
         trace_note_ts(t, r->end > r->start ? r->end : r->start);
         trace_sep(t);
-        fputs("{\"name\":", t->f);
-        if (type == PRISM_GPU_KERNEL || type == PRISM_GPU_API)
+        OB_LIT(&t->o, "{\"name\":");
+        if (type == PRISM_GPU_KERNEL || type == PRISM_GPU_API) {
             trace_put_name(t, r->name);
-        else if (type == PRISM_GPU_MEMCPY)
-            fprintf(t->f, "\"memcpy %s\"", report_copy_kind(r->copy_kind));
-        else
-            fprintf(t->f, "\"%s\"", cats[type]);
-        fprintf(t->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64,
-                cats[type], t->gpu_pid, tid);
-        trace_put_span(t->f, r->start, r->end > r->start ? r->end : r->start);
+        } else {
+            ob_str(&t->o, type == PRISM_GPU_MEMCPY ? "\"memcpy " : "\"");
+            ob_str(&t->o, type == PRISM_GPU_MEMCPY ? report_copy_kind(r->copy_kind) : cats[type]);
+            ob_putc(&t->o, '"');
+        }
+        OB_LIT(&t->o, ",\"cat\":\"");
+        ob_str(&t->o, cats[type]);
+        OB_LIT(&t->o, "\",\"ph\":\"X\",\"pid\":");
+        ob_u64(&t->o, t->gpu_pid);
+        OB_LIT(&t->o, ",\"tid\":");
+        ob_u64(&t->o, tid);
+        trace_put_span(t, r->start, r->end > r->start ? r->end : r->start, -1);
         gpu_args(t, r);
         t->n.gpu++;
     }

@@ -118,6 +118,31 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
 
 /* ---- exports ---- */
 
+/*
+ * What an export keeps (`--steps`, `--threads`, `--min-duration`), the same
+ * in every format (export_scope.h says exactly what each keeps).  A zeroed
+ * scope keeps everything.
+ */
+typedef struct rp_export_scope {
+    bool steps;                 /* only steps first_step..last_step (index)
+                                   and the time from the first's start to
+                                   the last's end                           */
+    uint64_t first_step, last_step;
+    const char *threads;        /* "NAME|TID[,...]": only those threads'
+                                   events; NULL: every thread (borrowed)     */
+    uint64_t min_ns;            /* regions and GPU spans shorter are left
+                                   out; 0: none                             */
+} rp_export_scope;
+
+/* The option values, checked: false with one line's reason in err ("not a
+ * step range ..."), for a usage error.  Steps: "A-B" (A <= B) or "N".
+ * Durations: a number and a unit, ns, us, ms or s ("50us", "1.5ms"; "0"
+ * alone).  Threads: names or OS thread ids, by commas, none empty. */
+bool rp_scope_parse_steps(const char *s, uint64_t *first, uint64_t *last, char *err,
+                          size_t errlen);
+bool rp_scope_parse_duration(const char *s, uint64_t *ns, char *err, size_t errlen);
+bool rp_scope_parse_threads(const char *s, char *err, size_t errlen);
+
 /* The exports.  chrome-trace streams the file itself (no analysis) and
  * returns EXIT_OK or EXIT_BADINPUT after one line on stderr; the others
  * return false only when out of memory. */
@@ -129,6 +154,9 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
 /* speedscope's file format (export_speedscope.c), streamed from the file
  * like chrome-trace: EXIT_OK or EXIT_BADINPUT after one line on stderr. */
 int export_speedscope(const char *path, FILE *out);
+/* Both, keeping what scope keeps (NULL: everything). */
+int export_chrome_trace_scoped(const char *path, const rp_export_scope *scope, FILE *out);
+int export_speedscope_scoped(const char *path, const rp_export_scope *scope, FILE *out);
 bool export_csv(FILE *f, const prism_analysis *a);
 /* Folded stacks "a;b;c SELF_NS" (export_folded_unit with 1 ns). */
 bool export_folded(FILE *f, const prism_analysis *a);
@@ -147,8 +175,10 @@ bool export_json(FILE *f, const char *path, const prism_analysis *a);
  */
 typedef struct rp_export_in {
     const char *path;           /* the file, as named by the user            */
-    const prism_analysis *a;    /* NULL for a format that streams            */
+    const prism_analysis *a;    /* NULL for a format that streams (already
+                                   filtered by scope for one that does not) */
     uint64_t unit_ns;           /* --unit: 1, 1000 or 1000000 (has_unit)     */
+    const rp_export_scope *scope;   /* NULL: everything                    */
 } rp_export_in;
 
 typedef struct rp_export_format {
@@ -169,9 +199,11 @@ const rp_export_format *rp_export_find(const char *name);
 /* The i-th format in the table's order (NULL past the end). */
 const rp_export_format *rp_export_at(size_t i);
 /* The export of path in fmt to output (NULL or "-": out); unit_ns: the
- * unit of a has_unit format's values (1 ns unless --unit). */
+ * unit of a has_unit format's values (1 ns unless --unit); scope: what it
+ * keeps (NULL: everything).  A step range or thread that matches nothing
+ * in the file is one line on stderr and EXIT_BADINPUT, before any output. */
 int rp_export_file(const char *path, const rp_export_format *fmt, uint64_t unit_ns,
-                   const char *output, FILE *out);
+                   const rp_export_scope *scope, const char *output, FILE *out);
 /* The names joined by sep ("chrome-trace, speedscope, ...") into buf
  * (cut at cap - 1); buf is returned. */
 const char *rp_export_names(char *buf, size_t cap, const char *sep);

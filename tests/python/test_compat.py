@@ -132,7 +132,7 @@ class CompileRegions(TempDirTest):
             a, b = s["ts"], s["ts"] + s["dur"]
             names = {}
             for e in ev:
-                if e.get("cat") == "region" and e.get("ph") == "B" and a <= e["ts"] <= b:
+                if e.get("ph") == "X" and "cat" not in e and a <= e["ts"] <= b:  # a region
                     names[e["name"]] = names.get(e["name"], 0) + 1
             rows.append((s["name"], names))
         return rows
