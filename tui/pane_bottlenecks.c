@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "chart.h"
+#include "escape.h"
 #include "timeline_pane.h"
 #include "ui.h"
 
@@ -126,8 +127,11 @@ static void draw_gone(ui *u, const ui_rect *r, int row, int rows, const int *cx,
             ui_printf(r, row, cx[0], dim, "%-*.*s", wd[0], wd[0], prism_bottleneck_name(b->type));
         if (nc > 1)
             ui_printf(r, row, cx[1], dim, "%-*s", wd[1], prism_severity_name(b->severity));
-        if (nc > 2)
-            ui_printf(r, row, cx[2], dim, "%-*.*s", wd[2], wd[2], b->description);
+        if (nc > 2) {
+            char dsc[ESC_CAP(sizeof b->description)];
+            ui_elide_words(dsc, sizeof dsc, b->description, wd[2], u->utf8);
+            ui_printf(r, row, cx[2], dim, "%-*s", wd[2], dsc);
+        }
     }
 }
 
@@ -174,7 +178,9 @@ static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
     if (n != PRISM_NO_NODE) {
         node_path(t, n, path, sizeof path);
         int c = LABEL + ui_print(r, row, LABEL, A_BOLD, path);
-        ui_print(r, row, c + 2, ui_attr(u, CP_DIM, A_NORMAL), "(Enter: Tree  f: Flame)");
+        static const char hint[] = "(Enter: Tree  f: Flame)";
+        if (c + 2 + (int)sizeof hint - 1 <= r->w)   /* whole or not at all */
+            ui_print(r, row, c + 2, ui_attr(u, CP_DIM, A_NORMAL), hint);
     } else {
         int p = fallback_pane(b->type);
         ui_printf(r, row, LABEL, ui_attr(u, CP_DIM, A_NORMAL), "none%s%s", p < 0 ? "" : "  (Enter: ",
@@ -265,8 +271,11 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
             ui_printf(&r, row, cx[1], sel ? at | (b[k].severity == PRISM_SEV_HIGH ? A_BOLD : 0)
                                           : sev_attr(u, b[k].severity),
                       "%-*s", wd[1], prism_severity_name(b[k].severity));
-        if (nc > 2)
-            ui_printf(&r, row, cx[2], at, "%-*.*s", wd[2], wd[2], b[k].description);
+        if (nc > 2) {               /* whole words: a figure is never cut */
+            char dsc[ESC_CAP(sizeof b[k].description)];
+            ui_elide_words(dsc, sizeof dsc, b[k].description, wd[2], u->utf8);
+            ui_printf(&r, row, cx[2], at, "%-*s", wd[2], dsc);
+        }
     }
     if (rows < n)
         c += ui_printf(&r, 0, c, ui_attr(u, CP_DIM, A_NORMAL), "  (%d/%d)", bv->sel + 1, n);

@@ -22,6 +22,15 @@ keys 7; wait_for "\| Bottlenecks \|"
 expect "data_loading +(HIGH|MEDIUM|LOW) +Input stall: '[a-z_]+' waits [0-9.]+% of step time"
 wait_for "Worth +the step [0-9.]+ ms -> [0-9.]+ ms if the wait were zero \(x[0-9.]+ steps/s\)"
 keys q; wait_for "__EXIT__ 0"
+# at 64x24 the table's description drops words, never digits, and the
+# region's key hint shows whole or not at all
+start 64 24 "$TOP $P"
+wait_for "1 Summary"
+keys 7; wait_for "\| Bottlenecks \|"
+wait_for "data_loading +(HIGH|MEDIUM|LOW) +"
+expect_not "data_loading +(HIGH|MEDIUM|LOW) .*[0-9.]$"     # no figure cut at the edge
+expect_not "\(Enter: Tree +f?:? ?F?l?a?m?$"
+keys q; wait_for "__EXIT__ 0"
 # the report says what its shares are of
 "$TOP" analyze "$P" | grep -q "shares are of step time: 20 sampled steps" ||
     fail "analyze: no denominator line"
