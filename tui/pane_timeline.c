@@ -281,20 +281,21 @@ static void draw_axis(ui *u, tl *s, const ui_rect *r, int y)
         return;
     uint64_t tick = tlv_tick(s->v1 - s->v0, w, 10);
     uint64_t t = s->w0 + (s->v0 > s->w0 ? (s->v0 - s->w0 + tick - 1) / tick * tick : 0);
+    long cc = s->lanes ? tlv_col(s->cur, s->v0, s->v1, w) : -1;    /* the cursor's column */
     for (; t < s->v1; t += tick) {
         long c = tlv_col(t, s->v0, s->v1, w);
         if (c < 0 || c >= w)
             continue;
         fmt_ns(lab, sizeof lab, (double)(t - s->w0));
-        ui_print(r, y, x0 + (int)c, ui_attr(u, CP_DIM, A_NORMAL), u->utf8 ? "\u2502" : "|");
-        if (c + 1 + fmt_width(lab) < w)
+        if (c != cc)
+            ui_print(r, y, x0 + (int)c, ui_attr(u, CP_DIM, A_NORMAL), u->utf8 ? "\u2502" : "|");
+        /* a label whole, beside no cursor: the cursor never splits its digits */
+        long end = c + 1 + fmt_width(lab);
+        if (end < w && !(cc >= c + 1 && cc < end))
             ui_print(r, y, x0 + (int)c + 1, ui_attr(u, CP_DIM, A_NORMAL), lab);
     }
-    if (s->lanes) {
-        long c = tlv_col(s->cur, s->v0, s->v1, w);
-        if (c >= 0 && c < w)
-            ui_print(r, y, x0 + (int)c, A_BOLD | A_REVERSE, "v");
-    }
+    if (cc >= 0 && cc < w)
+        ui_print(r, y, x0 + (int)cc, A_BOLD | A_REVERSE, "v");
 }
 
 static void draw_row(ui *u, tl *s, const ui_rect *r, int y, const prism_lane *l, uint32_t depth,

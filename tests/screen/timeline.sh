@@ -31,6 +31,7 @@ type_keys G; wait_for "\(20 of 20\)"
 type_keys v j; wait_for "^ >"
 wait_for "^ data_loading .* at \+[0-9]+ ns"
 type_keys ']'; wait_for "^ forward .* at \+[0-9.]+ ms +Enter: Tree"
+expect_not "[0-9]v|v[0-9.]"                # the cursor splits no axis label
 # Enter shows its call path in the Tree; Esc comes back
 type_keys Enter; wait_for "\| Tree \| step/forward"
 type_keys Escape; wait_for "\| Timeline \|"
