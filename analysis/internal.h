@@ -275,7 +275,6 @@ struct prism_analysis {
     size_t nbn;
     uint64_t *slow;             /* the slow steps' indices (rules_slow_find) */
     size_t nslow;
-    char **name_cache;          /* resolved names of merged nodes */
     struct an_stacks *stk;      /* sampled call stacks (stacks.c), or NULL */
 };
 

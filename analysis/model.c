@@ -229,10 +229,6 @@ void prism_analysis_attach(prism_analysis *a, prism_reader *r)
 
 static void free_derived(prism_analysis *a)
 {
-    for (size_t i = 0; a->name_cache && i < a->nnodes; i++)
-        free(a->name_cache[i]);
-    free(a->name_cache);
-    a->name_cache = NULL;
     free(a->nodes);
     a->nodes = NULL;
     a->nnodes = a->ncap = 0;
