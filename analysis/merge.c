@@ -70,6 +70,21 @@ static void cpu_publish(prism_node *p, const athread *t, const tnode *nd)
     cpu_add_self(p, t, nd);
 }
 
+/* A node's side record (GPU work, work counters, leads, regions not
+ * recorded) into a public node (added: the merged tree sums threads). */
+static void ext_add(prism_node *p, const tnode_ext *x)
+{
+    if (!x)
+        return;
+    p->gpu_ns += x->gpu_ns;
+    p->gpu_launches += x->gpu_launches;
+    p->flops += x->flops;
+    p->bytes += x->bytes;
+    p->gpu_wait_ns += x->gpu_wait;
+    p->lead_steps += x->first_leaf;
+    p->unrecorded += x->unrec;
+}
+
 static void cpu_inclusive(prism_node *par, const prism_node *ch)
 {
     par->cpu_known_ns += ch->cpu_known_ns;
@@ -181,22 +196,17 @@ static void thread_tree(prism_analysis *a, athread *t, bool out)
     for (size_t i = 0; i < t->n; i++) {
         const tnode *nd = &t->nodes[i];
         prism_node *p = &t->pub[i];
+        const prism_node *par = nd->parent == PRISM_NO_NODE ? NULL : &t->pub[nd->parent];
         p->parent = nd->parent;
         p->first_child = PRISM_NO_NODE;
         p->next_sibling = PRISM_NO_NODE;
         p->name = an_tree_name(a, nd->name);
-        p->path_hash = path_hash(nd->parent == PRISM_NO_NODE ? 0 : t->pub[nd->parent].path_hash,
-                                 p->name);
-        p->depth = nd->depth;
+        p->path_hash = path_hash(par ? par->path_hash : 0, p->name);
+        p->depth = par ? par->depth + 1 : 0;    /* a parent precedes its children */
         p->thread = t->stream;
-        p->gpu_ns = nd->gpu_ns;
-        p->gpu_launches = nd->gpu_launches;
-        p->flops = nd->flops;
-        p->bytes = nd->bytes;
+        ext_add(p, an_ext(t, nd));
         cpu_publish(p, t, nd);
-        p->gpu_wait_ns = nd->gpu_wait;
-        p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
-        p->unrecorded = nd->unrec;
+        p->lead_steps += t->lead_pos && t->lead_node == i;
         publish(p, nd);
     }
     open_calls(a, t, t->pub, false);
@@ -445,14 +455,8 @@ void an_tree_merge(prism_analysis *a)
             combine(p, &m2[m], nd);
             p->total_ns = an_sat_add(p->total_ns, nd->total);
             p->self_ns = an_sat_add(p->self_ns, nd->self);
-            p->gpu_ns += nd->gpu_ns;
-            p->gpu_launches += nd->gpu_launches;
-            p->flops += nd->flops;
-            p->bytes += nd->bytes;
+            ext_add(p, an_ext(t, nd));
             cpu_add_self(p, t, nd);
-            p->gpu_wait_ns += nd->gpu_wait;
-            p->lead_steps += nd->first_leaf;
-            p->unrecorded += nd->unrec;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
