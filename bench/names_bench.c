@@ -331,11 +331,13 @@ static uint64_t run_analyze(void *ctx)
 }
 
 /* What analysing a profile costs in memory, measured in a child so that
- * every run starts from the same heap: its peak RSS growth (the kernel's
- * high-water mark, reset before the run where /proc allows it, less the
- * RSS before: the profile's bytes are already resident), and the heap in
- * use after reading (the streaming state and the names) and after the
- * refresh (plus the published trees, ops and indexes), all in bytes. */
+ * every run starts from the same heap (the free memory it inherits given
+ * back first, or reusing it would hide the growth): its peak RSS growth
+ * (the kernel's high-water mark, reset before the run where /proc allows
+ * it, less the RSS before: the profile's bytes are already resident), and
+ * the heap in use after reading (the streaming state and the names) and
+ * after the refresh (plus the published trees, ops and indexes), all in
+ * bytes. */
 typedef struct mem_use {
     double peak, read, refreshed;
 } mem_use;
@@ -387,6 +389,9 @@ static mem_use child_mem(const out *o)
     if (pid == 0) {
         close(fd[0]);
         struct rusage ru;
+#ifdef __GLIBC__
+        malloc_trim(0);                 /* the parent's freed heap: not ours */
+#endif
         bool hwm = hwm_reset();
         double rss0 = status_kb("VmRSS:"), heap0 = heap_in_use();
         getrusage(RUSAGE_SELF, &ru);
