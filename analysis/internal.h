@@ -14,6 +14,7 @@
 #define PRISM_ANALYSIS_INTERNAL_H
 
 #include "array.h"             /* pb_vec_reserve, pb_sort_stable */
+#include "itab.h"              /* pb_itab */
 #include "prism/analysis.h"
 #include "u64map.h"            /* pb_map */
 
@@ -169,7 +170,7 @@ typedef struct athread {
     size_t n, cap;
     an_pool ext;                /* tnode_ext of the nodes that have one */
     an_pool cpus;               /* tnode_cpu of the nodes that have one */
-    pb_map child;               /* (parent + 1) << 32 | name -> node */
+    pb_itab child;              /* node by (parent, name): 4 bytes a slot */
     uint64_t ckey[1u << CHILD_CACHE_BITS];  /* a direct-mapped cache in front */
     uint32_t cval[1u << CHILD_CACHE_BITS];
     frame stack[MAX_STACK];

@@ -53,7 +53,7 @@ void an_tree_free_thread(athread *t)
     free(t->nodes);
     an_pool_free(&t->ext);
     an_pool_free(&t->cpus);
-    pb_map_free(&t->child);
+    pb_itab_free(&t->child);
     free(t->pending);
     free(t->pub);
     an_out_free(t);
@@ -116,18 +116,39 @@ static inline uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
     return child_slow(t, parent, name, key, slot);
 }
 
+/* The child table's keys are in the nodes: (parent + 1) << 32 | name. */
+typedef struct child_key {
+    const athread *t;
+    uint32_t parent, name;
+} child_key;
+
+static bool child_eq(const void *ctx, uint32_t i)
+{
+    const child_key *k = ctx;
+    const tnode *nd = &k->t->nodes[i];
+    return nd->name == k->name && nd->parent == k->parent;
+}
+
+static uint64_t child_hash(const void *ctx, uint32_t i)
+{
+    const tnode *nd = &((const child_key *)ctx)->t->nodes[i];
+    return ((uint64_t)nd->parent + 1) << 32 | nd->name;
+}
+
 static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t key,
                            size_t slot)
 {
-    uint64_t v;
-    if (pb_map_get(&t->child, key, &v)) {
+    child_key k = { t, parent, name };
+    size_t at;
+    uint32_t v = pb_itab_find(&t->child, key, child_eq, &k, &at);
+    if (v != UINT32_MAX) {
         t->ckey[slot] = key + 1;
-        t->cval[slot] = (uint32_t)v;
-        return (uint32_t)v;
+        t->cval[slot] = v;
+        return v;
     }
     if (!pb_vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
-        !pb_map_put(&t->child, key, t->n))
-        return PRISM_NO_NODE;
+        !pb_itab_add(&t->child, at, (uint32_t)t->n, key, child_hash, &k))
+        return PRISM_NO_NODE;           /* (pb_itab_add refuses index UINT32_MAX) */
     tnode *nd = &t->nodes[t->n];
     memset(nd, 0, sizeof *nd);
     nd->parent = parent;
