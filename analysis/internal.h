@@ -302,8 +302,7 @@ struct prism_analysis {
     prism_node *nodes;          /* all-threads tree */
     size_t nnodes, ncap;
     prism_tree tree;
-    pb_map merged_of;           /* (parent + 1) << 32 | name -> merged node */
-    pb_map node_by_hash;        /* path hash -> merged node */
+    pb_itab node_by_hash;       /* merged node by path hash (an_tree_find) */
     prism_op *ops;
     size_t nops;
     uint32_t *tref_off;         /* per merged node: its thread nodes in tref */
@@ -342,6 +341,8 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
 void an_tree_lead_fold(athread *t);
 void an_tree_resolve_pending(prism_analysis *a);
 void an_tree_merge(prism_analysis *a);
+/* The merged node with this path hash, or PRISM_NO_NODE (after the merge). */
+uint32_t an_tree_find(const prism_analysis *a, uint64_t path_hash);
 /* How many threads' nodes make up a merged node (after an_tree_merge). */
 uint32_t an_tree_node_threads(const prism_analysis *a, uint32_t node);
 const char *an_tree_name(const prism_analysis *a, uint32_t name_id);

@@ -241,25 +241,71 @@ static void combine(prism_node *m, double *m2, const tnode *nd)
     m->calls = n;
 }
 
-/* The merged key of the outside node: no (parent, name) pair makes it (a
- * parent would be node UINT32_MAX - 1). */
-#define OUT_KEY UINT64_MAX
+/*
+ * The merge's lookup of a merged node by (parent, name id), for the
+ * length of an_tree_merge: an index table whose keys are the merged
+ * nodes' parents and the name ids kept beside them (4 + 8-16 bytes per
+ * path, freed when the merge is done).  The outside node has no (parent,
+ * name) pair: it is kept apart.
+ */
+typedef struct merge_ix {
+    prism_analysis *a;
+    uint32_t *name;             /* per merged node: its name id */
+    size_t cap;
+    pb_itab tab;
+    uint32_t out;               /* the outside node; PRISM_NO_NODE: none yet */
+    uint32_t parent, want;      /* the key sought */
+} merge_ix;
 
-static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname);
-
-static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
-                             const char *sname)
+static uint64_t merge_key(uint32_t parent, uint32_t name)
 {
-    return merged_at(a, parent, ((uint64_t)parent + 1) << 32 | name, sname);
+    return ((uint64_t)parent + 1) << 32 | name;
 }
 
-static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname)
+static bool merge_eq(const void *ctx, uint32_t i)
 {
-    uint64_t v;
-    if (pb_map_get(&a->merged_of, key, &v))
-        return (uint32_t)v;
-    if (!pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
-        !pb_map_put(&a->merged_of, key, a->nnodes))
+    const merge_ix *x = ctx;
+    return x->name[i] == x->want && x->a->nodes[i].parent == x->parent;
+}
+
+static uint64_t merge_hash(const void *ctx, uint32_t i)
+{
+    const merge_ix *x = ctx;
+    return merge_key(x->a->nodes[i].parent, x->name[i]);
+}
+
+/* The node of the all-threads tree by path hash (prism_analysis_find):
+ * an index table over the merged nodes' own hashes; of two nodes with one
+ * hash the later one. */
+typedef struct hash_ix {
+    const prism_analysis *a;
+    uint64_t want;
+} hash_ix;
+
+static bool hash_eq(const void *ctx, uint32_t i)
+{
+    const hash_ix *x = ctx;
+    return x->a->nodes[i].path_hash == x->want;
+}
+
+static uint64_t hash_of(const void *ctx, uint32_t i)
+{
+    return ((const hash_ix *)ctx)->a->nodes[i].path_hash;
+}
+
+uint32_t an_tree_find(const prism_analysis *a, uint64_t path_hash)
+{
+    hash_ix x = { a, path_hash };
+    size_t slot;
+    uint32_t i = pb_itab_find(&a->node_by_hash, path_hash, hash_eq, &x, &slot);
+    return i == UINT32_MAX ? PRISM_NO_NODE : i;
+}
+
+/* A new merged node (PRISM_NO_NODE without memory), indexed by its hash. */
+static uint32_t merged_new(prism_analysis *a, uint32_t parent, const char *sname)
+{
+    if (a->nnodes >= PRISM_NO_NODE ||
+        !pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes))
         return PRISM_NO_NODE;
     prism_node *p = &a->nodes[a->nnodes];
     memset(p, 0, sizeof *p);
@@ -269,8 +315,44 @@ static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, cons
     p->depth = parent == PRISM_NO_NODE ? 0 : a->nodes[parent].depth + 1;
     p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
     p->min_ns = UINT64_MAX;
-    pb_map_put(&a->node_by_hash, p->path_hash, a->nnodes);
-    return (uint32_t)a->nnodes++;       /* linked to its parent by an_tree_merge */
+    hash_ix h = { a, p->path_hash };
+    size_t slot;
+    uint32_t i = (uint32_t)a->nnodes;
+    if (pb_itab_find(&a->node_by_hash, p->path_hash, hash_eq, &h, &slot) != UINT32_MAX)
+        pb_itab_replace(&a->node_by_hash, slot, i);
+    else
+        pb_itab_add(&a->node_by_hash, slot, i, p->path_hash, hash_of, &h);
+    a->nnodes++;
+    return i;                           /* linked to its parent by an_tree_merge */
+}
+
+static uint32_t merged_child(merge_ix *x, uint32_t parent, uint32_t name, const char *sname)
+{
+    uint64_t key = merge_key(parent, name);
+    size_t slot, cap = x->tab.cap;
+    x->parent = parent;
+    x->want = name;
+    uint32_t i = pb_itab_find(&x->tab, key, merge_eq, x, &slot);
+    if (i != UINT32_MAX)
+        return i;
+    if (!pb_itab_reserve(&x->tab, x->tab.count + 1, merge_hash, x) ||
+        !pb_vec_reserve((void **)&x->name, &x->cap, x->a->nnodes + 1, sizeof *x->name))
+        return PRISM_NO_NODE;
+    if (x->tab.cap != cap)
+        pb_itab_find(&x->tab, key, merge_eq, x, &slot);    /* the table grew: its slot */
+    i = merged_new(x->a, parent, sname);
+    if (i == PRISM_NO_NODE)
+        return PRISM_NO_NODE;
+    x->name[i] = name;
+    pb_itab_add(&x->tab, slot, i, key, merge_hash, x);     /* room reserved: no growth */
+    return i;
+}
+
+static uint32_t merged_out(merge_ix *x)
+{
+    if (x->out == PRISM_NO_NODE)
+        x->out = merged_new(x->a, PRISM_NO_NODE, AN_OUTSIDE_NAME);
+    return x->out;
 }
 
 /* Which thread nodes make up each merged node (usually one). */
@@ -416,10 +498,11 @@ static void build_ops(prism_analysis *a)
     pb_sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
 }
 
+/* While merging, a merged node's std_ns holds the sum of squared
+ * deviations of its calls (combine), made a standard deviation at the end. */
 void an_tree_merge(prism_analysis *a)
 {
-    double *m2 = NULL;
-    size_t m2cap = 0;
+    merge_ix x = { .a = a, .out = PRISM_NO_NODE };
     a->train = training_thread(a);
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
@@ -433,7 +516,7 @@ void an_tree_merge(prism_analysis *a)
                 uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE
                                                               : t->nodes[nd->parent].merged;
                 const char *name = t->pub ? t->pub[j].name : an_tree_name(a, nd->name);
-                m = nd->merged = merged_child(a, parent, nd->name, name);
+                m = nd->merged = merged_child(&x, parent, nd->name, name);
             } else {
                 /* its calls as published: the step being filled is one */
                 const prism_node *o = &t->pub[j];
@@ -443,16 +526,14 @@ void an_tree_merge(prism_analysis *a)
                 outsnap.max = o->max_ns;
                 outsnap.shift = o->mean_ns, outsnap.s1 = 0;
                 outsnap.s2 = o->calls > 1 ? o->std_ns * o->std_ns * (double)(o->calls - 1) : 0;
-                m = t->out.merged = merged_at(a, PRISM_NO_NODE, OUT_KEY, AN_OUTSIDE_NAME);
+                m = t->out.merged = merged_out(&x);
                 if (m != PRISM_NO_NODE)
                     a->nodes[m].flags |= PRISM_NODE_UNATTRIBUTED;
             }
-            if (m == PRISM_NO_NODE || !pb_vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
+            if (m == PRISM_NO_NODE)
                 continue;
             prism_node *p = &a->nodes[m];
-            if (m + 1 == a->nnodes && p->calls == 0)
-                m2[m] = 0;
-            combine(p, &m2[m], nd);
+            combine(p, &p->std_ns, nd);
             p->total_ns = an_sat_add(p->total_ns, nd->total);
             p->self_ns = an_sat_add(p->self_ns, nd->self);
             ext_add(p, an_ext(t, nd));
@@ -467,9 +548,10 @@ void an_tree_merge(prism_analysis *a)
         prism_node *p = &a->nodes[i];
         if (!p->calls)
             p->min_ns = 0;
-        p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
+        p->std_ns = p->calls > 1 ? sqrt(p->std_ns / (double)(p->calls - 1)) : 0;
     }
-    free(m2);
+    free(x.name);
+    pb_itab_free(&x.tab);
     for (size_t i = 0; a->nodes && i < a->nthreads; i++)
         open_calls(a, a->threads[i], a->nodes, true);
     link_children(a->nodes, a->nnodes);

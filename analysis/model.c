@@ -232,8 +232,7 @@ static void free_derived(prism_analysis *a)
     free(a->nodes);
     a->nodes = NULL;
     a->nnodes = a->ncap = 0;
-    pb_map_free(&a->merged_of);
-    pb_map_free(&a->node_by_hash);
+    pb_itab_free(&a->node_by_hash);
     free(a->ops);
     a->ops = NULL;
     a->nops = 0;
