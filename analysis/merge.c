@@ -355,7 +355,9 @@ static uint32_t merged_out(merge_ix *x)
     return x->out;
 }
 
-/* Which thread nodes make up each merged node (usually one). */
+/* Which thread nodes make up each merged node (usually one), in thread
+ * and node order: counted into the ends of their ranges, then placed from
+ * the back, each range's end moving down to its start. */
 static bool build_trefs(prism_analysis *a)
 {
     size_t total = 0;
@@ -363,24 +365,24 @@ static bool build_trefs(prism_analysis *a)
         total += a->threads[i]->n + a->threads[i]->out_pub;
     a->tref_off = calloc(a->nnodes + 1, sizeof *a->tref_off);
     a->tref = malloc((total ? total : 1) * sizeof *a->tref);
-    uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
-    if (!a->tref_off || !a->tref || !fill) {
-        free(fill);
+    if (!a->tref_off || !a->tref)
         return false;
-    }
     for (size_t i = 0; i < a->nthreads; i++)
         for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++)
             if (an_tnode(a->threads[i], j)->merged != PRISM_NO_NODE)
                 a->tref_off[an_tnode(a->threads[i], j)->merged + 1]++;
     for (size_t m = 0; m < a->nnodes; m++)
         a->tref_off[m + 1] += a->tref_off[m];
-    for (size_t i = 0; i < a->nthreads; i++)
-        for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++) {
+    uint32_t placed = a->tref_off[a->nnodes];
+    for (size_t i = a->nthreads; i-- > 0;)
+        for (size_t j = a->threads[i]->n + a->threads[i]->out_pub; j-- > 0;) {
             uint32_t m = an_tnode(a->threads[i], j)->merged;
             if (m != PRISM_NO_NODE)
-                a->tref[a->tref_off[m] + fill[m]++] = (uint64_t)i << 32 | j;
+                a->tref[--a->tref_off[m + 1]] = (uint64_t)i << 32 | j;
         }
-    free(fill);
+    /* now tref_off[m + 1] is range m's start: one place down */
+    memmove(a->tref_off, a->tref_off + 1, a->nnodes * sizeof *a->tref_off);
+    a->tref_off[a->nnodes] = placed;
     return true;
 }
 
@@ -460,20 +462,85 @@ static int op_by_total(const void *x, const void *y, const void *ctx)
     return p->total_ns < q->total_ns ? 1 : p->total_ns > q->total_ns ? -1 : 0;
 }
 
+/* Ops by total, descending, equal totals in path order: a stable sort of
+ * their indices, then the ops moved into that order in place (8 bytes an
+ * op of scratch where sorting the ops themselves copied them all). */
+static int op_index_by_total(const void *x, const void *y, const void *ctx)
+{
+    const prism_op *ops = ctx;
+    return op_by_total(&ops[*(const uint32_t *)x], &ops[*(const uint32_t *)y], NULL);
+}
+
+static void sort_ops(prism_op *ops, size_t n)
+{
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) {
+        pb_sort_stable(ops, n, sizeof *ops, op_by_total, NULL);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    pb_sort_stable(order, n, sizeof *order, op_index_by_total, ops);
+    /* place k takes op order[k]: follow each cycle once, marking places done */
+    for (size_t k = 0; k < n; k++) {
+        if (order[k] == UINT32_MAX || order[k] == k)
+            continue;
+        prism_op first = ops[k];
+        for (size_t j = k;;) {
+            size_t from = order[j];
+            order[j] = UINT32_MAX;
+            if (from == k) {
+                ops[j] = first;
+                break;
+            }
+            ops[j] = ops[from];
+            j = from;
+        }
+    }
+    free(order);
+}
+
+/* build_ops's index of the ops by their name's hash, the hashes kept beside
+ * the ops while building. */
+typedef struct op_ix {
+    const uint64_t *hash;
+    uint64_t want;
+} op_ix;
+
+static bool op_eq(const void *ctx, uint32_t i)
+{
+    const op_ix *x = ctx;
+    return x->hash[i] == x->want;
+}
+
+static uint64_t op_hash(const void *ctx, uint32_t i)
+{
+    return ((const op_ix *)ctx)->hash[i];
+}
+
 static void build_ops(prism_analysis *a)
 {
-    a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
-    if (!a->ops)
+    size_t cap = a->nnodes ? a->nnodes : 1;
+    uint64_t *hash = malloc(cap * sizeof *hash);
+    a->ops = hash ? calloc(cap, sizeof *a->ops) : NULL;
+    if (!a->ops) {
+        free(hash);
         return;
-    pb_map idx = { 0 };
+    }
+    op_ix x = { hash, 0 };
+    pb_itab idx = { 0 };
     for (size_t i = 0; i < a->nnodes; i++) {
         prism_node *p = &a->nodes[i];
-        uint64_t h = XXH3_64bits(p->name, strlen(p->name)), v;
+        uint64_t h = XXH3_64bits(p->name, strlen(p->name));
+        size_t slot;
+        x.want = h;
+        uint32_t v = pb_itab_find(&idx, h, op_eq, &x, &slot);
         prism_op *op;
-        if (pb_map_get(&idx, h, &v)) {
+        if (v != UINT32_MAX) {
             op = &a->ops[v];
         } else {
-            pb_map_put(&idx, h, a->nops);
+            hash[a->nops] = h;
+            pb_itab_add(&idx, slot, (uint32_t)a->nops, h, op_hash, &x);
             op = &a->ops[a->nops++];
             op->name = p->name;
             op->node = (uint32_t)i;
@@ -492,10 +559,11 @@ static void build_ops(prism_analysis *a)
         if (p->total_ns > a->nodes[op->node].total_ns)
             op->node = (uint32_t)i;
     }
-    pb_map_free(&idx);
+    pb_itab_free(&idx);
+    free(hash);
     for (size_t i = 0; i < a->nops; i++)
         a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
-    pb_sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
+    sort_ops(a->ops, a->nops);
 }
 
 /* While merging, a merged node's std_ns holds the sum of squared
