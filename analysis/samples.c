@@ -26,12 +26,31 @@
 #define RES_FIRST 4u            /* slots of a new reservoir */
 #define RES_FAR 1e18            /* a gap that never ends */
 
+/* An 8-byte header and the values (a node seen in 4 steps: 24 bytes); a
+ * full one also keeps Algorithm L's running weight after its values. */
 struct reservoir {
-    double w;                   /* Algorithm L's running weight */
     uint32_t seed;              /* its random numbers' (seed_of) */
     uint16_t n, cap;            /* values held, slots (<= RES_MAX) */
     float v[];
 };
+
+static size_t res_bytes(uint32_t cap)
+{
+    return sizeof(reservoir) + cap * sizeof(float) + (cap == RES_MAX ? sizeof(double) : 0);
+}
+
+/* Algorithm L's weight of a full reservoir, stored after its values. */
+static double res_weight(const reservoir *r)
+{
+    double w;
+    memcpy(&w, &r->v[RES_MAX], sizeof w);
+    return w;
+}
+
+static void res_weigh(reservoir *r, double w)
+{
+    memcpy(&r->v[RES_MAX], &w, sizeof w);
+}
 
 /* ---- deterministic random numbers --------------------------------------- */
 
@@ -88,8 +107,10 @@ void an_res_take(const athread *t, tnode *nd, uint64_t k, double v)
 {
     reservoir *r = nd->res;
     if (r && r->n >= RES_MAX) {
+        double w = res_weight(r);
         r->v[slot_of(r->seed, k)] = (float)v;
-        nd->res_next = next_index(r->seed, k, &r->w);
+        nd->res_next = next_index(r->seed, k, &w);
+        res_weigh(r, w);
         return;
     }
     nd->res_next = k + 1;               /* filling: every sum */
@@ -97,7 +118,7 @@ void an_res_take(const athread *t, tnode *nd, uint64_t k, double v)
         uint32_t cap = r ? r->cap * 2u : RES_FIRST;
         if (cap > RES_MAX)
             cap = RES_MAX;
-        reservoir *g = realloc(r, sizeof *g + cap * sizeof g->v[0]);
+        reservoir *g = realloc(r, res_bytes(cap));
         if (!g)
             return;                     /* dropped; the next sum tries again */
         if (!r) {
@@ -109,8 +130,9 @@ void an_res_take(const athread *t, tnode *nd, uint64_t k, double v)
     }
     r->v[r->n++] = (float)v;
     if (r->n == RES_MAX) {              /* full: from now on, Algorithm L */
-        r->w = 1.0;
-        nd->res_next = next_index(r->seed, k, &r->w);
+        double w = 1.0;
+        nd->res_next = next_index(r->seed, k, &w);
+        res_weigh(r, w);
     }
 }
 
