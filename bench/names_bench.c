@@ -507,8 +507,12 @@ int main(int argc, char **argv)
         double n = sizes[i];
         bench_stat td = bench_measure(run_analyze, &d, runs);
         bench_stat ts = bench_measure(run_analyze, &s, runs);
-        char what[64], extra[200];
-        snprintf(what, sizeof what, "analysis: %4uk distinct names", sizes[i] / 1000);
+        char what[64], extra[200], size[16];
+        if (sizes[i] >= 1000000)
+            snprintf(size, sizeof size, "%u M", sizes[i] / 1000000);
+        else
+            snprintf(size, sizeof size, "%u k", sizes[i] / 1000);
+        snprintf(what, sizeof what, "analysis: %5s distinct names", size);
         snprintf(extra, sizeof extra, "%.3f s (median of %u), %.0f ns/name; shared names: "
                  "%.0f ns/event, distinct/shared %.2fx", td.median, td.runs,
                  td.median * 1e9 / n, ts.median * 1e9 / (double)s.events,
@@ -520,7 +524,7 @@ int main(int argc, char **argv)
         mem_use md = mem_median(&d, runs), ms = mem_median(&s, runs);
         double nd = name_bytes(sizes[i], false), ns = name_bytes(sizes[i], true);
         double pd = (md.peak - nd) / n, ps = (ms.peak - ns) / n;
-        snprintf(what, sizeof what, "analysis: %4uk paths, memory", sizes[i] / 1000);
+        snprintf(what, sizeof what, "analysis: %5s paths, memory", size);
         snprintf(extra, sizeof extra, "beyond names (%.0f B/path), peak RSS growth %.0f MB "
                  "(median of %u), heap: read %.0f + refresh %.0f B/path; shared names %.0f "
                  "B/path (%.2fx); %.2fx the target", nd / n, md.peak / 1e6, runs,
