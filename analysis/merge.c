@@ -319,7 +319,7 @@ static uint32_t merged_new(prism_analysis *a, uint32_t parent, const char *sname
     size_t slot;
     uint32_t i = (uint32_t)a->nnodes;
     if (pb_itab_find(&a->node_by_hash, p->path_hash, hash_eq, &h, &slot) != UINT32_MAX)
-        pb_itab_replace(&a->node_by_hash, slot, i);
+        pb_itab_replace(&a->node_by_hash, slot, i, hash_of, &h);
     else
         pb_itab_add(&a->node_by_hash, slot, i, p->path_hash, hash_of, &h);
     a->nnodes++;
@@ -463,32 +463,38 @@ static int op_by_total(const void *x, const void *y, const void *ctx)
 }
 
 /* Ops by total, descending, equal totals in path order: a stable sort of
- * their indices, then the ops moved into that order in place (8 bytes an
- * op of scratch where sorting the ops themselves copied them all). */
-static int op_index_by_total(const void *x, const void *y, const void *ctx)
+ * (total, op) pairs, then the ops moved into that order in place (32 bytes
+ * an op of scratch where sorting the ops themselves copied them all). */
+typedef struct op_rank {
+    uint64_t total;
+    uint32_t op;
+} op_rank;
+
+static int rank_by_total(const void *x, const void *y, const void *ctx)
 {
-    const prism_op *ops = ctx;
-    return op_by_total(&ops[*(const uint32_t *)x], &ops[*(const uint32_t *)y], NULL);
+    const op_rank *p = x, *q = y;
+    (void)ctx;
+    return p->total < q->total ? 1 : p->total > q->total ? -1 : 0;
 }
 
 static void sort_ops(prism_op *ops, size_t n)
 {
-    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
-    if (!order) {
+    op_rank *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) {
         pb_sort_stable(ops, n, sizeof *ops, op_by_total, NULL);
         return;
     }
     for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)i;
-    pb_sort_stable(order, n, sizeof *order, op_index_by_total, ops);
-    /* place k takes op order[k]: follow each cycle once, marking places done */
+        r[i] = (op_rank){ ops[i].total_ns, (uint32_t)i };
+    pb_sort_stable(r, n, sizeof *r, rank_by_total, NULL);
+    /* place k takes op r[k].op: follow each cycle once, marking places done */
     for (size_t k = 0; k < n; k++) {
-        if (order[k] == UINT32_MAX || order[k] == k)
+        if (r[k].op == UINT32_MAX || r[k].op == k)
             continue;
         prism_op first = ops[k];
         for (size_t j = k;;) {
-            size_t from = order[j];
-            order[j] = UINT32_MAX;
+            size_t from = r[j].op;
+            r[j].op = UINT32_MAX;
             if (from == k) {
                 ops[j] = first;
                 break;
@@ -497,7 +503,7 @@ static void sort_ops(prism_op *ops, size_t n)
             j = from;
         }
     }
-    free(order);
+    free(r);
 }
 
 /* build_ops's index of the ops by their name's hash, the hashes kept beside
