@@ -309,14 +309,16 @@ bench: all $(BENCHES)
 # make bench-ab AB_BASE=REV: this tree against revision REV (default
 # HEAD~1), the hot path and the analysis interleaved (bench/ab.sh): medians
 # and the ratio new/base from the same run.  REV is built from `git archive`
-# in $(B)/ab-base (no checkout is touched).
+# in $(B)/ab-base (no checkout is touched), in its own build/ whatever BUILD
+# or SANITIZE this tree uses (given on the command line, they reach the
+# sub-make).
 AB_BASE   ?= HEAD~1
 AB_ROUNDS ?= 7
 .PHONY: bench-ab
 bench-ab: $(B)/bench/collect_bench $(B)/bench/analysis_bench
 	rm -rf $(B)/ab-base && mkdir -p $(B)/ab-base
 	git archive --format=tar $(AB_BASE) | tar -x -C $(B)/ab-base
-	$(MAKE) --no-print-directory -C $(B)/ab-base build/bench/collect_bench build/bench/analysis_bench >/dev/null
+	$(MAKE) --no-print-directory -C $(B)/ab-base BUILD=build SANITIZE= build/bench/collect_bench build/bench/analysis_bench >/dev/null
 	sh bench/ab.sh $(B)/ab-base/build $(B) $(AB_ROUNDS)
 
 DEMO_OUT ?= $(B)/demo.cbor

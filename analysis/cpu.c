@@ -71,13 +71,16 @@ static void touch(athread *t, uint32_t node, uint64_t at, uint64_t len)
             t->oseg[t->noseg++] = (seg){ at, at + len };
         return;
     }
-    if (!t->nodes[node].cpu_tmp) {
+    tnode_cpu *x = an_cpu_get(t, &t->nodes[node]);
+    if (!x)
+        return;
+    if (!x->tmp) {
         if (!pb_vec_reserve((void **)&t->cpu.touched, &t->cpu.tcap, t->cpu.ntouched + 1,
                          sizeof *t->cpu.touched))
             return;
         t->cpu.touched[t->cpu.ntouched++] = node;
     }
-    t->nodes[node].cpu_tmp += len;
+    x->tmp += len;
 }
 
 /* Split [t0, t1) into the innermost regions' self time; returns the span
@@ -132,12 +135,23 @@ static double rate(uint64_t on, uint64_t span)
 #define LS_N (CPU_SLOTS + 1u)             /* row stride: A, then b */
 #define LS_PULL 1e-3                      /* ridge towards the split, relative */
 
-static uint32_t slot_of(athread *t, uint32_t node)
+/* A node's record for writing, where it has one. */
+static tnode_cpu *cpu_rec(athread *t, const tnode *nd)
 {
-    tnode *nd = &t->nodes[node];
-    if (!nd->cpu_slot && t->cpu.nslots < CPU_SLOTS)
-        nd->cpu_slot = t->cpu.nslots++;
-    return nd->cpu_slot ? nd->cpu_slot : 1;
+    return nd->cpu ? an_pool_at(&t->cpus, sizeof(tnode_cpu), nd->cpu) : NULL;
+}
+
+/* A touched node's record (it has one). */
+static tnode_cpu *touched_cpu(athread *t, size_t i)
+{
+    return cpu_rec(t, &t->nodes[t->cpu.touched[i]]);
+}
+
+static uint32_t slot_of(athread *t, tnode_cpu *x)
+{
+    if (!x->slot && t->cpu.nslots < CPU_SLOTS)
+        x->slot = t->cpu.nslots++;
+    return x->slot ? x->slot : 1;
 }
 
 /* One interval into the normal equations: its spans per slot (ms) against
@@ -154,8 +168,9 @@ static void ls_add(athread *t, double d)
     double v[CPU_SLOTS] = { 0 };
     uint32_t used[CPU_SLOTS], nused = 0;
     for (size_t i = 0; i <= c->ntouched; i++) {
-        uint32_t k = i < c->ntouched ? slot_of(t, c->touched[i]) : 0;
-        double span = (double)(i < c->ntouched ? t->nodes[c->touched[i]].cpu_tmp : c->out_tmp);
+        tnode_cpu *x = i < c->ntouched ? touched_cpu(t, i) : NULL;
+        uint32_t k = x ? slot_of(t, x) : 0;
+        double span = (double)(x ? x->tmp : c->out_tmp);
         if (!(span > 0))
             continue;
         if (v[k] == 0)
@@ -220,12 +235,14 @@ void an_oncpu_solve(prism_analysis *a)
         uint64_t oth_on = 0, oth_span = 0;
         r0[0] = ratio(c->out_on, c->out_span);
         for (size_t k = 0; k < t->n; k++) {
-            const tnode *nd = &t->nodes[k];
-            if (nd->cpu_slot >= 2 && nd->cpu_slot < c->nslots) {
-                r0[nd->cpu_slot] = ratio(nd->cpu_on, nd->cpu_span);
-            } else if (!nd->cpu_slot) {
-                oth_on += nd->cpu_on;
-                oth_span += nd->cpu_span;
+            const tnode_cpu *x = an_cpu(t, &t->nodes[k]);
+            if (!x)
+                continue;
+            if (x->slot >= 2 && x->slot < c->nslots) {
+                r0[x->slot] = ratio(x->on, x->span);
+            } else if (!x->slot) {
+                oth_on += x->on;
+                oth_span += x->span;
             }
         }
         r0[1] = ratio(oth_on, oth_span);
@@ -237,13 +254,13 @@ void an_oncpu_solve(prism_analysis *a)
 }
 
 /* A node's on-CPU time: the regression's rate where it has one. */
-static uint64_t node_on(const athread *t, const tnode *nd)
+static uint64_t node_on(const athread *t, const tnode_cpu *x)
 {
     const acpu *c = &t->cpu;
-    uint64_t on = nd->cpu_on;
-    if (c->solved && nd->cpu_slot >= 2 && nd->cpu_slot < c->nslots)
-        on = an_ns_round(c->rate[nd->cpu_slot] * (double)nd->cpu_span);
-    return on < nd->cpu_span ? on : nd->cpu_span;
+    uint64_t on = x->on;
+    if (c->solved && x->slot >= 2 && x->slot < c->nslots)
+        on = an_ns_round(c->rate[x->slot] * (double)x->span);
+    return on < x->span ? on : x->span;
 }
 
 static int by_rate(const void *x, const void *y)
@@ -281,16 +298,18 @@ static void runq_fill(athread *t)
     size_t n = 0;
     double lost = 0;
     for (size_t k = 0; k <= t->n; k++) {            /* t->n: the outside node */
-        tnode *nd = k < t->n ? &t->nodes[k] : &t->out;
-        nd->cpu_runq = 0;
-        if (!nd->cpu_span)
+        tnode_cpu *x = cpu_rec(t, an_tnode(t, k));
+        if (!x)
             continue;
-        uint64_t on = node_on(t, nd), off = nd->cpu_span - on;
-        uint64_t blk = nd->cpu_blk < off ? nd->cpu_blk : off;
-        lost += (double)(nd->cpu_blk - blk);
-        nd->cpu_runq = off - blk;
-        if (order && nd->cpu_runq) {
-            order[n][0] = (double)on / (double)nd->cpu_span;
+        x->runq = 0;
+        if (!x->span)
+            continue;
+        uint64_t on = node_on(t, x), off = x->span - on;
+        uint64_t blk = x->blk < off ? x->blk : off;
+        lost += (double)(x->blk - blk);
+        x->runq = off - blk;
+        if (order && x->runq) {
+            order[n][0] = (double)on / (double)x->span;
             order[n][1] = (double)k;
             n++;
         }
@@ -308,9 +327,9 @@ static void runq_fill(athread *t)
     if (order)
         qsort(order, n, sizeof *order, by_rate_up);
     for (size_t j = 0; order && j < n && lost > 0; j++) {
-        uint64_t *runq = order[j][1] < 0              ? &c->out_runq
-                         : (size_t)order[j][1] < t->n ? &t->nodes[(size_t)order[j][1]].cpu_runq
-                                                      : &t->out.cpu_runq;
+        uint64_t *runq = order[j][1] < 0
+                             ? &c->out_runq
+                             : &cpu_rec(t, an_tnode(t, (size_t)order[j][1]))->runq;
         double x = (double)*runq < lost ? (double)*runq : lost;
         *runq -= an_ns_round(x);
         lost -= x;
@@ -321,16 +340,19 @@ static void runq_fill(athread *t)
 
 oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd)
 {
-    oncpu_self_t s = { nd->cpu_span, node_on(t, nd), nd->cpu_wait, 0, 0 };
+    const tnode_cpu *x = an_cpu(t, nd);
+    oncpu_self_t s = { 0, 0, 0, 0, 0 };
+    if (!x)
+        return s;
+    s = (oncpu_self_t){ x->span, node_on(t, x), x->wait, 0, 0 };
     if (t->cpu.runq_placed)
-        s.runq = nd->cpu_runq;
+        s.runq = x->runq;
     if (s.on > s.known)
         s.on = s.known;
     if (s.runq > s.known - s.on)
         s.runq = s.known - s.on;
     s.off = s.known - s.on - s.runq;
-    s.busy = s.known ? an_ns_round((double)s.off * (double)nd->cpu_busy / (double)s.known)
-                     : 0;
+    s.busy = s.known ? an_ns_round((double)s.off * (double)x->busy / (double)s.known) : 0;
     return s;
 }
 
@@ -342,18 +364,22 @@ typedef struct share {
     bool capped;
 } share;
 
+/* A node's record, where it has one (a piece of it was credited). */
+static tnode_cpu *cpu_of(athread *t, uint32_t node)
+{
+    return node < t->n ? cpu_rec(t, &t->nodes[node]) : NULL;
+}
+
 static uint64_t *blk_of(athread *t, uint32_t node)
 {
-    return node == PRISM_NO_NODE ? &t->cpu.out_blk
-           : node < t->n         ? &t->nodes[node].cpu_blk
-                                 : NULL;
+    tnode_cpu *x = cpu_of(t, node);
+    return node == PRISM_NO_NODE ? &t->cpu.out_blk : x ? &x->blk : NULL;
 }
 
 static uint64_t *wait_of(athread *t, uint32_t node)
 {
-    return node == PRISM_NO_NODE ? &t->cpu.out_wait
-           : node < t->n         ? &t->nodes[node].cpu_wait
-                                 : NULL;
+    tnode_cpu *x = cpu_of(t, node);
+    return node == PRISM_NO_NODE ? &t->cpu.out_wait : x ? &x->wait : NULL;
 }
 
 /* Run-queue wait reported beyond its interval (it began before the
@@ -398,9 +424,9 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
         goto reset;
     size_t k = 0;
     for (size_t i = 0; i < t->cpu.ntouched; i++) {
-        tnode *nd = &t->nodes[t->cpu.touched[i]];
-        sh[k++] = (share){ t->cpu.touched[i], &nd->cpu_tmp, &nd->cpu_span, &nd->cpu_on,
-                           &nd->cpu_wait, &nd->cpu_busy, &nd->cpu_blk, 0, 0, false };
+        tnode_cpu *x = touched_cpu(t, i);
+        sh[k++] = (share){ t->cpu.touched[i], &x->tmp, &x->span, &x->on, &x->wait, &x->busy,
+                           &x->blk, 0, 0, false };
     }
     if (t->cpu.out_tmp)
         sh[k++] = (share){ PRISM_NO_NODE, &t->cpu.out_tmp, &t->cpu.out_span, &t->cpu.out_on,
@@ -469,7 +495,7 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
     ls_add(t, d);
 reset:
     for (size_t i = 0; i < t->cpu.ntouched; i++)
-        t->nodes[t->cpu.touched[i]].cpu_tmp = 0;
+        touched_cpu(t, i)->tmp = 0;
     t->cpu.ntouched = 0;
     t->cpu.out_tmp = 0;
     t->noseg = 0;

@@ -149,8 +149,7 @@ uint64_t prism_analysis_last_ts(const prism_analysis *a) { return a->have_ts ? a
 
 uint32_t prism_analysis_find(const prism_analysis *a, uint64_t path_hash)
 {
-    uint64_t v;
-    return pb_map_get(&a->node_by_hash, path_hash, &v) ? (uint32_t)v : PRISM_NO_NODE;
+    return an_tree_find(a, path_hash);
 }
 
 bool prism_analysis_node_step_moments(const prism_analysis *a, uint32_t node, uint64_t *n,

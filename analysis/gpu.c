@@ -145,12 +145,13 @@ static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t laun
 {
     athread *t = a->threads[where >> 32];
     uint32_t node = (uint32_t)where;
-    if (node == PRISM_NO_NODE || node >= t->n) {
+    tnode_ext *x = node == PRISM_NO_NODE || node >= t->n ? NULL : an_ext_get(t, &t->nodes[node]);
+    if (!x) {
         a->gpu_unattributed += ns;
         return;
     }
-    t->nodes[node].gpu_ns += ns;
-    t->nodes[node].gpu_launches += launches;
+    x->gpu_ns += ns;
+    x->gpu_launches += launches;
 }
 
 /* Which region of thread idx was open at `start`, and credit or remember. */
@@ -194,8 +195,10 @@ static void wait_credit(prism_analysis *a, uint32_t idx, uint64_t start, uint64_
 {
     athread *t = a->threads[idx];
     uint32_t node = an_tree_node_at(t, start);
-    if (ns && node != PRISM_NO_NODE && node < t->n)
-        t->nodes[node].gpu_wait += ns;
+    tnode_ext *x = ns && node != PRISM_NO_NODE && node < t->n ? an_ext_get(t, &t->nodes[node])
+                                                              : NULL;
+    if (x)
+        x->gpu_wait += ns;
 }
 
 /* An API call on a CPU thread: tie it to the region that made it. */

@@ -14,6 +14,7 @@
 #define PRISM_ANALYSIS_INTERNAL_H
 
 #include "array.h"             /* pb_vec_reserve, pb_sort_stable */
+#include "itab.h"              /* pb_itab */
 #include "prism/analysis.h"
 #include "u64map.h"            /* pb_map */
 
@@ -24,17 +25,26 @@ double an_stats_mean(const double *v, size_t n);
 #define MAX_STACK 256u
 #define CHILD_CACHE_BITS 10u
 
+/*
+ * A thread's call path, as the hot loop keeps it (152 bytes: what every
+ * path has, its calls and times, per call and per sampled step).  What
+ * few paths have lives in side tables of the thread, reached by index and
+ * created on first use (tnode_ext: GPU work, work counters, the lead of a
+ * step, regions not recorded; tnode_cpu: the scheduler accounting, on
+ * profiles with CPU samples); its depth, children and reservoir seed are
+ * derived where needed.
+ */
 typedef struct tnode {
-    uint32_t parent, first_child, next_sibling;
+    uint32_t parent;
     uint32_t name;              /* reader string id; 0 = "(unknown)" */
-    uint32_t depth;
     uint32_t merged;            /* its node in the all-threads tree */
-    uint64_t calls, total, self, min, max;
-    double shift, s1, s2;       /* sums of (duration - shift), and squares */
     /* per sampled step: the sum of the step being filled, then shifted
      * moments of the steps already closed (constant size per call path) */
     uint32_t step_cur;          /* its sampled position + 1; 0: none */
-    uint32_t res_seed;          /* its reservoir's random numbers (samples.c) */
+    uint32_t ext;               /* its tnode_ext + 1 in the thread's table; 0: none */
+    uint32_t cpu;               /* its tnode_cpu + 1 in the thread's table; 0: none */
+    uint64_t calls, total, self, min, max;
+    double shift, s1, s2;       /* sums of (duration - shift), and squares */
     uint64_t step_sum;
     uint64_t steps_seen;        /* closed steps with time in them */
     double step_shift, step_s1, step_s2, step_max;
@@ -43,22 +53,50 @@ typedef struct tnode {
      * keep */
     struct reservoir *res;      /* NULL until the node closes a step */
     uint64_t res_next;
+} tnode;
+
+/* What few call paths have (tnode.ext). */
+typedef struct tnode_ext {
     uint64_t gpu_ns, gpu_launches;  /* GPU work launched directly inside */
     uint64_t gpu_wait;          /* blocking CUDA calls (syncs, sync copies) inside */
     uint64_t first_leaf;        /* steps whose earliest leaf call is this node */
     double flops, bytes;        /* work counters recorded directly inside */
-    /* scheduler accounting of its own (self) time, from CPU samples (cpu.c) */
-    uint64_t cpu_span;          /* self time covered by samples */
-    uint64_t cpu_on, cpu_wait;  /* ... on a CPU, runnable in the run queue */
-    uint64_t cpu_busy;          /* ... its span weighted by how busy the other
-                                   threads were (capped at one core) */
-    uint64_t cpu_tmp;           /* scratch: span in the interval at hand */
-    uint32_t cpu_slot;          /* its variable in the thread's regression, 0: none */
-    uint64_t cpu_runq;          /* run-queue time placed in it at refresh */
-    uint64_t cpu_blk;           /* ... measured blocked: neither on CPU nor
-                                   runnable by the samples' own readings */
     uint64_t unrec;             /* regions not recorded right under it (UNRECORDED) */
-} tnode;
+} tnode_ext;
+
+/* Scheduler accounting of a path's own (self) time, from CPU samples
+ * (cpu.c; tnode.cpu). */
+typedef struct tnode_cpu {
+    uint64_t span;              /* self time covered by samples */
+    uint64_t on, wait;          /* ... on a CPU, runnable in the run queue */
+    uint64_t busy;              /* ... its span weighted by how busy the other
+                                   threads were (capped at one core) */
+    uint64_t tmp;               /* scratch: span in the interval at hand */
+    uint64_t runq;              /* run-queue time placed in it at refresh */
+    uint64_t blk;               /* ... measured blocked: neither on CPU nor
+                                   runnable by the samples' own readings */
+    uint32_t slot;              /* its variable in the thread's regression, 0: none */
+} tnode_cpu;
+
+/* Records that never move (blocks that double in size: 16, 32, 64, ...),
+ * numbered from 1 in order of creation: a side table of a thread's nodes.
+ * A zeroed an_pool is empty. */
+#define AN_POOL_FIRST 16u
+typedef struct an_pool {
+    void *blk[32];              /* enough for 2^32 records */
+    uint32_t n;                 /* records */
+} an_pool;
+
+/* Record i (from 1) of records of `size` bytes. */
+static inline void *an_pool_at(const an_pool *p, size_t size, uint32_t i)
+{
+    uint64_t x = (uint64_t)i - 1 + AN_POOL_FIRST;
+    unsigned k = 63u - (unsigned)__builtin_clzll(x) - 4u;   /* AN_POOL_FIRST = 1 << 4 */
+    return (char *)p->blk[k] + (x - ((uint64_t)AN_POOL_FIRST << k)) * size;
+}
+/* A new zeroed record; its number into *i.  NULL without memory. */
+void *an_pool_add(an_pool *p, size_t size, uint32_t *i);
+void an_pool_free(an_pool *p);
 
 /* A change of the innermost open region of a thread, for finding the
  * region open when a GPU API call was made. */
@@ -130,7 +168,9 @@ typedef struct athread {
     char name[64];
     tnode *nodes;
     size_t n, cap;
-    pb_map child;               /* (parent + 1) << 32 | name -> node */
+    an_pool ext;                /* tnode_ext of the nodes that have one */
+    an_pool cpus;               /* tnode_cpu of the nodes that have one */
+    pb_itab child;              /* node by (parent, name): 4 bytes a slot */
     uint64_t ckey[1u << CHILD_CACHE_BITS];  /* a direct-mapped cache in front */
     uint32_t cval[1u << CHILD_CACHE_BITS];
     frame stack[MAX_STACK];
@@ -263,8 +303,7 @@ struct prism_analysis {
     prism_node *nodes;          /* all-threads tree */
     size_t nnodes, ncap;
     prism_tree tree;
-    pb_map merged_of;           /* (parent + 1) << 32 | name -> merged node */
-    pb_map node_by_hash;        /* path hash -> merged node */
+    pb_itab node_by_hash;       /* merged node by path hash (an_tree_find) */
     prism_op *ops;
     size_t nops;
     uint32_t *tref_off;         /* per merged node: its thread nodes in tref */
@@ -276,9 +315,22 @@ struct prism_analysis {
     size_t nbn;
     uint64_t *slow;             /* the slow steps' indices (rules_slow_find) */
     size_t nslow;
-    char **name_cache;          /* resolved names of merged nodes */
     struct an_stacks *stk;      /* sampled call stacks (stacks.c), or NULL */
 };
+
+/* A node's side records (tnode.ext, tnode.cpu): NULL when it has none. */
+static inline const tnode_ext *an_ext(const athread *t, const tnode *nd)
+{
+    return nd->ext ? (const tnode_ext *)an_pool_at(&t->ext, sizeof(tnode_ext), nd->ext) : NULL;
+}
+static inline const tnode_cpu *an_cpu(const athread *t, const tnode *nd)
+{
+    return nd->cpu ? (const tnode_cpu *)an_pool_at(&t->cpus, sizeof(tnode_cpu), nd->cpu) : NULL;
+}
+/* ... for writing, created (zeroed) on first use; NULL without memory.
+ * A record never moves: pointers to it stay valid while others are made. */
+tnode_ext *an_ext_get(athread *t, tnode *nd);
+tnode_cpu *an_cpu_get(athread *t, tnode *nd);
 
 /* tree.c */
 void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
@@ -290,6 +342,8 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
 void an_tree_lead_fold(athread *t);
 void an_tree_resolve_pending(prism_analysis *a);
 void an_tree_merge(prism_analysis *a);
+/* The merged node with this path hash, or PRISM_NO_NODE (after the merge). */
+uint32_t an_tree_find(const prism_analysis *a, uint64_t path_hash);
 /* How many threads' nodes make up a merged node (after an_tree_merge). */
 uint32_t an_tree_node_threads(const prism_analysis *a, uint32_t node);
 const char *an_tree_name(const prism_analysis *a, uint32_t name_id);
@@ -356,10 +410,10 @@ void an_out_free(athread *t);
 
 /* samples.c: per-step samples of a call path (see prism_analysis_node_step_samples) */
 typedef struct reservoir reservoir;
-/* Keep the k-th (from 0) closed step's sum v of nd; called when k ==
- * nd->res_next (rarely, once the reservoir is full: cold).  On allocation
- * failure the value is dropped. */
-__attribute__((cold)) void an_res_take(tnode *nd, uint64_t k, double v);
+/* Keep the k-th (from 0) closed step's sum v of nd, a node of t (or its
+ * outside node); called when k == nd->res_next (rarely, once the
+ * reservoir is full: cold).  On allocation failure the value is dropped. */
+__attribute__((cold)) void an_res_take(const athread *t, tnode *nd, uint64_t k, double v);
 
 /* A node's per-step folding, shared by tree.c's hot loop and merge.c's
  * snapshot of the step being filled. */
@@ -380,18 +434,16 @@ static inline void step_fold(tnode *nd, uint64_t sum)
 /* Close a step of a node: its moments, and its reservoir when this sum is
  * one to keep (the first PRISM_STEP_SAMPLES, then rarer and rarer: a
  * compare per step in the common case). */
-static inline void step_close(tnode *nd, uint64_t sum)
+static inline void step_close(const athread *t, tnode *nd, uint64_t sum)
 {
     if (!sum)
         return;
     uint64_t k = nd->steps_seen;
     step_fold(nd, sum);
     if (__builtin_expect(k == nd->res_next, 0))    /* the call kept off the hot path */
-        an_res_take(nd, k, (double)sum);
+        an_res_take(t, nd, k, (double)sum);
 }
 
-/* The seed of a thread's node's reservoir. */
-uint32_t an_res_seed_of(uint32_t stream, size_t node);
 void an_res_free(tnode *nd);
 
 /* series.c */

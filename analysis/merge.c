@@ -70,6 +70,21 @@ static void cpu_publish(prism_node *p, const athread *t, const tnode *nd)
     cpu_add_self(p, t, nd);
 }
 
+/* A node's side record (GPU work, work counters, leads, regions not
+ * recorded) into a public node (added: the merged tree sums threads). */
+static void ext_add(prism_node *p, const tnode_ext *x)
+{
+    if (!x)
+        return;
+    p->gpu_ns += x->gpu_ns;
+    p->gpu_launches += x->gpu_launches;
+    p->flops += x->flops;
+    p->bytes += x->bytes;
+    p->gpu_wait_ns += x->gpu_wait;
+    p->lead_steps += x->first_leaf;
+    p->unrecorded += x->unrec;
+}
+
 static void cpu_inclusive(prism_node *par, const prism_node *ch)
 {
     par->cpu_known_ns += ch->cpu_known_ns;
@@ -181,22 +196,17 @@ static void thread_tree(prism_analysis *a, athread *t, bool out)
     for (size_t i = 0; i < t->n; i++) {
         const tnode *nd = &t->nodes[i];
         prism_node *p = &t->pub[i];
+        const prism_node *par = nd->parent == PRISM_NO_NODE ? NULL : &t->pub[nd->parent];
         p->parent = nd->parent;
         p->first_child = PRISM_NO_NODE;
         p->next_sibling = PRISM_NO_NODE;
         p->name = an_tree_name(a, nd->name);
-        p->path_hash = path_hash(nd->parent == PRISM_NO_NODE ? 0 : t->pub[nd->parent].path_hash,
-                                 p->name);
-        p->depth = nd->depth;
+        p->path_hash = path_hash(par ? par->path_hash : 0, p->name);
+        p->depth = par ? par->depth + 1 : 0;    /* a parent precedes its children */
         p->thread = t->stream;
-        p->gpu_ns = nd->gpu_ns;
-        p->gpu_launches = nd->gpu_launches;
-        p->flops = nd->flops;
-        p->bytes = nd->bytes;
+        ext_add(p, an_ext(t, nd));
         cpu_publish(p, t, nd);
-        p->gpu_wait_ns = nd->gpu_wait;
-        p->lead_steps = nd->first_leaf + (t->lead_pos && t->lead_node == i);
-        p->unrecorded = nd->unrec;
+        p->lead_steps += t->lead_pos && t->lead_node == i;
         publish(p, nd);
     }
     open_calls(a, t, t->pub, false);
@@ -231,25 +241,71 @@ static void combine(prism_node *m, double *m2, const tnode *nd)
     m->calls = n;
 }
 
-/* The merged key of the outside node: no (parent, name) pair makes it (a
- * parent would be node UINT32_MAX - 1). */
-#define OUT_KEY UINT64_MAX
+/*
+ * The merge's lookup of a merged node by (parent, name id), for the
+ * length of an_tree_merge: an index table whose keys are the merged
+ * nodes' parents and the name ids kept beside them (4 + 8-16 bytes per
+ * path, freed when the merge is done).  The outside node has no (parent,
+ * name) pair: it is kept apart.
+ */
+typedef struct merge_ix {
+    prism_analysis *a;
+    uint32_t *name;             /* per merged node: its name id */
+    size_t cap;
+    pb_itab tab;
+    uint32_t out;               /* the outside node; PRISM_NO_NODE: none yet */
+    uint32_t parent, want;      /* the key sought */
+} merge_ix;
 
-static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname);
-
-static uint32_t merged_child(prism_analysis *a, uint32_t parent, uint32_t name,
-                             const char *sname)
+static uint64_t merge_key(uint32_t parent, uint32_t name)
 {
-    return merged_at(a, parent, ((uint64_t)parent + 1) << 32 | name, sname);
+    return ((uint64_t)parent + 1) << 32 | name;
 }
 
-static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, const char *sname)
+static bool merge_eq(const void *ctx, uint32_t i)
 {
-    uint64_t v;
-    if (pb_map_get(&a->merged_of, key, &v))
-        return (uint32_t)v;
-    if (!pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes) ||
-        !pb_map_put(&a->merged_of, key, a->nnodes))
+    const merge_ix *x = ctx;
+    return x->name[i] == x->want && x->a->nodes[i].parent == x->parent;
+}
+
+static uint64_t merge_hash(const void *ctx, uint32_t i)
+{
+    const merge_ix *x = ctx;
+    return merge_key(x->a->nodes[i].parent, x->name[i]);
+}
+
+/* The node of the all-threads tree by path hash (prism_analysis_find):
+ * an index table over the merged nodes' own hashes; of two nodes with one
+ * hash the later one. */
+typedef struct hash_ix {
+    const prism_analysis *a;
+    uint64_t want;
+} hash_ix;
+
+static bool hash_eq(const void *ctx, uint32_t i)
+{
+    const hash_ix *x = ctx;
+    return x->a->nodes[i].path_hash == x->want;
+}
+
+static uint64_t hash_of(const void *ctx, uint32_t i)
+{
+    return ((const hash_ix *)ctx)->a->nodes[i].path_hash;
+}
+
+uint32_t an_tree_find(const prism_analysis *a, uint64_t path_hash)
+{
+    hash_ix x = { a, path_hash };
+    size_t slot;
+    uint32_t i = pb_itab_find(&a->node_by_hash, path_hash, hash_eq, &x, &slot);
+    return i == UINT32_MAX ? PRISM_NO_NODE : i;
+}
+
+/* A new merged node (PRISM_NO_NODE without memory), indexed by its hash. */
+static uint32_t merged_new(prism_analysis *a, uint32_t parent, const char *sname)
+{
+    if (a->nnodes >= PRISM_NO_NODE ||
+        !pb_vec_reserve((void **)&a->nodes, &a->ncap, a->nnodes + 1, sizeof *a->nodes))
         return PRISM_NO_NODE;
     prism_node *p = &a->nodes[a->nnodes];
     memset(p, 0, sizeof *p);
@@ -259,11 +315,49 @@ static uint32_t merged_at(prism_analysis *a, uint32_t parent, uint64_t key, cons
     p->depth = parent == PRISM_NO_NODE ? 0 : a->nodes[parent].depth + 1;
     p->path_hash = path_hash(parent == PRISM_NO_NODE ? 0 : a->nodes[parent].path_hash, sname);
     p->min_ns = UINT64_MAX;
-    pb_map_put(&a->node_by_hash, p->path_hash, a->nnodes);
-    return (uint32_t)a->nnodes++;       /* linked to its parent by an_tree_merge */
+    hash_ix h = { a, p->path_hash };
+    size_t slot;
+    uint32_t i = (uint32_t)a->nnodes;
+    if (pb_itab_find(&a->node_by_hash, p->path_hash, hash_eq, &h, &slot) != UINT32_MAX)
+        pb_itab_replace(&a->node_by_hash, slot, i, hash_of, &h);
+    else
+        pb_itab_add(&a->node_by_hash, slot, i, p->path_hash, hash_of, &h);
+    a->nnodes++;
+    return i;                           /* linked to its parent by an_tree_merge */
 }
 
-/* Which thread nodes make up each merged node (usually one). */
+static uint32_t merged_child(merge_ix *x, uint32_t parent, uint32_t name, const char *sname)
+{
+    uint64_t key = merge_key(parent, name);
+    size_t slot, cap = x->tab.cap;
+    x->parent = parent;
+    x->want = name;
+    uint32_t i = pb_itab_find(&x->tab, key, merge_eq, x, &slot);
+    if (i != UINT32_MAX)
+        return i;
+    if (!pb_itab_reserve(&x->tab, x->tab.count + 1, merge_hash, x) ||
+        !pb_vec_reserve((void **)&x->name, &x->cap, x->a->nnodes + 1, sizeof *x->name))
+        return PRISM_NO_NODE;
+    if (x->tab.cap != cap)
+        pb_itab_find(&x->tab, key, merge_eq, x, &slot);    /* the table grew: its slot */
+    i = merged_new(x->a, parent, sname);
+    if (i == PRISM_NO_NODE)
+        return PRISM_NO_NODE;
+    x->name[i] = name;
+    pb_itab_add(&x->tab, slot, i, key, merge_hash, x);     /* room reserved: no growth */
+    return i;
+}
+
+static uint32_t merged_out(merge_ix *x)
+{
+    if (x->out == PRISM_NO_NODE)
+        x->out = merged_new(x->a, PRISM_NO_NODE, AN_OUTSIDE_NAME);
+    return x->out;
+}
+
+/* Which thread nodes make up each merged node (usually one), in thread
+ * and node order: counted into the ends of their ranges, then placed from
+ * the back, each range's end moving down to its start. */
 static bool build_trefs(prism_analysis *a)
 {
     size_t total = 0;
@@ -271,24 +365,24 @@ static bool build_trefs(prism_analysis *a)
         total += a->threads[i]->n + a->threads[i]->out_pub;
     a->tref_off = calloc(a->nnodes + 1, sizeof *a->tref_off);
     a->tref = malloc((total ? total : 1) * sizeof *a->tref);
-    uint32_t *fill = calloc(a->nnodes ? a->nnodes : 1, sizeof *fill);
-    if (!a->tref_off || !a->tref || !fill) {
-        free(fill);
+    if (!a->tref_off || !a->tref)
         return false;
-    }
     for (size_t i = 0; i < a->nthreads; i++)
         for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++)
             if (an_tnode(a->threads[i], j)->merged != PRISM_NO_NODE)
                 a->tref_off[an_tnode(a->threads[i], j)->merged + 1]++;
     for (size_t m = 0; m < a->nnodes; m++)
         a->tref_off[m + 1] += a->tref_off[m];
-    for (size_t i = 0; i < a->nthreads; i++)
-        for (size_t j = 0; j < a->threads[i]->n + a->threads[i]->out_pub; j++) {
+    uint32_t placed = a->tref_off[a->nnodes];
+    for (size_t i = a->nthreads; i-- > 0;)
+        for (size_t j = a->threads[i]->n + a->threads[i]->out_pub; j-- > 0;) {
             uint32_t m = an_tnode(a->threads[i], j)->merged;
             if (m != PRISM_NO_NODE)
-                a->tref[a->tref_off[m] + fill[m]++] = (uint64_t)i << 32 | j;
+                a->tref[--a->tref_off[m + 1]] = (uint64_t)i << 32 | j;
         }
-    free(fill);
+    /* now tref_off[m + 1] is range m's start: one place down */
+    memmove(a->tref_off, a->tref_off + 1, a->nnodes * sizeof *a->tref_off);
+    a->tref_off[a->nnodes] = placed;
     return true;
 }
 
@@ -368,20 +462,91 @@ static int op_by_total(const void *x, const void *y, const void *ctx)
     return p->total_ns < q->total_ns ? 1 : p->total_ns > q->total_ns ? -1 : 0;
 }
 
+/* Ops by total, descending, equal totals in path order: a stable sort of
+ * (total, op) pairs, then the ops moved into that order in place (32 bytes
+ * an op of scratch where sorting the ops themselves copied them all). */
+typedef struct op_rank {
+    uint64_t total;
+    uint32_t op;
+} op_rank;
+
+static int rank_by_total(const void *x, const void *y, const void *ctx)
+{
+    const op_rank *p = x, *q = y;
+    (void)ctx;
+    return p->total < q->total ? 1 : p->total > q->total ? -1 : 0;
+}
+
+static void sort_ops(prism_op *ops, size_t n)
+{
+    op_rank *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) {
+        pb_sort_stable(ops, n, sizeof *ops, op_by_total, NULL);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        r[i] = (op_rank){ ops[i].total_ns, (uint32_t)i };
+    pb_sort_stable(r, n, sizeof *r, rank_by_total, NULL);
+    /* place k takes op r[k].op: follow each cycle once, marking places done */
+    for (size_t k = 0; k < n; k++) {
+        if (r[k].op == UINT32_MAX || r[k].op == k)
+            continue;
+        prism_op first = ops[k];
+        for (size_t j = k;;) {
+            size_t from = r[j].op;
+            r[j].op = UINT32_MAX;
+            if (from == k) {
+                ops[j] = first;
+                break;
+            }
+            ops[j] = ops[from];
+            j = from;
+        }
+    }
+    free(r);
+}
+
+/* build_ops's index of the ops by their name's hash, the hashes kept beside
+ * the ops while building. */
+typedef struct op_ix {
+    const uint64_t *hash;
+    uint64_t want;
+} op_ix;
+
+static bool op_eq(const void *ctx, uint32_t i)
+{
+    const op_ix *x = ctx;
+    return x->hash[i] == x->want;
+}
+
+static uint64_t op_hash(const void *ctx, uint32_t i)
+{
+    return ((const op_ix *)ctx)->hash[i];
+}
+
 static void build_ops(prism_analysis *a)
 {
-    a->ops = calloc(a->nnodes ? a->nnodes : 1, sizeof *a->ops);
-    if (!a->ops)
+    size_t cap = a->nnodes ? a->nnodes : 1;
+    uint64_t *hash = malloc(cap * sizeof *hash);
+    a->ops = hash ? calloc(cap, sizeof *a->ops) : NULL;
+    if (!a->ops) {
+        free(hash);
         return;
-    pb_map idx = { 0 };
+    }
+    op_ix x = { hash, 0 };
+    pb_itab idx = { 0 };
     for (size_t i = 0; i < a->nnodes; i++) {
         prism_node *p = &a->nodes[i];
-        uint64_t h = XXH3_64bits(p->name, strlen(p->name)), v;
+        uint64_t h = XXH3_64bits(p->name, strlen(p->name));
+        size_t slot;
+        x.want = h;
+        uint32_t v = pb_itab_find(&idx, h, op_eq, &x, &slot);
         prism_op *op;
-        if (pb_map_get(&idx, h, &v)) {
+        if (v != UINT32_MAX) {
             op = &a->ops[v];
         } else {
-            pb_map_put(&idx, h, a->nops);
+            hash[a->nops] = h;
+            pb_itab_add(&idx, slot, (uint32_t)a->nops, h, op_hash, &x);
             op = &a->ops[a->nops++];
             op->name = p->name;
             op->node = (uint32_t)i;
@@ -400,16 +565,18 @@ static void build_ops(prism_analysis *a)
         if (p->total_ns > a->nodes[op->node].total_ns)
             op->node = (uint32_t)i;
     }
-    pb_map_free(&idx);
+    pb_itab_free(&idx);
+    free(hash);
     for (size_t i = 0; i < a->nops; i++)
         a->ops[i].share = a->tree.total_ns ? (double)a->ops[i].total_ns / (double)a->tree.total_ns : 0;
-    pb_sort_stable(a->ops, a->nops, sizeof *a->ops, op_by_total, NULL);
+    sort_ops(a->ops, a->nops);
 }
 
+/* While merging, a merged node's std_ns holds the sum of squared
+ * deviations of its calls (combine), made a standard deviation at the end. */
 void an_tree_merge(prism_analysis *a)
 {
-    double *m2 = NULL;
-    size_t m2cap = 0;
+    merge_ix x = { .a = a, .out = PRISM_NO_NODE };
     a->train = training_thread(a);
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
@@ -423,7 +590,7 @@ void an_tree_merge(prism_analysis *a)
                 uint32_t parent = nd->parent == PRISM_NO_NODE ? PRISM_NO_NODE
                                                               : t->nodes[nd->parent].merged;
                 const char *name = t->pub ? t->pub[j].name : an_tree_name(a, nd->name);
-                m = nd->merged = merged_child(a, parent, nd->name, name);
+                m = nd->merged = merged_child(&x, parent, nd->name, name);
             } else {
                 /* its calls as published: the step being filled is one */
                 const prism_node *o = &t->pub[j];
@@ -433,26 +600,18 @@ void an_tree_merge(prism_analysis *a)
                 outsnap.max = o->max_ns;
                 outsnap.shift = o->mean_ns, outsnap.s1 = 0;
                 outsnap.s2 = o->calls > 1 ? o->std_ns * o->std_ns * (double)(o->calls - 1) : 0;
-                m = t->out.merged = merged_at(a, PRISM_NO_NODE, OUT_KEY, AN_OUTSIDE_NAME);
+                m = t->out.merged = merged_out(&x);
                 if (m != PRISM_NO_NODE)
                     a->nodes[m].flags |= PRISM_NODE_UNATTRIBUTED;
             }
-            if (m == PRISM_NO_NODE || !pb_vec_reserve((void **)&m2, &m2cap, a->nnodes, sizeof *m2))
+            if (m == PRISM_NO_NODE)
                 continue;
             prism_node *p = &a->nodes[m];
-            if (m + 1 == a->nnodes && p->calls == 0)
-                m2[m] = 0;
-            combine(p, &m2[m], nd);
+            combine(p, &p->std_ns, nd);
             p->total_ns = an_sat_add(p->total_ns, nd->total);
             p->self_ns = an_sat_add(p->self_ns, nd->self);
-            p->gpu_ns += nd->gpu_ns;
-            p->gpu_launches += nd->gpu_launches;
-            p->flops += nd->flops;
-            p->bytes += nd->bytes;
+            ext_add(p, an_ext(t, nd));
             cpu_add_self(p, t, nd);
-            p->gpu_wait_ns += nd->gpu_wait;
-            p->lead_steps += nd->first_leaf;
-            p->unrecorded += nd->unrec;
             if (nd->calls && nd->min < p->min_ns)
                 p->min_ns = nd->min;
             if (nd->max > p->max_ns)
@@ -463,9 +622,10 @@ void an_tree_merge(prism_analysis *a)
         prism_node *p = &a->nodes[i];
         if (!p->calls)
             p->min_ns = 0;
-        p->std_ns = p->calls > 1 && m2 ? sqrt(m2[i] / (double)(p->calls - 1)) : 0;
+        p->std_ns = p->calls > 1 ? sqrt(p->std_ns / (double)(p->calls - 1)) : 0;
     }
-    free(m2);
+    free(x.name);
+    pb_itab_free(&x.tab);
     for (size_t i = 0; a->nodes && i < a->nthreads; i++)
         open_calls(a, a->threads[i], a->nodes, true);
     link_children(a->nodes, a->nnodes);

@@ -229,15 +229,10 @@ void prism_analysis_attach(prism_analysis *a, prism_reader *r)
 
 static void free_derived(prism_analysis *a)
 {
-    for (size_t i = 0; a->name_cache && i < a->nnodes; i++)
-        free(a->name_cache[i]);
-    free(a->name_cache);
-    a->name_cache = NULL;
     free(a->nodes);
     a->nodes = NULL;
     a->nnodes = a->ncap = 0;
-    pb_map_free(&a->merged_of);
-    pb_map_free(&a->node_by_hash);
+    pb_itab_free(&a->node_by_hash);
     free(a->ops);
     a->ops = NULL;
     a->nops = 0;

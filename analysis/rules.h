@@ -15,6 +15,7 @@
 
 #include "prism/analysis.h"
 #include "array.h"
+#include "itab.h"
 #include "u64map.h"
 
 /*
@@ -135,11 +136,15 @@ bool rules_data_like(const char *name);
  * an index by hash, then strcmp, so that each node costs one lookup, not a
  * compare with every name gathered so far.  It grows as names come (a
  * trace of Python functions brings tens of thousands). */
+typedef struct rules_name {
+    const char *name;                 /* borrowed from the tree              */
+    uint64_t hash;                    /* XXH3 of it                          */
+} rules_name;
 typedef struct rules_names {
-    const char **name;                /* per entry, borrowed from the tree   */
-    size_t n, cap;                    /* entries                             */
-    pb_map of;                        /* XXH3 of a name (+ 1, 2 ... past a
-                                         collision) -> entry                 */
+    rules_name *e;                    /* the entries                         */
+    size_t n, cap;
+    pb_itab of;                       /* entry by name (4 bytes a slot)      */
+    rules_name want;                  /* the name sought                     */
 } rules_names;
 /* Start empty (no allocation); free what it holds. */
 void rules_names_init(rules_names *ix);

@@ -26,11 +26,31 @@
 #define RES_FIRST 4u            /* slots of a new reservoir */
 #define RES_FAR 1e18            /* a gap that never ends */
 
+/* An 8-byte header and the values (a node seen in 4 steps: 24 bytes); a
+ * full one also keeps Algorithm L's running weight after its values. */
 struct reservoir {
-    double w;                   /* Algorithm L's running weight */
-    uint32_t n, cap;            /* values held, slots */
+    uint32_t seed;              /* its random numbers' (seed_of) */
+    uint16_t n, cap;            /* values held, slots (<= RES_MAX) */
     float v[];
 };
+
+static size_t res_bytes(uint32_t cap)
+{
+    return sizeof(reservoir) + cap * sizeof(float) + (cap == RES_MAX ? sizeof(double) : 0);
+}
+
+/* Algorithm L's weight of a full reservoir, stored after its values. */
+static double res_weight(const reservoir *r)
+{
+    double w;
+    memcpy(&w, &r->v[RES_MAX], sizeof w);
+    return w;
+}
+
+static void res_weigh(reservoir *r, double w)
+{
+    memcpy(&r->v[RES_MAX], &w, sizeof w);
+}
 
 /* ---- deterministic random numbers --------------------------------------- */
 
@@ -55,7 +75,9 @@ static uint32_t below(uint32_t seed, uint64_t k, uint32_t salt, uint32_t n)
     return (uint32_t)(((mix(seed, k, salt) >> 32) * (uint64_t)n) >> 32);
 }
 
-uint32_t an_res_seed_of(uint32_t stream, size_t node)
+/* The seed of a thread's node's reservoir (node SIZE_MAX: its outside
+ * node). */
+static uint32_t seed_of(uint32_t stream, size_t node)
 {
     return (uint32_t)mix(stream, node, 0x5eed);
 }
@@ -81,31 +103,36 @@ static uint32_t slot_of(uint32_t seed, uint64_t k)
     return below(seed, k, 3, RES_MAX);
 }
 
-void an_res_take(tnode *nd, uint64_t k, double v)
+void an_res_take(const athread *t, tnode *nd, uint64_t k, double v)
 {
     reservoir *r = nd->res;
     if (r && r->n >= RES_MAX) {
-        r->v[slot_of(nd->res_seed, k)] = (float)v;
-        nd->res_next = next_index(nd->res_seed, k, &r->w);
+        double w = res_weight(r);
+        r->v[slot_of(r->seed, k)] = (float)v;
+        nd->res_next = next_index(r->seed, k, &w);
+        res_weigh(r, w);
         return;
     }
     nd->res_next = k + 1;               /* filling: every sum */
     if (!r || r->n == r->cap) {
-        uint32_t cap = r ? r->cap * 2 : RES_FIRST;
+        uint32_t cap = r ? r->cap * 2u : RES_FIRST;
         if (cap > RES_MAX)
             cap = RES_MAX;
-        reservoir *g = realloc(r, sizeof *g + cap * sizeof g->v[0]);
+        reservoir *g = realloc(r, res_bytes(cap));
         if (!g)
             return;                     /* dropped; the next sum tries again */
-        if (!r)
+        if (!r) {
             g->n = 0;
-        g->cap = cap;
+            g->seed = seed_of(t->stream, nd == &t->out ? SIZE_MAX : (size_t)(nd - t->nodes));
+        }
+        g->cap = (uint16_t)cap;
         nd->res = r = g;
     }
     r->v[r->n++] = (float)v;
     if (r->n == RES_MAX) {              /* full: from now on, Algorithm L */
-        r->w = 1.0;
-        nd->res_next = next_index(nd->res_seed, k, &r->w);
+        double w = 1.0;
+        nd->res_next = next_index(r->seed, k, &w);
+        res_weigh(r, w);
     }
 }
 
@@ -135,7 +162,7 @@ static size_t read_node(const tnode *nd, double *out, uint64_t *steps)
             if (n < RES_MAX)
                 out[n++] = v;
             else
-                out[slot_of(nd->res_seed, k)] = v;
+                out[slot_of(r->seed, k)] = v;
         }
     }
     return n;
@@ -197,8 +224,8 @@ size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, 
         }
         if (want > total - got)
             want = total - got;
-        if (want < n)
-            pick(buf, n, want, nd->res_seed);
+        if (want < n)               /* a seed only matters with a reservoir */
+            pick(buf, n, want, nd->res ? nd->res->seed : 0);
         memcpy(out + got, buf, want * sizeof *out);
         got += want;
     }

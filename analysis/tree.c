@@ -30,10 +30,9 @@ athread *an_tree_thread(prism_analysis *a, uint32_t stream)
         return NULL;
     }
     t->stream = stream;
-    t->out.parent = t->out.first_child = t->out.next_sibling = PRISM_NO_NODE;
+    t->out.parent = PRISM_NO_NODE;
     t->out.merged = PRISM_NO_NODE;
     t->out.min = UINT64_MAX;
-    t->out.res_seed = an_res_seed_of(stream, SIZE_MAX);
     snprintf(t->name, sizeof t->name, "thread %u", stream);
     if (a->rings)
         t->ring = calloc(TRANS_RING, sizeof *t->ring);
@@ -52,11 +51,47 @@ void an_tree_free_thread(athread *t)
     for (size_t i = 0; i < t->n; i++)
         an_res_free(&t->nodes[i]);
     free(t->nodes);
-    pb_map_free(&t->child);
+    an_pool_free(&t->ext);
+    an_pool_free(&t->cpus);
+    pb_itab_free(&t->child);
     free(t->pending);
     free(t->pub);
     an_out_free(t);
     free(t);
+}
+
+void *an_pool_add(an_pool *p, size_t size, uint32_t *i)
+{
+    if (p->n == UINT32_MAX)
+        return NULL;
+    uint64_t x = (uint64_t)p->n + AN_POOL_FIRST;
+    unsigned k = 63u - (unsigned)__builtin_clzll(x) - 4u;
+    if (x == (uint64_t)AN_POOL_FIRST << k && !p->blk[k] &&
+        !(p->blk[k] = calloc((size_t)AN_POOL_FIRST << k, size)))
+        return NULL;                    /* the first record of block k */
+    *i = ++p->n;
+    return an_pool_at(p, size, *i);
+}
+
+void an_pool_free(an_pool *p)
+{
+    for (size_t k = 0; k < sizeof p->blk / sizeof p->blk[0]; k++)
+        free(p->blk[k]);
+    memset(p, 0, sizeof *p);
+}
+
+tnode_ext *an_ext_get(athread *t, tnode *nd)
+{
+    if (nd->ext)
+        return an_pool_at(&t->ext, sizeof(tnode_ext), nd->ext);
+    return an_pool_add(&t->ext, sizeof(tnode_ext), &nd->ext);
+}
+
+tnode_cpu *an_cpu_get(athread *t, tnode *nd)
+{
+    if (nd->cpu)
+        return an_pool_at(&t->cpus, sizeof(tnode_cpu), nd->cpu);
+    return an_pool_add(&t->cpus, sizeof(tnode_cpu), &nd->cpu);
 }
 
 const char *an_tree_name(const prism_analysis *a, uint32_t name_id)
@@ -81,30 +116,44 @@ static inline uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
     return child_slow(t, parent, name, key, slot);
 }
 
+/* The child table's keys are in the nodes: (parent + 1) << 32 | name. */
+typedef struct child_key {
+    const athread *t;
+    uint32_t parent, name;
+} child_key;
+
+static bool child_eq(const void *ctx, uint32_t i)
+{
+    const child_key *k = ctx;
+    const tnode *nd = &k->t->nodes[i];
+    return nd->name == k->name && nd->parent == k->parent;
+}
+
+static uint64_t child_hash(const void *ctx, uint32_t i)
+{
+    const tnode *nd = &((const child_key *)ctx)->t->nodes[i];
+    return ((uint64_t)nd->parent + 1) << 32 | nd->name;
+}
+
 static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t key,
                            size_t slot)
 {
-    uint64_t v;
-    if (pb_map_get(&t->child, key, &v)) {
+    child_key k = { t, parent, name };
+    size_t at;
+    uint32_t v = pb_itab_find(&t->child, key, child_eq, &k, &at);
+    if (v != UINT32_MAX) {
         t->ckey[slot] = key + 1;
-        t->cval[slot] = (uint32_t)v;
-        return (uint32_t)v;
+        t->cval[slot] = v;
+        return v;
     }
     if (!pb_vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
-        !pb_map_put(&t->child, key, t->n))
-        return PRISM_NO_NODE;
+        !pb_itab_add(&t->child, at, (uint32_t)t->n, key, child_hash, &k))
+        return PRISM_NO_NODE;           /* (pb_itab_add refuses index UINT32_MAX) */
     tnode *nd = &t->nodes[t->n];
     memset(nd, 0, sizeof *nd);
     nd->parent = parent;
-    nd->first_child = nd->next_sibling = PRISM_NO_NODE;
     nd->name = name;
-    nd->depth = parent == PRISM_NO_NODE ? 0 : t->nodes[parent].depth + 1;
     nd->min = UINT64_MAX;
-    nd->res_seed = an_res_seed_of(t->stream, t->n);
-    if (parent != PRISM_NO_NODE) {
-        nd->next_sibling = t->nodes[parent].first_child;
-        t->nodes[parent].first_child = (uint32_t)t->n;
-    }
     t->ckey[slot] = key + 1;
     t->cval[slot] = (uint32_t)t->n;
     return (uint32_t)t->n++;
@@ -145,8 +194,9 @@ void an_tree_lead_fold(athread *t)
 {
     if (!t->lead_pos || t->lead_hi <= t->lead_lo)
         return;
-    if (t->lead_node < t->n)
-        t->nodes[t->lead_node].first_leaf++;
+    tnode_ext *x = t->lead_node < t->n ? an_ext_get(t, &t->nodes[t->lead_node]) : NULL;
+    if (x)
+        x->first_leaf++;
     t->lead_off_sum += (double)(t->lead_start - t->lead_lo) / (double)(t->lead_hi - t->lead_lo);
     t->lead_steps++;
     t->lead_pos = 0;
@@ -182,7 +232,7 @@ static inline void attribute(prism_analysis *a, athread *t, uint32_t node, bool 
             return;
         }
         if (nd->step_cur < cur) {
-            step_close(nd, nd->step_sum);
+            step_close(t, nd, nd->step_sum);
             nd->step_cur = cur;
             nd->step_sum = dur;
             return;
@@ -286,7 +336,10 @@ void an_tree_unrecorded(prism_analysis *a, uint32_t stream, const prism_unrecord
         if (node == PRISM_NO_NODE)
             continue;
         uint64_t r = u[i].regions;
-        t->nodes[node].unrec += r;
+        tnode_ext *x = an_ext_get(t, &t->nodes[node]);
+        if (!x)
+            continue;
+        x->unrec += r;
         a->unrec_placed = a->unrec_placed + r < a->unrec_placed ? UINT64_MAX : a->unrec_placed + r;
     }
 }
@@ -409,11 +462,11 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
     if (nd->step_cur == p) {
         nd->step_sum += dur;
     } else if (p > nd->step_cur) {
-        step_close(nd, nd->step_sum);       /* the node moved on to a later step */
+        step_close(t, nd, nd->step_sum);    /* the node moved on to a later step */
         nd->step_cur = p;
         nd->step_sum = dur;
     } else {
-        step_close(nd, dur);    /* out of order (only after damage): its own sample */
+        step_close(t, nd, dur); /* out of order (only after damage): its own sample */
     }
 }
 

@@ -35,11 +35,12 @@ typedef struct out_gap {
 } out_gap;
 
 /* Close the step being filled: one call of the node, per-step moments. */
-static void out_close(tnode *o, uint64_t sum)
+static void out_close(athread *t, uint64_t sum)
 {
+    tnode *o = &t->out;
     if (!sum)
         return;
-    step_close(o, sum);
+    step_close(t, o, sum);
     o->calls++;
     if (sum < o->min)
         o->min = sum;
@@ -62,11 +63,11 @@ static void out_add(athread *t, uint32_t pos, uint64_t len)
     if (o->step_cur == p) {
         o->step_sum = an_sat_add(o->step_sum, len);
     } else if (p > o->step_cur) {
-        out_close(o, o->step_sum);
+        out_close(t, o->step_sum);
         o->step_cur = p;
         o->step_sum = len;
     } else {
-        out_close(o, len);          /* an earlier step (after damage): its own */
+        out_close(t, len);          /* an earlier step (after damage): its own */
     }
 }
 
@@ -116,10 +117,12 @@ static void apply(prism_analysis *a, athread *t, const out_gap *g)
         wait = wait < c->out_wait ? wait : c->out_wait;
         busy = busy < c->out_busy ? busy : c->out_busy;
         blk = blk < c->out_blk ? blk : c->out_blk;
+        tnode_cpu *o = an_cpu_get(t, &t->out);
+        if (!o)
+            continue;                   /* stays outside steps */
         c->out_span -= span, c->out_on -= on, c->out_wait -= wait, c->out_busy -= busy;
         c->out_blk -= blk;
-        t->out.cpu_span += span, t->out.cpu_on += on, t->out.cpu_wait += wait;
-        t->out.cpu_busy += busy, t->out.cpu_blk += blk;
+        o->span += span, o->on += on, o->wait += wait, o->busy += busy, o->blk += blk;
     }
 }
 

@@ -80,17 +80,18 @@ void an_work_counters(prism_analysis *a, uint32_t stream, const prism_counter *c
             return;
         a->work.present = true;
         uint32_t node = an_tree_node_at_sample(t, c[i].ts);
-        bool known = node != PRISM_NO_NODE && node < t->n;
+        tnode_ext *x = node != PRISM_NO_NODE && node < t->n ? an_ext_get(t, &t->nodes[node])
+                                                            : NULL;
         if (kind == WORK_FLOPS) {
             a->work.flops += v;
-            if (known)
-                t->nodes[node].flops += v;
+            if (x)
+                x->flops += v;
             else
                 a->work.unattributed_flops += v;
         } else {
             a->work.bytes += v;
-            if (known)
-                t->nodes[node].bytes += v;
+            if (x)
+                x->bytes += v;
             else
                 a->work.unattributed_bytes += v;
         }

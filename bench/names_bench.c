@@ -4,21 +4,26 @@
  * tree once with a distinct name per path and once with names shared
  * between paths (sibling position and depth), so the ratio of the two shows
  * what each distinct name costs beyond its path.  It must stay linear:
- * ns per event flat as the names grow, the ratio near 1.  Prints figures;
- * never fails on time.
+ * ns per event flat as the names grow, the ratio near 1.  Memory, per
+ * path: what the analysis costs beyond the names' own bytes (its peak RSS
+ * growth, measured in a child, less the bytes of the distinct names),
+ * against the target of 200 B a path at 1 M paths (issue 28), with the
+ * same tree with shared names beside it, and the heap in use after reading
+ * and after the refresh.  Prints figures; never fails on time.
  *
- *   names_bench [RUNS]                      N = 10 k, 100 k, 300 k; 3 runs
+ *   names_bench [RUNS]                      N = 10 k, 100 k, 1 M; 3 runs
  *   names_bench --write N distinct|shared|mixed FILE
  *                                           write one profile (to time
  *                                           `prism-top analyze FILE`)
  *
- * The tree is Python-trace shaped: a root per step, fan-out 8, depth 6 at
- * 300 k paths, every path called once per step, 4 steps, names of ~40
+ * The tree is Python-trace shaped: a root per step, fan-out 8, depth 7 at
+ * 1 M paths, every path called once per step, 4 steps, names of ~40
  * bytes ("pkg/mod_12.py(345): fn_67890").
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -325,32 +330,142 @@ static uint64_t run_analyze(void *ctx)
     return v;
 }
 
-/* Peak RSS growth (KB) of a child that analyses the profile: its high-water
- * mark after minus before (the profile's bytes are already resident). */
-static long child_rss_growth(const out *o)
+/* What analysing a profile costs in memory, measured in a child so that
+ * every run starts from the same heap (the free memory it inherits given
+ * back first, or reusing it would hide the growth): its peak RSS growth
+ * (the kernel's high-water mark, reset before the run where /proc allows
+ * it, less the RSS before: the profile's bytes are already resident), and
+ * the heap in use after reading (the streaming state and the names) and
+ * after the refresh (plus the published trees, ops and indexes), all in
+ * bytes. */
+typedef struct mem_use {
+    double peak, read, refreshed;
+} mem_use;
+
+/* A "VmRSS:" or "VmHWM:" line of /proc/self/status, in bytes; -1 without. */
+static double status_kb(const char *key)
 {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double v = -1;
+    size_t n = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) {
+            v = strtod(line + n, NULL) * 1024.0;
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Reset the high-water mark to the current RSS (Linux >= 4.0). */
+static bool hwm_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static double heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 m = mallinfo2();
+    return (double)(m.uordblks + m.hblkhd);
+#else
+    return -1;
+#endif
+}
+
+static mem_use child_mem(const out *o)
+{
+    mem_use m = { -1, -1, -1 };
     int fd[2];
     if (pipe(fd) != 0)
-        return -1;
+        return m;
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
         struct rusage ru;
+#ifdef __GLIBC__
+        malloc_trim(0);                 /* the parent's freed heap: not ours */
+#endif
+        bool hwm = hwm_reset();
+        double rss0 = status_kb("VmRSS:"), heap0 = heap_in_use();
         getrusage(RUSAGE_SELF, &ru);
-        long before = ru.ru_maxrss;
-        bench_sink(run_analyze((void *)o));
-        getrusage(RUSAGE_SELF, &ru);
-        long d = ru.ru_maxrss - before;
-        _exit(write(fd[1], &d, sizeof d) == (ssize_t)sizeof d ? 0 : 1);
+        long max0 = ru.ru_maxrss;
+        prism_analysis *a = prism_analysis_new(NULL);
+        prism_reader_callbacks cb;
+        prism_analysis_callbacks(&cb);
+        prism_reader *r = prism_reader_new(&cb, a);
+        prism_analysis_attach(a, r);
+        prism_reader_feed(r, o->data, o->len);
+        prism_reader_finish(r);
+        m.read = heap_in_use() - heap0;
+        prism_analysis_refresh(a);
+        size_t nops;
+        prism_analysis_ops(a, &nops);
+        bench_sink(prism_analysis_tree(a)->count + nops);
+        m.refreshed = heap_in_use() - heap0;
+        if (hwm && rss0 >= 0 && status_kb("VmHWM:") >= 0) {
+            m.peak = status_kb("VmHWM:") - rss0;
+        } else {
+            getrusage(RUSAGE_SELF, &ru);
+            m.peak = (double)(ru.ru_maxrss - max0) * 1024.0;
+        }
+        if (heap0 < 0)
+            m.read = m.refreshed = -1;
+        prism_analysis_free(a);
+        prism_reader_free(r);
+        _exit(write(fd[1], &m, sizeof m) == (ssize_t)sizeof m ? 0 : 1);
     }
     close(fd[1]);
-    long d = -1;
-    if (read(fd[0], &d, sizeof d) != (ssize_t)sizeof d)
-        d = -1;
+    if (pid < 0 || read(fd[0], &m, sizeof m) != (ssize_t)sizeof m)
+        m = (mem_use){ -1, -1, -1 };
     close(fd[0]);
     int status;
-    waitpid(pid, &status, 0);
-    return d;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    return m;
+}
+
+/* Median of `runs` children's figures, each field on its own. */
+static mem_use mem_median(const out *o, unsigned runs)
+{
+    double pk[BENCH_MAX_RUNS], rd[BENCH_MAX_RUNS], rf[BENCH_MAX_RUNS];
+    if (runs > BENCH_MAX_RUNS)
+        runs = BENCH_MAX_RUNS;
+    for (unsigned i = 0; i < runs; i++) {
+        mem_use m = child_mem(o);
+        pk[i] = m.peak, rd[i] = m.read, rf[i] = m.refreshed;
+    }
+    return (mem_use){ bench_stat_of(pk, runs).median, bench_stat_of(rd, runs).median,
+                      bench_stat_of(rf, runs).median };
+}
+
+/* The bytes of the distinct names of a profile of n paths (each name's
+ * own bytes, no terminator): what a path may cost beyond its name. */
+static double name_bytes(uint32_t n, bool shared)
+{
+    double sum = 0;
+    char s[96];
+    if (shared) {                       /* one name per depth and position */
+        bool *seen = calloc((size_t)(depth_of(n) + 1) * FANOUT, 1);
+        for (uint32_t i = 0; seen && i < n; i++) {
+            uint32_t d = depth_of(i), key = i ? d * FANOUT + (i - 1) % FANOUT : 0;
+            if (!seen[key]) {
+                seen[key] = true;
+                sum += node_name(s, sizeof s, i, d, true, false);
+            }
+        }
+        free(seen);
+        return sum;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        sum += node_name(s, sizeof s, i, depth_of(i), false, false);
+    return sum;
 }
 
 static int write_one(const char *nstr, const char *kind, const char *path)
@@ -371,12 +486,16 @@ static int write_one(const char *nstr, const char *kind, const char *path)
     return bad;
 }
 
+/* The target of issue 28: what a distinct call path may cost beyond its
+ * name's bytes. */
+#define TARGET_PER_PATH 200.0
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "--write"))
         return write_one(argv[2], argv[3], argv[4]);
     unsigned runs = argc > 1 ? (unsigned)atoi(argv[1]) : 3;
-    static const uint32_t sizes[] = { 10000, 100000, 300000 };
+    static const uint32_t sizes[] = { 10000, 100000, 1000000 };
     printf("names_bench: a Python-trace-shaped call tree (fan-out %u, %u steps), distinct "
            "names per path vs shared names\n", FANOUT, STEPS);
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -385,21 +504,33 @@ int main(int argc, char **argv)
             fprintf(stderr, "names_bench: cannot build the profiles\n");
             return 1;
         }
+        double n = sizes[i];
         bench_stat td = bench_measure(run_analyze, &d, runs);
         bench_stat ts = bench_measure(run_analyze, &s, runs);
-        long rd = child_rss_growth(&d), rs = child_rss_growth(&s);
-        char what[64], extra[160];
-        snprintf(what, sizeof what, "analysis: %3uk distinct names", sizes[i] / 1000);
+        char what[64], extra[200], size[16];
+        if (sizes[i] >= 1000000)
+            snprintf(size, sizeof size, "%u M", sizes[i] / 1000000);
+        else
+            snprintf(size, sizeof size, "%u k", sizes[i] / 1000);
+        snprintf(what, sizeof what, "analysis: %5s distinct names", size);
         snprintf(extra, sizeof extra, "%.3f s (median of %u), %.0f ns/name; shared names: "
                  "%.0f ns/event, distinct/shared %.2fx", td.median, td.runs,
-                 td.median * 1e9 / sizes[i], ts.median * 1e9 / (double)s.events,
+                 td.median * 1e9 / n, ts.median * 1e9 / (double)s.events,
                  ts.median > 0 ? td.median / ts.median : 0);
         bench_row_value(what, td.median * 1e9 / (double)d.events, "ns/event", extra,
                         "flat in N, ratio flat");
-        snprintf(what, sizeof what, "analysis: %3uk names, RSS growth", sizes[i] / 1000);
-        snprintf(extra, sizeof extra, "%.0f B/path; shared names %.1f MB", rd * 1024.0 / sizes[i],
-                 rs / 1024.0);
-        bench_row_value(what, rd / 1024.0, "MB", extra, "linear in paths");
+        /* memory: per path beyond the names' own bytes, the same tree with
+         * shared names beside it */
+        mem_use md = mem_median(&d, runs), ms = mem_median(&s, runs);
+        double nd = name_bytes(sizes[i], false), ns = name_bytes(sizes[i], true);
+        double pd = (md.peak - nd) / n, ps = (ms.peak - ns) / n;
+        snprintf(what, sizeof what, "analysis: %5s paths, memory", size);
+        snprintf(extra, sizeof extra, "beyond names (%.0f B/path), peak RSS growth %.0f MB "
+                 "(median of %u), heap: read %.0f + refresh %.0f B/path; shared names %.0f "
+                 "B/path (%.2fx); %.2fx the target", nd / n, md.peak / 1e6, runs,
+                 md.read / n, (md.refreshed - md.read) / n, ps, ps > 0 ? pd / ps : 0,
+                 pd / TARGET_PER_PATH);
+        bench_row_value(what, pd, "B/path", extra, "<= 200 B/path at 1 M");
         free(d.data);
         free(s.data);
     }

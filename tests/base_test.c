@@ -1,5 +1,6 @@
 /*
  * base_test.c - base/: the map (every key, growth, iteration, clear), the
+ * index table (keys in the caller's array, collisions, growth, replace), the
  * buffer (appends, printf, take), the JSON writer (escaping, numbers,
  * nesting, misuse, to a FILE and to a buffer), the error value (cut to fit,
  * which code and offset), the vector and the stable sort.
@@ -17,6 +18,7 @@
 
 #include "../base/array.h"
 #include "../base/errinfo.h"
+#include "../base/itab.h"
 #include "../base/jsonw.h"
 #include "../base/strbuf.h"
 #include "../base/u64map.h"
@@ -93,6 +95,158 @@ static void test_map_growth_and_iteration(void **state)
     assert_false(pb_map_get(&m, 7919, &v));
     assert_true(pb_map_reserve(&m, 1000));
     pb_map_free(&m);
+}
+
+/* The index table's caller: keys in an array, a weak hash on demand (every
+ * key below 64 hashes alike: long probe runs), the key sought in ctx. */
+typedef struct itab_ctx {
+    const uint64_t *keys;
+    uint64_t want;
+    bool weak;
+} itab_ctx;
+
+static uint64_t itab_hash_of_key(const itab_ctx *c, uint64_t k)
+{
+    return c->weak && k < 64 ? 12345 : k * 0x9E3779B97F4A7C15ull;
+}
+
+static uint64_t itab_hash(const void *ctx, uint32_t i)
+{
+    const itab_ctx *c = ctx;
+    return itab_hash_of_key(c, c->keys[i]);
+}
+
+static bool itab_eq(const void *ctx, uint32_t i)
+{
+    const itab_ctx *c = ctx;
+    return c->keys[i] == c->want;
+}
+
+static uint32_t itab_get(const pb_itab *t, itab_ctx *c, uint64_t k, size_t *slot)
+{
+    c->want = k;
+    return pb_itab_find(t, itab_hash_of_key(c, k), itab_eq, c, slot);
+}
+
+static void test_itab(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    uint64_t *keys = malloc(N * sizeof *keys);
+    assert_non_null(keys);
+    itab_ctx c = { keys, 0, true };
+    pb_itab t = { 0 };
+    size_t slot;
+    assert_int_equal(itab_get(&t, &c, 5, &slot), UINT32_MAX);    /* zeroed: empty */
+    for (uint32_t i = 0; i < N; i++) {
+        uint64_t k = i < 64 ? i : (uint64_t)i * 7919;
+        assert_int_equal(itab_get(&t, &c, k, &slot), UINT32_MAX);
+        keys[i] = k;
+        assert_true(pb_itab_add(&t, slot, i, itab_hash_of_key(&c, k), itab_hash, &c));
+    }
+    assert_int_equal(t.count, N);
+    assert_true(t.count * 2 <= t.cap);             /* at most half full */
+    assert_true(t.cap <= 4u * N);                  /* ... and past a quarter */
+    assert_int_equal(sizeof *t.slot, 4);           /* 4 bytes a slot */
+    for (uint32_t i = 0; i < N; i++)               /* every index, colliding or not */
+        assert_int_equal(itab_get(&t, &c, keys[i], &slot), i);
+    assert_int_equal(itab_get(&t, &c, 7, &slot), 7);
+    assert_int_equal(itab_get(&t, &c, 64, &slot), UINT32_MAX);   /* never added */
+    /* replace: a later element with the same key takes the slot */
+    assert_int_equal(itab_get(&t, &c, keys[10], &slot), 10);
+    keys[N - 1] = keys[10];
+    assert_true(pb_itab_replace(&t, slot, N - 1, itab_hash, &c));
+    assert_int_equal(itab_get(&t, &c, keys[10], &slot), N - 1);
+    assert_int_equal(t.count, N);
+    assert_false(pb_itab_add(&t, 0, UINT32_MAX, 0, itab_hash, &c));   /* no such index */
+    pb_itab_free(&t);
+    assert_int_equal(itab_get(&t, &c, 7, &slot), UINT32_MAX);
+    /* reserved: no growth while adding up to n */
+    c.weak = false;
+    assert_true(pb_itab_reserve(&t, 1000, itab_hash, &c));
+    size_t cap = t.cap;
+    for (uint32_t i = 0; i < 1000; i++) {
+        keys[i] = i;
+        assert_int_equal(itab_get(&t, &c, i, &slot), UINT32_MAX);
+        assert_true(pb_itab_add(&t, slot, i, itab_hash_of_key(&c, i), itab_hash, &c));
+    }
+    assert_int_equal(t.cap, cap);
+    assert_int_equal(itab_get(&t, &c, 999, &slot), 999);
+    pb_itab_free(&t);
+    free(keys);
+}
+
+/* Indices past 2^24 - 2 leave no room for the slots' hash tags: the table
+ * drops them (placing every index again) and still finds everything.  The
+ * elements are virtual: element i's key is i * 3 (i < 2^32 - 1). */
+typedef struct vkey {
+    uint64_t want;
+} vkey;
+
+static bool vkey_eq(const void *ctx, uint32_t i)
+{
+    return (uint64_t)i * 3 == ((const vkey *)ctx)->want;
+}
+
+static uint64_t vkey_hash(const void *ctx, uint32_t i)
+{
+    (void)ctx;
+    return (uint64_t)i * 3;
+}
+
+static uint32_t vkey_add(pb_itab *t, uint32_t i)
+{
+    vkey k = { (uint64_t)i * 3 };
+    size_t slot;
+    uint32_t f = pb_itab_find(t, k.want, vkey_eq, &k, &slot);
+    if (f != UINT32_MAX)
+        return f;
+    return pb_itab_add(t, slot, i, k.want, vkey_hash, &k) ? i : UINT32_MAX - 1;
+}
+
+static uint32_t vkey_find(const pb_itab *t, uint64_t key)
+{
+    vkey k = { key };
+    size_t slot;
+    return pb_itab_find(t, key, vkey_eq, &k, &slot);
+}
+
+static void test_itab_wide(void **state)
+{
+    (void)state;
+    pb_itab t = { 0 };
+    for (uint32_t i = 0; i < 1000; i++)
+        assert_int_equal(vkey_add(&t, i), i);
+    assert_false(t.wide);
+    const uint32_t big[] = { 0x00fffffeu, 0x00ffffffu, 0x01000000u, 0xfffffffeu };
+    for (size_t b = 0; b < sizeof big / sizeof big[0]; b++)
+        assert_int_equal(vkey_add(&t, big[b]), big[b]);
+    assert_true(t.wide);
+    assert_int_equal(t.count, 1004);
+    for (uint32_t i = 0; i < 1000; i++)
+        assert_int_equal(vkey_find(&t, (uint64_t)i * 3), i);
+    for (size_t b = 0; b < sizeof big / sizeof big[0]; b++)
+        assert_int_equal(vkey_find(&t, (uint64_t)big[b] * 3), big[b]);
+    assert_int_equal(vkey_find(&t, 1), UINT32_MAX);
+    pb_itab_free(&t);
+    assert_false(t.wide);
+    /* a replace by a large index widens a narrow table */
+    for (uint32_t i = 0; i < 100; i++)
+        assert_int_equal(vkey_add(&t, i), i);
+    vkey k = { 42 * 3 };
+    size_t slot;
+    assert_int_equal(pb_itab_find(&t, k.want, vkey_eq, &k, &slot), 42);
+    assert_true(pb_itab_replace(&t, slot, 0x02000000u, vkey_hash, &k));
+    assert_true(t.wide);
+    /* index 0x02000000 stands where 42 was: found by 42's key (its slot),
+     * while vkey_eq tells it by its own key */
+    assert_int_equal(vkey_find(&t, 41 * 3), 41);
+    assert_int_equal(t.count, 100);
+    bool seen = false;
+    for (size_t j = 0; j < t.cap; j++)
+        seen |= t.slot[j] == 0x02000000u + 1;
+    assert_true(seen);
+    pb_itab_free(&t);
 }
 
 static void test_buf(void **state)
@@ -262,6 +416,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_map_every_key),
         cmocka_unit_test(test_map_growth_and_iteration),
+        cmocka_unit_test(test_itab),
+        cmocka_unit_test(test_itab_wide),
         cmocka_unit_test(test_buf),
         cmocka_unit_test(test_json_to_buffer),
         cmocka_unit_test(test_json_misuse_and_file),
