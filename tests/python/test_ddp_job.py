@@ -17,6 +17,7 @@ analyze DIR --format json`:
 Skipped without torch; the PRISM half also under the sanitizers (torch and
 the sanitized extension cannot share an interpreter)."""
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -32,6 +33,7 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "ddp_job.py")
+TEARDOWN_ABORT = "terminate called without an active exception"
 SLOW = 1
 
 
@@ -43,6 +45,14 @@ class DdpJob(pyutil.TempDirTest):
                "--slow-iters", "40", "--steps", "8"] + (["--trace"] if trace else [])
         env = pyutil.torch_env(not trace, OMP_NUM_THREADS=1)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        if p.returncode != 0 and TEARDOWN_ABORT in p.stderr:
+            # torch's gloo teardown now and then aborts a rank as it exits
+            # (std::terminate from a C++ thread left joinable); once in a
+            # fresh-clone CI run with PRISM already shut down.  One retry,
+            # said on stderr; a second abort fails the test.
+            sys.stderr.write("test_ddp_job: a rank aborted in torch's teardown; once more\n")
+            shutil.rmtree(out, True)
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         files = sorted(f for f in os.listdir(out) if not f.startswith("."))
         self.assertEqual(len(files), 3, files)
