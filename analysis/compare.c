@@ -173,18 +173,19 @@ static double share_of(const sideinfo *s, const prism_node *n)
  * least OWN_MIN_CALL on both sides and CPU samples covering half their
  * time, a change must also show in own time per step (the per-step mean
  * less the path's run-queue share), the same way and by at least the
- * median floor or half the change of its run-queue share, whichever is
+ * median floor or a quarter of the change of its run-queue share, whichever is
  * more: the samples place a short call's run-queue time roughly (between
  * two identical runs beside hogs, a 1-2 ms region's own time read -26 to
  * +18 %, an 8 ms one's -4 to +2 %), more roughly the more the load moved.
  * Measured beside hogs on 2 cores against a quiet run: an 8 ms compute
  * region's wall median rose 43-162 % while its own time moved -3..+6 %; a
- * planted +25 % (3 ms calls) read +22..+38 % and stayed flagged.  Shorter
+ * planted +25 % (3 ms calls) read +16..+38 % (+16 with its run-queue share
+ * 42 points up: half of that as the floor missed it).  Shorter
  * calls keep the wall-time verdict (preemption seldom hits one of them, so
  * their medians hardly move with load).
  */
 #define OWN_MIN_CALL 1e6        /* ns: a call's mean */
-#define OWN_LOAD_FLOOR 0.5      /* of the change of its run-queue share */
+#define OWN_LOAD_FLOOR 0.25     /* of the change of its run-queue share */
 #define OWN_MIN_COVER 0.5
 
 /* A side's node's run-queue share; < 0 when it has no own time. */

@@ -336,8 +336,11 @@ static void test_compare_identical_beside_hogs(void **state)
 }
 
 /* The same program twice, the second beside hogs: the hogs slow the
- * regions' wall time, not their own time; at most one of 37 flagged, and
- * the long region (hot_matmul, 8 ms calls) checked on its own time. */
+ * regions' wall time, not their own time; at most two of 38 flagged (the
+ * samples place a 2-3 ms region's run-queue time roughly, the more so the
+ * more the load moved: under heavy load a mid-size region's own time can
+ * read 10 % off), and the long region (hot_matmul, 8 ms calls) checked on
+ * its own time. */
 static void check_load_only(const char *label, prism_analysis *a, prism_analysis *b)
 {
     if (!prism_analysis_cpu_present(a) || !prism_analysis_cpu_present(b)) {
@@ -349,10 +352,10 @@ static void check_load_only(const char *label, prism_analysis *a, prism_analysis
     prism_compare *c = prism_compare_new(a, b);
     assert_non_null(c);
     size_t flagged = print_compare(label, c);
-    printf("  %zu of %zu regions flagged (want <= 1), %zu on own time\n", flagged, c->count,
+    printf("  %zu of %zu regions flagged (want <= 2), %zu on own time\n", flagged, c->count,
            c->own_regions);
     assert_true(c->count >= 37);
-    assert_true(flagged <= 1);
+    assert_true(flagged <= 2);
     assert_true(c->own_regions >= 1);
     prism_compare_free(c);
     prism_analysis_free(a);

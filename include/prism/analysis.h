@@ -580,8 +580,8 @@ typedef struct prism_delta {
      * samples covering at least half of its time on both sides, has its
      * own time per step, the per-step mean less its run-queue share
      * (base_runq / new_runq).  Then (own) a change is significant only
-     * when its own time moved the same way by at least 3 % and by half the
-     * change of its run-queue share (own_pct): a region slower only
+     * when its own time moved the same way by at least 3 % and by a quarter
+     * of the change of its run-queue share (own_pct): a region slower only
      * because the machine was busier (it waited for a CPU) is not called
      * slower.  Shorter calls keep the wall-time verdict: preemption seldom
      * hits one of them, so their medians hardly move with the load. */
