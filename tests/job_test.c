@@ -138,6 +138,34 @@ static void test_straggler_by_distribution(void **state)
     prism_job_free(j);
 }
 
+/* A rank 19 us "slower" in 60 us of work, in 1.5 ms steps that are mostly
+ * the collective's wait: 32 % above the others in every step (the sign
+ * test alone names it), but nothing the job would notice (8 equal ranks
+ * on 2 cores read like this): no straggler. */
+static void test_tiny_excess_no_straggler(void **state)
+{
+    (void)state;
+    size_t nr = 4, ns = 40;
+    prism_rank_summary *s = calloc(nr, sizeof *s);
+    assert_non_null(s);
+    uint64_t seed = 5;
+    for (size_t r = 0; r < nr; r++)
+        rs_init(&s[r], (int64_t)r);
+    for (size_t k = 0; k < ns; k++)
+        for (size_t r = 0; r < nr; r++) {
+            double w = (r == 2 ? 79e3 : 60e3) * (1 + 0.01 * noise(&seed));
+            rs_step(&s[r], k, w + 1.44 * MS, 1.44 * MS);     /* step, of it waiting */
+        }
+    for (size_t r = 0; r < nr; r++)
+        rs_region(&s[r], "forward", PRISM_WAIT_NO, 60e3 * (double)ns);
+    prism_job *j = merge(s, nr);
+    printf("  rank 2: work median %.1f us, sign z %.2f%s\n", j->ranks[2].work_median_ns / 1e3,
+           j->ranks[2].dist_z, j->ranks[2].straggler ? "  straggler" : "");
+    assert_true(j->ranks[2].dist_z >= 3.09);
+    assert_int_equal(j->nstragglers, 0);
+    prism_job_free(j);
+}
+
 static void test_planted_wrapped(void **state)
 {
     (void)state;
@@ -356,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_planted_8),
         cmocka_unit_test(test_planted_32),
         cmocka_unit_test(test_straggler_by_distribution),
+        cmocka_unit_test(test_tiny_excess_no_straggler),
         cmocka_unit_test(test_planted_wrapped),
         cmocka_unit_test(test_wait_by_others),
         cmocka_unit_test(test_noise_no_straggler),

@@ -176,7 +176,8 @@ typedef struct prism_job_rank {
                                   steps: (above - below) / sqrt(n)            */
     bool straggler;            /* by per-step votes, or by distribution (a
                                   sign test z >= 3.09 and a median work 25 %
-                                  above the others')                          */
+                                  above the others', by at least the per-step
+                                  floors against the job's median step)       */
 } prism_job_rank;
 
 /* A file that could not be read, with the reason. */
