@@ -186,6 +186,7 @@ static double share_of(const sideinfo *s, const prism_node *n)
  */
 #define OWN_MIN_CALL 1e6        /* ns: a call's mean */
 #define OWN_LOAD_FLOOR 0.25     /* of the change of its run-queue share */
+#define OWN_EXPLAINS 0.5        /* of the wall change the shares predict */
 #define OWN_MIN_COVER 0.5
 
 /* A side's node's run-queue share; < 0 when it has no own time. */
@@ -366,10 +367,21 @@ static void verdict(prism_delta *d, const sideinfo *sb, const sideinfo *sc, doub
         d->significant = false;
     d->raw_significant = d->significant;
     /* a long region's change must show in its own time too */
-    if (d->own) {
+    if (d->own && d->significant) {
         double floor = 100.0 * MIN_MEDIAN_CHANGE,
                load = 100.0 * OWN_LOAD_FLOOR * fabs(d->new_runq - d->base_runq);
-        if (d->own_pct * d->median_pct <= 0 || fabs(d->own_pct) < (load > floor ? load : floor))
+        bool own_flat = d->own_pct * d->median_pct <= 0 ||
+                        fabs(d->own_pct) < (load > floor ? load : floor);
+        /* the load must also explain the change: the wall time moved the
+         * way the run-queue shares say and by at least half as much
+         * (under ASan a 3 ms region's share read 0 -> 53 %, +113 % by
+         * load alone, where its wall time rose the planted +25 %: its
+         * own time, read from that share, is no evidence then) */
+        double pred = d->new_runq < 1.0 ? 100.0 * ((1.0 - d->base_runq) / (1.0 - d->new_runq) - 1.0)
+                                        : 0.0;
+        bool load_explains = d->raw_median_pct * pred > 0 &&
+                             fabs(d->raw_median_pct) >= OWN_EXPLAINS * fabs(pred);
+        if (own_flat && load_explains)
             d->significant = false;
     }
 }

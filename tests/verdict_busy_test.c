@@ -164,8 +164,11 @@ static void test_compute_beside_hogs(void **state)
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs_start(hog, MAX_HOGS);
     child_arg ca = { path, truth, 2.5, 0, 0, 0 };
-    child_run_ok(busy_child, &ca);
-    hogs_stop(hog, nhog);
+    char cerr[8192];
+    child c = child_start(busy_child, &ca, false, true);
+    int status = child_finish(&c, cerr, sizeof cerr);
+    hogs_stop(hog, nhog);               /* before any assertion: never left running */
+    assert_child_ok(status, cerr);
 
     unsigned long long step_ns = 0, hot_ns = 0;
     FILE *f = fopen(truth, "r");
@@ -234,8 +237,11 @@ static prism_analysis *run_hogs(tdir *d, const char *name, double update_ms, boo
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs ? hogs_start(hog, MAX_HOGS) : 0;
     child_arg ca = { path, truth, update_ms, small, hogs_from, hogs_to };
-    child_run_ok(busy_child, &ca);
-    hogs_stop(hog, nhog);
+    char cerr[8192];
+    child c = child_start(busy_child, &ca, false, true);
+    int status = child_finish(&c, cerr, sizeof cerr);
+    hogs_stop(hog, nhog);               /* before any assertion: never left running */
+    assert_child_ok(status, cerr);
     prism_status err = PRISM_OK;
     char msg[256];
     uint64_t off = 0;
