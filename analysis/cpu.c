@@ -9,13 +9,17 @@
  * waited W ns in the run queue; the rest of the interval it was blocked.
  * The thread's region transitions (the ring tree.c keeps once samples
  * exist) split the interval into pieces of self time of its innermost
- * regions.  D is shared among the pieces in proportion to each piece's
- * span times its region's on-CPU rate learnt so far (an EM step, as in
- * deconvolution: intervals that lie inside one region teach its rate
- * exactly, and mixed ones are then split by what was learnt), no piece
- * getting more than its span; W follows the on-CPU shares (a thread waits
- * for a CPU only where it wants to run).  What is left of a piece is
- * blocked time.  Blocked time is also weighted by how busy the other
+ * regions.  Its runnable time D + W is shared among the pieces in
+ * proportion to each piece's span times its region's runnable rate learnt
+ * so far (an EM step, as in deconvolution: intervals that lie inside one
+ * region teach its rate exactly, and mixed ones are then split by what was
+ * learnt), no piece getting more than its span, and each piece's share
+ * divides into on-CPU and run-queue time as the interval's does.  Runnable,
+ * not on-CPU, rates: whether code wants a CPU is a property of the code,
+ * the same under contention, while the part of it the code gets is the
+ * scheduler's and swings from one slice to the next (a thread just woken
+ * runs ahead, one preempted waits).  What is left of a piece is blocked
+ * time.  Blocked time is also weighted by how busy the other
  * threads were in the same pass (their D over the interval, capped at one
  * core): the evidence that the thread waited for work done elsewhere, such
  * as loader threads producing a batch.
@@ -23,8 +27,11 @@
  * The proportional split learns nothing from intervals that all mix the
  * same regions the same way (a 3 ms wait inside a 16 ms step sampled every
  * 5 ms is never alone in an interval), so each thread also keeps the
- * normal equations of a least-squares fit of every interval's on-CPU time
- * against the spans of its regions in it: as the sampling
+ * normal equations of least-squares fits of every interval's on-CPU time,
+ * and of its runnable time, against the spans of its regions in it (an
+ * interval that ends with the thread queued, PRISM_CPU_QUEUED, joins the
+ * next: the wait in progress is in no counter until the thread runs, and
+ * the two together hold all of it): as the sampling
  * phase drifts against the steps the mixes vary, and the fit recovers each
  * region's rate.  The regression has a variable for each of the first
  * CPU_SLOTS - 2 regions sampled, one for the rest together and one for the
@@ -132,7 +139,7 @@ static double rate(uint64_t on, uint64_t span)
 
 /* ---- the regression --------------------------------------------------- */
 
-#define LS_N (CPU_SLOTS + 1u)             /* row stride: A, then b */
+#define LS_N (CPU_SLOTS + 2u)             /* row stride: A, then b_on, b_run */
 #define LS_PULL 1e-3                      /* ridge towards the split, relative */
 
 /* A node's record for writing, where it has one. */
@@ -155,33 +162,62 @@ static uint32_t slot_of(athread *t, tnode_cpu *x)
 }
 
 /* One interval into the normal equations: its spans per slot (ms) against
- * its on-CPU time (ms). */
-static void ls_add(athread *t, double d)
+ * its on-CPU time d and its runnable time r (on a CPU or waiting for one),
+ * ns.  An interval that ends with the thread queued (its wait in progress
+ * is in no counter yet) is carried into the next: the two together hold
+ * the whole wait, as reported, so their runnable time is exact. */
+static void ls_add(athread *t, double d, double r, bool queued)
 {
     acpu *c = &t->cpu;
     if (!c->ls) {
         c->ls = calloc((size_t)CPU_SLOTS * LS_N, sizeof *c->ls);
-        if (!c->ls)
+        c->carry = calloc(CPU_SLOTS + 2, sizeof *c->carry);
+        if (!c->ls || !c->carry) {
+            free(c->ls);
+            free(c->carry);
+            c->ls = c->carry = NULL;
             return;
+        }
         c->nslots = 2;
     }
     double v[CPU_SLOTS] = { 0 };
-    uint32_t used[CPU_SLOTS], nused = 0;
     for (size_t i = 0; i <= c->ntouched; i++) {
         tnode_cpu *x = i < c->ntouched ? touched_cpu(t, i) : NULL;
         uint32_t k = x ? slot_of(t, x) : 0;
         double span = (double)(x ? x->tmp : c->out_tmp);
-        if (!(span > 0))
-            continue;
-        if (v[k] == 0)
-            used[nused++] = k;
-        v[k] += span / 1e6;
+        if (span > 0)
+            v[k] += span / 1e6;
     }
+    d /= 1e6;
+    r /= 1e6;
+    if (c->carrying) {
+        for (uint32_t k = 0; k < CPU_SLOTS; k++)
+            v[k] += c->carry[k];
+        d += c->carry[CPU_SLOTS];
+        r += c->carry[CPU_SLOTS + 1];
+        c->carrying = false;
+    }
+    if (queued) {
+        memcpy(c->carry, v, sizeof v);
+        c->carry[CPU_SLOTS] = d;
+        c->carry[CPU_SLOTS + 1] = r;
+        c->carrying = true;
+        return;
+    }
+    double all = 0;
+    uint32_t used[CPU_SLOTS], nused = 0;
+    for (uint32_t k = 0; k < CPU_SLOTS; k++)
+        if (v[k] > 0) {
+            used[nused++] = k;
+            all += v[k];
+        }
+    r = r < all ? r : all;
     for (uint32_t x = 0; x < nused; x++) {
         double *row = &c->ls[(size_t)used[x] * LS_N];
         for (uint32_t y = 0; y < nused; y++)
             row[used[y]] += v[used[x]] * v[used[y]];
-        row[CPU_SLOTS] += v[used[x]] * d / 1e6;
+        row[CPU_SLOTS] += v[used[x]] * d;
+        row[CPU_SLOTS + 1] += v[used[x]] * r;
     }
 }
 
@@ -220,7 +256,8 @@ static double ratio(uint64_t x, uint64_t span)
 
 static void runq_fill(athread *t);
 
-/* Every thread's regression, solved: rates per slot; then the run queue. */
+/* Every thread's regressions, solved: on-CPU and runnable rates per slot;
+ * then the run queue. */
 void an_oncpu_solve(prism_analysis *a)
 {
     for (size_t i = 0; i < a->nthreads; i++) {
@@ -229,28 +266,46 @@ void an_oncpu_solve(prism_analysis *a)
         c->solved = false;
         if (!c->ls || c->nslots < 3)
             continue;
-        if (!c->rate && !(c->rate = calloc(CPU_SLOTS, sizeof *c->rate)))
+        if (!c->rate && !(c->rate = calloc(2 * CPU_SLOTS, sizeof *c->rate)))
             continue;
-        double r0[CPU_SLOTS];
-        uint64_t oth_on = 0, oth_span = 0;
+        double r0[CPU_SLOTS], q0[CPU_SLOTS];
+        uint64_t oth_on = 0, oth_run = 0, oth_span = 0;
         r0[0] = ratio(c->out_on, c->out_span);
+        q0[0] = ratio(c->out_on + c->out_wait, c->out_span);
         for (size_t k = 0; k < t->n; k++) {
             const tnode_cpu *x = an_cpu(t, &t->nodes[k]);
             if (!x)
                 continue;
             if (x->slot >= 2 && x->slot < c->nslots) {
                 r0[x->slot] = ratio(x->on, x->span);
+                q0[x->slot] = ratio(x->on + x->wait, x->span);
             } else if (!x->slot) {
                 oth_on += x->on;
+                oth_run += x->on + x->wait;
                 oth_span += x->span;
             }
         }
         r0[1] = ratio(oth_on, oth_span);
+        q0[1] = ratio(oth_run, oth_span);
+        for (uint32_t k = 0; k < c->nslots; k++)
+            q0[k] = q0[k] > 1 ? 1 : q0[k];
         ls_solve(c->ls, c->nslots, CPU_SLOTS, r0, c->rate);
+        ls_solve(c->ls, c->nslots, CPU_SLOTS + 1, q0, c->rate + CPU_SLOTS);
         c->solved = true;
     }
     for (size_t i = 0; i < a->nthreads; i++)
         runq_fill(a->threads[i]);
+}
+
+/* A node's runnable time (on a CPU or waiting for one): the regression's
+ * rate where it has one, else what the split credited. */
+static uint64_t node_run(const athread *t, const tnode_cpu *x)
+{
+    const acpu *c = &t->cpu;
+    uint64_t run = x->on + x->wait;
+    if (c->solved && x->slot >= 2 && x->slot < c->nslots)
+        run = an_ns_round(c->rate[CPU_SLOTS + x->slot] * (double)x->span);
+    return run < x->span ? run : x->span;
 }
 
 /* A node's on-CPU time: the regression's rate where it has one. */
@@ -258,15 +313,13 @@ static uint64_t node_on(const athread *t, const tnode_cpu *x)
 {
     const acpu *c = &t->cpu;
     uint64_t on = x->on;
-    if (c->solved && x->slot >= 2 && x->slot < c->nslots)
-        on = an_ns_round(c->rate[x->slot] * (double)x->span);
-    return on < x->span ? on : x->span;
-}
-
-static int by_rate(const void *x, const void *y)
-{
-    const double *a = x, *b = y;
-    return a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
+    if (c->solved && x->slot >= 2 && x->slot < c->nslots) {
+        uint64_t cr = x->on + x->wait;
+        on = cr ? an_ns_round((double)node_run(t, x) * (double)x->on / (double)cr)
+                : an_ns_round(c->rate[x->slot] * (double)x->span);
+    }
+    uint64_t run = node_run(t, x);
+    return on < run ? on : run;
 }
 
 /*
@@ -278,23 +331,51 @@ static int by_rate(const void *x, const void *y)
  * when the thread gets a CPU again, not while it waits, so a thread
  * preempted across a sample shows no progress in that interval and the
  * whole wait in the next; that excess returns the newest blocked pieces to
- * the run queue (credit()).  At refresh a region's time off CPU (its span
- * less its on-CPU time, from the regression where it has one) is blocked
- * up to its measured blocked time and run-queue wait for the rest; the
- * blocked time a region could not hold (the regression put more of its
- * span on CPU than the split did) goes to the regions with room that ran
- * the least, so the thread's blocked total stays what was measured and
- * never grows from an estimate: preempted compute is never a wait.
+ * the run queue (credit()), and so does, after a sample the collector
+ * marked PRISM_CPU_PREEMPTED (queued, and not blocked since the sample
+ * before), the next wait reported, up to the time that interval left in
+ * neither counter.  At refresh a region's time not runnable (its span less
+ * its runnable time, from the regression where it has one) is blocked up
+ * to its measured blocked time; the rest of its time off CPU is run-queue
+ * wait.  The blocked time a region could not hold goes first to the time
+ * not runnable of other regions, the least runnable first, then to the run
+ * queue of the regions that ran the least, so the thread's blocked total
+ * stays what was measured and never grows from an estimate: preempted
+ * compute is never a wait.
  */
-static int by_rate_up(const void *x, const void *y)
+typedef struct fill {
+    double run;                 /* its runnable rate: who takes blocked first */
+    uint64_t *runq, room;       /* its run queue; its non-runnable time left */
+} fill;
+
+static int by_run_up(const void *x, const void *y)
 {
-    return -by_rate(x, y);
+    const fill *a = x, *b = y;
+    return a->run < b->run ? -1 : a->run > b->run;
+}
+
+/* Place the blocked time no region's estimate held: first where the
+ * regressions leave time that was neither on a CPU nor runnable, then into
+ * the run queue, the least runnable regions first either way. */
+static void place_lost(fill *f, size_t n, double lost)
+{
+    qsort(f, n, sizeof *f, by_run_up);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < n && lost > 0.5; j++) {
+            uint64_t *from = pass ? f[j].runq : &f[j].room;
+            double x = (double)*from < lost ? (double)*from : lost;
+            uint64_t ux = an_ns_round(x);
+            *from -= ux;
+            if (!pass)
+                *f[j].runq -= ux < *f[j].runq ? ux : *f[j].runq;
+            lost -= (double)ux;
+        }
 }
 
 static void runq_fill(athread *t)
 {
     acpu *c = &t->cpu;
-    double (*order)[2] = malloc((t->n + 2) * sizeof *order);
+    fill *f = malloc((t->n + 2) * sizeof *f);
     size_t n = 0;
     double lost = 0;
     for (size_t k = 0; k <= t->n; k++) {            /* t->n: the outside node */
@@ -304,38 +385,26 @@ static void runq_fill(athread *t)
         x->runq = 0;
         if (!x->span)
             continue;
-        uint64_t on = node_on(t, x), off = x->span - on;
-        uint64_t blk = x->blk < off ? x->blk : off;
+        uint64_t on = node_on(t, x), run = node_run(t, x), off = x->span - on;
+        uint64_t room = x->span - (run > on ? run : on);
+        uint64_t blk = x->blk < room ? x->blk : room;
         lost += (double)(x->blk - blk);
         x->runq = off - blk;
-        if (order && x->runq) {
-            order[n][0] = (double)on / (double)x->span;
-            order[n][1] = (double)k;
-            n++;
-        }
+        if (f && (x->runq || room > blk))
+            f[n++] = (fill){ (double)run / (double)x->span, &x->runq, room - blk };
     }
     uint64_t out_on = c->out_on < c->out_span ? c->out_on : c->out_span;
     uint64_t out_off = c->out_span - out_on;
     uint64_t out_blk = c->out_blk < out_off ? c->out_blk : out_off;
     lost += (double)(c->out_blk - out_blk);
     c->out_runq = out_off - out_blk;
-    if (order && c->out_runq) {
-        order[n][0] = c->out_span ? (double)out_on / (double)c->out_span : 0;
-        order[n][1] = -1;
-        n++;
-    }
-    if (order)
-        qsort(order, n, sizeof *order, by_rate_up);
-    for (size_t j = 0; order && j < n && lost > 0; j++) {
-        uint64_t *runq = order[j][1] < 0
-                             ? &c->out_runq
-                             : &cpu_rec(t, an_tnode(t, (size_t)order[j][1]))->runq;
-        double x = (double)*runq < lost ? (double)*runq : lost;
-        *runq -= an_ns_round(x);
-        lost -= x;
-    }
-    free(order);
-    c->runq_placed = order != NULL;
+    if (f && c->out_runq)
+        f[n++] = (fill){ c->out_span ? (double)out_on / (double)c->out_span : 0, &c->out_runq,
+                         0 };
+    if (f)
+        place_lost(f, n, lost);
+    free(f);
+    c->runq_placed = f != NULL;
 }
 
 oncpu_self_t an_oncpu_self(const athread *t, const tnode *nd)
@@ -383,10 +452,12 @@ static uint64_t *wait_of(athread *t, uint32_t node)
 }
 
 /* Run-queue wait reported beyond its interval (it began before the
- * sample): the newest blocked pieces were that wait, not blocked time. */
-static void take_back(athread *t, double late)
+ * sample): the newest blocked pieces were that wait, not blocked time.
+ * Returns how much of it they held. */
+static double take_back(athread *t, double late)
 {
     acpu *c = &t->cpu;
+    double placed = 0;
     uint32_t lo = c->nrecent > BLK_RECENT ? c->nrecent - BLK_RECENT : 0;
     while (late > 0.5 && c->nrecent > lo) {
         blk_piece *p = &c->recent[(c->nrecent - 1) % BLK_RECENT];
@@ -400,10 +471,12 @@ static void take_back(athread *t, double late)
             *wait += ux;
         }
         late -= (double)ux;
+        placed += (double)ux;
         p->ns -= ux < p->ns ? ux : p->ns;
         if (!p->ns || !blk || !*blk)
             c->nrecent--;
     }
+    return placed;
 }
 
 static void keep_recent(athread *t, uint32_t node, uint64_t ns)
@@ -412,11 +485,16 @@ static void keep_recent(athread *t, uint32_t node, uint64_t ns)
         t->cpu.recent[t->cpu.nrecent++ % BLK_RECENT] = (blk_piece){ node, ns };
 }
 
-/* Credit one interval: D on-CPU and W run-queue ns over the pieces; `late`
- * more run-queue ns were reported than the interval had room for. */
+/* Credit one interval: D on-CPU and W run-queue ns over the pieces, after
+ * `late` run-queue ns that began before the interval went back to the
+ * blocked pieces before it (what they cannot hold is this interval's).
+ * `raw`: the run-queue wait reported with it, for the regression; `queued`:
+ * the thread was waiting for a CPU at its end. */
 static void credit(prism_analysis *a, athread *t, double d, double wq, double late,
-                   double others)
+                   double raw, bool queued, double others)
 {
+    if (late > 0)
+        wq += late - take_back(t, late);
     size_t n = t->cpu.ntouched + 1;
     share stack_sh[64];
     share *sh = n <= 64 ? stack_sh : malloc(n * sizeof *sh);
@@ -435,13 +513,20 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
     double total = 0;
     for (size_t i = 0; i < k; i++) {
         double s = (double)*sh[i].span_tmp;
-        sh[i].w = s * rate(*sh[i].on, *sh[i].span);
+        sh[i].w = s * rate(*sh[i].on + *sh[i].wait, *sh[i].span);
         total += s;
     }
     if (d > total)
         d = total;
-    /* proportional to the weights, none above its span (water filling) */
-    double left = d;
+    if (wq > total - d)
+        wq = total - d;
+    /* The runnable time (on a CPU or waiting for one) goes to the pieces in
+     * proportion to their span and their region's runnable rate, none above
+     * its span (water filling); its on-CPU and run-queue parts follow the
+     * interval's.  Runnable is a property of the code, steady under
+     * contention; the on-CPU share of it is the scheduler's, and varies. */
+    double run = d + wq;
+    double left = run;
     for (size_t round = 0; round < k && left > 0; round++) {
         double sumw = 0;
         for (size_t i = 0; i < k; i++)
@@ -459,7 +544,7 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
             }
         }
         if (capped) {
-            left = d;
+            left = run;
             for (size_t i = 0; i < k; i++)
                 left -= sh[i].c;
             continue;
@@ -469,14 +554,11 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
                 sh[i].c += left * sh[i].w / sumw;
         left = 0;
     }
-    double on_sum = 0;
-    for (size_t i = 0; i < k; i++)
-        on_sum += sh[i].c;
+    double on_part = run > 0 ? d / run : 0;
     for (size_t i = 0; i < k; i++) {
         double s = (double)*sh[i].span_tmp;
-        double q = on_sum > 0 ? wq * sh[i].c / on_sum : total > 0 ? wq * s / total : 0;
-        if (q > s - sh[i].c)
-            q = s - sh[i].c;
+        double q = sh[i].c * (1 - on_part);
+        sh[i].c *= on_part;
         double blocked = s - sh[i].c - q;
         uint64_t b = blocked > 0 ? an_ns_round(blocked) : 0;
         *sh[i].span += *sh[i].span_tmp;
@@ -488,11 +570,9 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
         if (sh[i].node == PRISM_NO_NODE)   /* its part inside steps: unattributed.c */
             an_out_cpu(a, t, *sh[i].span_tmp, sh[i].c, q, (double)b, s * others);
     }
-    if (late > 0)
-        take_back(t, late);
     if (sh != stack_sh)
         free(sh);
-    ls_add(t, d);
+    ls_add(t, d, d + raw, queued);
 reset:
     for (size_t i = 0; i < t->cpu.ntouched; i++)
         touched_cpu(t, i)->tmp = 0;
@@ -521,9 +601,24 @@ void an_oncpu_flush(prism_analysis *a)
             uint64_t wq = s->wait_ns - c->wait;
             if (on > span)
                 on = span;
-            c->d_late = wq > span - on ? wq - (span - on) : 0;
+            /* reported beyond the interval's room, or, the thread having
+             * been queued at the last sample, the wait that began then */
+            uint64_t late = wq > span - on ? wq - (span - on) : 0;
+            if (c->in_runq) {
+                uint64_t q = wq < c->pend ? wq : c->pend;
+                late = q > late ? q : late;
+            }
+            c->d_late = late;
+            wq -= late;
             if (wq > span - on)
                 wq = span - on;
+            /* this interval's time in neither counter, pending when the
+             * thread is queued now */
+            uint64_t gap = span - on - wq;
+            if (s->flags & PRISM_CPU_PREEMPTED)
+                c->pend = (c->in_runq && c->pend > late ? c->pend - late : 0) + gap;
+            else
+                c->pend = 0;
             c->d_span = span;
             c->d_on = on;
             c->on_all += on;
@@ -546,6 +641,7 @@ void an_oncpu_flush(prism_analysis *a)
             uint64_t covered = pieces(t, c->ts, s->ts);
             double f = (double)covered / (double)c->d_span;   /* what the ring saw */
             credit(a, t, (double)c->d_on * f, (double)c->d_wait * f, (double)c->d_late * f,
+                   (double)(c->d_wait + c->d_late) * f, (s->flags & PRISM_CPU_QUEUED) != 0,
                    others);
             c->runq_raw += (double)(c->d_wait + c->d_late) * f;
             c->span += covered;
@@ -559,6 +655,7 @@ void an_oncpu_flush(prism_analysis *a)
             c->wait = s->wait_ns;
         }
         c->exited = (s->flags & PRISM_CPU_EXITED) != 0;
+        c->in_runq = (s->flags & PRISM_CPU_PREEMPTED) != 0 && c->pend > 0;
     }
     a->npass = 0;
 }

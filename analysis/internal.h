@@ -134,6 +134,10 @@ typedef struct acpu {
     uint64_t ts, on, wait;      /* the previous sample */
     uint64_t d_on, d_wait, d_span;  /* the pass at hand */
     uint64_t d_late;            /* run-queue wait reported beyond the interval */
+    bool in_runq;               /* waiting for a CPU at the last sample */
+    uint64_t pend;              /* time off CPU before that sample, in
+                                   neither counter: run-queue wait the next
+                                   samples report (PRISM_CPU_QUEUED) */
     double runq_raw;            /* run-queue wait over the run, as reported */
     uint64_t out_runq;          /* ... placed outside regions (runq_fill) */
     bool runq_placed;
@@ -151,9 +155,13 @@ typedef struct acpu {
     /* least squares over the intervals (cpu.c): slot 0 is outside any
      * region, slot 1 every node without a slot of its own, then up to
      * CPU_SLOTS - 2 nodes in order of first sample */
-    double *ls;                 /* normal equations: A (n x n), b_on, b_wait */
+    double *ls;                 /* normal equations: A (n x n), b_on, b_run */
+    double *carry;              /* an interval ending queued, for the next:
+                                   spans per slot, on-CPU, runnable (ms) */
+    bool carrying;
     uint32_t nslots;
-    double *rate;               /* solved: on-CPU, then run-queue rate per slot */
+    double *rate;               /* solved: on-CPU rate per slot, then the
+                                   runnable (on-CPU or run-queue) rate */
     bool solved;
 } acpu;
 

@@ -485,9 +485,18 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
                                     prism_analysis_find(c->a, t->nodes[where].path_hash));
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description,
-             "CPU contention: the training thread waits for a CPU %.1f%% of %s", 100.0 * share,
-             rules_denom(c));
+    /* the share counts what no hot_operation finding says; the words give
+     * the whole wait, and how much of it those findings hold */
+    double all = (waitq + in_hot) / c->step_ns;
+    if (in_hot > 0)
+        snprintf(b->description, sizeof b->description,
+                 "CPU contention: the training thread waits for a CPU %.1f%% of %s, %.1f%% "
+                 "of it in the hot operations above", 100.0 * (all > 1 ? 1 : all),
+                 rules_denom(c), 100.0 * in_hot / (waitq + in_hot));
+    else
+        snprintf(b->description, sizeof b->description,
+                 "CPU contention: the training thread waits for a CPU %.1f%% of %s",
+                 100.0 * share, rules_denom(c));
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s/step over "
                   "%llu steps", DUR(waitq / (double)c->steps), (unsigned long long)c->steps);

@@ -48,6 +48,7 @@ void an_tree_free_thread(athread *t)
     free(t->cpu.touched);
     free(t->cpu.ls);
     free(t->cpu.rate);
+    free(t->cpu.carry);
     for (size_t i = 0; i < t->n; i++)
         an_res_free(&t->nodes[i]);
     free(t->nodes);

@@ -41,6 +41,7 @@
 #define MAX_RECORDS (1u << 16)  /* kept between two flushes: 2 MiB          */
 #define FD_SHARE 4u             /* hold at most a quarter of RLIMIT_NOFILE  */
 #define FD_MAX 4096u
+#define READ_SPREAD_NS 50000.0  /* a reading and its date: 50 us apart at most */
 
 /* cpu_thread.src: where a thread's samples come from */
 enum { SRC_NEW = 0, SRC_STAT, SRC_CLOCK, SRC_GONE, SRC_NONE, SRC_DONE };
@@ -54,6 +55,7 @@ typedef struct entry {
     bool dead;                  /* as seen under the lock */
     bool check;                 /* read by TID, or gone: look again */
     bool have, gone;
+    uint32_t queued;            /* PRISM_CPU_QUEUED, _PREEMPTED when read */
     uint64_t ticks;             /* when its reading was taken */
 } entry;
 
@@ -207,6 +209,11 @@ cpu_sampler *pc_cpu_new(session *s)
 
 static void close_fd(cpu_sampler *c, prism__thread *th)
 {
+    if (th->cpu.status_open) {
+        close(th->cpu.status_fd);
+        th->cpu.status_open = false;
+        c->fds--;
+    }
     if (th->cpu.src != SRC_STAT)
         return;
     close(th->cpu.fd);
@@ -278,6 +285,8 @@ static bool keep(cpu_sampler *c, prism__thread *th, uint64_t ticks, uint64_t on,
                  uint32_t flags)
 {
     cpu_thread *t = &th->cpu;
+    t->read_ticks = ticks;
+    t->queued = (flags & PRISM_CPU_QUEUED) != 0;
     if (t->sampled) {
         on = on > t->on ? on : t->on;
         wait = wait > t->wait ? wait : t->wait;
@@ -323,6 +332,107 @@ static bool start(cpu_sampler *c, prism__thread *th)
     }
     t->src = t->clock_ok ? SRC_CLOCK : SRC_NONE;
     return t->clock_ok;
+}
+
+/* From a /proc/TID/status text: the state letter and the voluntary
+ * context switches; false when either is missing. */
+static bool status_fields(const char *buf, char *state, uint64_t *nvcsw)
+{
+    const char *st = strstr(buf, "\nState:");
+    const char *vc = strstr(buf, "\nvoluntary_ctxt_switches:");
+    if (!st || !vc)
+        return false;
+    st += sizeof "\nState:" - 1;
+    while (*st == ' ' || *st == '\t')
+        st++;
+    vc += sizeof "\nvoluntary_ctxt_switches:" - 1;
+    while (*vc == ' ' || *vc == '\t')
+        vc++;
+    if (*vc < '0' || *vc > '9')
+        return false;
+    uint64_t v = 0;
+    for (; *vc >= '0' && *vc <= '9'; vc++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(*vc - '0');
+    }
+    *state = *st;
+    *nvcsw = v;
+    return true;
+}
+
+/* Is th waiting for a CPU now (PRISM_CPU_QUEUED), and has it not blocked
+ * since the last time this was asked (PRISM_CPU_PREEMPTED too)?  Linux counts a thread's run-queue wait into
+ * schedstat only when it next gets a CPU, so a thread preempted across a
+ * sample shows neither on-CPU nor wait growth for the time since, which
+ * would read as blocked.  Its status says R for running and runnable
+ * alike; a running thread's CPU clock moves while the file is read, a
+ * queued one's does not.  And a thread that blocked (a voluntary context
+ * switch) since the last reading may have slept for part of that time,
+ * then woken into the queue: only one that did not is PREEMPTED, so a
+ * sleep never reads as run-queue wait.  The first reading only sets the
+ * count.  Returns the flags, 0 when not queued.
+ * *named: the file was opened by TID in this pass (the caller checks the
+ * thread was alive).  The file stays open while descriptors allow. */
+static uint32_t queued_now(cpu_sampler *c, prism__thread *th, bool *named)
+{
+    cpu_thread *t = &th->cpu;
+    int fd = t->status_fd;
+    if (!t->status_open) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%" PRIu64 "/status", th->os_tid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return 0;
+        *named = true;
+        if (c->fds < c->fd_max) {
+            t->status_fd = fd;
+            t->status_open = true;
+            c->fds++;
+        }
+    }
+    struct timespec a, b;
+    char buf[4096];
+    bool clocks = clock_gettime(t->clock, &a) == 0;
+    ssize_t n;
+    do
+        n = pread(fd, buf, sizeof buf - 1, 0);
+    while (n < 0 && errno == EINTR);
+    clocks = clocks && clock_gettime(t->clock, &b) == 0;
+    if (!t->status_open)
+        close(fd);
+    char state;
+    uint64_t nvcsw;
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    if (!status_fields(buf, &state, &nvcsw)) {
+        t->nvcsw_ok = false;
+        return 0;
+    }
+    bool slept = !t->nvcsw_ok || nvcsw != t->nvcsw;
+    t->nvcsw = nvcsw;
+    t->nvcsw_ok = true;
+    if (!clocks || state != 'R' || ts_ns(&a) != ts_ns(&b))
+        return 0;
+    return PRISM_CPU_QUEUED | (slept ? 0 : PRISM_CPU_PREEMPTED);
+}
+
+/* Worth asking whether th is queued: it was read from schedstat, ran in
+ * the interval (or was queued at its start), and a fair part of the
+ * interval is in neither counter.  A thread blocked throughout is not
+ * asked again, so idle threads cost nothing more. */
+static bool maybe_queued(const cpu_sampler *c, const prism__thread *th, const cpu_reading *r,
+                         uint64_t ticks)
+{
+    const cpu_thread *t = &th->cpu;
+    if (t->src != SRC_STAT || !t->sampled || !t->clock_ok || ticks <= t->read_ticks)
+        return false;
+    double span = (double)(ticks - t->read_ticks) * c->s->ns_per_tick;
+    uint64_t on = r->on > t->on ? r->on - t->on : 0;
+    uint64_t wait = r->wait > t->wait ? r->wait - t->wait : 0;
+    double gap = span - (double)on - (double)wait;
+    return (on > 0 || t->queued) && gap > 100000.0 && gap * 8 > span;
 }
 
 static int read_thread(prism__thread *th, cpu_reading *r)
@@ -457,11 +567,24 @@ bool pc_cpu_pass(cpu_sampler *c)
         }
         if (th->cpu.src == SRC_NEW)
             e->check = start(c, th);
-        int rc = read_thread(th, &e->r);
-        e->ticks = prism__now();        /* the writer may be preempted mid-pass */
+        /* The reading's date: the writer may be preempted between the read
+         * and the clock (SCHED_BATCH, on a busy machine, for whole time
+         * slices), and a reading dated late moves the thread's work of that
+         * time into the next interval's regions; so read again, a few
+         * times at most, until the read and its date lie close together. */
+        int rc;
+        for (int tries = 0;; tries++) {
+            uint64_t t0 = prism__now();
+            rc = read_thread(th, &e->r);
+            e->ticks = prism__now();
+            if (rc != CPU_READ_OK || tries == 2 ||
+                (double)(e->ticks - t0) * s->ns_per_tick < READ_SPREAD_NS)
+                break;
+        }
         if (rc == CPU_READ_OK) {
             e->have = true;
             e->check |= th->cpu.src == SRC_CLOCK;
+            e->queued = maybe_queued(c, th, &e->r, e->ticks) ? queued_now(c, th, &e->check) : 0;
         } else if (rc == CPU_READ_GONE) {
             close_fd(c, th);
             th->cpu.src = SRC_GONE;
@@ -488,7 +611,8 @@ bool pc_cpu_pass(cpu_sampler *c)
             changed = true;
         } else if (e->have) {
             changed |= keep(c, e->th, e->ticks, e->r.on, e->r.wait,
-                            e->r.have_wait ? PRISM_CPU_HAVE_WAIT : 0);
+                            (e->r.have_wait ? PRISM_CPU_HAVE_WAIT : 0) |
+                            e->queued);
         }
     }
     return changed;

@@ -59,6 +59,14 @@ typedef struct cpu_thread {
     bool held;
     uint32_t held_flags;
     uint64_t held_ticks;
+    /* writer: when the last reading was taken (held or not), whether the
+     * thread was then waiting for a CPU, and its /proc/self/task/TID/status
+     * while open (status_open), to tell a queued thread from a blocked one,
+     * with its voluntary context switches when last read (nvcsw_ok) */
+    uint64_t read_ticks;
+    bool queued, status_open, nvcsw_ok;
+    int status_fd;
+    uint64_t nvcsw;
 } cpu_thread;
 
 typedef struct prism__thread {

@@ -318,7 +318,10 @@ static void on_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
         fprintf(d->out, " thread %" PRIu32 " oncpu %" PRIu64 " ns", c[i].stream, c[i].oncpu_ns);
         if (c[i].flags & PRISM_CPU_HAVE_WAIT)
             fprintf(d->out, " wait %" PRIu64 " ns", c[i].wait_ns);
-        fprintf(d->out, "%s\n", (c[i].flags & PRISM_CPU_EXITED) ? " exited" : "");
+        fprintf(d->out, "%s%s\n",
+                (c[i].flags & PRISM_CPU_PREEMPTED) ? " preempted"
+                : (c[i].flags & PRISM_CPU_QUEUED) ? " queued" : "",
+                (c[i].flags & PRISM_CPU_EXITED) ? " exited" : "");
     }
 }
 
