@@ -19,7 +19,13 @@
  * the same under contention, while the part of it the code gets is the
  * scheduler's and swings from one slice to the next (a thread just woken
  * runs ahead, one preempted waits).  What is left of a piece is blocked
- * time.  Blocked time is also weighted by how busy the other
+ * time.  Where the collector read the thread's state at a sample (running,
+ * waiting for a CPU, blocked: PRISM_CPU_RUNNING etc.), the state counts in
+ * the region open at that instant: a fact that needs no splitting, which
+ * outweighs the estimates once a region has a few (state_rate()).  Under
+ * load the samples are not evenly spread (the writer runs when a CPU comes
+ * free, often as the training thread blocks), so a short region right after
+ * a wake-up may have none and keeps the estimates.  Blocked time is also weighted by how busy the other
  * threads were in the same pass (their D over the interval, capped at one
  * core): the evidence that the thread waited for work done elsewhere, such
  * as loader threads producing a batch.
@@ -135,6 +141,61 @@ static uint64_t pieces(athread *t, uint64_t t0, uint64_t t1)
 static double rate(uint64_t on, uint64_t span)
 {
     return ((double)on + 0.5 * PRIOR_NS) / ((double)span + PRIOR_NS);
+}
+
+/* A region's runnable rate from the thread states read at samples taken
+ * inside it (running or waiting for a CPU, of all), with `prior` (what
+ * the intervals say) worth ST_PRIOR samples; never quite 0, so that its
+ * weight still takes a share.  A state is a fact at an instant in one
+ * region: nothing to split among the regions of an interval, so a few of
+ * them outweigh an estimate. */
+#define ST_PRIOR 2.0
+static double state_rate(const tnode_cpu *x, double prior)
+{
+    double r = ((double)x->st_run + ST_PRIOR * prior) / ((double)x->st_n + ST_PRIOR);
+    return r > 1e-3 ? r : 1e-3;
+}
+
+/* A region's runnable rate for splitting an interval. */
+static double run_rate(const tnode_cpu *x)
+{
+    return state_rate(x, rate(x->on + x->wait, x->span));
+}
+
+/* The innermost region open on t at ts, by its transitions ring;
+ * PRISM_NO_NODE outside any, or where the ring does not reach back. */
+static uint32_t node_at(const athread *t, uint64_t ts)
+{
+    if (!t->ring || !t->nring)
+        return PRISM_NO_NODE;
+    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
+    if (t->ring[lo % TRANS_RING].ts > ts)
+        return PRISM_NO_NODE;
+    while (hi - lo > 1) {                       /* last transition <= ts */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->ring[mid % TRANS_RING].ts <= ts)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return t->ring[lo % TRANS_RING].node;
+}
+
+/* A sample that says what its thread was doing: counted in the region
+ * open then. */
+static void count_state(athread *t, const prism_cpu_sample *s)
+{
+    uint32_t st = s->flags & (PRISM_CPU_RUNNING | PRISM_CPU_QUEUED | PRISM_CPU_BLOCKED);
+    if (!st)
+        return;
+    uint32_t node = node_at(t, s->ts);
+    if (node == PRISM_NO_NODE || node >= t->n)
+        return;
+    tnode_cpu *x = an_cpu_get(t, &t->nodes[node]);
+    if (!x)
+        return;
+    x->st_n++;
+    x->st_run += (st & (PRISM_CPU_RUNNING | PRISM_CPU_QUEUED)) != 0;
 }
 
 /* ---- the regression --------------------------------------------------- */
@@ -302,9 +363,11 @@ void an_oncpu_solve(prism_analysis *a)
 static uint64_t node_run(const athread *t, const tnode_cpu *x)
 {
     const acpu *c = &t->cpu;
-    uint64_t run = x->on + x->wait;
+    double prior = x->span ? (double)(x->on + x->wait) / (double)x->span : 1;
     if (c->solved && x->slot >= 2 && x->slot < c->nslots)
-        run = an_ns_round(c->rate[CPU_SLOTS + x->slot] * (double)x->span);
+        prior = c->rate[CPU_SLOTS + x->slot];
+    prior = prior < 1 ? prior : 1;
+    uint64_t run = an_ns_round(state_rate(x, prior) * (double)x->span);
     return run < x->span ? run : x->span;
 }
 
@@ -513,7 +576,9 @@ static void credit(prism_analysis *a, athread *t, double d, double wq, double la
     double total = 0;
     for (size_t i = 0; i < k; i++) {
         double s = (double)*sh[i].span_tmp;
-        sh[i].w = s * rate(*sh[i].on + *sh[i].wait, *sh[i].span);
+        tnode_cpu *x = cpu_of(t, sh[i].node);
+        sh[i].w = s * (x ? run_rate(x)
+                         : rate(*sh[i].on + *sh[i].wait, *sh[i].span));
         total += s;
     }
     if (d > total)
@@ -655,6 +720,7 @@ void an_oncpu_flush(prism_analysis *a)
             c->wait = s->wait_ns;
         }
         c->exited = (s->flags & PRISM_CPU_EXITED) != 0;
+        count_state(t, s);
         c->in_runq = (s->flags & PRISM_CPU_PREEMPTED) != 0 && c->pend > 0;
     }
     a->npass = 0;

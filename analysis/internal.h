@@ -76,6 +76,9 @@ typedef struct tnode_cpu {
     uint64_t blk;               /* ... measured blocked: neither on CPU nor
                                    runnable by the samples' own readings */
     uint32_t slot;              /* its variable in the thread's regression, 0: none */
+    uint32_t st_n, st_run;      /* samples whose thread state was read while it
+                                   was the innermost region; of them running or
+                                   waiting for a CPU */
 } tnode_cpu;
 
 /* Records that never move (blocks that double in size: 16, 32, 64, ...),

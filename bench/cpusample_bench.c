@@ -8,8 +8,9 @@
  *      its wall time; beside it, its two system calls alone: a pread() of a
  *      thread's schedstat and a read of the thread's CPU clock (which the
  *      sampler makes first, to bring schedstat's on-CPU count up to date),
- *      and the read of the thread's status the sampler adds for a thread
- *      that ran and has time in neither count (queued or blocked?);
+ *      and the reads the sampler adds for a thread that ran in the interval
+ *      (its stat: its state at the sample) and for one found queued (its
+ *      status: preempted, or woken from a wait?);
  *   2. what the samples cost in the file: a session at the defaults with
  *      4 recording threads for about a second, read back: bytes per CPU
  *      sample (chunk framing included) and samples per second;
@@ -192,7 +193,10 @@ static bool report_pass(unsigned runs, unsigned passes)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     snprintf(path, sizeof path, "/proc/self/task/%llu/status", (unsigned long long)th->os_tid);
     int sfd = open(path, O_RDONLY | O_CLOEXEC);
-    for (unsigned run = 0; fd >= 0 && sfd >= 0 && run < runs; run++) {
+    snprintf(path, sizeof path, "/proc/self/task/%llu/stat", (unsigned long long)th->os_tid);
+    int tfd = open(path, O_RDONLY | O_CLOEXEC);
+    double tt[BENCH_MAX_RUNS];
+    for (unsigned run = 0; fd >= 0 && sfd >= 0 && tfd >= 0 && run < runs; run++) {
         cpu_reading r;
         struct timespec ts;
         char buf[4096];
@@ -206,12 +210,18 @@ static bool report_pass(unsigned runs, unsigned passes)
         for (unsigned k = 0; k < passes; k++)
             ok &= pread(sfd, buf, sizeof buf, 0) > 0;
         uint64_t t3 = bench_thread_ns();
+        for (unsigned k = 0; k < passes; k++)
+            ok &= pread(tfd, buf, 512, 0) > 0;
+        uint64_t t4 = bench_thread_ns();
+        tt[run] = (double)(t4 - t3) / passes;
         rd[run] = (double)(t1 - t0) / passes;
         ck[run] = (double)(t2 - t1) / passes;
         st[run] = (double)(t3 - t2) / passes;
     }
     if (sfd >= 0)
         close(sfd);
+    if (tfd >= 0)
+        close(tfd);
     if (fd >= 0) {
         close(fd);
         bench_stat sr = bench_stat_of(rd, runs), sk = bench_stat_of(ck, runs);
@@ -222,12 +232,14 @@ static bool report_pass(unsigned runs, unsigned passes)
         snprintf(how, sizeof how, "(median of %u, best %.0f)", runs, sk.min);
         printf("  %-30s %8.0f %-12s", "  and the thread's clock", sk.median, "ns");
         bench_row_tail(how, "refreshes schedstat's on-CPU count", NULL);
-        if (sfd >= 0) {
-            bench_stat ss = bench_stat_of(st, runs);
+        if (sfd >= 0 && tfd >= 0) {
+            bench_stat ts = bench_stat_of(tt, runs), ss = bench_stat_of(st, runs);
+            snprintf(how, sizeof how, "(median of %u, best %.0f)", runs, ts.min);
+            printf("  %-30s %8.0f %-12s", "  a stat read: its state", ts.median, "ns");
+            bench_row_tail(how, "a thread that ran in the interval (or was queued)", NULL);
             snprintf(how, sizeof how, "(median of %u, best %.0f)", runs, ss.min);
-            printf("  %-30s %8.0f %-12s", "  a status read, when asked", ss.median, "ns");
-            bench_row_tail(how, "a thread that ran, with time in neither count: queued?",
-                           NULL);
+            printf("  %-30s %8.0f %-12s", "  a status read, when queued", ss.median, "ns");
+            bench_row_tail(how, "its voluntary switches: preempted, or woken?", NULL);
         }
     }
     for (int i = 0; i < 3; i++)

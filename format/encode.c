@@ -449,7 +449,8 @@ prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s)
 {
     if (e->kind != PRISM_CHUNK_CPU || !s ||
         (s->flags & ~(uint32_t)(PRISM_CPU_HAVE_WAIT | PRISM_CPU_EXITED | PRISM_CPU_QUEUED |
-                                   PRISM_CPU_PREEMPTED)))
+                                   PRISM_CPU_PREEMPTED | PRISM_CPU_RUNNING |
+                                   PRISM_CPU_BLOCKED)))
         return PRISM_E_ARG;
     uint64_t d = s->ts > e->last ? s->ts - e->last : 0;
     wr w = wr_of(e);

@@ -55,7 +55,7 @@ typedef struct entry {
     bool dead;                  /* as seen under the lock */
     bool check;                 /* read by TID, or gone: look again */
     bool have, gone;
-    uint32_t queued;            /* PRISM_CPU_QUEUED, _PREEMPTED when read */
+    uint32_t state;             /* PRISM_CPU_RUNNING etc. when read */
     uint64_t ticks;             /* when its reading was taken */
 } entry;
 
@@ -214,6 +214,11 @@ static void close_fd(cpu_sampler *c, prism__thread *th)
         th->cpu.status_open = false;
         c->fds--;
     }
+    if (th->cpu.stat_open) {
+        close(th->cpu.stat_fd);
+        th->cpu.stat_open = false;
+        c->fds--;
+    }
     if (th->cpu.src != SRC_STAT)
         return;
     close(th->cpu.fd);
@@ -334,18 +339,25 @@ static bool start(cpu_sampler *c, prism__thread *th)
     return t->clock_ok;
 }
 
-/* From a /proc/TID/status text: the state letter and the voluntary
- * context switches; false when either is missing. */
-static bool status_fields(const char *buf, char *state, uint64_t *nvcsw)
+/* The state letter of a /proc/TID/stat line ("pid (comm) S ..."; comm may
+ * hold any byte, so after the last ')'), or 0. */
+static char stat_state(const char *buf, size_t n)
 {
-    const char *st = strstr(buf, "\nState:");
-    const char *vc = strstr(buf, "\nvoluntary_ctxt_switches:");
-    if (!st || !vc)
+    const char *p = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == ')')
+            p = buf + i;
+    return p && p + 2 < buf + n && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The voluntary context switches in a /proc/TID/status text. */
+static bool status_nvcsw(const char *buf, uint64_t *nvcsw)
+{
+    static const char key[] = "\nvoluntary_ctxt_switches:";
+    const char *vc = strstr(buf, key);
+    if (!vc)
         return false;
-    st += sizeof "\nState:" - 1;
-    while (*st == ' ' || *st == '\t')
-        st++;
-    vc += sizeof "\nvoluntary_ctxt_switches:" - 1;
+    vc += sizeof key - 1;
     while (*vc == ' ' || *vc == '\t')
         vc++;
     if (*vc < '0' || *vc > '9')
@@ -356,83 +368,92 @@ static bool status_fields(const char *buf, char *state, uint64_t *nvcsw)
             return false;
         v = v * 10 + (uint64_t)(*vc - '0');
     }
-    *state = *st;
     *nvcsw = v;
     return true;
 }
 
-/* Is th waiting for a CPU now (PRISM_CPU_QUEUED), and has it not blocked
- * since the last time this was asked (PRISM_CPU_PREEMPTED too)?  Linux counts a thread's run-queue wait into
- * schedstat only when it next gets a CPU, so a thread preempted across a
- * sample shows neither on-CPU nor wait growth for the time since, which
- * would read as blocked.  Its status says R for running and runnable
- * alike; a running thread's CPU clock moves while the file is read, a
- * queued one's does not.  And a thread that blocked (a voluntary context
- * switch) since the last reading may have slept for part of that time,
- * then woken into the queue: only one that did not is PREEMPTED, so a
- * sleep never reads as run-queue wait.  The first reading only sets the
- * count.  Returns the flags, 0 when not queued.
- * *named: the file was opened by TID in this pass (the caller checks the
- * thread was alive).  The file stays open while descriptors allow. */
-static uint32_t queued_now(cpu_sampler *c, prism__thread *th, bool *named)
+/* Read th's /proc/self/task/TID/<name> into buf (NUL-terminated), through
+ * the fd kept in *fd / *open while descriptors allow.  *named: the file
+ * was opened by TID in this pass (the caller checks the thread was alive
+ * throughout).  Bytes read, or -1. */
+static ssize_t read_proc(cpu_sampler *c, prism__thread *th, const char *name, int *fd,
+                         bool *open_, char *buf, size_t cap, bool *named)
 {
-    cpu_thread *t = &th->cpu;
-    int fd = t->status_fd;
-    if (!t->status_open) {
+    int f = *fd;
+    if (!*open_) {
         char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%" PRIu64 "/status", th->os_tid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return 0;
+        snprintf(path, sizeof path, "/proc/self/task/%" PRIu64 "/%s", th->os_tid, name);
+        f = open(path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+            return -1;
         *named = true;
         if (c->fds < c->fd_max) {
-            t->status_fd = fd;
-            t->status_open = true;
+            *fd = f;
+            *open_ = true;
             c->fds++;
         }
     }
+    ssize_t n;
+    do
+        n = pread(f, buf, cap - 1, 0);
+    while (n < 0 && errno == EINTR);
+    if (!*open_)
+        close(f);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+/*
+ * What th was doing at the sample: PRISM_CPU_RUNNING, _QUEUED (with
+ * _PREEMPTED) or _BLOCKED; 0 when unknown.  A state at an instant, in the
+ * region open then: sampled so, a region's runnable fraction needs no
+ * splitting of intervals among the regions in them (analysis/cpu.c).
+ *
+ * The stat file says R for running and runnable alike; a running thread's
+ * CPU clock moves while the file is read, a queued one's does not.  Linux
+ * counts a thread's run-queue wait into schedstat only when it next gets a
+ * CPU, so a queued thread's time since it was preempted is in neither
+ * counter and would read as blocked: PREEMPTED says it is run-queue wait,
+ * when the thread has not blocked since before the previous sample (no
+ * state read since then saw it blocked, and its voluntary context switches,
+ * from its status file, read only for a queued thread, have not moved
+ * since they were last read).
+ */
+static uint32_t state_now(cpu_sampler *c, prism__thread *th, bool *named)
+{
+    cpu_thread *t = &th->cpu;
     struct timespec a, b;
     char buf[4096];
     bool clocks = clock_gettime(t->clock, &a) == 0;
-    ssize_t n;
-    do
-        n = pread(fd, buf, sizeof buf - 1, 0);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = read_proc(c, th, "stat", &t->stat_fd, &t->stat_open, buf, 512, named);
     clocks = clocks && clock_gettime(t->clock, &b) == 0;
-    if (!t->status_open)
-        close(fd);
-    char state;
-    uint64_t nvcsw;
-    if (n <= 0)
+    char st = n > 0 ? stat_state(buf, (size_t)n) : 0;
+    if (!st || !clocks)
         return 0;
-    buf[n] = '\0';
-    if (!status_fields(buf, &state, &nvcsw)) {
-        t->nvcsw_ok = false;
-        return 0;
+    if (st != 'R') {
+        t->slept = true;
+        return PRISM_CPU_BLOCKED;
     }
-    bool slept = !t->nvcsw_ok || nvcsw != t->nvcsw;
-    t->nvcsw = nvcsw;
-    t->nvcsw_ok = true;
-    if (!clocks || state != 'R' || ts_ns(&a) != ts_ns(&b))
-        return 0;
-    return PRISM_CPU_QUEUED | (slept ? 0 : PRISM_CPU_PREEMPTED);
+    if (ts_ns(&a) != ts_ns(&b))
+        return PRISM_CPU_RUNNING;
+    uint64_t nvcsw;
+    bool known = read_proc(c, th, "status", &t->status_fd, &t->status_open, buf, sizeof buf,
+                           named) > 0 && status_nvcsw(buf, &nvcsw);
+    bool preempted = known && t->nvcsw_ok && nvcsw == t->nvcsw && !t->slept;
+    t->nvcsw_ok = known;
+    t->nvcsw = known ? nvcsw : 0;
+    t->slept = false;
+    return PRISM_CPU_QUEUED | (preempted ? PRISM_CPU_PREEMPTED : 0);
 }
 
-/* Worth asking whether th is queued: it was read from schedstat, ran in
- * the interval (or was queued at its start), and a fair part of the
- * interval is in neither counter.  A thread blocked throughout is not
- * asked again, so idle threads cost nothing more. */
-static bool maybe_queued(const cpu_sampler *c, const prism__thread *th, const cpu_reading *r,
-                         uint64_t ticks)
+/* Worth reading th's state: read from schedstat, and it ran in the
+ * interval or was queued at its start (a thread idle throughout is
+ * blocked, or was found queued: idle threads cost nothing more). */
+static bool state_worth(const prism__thread *th, const cpu_reading *r, uint64_t ticks)
 {
     const cpu_thread *t = &th->cpu;
-    if (t->src != SRC_STAT || !t->sampled || !t->clock_ok || ticks <= t->read_ticks)
-        return false;
-    double span = (double)(ticks - t->read_ticks) * c->s->ns_per_tick;
-    uint64_t on = r->on > t->on ? r->on - t->on : 0;
-    uint64_t wait = r->wait > t->wait ? r->wait - t->wait : 0;
-    double gap = span - (double)on - (double)wait;
-    return (on > 0 || t->queued) && gap > 100000.0 && gap * 8 > span;
+    return t->src == SRC_STAT && t->sampled && t->clock_ok && ticks > t->read_ticks &&
+           (r->on > t->on || t->queued);
 }
 
 static int read_thread(prism__thread *th, cpu_reading *r)
@@ -584,7 +605,7 @@ bool pc_cpu_pass(cpu_sampler *c)
         if (rc == CPU_READ_OK) {
             e->have = true;
             e->check |= th->cpu.src == SRC_CLOCK;
-            e->queued = maybe_queued(c, th, &e->r, e->ticks) ? queued_now(c, th, &e->check) : 0;
+            e->state = state_worth(th, &e->r, e->ticks) ? state_now(c, th, &e->check) : 0;
         } else if (rc == CPU_READ_GONE) {
             close_fd(c, th);
             th->cpu.src = SRC_GONE;
@@ -612,7 +633,7 @@ bool pc_cpu_pass(cpu_sampler *c)
         } else if (e->have) {
             changed |= keep(c, e->th, e->ticks, e->r.on, e->r.wait,
                             (e->r.have_wait ? PRISM_CPU_HAVE_WAIT : 0) |
-                            e->queued);
+                            e->state);
         }
     }
     return changed;

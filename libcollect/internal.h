@@ -60,12 +60,13 @@ typedef struct cpu_thread {
     uint32_t held_flags;
     uint64_t held_ticks;
     /* writer: when the last reading was taken (held or not), whether the
-     * thread was then waiting for a CPU, and its /proc/self/task/TID/status
-     * while open (status_open), to tell a queued thread from a blocked one,
-     * with its voluntary context switches when last read (nvcsw_ok) */
+     * thread was then waiting for a CPU; its /proc/self/task/TID/stat and
+     * status while open, for its state at a sample; its voluntary context
+     * switches when status was last read (nvcsw_ok), and whether a state
+     * read saw it blocked since (cpusample.c, state_now) */
     uint64_t read_ticks;
-    bool queued, status_open, nvcsw_ok;
-    int status_fd;
+    bool queued, stat_open, status_open, nvcsw_ok, slept;
+    int stat_fd, status_fd;
     uint64_t nvcsw;
 } cpu_thread;
 

@@ -320,7 +320,9 @@ static void on_cpu(void *ctx, const prism_cpu_sample *c, size_t n)
             fprintf(d->out, " wait %" PRIu64 " ns", c[i].wait_ns);
         fprintf(d->out, "%s%s\n",
                 (c[i].flags & PRISM_CPU_PREEMPTED) ? " preempted"
-                : (c[i].flags & PRISM_CPU_QUEUED) ? " queued" : "",
+                : (c[i].flags & PRISM_CPU_QUEUED)  ? " queued"
+                : (c[i].flags & PRISM_CPU_RUNNING) ? " running"
+                : (c[i].flags & PRISM_CPU_BLOCKED) ? " blocked" : "",
                 (c[i].flags & PRISM_CPU_EXITED) ? " exited" : "");
     }
 }

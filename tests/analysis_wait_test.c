@@ -161,6 +161,9 @@ static loaded s_load(sim *s, const char *const *names, size_t nnames, uint64_t p
                 if (s->queue_flags && queued)
                     c.flags |= PRISM_CPU_QUEUED |
                                (prev_ts[t] && off == prev_off[t] ? PRISM_CPU_PREEMPTED : 0);
+                else if (s->queue_flags)
+                    c.flags |= on_until(s, t, next_pass + 1) > on ? PRISM_CPU_RUNNING
+                                                                  : PRISM_CPU_BLOCKED;
                 prev_ts[t] = next_pass;
                 prev_off[t] = off;
                 pb_cpu(&b, &c);

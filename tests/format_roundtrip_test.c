@@ -705,10 +705,11 @@ static void test_cpu(void **state)
     file *f = file_new();
     const uint32_t W = PRISM_CPU_HAVE_WAIT, X = PRISM_CPU_EXITED;
     const uint32_t Q = PRISM_CPU_QUEUED | PRISM_CPU_PREEMPTED;
+    const uint32_t R = PRISM_CPU_RUNNING, B = PRISM_CPU_BLOCKED;
     const prism_cpu_sample s[] = {
-        { 1000, 1, W, 0, 0 },                              /* a pass at the base */
+        { 1000, 1, W | R, 0, 0 },                          /* a pass at the base */
         { 1000, UINT32_MAX, W | X, UINT64_MAX, UINT64_MAX },
-        { 1000, 0, 0, 5, 77 },                             /* no wait: read as 0 */
+        { 1000, 0, B, 5, 77 },                             /* no wait: read as 0 */
         { 6000, 1, W | Q, 4000, 30 },                      /* the next pass */
         { 5000, 2, X, 1, 0 },                              /* earlier: clamped */
         { UINT64_MAX, 3, W, 1, 1 },                        /* the largest delta */
@@ -718,7 +719,7 @@ static void test_cpu(void **state)
         assert_int_equal(prism_enc_cpu(e, &s[i]), PRISM_OK);
     /* unknown flag bits and the wrong kind are refused, the chunk unchanged */
     prism_cpu_sample bad = s[0];
-    bad.flags = 16;
+    bad.flags = 64;
     assert_int_equal(prism_enc_cpu(e, &bad), PRISM_E_ARG);
     assert_int_equal(prism_enc_cpu(e, NULL), PRISM_E_ARG);
     assert_int_equal(prism_enc_records(e), 6);
@@ -743,8 +744,8 @@ static void test_cpu(void **state)
     prism_reader *r = read_back(f, &c);
     assert_int_equal(c->ncpu, 6 + 640);
     const prism_cpu_sample want[] = {
-        { 1000, 1, W, 0, 0 }, { 1000, UINT32_MAX, W | X, UINT64_MAX, UINT64_MAX },
-        { 1000, 0, 0, 5, 0 }, { 6000, 1, W | Q, 4000, 30 }, { 6000, 2, X, 1, 0 },
+        { 1000, 1, W | R, 0, 0 }, { 1000, UINT32_MAX, W | X, UINT64_MAX, UINT64_MAX },
+        { 1000, 0, B, 5, 0 }, { 6000, 1, W | Q, 4000, 30 }, { 6000, 2, X, 1, 0 },
         { UINT64_MAX, 3, W, 1, 1 },
     };
     for (size_t i = 0; i < 6; i++) {

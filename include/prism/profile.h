@@ -198,16 +198,20 @@ typedef struct prism_memory_sample {
 enum {
     PRISM_CPU_HAVE_WAIT = 1u,    /* wait_ns is known (schedstat)              */
     PRISM_CPU_EXITED    = 2u,    /* the thread has exited: its last sample    */
-    PRISM_CPU_QUEUED    = 4u,    /* waiting for a CPU when read (runnable, not
-                                    running): run-queue wait in progress, which
-                                    Linux adds to wait_ns only when the thread
-                                    next runs                                 */
-    PRISM_CPU_PREEMPTED = 8u     /* QUEUED, and the thread has not blocked
+    PRISM_CPU_QUEUED    = 4u,    /* at the sample: waiting for a CPU (runnable,
+                                    not running), a run-queue wait in progress,
+                                    which Linux adds to wait_ns only when the
+                                    thread next runs                          */
+    PRISM_CPU_PREEMPTED = 8u,    /* QUEUED, and the thread has not blocked
                                     since before the previous sample: its time
                                     since then in neither counter is run-queue
-                                    wait.  Readers that ignore QUEUED and
-                                    PREEMPTED read the sample as before (no
-                                    minor version needed)                     */
+                                    wait                                      */
+    PRISM_CPU_RUNNING   = 16u,   /* at the sample: running on a CPU          */
+    PRISM_CPU_BLOCKED   = 32u    /* at the sample: blocked (sleeping, I/O).
+                                    RUNNING, QUEUED and BLOCKED are the state
+                                    where the writer read it, none where not;
+                                    readers that ignore them read the sample
+                                    as before (no minor version needed)      */
 };
 
 typedef struct prism_cpu_sample {
