@@ -48,10 +48,6 @@ const char *report_count(char *buf, size_t cap, double n, int width);
 static inline double ns_ms(double ns) { return ns / 1e6; }
 static inline double bytes_mb(double b) { return b / 1048576.0; }
 
-/* A name from a profile escaped (escape.h) and cut to width bytes with
- * "..." (at most cap - 1); always written to buf, which is returned. */
-const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
-
 /* ---- text layout (columns.c) ----
  *
  * A text report never cuts a name from a profile (a region, path, kernel,
