@@ -211,16 +211,31 @@ static void folded_line(FILE *f, const prism_analysis *a)
             fo.cost_ns ? (fo.threshold_ns + fo.cost_ns / 2) / fo.cost_ns : 0,
             report_ns(b2, sizeof b2, (double)fo.cost_ns, 0));
     if (fo.names[0]) {
-        size_t n = strlen(fo.names);
+        /* the first names of the list (", " between them; up to 4000
+         * bytes), each whole: the list ends after the name that passes
+         * 300 bytes */
+        const char *p = fo.names, *sep;
+        uint64_t shown = 0;
         fputs("    folded: ", f);
-        if (n > 300) {
-            char cut[301];
-            memcpy(cut, fo.names, 300);
-            cut[300] = '\0';
-            esc_fputs(cut, f);
-            fputs("...", f);
-        } else {
-            esc_fputs(fo.names, f);
+        for (;;) {
+            sep = strstr(p, ", ");
+            size_t len = sep ? (size_t)(sep - p) : strlen(p);
+            char name[PRISM_MAX_STRING_BYTES + 1];
+            memcpy(name, p, len);
+            name[len] = '\0';
+            fputs(shown ? ", " : "", f);
+            esc_fputs(name, f);
+            shown++;
+            if (!sep)
+                break;
+            p = sep + 2;
+            if ((size_t)(p - fo.names) > 300) {
+                if (fo.folded > shown)
+                    fprintf(f, ", ... (%" PRIu64 " more)", fo.folded - shown);
+                else
+                    fputs(", ...", f);
+                break;
+            }
         }
         fputc('\n', f);
     }
@@ -341,25 +356,35 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
 
 /* ---- operations and bottlenecks ---- */
 
-static void top_ops(FILE *f, const prism_analysis *a)
+/* The first columns of the operation and kernel tables ("  12  "), and the
+ * name column they start from. */
+#define ROW_LEAD 7
+#define NAME_COL 32
+
+static void top_ops(FILE *f, const prism_analysis *a, int width)
 {
     size_t n;
     const prism_op *ops = prism_analysis_ops(a, &n);
-    char buf[64];
     fputs("Top Operations:\n", f);
     if (!n || !ops) {
         fputs("  none (no regions recorded)\n", f);
         return;
     }
-    char tot[48], calls[32], self[48];
-    fprintf(f, "  %3s  %-32s %12s %10s %7s %11s\n", "#", "operation", "total", "calls",
-            "share", "self");
+    /* total, calls, share and self after the name: 44 columns */
+    int col = NAME_COL, room = width - ROW_LEAD - 44;
     for (size_t i = 0; i < n && i < TOP_OPS; i++)
-        fprintf(f, "  %3zu  %-32s %s %s %6.1f%% %s\n", i + 1,
-                report_fit(ops[i].name, 32, buf, sizeof buf),
+        col = report_widen(col, room, report_cols(ops[i].name));
+    char tot[48], calls[32], self[48];
+    fprintf(f, "  %3s  %-*s %12s %10s %7s %11s\n", "#", col, "operation", "total", "calls",
+            "share", "self");
+    for (size_t i = 0; i < n && i < TOP_OPS; i++) {
+        fprintf(f, "  %3zu  ", i + 1);
+        report_cell(f, ops[i].name, ROW_LEAD, col);
+        fprintf(f, " %s %s %6.1f%% %s\n",
                 report_ns(tot, sizeof tot, (double)ops[i].total_ns, 12),
                 report_count(calls, sizeof calls, (double)ops[i].calls, 10),
                 ops[i].share * 100, report_ns(self, sizeof self, (double)ops[i].self_ns, 11));
+    }
     fprintf(f, "  (%zu operation%s; shares of %s recorded region time, all threads)\n", n,
             n == 1 ? "" : "s",
             report_ns(tot, sizeof tot, (double)prism_analysis_tree(a)->total_ns, 0));
@@ -378,16 +403,20 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
     const char *tname = NULL;
     if (ti != SIZE_MAX)
         prism_analysis_thread_tree(a, ti, NULL, &tname);
-    char dn[32], tn[64];
+    char dn[32];
     fmt_ns(dn, sizeof dn, denom);
-    if (tname)                  /* a name from the profile */
-        tname = report_fit(tname, sizeof tn - 1, tn, sizeof tn);
-    if (nsteps)
-        fprintf(f, "  (shares are of step time: %llu sampled steps, %s%s%s%s; ",
-                (unsigned long long)nsteps, dn, tname ? ", training thread '" : "",
-                tname ? tname : "", tname ? "'" : "");
-    else
+    if (nsteps) {
+        fprintf(f, "  (shares are of step time: %llu sampled steps, %s",
+                (unsigned long long)nsteps, dn);
+        if (tname) {            /* a name from the profile */
+            fputs(", training thread '", f);
+            esc_fputs(tname, f);
+            fputc('\'', f);
+        }
+        fputs("; ", f);
+    } else {
         fprintf(f, "  (shares are of run time: %s, no steps; ", dn);
+    }
     fputs(prism_analysis_cpu_present(a) ? "wait vs work measured from CPU samples)\n"
                                         : "no CPU samples: waits judged by region names)\n",
           f);
@@ -427,21 +456,55 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
 
 /* ---- GPU ---- */
 
-static void gpu(FILE *f, const prism_analysis *a)
+/* The five heaviest kernels. */
+static void kernel_table(FILE *f, const prism_gpu_stats *g, int width)
+{
+    size_t n = g->nkernels < TOP_KERNELS ? g->nkernels : TOP_KERNELS;
+    bool comm = false;
+    for (size_t i = 0; i < n; i++)
+        comm |= g->kernels[i].comm;
+    /* total, count, mean and share after the name: 44 columns; "  comm" */
+    int col = NAME_COL, room = width - ROW_LEAD - 44 - (comm ? 6 : 0);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = g->kernels[i].name;
+        col = report_widen(col, room, report_cols(name ? name : "?"));
+    }
+    char b1[48], b2[48], b3[48];
+    fprintf(f, "  %3s  %-*s %12s %10s %11s %7s\n", "#", col, "kernel", "total", "count",
+            "mean", "share");
+    for (size_t i = 0; i < n; i++) {
+        const prism_kernel_stat *k = &g->kernels[i];
+        fprintf(f, "  %3zu  ", i + 1);
+        report_cell(f, k->name ? k->name : "?", ROW_LEAD, col);
+        fprintf(f, " %s %s %s %6.1f%%%s\n",
+                report_ns(b1, sizeof b1, (double)k->total_ns, 12),
+                report_count(b2, sizeof b2, (double)k->count, 10),
+                report_ns(b3, sizeof b3, k->mean_ns, 11), k->share * 100,
+                k->comm ? "  comm" : "");
+    }
+    if (g->nkernels > TOP_KERNELS)
+        fprintf(f, "  (%zu kernels in all)\n", g->nkernels);
+}
+
+static void gpu(FILE *f, const prism_analysis *a, int width)
 {
     const prism_gpu_stats *g = prism_analysis_gpu(a);
-    char buf[64], st[256];
     fputs("GPU:\n", f);
     if (!g->present) {
-        if (g->status && g->status[0])
-            fprintf(f, "  no GPU data (gpu.status: %s)\n",
-                    report_fit(g->status, sizeof st - 1, st, sizeof st));
-        else
+        if (g->status && g->status[0]) {
+            fputs("  no GPU data (gpu.status: ", f);
+            esc_fputs(g->status, f);
+            fputs(")\n", f);
+        } else {
             fputs("  no GPU data in this profile\n", f);
+        }
         return;
     }
-    if (g->status && g->status[0])
-        fprintf(f, "  Status: %s\n", report_fit(g->status, sizeof st - 1, st, sizeof st));
+    if (g->status && g->status[0]) {
+        fputs("  Status: ", f);
+        esc_fputs(g->status, f);
+        fputc('\n', f);
+    }
     char b1[48], b2[48], b3[48], b4[48];
     fprintf(f, "  Kernels: %s launches, %s total, %s shorter than %s\n",
             report_count(b1, sizeof b1, (double)g->launches, 0),
@@ -455,21 +518,8 @@ static void gpu(FILE *f, const prism_analysis *a)
                 report_ns(b2, sizeof b2, (double)g->comm_kernel_ns, 0),
                 g->kernel_ns ? 100.0 * (double)g->comm_kernel_ns / (double)g->kernel_ns : 0.0,
                 report_ns(b3, sizeof b3, (double)(g->kernel_ns - g->comm_kernel_ns), 0));
-    if (g->nkernels) {
-        fprintf(f, "  %3s  %-32s %12s %10s %11s %7s\n", "#", "kernel", "total", "count",
-                "mean", "share");
-        for (size_t i = 0; i < g->nkernels && i < TOP_KERNELS; i++) {
-            const prism_kernel_stat *k = &g->kernels[i];
-            fprintf(f, "  %3zu  %-32s %s %s %s %6.1f%%%s\n", i + 1,
-                    report_fit(k->name ? k->name : "?", 32, buf, sizeof buf),
-                    report_ns(b1, sizeof b1, (double)k->total_ns, 12),
-                    report_count(b2, sizeof b2, (double)k->count, 10),
-                    report_ns(b3, sizeof b3, k->mean_ns, 11), k->share * 100,
-                    k->comm ? "  comm" : "");
-        }
-        if (g->nkernels > TOP_KERNELS)
-            fprintf(f, "  (%zu kernels in all)\n", g->nkernels);
-    }
+    if (g->nkernels)
+        kernel_table(f, g, width);
     if (g->ncopies) {
         fputs("  Transfers:\n", f);
         for (size_t i = 0; i < g->ncopies; i++) {
@@ -496,14 +546,15 @@ static void gpu(FILE *f, const prism_analysis *a)
 
 void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
 {
+    int width = report_width(f);
     fputs(RULE "PRISM Training Profile Report\n" RULE "\n", f);
     summary(f, path, a);
     fputc('\n', f);
-    top_ops(f, a);
+    top_ops(f, a, width);
     fputc('\n', f);
     bottlenecks(f, a);
     fputc('\n', f);
-    gpu(f, a);
+    gpu(f, a, width);
     fputs("\n" RULE, f);
 }
 

@@ -218,11 +218,16 @@ static const char *cell(char *buf, size_t cap, double ns, bool sign)
     return sign ? report_ns_signed(buf, cap, ns, 10) : report_ns(buf, cap, ns, 10);
 }
 
-static void rank_row(FILE *f, const prism_job_rank *r)
+/* The host column: at least 16 wide, after "  RANK* " (10 columns). */
+#define HOST_COL 16
+#define ROW_LEAD 10
+
+static void rank_row(FILE *f, const prism_job_rank *r, int col)
 {
-    char host[48], b1[48], b2[48], b3[48], b4[48];
-    fprintf(f, "  %6" PRId64 "%c %-16s %6zu %s %s %s %s %7" PRIu64 "\n", r->id,
-            r->straggler ? '*' : ' ', report_fit(r->sum.host, 16, host, sizeof host),
+    char b1[48], b2[48], b3[48], b4[48];
+    fprintf(f, "  %6" PRId64 "%c ", r->id, r->straggler ? '*' : ' ');
+    report_cell(f, r->sum.host, ROW_LEAD, col);
+    fprintf(f, " %6zu %s %s %s %s %7" PRIu64 "\n",
             r->sum.nsteps, cell(b1, sizeof b1, r->step_median_ns, false),
             cell(b2, sizeof b2, r->work_median_ns, false),
             cell(b3, sizeof b3, r->wait_median_ns, false),
@@ -242,31 +247,44 @@ static int by_work(const void *pa, const void *pb, void *job)
     return (a > b) - (a < b);
 }
 
-static void rank_table(FILE *f, const prism_job *j)
+/* The ranks the table shows: all of them, or the TABLE_SLOW slowest and
+ * TABLE_FAST fastest by work median (order: NULL when all are shown). */
+static size_t table_rank(const prism_job *j, const size_t *order, size_t i)
 {
-    fprintf(f, "Ranks:\n  %7s %-16s %6s %10s %10s %10s %10s %7s\n", "rank", "host", "steps",
-            "step med", "work med", "wait med", "excess", "slowed");
-    if (j->nranks <= TABLE_ALL) {
-        for (size_t i = 0; i < j->nranks; i++)
-            rank_row(f, &j->ranks[i]);
-    } else {
-        size_t *order = malloc(j->nranks * sizeof *order);
+    if (!order)
+        return i;
+    return order[i < TABLE_SLOW ? i : j->nranks - TABLE_FAST - TABLE_SLOW + i];
+}
+
+static void rank_table(FILE *f, const prism_job *j, int width)
+{
+    size_t *order = NULL, shown = j->nranks;
+    if (j->nranks > TABLE_ALL) {
+        order = malloc(j->nranks * sizeof *order);
         if (!order) {
-            fputs("  (out of memory sorting the ranks)\n", f);
+            fputs("Ranks:\n  (out of memory sorting the ranks)\n", f);
             return;
         }
         for (size_t i = 0; i < j->nranks; i++)
             order[i] = i;
         qsort_r(order, j->nranks, sizeof *order, by_work, (void *)j);
-        for (size_t i = 0; i < TABLE_SLOW; i++)
-            rank_row(f, &j->ranks[order[i]]);
-        fprintf(f, "  ... %zu more\n", j->nranks - TABLE_SLOW - TABLE_FAST);
-        for (size_t i = j->nranks - TABLE_FAST; i < j->nranks; i++)
-            rank_row(f, &j->ranks[order[i]]);
-        free(order);
+        shown = TABLE_SLOW + TABLE_FAST;
+    }
+    /* steps, four figures and slowed after the host: 59 columns */
+    int col = HOST_COL, room = width - ROW_LEAD - 59;
+    for (size_t i = 0; i < shown; i++)
+        col = report_widen(col, room, report_cols(j->ranks[table_rank(j, order, i)].sum.host));
+    fprintf(f, "Ranks:\n  %7s %-*s %6s %10s %10s %10s %10s %7s\n", "rank", col, "host", "steps",
+            "step med", "work med", "wait med", "excess", "slowed");
+    for (size_t i = 0; i < shown; i++) {
+        if (order && i == TABLE_SLOW)
+            fprintf(f, "  ... %zu more\n", j->nranks - TABLE_SLOW - TABLE_FAST);
+        rank_row(f, &j->ranks[table_rank(j, order, i)], col);
+    }
+    if (order)
         fprintf(f, "  (the %d slowest and %d fastest by work median of %zu ranks)\n",
                 TABLE_SLOW, TABLE_FAST, j->nranks);
-    }
+    free(order);
     fputs("  (medians per step; work = step - waiting; excess = work - the others' median;\n"
           "   slowed = steps it was an outlier in; * = straggler)\n", f);
 }
@@ -346,7 +364,7 @@ void job_write_txt(FILE *f, const prism_job *j)
     fputs(RULE "PRISM Job Report\n" RULE "\n", f);
     job_lines(f, j);
     fputc('\n', f);
-    rank_table(f, j);
+    rank_table(f, j, report_width(f));
     fputs("\nStragglers:\n", f);
     if (!j->nstragglers)
         no_straggler(f, j);

@@ -167,22 +167,55 @@ static void run_shift(FILE *f, const prism_analysis *a, const prism_analysis *b,
                                      "region's change without it)" : "");
 }
 
-static void regions(FILE *f, const prism_compare *c, size_t top)
+/* The name columns of the region tables, and the columns before them. */
+#define PATH_COL 36
+#define ONE_SIDED_COL 60
+#define ROW_LEAD 4
+
+/* A delta's whole path into out, escaped when printed: from the tree of
+ * the side that has it (prism_delta.path keeps the last 255 bytes). */
+static const char *whole_path(const prism_delta *d, const prism_analysis *a,
+                              const prism_analysis *b, pb_buf *out)
 {
-    char buf[64], p[32], med[32];
+    if (d->base_node != PRISM_NO_NODE)
+        report_path(prism_analysis_tree(a), d->base_node, '/', false, out);
+    else
+        report_path(prism_analysis_tree(b), d->new_node, '/', false, out);
+    return out->oom || !out->len ? d->path : pb_buf_str(out);
+}
+
+static bool in_both(const prism_delta *d)
+{
+    return d->base_node != PRISM_NO_NODE && d->new_node != PRISM_NO_NODE;
+}
+
+static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
+                    const prism_compare *c, size_t top, int width)
+{
+    char p[32], med[32];
     size_t shown = 0, both = 0;
+    pb_buf path = { 0 };
     fputs("Regions (largest change first; * = significant: rank test p < 0.01 and the "
           "per-step median\n"
           "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
           "the step):\n", f);
     char tb[48], tn[48], td[48];
     bool raw = c->whole_run_shift;     /* the change without the run factor beside it */
-    fprintf(f, "    %-36s %11s %11s %11s %8s %8s %8s%s %7s %8s %8s\n", "path", "base", "new",
+    /* the figures after the path: 97 columns, 9 more with raw % */
+    int col = PATH_COL, room = width - ROW_LEAD - 97 - (raw ? 9 : 0);
+    for (size_t i = 0; i < c->count && (!top || shown < top); i++) {
+        if (!in_both(&c->deltas[i]))
+            continue;
+        shown++;
+        col = report_widen(col, room, report_cols(whole_path(&c->deltas[i], a, b, &path)));
+    }
+    shown = 0;
+    fprintf(f, "    %-*s %11s %11s %11s %8s %8s %8s%s %7s %8s %8s\n", col, "path", "base", "new",
             "delta", "delta %", "speedup", "med %", raw ? "    raw %" : "", "share", "d.share",
             "p-value");
     for (size_t i = 0; i < c->count; i++) {
         const prism_delta *d = &c->deltas[i];
-        if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+        if (!in_both(d))
             continue;
         both++;
         if (top && shown >= top)
@@ -204,8 +237,9 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
             if (raw)
                 snprintf(rawp, sizeof rawp, " %8s", "n/a");
         }
-        fprintf(f, "  %c %-36s %s %s %s %+7.1f%% %7.2fx %8s%s %6.1f%% %+6.1fpp %8s\n",
-                d->significant ? '*' : d->raw_significant ? '~' : ' ', report_fit(d->path, 36, buf, sizeof buf),
+        fprintf(f, "  %c ", d->significant ? '*' : d->raw_significant ? '~' : ' ');
+        report_cell(f, whole_path(d, a, b, &path), ROW_LEAD, col);
+        fprintf(f, " %s %s %s %+7.1f%% %7.2fx %8s%s %6.1f%% %+6.1fpp %8s\n",
                 report_ns(tb, sizeof tb, (double)d->base_ns, 11),
                 report_ns(tn, sizeof tn, (double)d->new_ns, 11),
                 report_ns_signed(td, sizeof td, (double)d->delta_ns, 11), d->delta_pct,
@@ -215,13 +249,25 @@ static void regions(FILE *f, const prism_compare *c, size_t top)
         fputs("  none in both profiles\n", f);
     else if (shown < both)
         fprintf(f, "  (%zu more; --top 0 shows all)\n", both - shown);
+    pb_buf_free(&path);
 }
 
 /* Regions present on one side only: new (in B) or vanished (only in A). */
-static void one_sided(FILE *f, const prism_compare *c, bool appeared, size_t top)
+static void one_sided(FILE *f, const prism_analysis *a, const prism_analysis *b,
+                      const prism_compare *c, bool appeared, size_t top, int width)
 {
-    char buf[80], t[48];
+    char t[48];
     size_t n = 0;
+    pb_buf path = { 0 };
+    /* the total after the path: 12 columns */
+    int col = ONE_SIDED_COL, room = width - ROW_LEAD - 12;
+    for (size_t i = 0, k = 0; i < c->count && (!top || k < top); i++) {
+        const prism_delta *d = &c->deltas[i];
+        if (appeared ? d->base_node == PRISM_NO_NODE : d->new_node == PRISM_NO_NODE) {
+            k++;
+            col = report_widen(col, room, report_cols(whole_path(d, a, b, &path)));
+        }
+    }
     fprintf(f, "%s regions (only in profile %d):\n", appeared ? "New" : "Vanished",
             appeared ? 2 : 1);
     for (size_t i = 0; i < c->count; i++) {
@@ -229,19 +275,28 @@ static void one_sided(FILE *f, const prism_compare *c, bool appeared, size_t top
         bool is = appeared ? d->base_node == PRISM_NO_NODE : d->new_node == PRISM_NO_NODE;
         if (!is)
             continue;
-        if (!top || n < top)
-            fprintf(f, "    %-60s %s\n", report_fit(d->path, 60, buf, sizeof buf),
+        if (!top || n < top) {
+            fputs("    ", f);
+            report_cell(f, whole_path(d, a, b, &path), ROW_LEAD, col);
+            fprintf(f, " %s\n",
                     report_ns(t, sizeof t, (double)(appeared ? d->new_ns : d->base_ns), 11));
+        }
         n++;
     }
     if (!n)
         fputs("    none\n", f);
     else if (top && n > top)
         fprintf(f, "    (%zu more; --top 0 shows all)\n", n - top);
+    pb_buf_free(&path);
 }
 
-static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b, size_t n)
+/* Findings on one side only; t: the tree of the analysis they came from
+ * (their region's path is whole there: the description quotes it within
+ * 160 bytes). */
+static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b, size_t n,
+                    const prism_tree *t)
 {
+    pb_buf path = { 0 };
     fprintf(f, "%s:\n", title);
     if (!n)
         fputs("  none\n", f);
@@ -250,26 +305,38 @@ static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b
                 prism_bottleneck_name(b[i]->type));
         esc_fputs(b[i]->description, f);    /* quotes region names */
         fputc('\n', f);
+        if (b[i]->node != PRISM_NO_NODE && b[i]->node < t->count) {
+            report_path(t, b[i]->node, '/', false, &path);
+            fputs("    Region: ", f);
+            esc_fputs(pb_buf_str(&path), f);
+            fputc('\n', f);
+        }
     }
+    pb_buf_free(&path);
 }
 
 void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
                        const prism_analysis *b, const prism_compare *c, size_t top)
 {
     metrics ma = metrics_of(a), mb = metrics_of(b);
+    int width = report_width(f);
     fputs(RULE "PRISM Profile Comparison\n" RULE, f);
-    fprintf(f, "Profile 1 (base): %s\nProfile 2 (new):  %s\n\n", pa, pb);
+    fputs("Profile 1 (base): ", f);
+    esc_fputs(pa, f);                   /* a file's name may hold anything */
+    fputs("\nProfile 2 (new):  ", f);
+    esc_fputs(pb, f);
+    fputs("\n\n", f);
     metric_table(f, &ma, &mb);
     fputc('\n', f);
     run_shift(f, a, b, c);
     fputc('\n', f);
-    regions(f, c, top);
+    regions(f, a, b, c, top, width);
     fputc('\n', f);
-    one_sided(f, c, true, top);
-    one_sided(f, c, false, top);
+    one_sided(f, a, b, c, true, top, width);
+    one_sided(f, a, b, c, false, top, width);
     fputc('\n', f);
-    bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new);
-    bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone);
+    bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new, prism_analysis_tree(b));
+    bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone, prism_analysis_tree(a));
     fputs(RULE, f);
 }
 

@@ -243,27 +243,6 @@ const char *report_mem_kind(uint32_t k)
     return k < sizeof names / sizeof names[0] ? names[k] : "unknown";
 }
 
-const char *report_fit(const char *s, size_t width, char *buf, size_t cap)
-{
-    char safe[ESC_CAP(PRISM_MAX_STRING_BYTES)];
-    if (!cap)
-        return "";
-    esc_str(s, safe, sizeof safe);
-    if (width >= cap)
-        width = cap - 1;
-    size_t n = strlen(safe);
-    const char *tail = "";
-    if (n > width) {
-        n = width >= 4 ? width - 3 : width;
-        while (n > 0 && ((unsigned char)safe[n] & 0xc0) == 0x80)
-            n--;                /* not inside a UTF-8 sequence */
-        tail = width >= 4 ? "..." : "";
-    }
-    memcpy(buf, safe, n);
-    memcpy(buf + n, tail, strlen(tail) + 1);
-    return buf;
-}
-
 /* ---- JSON documents ---- */
 
 void report_json_kns(pb_json *w, const char *key, double v)

@@ -48,9 +48,45 @@ const char *report_count(char *buf, size_t cap, double n, int width);
 static inline double ns_ms(double ns) { return ns / 1e6; }
 static inline double bytes_mb(double b) { return b / 1048576.0; }
 
-/* A name from a profile escaped (escape.h) and cut to width bytes with
- * "..." (at most cap - 1); always written to buf, which is returned. */
-const char *report_fit(const char *s, size_t width, char *buf, size_t cap);
+/* ---- text layout (columns.c) ----
+ *
+ * A text report never cuts a name from a profile (a region, path, kernel,
+ * thread or host name) nor a figure.  Its tables start from fixed name
+ * columns; a column is widened to the longest name shown that fits in the
+ * line, and a name wider than that takes a line of its own, its figures on
+ * the next line in their columns:
+ *
+ *     3  layers.11                             6.30 ms         30   11.1%     30.0 us
+ *     4  encoder.layers.11.self_attn.in_proj_and_scaled_dot_product (backward)
+ *                                              6.27 ms         30   11.1%     6.27 ms
+ */
+
+/* The width a report writes with COLUMNS unset and no terminal (a pipe, a
+ * file). */
+#define REPORT_WIDTH_DEFAULT 100
+
+/* The line width of a text report written to f: COLUMNS when it is a
+ * positive integer (digits only), else the terminal's width when f is a
+ * terminal (TIOCGWINSZ), else REPORT_WIDTH_DEFAULT. */
+int report_width(FILE *f);
+
+/* Columns a name from a profile takes once escaped (escape.h): an escape
+ * counts its characters ("\x1b": 4), any other character 1. */
+int report_cols(const char *s);
+
+/* A name column col wide, widened for a name w columns wide when the name
+ * fits in room (the line width less the row's other columns).  A wider
+ * name leaves the column as it is: report_cell gives it a line. */
+static inline int report_widen(int col, int room, int w)
+{
+    return w > col && w <= room ? w : col;
+}
+
+/* The name s of a table row, escaped and whole, padded to col columns;
+ * lead: the columns the row printed before it.  A name wider than col ends
+ * its line, and the next line is blank up to lead + col columns, where the
+ * row's figures go on. */
+void report_cell(FILE *f, const char *s, int lead, int col);
 
 
 /* ---- JSON helpers of the writers ---- */

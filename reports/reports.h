@@ -104,7 +104,11 @@ int job_analyze(const char *const *args, size_t n, const job_report_opts *o, FIL
 void job_write_txt(FILE *f, const prism_job *j);
 bool job_write_json(FILE *f, const prism_job *j, bool steps);
 
-/* ---- the writers of one analysis (testable without files) ---- */
+/* ---- the writers of one analysis (testable without files) ----
+ *
+ * The text writers (these, job_write_txt) print every name whole and lay
+ * their tables out for the line width of f: COLUMNS, else the terminal's
+ * width, else 100 columns (report.h, "text layout"). */
 
 /* The analyze report as text, and as JSON (false if the writer misfired). */
 void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a);

@@ -2,7 +2,8 @@
  * analysis_folded_test.c - prism.torch's adaptive module regions as the
  * analysis and the reports see them: the INFO torch.modules.* facts
  * (prism_analysis_folded), the `Modules folded:` line of the analyze text
- * and the JSON's summary.folded_modules; nothing of it in a profile that
+ * (a long list cut between names, never in one) and the JSON's
+ * summary.folded_modules; nothing of it in a profile that
  * does not say; and the facts written by a real session through
  * libcollect's queue (prism__info_uint / prism__info_text, info.c).
  */
@@ -28,7 +29,9 @@ static const char *const names[] = { "Net.forward", "layer.0" };
 
 #define MS 1000000ull
 
-static loaded profile(pbuild *b, bool folded)
+/* folded: the decision's INFO, with these names of that many modules
+ * (NULL: "layer.0" of one). */
+static loaded profile_of(pbuild *b, bool folded, const char *fnames, uint64_t nfolded)
 {
     pb_init(b, names, 2, 1);
     pb_thread(b, 1, "MainThread");
@@ -48,12 +51,17 @@ static loaded profile(pbuild *b, bool folded)
             pb_info_uint(b, "torch.modules.cost_ns", 9000);
             pb_info_uint(b, "torch.modules.threshold_ns", 450000);
             pb_info_uint(b, "torch.modules.kept", 1);
-            pb_info_uint(b, "torch.modules.folded", 1);
-            pb_info_text(b, "torch.modules.folded_names", "layer.0");
+            pb_info_uint(b, "torch.modules.folded", fnames ? nfolded : 1);
+            pb_info_text(b, "torch.modules.folded_names", fnames ? fnames : "layer.0");
             pb_info_text(b, "torch.modules.later", "ignored");      /* unknown: no harm */
         }
     }
     return pb_load(b);
+}
+
+static loaded profile(pbuild *b, bool folded)
+{
+    return profile_of(b, folded, NULL, 0);
 }
 
 static char *text_of(const prism_analysis *a, bool json)
@@ -178,10 +186,47 @@ static void test_session_writes_info(void **state)
     tdir_remove(&d);
 }
 
+/* A long list: the text shows its first names, each whole, up to about
+ * 300 bytes, and how many more there are (the JSON has the list). */
+static void test_folded_names_whole(void **state)
+{
+    (void)state;
+    char list[2048] = "";
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%sencoder.layers.%d.self_attn",
+                              i ? ", " : "", i);
+    pbuild b;
+    loaded l = profile_of(&b, true, list, 40);
+    char *t = text_of(l.a, false);
+    const char *line = strstr(t, "    folded: ");
+    assert_non_null(line);
+    line += strlen("    folded: ");
+    const char *eol = strchr(line, '\n');
+    const char *more = strstr(line, ", ... (");
+    assert_true(more && more < eol);
+    int shown = 0;
+    for (const char *p = line; p < more; shown++) {
+        char want[64];
+        int len = snprintf(want, sizeof want, "encoder.layers.%d.self_attn", shown);
+        assert_memory_equal(p, want, (size_t)len);              /* whole */
+        p += len;
+        assert_true(p == more || !strncmp(p, ", ", 2));
+        p += p == more ? 0 : 2;
+    }
+    assert_true((size_t)(more - line) > 300 && (size_t)(more - line) < 330);
+    char tail[32];
+    snprintf(tail, sizeof tail, ", ... (%d more)\n", 40 - shown);
+    assert_memory_equal(more, tail, strlen(tail));
+    free(t);
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_folded_read_and_reported),
+        cmocka_unit_test(test_folded_names_whole),
         cmocka_unit_test(test_nothing_when_not_said),
         cmocka_unit_test(test_session_writes_info),
     };

@@ -310,10 +310,20 @@ static void fit_escapes_first(void **state)
 {
     (void)state;
     char buf[64];
-    assert_string_equal(report_fit("a\x1b[2J", 32, buf, sizeof buf), "a\\x1b[2J");
-    assert_string_equal(report_fit("\x1b\x1b\x1b\x1b", 8, buf, sizeof buf), "\\x1b\\...");
-    assert_string_equal(report_fit("plain", 3, buf, sizeof buf), "pla");
-    assert_string_equal(report_fit("x\xe2\x80\xae", 3, buf, 3), "x\\");   /* cap bounds it */
+    /* the reports: whole, escaped, an escape counted as what it shows */
+    assert_int_equal(report_cols("a\x1b[2J"), 8);
+    assert_int_equal(report_cols("x\xe2\x80\xae\xff"), 11);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    assert_non_null(m);
+    report_cell(m, "a\x1b[2J", 2, 10);                /* fits: padded */
+    fputs("|\n", m);
+    report_cell(m, "\x1b\x1b\x1b", 2, 4);            /* too wide: its own line */
+    fputs("|\n", m);
+    assert_int_equal(fclose(m), 0);
+    assert_string_equal(text, "a\\x1b[2J  |\n\\x1b\\x1b\\x1b\n      |\n");
+    free(text);
     int w = tv_fit(buf, sizeof buf, "r\xe2\x80\xaeo\x1b", 40, true);
     assert_string_equal(buf, "r\\u202eo\\x1b");
     assert_int_equal(w, 12);

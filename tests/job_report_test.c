@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "reports.h"
+#include "report_util.h"
 
 /* A job of n ranks over s steps, rank r's work 1 ms + r us; the caller
  * sets the rest.  Freed by job_done (not prism_job_free: built here). */
@@ -192,6 +193,64 @@ static void big_table_is_cut(void **state)
     job_done(j);
 }
 
+/* Hosts that differ only in the middle, wider than a line: each whole in
+ * the rank table at every width (a line of its own when the column cannot
+ * grow to it), the figures the same and aligned; the straggler's region
+ * whole. */
+static void long_hosts_whole(void **state)
+{
+    (void)state;
+    enum { N = 12 };
+    prism_job *j = job_make(N, 3);
+    static char hosts[N][128], figs_ref[N][256];
+    for (size_t r = 0; r < N; r++) {
+        snprintf(hosts[r], sizeof hosts[r], "gpu-a100-80gb-rack%02zu-slot3.training-cluster."
+                 "datacenter-west.example.internal", r);
+        j->ranks[r].sum.host = hosts[r];
+    }
+    j->ranks[5].straggler = true;
+    j->nstragglers = 1;
+    j->stragglers = calloc(1, sizeof *j->stragglers);
+    prism_straggler *s = &j->stragglers[0];
+    s->index = s->rank = 5;
+    s->excess_ns = 4.1e6;
+    s->slowed = s->steps = 3;
+    s->have_cause = true;
+    s->cause.name = "encoder.layers.5.self_attn.in_proj_and_scaled_dot_product (backward)";
+    snprintf(s->cause.path, sizeof s->cause.path, "TinyTransformer.forward/encoder/layers.5/%s",
+             s->cause.name);
+    s->cause.delta_ns = 4e6;
+    for (size_t w = NWIDTHS; w-- > 0;) {
+        set_columns(test_widths[w]);
+        char *t = text_of(j, 0, false);
+        size_t header = line_cols(t, "   rank host");
+        /* the host column starts 16 wide; the rest of a row takes 69 */
+        long room = (long)test_width(w) - 69;
+        for (size_t r = 0; r < N; r++) {
+            char lead[16], figs[256];
+            size_t cols;
+            bool split;
+            snprintf(lead, sizeof lead, "  %6zu%c ", r, r == 5 ? '*' : ' ');
+            if (!table_row(t, lead, hosts[r], figs, sizeof figs, &cols, &split)) {
+                fprintf(stderr, "%s", t);
+                fail_msg("COLUMNS=%s: no whole row for '%s' (above)", width_name(w), hosts[r]);
+            }
+            assert_int_equal(cols, header);
+            assert_int_equal(split, (long)strlen(hosts[r]) > (room > 16 ? room : 16));
+            if (w == NWIDTHS - 1)
+                snprintf(figs_ref[r], sizeof figs_ref[r], "%s", figs);
+            else
+                assert_string_equal(figs, figs_ref[r]);
+        }
+        assert_non_null(strstr(t, "    the difference: TinyTransformer.forward/encoder/layers.5/"
+                                  "encoder.layers.5.self_attn.in_proj_and_scaled_dot_product "
+                                  "(backward) +4.00 ms per step"));
+        free(t);
+    }
+    set_columns(NULL);
+    job_done(j);
+}
+
 static void job_args(void **state)
 {
     (void)state;
@@ -207,6 +266,7 @@ int main(void)
         cmocka_unit_test(escaped_names),
         cmocka_unit_test(no_straggler_and_missing_figures),
         cmocka_unit_test(big_table_is_cut),
+        cmocka_unit_test(long_hosts_whole),
         cmocka_unit_test(job_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

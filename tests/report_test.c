@@ -22,6 +22,7 @@
 #include "../reports/json.h"
 #include "../reports/report.h"
 #include "json_check.h"
+#include "pbuild.h"
 #include "report_util.h"
 
 /* The golden file, next to this source file. */
@@ -332,6 +333,280 @@ static void compare_sees_new_region(void **state)
     free(text);
 }
 
+/* ---- names whole at any width (issue 34) ---- */
+
+/*
+ * A transformer's twelve layers: paths that differ only in a middle index,
+ * "TinyTransformer.forward/encoder/layers.7/encoder.layers.7.self_attn.
+ * in_proj_and_scaled_dot_product (backward)" (107 columns), leaves of 66
+ * to 69, and kernels of 90 that differ in the middle too.  slow: a layer
+ * 50 % slower (-1: none); extra: a thirteenth layer, short.
+ */
+#define NLAYERS 12
+#define LAYER_NAME(i) (2 + (i))                 /* "layers.N" */
+#define LEAF_NAME(i) (2 + NLAYERS + (i))
+#define KERNEL_NAME(i) (2 + 2 * NLAYERS + (i))
+#define EXTRA_NAME (2 + 3 * NLAYERS)            /* layers.12 and its leaf */
+#define NNAMES (EXTRA_NAME + 2)
+
+static void layered_names(char names[NNAMES][160])
+{
+    snprintf(names[0], 160, "TinyTransformer.forward");
+    snprintf(names[1], 160, "encoder");
+    for (int i = 0; i <= NLAYERS; i++) {
+        bool extra = i == NLAYERS;
+        snprintf(names[extra ? EXTRA_NAME : LAYER_NAME(i)], 160, "layers.%d", i);
+        snprintf(names[extra ? EXTRA_NAME + 1 : LEAF_NAME(i)], 160,
+                 "encoder.layers.%d.self_attn.in_proj_and_scaled_dot_product (backward)", i);
+        if (!extra)
+            snprintf(names[KERNEL_NAME(i)], 160, "void at::native::elementwise_kernel<128, 4, "
+                     "layer_%d_lambda>(int, at::native::gpu_kernel_impl)", i);
+    }
+}
+
+static void layered_fixture(const char *path, uint64_t seed, int slow, bool extra)
+{
+    char names[NNAMES][160];
+    const char *np[NNAMES];
+    layered_names(names);
+    for (int i = 0; i < NNAMES; i++)
+        np[i] = names[i];
+    pbuild *b = malloc(sizeof *b);
+    assert_non_null(b);
+    pb_init(b, np, NNAMES, seed);
+    pb_thread(b, 1, "main");
+    uint64_t now = 1000000;
+    for (uint64_t k = 0; k < 30; k++) {
+        uint64_t start = now;
+        pb_enter(b, 1, now, 1);
+        pb_enter(b, 1, now += 1000, 2);
+        for (int i = 0; i < NLAYERS; i++) {
+            uint64_t us = (uint64_t)(100 + 10 * i) * (i == slow ? 3 : 2) / 2;
+            pb_enter(b, 1, now += 1000, (uint32_t)LAYER_NAME(i) + 1);
+            pb_leaf(b, 1, &now, (uint32_t)LEAF_NAME(i) + 1, us * 1000);
+            prism_gpu_record kr = { .type = PRISM_GPU_KERNEL, .start = now, .end = now + us * 500,
+                                    .stream = 7, .correlation = k * NLAYERS + (uint64_t)i + 1,
+                                    .name = (uint32_t)KERNEL_NAME(i) + 1 };
+            PB_PUT(b, PRISM_CHUNK_GPU, 0, now, prism_enc_gpu(&b->e, &kr));
+            pb_exit(b, 1, now += 1000);
+        }
+        if (extra) {
+            pb_enter(b, 1, now += 1000, EXTRA_NAME + 1);
+            pb_leaf(b, 1, &now, EXTRA_NAME + 2, 20000);
+            pb_exit(b, 1, now += 1000);
+        }
+        pb_exit(b, 1, now += 1000);
+        pb_exit(b, 1, now += 1000);
+        prism_step st = { start, now, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(b, &st);
+        now += 5000;
+    }
+    pb_flush(b);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b->data, 1, b->len, f), b->len);
+    assert_int_equal(fclose(f), 0);
+    free(b->data);
+    free(b);
+}
+
+/* analyze: every operation, kernel and finding's region of the twelve
+ * layers whole at every width, a row's figures the same at every width
+ * (never cut) and aligned under the header. */
+static void analyze_names_whole_at_any_width(void **state)
+{
+    fx *f = *state;
+    char p[512];
+    layered_fixture(path_in(p, f->dir, "layers.cbor"), 1, -1, false);
+    prism_analysis *a = report_load(p, NULL);
+    assert_non_null(a);
+    size_t nops, nb;
+    const prism_op *ops = prism_analysis_ops(a, &nops);
+    const prism_gpu_stats *g = prism_analysis_gpu(a);
+    const prism_bottleneck *bn = prism_analysis_bottlenecks(a, &nb);
+    assert_true(nops >= 10);
+    assert_int_equal(g->nkernels, NLAYERS);
+    /* the rows: the 10 operations, then the 5 kernels shown */
+    const char *names[15];
+    size_t long_names = 0;
+    for (size_t i = 0; i < 15; i++) {
+        names[i] = i < 10 ? ops[i].name : g->kernels[i - 10].name;
+        long_names += strlen(names[i]) > 80;
+    }
+    assert_int_equal(long_names, 5);            /* the kernels; 4 leaves of 66-69 */
+    static char figs_ref[15][256];
+    const char *argv[] = { "analyze", p, NULL };
+    pb_buf path = { 0 };
+    for (size_t w = NWIDTHS; w-- > 0;) {
+        char *out;
+        set_columns(test_widths[w]);
+        assert_int_equal(run_cmd(cmd_analyze, argv, &out, NULL), EXIT_OK);
+        size_t top = line_cols(out, "  #  operation"), kern = line_cols(out, "  #  kernel");
+        /* the name columns start 32 wide; the figures take 51 columns */
+        long room = (long)test_width(w) - 51;
+        for (size_t i = 0; i < 15; i++) {
+            char lead[16], figs[256];
+            size_t cols;
+            bool split;
+            snprintf(lead, sizeof lead, "  %3zu  ", i < 10 ? i + 1 : i - 9);
+            if (!table_row(out, lead, names[i], figs, sizeof figs, &cols, &split)) {
+                fprintf(stderr, "%s", out);
+                fail_msg("COLUMNS=%s: no whole row for '%s' (above)", width_name(w), names[i]);
+            }
+            assert_int_equal(cols, i < 10 ? top : kern);     /* aligned */
+            /* a line of its own exactly when wider than the column can grow */
+            assert_int_equal(split, (long)strlen(names[i]) > (room > 32 ? room : 32));
+            if (w == NWIDTHS - 1)
+                snprintf(figs_ref[i], sizeof figs_ref[i], "%s", figs);
+            else
+                assert_string_equal(figs, figs_ref[i]);     /* never cut */
+        }
+        for (size_t i = 0; i < nb; i++) {       /* each finding's region: its path */
+            if (bn[i].node == PRISM_NO_NODE)
+                continue;
+            report_path(prism_analysis_tree(a), bn[i].node, '/', false, &path);
+            char want[400];
+            snprintf(want, sizeof want, "    Region: %s\n", pb_buf_str(&path));
+            assert_non_null(strstr(out, want));
+        }
+        if (!test_widths[w]) {                  /* unset, not a terminal: 100 */
+            char *hundred;
+            set_columns("100");
+            assert_int_equal(run_cmd(cmd_analyze, argv, &hundred, NULL), EXIT_OK);
+            assert_string_equal(out, hundred);
+            free(hundred);
+        }
+        free(out);
+    }
+    pb_buf_free(&path);
+    /* the figures as the units style writes them */
+    char t[48], c[32], want[160];
+    snprintf(want, sizeof want, "%s %s %.1f%% ", report_ns(t, sizeof t, (double)ops[3].total_ns, 0),
+             report_count(c, sizeof c, (double)ops[3].calls, 0), ops[3].share * 100);
+    assert_memory_equal(figs_ref[3], want, strlen(want));
+    /* COLUMNS that is no positive integer is ignored */
+    static const char *const bad[] = { "0", "-80", "+80", "80x", " 80", "", "abc" };
+    char *dflt;
+    set_columns(NULL);
+    assert_int_equal(run_cmd(cmd_analyze, argv, &dflt, NULL), EXIT_OK);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *out;
+        set_columns(bad[i]);
+        assert_int_equal(run_cmd(cmd_analyze, argv, &out, NULL), EXIT_OK);
+        if (strcmp(out, dflt))
+            fail_msg("COLUMNS='%s' changed the report", bad[i]);
+        free(out);
+    }
+    set_columns(NULL);
+    free(dflt);
+    prism_analysis_free(a);
+}
+
+/* The path of node n of t (a tree of the comparison's new side) as the
+ * comparison has it. */
+static const char *find_path(const prism_compare *c, const prism_tree *t, uint32_t n)
+{
+    for (size_t i = 0; i < c->count; i++)
+        if (c->deltas[i].path_hash == t->nodes[n].path_hash)
+            return c->deltas[i].path;
+    fail_msg("no delta for node %u", (unsigned)n);
+    return NULL;
+}
+
+/* compare: the paths of the twelve layers, one 50 % slower, each whole on
+ * its row at every width, no two rows alike, their figures whole (the
+ * same at every width) and aligned under the header. */
+static void compare_names_whole_at_any_width(void **state)
+{
+    fx *f = *state;
+    char pa[512], pb[512];
+    layered_fixture(path_in(pa, f->dir, "base.cbor"), 1, -1, false);
+    layered_fixture(path_in(pb, f->dir, "new.cbor"), 2, 7, true);
+    /* hot above 12 %: no layer in the base, layer 7 in the new profile */
+    prism_analysis_opts o = { .bottleneck_threshold_pct = 12, .leak_threshold_mb = -1 };
+    prism_analysis *a = report_load(pa, &o), *b = report_load(pb, &o);
+    assert_non_null(a);
+    assert_non_null(b);
+    prism_compare *c = prism_compare_new(a, b);
+    assert_non_null(c);
+    enum { NPATHS = 2 + 2 * NLAYERS + 2 };     /* and layers.12, new */
+    assert_int_equal(c->count, NPATHS);
+    assert_int_equal(c->appeared, 2);
+    assert_false(c->whole_run_shift);           /* no raw % column */
+    assert_int_equal(c->nbn_new, 1);
+    static char paths[NPATHS][256], figs_ref[NPATHS][256], rows[NPATHS][512];
+    size_t long_paths = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s", c->deltas[i].path);   /* < 256 bytes */
+        long_paths += strlen(paths[i]) > 80;
+    }
+    assert_int_equal(long_paths, NLAYERS + 1);
+    const char *argv[] = { "compare", pa, pb, "--top", "0", "--threshold", "12", NULL };
+    for (size_t w = NWIDTHS; w-- > 0;) {
+        char *out;
+        set_columns(test_widths[w]);
+        assert_int_equal(run_cmd(cmd_compare, argv, &out, NULL), EXIT_OK);
+        size_t header = line_cols(out, "    path "), one_sided = 0;
+        /* the path column starts 36 wide, the figures take 101 columns; a
+         * new region's 60 and 16 */
+        long room = (long)test_width(w) - 101, room1 = (long)test_width(w) - 16;
+        for (size_t i = 0; i < c->count; i++) {
+            const prism_delta *d = &c->deltas[i];
+            bool both = d->base_node != PRISM_NO_NODE;
+            char lead[8], figs[256];
+            size_t cols = 0;
+            bool split = false;
+            snprintf(lead, sizeof lead, "  %c ",
+                     d->significant ? '*' : d->raw_significant ? '~' : ' ');
+            if (!table_row(out, both ? lead : "    ", paths[i], figs, sizeof figs, &cols,
+                           &split)) {
+                fprintf(stderr, "%s", out);
+                fail_msg("COLUMNS=%s: no whole row for '%s' (above)", width_name(w), paths[i]);
+            }
+            char tb[48], tn[48], td[48], want[160];
+            report_ns(tb, sizeof tb, d->base_ns, 0);
+            report_ns(tn, sizeof tn, d->new_ns, 0);
+            report_ns_signed(td, sizeof td, d->delta_ns, 0);
+            if (both) {
+                assert_int_equal(cols, header);
+                assert_int_equal(split, (long)strlen(paths[i]) > (room > 36 ? room : 36));
+                snprintf(want, sizeof want, "%s %s %s %+.1f%% %.2fx ", tb, tn, td,
+                         d->delta_pct, d->speedup);
+                assert_memory_equal(figs, want, strlen(want));
+            } else {                            /* New regions: the two aligned */
+                assert_true(one_sided == 0 || one_sided == cols);
+                one_sided = cols;
+                assert_int_equal(split, (long)strlen(paths[i]) > (room1 > 60 ? room1 : 60));
+                assert_string_equal(figs, tn);
+            }
+            if (w == NWIDTHS - 1)
+                snprintf(figs_ref[i], sizeof figs_ref[i], "%s", figs);
+            else
+                assert_string_equal(figs, figs_ref[i]);     /* never cut */
+            snprintf(rows[i], sizeof rows[i], "%s%s %s", lead, paths[i], figs);
+            for (size_t k = 0; k < i; k++)
+                assert_string_not_equal(rows[i], rows[k]);
+        }
+        /* a finding on one side names its region by the whole path */
+        for (size_t i = 0; i < c->nbn_new; i++) {
+            char want[300];
+            assert_int_not_equal(c->bn_new[i]->node, PRISM_NO_NODE);
+            snprintf(want, sizeof want, "\n    Region: %s\n",
+                     find_path(c, prism_analysis_tree(b), c->bn_new[i]->node));
+            assert_non_null(strstr(strstr(out, "Bottlenecks that appeared:"), want));
+        }
+        /* the slower layer is the one flagged, by its whole path */
+        assert_non_null(strstr(out, "\n  * TinyTransformer.forward/encoder/layers.7/"
+                                    "encoder.layers.7.self_attn.in_proj_and_scaled_dot_product "
+                                    "(backward)"));
+        free(out);
+    }
+    set_columns(NULL);
+    prism_compare_free(c);
+    prism_analysis_free(b);
+    prism_analysis_free(a);
+}
+
 /* ---- the JSON writer ---- */
 
 static char *json_text(void (*body)(json_w *), bool *ok)
@@ -426,6 +701,8 @@ int main(void)
         FX_TEST(usage_errors_exit_1),
         FX_TEST(compare_self_is_all_zero),
         FX_TEST(compare_sees_new_region),
+        FX_TEST(analyze_names_whole_at_any_width),
+        FX_TEST(compare_names_whole_at_any_width),
         cmocka_unit_test(json_writer_escapes),
         cmocka_unit_test(json_checker_rejects),
     };

@@ -188,4 +188,81 @@ static inline void assert_one_error_line(const char *err, const char *path)
     assert_non_null(strstr(err, " at byte "));
 }
 
+/* ---- text layout (reports/columns.c) ---- */
+
+/* The widths every layout test runs at; NULL: COLUMNS unset (the output
+ * is a file: no terminal), which must read as the default, 100. */
+static const char *const test_widths[] = { "40", "80", "120", "200", NULL, "1000" };
+#define NWIDTHS (sizeof test_widths / sizeof test_widths[0])
+
+/* The width the reports see at test_widths[w], and its name. */
+static inline size_t test_width(size_t w)
+{
+    return test_widths[w] ? (size_t)atoi(test_widths[w]) : 100;
+}
+static inline const char *width_name(size_t w)
+{
+    return test_widths[w] ? test_widths[w] : "unset";
+}
+
+static inline void set_columns(const char *w)
+{
+    if (w)
+        assert_int_equal(setenv("COLUMNS", w, 1), 0);
+    else
+        assert_int_equal(unsetenv("COLUMNS"), 0);
+}
+
+/*
+ * The row of a table whose name cell is `name` right after `lead` at the
+ * start of a line: the name must be whole there, followed by a blank and
+ * the figures, or by the end of the line and a next line blank up to the
+ * figures.  figs gets the figures with each run of blanks made one blank;
+ * *cols the columns of the line they end (their alignment); *split
+ * whether the name had its own line.  False when there is no such row.
+ */
+static inline bool table_row(const char *out, const char *lead, const char *name, char *figs,
+                             size_t cap, size_t *cols, bool *split)
+{
+    char head[512];
+    snprintf(head, sizeof head, "\n%s%s", lead, name);
+    const char *line = out, *p;
+    do {                                /* not a longer name that starts alike */
+        line = strstr(line + 1, head);
+        if (!line)
+            return false;
+        p = line + strlen(head);
+    } while (*p != ' ' && *p != '\n');
+    line++;
+    *split = *p == '\n';
+    if (*split) {
+        line = ++p;
+        size_t blank = strspn(p, " ");
+        assert_true(blank > strlen(lead));         /* blank up to the figures */
+        p += blank;
+    }
+    const char *eol = strchr(p, '\n');
+    assert_non_null(eol);
+    *cols = (size_t)(eol - line);
+    size_t n = 0;
+    for (; p < eol && n + 1 < cap; p++) {
+        if (*p == ' ' && (n == 0 || figs[n - 1] == ' '))
+            continue;
+        figs[n++] = *p;
+    }
+    figs[n] = '\0';
+    return true;
+}
+
+/* The columns of the line that holds needle. */
+static inline size_t line_cols(const char *out, const char *needle)
+{
+    const char *p = strstr(out, needle);
+    assert_non_null(p);
+    const char *bol = p;
+    while (bol > out && bol[-1] != '\n')
+        bol--;
+    return (size_t)(strchr(p, '\n') - bol);
+}
+
 #endif
