@@ -186,6 +186,14 @@ static void relocate(ui *u, tree_st *s, bool adopt)
         row = n != PRISM_NO_NODE ? tv_row_of(tv, n, true) : TV_NONE;
         tv_rebuild(tv);
     }
+    /* The filter hides the selection and every row above it: the first
+     * row shown becomes the selection, so that Details and the status line
+     * name a row that is there (absent is for a path the other side of a
+     * comparison has). */
+    if (row == TV_NONE && !adopt && tv->keep && tree_nrows(s)) {
+        row = 0;
+        adopt = true;
+    }
     s->absent = row == TV_NONE && !adopt;
     if (row != TV_NONE)
         s->sel = row;
