@@ -117,12 +117,45 @@ static int k_rows(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
+/* The cursor on span p of lane l (at its depth): the view moved to show
+ * its start when it is out of sight, the cursor in the first cell that
+ * shows it (its first cell may show a longer neighbour), at its start when
+ * that lies in the cell, so that zooming around the cursor keeps it. */
+static void cursor_on(tl *s, const prism_lane *l, const prism_span *p)
+{
+    int w = s->span_w > 0 ? s->span_w : 1;
+    uint64_t t = p->start > s->w0 ? p->start : s->w0, wd = s->v1 - s->v0;
+    if (t < s->v0 || t >= s->v1) {
+        s->v0 = t - s->w0 > wd / 2 ? t - wd / 2 : s->w0;
+        if (s->v0 + wd > s->w1)
+            s->v0 = s->w1 - wd;
+        s->v1 = s->v0 + wd;
+    }
+    long c = tlv_col(t, s->v0, s->v1, w);
+    c = c < 0 ? 0 : c >= w ? w - 1 : c;
+    tlv_cell *cells = malloc((size_t)w * sizeof *cells);
+    if (cells) {
+        tlv_row(l->spans, l->nspans, s->depth, s->v0, s->v1, w, cells);
+        for (long k = c; k < w && k < c + 4; k++)
+            if (cells[k].span == (size_t)(p - l->spans)) {
+                c = k;
+                break;
+            }
+        free(cells);
+    }
+    uint64_t at = tlv_time((int)c, s->v0, s->v1, w);
+    s->cur = t > at && tlv_col(t, s->v0, s->v1, w) == c ? t : at;
+}
+
 static int k_zoom(ui *u, void *st, int key)
 {
     tl *s = st;
     (void)u;
     if (!s)
         return UI_NONE;
+    /* the span under the cursor stays under it */
+    const prism_lane *l = s->lanes ? prism_timeline_lane(s->tl, s->lane) : NULL;
+    const prism_span *keep = l ? tl_cur_span(s) : NULL;
     s->lanes = true;
     if (key == '0') {
         s->v0 = s->w0;
@@ -134,6 +167,8 @@ static int k_zoom(ui *u, void *st, int key)
     }
     if (s->cur < s->v0 || s->cur >= s->v1)
         s->cur = s->v0 + (s->v1 - s->v0) / 2;
+    if (keep && tl_cur_span(s) != keep && keep->start < s->v1 && keep->end > s->v0)
+        cursor_on(s, l, keep);
     return UI_REDRAW;
 }
 
@@ -161,27 +196,7 @@ static int k_hop(ui *u, void *st, int key)
     }
     if (!best)
         return UI_NONE;
-    uint64_t t = best->start > s->w0 ? best->start : s->w0, wd = s->v1 - s->v0;
-    if (t < s->v0 || t >= s->v1) {
-        s->v0 = t - s->w0 > wd / 2 ? t - wd / 2 : s->w0;
-        if (s->v0 + wd > s->w1)
-            s->v0 = s->w1 - wd;
-        s->v1 = s->v0 + wd;
-    }
-    long c = tlv_col(t, s->v0, s->v1, w);
-    c = c < 0 ? 0 : c >= w ? w - 1 : c;
-    /* its first cell may show a longer neighbour: the first that shows it */
-    tlv_cell *cells = malloc((size_t)w * sizeof *cells);
-    if (cells) {
-        tlv_row(l->spans, l->nspans, s->depth, s->v0, s->v1, w, cells);
-        for (long k = c; k < w && k < c + 4; k++)
-            if (cells[k].span == (size_t)(best - l->spans)) {
-                c = k;
-                break;
-            }
-        free(cells);
-    }
-    s->cur = tlv_time((int)c, s->v0, s->v1, w);
+    cursor_on(s, l, best);
     return UI_REDRAW;
 }
 

@@ -1,9 +1,10 @@
 # Screen test: the Timeline pane on the reference profile (the project's
 # writer; two threads and a GPU stream): the step chart and its selection
 # (keys and a mouse click), the lanes of the selected step (threads and the
-# GPU stream, nested rows, labelled spans), the cursor, [ ] hops, zoom and
-# fit, Enter to the Tree and back, then ASCII without colour at 80x24,
-# 200x50 and tiny sizes.  Keys are typed one by one (type_keys).
+# GPU stream, nested rows, labelled spans), the cursor, [ ] hops, zoom
+# (which keeps the span under the cursor) and fit, Enter to the Tree and
+# back, then ASCII without colour at 80x24, 200x50 and tiny sizes.  Keys
+# are typed one by one (type_keys).
 . tests/screen/lib.sh
 REF="$TMPD/ref.cbor"
 "$B/bin/refprofile" -o "$REF" >/dev/null || fail "refprofile"
@@ -56,6 +57,25 @@ resize 200 50; wait_for "^main +step"
 expect "^GPU0 s7 "
 resize 40 12; wait_for "\?:help"
 resize 100 30; wait_for "^main"
+type_keys q; wait_for "__EXIT__ 0"
+
+# ] then zooming in and out keeps the span under the cursor (at 150
+# columns forward's first cell starts inside data_loading: zooming in
+# around that time once selected data_loading)
+axis() { screen | grep -m1 -E "│[0-9.]+ (ns|µs|us|ms)"; }
+zoom() {
+    before=$(axis); type_keys "$1"
+    n=200; while [ "$(axis)" = "$before" ] && [ "$n" -gt 0 ]; do n=$((n - 1)); sleep 0.05; done
+    [ "$n" -gt 0 ] || fail "zoom $1: the axis did not change"
+}
+start 150 30 "TERM=xterm LANG=C.UTF-8 $TOP $REF"
+wait_for "1 Summary"
+type_keys 8; wait_for "^ Step 19 .*\(20 of 20\)"
+type_keys v j; wait_for "^ data_loading .* at \+[0-9]+ ns"
+type_keys ']'; wait_for "^ forward .* at \+[0-9.]+ ms"
+for k in + + + + - - - -; do
+    zoom "$k"; expect "^ forward .* at \+"
+done
 type_keys q; wait_for "__EXIT__ 0"
 
 # ASCII, no colour, 80x24: bars of '#', '~' for cut labels, '|' ticks
