@@ -7,6 +7,10 @@
 
 #include "verdict.h"
 
+#define SLIGHT_MB 4.0           /* MB: a rise below this is slight */
+#define SLIGHT_PCT 1.0          /* %: so is one below this of the level ... */
+#define SLIGHT_MAX_MB 16.0      /* ... under leak.c's least growth for a leak */
+
 const char *verdict_word(const prism_leak *lk, int *tone)
 {
     int t = VERDICT_PLAIN;
@@ -14,7 +18,19 @@ const char *verdict_word(const prism_leak *lk, int *tone)
     if (lk && lk->have_fit) {
         switch (lk->verdict) {
         case PRISM_LEAK_YES: t = VERDICT_BAD; w = "LEAK"; break;
-        case PRISM_LEAK_GROWING: t = VERDICT_WARN; w = "growing"; break;
+        case PRISM_LEAK_GROWING:
+            /* a rise too small to matter (under SLIGHT_MB, or under
+             * SLIGHT_PCT of the level, and under the analysis's least
+             * growth for a leak) is said plainly, not as a warning */
+            if (fabs(lk->growth_mb) < SLIGHT_MAX_MB &&
+                (fabs(lk->growth_mb) < SLIGHT_MB ||
+                 (isfinite(lk->growth_pct) && fabs(lk->growth_pct) < SLIGHT_PCT))) {
+                w = "slight rise";
+                break;
+            }
+            t = VERDICT_WARN;
+            w = "growing";
+            break;
         case PRISM_LEAK_NONE: t = VERDICT_OK; w = "no leak"; break;
         }
     }

@@ -20,7 +20,9 @@
 enum { VERDICT_PLAIN = 0, VERDICT_OK, VERDICT_WARN, VERDICT_BAD };
 
 /* "LEAK" (BAD), "growing" (WARN), "no leak" (OK), or "no fit" (PLAIN); a
- * series still rising is never "no leak". */
+ * series still rising is never "no leak", but a rise too small to matter
+ * (under 4 MB, or under 1 % of the level, and under 16 MB) is "slight
+ * rise" (PLAIN). */
 const char *verdict_word(const prism_leak *lk, int *tone);
 
 /* "+2.00±0.01 MB/step  +998.0 MB (+97.5%) over 499 steps" (" +/- "

@@ -85,6 +85,16 @@ static void test_range(void **state)
     double zero[] = { 0 };
     chart_range(zero, 1, &lo, &hi);
     assert_true(lo == 0 && hi == 1);
+    /* a level that barely moves spans a tenth of its top at least */
+    lo = 249.8, hi = 259.1;
+    chart_range_min(&lo, &hi, 0.1);
+    assert_true(fabs((hi - lo) - 25.91) < 1e-9 && fabs((lo + hi) / 2 - 254.45) < 1e-9);
+    lo = 1.0, hi = 3.0;                      /* never below 0 for sizes */
+    chart_range_min(&lo, &hi, 2.0);
+    assert_true(lo == 0 && hi == 3.0);
+    lo = 100, hi = 200;                      /* wide enough: unchanged */
+    chart_range_min(&lo, &hi, 0.1);
+    assert_true(lo == 100 && hi == 200);
 }
 
 static void test_bars_ascii(void **state)

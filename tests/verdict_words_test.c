@@ -3,7 +3,8 @@
  * (tui/verdict.c), as the Memory and Summary panes and analyze print them:
  * a 1 GB linear climb (2 MB/step over 500 steps) and the 450 MB one are
  * "LEAK", never "no leak"; a significant rise not proven a leak is
- * "growing"; only flat memory says "no leak"; the Memory pane's two
+ * "growing", one too small to matter (+2.2 MB on 250 MB) "slight rise";
+ * only flat memory says "no leak"; the Memory pane's two
  * verdict rows fit 80 columns; step problems read as sentences with
  * their counts, singular and plural.  tests/screen/leak.sh checks the
  * real pane at 80x24.
@@ -97,6 +98,9 @@ static void test_words(void **state)
     prism_leak lk = climb(200, 800, 0.05, 0.2, 2);          /* 10 MB: not proven */
     assert_string_equal(verdict_word(&lk, &tone), "growing");
     assert_int_equal(tone, VERDICT_WARN);
+    lk = climb(89, 250, 0.025, 0.05, 6);                    /* +2.2 MB on 250: slight */
+    assert_string_equal(verdict_word(&lk, &tone), "slight rise");
+    assert_int_equal(tone, VERDICT_PLAIN);
     lk = climb(300, 2048, 0.0, 8.0, 3);                     /* flat, noisy */
     assert_string_equal(verdict_word(&lk, &tone), "no leak");
     assert_int_equal(tone, VERDICT_OK);

@@ -109,6 +109,21 @@ void chart_range(const double *v, size_t n, double *lo, double *hi)
         *lo = 0;
 }
 
+void chart_range_min(double *lo, double *hi, double frac)
+{
+    if (!(*hi > 0) || !(frac > 0) || *hi - *lo >= frac * *hi)
+        return;
+    /* widen around the middle, not below 0 */
+    double need = frac * *hi, mid = (*lo + *hi) / 2;
+    double a = mid - need / 2, b = mid + need / 2;
+    if (a < 0 && *lo >= 0) {
+        a = 0;
+        b = *hi;
+    }
+    *lo = a;
+    *hi = b;
+}
+
 /* Fraction of the range, clamped to 0..1 (NAN, from an infinite value or
  * a range too wide for doubles, counts as 0: callers convert it to int). */
 static double frac_of(const chart *c, double v)

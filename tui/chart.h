@@ -46,6 +46,10 @@ int chart_col(double x, double x0, double x1, int w);
 /* A padded value range for v[0..n) (NANs skipped): 5 % margin each side,
  * never below 0 when every value is >= 0; a flat series gets +-10 %. */
 void chart_range(const double *v, size_t n, double *lo, double *hi);
+/* Widen [lo, hi] (hi > 0) to at least frac of hi, around its middle and
+ * not below 0 when it was not: a level that barely moves is not drawn as
+ * a climb over the chart's height. */
+void chart_range_min(double *lo, double *hi, double frac);
 
 /* Bars from the bottom up to each column's value, in eighths of a cell. */
 void chart_bars(chart *c, const double *col);

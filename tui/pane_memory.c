@@ -23,6 +23,7 @@
 
 #define MB 1048576.0
 #define GUTTER 9                        /* y-axis labels: "3.52 GB" + axis */
+#define MIN_SPAN 0.1                    /* the y axis spans at least this of its top */
 
 typedef struct memv {
     int gpu;                            /* 1: GPU used/reserved, 0: host,
@@ -178,6 +179,10 @@ static void draw_chart(ui *u, const ui_rect *r, int row, int h, int w, const dou
         for (int i = 0; i < cw; i++)
             ct[i] = trend[0] + (trend[1] - trend[0]) * (i + 0.5) / cw;
     }
+    /* a flat run (+2 MB on 250 MB) on a range of its own few MB fills the
+     * chart's height like a climb: the axis spans a tenth of the level at
+     * least */
+    chart_range_min(&lo, &hi, MIN_SPAN);
     chart c;
     if (chart_init(&c, h, cw, lo, hi, u->utf8)) {
         chart_bars(&c, cols);
