@@ -402,9 +402,9 @@ static uint64_t node_on(const athread *t, const tnode_cpu *x)
  * to its measured blocked time; the rest of its time off CPU is run-queue
  * wait.  The blocked time a region could not hold goes first to the time
  * not runnable of other regions, the least runnable first, then to the run
- * queue of the regions that ran the least, so the thread's blocked total
- * stays what was measured and never grows from an estimate: preempted
- * compute is never a wait.
+ * queue of the regions runnable less than half of their time; the rest
+ * stays run-queue time.  So the thread's blocked total never grows from an
+ * estimate, and preempted compute is never a wait.
  */
 typedef struct fill {
     double run;                 /* its runnable rate: who takes blocked first */
@@ -418,13 +418,20 @@ static int by_run_up(const void *x, const void *y)
 }
 
 /* Place the blocked time no region's estimate held: first where the
- * regressions leave time that was neither on a CPU nor runnable, then into
- * the run queue, the least runnable regions first either way. */
+ * estimates leave time that was neither on a CPU nor runnable, then into
+ * the run queue of regions runnable less than half of their time, the
+ * least runnable first either way.  What is left stays run-queue time: a
+ * region mostly runnable (preempted compute) never takes blocked time that
+ * is not its own, and the measured blocked total holds run-queue wait the
+ * kernel reported late, after a thread woken from a wait was read still
+ * queued (the states show it). */
 static void place_lost(fill *f, size_t n, double lost)
 {
     qsort(f, n, sizeof *f, by_run_up);
     for (int pass = 0; pass < 2; pass++)
         for (size_t j = 0; j < n && lost > 0.5; j++) {
+            if (pass && f[j].run >= 0.5)
+                break;                  /* sorted: the rest are runnable too */
             uint64_t *from = pass ? f[j].runq : &f[j].room;
             double x = (double)*from < lost ? (double)*from : lost;
             uint64_t ux = an_ns_round(x);

@@ -40,6 +40,8 @@ static const char *const collective_words[] = {
     "barrier",   "nccl",       "c10d",      "gloo",       "mpi_",           "wait",
 };
 
+#define RESOLVED_CALL_NS 1000000u    /* mean call the CPU samples can judge */
+
 static bool collective_name(const char *name)
 {
     for (size_t i = 0; i < sizeof collective_words / sizeof *collective_words; i++)
@@ -66,11 +68,25 @@ static prism_wait_kind classify(const prism_node *n, const prism_rank_summary *s
 {
     if (!n->total_ns)
         return PRISM_WAIT_NO;
+    /* Calls far shorter than a sampling interval (5 ms) share every
+     * interval with their neighbours: their split of it is an estimate,
+     * and beside a long wait (a rank's 20 us regions around its
+     * all-reduce, on a loaded machine) it can make them look blocked.  They
+     * wait only by their name, or the GPU's measure below. */
+    bool resolved = n->calls && n->total_ns / n->calls >= RESOLVED_CALL_NS;
+    if (!resolved && collective_name(n->name))
+        return PRISM_WAIT_NAME;
     /* woken from the wait but not yet on a CPU (a crowded machine) is
      * still the wait: blocked plus run queue, and blocked more than run */
-    if (at_least(n->cpu_known_ns, 0.5, n->total_ns) &&
-        at_least(an_sat_add(n->offcpu_ns, n->runq_ns), 0.5, n->cpu_known_ns) &&
-        n->offcpu_ns > n->oncpu_ns)
+    /* ... and blocked longer than it ran, or, on a loaded machine where
+     * the woken rank waits long for a CPU, blocked a tenth of the time and
+     * off CPU twice as long as on it (compute only preempted is never
+     * blocked that much) */
+    uint64_t off = an_sat_add(n->offcpu_ns, n->runq_ns);
+    if (resolved && at_least(n->cpu_known_ns, 0.5, n->total_ns) &&
+        at_least(off, 0.5, n->cpu_known_ns) &&
+        (n->offcpu_ns > n->oncpu_ns ||
+         (at_least(n->offcpu_ns, 0.1, n->cpu_known_ns) && off / 2 > n->oncpu_ns)))
         return own_stall(n) ? PRISM_WAIT_NO : PRISM_WAIT_OFFCPU;
     if (at_least(n->gpu_wait_ns, 0.5, n->total_ns) && s->nccl_kernel_ns &&
         at_least(s->nccl_kernel_ns, 0.1, s->gpu_kernel_ns))

@@ -606,6 +606,10 @@ bool pc_cpu_pass(cpu_sampler *c)
             e->have = true;
             e->check |= th->cpu.src == SRC_CLOCK;
             e->state = state_worth(th, &e->r, e->ticks) ? state_now(c, th, &e->check) : 0;
+            /* a state read well after the sample's time (the writer was
+             * preempted) may belong to the next region: none then */
+            if (e->state && (double)(prism__now() - e->ticks) * s->ns_per_tick >= READ_SPREAD_NS)
+                e->state = 0;
         } else if (rc == CPU_READ_GONE) {
             close_fd(c, th);
             th->cpu.src = SRC_GONE;

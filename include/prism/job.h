@@ -17,11 +17,17 @@
  * much of the step was *work*: the others wait for it.  A region of the
  * training thread is a waiting region, on one rank, when (first that
  * applies):
+ *   PRISM_WAIT_NAME    its calls average under 1 ms (far shorter than a
+ *                      sampling interval: the samples cannot judge them)
+ *                      and its name is a collective's (as below); such a
+ *                      region is otherwise never waiting by its samples;
  *   PRISM_WAIT_OFFCPU  measured: the CPU samples cover at least half of its
  *                      time, it was blocked off CPU or (woken) in the run
  *                      queue for at least half of the covered time, and
- *                      blocked longer than it ran (a barrier, a blocking
- *                      collective),
+ *                      blocked longer than it ran, or blocked a tenth of
+ *                      it and off CPU twice as long as it ran (a barrier,
+ *                      a blocking collective; on a loaded machine the
+ *                      woken rank waits long for a CPU),
  *                      unless the block is the rank's own: where the
  *                      step's work begins in half of its steps (fetching
  *                      the batch) or while its other threads were busy
