@@ -162,25 +162,6 @@ static double run_rate(const tnode_cpu *x)
     return state_rate(x, rate(x->on + x->wait, x->span));
 }
 
-/* The innermost region open on t at ts, by its transitions ring;
- * PRISM_NO_NODE outside any, or where the ring does not reach back. */
-static uint32_t node_at(const athread *t, uint64_t ts)
-{
-    if (!t->ring || !t->nring)
-        return PRISM_NO_NODE;
-    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
-    if (t->ring[lo % TRANS_RING].ts > ts)
-        return PRISM_NO_NODE;
-    while (hi - lo > 1) {                       /* last transition <= ts */
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (t->ring[mid % TRANS_RING].ts <= ts)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return t->ring[lo % TRANS_RING].node;
-}
-
 /* A sample that says what its thread was doing: counted in the region
  * open then. */
 static void count_state(athread *t, const prism_cpu_sample *s)
@@ -188,7 +169,7 @@ static void count_state(athread *t, const prism_cpu_sample *s)
     uint32_t st = s->flags & (PRISM_CPU_RUNNING | PRISM_CPU_QUEUED | PRISM_CPU_BLOCKED);
     if (!st)
         return;
-    uint32_t node = node_at(t, s->ts);
+    uint32_t node = an_tree_node_at(t, s->ts);
     if (node == PRISM_NO_NODE || node >= t->n)
         return;
     tnode_cpu *x = an_cpu_get(t, &t->nodes[node]);

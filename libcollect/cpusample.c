@@ -95,22 +95,32 @@ static uint64_t ts_ns(const struct timespec *t)
     return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
 }
 
+/* A decimal number at *p after blanks (spaces, tabs), *p moved past it;
+ * false when there is none or it overflows. */
+static bool parse_u64(const char **p, uint64_t *v)
+{
+    const char *q = *p;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    if (*q < '0' || *q > '9')
+        return false;
+    uint64_t x = 0;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        if (x > (UINT64_MAX - 9) / 10)
+            return false;
+        x = x * 10 + (uint64_t)(*q - '0');
+    }
+    *v = x;
+    *p = q;
+    return true;
+}
+
 /* "on wait slices\n": the three numbers, false when there are not three. */
 static bool parse3(const char *p, uint64_t v[3])
 {
-    for (int i = 0; i < 3; i++) {
-        while (*p == ' ')
-            p++;
-        if (*p < '0' || *p > '9')
+    for (int i = 0; i < 3; i++)
+        if (!parse_u64(&p, &v[i]))
             return false;
-        uint64_t x = 0;
-        for (; *p >= '0' && *p <= '9'; p++) {
-            if (x > (UINT64_MAX - 9) / 10)
-                return false;
-            x = x * 10 + (uint64_t)(*p - '0');
-        }
-        v[i] = x;
-    }
     return *p == '\n' || *p == '\0';
 }
 
@@ -358,18 +368,7 @@ static bool status_nvcsw(const char *buf, uint64_t *nvcsw)
     if (!vc)
         return false;
     vc += sizeof key - 1;
-    while (*vc == ' ' || *vc == '\t')
-        vc++;
-    if (*vc < '0' || *vc > '9')
-        return false;
-    uint64_t v = 0;
-    for (; *vc >= '0' && *vc <= '9'; vc++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(*vc - '0');
-    }
-    *nvcsw = v;
-    return true;
+    return parse_u64(&vc, nvcsw);
 }
 
 /* Read th's /proc/self/task/TID/<name> into buf (NUL-terminated), through
