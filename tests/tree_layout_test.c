@@ -76,12 +76,22 @@ static void test_columns(void **state)
     assert_true(cw[TC_MEAN] && cw[TC_PARENT] && cw[TC_STEP] && cw[TC_STEPMAX]);
     assert_true(cw[TC_BAR] >= 200 / 3 - 1);
     assert_true(used(cw) >= 150);
-    /* a compare side of 59 columns: the name (one short of the 23 wanted:
-     * the delta column, "+12.30 ms +12.3%", is 16) before %, calls, bar */
+    /* a compare side of 59 columns: the name (the 23 wanted) before self,
+     * %, calls and the bar; the total and the change ("+12.30 ms +12.3%",
+     * 16) after it */
     tc_layout(59, 23, ALL_COLS, NULL, cw);
-    assert_int_equal(cw[TC_NAME], 22);
-    assert_true(cw[TC_TOTAL] && cw[TC_DELTA] && cw[TC_SELF]);
+    assert_int_equal(cw[TC_NAME], 23);
+    assert_true(cw[TC_TOTAL] && cw[TC_DELTA]);
     assert_int_equal(cw[TC_CALLS], 0);
+    /* names take half the width (29 of 59) before any figure, then the
+     * total and the change, then what is left (3) */
+    tc_layout(59, 40, ALL_COLS, NULL, cw);
+    assert_int_equal(cw[TC_NAME], 32);
+    assert_true(cw[TC_TOTAL] && cw[TC_DELTA] && !cw[TC_SELF]);
+    /* at 40 columns: 20, the total, then self (the change is too wide) */
+    tc_layout(40, 40, ALL_COLS, NULL, cw);
+    assert_int_equal(cw[TC_NAME], 20);
+    assert_true(cw[TC_TOTAL] && cw[TC_SELF] && !cw[TC_DELTA]);
     /* 1 column: the name only */
     assert_int_equal(tc_layout(1, 40, ALL_COLS, NULL, cw), 1);
     assert_int_equal(cw[TC_NAME], 1);

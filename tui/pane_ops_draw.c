@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compare_view.h"
+#include "namefit.h"
 #include "pane_ops.h"
 #include "treeview.h"
 
@@ -69,7 +70,7 @@ static void put_ns(const ui_rect *r, int y, int x, int w, attr_t at, double ns)
 }
 
 static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const int *cw,
-                     uint64_t top_metric)
+                     uint64_t top_metric, size_t shared)
 {
     const prism_op *op = ops_at(s, i);
     const char *name = ops_name_at(s, i);
@@ -83,7 +84,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
     if (!op) {                          /* compare: only the other side has it */
         attr_t dim = sel ? base : ui_attr(u, CP_DIM, A_DIM);
         char fit[512];
-        tv_fit_mid(fit, sizeof fit, name, cw[C_NAME] - 1, u->utf8);
+        nf_fit(fit, sizeof fit, name, shared, cw[C_NAME] - 1, u->utf8);
         ui_print(r, y, 1, hit ? name_at : dim, fit);
         ui_print(r, y, cw[C_NAME] + 1, dim, u->side == 0 ? "(absent: new in the other profile)"
                                                          : "(absent: gone, in the base only)");
@@ -98,7 +99,7 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
             continue;
         switch (c) {
         case C_NAME:
-            tv_fit_mid(buf, sizeof buf, op->name, w - 1, u->utf8);
+            nf_fit(buf, sizeof buf, op->name, shared, w - 1, u->utf8);
             ui_print(r, y, x + 1, name_at, buf);
             break;
         case C_BAR:
@@ -179,20 +180,29 @@ static void draw_filter(ui *u, ops_st *s, const ui_rect *r, int y)
 void ops_draw_list(ui *u, ops_st *s, const ui_rect *r)
 {
     int h = r->h, w = r->w;
-    int namew = s->namew + 2;
-    if (namew > w * 2 / 5)
-        namew = w * 2 / 5;
+    int namew = s->namew + 2;           /* names before the bar, to half */
+    if (namew > w / 2)
+        namew = w / 2;
     if (namew < 12)
         namew = 12;
     const int fixed[C_N] = { namew, 0, 9, DELTA_W, DSHARE_W, 9, 7, 5, 9, 0 };
     int cw[C_N] = { 0 }, id[C_N], fx[C_N], out[C_N], nf = 0;
     for (int c = 0; c < C_N; c++)       /* the delta columns in compare mode only */
-        if (((c != C_DELTA && c != C_DSHARE) || u->cmp) && (c != C_MEAN || w >= MEAN_MIN_COLS) &&
+        if (((c != C_DELTA && c != C_DSHARE) || (u->cmp && u->side == 1)) &&
+            (c != C_MEAN || w >= MEAN_MIN_COLS) &&
             c != C_PATH) {
             id[nf] = c;
             fx[nf++] = fixed[c];
         }
     int shown = ui_columns(w, fx, nf, 8, out);
+    bool lost = false;                  /* a figure dropped for the bar? */
+    for (int i = shown; i < nf; i++)
+        lost |= id[i] == C_TOTAL || id[i] == C_DELTA;
+    if (lost && shown > 1 && id[1] == C_BAR) {  /* figures before the bar */
+        memmove(id + 1, id + 2, (size_t)(nf - 2) * sizeof *id);
+        memmove(fx + 1, fx + 2, (size_t)(nf - 2) * sizeof *fx);
+        shown = ui_columns(w, fx, --nf, 8, out);
+    }
     for (int i = 0; i < shown; i++)
         cw[id[i]] = out[i];
     if (!shown)
@@ -229,8 +239,15 @@ void ops_draw_list(ui *u, ops_st *s, const ui_rect *r)
     for (size_t i = 0; i < s->nops; i++)
         if (ops_at(s, i) && ops_metric(ops_at(s, i), s->by) > top_metric)
             top_metric = ops_metric(ops_at(s, i), s->by);
+    enum { SHOWN_MAX = 512 };
+    const char *names[SHOWN_MAX];
+    size_t shared[SHOWN_MAX], nshown = 0;
+    for (; nshown < (size_t)list && nshown < SHOWN_MAX && s->top + nshown < s->nops; nshown++)
+        names[nshown] = ops_name_at(s, s->top + nshown);
+    nf_shared(names, nshown, shared);
     for (int i = 0; i < list && s->top + (size_t)i < s->nops; i++) {
-        draw_row(u, s, r, s->list_y + i, s->top + (size_t)i, cw, top_metric);
+        draw_row(u, s, r, s->list_y + i, s->top + (size_t)i, cw, top_metric,
+                 (size_t)i < nshown ? shared[i] : 0);
         s->list_n = i + 1;
     }
     if (foot)

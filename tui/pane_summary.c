@@ -27,6 +27,7 @@
 
 #include "compare_view.h"
 #include "escape.h"
+#include "namefit.h"
 #include "delta.h"
 #include "treeview.h"
 #include "source.h"
@@ -95,28 +96,49 @@ static void outside_lines(ui *u, const ui_rect *r, int *row)
     prism_outside o;
     if (!prism_analysis_outside(u->a, &o) || !o.span_ns)
         return;
-    char b1[40], b2[40], b3[40], line[512], fit[sizeof line + 8], nm[ESC_CAP(96)];
+    char b1[40], b2[40], b3[40], fit[520], nm[ESC_CAP(96)];
     double cover = (double)o.steps_ns / (double)o.span_ns;
     fmt_ns(b1, sizeof b1, (double)o.before_ns);
     fmt_ns(b2, sizeof b2, (double)o.between_ns);
     fmt_ns(b3, sizeof b3, (double)o.after_ns);
-    snprintf(line, sizeof line, "Steps cover: %.1f%% of the wall span (before the first %s, "
+    /* the longest that fits: words go before figures */
+    char form[4][256];
+    snprintf(form[0], sizeof form[0], "Steps cover: %.1f%% of the wall span (before the first %s, "
              "between steps %s, after the last %s)", 100.0 * cover, b1, b2, b3);
-    ui_elide_words(fit, sizeof fit, line, r->w - 2 - LABEL_W, u->utf8);
+    snprintf(form[1], sizeof form[1], "Steps cover: %.1f%% of the wall (first %s, between %s, "
+             "last %s)", 100.0 * cover, b1, b2, b3);
+    snprintf(form[2], sizeof form[2], "Steps cover: %.1f%% of the wall span", 100.0 * cover);
+    snprintf(form[3], sizeof form[3], "Steps cover %.1f%%", 100.0 * cover);
+    int k = 0;
+    while (k < 3 && ui_width(form[k]) > r->w - 2 - LABEL_W)
+        k++;
+    ui_elide_words(fit, sizeof fit, form[k], r->w - 2 - LABEL_W, u->utf8);
     ui_print(r, (*row)++, 1 + LABEL_W, cover < 0.5 ? ui_attr(u, CP_MEDIUM, A_NORMAL) : A_NORMAL,
              fit);
     if (!o.nregions)
         return;
-    size_t n = (size_t)snprintf(line, sizeof line, "Outside steps:");
-    for (size_t i = 0; i < o.nregions && n < sizeof line; i++) {
+    /* whole regions, heaviest first, each with its figure: the ones that fit */
+    enum { MAXP = 9 };
+    char part[MAXP][ESC_CAP(96) + 48];
+    const char *parts[MAXP] = { "Outside steps:" };
+    int np = 1;
+    for (size_t i = 0; i < o.nregions && np < MAXP; i++, np++) {
         char one[96];
         snprintf(one, sizeof one, "%s", o.regions[i].name ? o.regions[i].name : "?");
         fmt_ns(b1, sizeof b1, (double)o.regions[i].ns);
-        n += (size_t)snprintf(line + n, sizeof line - n, "%s '%s' %s", i ? "," : "",
-                              safe(one, nm, sizeof nm), b1);
+        snprintf(part[np], sizeof part[np], "'%s' %s%s", safe(one, nm, sizeof nm), b1,
+                 i + 1 < o.nregions ? "," : "");
+        parts[np] = part[np];
     }
-    ui_elide_words(fit, sizeof fit, line, r->w - 2 - LABEL_W, u->utf8);
-    ui_print(r, (*row)++, 1 + LABEL_W, A_NORMAL, fit);
+    int took = ui_fit_parts(fit, sizeof fit, parts, np, " ", r->w - 2 - LABEL_W);
+    if (took > 1 && took < np) {        /* the list goes on: no trailing comma */
+        size_t l = strlen(fit);
+        if (l && fit[l - 1] == ',')
+            fit[l - 1] = '\0';
+    }
+    if (took > 1)
+        ui_print(r, *row, 1 + LABEL_W, A_NORMAL, fit);
+    (*row)++;
 }
 
 /* Who used the CPUs, in cores, as `prism-top analyze` says it: where the
@@ -247,19 +269,36 @@ static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
     if (rows < 2 || !n)
         return;
     ui_print(r, (*row)++, 1, ui_attr(u, CP_TITLE, A_BOLD), "Top operations");
-    int namew = r->w >= 70 ? 24 : r->w >= 50 ? 16 : 12;
+    enum { SHOWN = 64, BAR_MIN = 8 };
+    const char *names[SHOWN];
+    size_t shared[SHOWN], shown = 0;
+    int want = 0, need = 0;             /* whole names; what tells them apart */
+    for (; shown < n && shown < SHOWN && (int)shown < rows - 1; shown++)
+        names[shown] = ops[shown].name;
+    nf_shared(names, shown, shared);
+    for (size_t i = 0; i < shown; i++) {
+        int wh = nf_need(names[i], 0), sh = nf_need(names[i], shared[i]);
+        want = wh > want ? wh : want;
+        need = sh > need ? sh : need;
+    }
     const int figw = 16;                /* "%9s %5.1f%%" */
+    int room = r->w - 4 - figw;         /* for the name and the bar */
+    int namew = want < room - BAR_MIN ? want : room - BAR_MIN;
+    if (namew < need)                   /* the name before the bar */
+        namew = need < room ? need : room;
+    if (namew < 12)
+        namew = 12;
     int barw = r->w - 1 - namew - 1 - 1 - figw - 1;
     if (barw > 60)
         barw = 60;
     if (barw < 0)
         barw = 0;
     for (size_t i = 0; i < n && (int)i < rows - 1; i++) {
-        char bar[512], tot[32], totp[48], name[ESC_CAP(PRISM_MAX_STRING_BYTES)], fit[256];
+        char bar[512], tot[32], totp[48], fit[256];
         ui_bar(bar, sizeof bar, ops[i].share, barw, u->utf8);
         fmt_ns(tot, sizeof tot, (double)ops[i].total_ns);
         fmt_rpad(totp, sizeof totp, tot, 9);
-        ui_elide_mid(fit, sizeof fit, safe(ops[i].name, name, sizeof name), namew, u->utf8);
+        nf_fit(fit, sizeof fit, ops[i].name, i < shown ? shared[i] : 0, namew, u->utf8);
         ui_print(r, *row, 1, A_NORMAL, fit);
         if (barw)
             ui_print(r, *row, 2 + namew, ui_attr(u, CP_BAR, A_NORMAL), bar);
@@ -597,14 +636,14 @@ static void compare_table(ui *u, const ui_rect *r)
     ui_print(r, row, 1, lab, "Whole run");
     char text[160];
     if (c->whole_run_shift)
-        snprintf(text, sizeof text, "x%.2f %s:  the machine,  not one region", c->run_factor,
+        snprintf(text, sizeof text, "x%.2f %s: the machine, not one region", c->run_factor,
                  c->run_factor > 1 ? "slower" : "faster");
     else if (c->run_regions >= 3)
         snprintf(text, sizeof text, "no common shift  (x%.2f)", c->run_factor);
     else
         snprintf(text, sizeof text, "too few regions to judge");
-    put_words(r, row++, CX_DELTA, c->whole_run_shift ? ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD
-                                                      : A_NORMAL, text);
+    put_words(r, row++, CX_BASE, c->whole_run_shift ? ui_attr(u, CP_MEDIUM, A_BOLD) | A_BOLD
+                                                     : A_NORMAL, text);
     size_t nsig = 0, ba, bb;
     for (size_t i = 0; i < c->count; i++)
         nsig += dl_kind_of(&c->deltas[i]) == DL_SLOWER || dl_kind_of(&c->deltas[i]) == DL_FASTER;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compare_view.h"
+#include "namefit.h"
 #include "tree_pane.h"
 #include "treecols.h"
 
@@ -48,6 +49,45 @@ static uint32_t row_depth(const tree_st *s, size_t i)
 static const char *row_name(const tree_st *s, size_t i)
 {
     return s->paired ? s->pairs.rows[i].name : s->tv.nodes[s->tv.rows[i]].name;
+}
+
+/* The name of row i's parent row (the nearest row above one level up),
+ * NULL for a root or when it is far above. */
+static const char *parent_name(const tree_st *s, size_t i)
+{
+    uint32_t d = row_depth(s, i);
+    for (size_t j = i, k = 0; d > 0 && j > 0 && k < 4096; j--, k++)
+        if (row_depth(s, j - 1) == d - 1)
+            return row_name(s, j - 1);
+    return NULL;
+}
+
+/* For the rows shown, top .. top+n: the start of each name its cell may
+ * fold into "…": what it shares with its parent row, or with the rows
+ * shown at its depth that begin with the same word (namefit.h). */
+#define SHOWN_MAX 512
+static void shared_starts(const tree_st *s, size_t top, size_t n, size_t *out)
+{
+    const char *names[SHOWN_MAX];
+    size_t sh[SHOWN_MAX];
+    if (n > SHOWN_MAX)
+        n = SHOWN_MAX;
+    for (size_t i = 0; i < n; i++)
+        out[i] = nf_common(row_name(s, top + i), parent_name(s, top + i));
+    for (size_t i = 0; i < n; i++) {    /* one depth at a time */
+        uint32_t d = row_depth(s, top + i);
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            first &= row_depth(s, top + j) != d;
+        if (!first)
+            continue;
+        for (size_t j = 0; j < n; j++)
+            names[j] = row_depth(s, top + j) == d ? row_name(s, top + j) : NULL;
+        nf_shared(names, n, sh);
+        for (size_t j = 0; j < n; j++)
+            if (names[j] && sh[j] > out[j])
+                out[j] = sh[j];
+    }
 }
 
 /* Indentation of a row in a name column w wide (deep rows keep 8 columns
@@ -100,9 +140,15 @@ static int name_need(const tree_st *s, const char *label, int list)
             to = n;
     }
     int need = ui_width(label) + 2;
+    const char *up[64] = { 0 };         /* the names above, by depth */
     for (size_t i = from; i < to; i++) {
-        int w = 1 + 2 * (int)(row_depth(s, i) < 1000 ? row_depth(s, i) : 1000) + 2 +
-                ui_width(row_name(s, i)) + 1;
+        uint32_t d = row_depth(s, i);
+        const char *nm = row_name(s, i), *par = d == 0 ? NULL : d <= 64 ? up[d - 1] : NULL;
+        if (d < 64)
+            up[d] = nm;
+        if (d > 0 && !par)
+            par = parent_name(s, i);
+        int w = 1 + 2 * (int)(d < 1000 ? d : 1000) + 2 + nf_need(nm, nf_common(nm, par)) + 1;
         if (w > need)
             need = w;
     }
@@ -216,7 +262,8 @@ static void cell(ui *u, const ui_rect *r, int y, int x, int w, int c, const pris
     }
 }
 
-static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int *cw)
+static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int *cw,
+                size_t shared)
 {
     const treeview *tv = &s->tv;
     uint32_t n = tree_row_node(s, i);
@@ -240,7 +287,7 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
                        : tv_expanded(tv, n)      ? (u->utf8 ? "\u25be " : "- ")
                                                  : (u->utf8 ? "\u25b8 " : "+ ");
     ui_print(r, y, indent, base, mark);
-    tv_fit_mid(buf, sizeof buf, name, w - indent - 3, u->utf8);
+    nf_fit(buf, sizeof buf, name, shared, w - indent - 3, u->utf8);
     ui_print(r, y, indent + 2, name_at, buf);
     int x = w + 1;
     for (int c = TC_NAME + 1; c < TC_N; c++) {
@@ -418,7 +465,7 @@ void tree_draw(ui *u, tree_st *s, const ui_rect *r)
     unsigned avail = 0;
     for (int c = 0; c < TC_N; c++)
         avail |= 1u << c;
-    if (!u->cmp)
+    if (!u->cmp || u->side == 0)        /* the change: on the new side only */
         avail &= ~(1u << TC_DELTA);
     if (!prism_analysis_cpu_present(u->a))
         avail &= ~(1u << TC_CPU);
@@ -448,8 +495,10 @@ void tree_draw(ui *u, tree_st *s, const ui_rect *r)
         return;
     }
     s->page = list;
+    size_t shared[SHOWN_MAX], shown = n - s->top < (size_t)list ? n - s->top : (size_t)list;
+    shared_starts(s, s->top, shown, shared);
     for (int i = 0; i < list && s->top + (size_t)i < n; i++)
-        row(u, s, r, 1 + i, s->top + (size_t)i, cw);
+        row(u, s, r, 1 + i, s->top + (size_t)i, cw, i < SHOWN_MAX ? shared[i] : 0);
     if (det)
         details(u, s, r, 1 + list);
     if (det && u->cmp)

@@ -55,7 +55,8 @@ int tc_layout(int width, int name_need, unsigned avail, const int *fig, int cw[T
     int want = name_need < TC_NAME_MIN ? TC_NAME_MIN : name_need;
     if (want > TC_NAME_CAP)
         want = TC_NAME_CAP;
-    int name = want < TC_NAME_MIN ? want : TC_NAME_MIN;
+    int first = width / 2 > TC_NAME_MIN ? width / 2 : TC_NAME_MIN;
+    int name = want < first ? want : first;     /* names before figures, to half */
     if (name > width)
         name = width;
     int used = name;

@@ -1,8 +1,9 @@
 /*
  * treecols.h - the Tree pane's columns as a pure function of the width (no
  * curses, unit-tested from 1 to 400 columns): the name column takes what
- * the rows need (capped), then figure columns join by priority while they
- * fit whole; at a large width the secondary columns (mean per call, share
+ * the rows need up to half the width (names are what tell rows apart),
+ * then figure columns join by priority while they fit whole, then the
+ * name grows to what it wants (capped); at a large width the secondary columns (mean per call, share
  * of the parent, CPU, per-step mean and max) appear and the bar widens.
  * What does not fit is dropped whole, never cut.
  */
@@ -15,7 +16,7 @@ enum {
     TC_STEP, TC_STEPMAX, TC_BAR, TC_N
 };
 
-#define TC_NAME_MIN 16          /* the name column before the figures grow */
+#define TC_NAME_MIN 16          /* the name column at least (or half the width) */
 #define TC_NAME_CAP 64          /* ... and at most                          */
 #define TC_BAR_MIN 8
 

@@ -97,7 +97,7 @@ keys x                                               # swap: the region is gone 
 wait_for "swapped: base is now"
 wait_for "^. BASE new.cbor"
 expect "^. NEW  base.cbor"
-expect "[.·] synchronize .* gone -[0-9.]+ ?ms"
+expect "  synchronize +\(absent\) +gone -[0-9.]+ ?ms"    # the change: on the new side only
 keys 7
 wait_for "\| Bottlenecks \|"
 expect "GONE +(cpu_gpu_sync|hot_operation) "

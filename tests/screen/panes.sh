@@ -129,7 +129,8 @@ for l in rows:
 keys q; wait_for "__EXIT__ 0"
 
 # 40 columns without UTF-8: a long name elided in the middle with "..",
-# figures whole; 60 columns with UTF-8: with "…"
+# figures whole; 60 columns with UTF-8: its words shortened from the left
+# ("o.param_groups..."), the last word whole
 LONG="$TMPD/long.json"
 cat > "$LONG" <<'JSON'
 {"schemaVersion": 1, "traceEvents": [
@@ -146,6 +147,6 @@ keys q; wait_for "__EXIT__ 0"
 start 60 24 "TERM=xterm LANG=C.UTF-8 $TOP --no-follow $LONG"
 wait_for "\| Summary( \||$)"
 keys 2; wait_for "\| Tree"
-wait_for "^ · optimizer\.param_gr…0\.fused_adam_step +500\.0 µs +500\.0 µs$"
+wait_for "^ · o\.param_groups\.0\.fused_adam_step +500\.0 µs +500\.0 µs$"   # words shortened from the left
 keys q; wait_for "__EXIT__ 0"
 echo ok
