@@ -212,38 +212,38 @@ static void test_mouse_decode(void **state)
     ui_layout l = ui_layout_compute(24, 80);
     ui_tab t[UI_NTABS];
     int tail = ui_tabs_fit(names, UI_NTABS, 0, 80, t);
-    ui_hit h = ui_mouse_decode(BUTTON1_CLICKED, 0, t[3].x + 1, &l, t, UI_NTABS, tail, false);
+    ui_hit h = ui_mouse_decode(BUTTON1_CLICKED, 0, t[3].x + 1, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_TAB);
     assert_int_equal(h.pane, 3);
     assert_int_equal(h.event, UI_MOUSE_CLICK);
-    h = ui_mouse_decode(BUTTON1_CLICKED, 0, tail + 2, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 0, tail + 2, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_HELP);
-    h = ui_mouse_decode(BUTTON1_CLICKED, 0, tail + 10, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 0, tail + 10, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* "q:quit" is not a button */
-    h = ui_mouse_decode(BUTTON4_PRESSED, 0, t[3].x, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON4_PRESSED, 0, t[3].x, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* wheel on the tabs: nothing */
-    h = ui_mouse_decode(BUTTON1_DOUBLE_CLICKED, 5, 17, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_DOUBLE_CLICKED, 5, 17, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_BODY);
     assert_int_equal(h.event, UI_MOUSE_DOUBLE);
     assert_int_equal(h.row, 4);                         /* body starts on row 1 */
     assert_int_equal(h.col, 17);
-    h = ui_mouse_decode(BUTTON4_PRESSED, 1, 0, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON4_PRESSED, 1, 0, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.event, UI_MOUSE_WHEEL_UP);
     assert_int_equal(h.row, 0);
 #if BUTTON5_PRESSED
-    h = ui_mouse_decode(BUTTON5_PRESSED, 22, 79, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON5_PRESSED, 22, 79, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_BODY);
     assert_int_equal(h.event, UI_MOUSE_WHEEL_DOWN);
     assert_int_equal(h.row, 21);
 #endif
-    h = ui_mouse_decode(BUTTON1_CLICKED, 23, 5, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 23, 5, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* the status line */
-    h = ui_mouse_decode(BUTTON1_RELEASED, 5, 5, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_RELEASED, 5, 5, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* not asked for */
-    h = ui_mouse_decode(BUTTON1_CLICKED, 5, 80, &l, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 5, 80, &l, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* off screen */
     ui_layout small = ui_layout_compute(10, 30);
-    h = ui_mouse_decode(BUTTON1_CLICKED, 0, 0, &small, t, UI_NTABS, tail, false);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 0, 0, &small, t, UI_NTABS, tail, false, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* "terminal too small" */
 }
 
@@ -254,34 +254,43 @@ static void test_mouse_compare(void **state)
     /* 80x24: stacked; side 0 label on row 1, body rows 2.., side 1 below */
     ui_layout l = ui_layout_compute(24, 80);
     int tail = ui_tabs_fit(names, UI_NTABS, 0, 80, t);
-    ui_split sp = ui_split_compute(l.body_y, l.body_h, 80);
+    ui_split sp = ui_split_compute(l.body_y, l.body_h, 80, 0);
     assert_true(sp.stacked);
-    ui_hit h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[0], 3, &l, t, UI_NTABS, tail, true);
+    ui_hit h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[0], 3, &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.what, UI_HIT_SIDE);
     assert_int_equal(h.side, 0);
-    h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[1] + 2, 3, &l, t, UI_NTABS, tail, true);
+    h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[1] + 2, 3, &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.what, UI_HIT_BODY);
     assert_int_equal(h.side, 1);
     assert_int_equal(h.row, 1);
     assert_int_equal(h.col, 3);
-    h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[1] - 1, 3, &l, t, UI_NTABS, tail, true);
+    h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[1] - 1, 3, &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* the row between */
     /* 200x50: side by side */
     l = ui_layout_compute(50, 200);
     tail = ui_tabs_fit(names, UI_NTABS, 0, 200, t);
-    sp = ui_split_compute(l.body_y, l.body_h, 200);
+    sp = ui_split_compute(l.body_y, l.body_h, 200, 0);
     assert_false(sp.stacked);
     h = ui_mouse_decode(BUTTON5_PRESSED ? BUTTON5_PRESSED : BUTTON4_PRESSED, 10, sp.x[1] + 4,
-                        &l, t, UI_NTABS, tail, true);
+                        &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.what, UI_HIT_BODY);
     assert_int_equal(h.side, 1);
     assert_int_equal(h.row, 10 - sp.y[1] - 1);
     assert_int_equal(h.col, 4);
-    h = ui_mouse_decode(BUTTON1_CLICKED, 10, sp.w[0], &l, t, UI_NTABS, tail, true);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 10, sp.w[0], &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.what, UI_HIT_NONE);              /* the divider */
-    h = ui_mouse_decode(BUTTON1_CLICKED, 10, 0, &l, t, UI_NTABS, tail, true);
+    h = ui_mouse_decode(BUTTON1_CLICKED, 10, 0, &l, t, UI_NTABS, tail, true, 0);
     assert_int_equal(h.side, 0);
     assert_int_equal(h.col, 0);
+    /* a pane whose names need 2 x 110 columns: stacked at 200 too, and a
+     * click below the middle is on the new side */
+    sp = ui_split_compute(l.body_y, l.body_h, 200, 221);
+    assert_true(sp.stacked);
+    assert_int_equal(sp.w[0], 200);
+    h = ui_mouse_decode(BUTTON1_CLICKED, sp.y[1] + 1, 150, &l, t, UI_NTABS, tail, true, 221);
+    assert_int_equal(h.what, UI_HIT_BODY);
+    assert_int_equal(h.side, 1);
+    assert_false(ui_split_compute(l.body_y, l.body_h, 221, 221).stacked);
 }
 
 int main(void)

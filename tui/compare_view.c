@@ -132,9 +132,25 @@ static void label(ui *u, const ui_rect *r, int k, int focus_side)
     ui_print(r, 0, x, at, tail);
 }
 
+/* The width from which the sides stand side by side: twice what the pane
+ * says one side needs to tell its rows apart, at least UI_SPLIT_COLS. */
+static int split_cols(ui *u)
+{
+    const ui_pane *p = u->panes[u->pane];
+    int need = 0, focus = u->side;
+    for (int k = 0; p->side_cols && k < 2; k++) {
+        cmpv_use(u, k);
+        int n = p->side_cols(u, u->state[u->pane]);
+        need = n > need ? n : need;
+    }
+    cmpv_use(u, focus);
+    return 2 * need + 1 > UI_SPLIT_COLS ? 2 * need + 1 : UI_SPLIT_COLS;
+}
+
 void cmpv_draw(ui *u, const ui_layout *l)
 {
-    ui_split sp = ui_split_compute(l->body_y, l->body_h, u->cols);
+    u->split_cols = split_cols(u);
+    ui_split sp = ui_split_compute(l->body_y, l->body_h, u->cols, u->split_cols);
     int focus = u->side;
     for (int k = 0; k < 2; k++) {
         if (sp.h[k] < 2 || sp.w[k] < 1)

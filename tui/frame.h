@@ -102,9 +102,10 @@ typedef struct ui_hit {
 mmask_t ui_mouse_mask(void);
 
 /* Decode a mouse event (pure): bstate and screen (y, x) against the
- * layout, the tab bar and, in compare mode, the split of the body. */
+ * layout, the tab bar and, in compare mode, the split of the body (side by
+ * side from split_cols columns: ui_split_compute). */
 ui_hit ui_mouse_decode(mmask_t bstate, int y, int x, const ui_layout *l, const ui_tab *tabs,
-                       int ntabs, int tail_x, bool compare);
+                       int ntabs, int tail_x, bool compare, int split_cols);
 
 /* Turn mouse reporting on unless PRISM_NO_MOUSE is set (curses is up). */
 void ui_mouse_start(void);

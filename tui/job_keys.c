@@ -245,7 +245,7 @@ static int mouse(jv *v)
     ui_layout l = ui_layout_compute(v->u.rows, v->u.cols);
     ui_tab tabs[JV_NTABS];
     int tail = ui_tabs_fit(tab_names, JV_NTABS, v->tab, v->u.cols, tabs);
-    ui_hit h = ui_mouse_decode(me.bstate, me.y, me.x, &l, tabs, JV_NTABS, tail, false);
+    ui_hit h = ui_mouse_decode(me.bstate, me.y, me.x, &l, tabs, JV_NTABS, tail, false, 0);
     if (h.what == UI_HIT_TAB) {
         show_tab(v, h.pane);
         return UI_REDRAW;

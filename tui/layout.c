@@ -24,14 +24,14 @@ ui_layout ui_layout_compute(int rows, int cols)
     return l;
 }
 
-ui_split ui_split_compute(int body_y, int body_h, int cols)
+ui_split ui_split_compute(int body_y, int body_h, int cols, int split_cols)
 {
     ui_split s = { 0 };
     if (body_h < 0)
         body_h = 0;
     if (cols < 0)
         cols = 0;
-    s.stacked = cols < UI_SPLIT_COLS;
+    s.stacked = cols < (split_cols > UI_SPLIT_COLS ? split_cols : UI_SPLIT_COLS);
     if (!s.stacked) {                   /* left | right, one column between */
         s.w[0] = (cols - 1) / 2;
         s.w[1] = cols - 1 - s.w[0];

@@ -34,7 +34,7 @@ static int event_of(mmask_t b)
 }
 
 ui_hit ui_mouse_decode(mmask_t bstate, int y, int x, const ui_layout *l, const ui_tab *tabs,
-                       int ntabs, int tail_x, bool compare)
+                       int ntabs, int tail_x, bool compare, int split_cols)
 {
     ui_hit h = { UI_HIT_NONE, 0, -1, -1, 0, 0 };
     int ev = event_of(bstate);
@@ -61,7 +61,7 @@ ui_hit ui_mouse_decode(mmask_t bstate, int y, int x, const ui_layout *l, const u
         h.col = x;
         return h;
     }
-    ui_split sp = ui_split_compute(l->body_y, l->body_h, l->cols);
+    ui_split sp = ui_split_compute(l->body_y, l->body_h, l->cols, split_cols);
     for (int k = 0; k < 2; k++) {
         if (sp.h[k] < 2 || sp.w[k] < 1)
             continue;                   /* not drawn */
@@ -97,7 +97,8 @@ int ui_mouse_key(ui *u, int (*dispatch)(ui *u, int key))
     for (int i = 0; i < UI_NTABS; i++)
         names[i] = u->panes[i]->name;
     int tail = ui_tabs_fit(names, UI_NTABS, u->pane, u->cols, tabs);
-    ui_hit h = ui_mouse_decode(me.bstate, me.y, me.x, &l, tabs, UI_NTABS, tail, u->cmp != NULL);
+    ui_hit h = ui_mouse_decode(me.bstate, me.y, me.x, &l, tabs, UI_NTABS, tail, u->cmp != NULL,
+                               u->split_cols);
     switch (h.what) {
     case UI_HIT_TAB:
         ui_show(u, h.pane);

@@ -393,6 +393,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
         ops_draw_list(u, s, &r);
 }
 
+static int side_cols(ui *u, void *st)
+{
+    ops_st *s = st;
+    if (!s || s->callers_on)
+        return 0;
+    ops_sync(u, s);
+    return ops_side_cols(s);
+}
+
 const ui_pane pane_ops = {
     .name = "Ops",
     .hint = "s:sort r:reverse c:callers Enter:Tree",
@@ -403,4 +412,5 @@ const ui_pane pane_ops = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
     .mouse = mouse,
+    .side_cols = side_cols,
 };

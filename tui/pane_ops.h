@@ -68,6 +68,9 @@ const prism_op *ops_other(const ui *u, const char *name);
 
 /* pane_ops_draw.c: the list. */
 void ops_draw_list(ui *u, ops_st *s, const ui_rect *r);
+/* Compare mode: the columns a side needs for the operations on screen to
+ * show what tells them apart, the total and the change. */
+int ops_side_cols(const ops_st *s);
 
 /* pane_ops_callers.c: open (for the selected operation) or close. */
 int ops_callers_open(ui *u, ops_st *s);

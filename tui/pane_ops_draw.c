@@ -177,6 +177,32 @@ static void draw_filter(ui *u, ops_st *s, const ui_rect *r, int y)
     ui_print(r, y, 1, ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD, fit);
 }
 
+enum { SHOWN_MAX = 512 };
+
+/* The names of the operations on screen from the top and the start of
+ * each that its cell may fold (namefit.h); returns how many. */
+static size_t shown_names(const ops_st *s, size_t list, const char **names, size_t *shared)
+{
+    size_t n = 0;
+    for (; n < list && n < SHOWN_MAX && s->top + n < s->nops; n++)
+        names[n] = ops_name_at(s, s->top + n);
+    nf_shared(names, n, shared);
+    return n;
+}
+
+int ops_side_cols(const ops_st *s)
+{
+    const char *names[SHOWN_MAX];
+    size_t shared[SHOWN_MAX];
+    size_t n = shown_names(s, s->page > 0 ? (size_t)s->page : 1, names, shared);
+    int need = 12;
+    for (size_t i = 0; i < n; i++) {
+        int w = nf_need(names[i], shared[i]) + 2;
+        need = w > need ? w : need;
+    }
+    return need + 1 + 9 + 1 + DELTA_W;
+}
+
 void ops_draw_list(ui *u, ops_st *s, const ui_rect *r)
 {
     int h = r->h, w = r->w;
@@ -239,12 +265,8 @@ void ops_draw_list(ui *u, ops_st *s, const ui_rect *r)
     for (size_t i = 0; i < s->nops; i++)
         if (ops_at(s, i) && ops_metric(ops_at(s, i), s->by) > top_metric)
             top_metric = ops_metric(ops_at(s, i), s->by);
-    enum { SHOWN_MAX = 512 };
     const char *names[SHOWN_MAX];
-    size_t shared[SHOWN_MAX], nshown = 0;
-    for (; nshown < (size_t)list && nshown < SHOWN_MAX && s->top + nshown < s->nops; nshown++)
-        names[nshown] = ops_name_at(s, s->top + nshown);
-    nf_shared(names, nshown, shared);
+    size_t shared[SHOWN_MAX], nshown = shown_names(s, (size_t)list, names, shared);
     for (int i = 0; i < list && s->top + (size_t)i < s->nops; i++) {
         draw_row(u, s, r, s->list_y + i, s->top + (size_t)i, cw, top_metric,
                  (size_t)i < nshown ? shared[i] : 0);

@@ -559,6 +559,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     s->recenter = false;
 }
 
+static int side_cols(ui *u, void *st)
+{
+    tree_st *s = st;
+    if (!s)
+        return 0;
+    sync(u, s, false);
+    return tree_side_cols(s);
+}
+
 const ui_pane pane_tree = {
     .name = "Tree",
     .hint = "Enter:fold e/c/+/-:levels s/r:sort t:thread d:details n/N:match",
@@ -569,4 +578,5 @@ const ui_pane pane_tree = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
     .mouse = mouse,
+    .side_cols = side_cols,
 };

@@ -449,6 +449,26 @@ static size_t first_row(tree_st *s, int list)
     return top;
 }
 
+int tree_side_cols(const tree_st *s)
+{
+    size_t n = tree_nrows(s), top = s->top < n ? s->top : 0;
+    size_t shown = s->page > 0 ? (size_t)s->page : 1, sh[SHOWN_MAX];
+    if (shown > n - top)
+        shown = n - top;
+    if (shown > SHOWN_MAX)
+        shown = SHOWN_MAX;
+    shared_starts(s, top, shown, sh);
+    int need = TC_NAME_MIN;
+    for (size_t i = 0; i < shown; i++) {
+        uint32_t d = row_depth(s, top + i);
+        int w = 1 + 2 * (int)(d < 1000 ? d : 1000) + 2 + nf_need(row_name(s, top + i), sh[i]) + 1;
+        need = w > need ? w : need;
+    }
+    if (need > TC_NAME_CAP)
+        need = TC_NAME_CAP;
+    return need + 1 + tc_fixed(TC_TOTAL) + 1 + tc_fixed(TC_DELTA);
+}
+
 void tree_draw(ui *u, tree_st *s, const ui_rect *r)
 {
     int h = r->h, w = r->w;

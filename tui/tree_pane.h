@@ -47,5 +47,8 @@ uint32_t tree_row_node(const tree_st *s, size_t i);
 
 /* Draw the pane (header, rows, details) in r; s is in sync. */
 void tree_draw(ui *u, tree_st *s, const ui_rect *r);
+/* Compare mode: the columns a side needs for the rows on screen (at the
+ * last draw) to show what tells them apart, the total and the change. */
+int tree_side_cols(const tree_st *s);
 
 #endif

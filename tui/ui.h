@@ -58,6 +58,10 @@ typedef struct ui_pane {
     /* optional: a mouse event (UI_MOUSE_*) at (row, col) of the pane body;
      * returns UI_* flags like a key. */
     int (*mouse)(ui *u, void *st, int event, int row, int col);
+    /* optional, compare mode: the columns one side needs to tell its rows
+     * apart (names and the figures that matter); a terminal narrower than
+     * two such sides shows them stacked. */
+    int (*side_cols)(ui *u, void *st);
 } ui_pane;
 
 extern const ui_pane pane_summary, pane_tree, pane_flame, pane_ops, pane_memory,
@@ -107,6 +111,7 @@ struct ui {
     prism_analysis *side_a[2];  /* base, new                                */
     void *side_state[2][UI_NPANES];
     int side;                   /* the side being drawn / given keys: 0, 1  */
+    int split_cols;             /* side by side from this width (cmpv_draw) */
     bool diff_only;             /* hide what did not change                 */
     /* --step INDEX: the Timeline selects that step once it is loaded */
     bool want_step;
@@ -132,13 +137,14 @@ typedef struct ui_layout {
 ui_layout ui_layout_compute(int rows, int cols);
 
 /* Compare mode: split the body into two panes, side by side when there are
- * at least UI_SPLIT_COLS columns, stacked otherwise.  Rects may be empty. */
+ * at least split_cols columns (UI_SPLIT_COLS, or more when a pane's names
+ * need it: ui_pane.side_cols), stacked otherwise.  Rects may be empty. */
 #define UI_SPLIT_COLS 120
 typedef struct ui_split {
     bool stacked;
     int y[2], x[2], h[2], w[2];
 } ui_split;
-ui_split ui_split_compute(int body_y, int body_h, int cols);
+ui_split ui_split_compute(int body_y, int body_h, int cols, int split_cols);
 
 /* Split `width` into n columns: fixed[i] > 0 is a fixed width, 0 takes a
  * share of what is left (at least min_flex).  Columns that do not fit get
