@@ -86,15 +86,85 @@ prism_bottleneck *rules_add(rules_ctx *c, prism_bottleneck_type type, prism_seve
     return slot;
 }
 
+#define TEXT_MAX (2 * PRISM_MAX_STRING_BYTES + 1024)
+#define QUOTED_KEEP 12          /* a name keeps at least this many bytes */
+
+/* The longest quoted span of s ('...', quotes paired in order) longer
+ * than QUOTED_KEEP: its inside [*at, *at + *len); false when none. */
+static bool longest_quoted(const char *s, size_t *at, size_t *len)
+{
+    size_t best = 0;
+    for (const char *p = strchr(s, '\''); p;) {
+        const char *q = strchr(p + 1, '\'');
+        if (!q)
+            break;
+        size_t l = (size_t)(q - p - 1);
+        if (l > QUOTED_KEEP && l > best) {
+            best = l;
+            *at = (size_t)(p + 1 - s);
+            *len = l;
+        }
+        p = strchr(q + 1, '\'');
+    }
+    return best > 0;
+}
+
+/* Back from i to the start of a UTF-8 code point. */
+static size_t cp_start(const char *s, size_t i)
+{
+    while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+        i--;
+    return i;
+}
+
+/* buf followed by add, written back into buf (cap bytes): quoted names
+ * lose their middles before the text loses its end. */
+static void fit_text(char *buf, size_t cap, const char *add)
+{
+    static _Thread_local char t[TEXT_MAX];
+    if (!cap)
+        return;
+    snprintf(t, sizeof t, "%s%s", buf, add);
+    size_t n = strlen(t), at, l;
+    while (n + 1 > cap && longest_quoted(t, &at, &l)) {
+        size_t over = n + 1 - cap, keep = l > over + 3 ? l - over - 3 : 0;
+        if (keep < QUOTED_KEEP)
+            keep = QUOTED_KEEP;
+        size_t head = cp_start(t, at + (keep + 1) / 2) - at;
+        size_t tail = at + l - cp_start(t, at + l - keep / 2);
+        if (head + 3 + tail >= l)
+            break;                      /* nothing to gain */
+        memmove(t + at + head + 3, t + at + l - tail, n - (at + l - tail) + 1);
+        memcpy(t + at + head, "...", 3);
+        n = strlen(t);
+    }
+    snprintf(buf, cap, "%s", t);
+}
+
 void rules_put(char *buf, size_t cap, const char *fmt, ...)
 {
+    static _Thread_local char add[TEXT_MAX];
     size_t len = strlen(buf);
     if (len + 1 >= cap)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf + len, cap - len, fmt, ap);
+    vsnprintf(add, sizeof add, fmt, ap);
     va_end(ap);
+    fit_text(buf, cap, add);
+}
+
+void rules_set(char *buf, size_t cap, const char *fmt, ...)
+{
+    static _Thread_local char add[TEXT_MAX];
+    if (!cap)
+        return;
+    buf[0] = '\0';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(add, sizeof add, fmt, ap);
+    va_end(ap);
+    fit_text(buf, cap, add);
 }
 
 rules_dur rules_dur_of(double ns)
@@ -348,8 +418,8 @@ static void rule_leak(rules_ctx *c, const prism_leak *l, double leak_mb, bool gp
     slope_text(slope, sizeof slope, l->slope_mb_per_step);
     mb_text(grew, sizeof grew, l->growth_mb);
     mb_text(then, sizeof then, l->projected_mb);
-    snprintf(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope,
-             what);
+    rules_set(b->description, sizeof b->description, "Memory leak: %s MB/step (%s)", slope,
+              what);
     if (allocs)     /* the file's own allocation records: exact at every step end */
         rules_put(b->evidence, sizeof b->evidence, "CUDA allocations not freed grew %s", grew);
     else if (gpu && c->mem->have_gpu_alloc)     /* used grows, the allocations do not */

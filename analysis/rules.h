@@ -107,8 +107,13 @@ rules_self rules_self_of(const rules_ctx *c, const prism_tree *t, uint32_t i);
  * PRISM_NO_NODE), or NULL when out[] is full of more important ones. */
 prism_bottleneck *rules_add(rules_ctx *c, prism_bottleneck_type type, prism_severity sev,
                             double share, uint32_t node);
-/* Append to a NUL-terminated buffer, truncating. */
+/* Append to a NUL-terminated buffer.  When the text does not fit, the
+ * longest name in quotes ('...') loses its middle ("...") first, so that
+ * the figures around it stay whole; only then is the end cut. */
 void rules_put(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same into an emptied buffer. */
+void rules_set(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* A duration in words: "812 ns", "45.2 us", "6234.1 ms", "83.2 s". */

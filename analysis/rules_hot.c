@@ -191,9 +191,9 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
     if (!b)
         return;
     bool starve = c->cpu && starved(op);
-    snprintf(b->description, sizeof b->description, "'%s': %.1f%% of %s%s",
-             rules_leaf(op->name), 100.0 * share, rules_denom(c),
-             starve ? ", compute starved by CPU contention" : "");
+    rules_set(b->description, sizeof b->description, "'%s': %.1f%% of %s%s",
+              rules_leaf(op->name), 100.0 * share, rules_denom(c),
+              starve ? ", compute starved by CPU contention" : "");
     rules_put(b->evidence, sizeof b->evidence, "%llu calls", (unsigned long long)op->calls);
     double per = c->steps ? (double)c->steps : 1.0;
     const char *unit = c->steps ? "/step" : "";
@@ -287,9 +287,9 @@ void rules_beside(rules_ctx *c)
         if (!b)
             continue;
         found++;
-        snprintf(b->description, sizeof b->description,
-                 "'%s': %.1f%% of thread '%s' (beside the training thread)",
-                 rules_leaf(n->name), 100.0 * own, tname ? tname : "?");
+        rules_set(b->description, sizeof b->description,
+                  "'%s': %.1f%% of thread '%s' (beside the training thread)",
+                  rules_leaf(n->name), 100.0 * own, tname ? tname : "?");
         rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s", (unsigned long long)n->calls,
                   DUR(n->self_ns));
         if (c->steps && n->total_ns)
@@ -300,9 +300,9 @@ void rules_beside(rules_ctx *c)
                       100.0 * (double)n->oncpu_ns / (double)n->cpu_known_ns);
         rules_put(b->evidence, sizeof b->evidence, "; not part of the %s",
                   c->steps ? "training thread's steps" : "training thread");
-        snprintf(b->recommendation, sizeof b->recommendation,
-                 "It runs beside the training loop and costs it nothing unless the training "
-                 "thread waits for it (see data_loading / off_cpu_wait). Optimise it if "
-                 "those findings point here.");
+        rules_set(b->recommendation, sizeof b->recommendation,
+                  "It runs beside the training loop and costs it nothing unless the training "
+                  "thread waits for it (see data_loading / off_cpu_wait). Optimise it if "
+                  "those findings point here.");
     }
 }

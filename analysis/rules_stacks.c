@@ -44,9 +44,9 @@ void rules_unattributed(rules_ctx *c)
     prism_bottleneck *b = rules_add(c, PRISM_BN_UNATTRIBUTED, sev, share, at);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description,
-             "Time outside every region: %.1f%% of step time (%s a step) on '%s'", 100.0 * share,
-             DUR(out / (double)c->steps), c->train_name ? c->train_name : "the training thread");
+    rules_set(b->description, sizeof b->description,
+              "Time outside every region: %.1f%% of step time (%s a step) on '%s'", 100.0 * share,
+              DUR(out / (double)c->steps), c->train_name ? c->train_name : "the training thread");
     an_stack_where w;
     if (rules_stacks_where(c, 0, NULL, 0, PRISM_NO_NODE, &w) && w.text[0]) {
         rules_put(b->evidence, sizeof b->evidence, "sampled there (%llu samples%s): %s",

@@ -180,8 +180,8 @@ static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *reg
                                     region ? region->node : PRISM_NO_NODE);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of %s",
-             100.0 * share, rules_denom(c));
+    rules_set(b->description, sizeof b->description, "CPU-GPU sync: %.1f%% of %s",
+              100.0 * share, rules_denom(c));
     rules_worth(c, b, share * c->step_ns);
     rules_put(b->evidence, sizeof b->evidence,
               "sync %s vs GPU work %s (kernels %s, copies %s, memsets %s)",
@@ -189,7 +189,7 @@ static void sync_gpu(rules_ctx *c, const prism_gpu_stats *g, const prism_op *reg
               DUR(g->memset_ns));
     if (region)
         rules_put(b->evidence, sizeof b->evidence, "; region '%s'", rules_leaf(region->name));
-    snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
+    rules_set(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
 }
 
 void rules_sync(rules_ctx *c)
@@ -227,8 +227,8 @@ void rules_sync(rules_ctx *c)
                                         prism_analysis_find(c->a, n->path_hash));
         if (!b)
             continue;
-        snprintf(b->description, sizeof b->description, "CPU-GPU sync: '%s': %.1f%% of %s",
-                 rules_leaf(op->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+        rules_set(b->description, sizeof b->description, "CPU-GPU sync: '%s': %.1f%% of %s",
+                  rules_leaf(op->name), 100.0 * share, lt.steps ? "step time" : "thread time");
         rules_worth(c, b, (double)ns);
         rules_put(b->evidence, sizeof b->evidence, "%llu calls, %s, mean %s/call",
                   (unsigned long long)n->calls, DUR(ns), DUR(n->mean_ns));
@@ -237,7 +237,7 @@ void rules_sync(rules_ctx *c)
                       DUR((double)ns / (double)lt.steps), (unsigned long long)lt.steps);
         rules_put(b->evidence, sizeof b->evidence,
                   "; no GPU sync records: judged by the region's name");
-        snprintf(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
+        rules_set(b->recommendation, sizeof b->recommendation, "%s", sync_advice);
     }
     free(st.slot);
 }
@@ -278,8 +278,8 @@ void rules_data(rules_ctx *c)
                                     prism_analysis_find(c->a, h->path_hash));
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "Data loading: '%s': %.1f%% of %s",
-             rules_leaf(h->name), 100.0 * share, lt.steps ? "step time" : "thread time");
+    rules_set(b->description, sizeof b->description, "Data loading: '%s': %.1f%% of %s",
+              rules_leaf(h->name), 100.0 * share, lt.steps ? "step time" : "thread time");
     rules_worth(c, b, (double)data_ns);
     rules_put(b->evidence, sizeof b->evidence, "%s in data regions (%llu calls) on thread '%s'",
               DUR(data_ns), (unsigned long long)calls, c->train_name ? c->train_name : "?");
@@ -299,16 +299,16 @@ void rules_data(rules_ctx *c)
                   "outside this file");
     bool parallel = c->loaders || c->loader_procs;
     if (c->python)
-        snprintf(b->recommendation, sizeof b->recommendation,
-                 "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
-                 "decoding/augmentation off the training thread or onto the GPU.",
-                 parallel ? "The training thread still waits for batches: add DataLoader "
+        rules_set(b->recommendation, sizeof b->recommendation,
+                  "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
+                  "decoding/augmentation off the training thread or onto the GPU.",
+                  parallel ? "The training thread still waits for batches: add DataLoader "
                             "workers (num_workers), use" :
                             "Load in parallel: DataLoader(num_workers>0), with");
     else
-        snprintf(b->recommendation, sizeof b->recommendation,
-                 "%s so a batch is ready when the step asks for it; make decoding and copies "
-                 "cheaper.", parallel ? "The training thread still waits for input: add "
+        rules_set(b->recommendation, sizeof b->recommendation,
+                  "%s so a batch is ready when the step asks for it; make decoding and copies "
+                  "cheaper.", parallel ? "The training thread still waits for input: add "
                                           "loader threads or deepen the prefetch queue"
                                         : "Load in parallel: loader threads with a prefetch "
                                           "queue,");
@@ -342,8 +342,8 @@ void rules_gpu_idle(rules_ctx *c)
                                     g->idle_share, cpu ? cpu->node : PRISM_NO_NODE);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "GPU idle: %.1f%% of the GPU time span",
-             100.0 * g->idle_share);
+    rules_set(b->description, sizeof b->description, "GPU idle: %.1f%% of the GPU time span",
+              100.0 * g->idle_share);
     rules_put(b->evidence, sizeof b->evidence,
               "busy %s of %s span; %llu kernels (%s), copies %s", DUR(g->busy_ns),
               DUR(g->span_ns), (unsigned long long)g->launches, DUR(g->kernel_ns),
@@ -355,10 +355,10 @@ void rules_gpu_idle(rules_ctx *c)
     else if (cn)
         rules_put(b->evidence, sizeof b->evidence, "; '%s' (%s) launches no GPU work",
                   rules_leaf(cpu->name), DUR(cn->total_ns));
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "Overlap transfers with compute (non_blocking copies from pinned memory), use "
-             "bigger batches or CUDA graphs, and look at the CPU regions between kernels%s%s%s.",
-             cpu ? " (start with '" : "", cpu ? rules_leaf(cpu->name) : "", cpu ? "')" : "");
+    rules_set(b->recommendation, sizeof b->recommendation,
+              "Overlap transfers with compute (non_blocking copies from pinned memory), use "
+              "bigger batches or CUDA graphs, and look at the CPU regions between kernels%s%s%s.",
+              cpu ? " (start with '" : "", cpu ? rules_leaf(cpu->name) : "", cpu ? "')" : "");
 }
 
 void rules_launch(rules_ctx *c)
@@ -388,9 +388,9 @@ void rules_launch(rules_ctx *c)
                                     small, best);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description,
-             "Launch-bound: %.1f%% of %llu kernels shorter than 10 us", 100.0 * small,
-             (unsigned long long)g->launches);
+    rules_set(b->description, sizeof b->description,
+              "Launch-bound: %.1f%% of %llu kernels shorter than 10 us", 100.0 * small,
+              (unsigned long long)g->launches);
     rules_put(b->evidence, sizeof b->evidence, "%llu small of %llu kernels, mean kernel %s",
               (unsigned long long)g->small_kernels, (unsigned long long)g->launches,
               DUR((double)g->kernel_ns / (double)g->launches));
@@ -401,9 +401,9 @@ void rules_launch(rules_ctx *c)
     if (best != PRISM_NO_NODE)
         rules_put(b->evidence, sizeof b->evidence, "; '%s' issues %llu launches",
                   rules_leaf(c->tree->nodes[best].name), (unsigned long long)best_self);
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "Capture the step with CUDA graphs or torch.compile(mode=\"reduce-overhead\"), "
-             "fuse elementwise ops, and use larger batches so each launch does more work.");
+    rules_set(b->recommendation, sizeof b->recommendation,
+              "Capture the step with CUDA graphs or torch.compile(mode=\"reduce-overhead\"), "
+              "fuse elementwise ops, and use larger batches so each launch does more work.");
 }
 
 /*
@@ -432,18 +432,18 @@ void rules_memory_bound(rules_ctx *c)
                                     PRISM_NO_NODE);
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description,
-             "Memory-bound: copies take %.1f%% of GPU time", 100.0 * share);
+    rules_set(b->description, sizeof b->description,
+              "Memory-bound: copies take %.1f%% of GPU time", 100.0 * share);
     rules_put(b->evidence, sizeof b->evidence, "copies %s (%.1f MB, %.2f GB/s) vs kernels %s",
               DUR(g->copy_ns), (double)bytes / 1048576.0,
               g->copy_ns ? (double)bytes / (double)g->copy_ns : 0.0, DUR(g->kernel_ns));
     if (pageable)
         rules_put(b->evidence, sizeof b->evidence, "; %llu copies from pageable memory",
                   (unsigned long long)pageable);
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "Move less data: keep tensors resident on the GPU, copy from pinned memory "
-             "(pin_memory=True) with non_blocking=True, avoid .cpu()/.numpy() round trips, "
-             "batch small copies and use in-place or fused ops.");
+    rules_set(b->recommendation, sizeof b->recommendation,
+              "Move less data: keep tensors resident on the GPU, copy from pinned memory "
+              "(pin_memory=True) with non_blocking=True, avoid .cpu()/.numpy() round trips, "
+              "batch small copies and use in-place or fused ops.");
 }
 
 
@@ -465,20 +465,20 @@ static void intensity_text(prism_bottleneck *b, const char *who, double flops, d
     char f[24], y[24];
     si(f, sizeof f, flops);
     si(y, sizeof y, bytes);
-    snprintf(b->description, sizeof b->description,
-             "Memory-bound: %s does %.2f FLOP/byte, below the ridge of %g", who,
-             flops / bytes, ridge);
+    rules_set(b->description, sizeof b->description,
+              "Memory-bound: %s does %.2f FLOP/byte, below the ridge of %g", who,
+              flops / bytes, ridge);
     if (ns > 0)
         rules_put(b->evidence, sizeof b->evidence,
                   "%sFLOP over %sB in %s (%.1f%% of the step): %.2f GFLOP/s, %.2f GB/s", f, y,
                   DUR(ns), 100.0 * share, flops / ns, bytes / ns);
     else
         rules_put(b->evidence, sizeof b->evidence, "%sFLOP over %sB (work counters)", f, y);
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "Bandwidth, not arithmetic, bounds this work: fuse element-wise ops into their "
-             "producer (torch.compile, a fused kernel) so data is read once, avoid "
-             ".contiguous()/transpose copies and dtype round trips, use bf16/fp16 to halve "
-             "the bytes, and work in cache-sized tiles.");
+    rules_set(b->recommendation, sizeof b->recommendation,
+              "Bandwidth, not arithmetic, bounds this work: fuse element-wise ops into their "
+              "producer (torch.compile, a fused kernel) so data is read once, avoid "
+              ".contiguous()/transpose copies and dtype round trips, use bf16/fp16 to halve "
+              "the bytes, and work in cache-sized tiles.");
 }
 
 /* A node's own work: its counters less its children's. */

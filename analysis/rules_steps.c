@@ -153,9 +153,9 @@ void rules_slow_steps(rules_ctx *c)
         goto out;
     char when[160];
     when_text(when, sizeof when, ix, k);
-    snprintf(b->description, sizeof b->description,
-             "Slow steps: %zu of %zu steps take %.1fx the median, %.1f%% of step time", k, n,
-             slow_sum / (double)k / med, 100.0 * share);
+    rules_set(b->description, sizeof b->description,
+              "Slow steps: %zu of %zu steps take %.1fx the median, %.1f%% of step time", k, n,
+              slow_sum / (double)k / med, 100.0 * share);
     rules_put(b->evidence, sizeof b->evidence, "median step %s, slow steps +%s each (above %s); "
               "%s; ", DUR(med), DUR(each), DUR(thr), when);
     /* what the sampled stacks saw in the slow steps, where the excess is */

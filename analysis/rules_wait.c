@@ -248,8 +248,8 @@ static void comm_emit(rules_ctx *c, const wait_op *w, double share, const char *
                                     prism_analysis_find(c->a, hn->path_hash));
     if (!b)
         return;
-    snprintf(b->description, sizeof b->description, "Communication wait: '%s' waits %.1f%% "
-             "of %s", rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    rules_set(b->description, sizeof b->description, "Communication wait: '%s' waits %.1f%% "
+              "of %s", rules_leaf(w->name), 100.0 * share, rules_denom(c));
     rules_worth(c, b, w->stall);
     double per = c->steps ? (double)c->steps : 1.0;
     rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
@@ -268,12 +268,12 @@ static void comm_emit(rules_ctx *c, const wait_op *w, double share, const char *
     else if (c->job && c->rank >= 0)
         rules_put(b->evidence, sizeof b->evidence, ", rank %lld", (long long)c->rank);
     rules_put(b->evidence, sizeof b->evidence, "; %s", why);
-    snprintf(b->recommendation, sizeof b->recommendation,
-             "The rank waits in a collective, mostly for a slower rank: analyze all "
-             "ranks together (prism-top analyze DIR) for the straggler and its cause; "
-             "overlap communication with compute (%s); with equal ranks, check the "
-             "network's bandwidth.",
-             c->python ? "DDP bucket_cap_mb, no_sync() when accumulating, async_op=True"
+    rules_set(b->recommendation, sizeof b->recommendation,
+              "The rank waits in a collective, mostly for a slower rank: analyze all "
+              "ranks together (prism-top analyze DIR) for the straggler and its cause; "
+              "overlap communication with compute (%s); with equal ranks, check the "
+              "network's bandwidth.",
+              c->python ? "DDP bucket_cap_mb, no_sync() when accumulating, async_op=True"
                        : "start the collective early, non-blocking, and wait for it late");
 }
 
@@ -303,8 +303,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
      * time waiting */
     rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
     const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall" : "Off-CPU wait";
-    snprintf(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
-             rules_leaf(w->name), 100.0 * share, rules_denom(c));
+    rules_set(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
+              rules_leaf(w->name), 100.0 * share, rules_denom(c));
     double per = c->steps ? (double)c->steps : 1.0;
     rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
               c->steps ? "/step" : "");
@@ -489,14 +489,14 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
      * the whole wait, and how much of it those findings hold */
     double all = (waitq + in_hot) / c->step_ns;
     if (in_hot > 0)
-        snprintf(b->description, sizeof b->description,
-                 "CPU contention: the training thread waits for a CPU %.1f%% of %s, %.1f%% "
-                 "of it in the hot operations above", 100.0 * (all > 1 ? 1 : all),
-                 rules_denom(c), 100.0 * in_hot / (waitq + in_hot));
+        rules_set(b->description, sizeof b->description,
+                  "CPU contention: the training thread waits for a CPU %.1f%% of %s, %.1f%% "
+                  "of it in the hot operations above", 100.0 * (all > 1 ? 1 : all),
+                  rules_denom(c), 100.0 * in_hot / (waitq + in_hot));
     else
-        snprintf(b->description, sizeof b->description,
-                 "CPU contention: the training thread waits for a CPU %.1f%% of %s",
-                 100.0 * share, rules_denom(c));
+        rules_set(b->description, sizeof b->description,
+                  "CPU contention: the training thread waits for a CPU %.1f%% of %s",
+                  100.0 * share, rules_denom(c));
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, "runnable but not running %s/step over "
                   "%llu steps", DUR(waitq / (double)c->steps), (unsigned long long)c->steps);
@@ -517,11 +517,11 @@ static void contention(rules_ctx *c, const wait_op *op, size_t nop)
                   busy_threads, busy_threads == 1 ? "" : "s", c->loaders);
     if (load_advice(b->recommendation, sizeof b->recommendation, ld, c->python))
         return;
-    snprintf(b->recommendation, sizeof b->recommendation, c->python
-             ? "More threads want to run than there are cores: lower DataLoader num_workers, "
+    rules_set(b->recommendation, sizeof b->recommendation, c->python
+              ? "More threads want to run than there are cores: lower DataLoader num_workers, "
                "torch.set_num_threads() / OMP_NUM_THREADS and the processes per node so the "
                "training thread keeps a core; check for other jobs on the node."
-             : "More threads want to run than there are cores: use fewer worker threads (or "
+              : "More threads want to run than there are cores: use fewer worker threads (or "
                "lower OMP_NUM_THREADS), keep one core for the training thread (pin it), and "
                "check for other jobs on the node.");
 }

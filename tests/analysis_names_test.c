@@ -318,6 +318,56 @@ static void test_hot_after_many_names(void **state)
     unload(&l);
 }
 
+/* A hot operation whose name is 300 bytes: its finding's words keep their
+ * figures whole ("NN.N% of ..."), the name loses its middle ("...") and
+ * keeps both ends (issue 34). */
+static void test_long_name_figures_whole(void **state)
+{
+    (void)state;
+    char lng[301];
+    memset(lng, 'x', 300);
+    memcpy(lng, "encoder.layers.", 15);
+    memcpy(lng + 300 - 28, "11.self_attn.out_proj (bwd)", 27);
+    lng[299] = 'Z';
+    lng[300] = '\0';
+    const char *names[] = { "step", lng };
+    pbuild b;
+    pb_init(&b, names, 2, 7);
+    pb_thread(&b, 1, "main");
+    uint64_t now = 1000;
+    for (unsigned s = 0; s < 8; s++) {
+        uint64_t start = now;
+        pb_enter(&b, 1, now, 1);
+        now += 1 * MS;
+        pb_enter(&b, 1, now, 2);
+        now += 3 * MS;
+        pb_exit(&b, 1, now);
+        pb_exit(&b, 1, now);
+        prism_step st = { start, now, s, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    loaded l = pb_load(&b);
+    size_t nb = 0;
+    const prism_bottleneck *bn = prism_analysis_bottlenecks(l.a, &nb);
+    const prism_bottleneck *hot = NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (bn[i].type == PRISM_BN_HOT_OPERATION && !hot)
+            hot = &bn[i];
+    assert_non_null(hot);
+    const char *d = hot->description;
+    assert_true(strlen(d) < sizeof hot->description);
+    assert_non_null(strstr(d, "'encoder."));                /* both ends of the name */
+    assert_non_null(strstr(d, "(bwd)Z': "));
+    assert_non_null(strstr(d, "..."));
+    double pct = 0;                                         /* the figure after it, whole */
+    const char *after = strstr(d, "': ");
+    assert_non_null(after);
+    assert_int_equal(sscanf(after + 3, "%lf%%", &pct), 1);
+    assert_true(pct > 50.0 && pct <= 100.0);
+    assert_non_null(strstr(after, "% of "));
+    unload(&l);
+}
+
 static void build_kernels(pbuild *b)
 {
     char **names = calloc(KERNELS + 1, sizeof *names);
@@ -474,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_sort_stable),
         cmocka_unit_test(test_wide_tree),
         cmocka_unit_test(test_hot_after_many_names),
+        cmocka_unit_test(test_long_name_figures_whole),
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_sync_names),
     };
