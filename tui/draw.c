@@ -72,6 +72,24 @@ int ui_printf(const ui_rect *r, int row, int col, attr_t attr, const char *fmt, 
     return ui_print(r, row, col, attr, buf);
 }
 
+int ui_print_parts(const ui_rect *r, int row, int col, const char *const *parts,
+                   const attr_t *attrs, int n, const char *sep)
+{
+    int used = 0, sepw = ui_width(sep);
+    for (int i = 0; i < n; i++) {
+        if (!parts[i] || !parts[i][0])
+            continue;
+        int w = ui_width(parts[i]), gap = used ? sepw : 0;
+        if (col + used + gap + w > r->w)
+            break;                      /* whole parts only, in order */
+        if (gap)
+            ui_print(r, row, col + used, A_NORMAL, sep);
+        ui_print(r, row, col + used + gap, attrs ? attrs[i] : A_NORMAL, parts[i]);
+        used += gap + w;
+    }
+    return used;
+}
+
 void ui_fill(const ui_rect *r, int row, attr_t attr)
 {
     if (row < 0 || row >= r->h || r->w <= 0)

@@ -100,34 +100,46 @@ static int overview(ui *u, const ui_rect *r, const prism_gpu_stats *g)
     uint64_t wall = prism_analysis_span_ns(u->a);
     int row = 0, c;
 
+    /* each line: whole parts while they fit (a figure is never cut) */
+    char p[5][96];
+    const char *pp[5] = { p[0], p[1], p[2], p[3], p[4] };
     c = 1 + ui_print(r, row, 1, lab, "Busy ");
-    c += ui_printf(r, row, c, A_NORMAL, "%s of a %s span (%.1f%%)  ", busy, span,
-                   100.0 - g->idle_share * 100.0);
+    snprintf(p[0], sizeof p[0], "%s of a %s span", busy, span);
+    snprintf(p[1], sizeof p[1], "(%.1f%%)", 100.0 - g->idle_share * 100.0);
+    snprintf(p[2], sizeof p[2], "idle %.1f%%", g->idle_share * 100.0);
     attr_t idle = g->idle_share >= 0.5 ? ui_attr(u, CP_HIGH, A_BOLD)
                 : g->idle_share >= 0.3 ? ui_attr(u, CP_MEDIUM, A_BOLD) : A_NORMAL;
-    ui_printf(r, row++, c, idle, "idle %.1f%%", g->idle_share * 100.0);
+    const attr_t busy_at[] = { A_NORMAL, A_NORMAL, idle };
+    ui_print_parts(r, row++, c, pp, busy_at, 3, " ");
 
     c = 1 + ui_print(r, row, 1, lab, "Sync ");
-    ui_printf(r, row++, c, A_NORMAL, "%s (%.1f%% of wall)  kernels %s  copies %s  memset %s  API %s",
-              sync, pct(g->sync_ns, wall), kern, copy, mset, api);
+    snprintf(p[0], sizeof p[0], "%s (%.1f%% of wall)", sync, pct(g->sync_ns, wall));
+    snprintf(p[1], sizeof p[1], "kernels %s", kern);
+    snprintf(p[2], sizeof p[2], "copies %s", copy);
+    snprintf(p[3], sizeof p[3], "memset %s", mset);
+    snprintf(p[4], sizeof p[4], "API %s", api);
+    ui_print_parts(r, row++, c, pp, NULL, 5, "  ");
 
     c = 1 + ui_print(r, row, 1, lab, "Launches ");
-    c += ui_printf(r, row, c, A_NORMAL, "%llu  ", (unsigned long long)g->launches);
-    c += ui_printf(r, row, c, g->dropped ? ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD : A_NORMAL,
-                   "dropped %llu", (unsigned long long)g->dropped);
-    c += ui_printf(r, row, c, A_NORMAL, "  small (< 10 us) %llu = %.1f%%",
-                   (unsigned long long)g->small_kernels, pct(g->small_kernels, g->launches));
+    snprintf(p[0], sizeof p[0], "%llu", (unsigned long long)g->launches);
+    snprintf(p[1], sizeof p[1], "dropped %llu", (unsigned long long)g->dropped);
+    snprintf(p[2], sizeof p[2], "small (< 10 us) %llu = %.1f%%",
+             (unsigned long long)g->small_kernels, pct(g->small_kernels, g->launches));
+    p[3][0] = '\0';
     if (g->comm_launches) {             /* NCCL's kernels: communication, not compute */
         char comm[32];
         fmt_ns(comm, sizeof comm, (double)g->comm_kernel_ns);
-        ui_printf(r, row, c, A_NORMAL, "  NCCL %llu, %s", (unsigned long long)g->comm_launches,
-                  comm);
+        snprintf(p[3], sizeof p[3], "NCCL %llu, %s", (unsigned long long)g->comm_launches, comm);
     }
-    row++;
+    const attr_t launch_at[] = { A_NORMAL, g->dropped ? ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD
+                                                      : A_NORMAL, A_NORMAL, A_NORMAL };
+    ui_print_parts(r, row++, c, pp, launch_at, 4, "  ");
 
-    if (g->status && g->status[0]) {
+    if (g->status && g->status[0]) {    /* whole words: a path goes before a figure */
+        char fit[512];
         c = 1 + ui_print(r, row, 1, lab, "Status ");
-        ui_print(r, row++, c, A_NORMAL, g->status);
+        ui_elide_words(fit, sizeof fit, g->status, r->w - c, u->utf8);
+        ui_print(r, row++, c, A_NORMAL, fit);
     }
     return row;
 }

@@ -269,10 +269,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     int c = 1 + ui_print(&r, 0, 1, lab, gpu ? "GPU used" : "Host RSS");
     fmt_bytes(b1, sizeof b1, (double)(gpu ? m->peak_gpu_used : m->peak_rss));
     fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
-    c += ui_printf(&r, 0, c, A_NORMAL, "  peak %s%s%s  %zu samples (%zu at steps)", b1,
-                   gpu ? ", reserved " : "", gpu ? b2 : "", s.n, s.k);
-    if (m->have_gpu)
-        ui_print(&r, 0, c + 2, ui_attr(u, CP_DIM, A_NORMAL), gpu ? "(g: host)" : "(g: GPU)");
+    char part[3][80];
+    const char *pp[3] = { part[0], part[1], part[2] };
+    snprintf(part[0], sizeof part[0], "peak %s%s%s", b1, gpu ? ", reserved " : "", gpu ? b2 : "");
+    snprintf(part[1], sizeof part[1], "%zu samples", s.n);
+    snprintf(part[2], sizeof part[2], "(%zu at steps)", s.k);
+    c += 2 + ui_print_parts(&r, 0, c + 2, pp, NULL, 3, "  ");  /* whole parts that fit */
+    const char *hint = gpu ? "(g: host)" : "(g: GPU)";
+    if (m->have_gpu && c + 2 + ui_width(hint) <= r.w)
+        ui_print(&r, 0, c + 2, ui_attr(u, CP_DIM, A_NORMAL), hint);
 
     /* rows: title, label, chart A, axis, label, chart B, axis, verdict
      * (two rows when there is room) */

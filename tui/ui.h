@@ -188,6 +188,12 @@ int ui_print(const ui_rect *r, int row, int col, attr_t attr, const char *s);
 /* Same with printf formatting. */
 int ui_printf(const ui_rect *r, int row, int col, attr_t attr, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* parts[0..n) at (row, col) of r, joined by sep, each in its attrs[i]
+ * (NULL: A_NORMAL), whole parts only and in order while they fit in r's
+ * width: a line drops its last words, never the digits of a figure.
+ * Empty parts are skipped.  Returns columns used. */
+int ui_print_parts(const ui_rect *r, int row, int col, const char *const *parts,
+                   const attr_t *attrs, int n, const char *sep);
 /* Clear a row of r with attr. */
 void ui_fill(const ui_rect *r, int row, attr_t attr);
 /* Attribute for a colour pair, or `mono` without colour. */

@@ -1,7 +1,7 @@
 """whole.py WIDTH SPLIT: read a captured screen on stdin and fail (exit 1,
 naming the line) when a figure is cut at the right edge of a pane: at the
 screen's edge, or at the divider column SPLIT of compare mode's two sides
-(0: one pane).  A pane filled to its last column must end in a whole
+(0: one pane; -1: find it, the divider on the second line at the middle).  A pane filled to its last column must end in a whole
 token: a word, or a number with its unit; never a number cut short ("27.1"
 of "27.17 ms", "share 1", "p=0."), a number without its unit ("27.17 m")
 or an elided figure ("12…", "..3")."""
@@ -10,13 +10,21 @@ import sys
 
 width, split = int(sys.argv[1]), int(sys.argv[2])
 UNIT = r"(ns|µs|us|ms|s|%|pp|B|KB|MB|GB)"
-WHOLE = re.compile(r"^(\(absent\)|[+-]?[0-9][0-9.]*" + UNIT + r"?|[^0-9]*[A-Za-z)\]%:]|[\u2500-\u259f]+|-+)$")
+WHOLE = re.compile(r"^(\(absent\)|[+-]?[0-9][0-9.]*" + UNIT + r"?|[^0-9]*[A-Za-z)\]%:]|[\u2500-\u259f]+|-+"
+                   r"|[^0-9]*[\u2026~])$")    # a name elided at its end: no figure in it
 bad = []
 sys.stdin.reconfigure(encoding="utf-8", errors="replace")
 sys.stdout.reconfigure(encoding="utf-8", errors="replace")
-for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
+lines = sys.stdin.read().split("\n")[:-1]
+if split < 0:
+    mid = (width - 1) // 2
+    # the divider on the body's first rows ("x": ACS without its charset)
+    split = mid if len(lines) > 5 and all(len(l) > mid and l[mid] in "\u2502|x"
+                                          for l in lines[1:5]) else 0
+for n, line in enumerate(lines, 1):
     line = line.ljust(width)
-    if re.search(r"[0-9](…|\.\.[^.])|(…|[^.]\.\.)[0-9]", line):
+    # a figure (a number standing alone, not a name's "layer.3") cut short
+    if re.search(r"(^|[ (=+-])[0-9][0-9.]*(…|\.\.[^.])|(…|[^.]\.\.)[0-9]", line):
         bad.append((n, line, "an elided figure"))
     panes = [line[:split], line[split + 1:]] if split else [line]
     for p in panes:
@@ -30,7 +38,9 @@ for n, line in enumerate(sys.stdin.read().split("\n")[:-1], 1):
         elif (prev in ("share", "total", "self", "min", "mean", "max", "std", "base", "new")
               and re.fullmatch(r"[+-]?[0-9.]+", last)):
             bad.append((n, line, "a figure cut: " + prev + " " + last))
-        elif not WHOLE.match(last) or re.search(r"(p=|share|x)$", last):
+        elif (re.fullmatch(r"[+-]?[0-9.]+", last) and p.rfind("(") > p.rfind(")")):
+            bad.append((n, line, "a figure in an open parenthesis: " + last))
+        elif not WHOLE.match(last) or re.search(r"(p=|^share|^x)$", last):
             bad.append((n, line, "cut: " + last))
 for n, line, why in bad:
     print("line %d: %s\n  %s" % (n, why, line.rstrip()))
