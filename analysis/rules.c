@@ -121,7 +121,7 @@ static size_t cp_start(const char *s, size_t i)
  * lose their middles before the text loses its end. */
 static void fit_text(char *buf, size_t cap, const char *add)
 {
-    static _Thread_local char t[TEXT_MAX];
+    char t[TEXT_MAX];
     if (!cap)
         return;
     snprintf(t, sizeof t, "%s%s", buf, add);
@@ -143,7 +143,7 @@ static void fit_text(char *buf, size_t cap, const char *add)
 
 void rules_put(char *buf, size_t cap, const char *fmt, ...)
 {
-    static _Thread_local char add[TEXT_MAX];
+    char add[TEXT_MAX];
     size_t len = strlen(buf);
     if (len + 1 >= cap)
         return;
@@ -156,7 +156,7 @@ void rules_put(char *buf, size_t cap, const char *fmt, ...)
 
 void rules_set(char *buf, size_t cap, const char *fmt, ...)
 {
-    static _Thread_local char add[TEXT_MAX];
+    char add[TEXT_MAX];
     if (!cap)
         return;
     buf[0] = '\0';

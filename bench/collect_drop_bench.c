@@ -182,7 +182,7 @@ static int drop_child(void *vctx, void *vout)
                prism_name("inner"), prism_name("sibling"), prism_name("bench.mark") };
     if (c->drop) {
         run_pair(&id, WARM_PAIRS);      /* both buffers full: the writer blocks */
-        while (probe_writer_syscall() != SYS_write)
+        while (!probe_writer_stalled())
             sched_yield();
         o->pairs += WARM_PAIRS;
     }

@@ -105,6 +105,13 @@ void prism_config_from_env(prism_config *c)
         c->output_dir = v;
 }
 
+uint64_t pc_cfg_grace_ns(void)
+{
+    uint32_t ms = 2000;
+    env_u32("PRISM_SHUTDOWN_TIMEOUT_MS", &ms, 0, 600000);
+    return (uint64_t)ms * 1000000u;
+}
+
 const char *pc_cfg_policy_name(prism_policy p)
 {
     return p == PRISM_POLICY_WAIT ? "wait" : "drop";

@@ -149,6 +149,10 @@ typedef struct session {
     _Atomic int signo;          /* a terminating signal arrived */
     _Atomic int writer_done;    /* the writer thread will re-raise no signal
                                    from now on (session.c raises it) */
+    bool fifo;                  /* the output is a FIFO, written O_NONBLOCK */
+    uint64_t grace_ns;          /* PRISM_SHUTDOWN_TIMEOUT_MS: how long the
+                                   writer may still write after a stop was
+                                   asked (shutdown, a signal) */
     _Atomic int cpu_mode;       /* CPU sampler's source, cpusample.h; 0: off */
 
     prism_strtab *names;
@@ -303,6 +307,8 @@ static inline bool clock_run_ns(const clock_run *c, uint64_t ticks, uint64_t *ns
 
 /* config.c */
 const char *pc_cfg_policy_name(prism_policy p);
+/* PRISM_SHUTDOWN_TIMEOUT_MS (default 2000) in ns: session.grace_ns. */
+uint64_t pc_cfg_grace_ns(void);
 int pc_cfg_expand_output(const prism_config *c, const char *host, int64_t rank,
                       char *out, size_t n);
 int64_t pc_cfg_rank(void);

@@ -108,7 +108,9 @@ static void xfsz_restore(void)
 /*
  * The profile is a regular file, or a FIFO with its reader already there
  * (a stream: a slow reader then stalls the writer thread, never the
- * program's, which drops or waits by its policy).  It is opened without
+ * program's, which drops or waits by its policy; a FIFO stays O_NONBLOCK,
+ * so that the writer waits in poll(2) and gives up once a stop was asked
+ * and the grace is over: writer.c).  It is opened without
  * ever waiting: open(2) of a FIFO with no reader blocks, so O_NONBLOCK
  * makes it fail with ENXIO instead.  Anything else (a socket, a terminal,
  * any device, /dev/null included) is refused before it is opened when it
@@ -131,8 +133,9 @@ static int open_output(session *s)
         why = other;
     if (!why && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         why = strerror(errno);
-    int fl = why ? -1 : fcntl(fd, F_GETFL);
-    if (!why && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
+    s->fifo = !why && S_ISFIFO(st.st_mode);
+    int fl = why || s->fifo ? -1 : fcntl(fd, F_GETFL);  /* a FIFO stays O_NONBLOCK */
+    if (!why && !s->fifo && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0))
         why = strerror(errno);
     if (!why)
         return fd;
@@ -230,6 +233,7 @@ static int start(session *s, const prism_config *cfg)
     s->fd = -1;
     s->wake_rd = s->wake_wr = -1;
     s->pid = getpid();
+    s->grace_ns = pc_cfg_grace_ns();
     s->rank = pc_cfg_rank();
     s->world_size = pc_cfg_world_size();
     if (gethostname(s->host, sizeof s->host - 1) != 0)
@@ -333,6 +337,39 @@ int prism_init(const prism_config *cfg)
     return 0;
 }
 
+/*
+ * Wait for the writer's footer, at most its grace (PRISM_SHUTDOWN_TIMEOUT_MS:
+ * the writer gives up a stalled FIFO by then) and a second more for a
+ * write the kernel holds (a hung disk).  False, after one warning, when it
+ * did not end: the program is not kept waiting.
+ */
+static bool join_writer(session *s)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t ns = (uint64_t)t.tv_nsec + s->grace_ns + 1000000000u;
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec = (long)(ns % 1000000000u);
+    if (pthread_timedjoin_np(s->writer, NULL, &t) == 0)
+        return true;
+    pc_session_warn("the profile '%s' could not be finished within %llu ms (its output does not "
+                    "take writes); it ends at its last complete chunk", s->output,
+                    (unsigned long long)(s->grace_ns / 1000000u) + 1000u);
+    return false;
+}
+
+/* A SIGINT or SIGTERM that arrived while the session was ending (the
+ * writer re-raises only one that came while recording): the program's own
+ * disposition now, so that no signal is lost. */
+static void reraise(session *s)
+{
+    int sig = atomic_exchange(&s->signo, 0);
+    if (!sig || !atomic_load(&s->stopping))
+        return;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 void prism_shutdown(void)
 {
     pthread_mutex_lock(&init_lock);
@@ -353,8 +390,13 @@ void prism_shutdown(void)
     }
     atomic_store(&s->stopping, 1);
     pc_session_wake(s);
-    if (s->writer_started)
-        pthread_join(s->writer, NULL);
+    if (s->writer_started && !join_writer(s)) {
+        /* a write that never returns (a hung disk): the program exits
+         * without us; the writer's state is left to the process's end */
+        pthread_mutex_unlock(&init_lock);
+        reraise(s);
+        return;
+    }
     if (s->fd >= 0)
         close(s->fd);
     s->fd = -1;
@@ -368,6 +410,7 @@ void prism_shutdown(void)
     pc_info_free(pc_info_take(s));
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&init_lock);
+    reraise(s);
 }
 
 bool prism_recording(void)

@@ -55,6 +55,8 @@ typedef struct wstate {
     uint64_t cpu_last_ns, cpu_dropped_written;
     uint64_t stk_last_ns, stk_dropped_written;  /* STACKS chunks (stacks.c) */
     uint32_t step_stream_written;   /* INFO steps.thread written for it */
+    uint64_t give_up_ns;            /* a stop was asked: writes end by then */
+    bool sig_seen;                  /* ... by a signal: sooner */
     bool world_written;             /* INFO job.world_size written */
     uint64_t last_cycle;            /* when the last flush began */
     uint64_t written_then;          /* s->events_written after it */
@@ -80,9 +82,40 @@ static bool grow(void **p, size_t *cap, size_t n, size_t size)
 }
 
 /*
+ * A FIFO's reader that does not read (O_NONBLOCK: EAGAIN): wait for room a
+ * slice at a time.  While recording, the writer may wait as long as it
+ * takes (the program's threads drop or wait by their policy); once the
+ * program ends (shutdown), only for the session's grace; after a SIGINT or
+ * SIGTERM, which should end the program now, a quarter of it and at most
+ * SIG_GRACE_NS.
+ * False: give up.
+ */
+#define SIG_GRACE_NS 500000000ull
+
+static bool wait_room(wstate *w)
+{
+    session *s = w->s;
+    uint64_t now = pc_clock_mono_ns();
+    if (!w->give_up_ns && atomic_load(&s->stopping))
+        w->give_up_ns = now + s->grace_ns;
+    if (!w->sig_seen && atomic_load(&s->signo)) {
+        uint64_t sig_grace = s->grace_ns / 4 < SIG_GRACE_NS ? s->grace_ns / 4 : SIG_GRACE_NS;
+        w->sig_seen = true;
+        if (!w->give_up_ns || w->give_up_ns > now + sig_grace)
+            w->give_up_ns = now + sig_grace;
+    }
+    if (w->give_up_ns && now >= w->give_up_ns)
+        return false;
+    struct pollfd p = { s->fd, POLLOUT, 0 };
+    poll(&p, 1, 100);
+    return true;
+}
+
+/*
  * Append what is pending.  Any failure (a full disk, a file-size limit:
- * EFBIG as session.c ignores SIGXFSZ, EIO, a short write) stops recording
- * with one warning; what reached the file before stays readable.  A file
+ * EFBIG as session.c ignores SIGXFSZ, EIO, a short write, a FIFO's reader
+ * that stopped reading past the grace) stops recording with one warning;
+ * what reached the file before stays readable.  A file
  * removed meanwhile (its directory too) would swallow every later write:
  * that stops it as well, checked once per flush, outside the hot path.
  */
@@ -97,6 +130,13 @@ static void out_flush(wstate *w)
         ssize_t n = write(s->fd, w->out + off, w->olen - off);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (wait_room(w))
+                continue;
+            pc_session_fail(s, "the reader of profile '%s' stopped reading: %zu bytes not "
+                            "written, the profile ends here", s->output, w->olen - off);
+            break;
+        }
         if (n <= 0) {
             pc_session_fail(s, "cannot write profile '%s': %s", s->output,
                          n < 0 ? strerror(errno) : "short write");

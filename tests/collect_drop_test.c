@@ -455,11 +455,11 @@ static void start_blocked(const char *fifo, prism_policy policy)
 }
 
 
-/* Until the writer sits in write() on the FIFO nobody reads: from then on
+/* Until the writer waits on the FIFO nobody reads (in write(), or in poll() for room): from then on
  * no buffer comes back to the pool. */
 static void wait_writer_blocked(void)
 {
-    while (probe_writer_syscall() != SYS_write)
+    while (!probe_writer_stalled())
         sched_yield();
 }
 

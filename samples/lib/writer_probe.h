@@ -8,8 +8,14 @@
 #ifndef PRISM_WRITER_PROBE_H
 #define PRISM_WRITER_PROBE_H
 
+#include <stdbool.h>
+
 /* The number of the system call the writer is in; -1 when it is running,
  * unknown, or no writer thread exists. */
 long probe_writer_syscall(void);
+
+/* Whether the writer waits on its output: in write(), or in poll() for
+ * room on a FIFO nobody reads (the output is O_NONBLOCK: writer.c). */
+bool probe_writer_stalled(void);
 
 #endif
