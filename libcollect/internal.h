@@ -133,6 +133,8 @@ typedef struct proc_rec {
 typedef struct session {
     prism_config cfg;
     char output[4096];
+    char hidden[4096 + 16];     /* the new file's name until its header is in
+                                   (session.c open_output), else "" */
     char host[256];
     int fd;
     pid_t pid;

@@ -118,20 +118,61 @@ static void xfsz_restore(void)
  * type is checked again on the descriptor, and a regular file truncated
  * only then.  -1 after one warning.
  */
+/*
+ * A new regular file is made under a hidden name in the same directory
+ * (".NAME.PID.N.part") and renamed to its own once the header is in it
+ * (show_output), so that a program killed at any moment leaves a readable
+ * profile or none, never an empty file under the profile's name.  An
+ * existing FIFO or a symbolic link is opened as it is.  -1 with errno.
+ */
+static int open_hidden(session *s)
+{
+    const char *slash = strrchr(s->output, '/');
+    size_t dir = slash ? (size_t)(slash - s->output) + 1 : 0;
+    int fd = -1;
+    for (unsigned k = 0; fd < 0 && k < 16; k++) {   /* 0644 and the umask, as open(2) */
+        int n = snprintf(s->hidden, sizeof s->hidden, "%.*s.%s.%ld.%u.part", (int)dir,
+                         s->output, s->output + dir, (long)getpid(), k);
+        if (n < 0 || (size_t)n >= sizeof s->hidden) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        fd = open(s->hidden, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0)
+        s->hidden[0] = '\0';
+    return fd;
+}
+
+/* The hidden file, its header written, under its own name (0), or -1. */
+static int show_output(session *s)
+{
+    if (!s->hidden[0])
+        return 0;
+    int r = rename(s->hidden, s->output);
+    if (r != 0)
+        unlink(s->hidden);
+    s->hidden[0] = '\0';
+    return r;
+}
+
 static int open_output(session *s)
 {
     static const char other[] = "not a regular file or a FIFO";
-    struct stat st;
+    struct stat st, lst;
     const char *why = NULL;
     if (stat(s->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
         why = other;
-    int fd = why ? -1 : open(s->output, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
-                             0644);
+    bool direct = lstat(s->output, &lst) == 0 && !S_ISREG(lst.st_mode);
+    int fd = why ? -1 : !direct ? open_hidden(s)
+           : open(s->output, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
     if (!why && fd < 0)
         why = errno == ENXIO ? "a FIFO with no reader" : strerror(errno);
     if (!why && (fstat(fd, &st) != 0 || (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))))
         why = other;
-    if (!why && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
+    if (!why && direct && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         why = strerror(errno);
     s->fifo = !why && S_ISFIFO(st.st_mode);
     int fl = why || s->fifo ? -1 : fcntl(fd, F_GETFL);  /* a FIFO stays O_NONBLOCK */
@@ -141,6 +182,9 @@ static int open_output(session *s)
         return fd;
     if (fd >= 0)
         close(fd);
+    if (s->hidden[0])
+        unlink(s->hidden);
+    s->hidden[0] = '\0';
     pc_session_warn("cannot open profile output '%s': %s; profiling disabled", s->output, why);
     return -1;
 }
@@ -266,7 +310,7 @@ static int start(session *s, const prism_config *cfg)
     pc_clock_init(s);
     char cmdline[16384], *argv[PRISM_MAX_ARGV];
     size_t argc = read_argv(cmdline, sizeof cmdline, argv, PRISM_MAX_ARGV);
-    if (pc_writer_header(s, argv, argc) != 0) {
+    if (pc_writer_header(s, argv, argc) != 0 || show_output(s) != 0) {
         pc_session_warn("cannot write profile '%s': %s; profiling disabled", s->output,
                      strerror(errno));
         goto fail;
@@ -285,6 +329,9 @@ static int start(session *s, const prism_config *cfg)
 fail:
     if (s->fd >= 0)
         close(s->fd);
+    if (s->hidden[0])                   /* never shown: gone */
+        unlink(s->hidden);
+    s->hidden[0] = '\0';
     close(s->wake_rd);
     close(s->wake_wr);
     prism_strtab_free(s->names);

@@ -155,6 +155,30 @@ static void test_sigkill_at_several_points(void **state)
     kill_after(20000, 1024);
 }
 
+/* SIGKILL the moment the profile's name shows (issue 32, item 9: it used
+ * to show ~3 ms before its header, and a kill then left an empty file):
+ * whenever it shows, it reads back, with its header; and no hidden file
+ * of a run that got that far is left beside it. */
+static void test_sigkill_as_the_file_appears(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 20; round++) {
+        tdir d;
+        tdir_make(&d);
+        rec_child rc = { "", UINT64_MAX, 0, SIGKILL, OWN_NONE, { -1, -1 } };
+        tdir_file(&d, "early.cbor", rc.path, sizeof rc.path);
+        child c = child_start(record_forever_child, &rc, false, true);
+        struct stat st;
+        while (stat(rc.path, &st) != 0)     /* the child's alarm bounds it */
+            sched_yield();
+        kill_child(&c, SIGKILL);
+        psum *p = psum_read_sound(rc.path, false);
+        assert_int_equal(p->footers, 0);
+        psum_free(p);
+        tdir_remove(&d);
+    }
+}
+
 static void sigterm_like(int sig)
 {
     tdir d;
@@ -446,6 +470,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sigkill_at_several_points),
+        cmocka_unit_test(test_sigkill_as_the_file_appears),
         cmocka_unit_test(test_sigterm_default_disposition),
         cmocka_unit_test(test_sigint_default_disposition),
         cmocka_unit_test(test_own_sigterm_handler_left_alone),
