@@ -31,6 +31,7 @@
 static session the_session;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ended;
+static bool start_failed;               /* ended by a start that failed (warned) */
 static bool hooks_installed;
 static bool xfsz_ignored;               /* we set SIGXFSZ to SIG_IGN */
 
@@ -158,6 +159,18 @@ static int show_output(session *s)
     return r;
 }
 
+/* Whether st is the file behind the program's stdout or stderr
+ * (PRISM_OUTPUT=/dev/stdout with stdout redirected to a file). */
+static bool is_std_stream(const struct stat *st)
+{
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat o;
+        if (fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino)
+            return true;
+    }
+    return false;
+}
+
 static int open_output(session *s)
 {
     static const char other[] = "not a regular file or a FIFO";
@@ -165,6 +178,9 @@ static int open_output(session *s)
     const char *why = NULL;
     if (stat(s->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
         why = other;
+    else if (stat(s->output, &st) == 0 && is_std_stream(&st))
+        why = "it is the program's standard output or error (the profile would be mixed "
+              "with what the program prints)";
     bool direct = lstat(s->output, &lst) == 0 && !S_ISREG(lst.st_mode);
     int fd = why ? -1 : !direct ? open_hidden(s)
            : open(s->output, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
@@ -352,7 +368,8 @@ int prism_init(const prism_config *cfg)
     pthread_mutex_lock(&init_lock);
     if (ended) {                        /* before prism__s: it outlives shutdown */
         pthread_mutex_unlock(&init_lock);
-        pc_session_warn("prism_init after prism_shutdown: one session per process; ignored");
+        if (!start_failed)              /* that one said why already */
+            pc_session_warn("prism_init after prism_shutdown: one session per process; ignored");
         return -1;
     }
     if (prism__s) {                     /* already running: nothing to do */
@@ -366,7 +383,7 @@ int prism_init(const prism_config *cfg)
         return 0;
     }
     if (start(&the_session, &c) != 0) {
-        ended = true;
+        ended = start_failed = true;
         pthread_mutex_unlock(&init_lock);
         return -1;
     }

@@ -153,6 +153,28 @@ static void test_fifo_reader_gone(void **state)
     tdir_remove(&d);
 }
 
+/* PRISM_OUTPUT=/dev/stdout with stdout redirected to a file: the profile
+ * would be mixed with what the program prints; refused (issue 32). */
+static int stdout_child(void *arg)
+{
+    const fault *f = arg;
+    int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    CHILD_CHECK(fd >= 0 && dup2(fd, 1) == 1);
+    prism_config c;
+    fault_config(&c, "/dev/stdout");
+    CHILD_CHECK(prism_init(&c) == -1);
+    CHILD_CHECK(prism_init(&c) == -1);  /* quietly: that one said why */
+    fault_work(1000);
+    printf("the program's own output\n");
+    return OWN_STATUS;
+}
+
+static void test_stdout_refused(void **state)
+{
+    (void)state;
+    expect_one_warning(stdout_child, "standard output");
+}
+
 /* The documented policy for devices, /dev/null included: refused. */
 static void test_device_refused(void **state)
 {
@@ -518,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_fifo_with_reader_streams),
         cmocka_unit_test(test_fifo_reader_gone),
         cmocka_unit_test(test_device_refused),
+        cmocka_unit_test(test_stdout_refused),
         cmocka_unit_test(test_fsize_zero),
         cmocka_unit_test(test_fsize_while_recording),
         cmocka_unit_test(test_fsize_own_handler_kept),
