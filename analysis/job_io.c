@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ropen.h"
 #include "escape.h"            /* esc_utf8_decode: the project's one decoder */
 #include "job_io.h"
 #include "jsonw.h"
@@ -198,7 +199,7 @@ prism_status prism_rank_summary_read(const char *path, prism_rank_summary *out, 
     sum_parser *r = an_sum_parser_new(out, NULL);
     if (!r)
         return nomem(out, msg, msglen, offset);
-    FILE *f = fopen(path, "rb");
+    FILE *f = pb_fopen_read(path);
     struct stat st;
     uint8_t *buf = malloc(64 << 10);
     bool ok = false;

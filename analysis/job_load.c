@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "prism/import.h"
 #include "prism/job.h"
 
@@ -42,7 +43,7 @@ static bool looks_like_job_file(const uint8_t *p, size_t n)
 /* Up to HEAD_BYTES of the file at path into buf; how many (0 on error). */
 static size_t read_head(const char *path, uint8_t *buf)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = pb_fopen_read(path);
     if (!f)
         return 0;
     size_t n = fread(buf, 1, HEAD_BYTES, f);
@@ -227,7 +228,7 @@ static void load_one(prism_job_loader *l, size_t i)
 {
     slot *s = &l->res[i];
     uint8_t head[HEAD_BYTES];
-    FILE *f = fopen(l->paths[i], "rb");
+    FILE *f = pb_fopen_read(l->paths[i]);
     size_t n = f ? fread(head, 1, sizeof head, f) : 0;
     if (f)
         fclose(f);

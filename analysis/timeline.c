@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ropen.h"
 #include "timeline_internal.h"
 
 static const char *const UNKNOWN = "(unknown)", *const UNNAMED = "(unnamed)";
@@ -580,7 +581,7 @@ static void window_steps(prism_timeline *t)
 /* The whole file through reader w (foreign files, or no index). */
 static prism_status read_whole(prism_reader *w, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pb_open_read(path);
     if (fd < 0)
         return PRISM_E_IO;
     prism_status st = prism_reader_read_fd(w, fd);

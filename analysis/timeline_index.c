@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "timeline_internal.h"
 
 void an_tl_index_free(tl_index *ix)
@@ -164,7 +165,7 @@ prism_status an_tl_index_update(prism_timeline *t, const char *path, const struc
         an_tl_index_free(ix);              /* replaced or truncated: start over */
     if (ix->r && prism_reader_input_offset(ix->r) == (uint64_t)sb->st_size)
         return PRISM_OK;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pb_open_read(path);
     if (fd < 0)
         return PRISM_E_IO;
     if (!ix->r) {
@@ -307,7 +308,7 @@ prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *pa
             break;
         }
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = pb_open_read(path);
     if (fd < 0) {
         st = PRISM_E_IO;
         goto out;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ropen.h"
 #include "errinfo.h"
 #include "format_internal.h"
 #include "idmap.h"
@@ -745,7 +746,7 @@ bool prism_reader_path_only(prism_reader *r, const char *path)
 {
     if (!r || !path || r->err.code)
         return false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pb_open_read(path);
     if (fd < 0)
         return false;
     struct stat sb;
@@ -760,7 +761,7 @@ prism_status prism_reader_read_path(prism_reader *r, const char *path)
         return PRISM_E_ARG;
     if (r->err.code)
         return (prism_status)r->err.code;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = pb_open_read(path);
     if (fd < 0)
         return fail(r, PRISM_E_IO, 0, "%s", strerror(errno));
     prism_status st;

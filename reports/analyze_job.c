@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "reports.h"
 #include "escape.h"
 #include "report.h"
@@ -42,7 +43,7 @@ bool job_args_are_job(const char *const *args, size_t n)
         return true;
     /* one rank summary: a job of one rank (it is no profile) */
     uint8_t head[256];
-    FILE *f = S_ISREG(st.st_mode) ? fopen(args[0], "rb") : NULL;
+    FILE *f = S_ISREG(st.st_mode) ? pb_fopen_read(args[0]) : NULL;
     size_t got = f ? fread(head, 1, sizeof head, f) : 0;
     if (f)
         fclose(f);
@@ -58,7 +59,7 @@ static int64_t header_rank(const char *path)
     prism_reader_callbacks cb = { 0 };
     struct stat sb;                     /* a FIFO would block the open */
     uint8_t *buf = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? malloc(cap) : NULL;
-    FILE *f = buf ? fopen(path, "rb") : NULL;
+    FILE *f = buf ? pb_fopen_read(path) : NULL;
     prism_reader *r = f ? prism_reader_new(&cb, NULL) : NULL;
     size_t n = r ? fread(buf, 1, cap, f) : 0;
     prism_status st = n ? prism_reader_feed(r, buf, n) : PRISM_E_EMPTY;

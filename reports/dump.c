@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ropen.h"
 #include "reports.h"
 #include "escape.h"
 #include "report.h"
@@ -388,7 +389,7 @@ int rp_dump_file(const char *path, bool chunks, FILE *out)
         return EXIT_BADINPUT;
     }
     d.r = r;
-    FILE *f = fopen(path, "rb");
+    FILE *f = pb_fopen_read(path);
     int rc = EXIT_OK;
     prism_status st;
     if (!f) {

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "reports.h"
 #include "export_trace.h"
 #include "jsonw.h"
@@ -676,7 +677,7 @@ static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *s
     ex_filter *filter = sc->active ? ex_filter_new(sc, &cb, &t, &outer) : NULL;
     if (!sc->active || filter)
         t.r = filter ? prism_reader_new(&outer, filter) : prism_reader_new(&cb, &t);
-    int fd = t.r ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    int fd = t.r ? pb_open_read(path) : -1;
     prism_status st;
     if (!t.r) {
         snprintf(msg, msglen, "out of memory");

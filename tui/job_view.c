@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "escape.h"
 #include "frame.h"
 #include "job_view.h"
@@ -101,7 +102,7 @@ static prism_job *load(jv *v, char **paths, size_t n, bool *oom)
 static bool profile_here(const jv *v, size_t r)
 {
     const char *src = v->job->ranks[r].sum.source;
-    int fd = src && *src ? open(src, O_RDONLY | O_CLOEXEC) : -1;
+    int fd = src && *src ? pb_open_read(src) : -1;
     if (fd < 0)
         return false;
     uint8_t head[64];

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ropen.h"
 #include "source.h"
 #include "units.h"
 
@@ -340,7 +341,7 @@ static int load_briefly(source *s, uint64_t budget_ns)
 static int try_open(source *s)
 {
     struct stat st;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = pb_open_read(s->path);
     if (fd < 0) {
         if (errno == ENOENT && s->mode != SRC_NO_FOLLOW) {
             s->waiting = true;

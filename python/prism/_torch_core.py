@@ -76,6 +76,9 @@ class _Tls(threading.local):
 
 
 _tls = _Tls()
+# the modules instrument() hooked (module -> True): auto()'s global hooks
+# leave them to their own hooks, so that both at once record each once
+_instrumented = weakref.WeakKeyDictionary()
 
 
 class _Steps:
@@ -321,7 +324,8 @@ def _hook_backward(bw_hook, out):
     """Register the module's backward-begin hook on its output, unless an
     inner module already hooked that same tensor (it owns the segment)."""
     t = _first_tensor(out)
-    if t is None or not t.requires_grad or t.grad_fn is None or not _torch.is_grad_enabled():
+    if (bw_hook is None or t is None or not t.requires_grad or t.grad_fn is None
+            or not _torch.is_grad_enabled()):
         return
     tls = _tls
     if tls.last is t:
@@ -398,6 +402,8 @@ def _auto_open(module, frame):
         f = frame.f_back
         if f is not top and (f is None or f.f_back is not top):
             _live_top(st, frame)
+    if module in _instrumented:     # instrument()'s own hooks record it
+        return
     names = entry = None
     if st:
         top = st[-1]
@@ -432,7 +438,7 @@ def _auto_open(module, frame):
 
 
 def _auto_post(module, inputs, out):
-    if _is_compiling():
+    if _is_compiling() or module in _instrumented:     # its own hooks close it
         return
     if _Auto.measure and _Adapt.measuring:
         t = _now()

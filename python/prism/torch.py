@@ -72,8 +72,8 @@ except ImportError as _e:                       # pragma: no cover - tested by s
 from prism import _torch_adapt
 from prism._torch_core import (_Adapt, _Auto, _Steps, _auto_post, _auto_pre, _close_comp,
                                _close_fwd, _close_seg,
-                               _cuda_memory_on, _module_hooks, _module_names, _regions_for,
-                               _tls)
+                               _cuda_memory_on, _instrumented, _module_hooks, _module_names,
+                               _regions_for, _tls)
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
                                 _wrap_loader, _wrap_optimizer)
 
@@ -105,7 +105,6 @@ class Handle:
         self.remove()
 
 
-_instrumented = weakref.WeakKeyDictionary()      # module -> True
 
 
 def _check_depth(depth):

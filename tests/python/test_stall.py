@@ -3,7 +3,8 @@
 open and never reads.  The program ends with its own status after one
 warning (its exit bounded by PRISM_SHUTDOWN_TIMEOUT_MS), and a SIGTERM
 while the writer waits ends it by that signal.  The child's timeout is the
-guard: a program that hangs fails the test."""
+guard: a program that hangs fails the test.  prism.load of a FIFO with no
+writer ends at once (issue 32, item 10)."""
 import fcntl
 import os
 import signal
@@ -65,6 +66,22 @@ class StalledReader(TempDirTest):
                 child.kill()
                 child.wait()
         self.assertEqual(child.returncode, -signal.SIGTERM, err)
+
+
+class NoWriter(TempDirTest):
+    def test_load_fifo_without_writer(self):
+        # it blocked open(2) for good: now the end of the file at once
+        path = self.path("nobody.fifo")
+        os.mkfifo(path)
+        p = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+            import sys, prism
+            try:
+                prism.load(sys.argv[1])
+            except Exception as e:
+                print("error:", e)
+            """), path], env=clean_env(), capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("empty file", p.stdout)
 
 
 if __name__ == "__main__":

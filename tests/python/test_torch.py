@@ -136,6 +136,25 @@ class TorchTest(unittest.TestCase):
         ops = self.check_run(d, MODULES + BACKWARD + LOOP + ["MSELoss.forward"], EPOCHS * STEPS)
         self.assertEqual(ops["optimizer.step"]["calls"], EPOCHS * STEPS)
 
+    def test_instrument_under_zero_code(self):
+        # issue 32: a script that calls prism.torch.instrument() itself, run
+        # by python -m prism and by prism-run, whose zero-code hooks are on
+        # too: no exception in the user's code (it was a TypeError in
+        # backward), every module and backward segment recorded once
+        for mode in ("python-m", "prism-run"):
+            out = os.path.join(self.dir, "both-%s.cbor" % mode)
+            args = train_args("--profile", "instrument", "-o", out, epochs=1)
+            argv = ([sys.executable, "-m", "prism", "-o", out] if mode == "python-m"
+                    else [PRISM_RUN, "-o", out, "--", sys.executable]) + args
+            rc, so, se = run(argv, self.dir, PRISM_TORCH_MODULES="all")
+            self.assertEqual(rc, 0, se)
+            self.assertNotIn("Traceback", se)
+            d = analyze(out)
+            ops = self.check_run(d, MODULES + BACKWARD + LOOP, STEPS)
+            for n in ["Net.forward", "mixer.up", "head (backward)"]:
+                self.assertEqual(ops[n]["calls"], STEPS, (mode, n))
+            self.assertEqual(ops["mixer.up"]["heaviest_path"], "Net.forward/mixer/mixer.up")
+
     def test_prism_run(self):
         d = self.profile("prism-run", epochs=1)
         ops = self.check_run(d, MODULES + BACKWARD + LOOP, STEPS)
