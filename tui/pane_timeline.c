@@ -82,6 +82,9 @@ bool tl_select_step(const ui *u, void *st, uint64_t index)
             s->step = i;
             s->picked = true;
             s->stale = true;
+            s->missing = false;
+            if (u->cmp)         /* the other side takes the step too */
+                tlc_share(u, s, false);
             return true;
         }
     return false;
@@ -367,10 +370,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     s->pane_h = h;
     size_t n;
     tl_steps(u, &n);
-    int top = u->cmp && h >= 6 ? 2 : 1;  /* compare: the run's figures under the header */
-    int hh = h - (top - 1);
+    /* compare: the run's figures under the header, and both charts as
+     * tall as each other (the height both halves have) */
+    int ch = u->cmp ? tlc_rows(u, h) : h;
+    int top = u->cmp && ch >= 6 ? 2 : 1;
+    int hh = ch - (top - 1);
     int bh = !n ? 0 : hh >= 40 ? 8 : hh >= 24 ? 5 : hh >= 16 ? 3 : hh >= 10 ? 2 : 1;
-    if (n && bh < 8) {          /* rows the lanes leave free go to the chart */
+    if (n && u->cmp)
+        bh = hh >= 30 ? 8 : hh >= 20 ? 5 : hh >= 12 ? 3 : hh >= 8 ? 2 : 1;
+    else if (n && bh < 8) {     /* rows the lanes leave free go to the chart */
         int need = 0, maxd = tl_max_rows(h);
         for (size_t i = 0; i < prism_timeline_lane_count(s->tl); i++) {
             uint32_t lr = prism_timeline_lane(s->tl, i)->rows;

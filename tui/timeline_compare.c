@@ -78,7 +78,7 @@ uint64_t tlc_span(const ui *u, const tl *s, uint64_t a, uint64_t b)
     return w;
 }
 
-void tlc_share(ui *u, tl *s, bool view)
+void tlc_share(const ui *u, tl *s, bool view)
 {
     size_t n;
     const prism_step *sv = tl_steps(u, &n);
@@ -164,4 +164,12 @@ void tlc_stats(ui *u, const tl *s, const ui_rect *r, int y)
     attr_t lab = ui_attr(u, CP_TITLE, A_BOLD) | A_BOLD;
     int x = 1 + ui_print(r, y, 1, lab, is_new ? "new: " : "base:");
     cmpv_segments(r, y, x + 1, A_NORMAL, seg, ns);
+}
+
+int tlc_rows(const ui *u, int h)
+{
+    ui_layout l = ui_layout_compute(u->rows, u->cols);
+    ui_split sp = ui_split_compute(l.body_y, l.body_h, u->cols);
+    int least = (sp.h[0] < sp.h[1] ? sp.h[0] : sp.h[1]) - 1;  /* less the title row */
+    return least > 0 && least < h ? least : h;
 }

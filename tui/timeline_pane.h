@@ -82,13 +82,15 @@ uint64_t tlc_span(const ui *u, const tl *s, uint64_t a, uint64_t b);
 /* After a key on this side: the other side takes the shared step, the
  * focus (chart or lanes) and, with view, the view and cursor as offsets
  * from the step's start. */
-void tlc_share(ui *u, tl *s, bool view);
+void tlc_share(const ui *u, tl *s, bool view);
 /* h/l on the chart while this run lacks the shared step: the nearest
  * step before (dir < 0) or after it; false when there is none. */
 bool tlc_step_near(const ui *u, tl *s, int dir);
 /* The chart's common scale: steps mapped to columns (the longer series)
  * and the tallest bar (ns), over both runs. */
 void tlc_scale(const ui *u, const tl *s, size_t *nmap, double *top);
+/* The rows of the pane both halves have (the smaller), at most h. */
+int tlc_rows(const ui *u, int h);
 /* The line under the header: "base"/"new", mean and p50 of the step
  * time; on the new side the p50's and this step's change vs the base. */
 void tlc_stats(ui *u, const tl *s, const ui_rect *r, int y);
