@@ -192,6 +192,8 @@ void cmpv_status(const ui *u, char *buf, size_t n)
 
 /* ---- for the panes ---- */
 
+const char *cmpv_path(int k) { return names[k ? 1 : 0]; }
+
 uint32_t cmpv_nearest(const ui *u, uint64_t path_hash)
 {
     if (!u->cmp)

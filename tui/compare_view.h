@@ -17,6 +17,10 @@ void cmpv_status(const ui *u, char *buf, size_t n);
 
 /* ---- for the panes (compare_view.c) ---- */
 
+/* The file of side k (0 base, 1 new), as given on the command line
+ * (borrowed); the Timeline reads its spans from it. */
+const char *cmpv_path(int k);
+
 /* The node of u->a for path_hash, else (compare mode) of its nearest
  * ancestor path that this side has; PRISM_NO_NODE when none. */
 uint32_t cmpv_nearest(const ui *u, uint64_t path_hash);

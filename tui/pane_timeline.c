@@ -11,13 +11,22 @@
  * in the Tree.
  *
  * The spans come from prism_timeline (read from the file for the selected
- * step only, cached); the geometry from timeline_view.c.  The pane loads
- * only when the step or the file changes, never on a plain redraw.
+ * step only, cached); the geometry from timeline_view.c; the lanes are
+ * drawn by timeline_lanes.c.  The pane loads only when the step or the
+ * file changes, never on a plain redraw.
+ *
+ * Compare mode (prism-top BASE NEW; timeline_compare.c says more): each
+ * side shows its run's chart, a line of figures (mean, p50, the new run's
+ * change) and the lanes of the one step both sides share (the same step
+ * number); charts and lanes on one scale, so the slower run stands taller
+ * and longer.  h/l and the lanes' view and cursor (as times from the
+ * step's start) move both sides; the row cursor is each side's own.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_view.h"
 #include "timeline_pane.h"
 #include "treeview.h"
 
@@ -73,6 +82,9 @@ bool tl_select_step(const ui *u, void *st, uint64_t index)
             s->step = i;
             s->picked = true;
             s->stale = true;
+            s->missing = false;
+            if (u->cmp)         /* the other side takes the step too */
+                tlc_share(u, s, false);
             return true;
         }
     return false;
@@ -142,6 +154,10 @@ static void sync(ui *u, tl *s)
     size_t n;
     const prism_step *sv = tl_steps(u, &n);
     uint64_t a = 0, b = prism_analysis_last_ts(u->a);
+    if (n && u->cmp)
+        tlc_resolve(u, s);
+    if (s->missing)
+        return;                 /* compare: this run lacks the shared step */
     if (n) {
         if (!s->picked || s->step >= n)
             s->step = n - 1;
@@ -150,24 +166,35 @@ static void sync(ui *u, tl *s)
     }
     if (b <= a)
         b = a + 1;
-    bool moved = !s->loaded || a != s->w0 || b != s->w1;
+    uint64_t h1 = u->cmp ? a + tlc_span(u, s, a, b) : b;
+    bool moved = !s->loaded || a != s->w0 || b != s->w1 || h1 != s->h1;
     if (moved) {
         s->w0 = s->v0 = a;
-        s->w1 = s->v1 = b;
+        s->w1 = b;
+        s->h1 = s->v1 = h1;
         s->cur = a;
         s->detail = false;
     }
+    if (s->view_set) {          /* compare: the other side's view, from the step's start */
+        s->view_set = false;
+        if (s->ov0 < s->ov1 && s->ov1 <= h1 - a) {
+            s->v0 = a + s->ov0;
+            s->v1 = a + s->ov1;
+            s->cur = a + (s->ocur >= s->ov0 && s->ocur < s->ov1 ? s->ocur : s->ov0);
+        }
+    }
     /* the step's lanes had to merge short spans: a zoomed view reads its
-     * own window, where they fit (a cached load reads nothing) */
+     * own window (inside the step), where they fit (a cached load reads
+     * nothing) */
     uint64_t la = a, lb = b;
-    if (s->detail && (s->v0 != a || s->v1 != b)) {
+    if (s->detail && (s->v0 != a || s->v1 < b) && s->v0 < b) {
         la = s->v0;
-        lb = s->v1;
+        lb = s->v1 < b ? s->v1 : b;
     }
     if (!moved && !s->stale && la == s->l0 && lb == s->l1)
         return;
     set_training(u, s, la, lb);
-    s->err = prism_timeline_load(s->tl, u->path, la, lb);
+    s->err = prism_timeline_load(s->tl, u->cmp ? cmpv_path(u->side) : u->path, la, lb);
     s->loaded = true;
     s->stale = false;
     s->l0 = la;
@@ -199,7 +226,7 @@ const prism_span *tl_cur_span(const tl *s)
     tlv_row(l->spans, l->nspans, s->depth, s->v0, s->v1, w, cells);
     long c = tlv_col(s->cur, s->v0, s->v1, w);
     const prism_span *sp = NULL;
-    if (c >= 0 && c < w && cells[c].span != SIZE_MAX)
+    if (c >= 0 && c < w && cells[c].span != SIZE_MAX && !tl_beyond(s, &l->spans[cells[c].span]))
         sp = &l->spans[cells[c].span];
     free(cells);
     return sp;
@@ -219,19 +246,24 @@ static void draw_bars(ui *u, tl *s, const ui_rect *r, int y, int h)
         return;
     if (!tl_model(u, s))
         return;
-    const double *dur = s->dur, top = s->peak;
+    const double *dur = s->dur;
+    double top = s->peak;
     const bool *out = s->out;
-    int bc = tlv_bar_cols(n, w);
+    size_t nm = n;              /* steps mapped to columns */
+    if (u->cmp)                 /* both runs on one scale */
+        tlc_scale(u, s, &nm, &top);
+    int bc = tlv_bar_cols(nm, w);
     for (int c = 0; c < w; c++) {
-        size_t i = tlv_col_peak(dur, n, w, c);
-        bool gap = n <= (size_t)w && bc > 1 && (c + 1) % bc == 0;
-        if (i == SIZE_MAX || gap)
+        size_t a = tlv_col_step(nm, w, c), i = a;
+        size_t b = nm <= (size_t)w ? a + 1 : (size_t)(c + 1) * nm / (size_t)w;
+        bool gap = nm <= (size_t)w && bc > 1 && (c + 1) % bc == 0;
+        if (a >= n || gap)
             continue;
         bool o = false, sel = false;
-        size_t a = tlv_col_step(n, w, c), b = n <= (size_t)w ? a + 1 : (size_t)(c + 1) * n / (size_t)w;
         for (size_t k = a; k < b && k < n; k++) {
             o |= out[k];
-            sel |= k == s->step;
+            sel |= k == s->step && !s->missing;
+            i = dur[k] > dur[i] ? k : i;        /* the bucket's largest */
         }
         double eighths = top > 0 ? dur[i] / top * h * 8 : 0;
         attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) : o ? ui_attr(u, CP_HIGH, A_BOLD)
@@ -263,148 +295,18 @@ static void draw_bars(ui *u, tl *s, const ui_rect *r, int y, int h)
     }
 }
 
-static void lane_label(char *buf, size_t cap, const prism_lane *l)
-{
-    if (l->kind == PRISM_LANE_GPU)
-        snprintf(buf, cap, "GPU%u s%u", (unsigned)l->device, (unsigned)l->stream);
-    else if (l->name && l->name[0])
-        snprintf(buf, cap, "%s", l->name);
-    else
-        snprintf(buf, cap, "thread %u", (unsigned)l->stream);
-}
-
-static void draw_axis(ui *u, tl *s, const ui_rect *r, int y)
-{
-    int w = s->span_w, x0 = s->gutter;
-    char lab[32];
-    if (w < 1)
-        return;
-    uint64_t tick = tlv_tick(s->v1 - s->v0, w, 10);
-    uint64_t t = s->w0 + (s->v0 > s->w0 ? (s->v0 - s->w0 + tick - 1) / tick * tick : 0);
-    long cc = s->lanes ? tlv_col(s->cur, s->v0, s->v1, w) : -1;    /* the cursor's column */
-    for (; t < s->v1; t += tick) {
-        long c = tlv_col(t, s->v0, s->v1, w);
-        if (c < 0 || c >= w)
-            continue;
-        fmt_ns(lab, sizeof lab, (double)(t - s->w0));
-        if (c != cc)
-            ui_print(r, y, x0 + (int)c, ui_attr(u, CP_DIM, A_NORMAL), u->utf8 ? "\u2502" : "|");
-        /* a label whole, beside no cursor: the cursor never splits its digits */
-        long end = c + 1 + fmt_width(lab);
-        if (end < w && !(cc >= c + 1 && cc < end))
-            ui_print(r, y, x0 + (int)c + 1, ui_attr(u, CP_DIM, A_NORMAL), lab);
-    }
-    if (cc >= 0 && cc < w)
-        ui_print(r, y, x0 + (int)cc, A_BOLD | A_REVERSE, "v");
-}
-
-static void draw_row(ui *u, tl *s, const ui_rect *r, int y, const prism_lane *l, uint32_t depth,
-                     bool cursor_row, tlv_cell *cells)
-{
-    int w = s->span_w, x0 = s->gutter;
-    tlv_row(l->spans, l->nspans, depth, s->v0, s->v1, w, cells);
-    long cc = cursor_row ? tlv_col(s->cur, s->v0, s->v1, w) : -1;
-    size_t sel = cc >= 0 && cc < w ? cells[cc].span : SIZE_MAX;
-    for (int c = 0; c < w;) {
-        size_t i = cells[c].span;
-        int e = c + 1;
-        while (e < w && cells[e].span == i)
-            e++;
-        if (i != SIZE_MAX) {
-            const prism_span *sp = &l->spans[i];
-            char text[512];
-            attr_t at = (i % 2 ? ui_attr(u, CP_DIM, A_BOLD) : ui_attr(u, CP_TITLE, A_NORMAL)) |
-                        A_REVERSE;
-            if (i == sel)
-                at = ui_attr(u, CP_SEL, A_REVERSE) | A_BOLD | A_UNDERLINE;
-            if (sp->merged) {
-                at = i == sel ? at : ui_attr(u, CP_DIM, A_NORMAL);
-                const char *g = u->utf8 ? "\u2591" : ":";
-                for (int k = c; k < e; k++)
-                    ui_print(r, y, x0 + k, at, g);
-            } else if (sp->outside) {
-                /* `(outside regions)`: dimmed as in the Tree, not in reverse
-                 * like a region; its extent dotted (seen without colour) */
-                at = i == sel ? at : ui_attr(u, CP_DIM, A_DIM);
-                int used = e - c >= 2 ? tv_fit(text, sizeof text, sp->name, e - c, u->utf8) : 0;
-                if (used)
-                    ui_print(r, y, x0 + c, at, text);
-                for (int k = c + used; k < e; k++)
-                    ui_print(r, y, x0 + k, at, u->utf8 ? "\u00b7" : ".");
-            } else {
-                int used = e - c >= 2 ? tv_fit(text, sizeof text, sp->name, e - c, u->utf8) : 0;
-                if (used)
-                    ui_print(r, y, x0 + c, at, text);
-                for (int k = c + used; k < e; k++)
-                    ui_print(r, y, x0 + k, at, " ");
-            }
-        }
-        c = e;
-    }
-}
-
-static void draw_lanes(ui *u, tl *s, const ui_rect *r, int y, int h)
-{
-    size_t nl = prism_timeline_lane_count(s->tl);
-    int maxd = tl_max_rows(s->pane_h);
-    tlv_cell *cells = malloc((size_t)(s->span_w > 0 ? s->span_w : 1) * sizeof *cells);
-    s->lanes_y = y;
-    s->lanes_h = h;
-    s->nrows = 0;
-    if (!cells)
-        return;
-    /* keep the cursor's lane in view: scroll down while it is below */
-    for (;;) {
-        int rows = 0;
-        bool seen = false;
-        for (size_t i = s->top; i < nl && rows < h; i++) {
-            const prism_lane *l = prism_timeline_lane(s->tl, i);
-            int lr = (int)l->rows < maxd ? (int)l->rows : maxd;
-            if (i == s->lane && rows + (int)s->depth + 1 <= h)
-                seen = true;
-            rows += lr;
-        }
-        if (seen || s->top >= s->lane)
-            break;
-        s->top++;
-    }
-    int row = 0;
-    for (size_t i = s->top; i < nl && row < h; i++) {
-        const prism_lane *l = prism_timeline_lane(s->tl, i);
-        int lr = (int)l->rows < maxd ? (int)l->rows : maxd;
-        char lab[160], fit[512];
-        lane_label(lab, sizeof lab, l);
-        for (int d = 0; d < lr && row < h; d++, row++) {
-            if (row < MAX_ROWS) {
-                s->row_lane[row] = (int)i;
-                s->row_depth[row] = d;
-                s->nrows = row + 1;
-            }
-            bool cr = s->lanes && i == s->lane && (uint32_t)d == s->depth;
-            attr_t ga = cr ? A_BOLD | A_REVERSE : ui_attr(u, CP_TITLE, A_BOLD);
-            if (d == 0) {
-                tv_fit(fit, sizeof fit, lab, s->gutter - 1, u->utf8);
-                ui_print(r, y + row, 0, ga, fit);
-            } else if (d == lr - 1 && l->rows > (uint32_t)lr) {
-                ui_printf(r, y + row, 0, ga, " +%u", (unsigned)(l->rows - (uint32_t)lr));
-            } else if (cr) {
-                ui_print(r, y + row, 0, ga, " >");
-            }
-            draw_row(u, s, r, y + row, l, (uint32_t)d, cr, cells);
-        }
-    }
-    free(cells);
-    if (!nl)
-        ui_print(r, y, 1, ui_attr(u, CP_DIM, A_NORMAL),
-                 s->err == PRISM_OK ? "No regions or GPU work in this window"
-                                    : prism_strerror(s->err));
-}
-
 static void draw_header(ui *u, tl *s, const ui_rect *r)
 {
     size_t n;
     const prism_step *sv = tl_steps(u, &n);
     char d[32], at[32], lab[300];
+    if (n && s->missing) {      /* compare: the other run's step */
+        snprintf(lab, sizeof lab, "Step %llu: not in this run (steps %llu to %llu)",
+                 (unsigned long long)s->want, (unsigned long long)sv[0].index,
+                 (unsigned long long)sv[n - 1].index);
+        ui_print(r, 0, 1, A_BOLD, lab);
+        return;
+    }
     if (!n) {
         fmt_ns(d, sizeof d, (double)(s->w1 - s->w0));
         snprintf(lab, sizeof lab, "No steps in this profile: the whole run, %s", d);
@@ -431,9 +333,10 @@ static void draw_header(ui *u, tl *s, const ui_rect *r)
 static void draw_info(ui *u, tl *s, const ui_rect *r, int y)
 {
     char d[32], off[32];
-    if (!s->lanes) {
+    if (!s->lanes || s->missing) {
         ui_print(r, y, 1, ui_attr(u, CP_DIM, A_NORMAL),
-                 "h/l: step  Home/End: first/last  v or Enter: lanes");
+                 u->cmp ? "h/l: step of both runs  v or Enter: lanes  w: other side"
+                        : "h/l: step  Home/End: first/last  v or Enter: lanes");
         return;
     }
     const prism_span *sp = tl_cur_span(s);
@@ -463,37 +366,49 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     ui_rect r = { y, x, h, w };
     if (!s)
         return;
-    if (u->cmp) {
-        ui_print(&r, 0, 1, A_BOLD, "Timeline: open one profile to see its steps and lanes");
-        return;
-    }
     sync(u, s);
     s->pane_h = h;
     size_t n;
     tl_steps(u, &n);
-    int bh = !n ? 0 : h >= 40 ? 8 : h >= 24 ? 5 : h >= 16 ? 3 : h >= 10 ? 2 : 1;
-    if (n && bh < 8) {          /* rows the lanes leave free go to the chart */
+    /* compare: the run's figures under the header, and both charts as
+     * tall as each other (the height both halves have) */
+    int ch = u->cmp ? tlc_rows(u, h) : h;
+    int top = u->cmp && ch >= 6 ? 2 : 1;
+    int hh = ch - (top - 1);
+    int bh = !n ? 0 : hh >= 40 ? 8 : hh >= 24 ? 5 : hh >= 16 ? 3 : hh >= 10 ? 2 : 1;
+    if (n && u->cmp)
+        bh = hh >= 30 ? 8 : hh >= 20 ? 5 : hh >= 12 ? 3 : hh >= 8 ? 2 : 1;
+    else if (n && bh < 8) {     /* rows the lanes leave free go to the chart */
         int need = 0, maxd = tl_max_rows(h);
         for (size_t i = 0; i < prism_timeline_lane_count(s->tl); i++) {
             uint32_t lr = prism_timeline_lane(s->tl, i)->rows;
             need += (int)lr < maxd ? (int)lr : maxd;
         }
-        int spare = h - 3 - bh - need;
+        int spare = h - 2 - top - bh - need;
         bh += spare > 0 ? (spare < 8 - bh ? spare : 8 - bh) : 0;
     }
     s->gutter = w >= 160 ? 24 : w >= 100 ? 18 : w >= 60 ? 12 : 8;
     s->span_w = w - s->gutter;
     draw_header(u, s, &r);
-    draw_bars(u, s, &r, 1, bh);
-    int ay = 1 + bh, ly = ay + 1, lh = h - ly - 1;
-    draw_axis(u, s, &r, ay);
-    draw_lanes(u, s, &r, ly, lh > 0 ? lh : 0);
+    if (top > 1)
+        tlc_stats(u, s, &r, 1);
+    draw_bars(u, s, &r, top, bh);
+    int ay = top + bh, ly = ay + 1, lh = h - ly - 1;
+    if (s->missing) {
+        s->nrows = 0;
+        s->lanes_y = ly;
+        s->lanes_h = 0;
+        ui_print(&r, ay, 1, ui_attr(u, CP_DIM, A_NORMAL), "No lanes: this run has no such step");
+    } else {
+        tl_draw_axis(u, s, &r, ay);
+        tl_draw_lanes(u, s, &r, ly, lh > 0 ? lh : 0);
+    }
     draw_info(u, s, &r, h - 1);
 }
 
 const ui_pane pane_timeline = {
     .name = "Timeline",
-    .hint = "h/l step or move  v lanes  +/- zoom  0 fit  Enter: Tree",
+    .hint = "h/l step or move  v lanes  +/- zoom  0 fit  Enter: Tree  compare: one step for both",
     .init = init,
     .draw = draw,
     .reload = reload,

@@ -3,12 +3,23 @@
  * (h/l, H/L, Home/End select a step) and the lanes (h/l move the cursor and
  * pan at the edges, +/- zoom around it, 0 fits the step, j/k the row, [ / ]
  * the previous / next span, Enter the span's call path in the Tree).
+ * Compare mode: each key that moves the step, the focus or the view moves
+ * the other side alike (shared(), timeline_compare.c).
  */
 #include <stdlib.h>
 
 #include "timeline_pane.h"
 
 /* ---- keys ---- */
+
+/* Compare mode: what a key did on this side, the other side takes too
+ * (timeline_compare.c); view: the lanes' view and cursor as well. */
+static int shared(ui *u, tl *s, bool view)
+{
+    if (u->cmp)
+        tlc_share(u, s, view);
+    return UI_REDRAW;
+}
 
 static size_t nsteps(const ui *u)
 {
@@ -20,13 +31,12 @@ static size_t nsteps(const ui *u)
 static int k_focus(ui *u, void *st, int key)
 {
     tl *s = st;
-    (void)u;
     if (!s)
         return UI_NONE;
     if (key == 27 && !s->lanes)
         return UI_PASS;         /* Esc on the chart: the frame goes back */
     s->lanes = key == 27 ? false : !s->lanes;
-    return UI_REDRAW;
+    return shared(u, s, false);
 }
 
 /* Move the cursor by `cols` columns; the view follows at its edges. */
@@ -35,7 +45,7 @@ static void move_cursor(tl *s, int cols)
     int w = s->span_w > 0 ? s->span_w : 1;
     long c = tlv_col(s->cur, s->v0, s->v1, w) + cols;
     if (c < 0 || c >= w) {
-        tlv_pan(&s->v0, &s->v1, c < 0 ? (int)c : (int)(c - w + 1), w, s->w0, s->w1);
+        tlv_pan(&s->v0, &s->v1, c < 0 ? (int)c : (int)(c - w + 1), w, s->w0, s->h1);
         c = c < 0 ? 0 : w - 1;
     }
     s->cur = tlv_time((int)c, s->v0, s->v1, w);
@@ -53,14 +63,19 @@ static int k_side(ui *u, void *st, int key)
         if (!n)
             return UI_NONE;
         size_t by = big ? 10 : 1;
+        if (s->missing) {       /* compare: this run lacks the shared step */
+            if (!tlc_step_near(u, s, dir))
+                return UI_NONE;
+            by -= 1;
+        }
         s->step = dir < 0 ? (s->step >= by ? s->step - by : 0)
                           : (s->step + by < n ? s->step + by : n - 1);
         s->picked = true;
-        return UI_REDRAW;
+        return shared(u, s, false);
     }
     int w = s->span_w > 0 ? s->span_w : 1;
     move_cursor(s, big ? dir * (w / 2 > 1 ? w / 2 : 1) : dir);
-    return UI_REDRAW;
+    return shared(u, s, true);
 }
 
 static int k_ends(ui *u, void *st, int key)
@@ -74,15 +89,16 @@ static int k_ends(ui *u, void *st, int key)
         if (n) {
             s->step = first ? 0 : n - 1;
             s->picked = true;
+            s->missing = false;
         }
-        return UI_REDRAW;
+        return shared(u, s, false);
     }
     uint64_t wd = s->v1 - s->v0;
-    s->v0 = first ? s->w0 : s->w1 - wd;
+    s->v0 = first ? s->w0 : s->h1 - wd;
     s->v1 = s->v0 + wd;
     s->cur = first ? s->v0 : tlv_time((s->span_w > 0 ? s->span_w : 1) - 1, s->v0, s->v1,
                                       s->span_w > 0 ? s->span_w : 1);
-    return UI_REDRAW;
+    return shared(u, s, true);
 }
 
 static int k_rows(ui *u, void *st, int key)
@@ -127,8 +143,8 @@ static void cursor_on(tl *s, const prism_lane *l, const prism_span *p)
     uint64_t t = p->start > s->w0 ? p->start : s->w0, wd = s->v1 - s->v0;
     if (t < s->v0 || t >= s->v1) {
         s->v0 = t - s->w0 > wd / 2 ? t - wd / 2 : s->w0;
-        if (s->v0 + wd > s->w1)
-            s->v0 = s->w1 - wd;
+        if (s->v0 + wd > s->h1)
+            s->v0 = s->h1 - wd;
         s->v1 = s->v0 + wd;
     }
     long c = tlv_col(t, s->v0, s->v1, w);
@@ -159,17 +175,17 @@ static int k_zoom(ui *u, void *st, int key)
     s->lanes = true;
     if (key == '0') {
         s->v0 = s->w0;
-        s->v1 = s->w1;
+        s->v1 = s->h1;
     } else {
         bool in = key == '+' || key == '=' || key == 'z';
         uint64_t least = s->span_w > 100 ? (uint64_t)s->span_w : 100;   /* >= 1 ns a column */
-        tlv_zoom(&s->v0, &s->v1, s->cur, in ? 0.5 : 2.0, s->w0, s->w1, least);
+        tlv_zoom(&s->v0, &s->v1, s->cur, in ? 0.5 : 2.0, s->w0, s->h1, least);
     }
     if (s->cur < s->v0 || s->cur >= s->v1)
         s->cur = s->v0 + (s->v1 - s->v0) / 2;
     if (keep && tl_cur_span(s) != keep && keep->start < s->v1 && keep->end > s->v0)
         cursor_on(s, l, keep);
-    return UI_REDRAW;
+    return shared(u, s, true);
 }
 
 /* [ / ]: the cursor to the start of the previous / next span on its row. */
@@ -197,7 +213,7 @@ static int k_hop(ui *u, void *st, int key)
     if (!best)
         return UI_NONE;
     cursor_on(s, l, best);
-    return UI_REDRAW;
+    return shared(u, s, true);
 }
 
 /* s / S: the next / previous slow step (the slow_steps finding's,
@@ -226,7 +242,8 @@ static int k_slow(ui *u, void *st, int key)
         return UI_REDRAW;
     }
     ui_message(u, "slow step %llu (%zu of %zu)", (unsigned long long)ix[pick], pick + 1, nslow);
-    return UI_REDRAW;
+    s->missing = false;
+    return shared(u, s, false);
 }
 
 static int k_enter(ui *u, void *st, int key)
@@ -237,7 +254,7 @@ static int k_enter(ui *u, void *st, int key)
         return UI_NONE;
     if (!s->lanes) {
         s->lanes = true;
-        return UI_REDRAW;
+        return shared(u, s, false);
     }
     const prism_span *sp = tl_cur_span(s);
     if (sp && sp->path_hash && prism_analysis_find(u->a, sp->path_hash) != PRISM_NO_NODE) {
@@ -248,7 +265,7 @@ static int k_enter(ui *u, void *st, int key)
     return UI_REDRAW;
 }
 
-#define K_LEFT "chart: previous step; lanes: cursor left"
+#define K_LEFT "chart: previous step; lanes: cursor left (compare: both runs, the same step number)"
 #define K_RIGHT "chart: next step; lanes: cursor right"
 #define K_FIRST "chart: first step; lanes: start of the step"
 #define K_LAST "chart: last step; lanes: end of the step"
@@ -267,7 +284,7 @@ const ui_key tl_keys[TL_NKEYS] = {
     { '+', "+", k_zoom, "zoom in around the cursor" }, { '=', "=", k_zoom, "zoom in around the cursor" },
     { 'z', "z", k_zoom, "zoom in around the cursor" },
     { '-', "-", k_zoom, "zoom out" }, { 'Z', "Z", k_zoom, "zoom out" },
-    { '0', "0", k_zoom, "fit the step" },
+    { '0', "0", k_zoom, "fit the step (compare: the longer run's step; view and cursor shared as times from the step's start)" },
     { 's', "s", k_slow, "the next slow step (the slow_steps finding's)" },
     { 'S', "S", k_slow, "the previous slow step" },
     { '[', "[", k_hop, "lanes: the previous span on the row" },
@@ -283,7 +300,7 @@ _Static_assert(sizeof tl_keys / sizeof tl_keys[0] == TL_NKEYS, "TL_NKEYS");
 int tl_mouse(ui *u, void *st, int event, int row, int col)
 {
     tl *s = st;
-    if (!s || u->cmp)
+    if (!s)
         return UI_NONE;
     bool wheel = event == UI_MOUSE_WHEEL_UP || event == UI_MOUSE_WHEEL_DOWN;
     if (row >= s->bar_y && row < s->bar_y + s->bar_h && col >= 1 && col - 1 < s->bar_w) {
@@ -292,16 +309,24 @@ int tl_mouse(ui *u, void *st, int event, int row, int col)
             return k_side(u, s, event == UI_MOUSE_WHEEL_UP ? 'h' : 'l');
         if (!tl_model(u, s))
             return UI_NONE;
-        size_t i = tlv_col_peak(s->dur, n, s->bar_w, col - 1);
-        if (i == SIZE_MAX)
+        size_t nm = n;          /* compare: the columns map the longer series */
+        double top;
+        if (u->cmp)
+            tlc_scale(u, s, &nm, &top);
+        size_t i = nm == n ? tlv_col_peak(s->dur, n, s->bar_w, col - 1)
+                           : tlv_col_step(nm, s->bar_w, col - 1);
+        if (i == SIZE_MAX || i >= n)
             return UI_NONE;
         s->step = i;
         s->picked = true;
+        s->missing = false;
         s->lanes = false;
-        return UI_REDRAW;
+        return shared(u, s, false);
     }
     int lr = row - s->lanes_y, c = col - s->gutter;
     if (lr < 0 || lr >= s->nrows || s->span_w < 1)
+        return UI_NONE;
+    if (s->missing)
         return UI_NONE;
     if (c >= 0 && c < s->span_w)
         s->cur = tlv_time(c, s->v0, s->v1, s->span_w);
@@ -312,6 +337,6 @@ int tl_mouse(ui *u, void *st, int event, int row, int col)
     s->lane = (size_t)s->row_lane[lr];
     s->depth = (uint32_t)s->row_depth[lr];
     s->lanes = true;
-    return event == UI_MOUSE_DOUBLE ? k_enter(u, s, '\r') : UI_REDRAW;
+    return event == UI_MOUSE_DOUBLE ? k_enter(u, s, '\r') : shared(u, s, true);
 }
 
