@@ -299,35 +299,43 @@ static void draw_header(ui *u, tl *s, const ui_rect *r)
 {
     size_t n;
     const prism_step *sv = tl_steps(u, &n);
-    char d[32], at[32], lab[300];
+    /* whole parts while they fit: words go, never a figure's digits */
+    char part[6][96], d[32], at[32];
+    const char *pp[6] = { part[0], part[1], part[2], part[3], part[4], part[5] };
+    attr_t pa[6] = { A_BOLD, A_BOLD, A_BOLD, A_BOLD, ui_attr(u, CP_HIGH, A_BOLD),
+                     ui_attr(u, CP_DIM, A_NORMAL) };
+    for (int i = 0; i < 6; i++)
+        part[i][0] = '\0';
     if (n && s->missing) {      /* compare: the other run's step */
-        snprintf(lab, sizeof lab, "Step %llu: not in this run (steps %llu to %llu)",
-                 (unsigned long long)s->want, (unsigned long long)sv[0].index,
-                 (unsigned long long)sv[n - 1].index);
-        ui_print(r, 0, 1, A_BOLD, lab);
+        snprintf(part[0], sizeof part[0], "Step %llu: not in this run",
+                 (unsigned long long)s->want);
+        snprintf(part[1], sizeof part[1], "(steps %llu to %llu)",
+                 (unsigned long long)sv[0].index, (unsigned long long)sv[n - 1].index);
+        ui_print_parts(r, 0, 1, pp, pa, 2, " ");
         return;
     }
     if (!n) {
         fmt_ns(d, sizeof d, (double)(s->w1 - s->w0));
-        snprintf(lab, sizeof lab, "No steps in this profile: the whole run, %s", d);
-    } else {
-        const prism_step *p = &sv[s->step];
-        fmt_ns(d, sizeof d, step_ns(p));
-        fmt_ns(at, sizeof at, (double)p->start);
-        snprintf(lab, sizeof lab, "Step %llu  %s  at %s  (%zu of %zu)",
-                 (unsigned long long)p->index, d, at, s->step + 1, n);
+        snprintf(part[0], sizeof part[0], "No steps in this profile:");
+        snprintf(part[1], sizeof part[1], "the whole run, %s", d);
+        ui_print_parts(r, 0, 1, pp, pa, 2, " ");
+        return;
     }
-    int x = ui_print(r, 0, 1, A_BOLD, lab);
-    if (n) {
-        if (tl_model(u, s)) {
-            size_t k = s->nout;
-            if (s->out[s->step])
-                x += ui_print(r, 0, x + 2, ui_attr(u, CP_HIGH, A_BOLD), "OUTLIER") + 2;
-            if (k)
-                ui_printf(r, 0, x + 2, ui_attr(u, CP_DIM, A_NORMAL), "%zu outlier%s", k,
-                          k == 1 ? "" : "s");
-        }
+    const prism_step *p = &sv[s->step];
+    fmt_ns(d, sizeof d, step_ns(p));
+    fmt_ns(at, sizeof at, (double)p->start);
+    snprintf(part[0], sizeof part[0], "Step %llu", (unsigned long long)p->index);
+    snprintf(part[1], sizeof part[1], "%s", d);
+    snprintf(part[2], sizeof part[2], "at %s", at);
+    snprintf(part[3], sizeof part[3], "(%zu of %zu)", s->step + 1, n);
+    if (tl_model(u, s)) {
+        size_t k = s->nout;
+        if (s->out[s->step])
+            snprintf(part[4], sizeof part[4], "OUTLIER");
+        if (k)
+            snprintf(part[5], sizeof part[5], "%zu outlier%s", k, k == 1 ? "" : "s");
     }
+    ui_print_parts(r, 0, 1, pp, pa, 6, "  ");
 }
 
 static void draw_info(ui *u, tl *s, const ui_rect *r, int y)
@@ -406,9 +414,19 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     draw_info(u, s, &r, h - 1);
 }
 
+/* Compare mode: the two runs one above the other at every width (their
+ * step charts on one time scale read best stacked, and the lanes want the
+ * width): more columns than any terminal has. */
+static int side_cols(ui *u, void *st)
+{
+    (void)u;
+    (void)st;
+    return 1 << 20;
+}
+
 const ui_pane pane_timeline = {
     .name = "Timeline",
-    .hint = "h/l step or move  v lanes  +/- zoom  0 fit  Enter: Tree  compare: one step for both",
+    .hint = "h/l step or move  v lanes  +/- zoom  0 fit  Enter: Tree",
     .init = init,
     .draw = draw,
     .reload = reload,
@@ -416,4 +434,5 @@ const ui_pane pane_timeline = {
     .keys = tl_keys,
     .nkeys = TL_NKEYS,
     .mouse = tl_mouse,
+    .side_cols = side_cols,
 };

@@ -1,7 +1,7 @@
 /*
  * timeline_compare.c - the Timeline pane in compare mode (prism-top BASE
- * NEW).  The frame draws each run in its own half (side by side from 120
- * columns, stacked below); each half shows its run's step chart and the
+ * NEW).  The frame draws each run in its own half, one above the other at
+ * every width (the pane asks for it: side_cols); each half shows its run's step chart and the
  * lanes of the selected step, as the pane does for one profile, with:
  *
  *   - one step for both runs: the step of the same prism_step.index (the
@@ -169,7 +169,7 @@ void tlc_stats(ui *u, const tl *s, const ui_rect *r, int y)
 int tlc_rows(const ui *u, int h)
 {
     ui_layout l = ui_layout_compute(u->rows, u->cols);
-    ui_split sp = ui_split_compute(l.body_y, l.body_h, u->cols);
+    ui_split sp = ui_split_compute(l.body_y, l.body_h, u->cols, u->split_cols);
     int least = (sp.h[0] < sp.h[1] ? sp.h[0] : sp.h[1]) - 1;  /* less the title row */
     return least > 0 && least < h ? least : h;
 }
