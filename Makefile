@@ -128,7 +128,8 @@ TUI_OBJ      := $(call obj,$(TUI_SRC))
 CLI_OBJ      := $(call obj,$(CLI_SRC))
 CLI_MAIN     := $(B)/obj/cli/main.o
 # libprism: the format and the collection runtime (+ base's error value)
-CORE_OBJ     := $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o $(B)/obj/base/ropen.o
+CORE_OBJ     := $(FORMAT_OBJ) $(COLLECT_OBJ) $(B)/obj/base/errinfo.o $(B)/obj/base/ropen.o \
+                $(B)/obj/base/hseed.o
 # libprism-analysis.a: the analysis with base/ and the importers
 ANALYSIS_OBJ := $(BASE_OBJ) $(IMPORT_OBJ) $(call obj,$(ANALYSIS_SRC))
 # the report writers and what they share with the explorer

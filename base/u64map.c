@@ -11,6 +11,8 @@ static bool rehash(pb_map *m, size_t cap)
 {
     if (cap > PB_MAP_MAX_CAP)
         return false;
+    if (!m->cap)
+        m->seed = pb_hash_seed();       /* a new table: its own seed */
     uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
     if (!k || !v) {
         free(k);
@@ -20,7 +22,7 @@ static bool rehash(pb_map *m, size_t cap)
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->keys[i])
             continue;
-        size_t j = pb_map_hash(m->keys[i] - 1, cap);
+        size_t j = pb_map_hash(m, m->keys[i] - 1, cap);
         while (k[j])
             j = (j + 1) & (cap - 1);
         k[j] = m->keys[i];
@@ -60,7 +62,7 @@ uint64_t *pb_map_slot(pb_map *m, uint64_t key, bool *added)
     }
     size_t j = 0;
     if (m->cap) {
-        j = pb_map_hash(key, m->cap);
+        j = pb_map_hash(m, key, m->cap);
         while (m->keys[j]) {
             if (m->keys[j] == key + 1)
                 return &m->vals[j];
@@ -71,7 +73,7 @@ uint64_t *pb_map_slot(pb_map *m, uint64_t key, bool *added)
     if ((m->count + 1) * 2 > m->cap) {
         if (!rehash(m, m->cap ? m->cap * 2 : 64))
             return NULL;
-        j = pb_map_hash(key, m->cap);
+        j = pb_map_hash(m, key, m->cap);
         while (m->keys[j])
             j = (j + 1) & (m->cap - 1);
     }

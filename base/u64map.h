@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hseed.h"
+
 #define PB_MAP_MAX_CAP ((size_t)1 << 40)
 
 typedef struct pb_map {
@@ -34,14 +36,12 @@ typedef struct pb_map {
     size_t cap, count;          /* slots (a power of two or 0); keys held */
     bool has_max;               /* the key UINT64_MAX is held ... */
     uint64_t max_val;           /* ... with this value */
+    uint64_t seed;              /* hseed.h: set when the table is first made */
 } pb_map;
 
-static inline size_t pb_map_hash(uint64_t k, size_t cap)
+static inline size_t pb_map_hash(const pb_map *m, uint64_t k, size_t cap)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k & (cap - 1);
+    return (size_t)pb_hash_mix(k, m->seed) & (cap - 1);
 }
 
 /* Key's value into *val; false (val untouched) when absent. */
@@ -54,7 +54,7 @@ static inline bool pb_map_get(const pb_map *m, uint64_t key, uint64_t *val)
     }
     if (!m->cap)
         return false;
-    size_t j = pb_map_hash(key, m->cap);
+    size_t j = pb_map_hash(m, key, m->cap);
     while (m->keys[j]) {
         if (m->keys[j] == key + 1) {
             *val = m->vals[j];

@@ -3,21 +3,26 @@
 
 #include <stdlib.h>
 
-static size_t slot_of(uint32_t key, size_t cap)
+#include "hseed.h"
+
+/* Keyed (hseed.h): ids crafted to collide made reading quadratic. */
+static size_t slot_of(const idmap *m, uint32_t key, size_t cap)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+    return (size_t)pb_hash_mix(key, m->seed) & (cap - 1);
 }
 
 static bool grow(idmap *m)
 {
     size_t cap = m->cap ? m->cap * 2 : 64;
+    if (!m->cap)
+        m->seed = pb_hash_seed();
     idmap_slot *s = calloc(cap, sizeof *s);
     if (!s)
         return false;
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].key)
             continue;
-        size_t j = slot_of(m->slots[i].key - 1, cap);
+        size_t j = slot_of(m, m->slots[i].key - 1, cap);
         while (s[j].key)
             j = (j + 1) & (cap - 1);
         s[j] = m->slots[i];
@@ -34,7 +39,7 @@ bool pf_idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len)
         return false;
     if ((m->count + 1) * 2 > m->cap && !grow(m))
         return false;
-    size_t j = slot_of(key, m->cap);
+    size_t j = slot_of(m, key, m->cap);
     while (m->slots[j].key && m->slots[j].key != key + 1)
         j = (j + 1) & (m->cap - 1);
     if (!m->slots[j].key)
@@ -47,7 +52,7 @@ bool pf_idmap_get(const idmap *m, uint32_t key, uintptr_t *val, uint32_t *len)
 {
     if (!m->cap || key == UINT32_MAX)
         return false;
-    size_t j = slot_of(key, m->cap);
+    size_t j = slot_of(m, key, m->cap);
     while (m->slots[j].key) {
         if (m->slots[j].key == key + 1) {
             *val = m->slots[j].val;

@@ -19,6 +19,7 @@ typedef struct idmap_slot {
 typedef struct idmap {
     idmap_slot *slots;
     size_t cap, count;          /* cap is a power of two */
+    uint64_t seed;              /* hseed.h: set when the table is first made */
 } idmap;
 
 bool pf_idmap_put(idmap *m, uint32_t key, uintptr_t val, uint32_t len);
