@@ -296,7 +296,21 @@ static void delta_name(FILE *f, const prism_job_delta *d)
     esc_fputs(d->path[0] ? d->path : d->name, f);
 }
 
-static void straggler_lines(FILE *f, const prism_straggler *s)
+/* When ranks are numbered by file order, a straggler is named by its file
+ * too, and by the rank its header gave ("rank 721" was header rank 777). */
+static void straggler_file(FILE *f, const prism_job *j, const prism_straggler *s)
+{
+    if (!j->ids_from_order || s->index >= j->nranks)
+        return;
+    const prism_rank_summary *sum = &j->ranks[s->index].sum;
+    fputs(" (file ", f);
+    esc_fputs(sum->source ? sum->source : "?", f);
+    if (sum->rank >= 0)
+        fprintf(f, ", header rank %" PRId64, sum->rank);
+    fputc(')', f);
+}
+
+static void straggler_lines(FILE *f, const prism_job *j, const prism_straggler *s)
 {
     char b1[48], b2[48], b3[48], rel[32];
     /* the others mostly waited: their work is small, and "+16957 %" says
@@ -305,8 +319,10 @@ static void straggler_lines(FILE *f, const prism_straggler *s)
         snprintf(rel, sizeof rel, "%.0fx", 1 + s->excess_pct / 100);
     else
         snprintf(rel, sizeof rel, "%+.0f %%", s->excess_pct);
-    fprintf(f, "  rank %" PRId64 " is a straggler: its work per step is %s (%s) over the "
-            "median of the others in %" PRIu64 " of %" PRIu64 " steps (steps", s->rank,
+    fprintf(f, "  rank %" PRId64, s->rank);
+    straggler_file(f, j, s);
+    fprintf(f, " is a straggler: its work per step is %s (%s) over the "
+            "median of the others in %" PRIu64 " of %" PRIu64 " steps (steps",
             report_ns_signed(b1, sizeof b1, s->excess_ns, 0), rel, s->slowed, s->steps);
     size_t shown = s->nslowed_index < LIST_STEPS ? s->nslowed_index : LIST_STEPS;
     for (size_t i = 0; i < shown; i++)
@@ -370,6 +386,6 @@ void job_write_txt(FILE *f, const prism_job *j)
     if (!j->nstragglers)
         no_straggler(f, j);
     for (size_t i = 0; i < j->nstragglers; i++)
-        straggler_lines(f, &j->stragglers[i]);
+        straggler_lines(f, j, &j->stragglers[i]);
     fputs("\n" RULE, f);
 }

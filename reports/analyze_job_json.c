@@ -64,10 +64,14 @@ static void rank_obj(pb_json *w, const prism_job_rank *r)
     pb_json_end_object(w);
 }
 
-static void straggler_obj(pb_json *w, const prism_straggler *s)
+static void straggler_obj(pb_json *w, const prism_job *j, const prism_straggler *s)
 {
     pb_json_begin_object(w);
     pb_json_kint(w, "rank", s->rank);
+    if (s->index < j->nranks) {        /* its file, whatever numbered it */
+        pb_json_kint(w, "header_rank", j->ranks[s->index].sum.rank);
+        pb_json_kstring(w, "source", j->ranks[s->index].sum.source);
+    }
     kns_signed(w, "excess_ns", s->excess_ns);
     pb_json_kdouble(w, "excess_pct", s->excess_pct);
     pb_json_kuint(w, "slowed", s->slowed);
@@ -150,7 +154,7 @@ bool job_write_json(FILE *f, const prism_job *j, bool steps)
     pb_json_key(w, "stragglers");
     pb_json_begin_array(w);
     for (size_t i = 0; i < j->nstragglers; i++)
-        straggler_obj(w, &j->stragglers[i]);
+        straggler_obj(w, j, &j->stragglers[i]);
     pb_json_end_array(w);
     pb_json_key(w, "failures");
     pb_json_begin_array(w);

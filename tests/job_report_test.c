@@ -153,6 +153,39 @@ static void escaped_names(void **state)
     job_done(j);
 }
 
+/* Ranks numbered by file order (header ranks repeated): a straggler is
+ * named by its file and its header's rank too ("rank 1" was header rank
+ * 777), in the text and the JSON (issue 32, item 10). */
+static void renumbered_straggler(void **state)
+{
+    (void)state;
+    prism_job *j = job_make(3, 3);
+    j->ids_from_order = true;
+    j->ranks[1].sum.rank = 777;
+    j->ranks[1].sum.source = (char *)"job/r777.cbor";
+    j->ranks[1].straggler = true;
+    j->nstragglers = 1;
+    j->stragglers = calloc(1, sizeof *j->stragglers);
+    prism_straggler *s = &j->stragglers[0];
+    s->index = 1;
+    s->rank = 1;
+    s->excess_ns = 2e6;
+    s->excess_pct = 50;
+    s->slowed = s->steps = 3;
+    char *t = text_of(j, 0, false);
+    assert_non_null(strstr(t, "rank 1 (file job/r777.cbor, header rank 777) is a straggler"));
+    free(t);
+    char *js = text_of(j, 1, true);
+    assert_non_null(strstr(js, "\"header_rank\": 777,\n"));
+    assert_non_null(strstr(js, "\"source\": \"job/r777.cbor\""));
+    free(js);
+    j->ids_from_order = false;          /* header ranks: the number says it all */
+    t = text_of(j, 0, false);
+    assert_non_null(strstr(t, "  rank 1 is a straggler"));
+    free(t);
+    job_done(j);
+}
+
 static void no_straggler_and_missing_figures(void **state)
 {
     (void)state;
@@ -265,6 +298,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escaped_names),
         cmocka_unit_test(no_straggler_and_missing_figures),
+        cmocka_unit_test(renumbered_straggler),
         cmocka_unit_test(big_table_is_cut),
         cmocka_unit_test(long_hosts_whole),
         cmocka_unit_test(job_args),
