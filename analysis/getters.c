@@ -110,6 +110,14 @@ const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size
 
 uint64_t prism_analysis_events(const prism_analysis *a) { return a->events; }
 
+uint64_t prism_analysis_too_deep(const prism_analysis *a)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < a->nthreads; i++)
+        n = an_sat_add(n, a->threads[i]->too_deep);
+    return n;
+}
+
 uint64_t prism_analysis_dropped(const prism_analysis *a)
 {
     uint64_t total = 0;                 /* CPU events: GPU records are in gpu->dropped */

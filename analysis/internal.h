@@ -23,6 +23,7 @@ bool an_stats_all_equal(const double *v, size_t n);
 double an_stats_mean(const double *v, size_t n);
 
 #define MAX_STACK 256u
+_Static_assert(MAX_STACK == PRISM_ANALYSIS_MAX_DEPTH, "the documented depth");
 #define CHILD_CACHE_BITS 10u
 
 /*
@@ -187,6 +188,8 @@ typedef struct athread {
     frame stack[MAX_STACK];
     uint32_t depth;             /* frames in stack */
     uint32_t lost;              /* frames deeper than MAX_STACK */
+    uint64_t too_deep;          /* regions entered deeper than MAX_STACK:
+                                   counted, their time their ancestor's */
     /* the earliest leaf call of the step being filled (tree.c): where
      * each step's work begins, and how far into the step */
     uint32_t lead_pos;          /* sampled position + 1; 0: none */

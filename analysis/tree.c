@@ -176,6 +176,7 @@ static inline __attribute__((always_inline)) void push(prism_analysis *a, athrea
         an_out_enter(a, t, ts);         /* the gap since the last root region */
     if (t->depth >= MAX_STACK) {
         t->lost += t->lost != UINT32_MAX;
+        t->too_deep++;
         return;
     }
     uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;

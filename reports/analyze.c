@@ -329,6 +329,11 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     fprintf(f, "  Events: %s (%s dropped)\n",
             report_count(b1, sizeof b1, (double)prism_analysis_events(a), 0),
             report_count(b2, sizeof b2, (double)prism_analysis_dropped(a), 0));
+    uint64_t deep = prism_analysis_too_deep(a);
+    if (deep)
+        fprintf(f, "  Nested too deep: %" PRIu64 " regions below level %u, counted in the time "
+                "of their ancestor at that level (the call tree stops there)\n", deep,
+                PRISM_ANALYSIS_MAX_DEPTH);
     bool whole;
     uint64_t placed, regions = prism_analysis_dropped_regions(a, &whole, &placed);
     if (regions && whole) {

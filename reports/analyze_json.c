@@ -121,6 +121,8 @@ static void summary(pb_json *w, const prism_analysis *a)
     pb_json_kuint(w, "dropped_regions", regions);
     pb_json_kuint(w, "dropped_regions_placed", placed);
     pb_json_kbool(w, "dropped_whole", whole);
+    pb_json_kuint(w, "too_deep", prism_analysis_too_deep(a));
+    pb_json_kuint(w, "max_depth", PRISM_ANALYSIS_MAX_DEPTH);
     pb_json_kuint(w, "span_ns", prism_analysis_span_ns(a));
     prism_outside o;
     pb_json_key(w, "outside_steps");

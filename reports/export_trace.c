@@ -398,11 +398,15 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
     if (n) {
         /* reconcile with the writer's depth: frames lost to damage */
         uint64_t ts = ev[0].ts > s->last_ts ? ev[0].ts : s->last_ts;
-        if (depth > s->open + s->phantom) {
+        if (depth > s->open + s->phantom + s->deep) {
             top_enter(t, s, ts);
-            s->phantom = depth - s->open;
+            s->phantom = depth - s->open - s->deep;
         }
-        while (depth < s->open + s->phantom) {
+        while (depth < s->open + s->phantom + s->deep) {
+            if (s->deep) {
+                s->deep--;
+                continue;
+            }
             if (s->phantom) {
                 s->phantom--;
             } else {
@@ -417,7 +421,13 @@ static void on_regions(void *ctx, uint32_t stream, uint32_t depth,
         uint64_t ts = ev[i].ts > s->last_ts ? ev[i].ts : s->last_ts;
         trace_note_ts(t, ts);
         s->last_ts = ts;
-        if (ev[i].kind == PRISM_REGION_ENTER) {
+        if (ev[i].kind == PRISM_REGION_ENTER && (s->deep ||
+                                                 s->open + s->phantom >= PRISM_ANALYSIS_MAX_DEPTH)) {
+            s->deep++;                  /* as deep as the analysis goes: counted */
+            t->n.too_deep++;
+        } else if (ev[i].kind != PRISM_REGION_ENTER && s->deep) {
+            s->deep--;
+        } else if (ev[i].kind == PRISM_REGION_ENTER) {
             top_enter(t, s, ts);
             if (!push_frame(s, ev[i].name, ts)) {
                 t->oom = true;
@@ -645,10 +655,11 @@ static void epilogue(trace *t, const char *path)
             ",\"unmatched_exits\":%" PRIu64 ",\"closed_regions\":%" PRIu64 ",\"marks\":%" PRIu64
             ",\"counters\":%" PRIu64 ",\"nonfinite_counters\":%" PRIu64 ",\"steps\":%" PRIu64
             ",\"memory_samples\":%" PRIu64 ",\"gpu_records\":%" PRIu64 ",\"info_left_out\":%"
-            PRIu64 ",\"outside_regions\":%" PRIu64 "}}}\n", t->n.enters, t->n.exits,
+            PRIu64 ",\"outside_regions\":%" PRIu64 ",\"too_deep\":%" PRIu64 "}}}\n",
+            t->n.enters, t->n.exits,
             t->n.unmatched_exits, t->n.closed_at_end, t->n.marks, t->n.counters,
             t->n.nonfinite_counters, t->n.steps, t->n.memory, t->n.gpu, t->info_left_out,
-            t->n.outside);
+            t->n.outside, t->n.too_deep);
 }
 
 /* The export of what sc keeps (resolved against scan, the first pass). */

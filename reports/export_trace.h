@@ -39,6 +39,8 @@ typedef struct tstream {
     uint32_t tail_len;
     char tail[48];              /* ,"pid":P,"tid":T} ending its events      */
     uint32_t phantom;           /* frames open in the file we never began   */
+    uint32_t deep;              /* frames open below PRISM_ANALYSIS_MAX_DEPTH,
+                                   left out as the analysis leaves them out  */
     tframe *fr;                 /* the open frames, outermost first         */
     uint32_t cap;
     uint64_t last_ts;
@@ -81,7 +83,7 @@ void trace_top_end(const trace_first *f, const trace_top *t,
 #define TRACE_OUTSIDE_NAME "(outside regions)"
 
 typedef struct trace_counts {
-    uint64_t enters, exits, unmatched_exits, closed_at_end, marks, counters,
+    uint64_t enters, exits, unmatched_exits, closed_at_end, marks, counters, too_deep,
              nonfinite_counters, steps, memory, gpu, dropped, outside;
 } trace_counts;
 

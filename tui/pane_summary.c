@@ -225,6 +225,15 @@ static void totals(ui *u, const ui_rect *r, int *row)
     parts_line(u, r, (*row)++, "Time", A_NORMAL, parts, 5, "  ");
     cpu_line(u, r, row);
     stacks_line(u, r, row);
+    uint64_t deep = prism_analysis_too_deep(u->a);
+    if (deep) {                         /* never silently cut */
+        char a1[64], a2[64];
+        fmt_count(c1, sizeof c1, (double)deep);
+        snprintf(a1, sizeof a1, "%s regions nested below level %u:", c1, PRISM_ANALYSIS_MAX_DEPTH);
+        snprintf(a2, sizeof a2, "in their ancestor's time");
+        const char *w[] = { a1, a2 };
+        parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_MEDIUM, A_NORMAL), w, 2, " ");
+    }
     bool whole;
     uint64_t placed, regions = prism_analysis_dropped_regions(u->a, &whole, &placed);
     if (regions && whole) {

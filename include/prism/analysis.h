@@ -484,6 +484,11 @@ PRISM_API uint64_t prism_analysis_dropped(const prism_analysis *a);
  * (prism_node.unrecorded of the roots, summed); the rest were at a
  * thread's top level or could not be placed. */
 PRISM_API uint64_t prism_analysis_dropped_regions(const prism_analysis *a, bool *whole, uint64_t *placed);
+/* Regions nested deeper than PRISM_ANALYSIS_MAX_DEPTH levels on their
+ * thread: counted here, never silently; the call tree stops at that depth
+ * (their time is their deepest kept ancestor's), and so do the exports. */
+#define PRISM_ANALYSIS_MAX_DEPTH 256u
+PRISM_API uint64_t prism_analysis_too_deep(const prism_analysis *a);
 /* Whole regions of one thread (stream) not recorded: its DROPPED regions. */
 PRISM_API uint64_t prism_analysis_thread_dropped_regions(const prism_analysis *a, uint32_t stream);
 PRISM_API uint64_t prism_analysis_span_ns(const prism_analysis *a);
