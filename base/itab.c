@@ -9,15 +9,15 @@
 #define ITAB_MAX_CAP ((size_t)1 << 33)     /* 2^32 - 1 indices, half full */
 
 /* A slot's value for index i of hash h. */
-static uint32_t slot_value(bool wide, uint32_t i, uint64_t h)
+static uint32_t slot_value(const pb_itab *t, bool wide, uint32_t i, uint64_t h)
 {
-    return wide ? i + 1 : (uint32_t)(pb_itab_mix(h) >> 56) << 24 | (i + 1);
+    return wide ? i + 1 : (uint32_t)(pb_itab_mix(t, h) >> 56) << 24 | (i + 1);
 }
 
 /* The first empty slot from h's. */
 static size_t free_slot(const pb_itab *t, uint64_t h)
 {
-    size_t j = (size_t)pb_itab_mix(h) & (t->cap - 1);
+    size_t j = (size_t)pb_itab_mix(t, h) & (t->cap - 1);
     while (t->slot[j])
         j = (j + 1) & (t->cap - 1);
     return j;
@@ -29,7 +29,8 @@ static bool rehash(pb_itab *t, size_t cap, bool wide, pb_itab_hash hash_of, cons
 {
     if (cap > ITAB_MAX_CAP)
         return false;
-    pb_itab n = { calloc(cap, sizeof *n.slot), cap, t->count, wide };
+    pb_itab n = { calloc(cap, sizeof *n.slot), cap, t->count, wide,
+                  t->cap ? t->seed : pb_hash_seed() };
     if (!n.slot)
         return false;
     uint32_t mask = t->wide ? UINT32_MAX : PB_ITAB_NARROW;
@@ -38,7 +39,7 @@ static bool rehash(pb_itab *t, size_t cap, bool wide, pb_itab_hash hash_of, cons
             continue;
         uint32_t i = (t->slot[k] & mask) - 1;
         uint64_t h = hash_of(ctx, i);
-        n.slot[free_slot(&n, h)] = slot_value(wide, i, h);
+        n.slot[free_slot(&n, h)] = slot_value(&n, wide, i, h);
     }
     free(t->slot);
     *t = n;
@@ -67,7 +68,7 @@ bool pb_itab_add(pb_itab *t, size_t slot, uint32_t i, uint64_t h, pb_itab_hash h
             return false;
         slot = free_slot(t, h);             /* the table moved: probe again */
     }
-    t->slot[slot] = slot_value(t->wide, i, h);
+    t->slot[slot] = slot_value(t, t->wide, i, h);
     t->count++;
     return true;
 }
@@ -83,7 +84,7 @@ bool pb_itab_replace(pb_itab *t, size_t slot, uint32_t i, pb_itab_hash hash_of,
         uint64_t h = hash_of(ctx, old);
         if (!rehash(t, t->cap, true, hash_of, ctx))
             return false;
-        slot = (size_t)pb_itab_mix(h) & (t->cap - 1);
+        slot = (size_t)pb_itab_mix(t, h) & (t->cap - 1);
         while (t->slot[slot] != old + 1)
             slot = (slot + 1) & (t->cap - 1);
     }
@@ -97,4 +98,5 @@ void pb_itab_free(pb_itab *t)
     t->slot = NULL;
     t->cap = t->count = 0;
     t->wide = false;
+    t->seed = 0;
 }

@@ -27,28 +27,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hseed.h"
+
 #define PB_ITAB_NARROW 0x00ffffffu      /* the index bits while tagged */
 
 typedef struct pb_itab {
     uint32_t *slot;             /* 0: empty; tag << 24 | index + 1 (wide: index + 1) */
     size_t cap, count;          /* slots (a power of two or 0); indices held */
     bool wide;                  /* an index past PB_ITAB_NARROW - 1 came: no tags */
+    uint64_t seed;              /* hseed.h: set when the table is first made */
 } pb_itab;
 
 /* Does element i hold the key sought?  What is element i's hash? */
 typedef bool (*pb_itab_eq)(const void *ctx, uint32_t i);
 typedef uint64_t (*pb_itab_hash)(const void *ctx, uint32_t i);
 
-/* A hash's bits mixed (keys made of small integers hash well): the low
- * ones pick the first slot to probe, the top 8 are the tag. */
-static inline uint64_t pb_itab_mix(uint64_t h)
+/* A hash's bits mixed with the table's seed (keys made of small integers
+ * hash well; keys from a file cannot aim at slots): the low ones pick the
+ * first slot to probe, the top 8 are the tag. */
+static inline uint64_t pb_itab_mix(const pb_itab *t, uint64_t h)
 {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    return pb_hash_mix(h, t->seed);
 }
 
 /* The index of the element with the key (hash h, eq), or UINT32_MAX;
@@ -60,7 +59,7 @@ static inline uint32_t pb_itab_find(const pb_itab *t, uint64_t h, pb_itab_eq eq,
         *slot = 0;
         return UINT32_MAX;
     }
-    uint64_t x = pb_itab_mix(h);
+    uint64_t x = pb_itab_mix(t, h);
     uint32_t mask = t->wide ? UINT32_MAX : PB_ITAB_NARROW;
     uint32_t tag = t->wide ? 0 : (uint32_t)(x >> 56) << 24;
     size_t j = (size_t)x & (t->cap - 1);
