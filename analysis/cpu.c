@@ -65,8 +65,7 @@ static void want_rings(prism_analysis *a)
     for (size_t i = 0; i < a->nthreads; i++) {
         athread *t = a->threads[i];
         if (t->ring && !t->nring && t->depth && t->depth <= MAX_STACK)
-            t->ring[t->nring++ % TRANS_RING] =
-                (trans){ t->stack[t->depth - 1].start, t->stack[t->depth - 1].node };
+            an_ring_put(t, t->stack[t->depth - 1].start, t->stack[t->depth - 1].node);
     }
 }
 
@@ -104,27 +103,27 @@ static uint64_t pieces(athread *t, uint64_t t0, uint64_t t1)
         touch(t, PRISM_NO_NODE, t0, t1 - t0);
         return t1 - t0;
     }
-    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
+    uint64_t lo = t->nring > t->rcap ? t->nring - t->rcap : 0, hi = t->nring;
     uint64_t cur = t0;
     uint32_t node;
-    if (t->ring[lo % TRANS_RING].ts > t0) {     /* older than the ring */
-        cur = t->ring[lo % TRANS_RING].ts;
+    if (t->ring[(lo) & (t->rcap - 1)].ts > t0) {     /* older than the ring */
+        cur = t->ring[(lo) & (t->rcap - 1)].ts;
         if (cur >= t1)
             return 0;
-        node = t->ring[lo % TRANS_RING].node;
+        node = t->ring[(lo) & (t->rcap - 1)].node;
     } else {
         while (hi - lo > 1) {                   /* last transition <= t0 */
             uint64_t mid = lo + (hi - lo) / 2;
-            if (t->ring[mid % TRANS_RING].ts <= t0)
+            if (t->ring[(mid) & (t->rcap - 1)].ts <= t0)
                 lo = mid;
             else
                 hi = mid;
         }
-        node = t->ring[lo % TRANS_RING].node;
+        node = t->ring[(lo) & (t->rcap - 1)].node;
     }
     uint64_t covered = t1 - cur;
     for (uint64_t j = lo + 1; j < t->nring; j++) {
-        const trans *x = &t->ring[j % TRANS_RING];
+        const trans *x = &t->ring[(j) & (t->rcap - 1)];
         if (x->ts >= t1)
             break;
         if (x->ts > cur) {
@@ -510,7 +509,7 @@ static double take_back(athread *t, double late)
     acpu *c = &t->cpu;
     double placed = 0;
     uint32_t lo = c->nrecent > BLK_RECENT ? c->nrecent - BLK_RECENT : 0;
-    while (late > 0.5 && c->nrecent > lo) {
+    while (late > 0.5 && c->recent && c->nrecent > lo) {
         blk_piece *p = &c->recent[(c->nrecent - 1) % BLK_RECENT];
         uint64_t *blk = blk_of(t, p->node), *wait = wait_of(t, p->node);
         double x = late < (double)p->ns ? late : (double)p->ns;
@@ -532,7 +531,9 @@ static double take_back(athread *t, double late)
 
 static void keep_recent(athread *t, uint32_t node, uint64_t ns)
 {
-    if (ns)
+    if (ns && !t->cpu.recent)           /* a thread that blocks: its ring */
+        t->cpu.recent = malloc(BLK_RECENT * sizeof *t->cpu.recent);
+    if (ns && t->cpu.recent)
         t->cpu.recent[t->cpu.nrecent++ % BLK_RECENT] = (blk_piece){ node, ns };
 }
 

@@ -138,7 +138,7 @@ void an_gpu_want_rings(prism_analysis *a)
     a->rings = true;
     for (size_t i = 0; i < a->nthreads; i++)
         if (!a->threads[i]->ring)
-            a->threads[i]->ring = calloc(TRANS_RING, sizeof(trans));
+            an_ring_start(a->threads[i]);
 }
 
 static void credit(prism_analysis *a, uint64_t where, uint64_t ns, uint64_t launches)
@@ -172,7 +172,7 @@ static void api_resolve(prism_analysis *a, uint32_t idx, uint64_t corr, uint64_t
  * same flush, so a call newer than them waits. */
 static bool regions_reach(const athread *t, uint64_t ts)
 {
-    return t->ring && t->nring && t->ring[(t->nring - 1) % TRANS_RING].ts >= ts;
+    return t->ring && t->nring && t->ring[((t->nring - 1)) & (t->rcap - 1)].ts >= ts;
 }
 
 /* Runtime / driver calls that block the calling thread until the GPU has

@@ -25,6 +25,7 @@ double an_stats_mean(const double *v, size_t n);
 #define MAX_STACK 256u
 _Static_assert(MAX_STACK == PRISM_ANALYSIS_MAX_DEPTH, "the documented depth");
 #define CHILD_CACHE_BITS 10u
+#define CHILD_CACHE_FROM 64u    /* nodes on a thread before its cache is made */
 
 /*
  * A thread's call path, as the hot loop keeps it (152 bytes: what every
@@ -86,8 +87,10 @@ typedef struct tnode_cpu {
  * numbered from 1 in order of creation: a side table of a thread's nodes.
  * A zeroed an_pool is empty. */
 #define AN_POOL_FIRST 16u
+#define AN_POOL_BLOCKS 32u
 typedef struct an_pool {
-    void *blk[32];              /* enough for 2^32 records */
+    void **blk;                 /* AN_POOL_BLOCKS block pointers (enough for
+                                   2^32 records), made at the first record */
     uint32_t n;                 /* records */
 } an_pool;
 
@@ -109,7 +112,8 @@ typedef struct trans {
     uint32_t node;
 } trans;
 
-#define TRANS_RING 65536u
+#define TRANS_RING 65536u       /* a thread's ring at most, in transitions */
+#define TRANS_RING_FIRST 8u     /* ... at first: it doubles while it fills */
 
 typedef struct frame {
     uint32_t node;
@@ -151,7 +155,8 @@ typedef struct acpu {
     uint64_t on_all;            /* on-CPU over every interval (load.c) */
     uint64_t out_span, out_on, out_wait, out_busy;  /* outside regions */
     uint64_t out_blk;
-    blk_piece recent[BLK_RECENT];   /* the newest blocked pieces, a ring */
+    blk_piece *recent;          /* the newest blocked pieces, a ring of
+                                   BLK_RECENT (made at its first piece) */
     uint32_t nrecent;
     uint64_t out_tmp;
     uint32_t *touched;          /* nodes with cpu_tmp set */
@@ -183,9 +188,11 @@ typedef struct athread {
     an_pool ext;                /* tnode_ext of the nodes that have one */
     an_pool cpus;               /* tnode_cpu of the nodes that have one */
     pb_itab child;              /* node by (parent, name): 4 bytes a slot */
-    uint64_t ckey[1u << CHILD_CACHE_BITS];  /* a direct-mapped cache in front */
-    uint32_t cval[1u << CHILD_CACHE_BITS];
-    frame stack[MAX_STACK];
+    uint64_t *ckey;             /* a direct-mapped cache in front, of */
+    uint32_t *cval;             /* 1 << CHILD_CACHE_BITS slots, made once
+                                   the thread has CHILD_CACHE_FROM nodes */
+    frame *stack;               /* the open frames, scap of them allocated  */
+    uint32_t scap;              /* (doubled as needed, up to MAX_STACK)     */
     uint32_t depth;             /* frames in stack */
     uint32_t lost;              /* frames deeper than MAX_STACK */
     uint64_t too_deep;          /* regions entered deeper than MAX_STACK:
@@ -204,6 +211,9 @@ typedef struct athread {
     uint32_t step_pos;
     trans *ring;                /* recent transitions (once GPU data exists) */
     uint64_t nring;             /* transitions written in total */
+    uint32_t rcap;              /* ring slots: a power of two, doubled while
+                                   nothing wrapped (so a thread holds what it
+                                   recorded, up to TRANS_RING); 0: no ring */
     prism_node *pub;            /* derived per-thread tree */
     prism_tree tree;
     acpu cpu;                   /* CPU samples of this thread (cpu.c) */
@@ -349,6 +359,16 @@ tnode_cpu *an_cpu_get(athread *t, tnode *nd);
 /* tree.c */
 void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
                   const prism_region_event *ev, size_t n);
+/* The ring of transitions (tree.c): started small, doubled while it has
+ * not wrapped (an_ring_grow, false without memory: it wraps where it is). */
+void an_ring_start(athread *t);
+bool an_ring_grow(athread *t);
+static inline void an_ring_put(athread *t, uint64_t ts, uint32_t node)
+{
+    if (__builtin_expect(t->nring == t->rcap, 0) && t->rcap < TRANS_RING)
+        an_ring_grow(t);
+    t->ring[t->nring++ & (t->rcap - 1)] = (trans){ ts, node };
+}
 athread *an_tree_thread(prism_analysis *a, uint32_t stream);
 void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, uint64_t start,
                     uint64_t dur);

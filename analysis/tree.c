@@ -35,9 +35,25 @@ athread *an_tree_thread(prism_analysis *a, uint32_t stream)
     t->out.min = UINT64_MAX;
     snprintf(t->name, sizeof t->name, "thread %u", stream);
     if (a->rings)
-        t->ring = calloc(TRANS_RING, sizeof *t->ring);
+        an_ring_start(t);
     a->threads[a->nthreads++] = t;
     return t;
+}
+
+void an_ring_start(athread *t)
+{
+    t->ring = calloc(TRANS_RING_FIRST, sizeof *t->ring);
+    t->rcap = t->ring ? TRANS_RING_FIRST : 0;
+}
+
+bool an_ring_grow(athread *t)
+{
+    trans *r = realloc(t->ring, 2 * (size_t)t->rcap * sizeof *r);
+    if (!r)
+        return false;               /* it wraps at the size it has */
+    t->ring = r;
+    t->rcap *= 2;
+    return true;
 }
 
 void an_tree_free_thread(athread *t)
@@ -45,7 +61,11 @@ void an_tree_free_thread(athread *t)
     if (!t)
         return;
     free(t->ring);
+    free(t->ckey);
+    free(t->cval);
+    free(t->stack);
     free(t->cpu.touched);
+    free(t->cpu.recent);
     free(t->cpu.ls);
     free(t->cpu.rate);
     free(t->cpu.carry);
@@ -65,6 +85,8 @@ void *an_pool_add(an_pool *p, size_t size, uint32_t *i)
 {
     if (p->n == UINT32_MAX)
         return NULL;
+    if (!p->blk && !(p->blk = calloc(AN_POOL_BLOCKS, sizeof *p->blk)))
+        return NULL;                    /* a thread's first: its block table */
     uint64_t x = (uint64_t)p->n + AN_POOL_FIRST;
     unsigned k = 63u - (unsigned)__builtin_clzll(x) - 4u;
     if (x == (uint64_t)AN_POOL_FIRST << k && !p->blk[k] &&
@@ -76,8 +98,9 @@ void *an_pool_add(an_pool *p, size_t size, uint32_t *i)
 
 void an_pool_free(an_pool *p)
 {
-    for (size_t k = 0; k < sizeof p->blk / sizeof p->blk[0]; k++)
+    for (size_t k = 0; p->blk && k < AN_POOL_BLOCKS; k++)
         free(p->blk[k]);
+    free(p->blk);
     memset(p, 0, sizeof *p);
 }
 
@@ -112,7 +135,7 @@ static inline uint32_t child_of(athread *t, uint32_t parent, uint32_t name)
 {
     uint64_t key = ((uint64_t)parent + 1) << 32 | name;
     size_t slot = (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - CHILD_CACHE_BITS));
-    if (t->ckey[slot] == key + 1)
+    if (t->ckey && t->ckey[slot] == key + 1)
         return t->cval[slot];
     return child_slow(t, parent, name, key, slot);
 }
@@ -142,9 +165,19 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     child_key k = { t, parent, name };
     size_t at;
     uint32_t v = pb_itab_find(&t->child, key, child_eq, &k, &at);
+    if (!t->ckey && t->n >= CHILD_CACHE_FROM) {     /* a thread with a tree worth it */
+        t->ckey = calloc(1u << CHILD_CACHE_BITS, sizeof *t->ckey);
+        t->cval = t->ckey ? malloc((1u << CHILD_CACHE_BITS) * sizeof *t->cval) : NULL;
+        if (!t->cval) {
+            free(t->ckey);
+            t->ckey = NULL;
+        }
+    }
     if (v != UINT32_MAX) {
-        t->ckey[slot] = key + 1;
-        t->cval[slot] = v;
+        if (t->ckey) {
+            t->ckey[slot] = key + 1;
+            t->cval[slot] = v;
+        }
         return v;
     }
     if (!pb_vec_reserve((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes) ||
@@ -155,8 +188,10 @@ static uint32_t child_slow(athread *t, uint32_t parent, uint32_t name, uint64_t 
     nd->parent = parent;
     nd->name = name;
     nd->min = UINT64_MAX;
-    t->ckey[slot] = key + 1;
-    t->cval[slot] = (uint32_t)t->n;
+    if (t->ckey) {
+        t->ckey[slot] = key + 1;
+        t->cval[slot] = (uint32_t)t->n;
+    }
     return (uint32_t)t->n++;
 }
 
@@ -166,7 +201,21 @@ static inline __attribute__((always_inline)) void transition(athread *t, bool ri
                                                              uint32_t node)
 {
     if (ring)
-        t->ring[t->nring++ % TRANS_RING] = (trans){ ts, node };
+        an_ring_put(t, ts, node);
+}
+
+/* Room for one more open frame: the stack doubles, from 4 to MAX_STACK. */
+static bool stack_grow(athread *t)
+{
+    uint32_t cap = t->scap ? t->scap * 2 : 4;
+    if (cap > MAX_STACK)
+        cap = MAX_STACK;
+    frame *s = realloc(t->stack, cap * sizeof *s);
+    if (!s)
+        return false;
+    t->stack = s;
+    t->scap = cap;
+    return true;
 }
 
 static inline __attribute__((always_inline)) void push(prism_analysis *a, athread *t, bool ring,
@@ -174,9 +223,9 @@ static inline __attribute__((always_inline)) void push(prism_analysis *a, athrea
 {
     if (__builtin_expect(!t->depth && !t->lost, 0))
         an_out_enter(a, t, ts);         /* the gap since the last root region */
-    if (t->depth >= MAX_STACK) {
+    if (t->depth >= MAX_STACK || (t->depth == t->scap && !stack_grow(t))) {
         t->lost += t->lost != UINT32_MAX;
-        t->too_deep++;
+        t->too_deep += t->depth >= MAX_STACK;   /* (else out of memory: lost) */
         return;
     }
     uint32_t parent = t->depth ? t->stack[t->depth - 1].node : PRISM_NO_NODE;
@@ -357,44 +406,44 @@ uint32_t an_tree_node_at_sample(const athread *t, uint64_t ts)
 {
     if (!t->ring || !t->nring)
         return PRISM_NO_NODE;
-    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
-    if (t->ring[lo % TRANS_RING].ts > ts)
+    uint64_t lo = t->nring > t->rcap ? t->nring - t->rcap : 0, hi = t->nring;
+    if (t->ring[(lo) & (t->rcap - 1)].ts > ts)
         return PRISM_NO_NODE;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (t->ring[mid % TRANS_RING].ts <= ts)
+        if (t->ring[(mid) & (t->rcap - 1)].ts <= ts)
             lo = mid;
         else
             hi = mid;
     }
-    uint64_t first = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0;
-    while (lo > first && t->ring[lo % TRANS_RING].ts == ts) {
-        uint32_t after = t->ring[lo % TRANS_RING].node;
-        uint32_t before = t->ring[(lo - 1) % TRANS_RING].node;
+    uint64_t first = t->nring > t->rcap ? t->nring - t->rcap : 0;
+    while (lo > first && t->ring[(lo) & (t->rcap - 1)].ts == ts) {
+        uint32_t after = t->ring[(lo) & (t->rcap - 1)].node;
+        uint32_t before = t->ring[((lo - 1)) & (t->rcap - 1)].node;
         bool exit = before != PRISM_NO_NODE && before < t->n &&
                     t->nodes[before].parent == after;
         if (!exit)
             break;
         lo--;                           /* recorded after the sample */
     }
-    return t->ring[lo % TRANS_RING].node;
+    return t->ring[(lo) & (t->rcap - 1)].node;
 }
 
 uint32_t an_tree_node_at(const athread *t, uint64_t ts)
 {
     if (!t->ring || !t->nring)
         return PRISM_NO_NODE;
-    uint64_t lo = t->nring > TRANS_RING ? t->nring - TRANS_RING : 0, hi = t->nring;
-    if (t->ring[lo % TRANS_RING].ts > ts)
+    uint64_t lo = t->nring > t->rcap ? t->nring - t->rcap : 0, hi = t->nring;
+    if (t->ring[(lo) & (t->rcap - 1)].ts > ts)
         return PRISM_NO_NODE;           /* older than what the ring holds */
     while (hi - lo > 1) {               /* last transition at or before ts */
         uint64_t mid = lo + (hi - lo) / 2;
-        if (t->ring[mid % TRANS_RING].ts <= ts)
+        if (t->ring[(mid) & (t->rcap - 1)].ts <= ts)
             lo = mid;
         else
             hi = mid;
     }
-    return t->ring[lo % TRANS_RING].node;
+    return t->ring[(lo) & (t->rcap - 1)].node;
 }
 
 /* The sampled step containing ts: its position, UINT32_MAX when none,

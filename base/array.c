@@ -13,7 +13,10 @@ bool pb_vec_reserve(void **p, size_t *cap, size_t need, size_t size)
         return true;
     if (!size)
         return false;
-    size_t c = *cap ? *cap : 16;
+    size_t c = *cap;
+    if (!c)                             /* at first 16, or what fits 256 bytes: */
+        for (c = 16; c > 1 && c * size > 256; c /= 2)   /* a file of many */
+            ;                           /* threads has many small arrays */
     while (c < need) {
         if (c > SIZE_MAX / 2 / size)
             return false;

@@ -3,7 +3,9 @@
  * profiles (the analysis, the importer).
  *
  * pb_vec_reserve: the usual (pointer, capacity) pair grown by doubling
- * (16 elements at first) until it holds `need` elements of `size` bytes;
+ * (at first 16 elements, or as many as 256 bytes hold, at least one: a
+ * file with many threads makes many small arrays) until it holds `need`
+ * elements of `size` bytes;
  * false, and the array untouched, without memory or when the byte count
  * would overflow.  The caller owns *p and frees it.
  *

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#define ITAB_FIRST 64u
+#define ITAB_FIRST 16u
 #define ITAB_MAX_CAP ((size_t)1 << 33)     /* 2^32 - 1 indices, half full */
 
 /* A slot's value for index i of hash h. */

@@ -598,7 +598,7 @@ static void outside_regions_in_every_format(void **state)
         if (!strstr(j, want))
             fail_msg("chrome trace: no %s", want);
     }
-    assert_non_null(strstr(j, "\"outside_regions\":9}"));
+    assert_non_null(strstr(j, "\"outside_regions\":9,\"too_deep\":0}"));
     free(j);
 
     /* speedscope: a frame "(outside regions)" opened and closed at each gap */
