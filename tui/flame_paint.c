@@ -177,10 +177,13 @@ void flame_list_draw(ui *u, const ui_rect *r, int y, int rows, const flame_list 
         need = w > need ? w : need;
     }
     nf_shared(names, (size_t)k, sh);
+    /* room for the header's "frames under NAME (N)" too */
+    int hw = 14 + (l->owner != PRISM_NO_NODE ? nf_need(t->nodes[l->owner].name, 0) : 3) + 16;
+    need = hw > need ? hw : need;
     /* the figures right after the longest name, dropped from the right
      * while the name would get less than LIST_NAME_MIN columns; the
      * change only in compare mode */
-    static const int want[LC_N] = { 11, 10, 17, 12 };
+    static const int want[LC_N] = { 11, 10, 18, 12 };
     int colx[LC_N] = { 0 }, colw[LC_N] = { 0 }, name_w = r->w - 2;
     for (int q = 0; q < LC_N; q++) {
         if ((q == LC_DELTA && !u->cmp) || name_w - want[q] < LIST_NAME_MIN)

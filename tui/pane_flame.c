@@ -2,7 +2,11 @@
  * pane_flame.c - the Flame pane: an icicle graph of the call tree of all
  * threads or of one thread (`t` cycles, like the Tree), geometry in
  * flame.c, a breadcrumb of the zoom path on top and the selected frame on
- * the bottom line (whole figures while they fit).
+ * the bottom line (whole figures while they fit).  Labels fold the start a
+ * frame shares with its parent or its row ("…3.self_attn", flame_shared).
+ * The rows a shallow flame leaves free list the selected frame's children
+ * (a leaf: the frames beside it, it marked) by whole name with their
+ * figures (flame_list_draw), so frames too narrow for a label are named.
  *
  * One row per level, as deep as the tree goes; deeper than the pane, the
  * levels around the selection show (flame_window_fit) with "N above" and
@@ -18,6 +22,10 @@
  * the other profile (flame_diff_attr; without colour a '+' / '-' before
  * the label); the bottom line shows the selected frame's change.  Zooming
  * on one side zooms the other into the same frame (or the nearest one).
+ * A flame needs width, not height: side_cols asks for the columns at which
+ * every frame holding 1/32 of the time has room for its label (at most 12
+ * columns of it; flame_side_cols), from times only so the split does not
+ * flip; most profiles ask for more than half a terminal and stack.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,9 +554,7 @@ static int mouse(ui *u, void *st, int event, int row, int col)
     return event == UI_MOUSE_DOUBLE ? k_zoom_in(u, s, '\r') : rc;
 }
 
-/* Compare mode: the columns a side needs for its labels (flame.h,
- * flame_side_cols).  A flame needs width, not height: most profiles need
- * more than half of any terminal, so the sides stack, each full width. */
+/* Compare mode: the columns a side needs for its labels (see the top). */
 static int side_cols(ui *u, void *st)
 {
     fl *s = st;
@@ -560,7 +566,10 @@ static int side_cols(ui *u, void *st)
 
 static const ui_key keys[] = {
     { KEY_UP, "Up/k", k_move, "parent frame" }, { 'k', "k", k_move, "parent frame" },
-    { KEY_DOWN, "Down/j", k_move, "widest child frame" }, { 'j', "j", k_move, "widest child frame" },
+#define FL_DOWN "widest child frame.  The rows below the flame list the selected frame's " \
+    "children (a leaf: the frames beside it, marked) by whole name with total, share and " \
+    "calls; in compare mode the two flames stack, each full width"
+    { KEY_DOWN, "Down/j", k_move, FL_DOWN }, { 'j', "j", k_move, FL_DOWN },
     { KEY_LEFT, "Left/h", k_move, "frame to the left on the same row" },
     { 'h', "h", k_move, "frame to the left" },
     { KEY_RIGHT, "Right/l", k_move, "frame to the right on the same row" },
