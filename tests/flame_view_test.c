@@ -3,7 +3,8 @@
  * over every layout depth, pane height, selected row and previous top up
  * to 60 rows: the selection always shows, the window and its markers fit
  * the height, hidden levels add up, no row is wasted and the window stays
- * put while the selection stays inside it; then the palette: every pair
+ * put while the selection stays inside it; the list below a shallow flame
+ * (flame_list_fit, flame_list_top) at every height; then the palette: every pair
  * reads (contrast rule), black or white text whichever reads better, and
  * the xterm colour table; the text of a change (flame_change_text) in the
  * explorer's one style for durations.
@@ -94,6 +95,55 @@ static void test_window_examples(void **state)
     assert_int_equal(c.top, b.top);
 }
 
+/* The list below the flame: at every pane height 1..100 and every row
+ * count the flame takes, it starts after a blank row below the flame, ends
+ * inside the area, and shows whenever 3 rows are free. */
+static void test_list_fit(void **state)
+{
+    (void)state;
+    for (int area = -1; area <= 100; area++)
+        for (int used = -1; used <= area + 2; used++) {
+            flame_list_geo g = flame_list_fit(area, used);
+            int u = used > 0 ? used : 0;
+            assert_true(g.rows >= 0);
+            if (area - u < 3) {
+                assert_int_equal(g.rows, 0);
+                continue;
+            }
+            assert_int_equal(g.y, u + 1);              /* a blank row, then the header */
+            assert_true(g.y > u);                      /* never over the flame */
+            assert_true(g.rows >= 1);
+            assert_int_equal(g.y + 1 + g.rows, area);  /* to the area's end, no further */
+        }
+    /* the 120x40 flame of 2 levels: 36 rows between breadcrumb and bottom line */
+    flame_list_geo g = flame_list_fit(36, 2);
+    assert_int_equal(g.y, 3);
+    assert_int_equal(g.rows, 32);
+}
+
+/* The list's first row: the mark always shows, no empty rows at the end,
+ * and the list stays put while the mark stays inside it. */
+static void test_list_top(void **state)
+{
+    (void)state;
+    for (int n = 0; n <= 40; n++)
+        for (int rows = 1; rows <= 20; rows++)
+            for (int mark = -1; mark <= n; mark++)
+                for (int top = -1; top <= n + 1; top++) {
+                    int t = flame_list_top(n, rows, mark, top);
+                    assert_true(t >= 0);
+                    if (n <= rows) {
+                        assert_int_equal(t, 0);
+                        continue;
+                    }
+                    assert_true(t + rows <= n);
+                    if (mark >= 0 && mark < n)
+                        assert_true(mark >= t && mark < t + rows);
+                    if (top >= 0 && top + rows <= n && (mark < 0 || (mark >= top && mark < top + rows)))
+                        assert_int_equal(t, top);
+                }
+}
+
 static void test_palette(void **state)
 {
     (void)state;
@@ -181,6 +231,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_window_all),
         cmocka_unit_test(test_window_examples),
+        cmocka_unit_test(test_list_fit),
+        cmocka_unit_test(test_list_top),
         cmocka_unit_test(test_palette),
         cmocka_unit_test(test_rgb),
         cmocka_unit_test(test_change_text),

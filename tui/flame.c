@@ -7,6 +7,7 @@
 
 #include "escape.h"
 #include "flame.h"
+#include "namefit.h"
 
 typedef struct kid {
     const char *name;
@@ -341,6 +342,78 @@ size_t flame_hit_next(const flame_hits *h, size_t c, int dir)
             if (h->cells[i] < c)
                 return h->cells[i];
     return h->cells[h->count - 1];
+}
+
+const uint32_t *flame_children(const flame *f, uint32_t node, size_t *n)
+{
+    *n = 0;
+    if (!f->kids || !f->off || (node != PRISM_NO_NODE && node >= f->order_count))
+        return NULL;
+    size_t slot = node == PRISM_NO_NODE ? f->order_count : node;
+    *n = f->off[slot + 1] - f->off[slot];
+    return *n ? f->kids + f->off[slot] : NULL;
+}
+
+flame_list flame_list_of(const flame *f, const prism_tree *t, uint32_t sel, uint32_t z)
+{
+    uint32_t n = sel != PRISM_NO_NODE ? sel : z;
+    flame_list l = { t, n, NULL, 0, -1 };
+    l.kids = flame_children(f, n, &l.n);
+    if (!l.n && n != PRISM_NO_NODE && n != z && n < f->order_count) {
+        l.owner = t->nodes[n].parent;
+        l.kids = flame_children(f, l.owner, &l.n);
+        for (size_t i = 0; i < l.n && i < (size_t)1 << 30 && l.mark < 0; i++)
+            if (l.kids[i] == n)
+                l.mark = (int)i;
+    }
+    return l;
+}
+
+int flame_shared(const flame *f, const prism_tree *t, size_t *out)
+{
+    if (!f->count)
+        return 0;
+    memset(out, 0, f->count * sizeof *out);
+    const char **names = malloc(f->count * sizeof *names);
+    size_t *row = malloc(f->count * sizeof *row);
+    if (!names || !row) {
+        free(names);
+        free(row);
+        return -1;
+    }
+    for (size_t i = 0; i < f->count; i++)
+        names[i] = t->nodes[f->cells[i].node].name;
+    for (size_t a = 0, b; a < f->count; a = b) {
+        for (b = a; b < f->count && f->cells[b].row == f->cells[a].row;)
+            b++;
+        nf_shared(names + a, b - a, row);
+        for (size_t i = a; i < b; i++) {
+            uint32_t p = t->nodes[f->cells[i].node].parent;
+            size_t up = p != PRISM_NO_NODE ? nf_common(names[i], t->nodes[p].name) : 0;
+            out[i] = up > row[i - a] ? up : row[i - a];
+        }
+    }
+    free(names);
+    free(row);
+    return 0;
+}
+
+int flame_side_cols(const flame *f, const prism_tree *t, const size_t *shared)
+{
+    int need = 0;
+    for (size_t i = 0; i < f->count && f->base_ns; i++) {
+        const flame_cell *c = &f->cells[i];
+        uint64_t span = c->t1 - c->t0;
+        if (span < f->base_ns / FLAME_READ_SHARE || !span)
+            continue;                   /* the list below names the small */
+        int lab = nf_need(t->nodes[c->node].name, shared ? shared[i] : 0);
+        lab = (lab < FLAME_READ_COLS ? lab : FLAME_READ_COLS) + 1;
+        /* cols * span / base >= lab */
+        unsigned __int128 cols = ((unsigned __int128)lab * f->base_ns + span - 1) / span;
+        int w = cols > FLAME_SIDE_MAX ? FLAME_SIDE_MAX : (int)cols;
+        need = w > need ? w : need;
+    }
+    return need;
 }
 
 /* Bytes of the code point starting at p (1 for stray continuation bytes). */

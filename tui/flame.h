@@ -25,6 +25,9 @@
  *    time still shows in the parent); rows at or beyond max_rows likewise.
  *  - Cells are stored row by row, left to right within a row; the children
  *    of a cell are contiguous.
+ *  - Labels fold the start a frame shares with its parent or its row into
+ *    an ellipsis (flame_shared, then nf_fit), so siblings that differ only
+ *    in a layer index still read apart.
  */
 #ifndef PRISM_TUI_FLAME_H
 #define PRISM_TUI_FLAME_H
@@ -117,6 +120,31 @@ int flame_name_cmp(const char *a, const char *b);
  * used. */
 int flame_label(char *out, size_t cap, const char *name, int cols, bool utf8);
 
+/* The children of node in the tree last laid out (PRISM_NO_NODE: the
+ * roots), in layout order: *n of them, borrowed from f until its next
+ * build; NULL with *n = 0 when there are none or node is not of it. */
+const uint32_t *flame_children(const flame *f, uint32_t node, size_t *n);
+
+/* ---- labels that tell frames apart (namefit.h) ----
+ * out[i] for each cell of f: the bytes at the start of its name that its
+ * label may fold into an ellipsis: the longer of the start it shares with
+ * its parent's name (nf_common) and the start it shares with the frames of
+ * its row that begin with the same word (nf_shared), so "encoder.layers.3.
+ * self_attn" beside "encoder.layers.4.linear1" shows "...3.self_attn".
+ * t is the tree f was built from.  Returns 0, or -1 on allocation failure
+ * (out then all 0). */
+int flame_shared(const flame *f, const prism_tree *t, size_t *out);
+
+/* Compare mode: the columns one side needs for its labels to read (the
+ * pane's side_cols).  Every frame of the layout holding at least
+ * 1/FLAME_READ_SHARE of the width should have room for its label (with its
+ * shared start folded, at most FLAME_READ_COLS columns of it) and its
+ * separator; the widest such need, at most FLAME_SIDE_MAX.  It depends on
+ * the times, not on the width f was built at, so it does not flip between
+ * the stacked and the side-by-side split.  shared: flame_shared's. */
+enum { FLAME_READ_SHARE = 32, FLAME_READ_COLS = 12, FLAME_SIDE_MAX = 4096 };
+int flame_side_cols(const flame *f, const prism_tree *t, const size_t *shared);
+
 /* A colour index 0..n-1 from the name's module: the part before the first
  * '.', so "layer.0" and "layer.1" share a colour. */
 int flame_color(const char *name, int n);
@@ -138,6 +166,39 @@ typedef struct flame_window {
 /* rows: rows of the layout; height: rows of the pane for it; sel_row: the
  * selected cell's row (< 0: none); top: the last window's top. */
 flame_window flame_window_fit(int rows, int height, int sel_row, int top);
+
+/* ---- the list below the flame (flame_view.c) ----
+ * A flame rarely fills the pane; the rows it leaves free list frames by
+ * whole name with their figures.  area: the rows between the breadcrumb
+ * and the bottom line; used: the rows the flame takes from the top of it
+ * (its window and markers).  The list keeps a blank row after the flame,
+ * then a header row at `y` (a row of the area), then `rows` rows of
+ * frames; rows 0 (and y -1) when fewer than 3 rows are free. */
+typedef struct flame_list_geo {
+    int y, rows;
+} flame_list_geo;
+
+flame_list_geo flame_list_fit(int area, int used);
+
+/* What the list holds: kids[0..n) of tree t (borrowed from f), the
+ * children of `owner` (PRISM_NO_NODE: the roots) in layout order; mark:
+ * the index of the selected frame among them, < 0 when it is not one. */
+typedef struct flame_list {
+    const prism_tree *t;
+    uint32_t owner;
+    const uint32_t *kids;
+    size_t n;
+    int mark;
+} flame_list;
+
+/* The list for selected node sel (PRISM_NO_NODE: none) under zoom z of
+ * the tree t that f was last built from (flame.c): the children of sel, or,
+ * when it has none, the frames beside it (its parent's children) with sel
+ * marked; with no selection the children of z.  n = 0 when empty. */
+flame_list flame_list_of(const flame *f, const prism_tree *t, uint32_t sel, uint32_t z);
+/* The first of n entries shown in `rows` rows: the last `top` while entry
+ * `mark` (< 0: none) stays visible and no row is left empty at the end. */
+int flame_list_top(int n, int rows, int mark, int top);
 
 /* ---- the palette (flame_view.c) ----
  * Pairs of terminal colour numbers, text on block.  Slots: FLAME_NMODULE

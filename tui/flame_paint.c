@@ -1,14 +1,17 @@
 /*
  * flame_paint.c - the Flame pane's look: colour pairs and attributes of
  * frames (the palette itself, which colours and black or white text, is
- * flame_palette), the breadcrumb, the markers of hidden levels and the
- * text of a change.
+ * flame_palette), the breadcrumb, the markers of hidden levels, the
+ * text of a change and the list of frames below the flame.
  */
 #include <stdio.h>
 
+#include "compare_view.h"
 #include "delta.h"
+#include "escape.h"
 #include "flame.h"
 #include "flame_paint.h"
+#include "namefit.h"
 
 void flame_init_colors(void)
 {
@@ -123,4 +126,108 @@ bool flame_change_text(char *buf, size_t cap, const prism_delta *d)
     snprintf(buf, cap, "%s %s", k == DL_NEW ? "new" : k == DL_GONE ? "gone" : dv,
              k == DL_NEW || k == DL_GONE ? dv : pct);
     return true;
+}
+
+/* ---- the list below the flame ---- */
+
+#define LIST_NAME_W 36          /* the name column takes at least this ...   */
+#define LIST_NAME_MIN 20        /* ... and figures drop before it gets less */
+#define LIST_SHOWN_MAX 256      /* rows whose shared starts are worked out */
+
+enum { LC_TOTAL, LC_SHARE, LC_DELTA, LC_CALLS, LC_N };
+
+/* The header: what the list holds, the heads of the figures. */
+static void list_header(ui *u, const ui_rect *r, int y, const flame_list *l, int top, int shown,
+                        const int *colx, const int *colw)
+{
+    static const char *const heads[LC_N] = { "total", "share", "change", "calls" };
+    attr_t at = ui_attr(u, CP_DIM, A_BOLD);
+    char range[64], owner[160];
+    if (shown < (int)l->n)
+        snprintf(range, sizeof range, " (%d-%d of %zu)", top + 1, top + shown, l->n);
+    else
+        snprintf(range, sizeof range, " (%zu)", l->n);
+    int room = (colx[LC_TOTAL] > 0 ? colx[LC_TOTAL] : r->w) - 1 - ui_width(range) - 14;
+    if (l->owner == PRISM_NO_NODE)
+        snprintf(owner, sizeof owner, "%s", "all");
+    else
+        ui_elide_mid(owner, sizeof owner, l->t->nodes[l->owner].name, room > 8 ? room : 8, u->utf8);
+    ui_fill(r, y, A_NORMAL);
+    int x = 1 + ui_printf(r, y, 1, at, "frames under %s", owner);
+    ui_print(r, y, x, at, range);
+    for (int k = 0; k < LC_N; k++)
+        if (colw[k] > 0)
+            ui_print(r, y, colx[k] + colw[k] - ui_width(heads[k]), at, heads[k]);
+}
+
+void flame_list_draw(ui *u, const ui_rect *r, int y, int rows, const flame_list *l, int *top)
+{
+    if (rows < 1 || y < 0 || y + 1 + rows > r->h || r->w < 4)
+        return;
+    int n = l->n > (size_t)1 << 30 ? 1 << 30 : (int)l->n;
+    *top = flame_list_top(n, rows, l->mark, *top);
+    int shown = n - *top < rows ? n - *top : rows;
+    const prism_tree *t = l->t;
+    const char *names[LIST_SHOWN_MAX];
+    size_t sh[LIST_SHOWN_MAX];
+    int k = shown < LIST_SHOWN_MAX ? shown : LIST_SHOWN_MAX, need = LIST_NAME_W;
+    for (int i = 0; i < k; i++) {
+        names[i] = t->nodes[l->kids[*top + i]].name;
+        int w = nf_need(names[i], 0) + 2;
+        need = w > need ? w : need;
+    }
+    nf_shared(names, (size_t)k, sh);
+    /* room for the header's "frames under NAME (N)" too */
+    int hw = 14 + (l->owner != PRISM_NO_NODE ? nf_need(t->nodes[l->owner].name, 0) : 3) + 16;
+    need = hw > need ? hw : need;
+    /* the figures right after the longest name, dropped from the right
+     * while the name would get less than LIST_NAME_MIN columns; the
+     * change only in compare mode */
+    static const int want[LC_N] = { 11, 10, 18, 12 };
+    int colx[LC_N] = { 0 }, colw[LC_N] = { 0 }, name_w = r->w - 2;
+    for (int q = 0; q < LC_N; q++) {
+        if ((q == LC_DELTA && !u->cmp) || name_w - want[q] < LIST_NAME_MIN)
+            continue;
+        colw[q] = want[q];
+        name_w -= want[q];
+    }
+    name_w = name_w < need ? name_w : need;
+    for (int q = 0, x = 1 + name_w; q < LC_N; q++) {
+        colx[q] = colw[q] ? x : 0;
+        x += colw[q];
+    }
+    list_header(u, r, y, l, *top, shown, colx, colw);
+    const char *up = l->owner != PRISM_NO_NODE ? t->nodes[l->owner].name : NULL;
+    uint64_t whole = l->owner != PRISM_NO_NODE ? t->nodes[l->owner].total_ns : t->total_ns;
+    for (int i = 0; i < shown; i++) {
+        int idx = *top + i, row = y + 1 + i;
+        const prism_node *nd = &t->nodes[l->kids[idx]];
+        bool sel = idx == l->mark;
+        attr_t at = sel ? ui_attr(u, CP_SEL, A_REVERSE) | A_BOLD : A_NORMAL;
+        const prism_delta *d = u->cmp ? ui_delta(u, nd->path_hash) : NULL;
+        char fit[ESC_CAP(PRISM_MAX_STRING_BYTES)], v[48], cell[64];
+        size_t shared = i < k ? sh[i] : 0, c = up ? nf_common(nd->name, up) : 0;
+        nf_fit(fit, sizeof fit, nd->name, c > shared ? c : shared, name_w - 1, u->utf8);
+        ui_fill(r, row, at);
+        ui_print(r, row, 0, at, sel ? ">" : " ");
+        ui_print(r, row, 1, d ? cmpv_delta_attr(u, d, at, sel) : at, fit);
+        for (int q = 0; q < LC_N; q++) {
+            if (!colw[q])
+                continue;
+            if (q == LC_DELTA) {
+                cmpv_delta_cell(u, r, row, colx[q] + 1, colw[q] - 1, d, at, sel);
+                continue;
+            }
+            if (q == LC_TOTAL)
+                fmt_ns(cell, sizeof cell, (double)nd->total_ns);
+            else if (q == LC_SHARE)
+                snprintf(cell, sizeof cell, "%.1f%%",
+                         whole ? 100.0 * (double)nd->total_ns / (double)whole : 0.0);
+            else {
+                fmt_count(v, sizeof v, (double)nd->calls);
+                snprintf(cell, sizeof cell, "%s call%s", v, nd->calls == 1 ? "" : "s");
+            }
+            ui_print(r, row, colx[q] + colw[q] - ui_width(cell), at, cell);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 /*
- * flame_view.c - the Flame pane's vertical window over a deep layout and
- * its colour palette, as pure functions (no curses); rules in flame.h.
+ * flame_view.c - the Flame pane's vertical window over a deep layout, the
+ * place of the list of frames below a shallow one, and its colour
+ * palette, as pure functions (no curses); rules in flame.h.
  */
 #include <math.h>
 
@@ -48,6 +49,35 @@ flame_window flame_window_fit(int rows, int height, int sel_row, int top)
     w.above = top;
     w.below = rows - top - w.shown;
     return w;
+}
+
+/* ---- the list below the flame ---- */
+
+flame_list_geo flame_list_fit(int area, int used)
+{
+    flame_list_geo g = { -1, 0 };
+    if (used < 0)
+        used = 0;
+    if (area - used < 3)                /* a gap, the header, one frame */
+        return g;
+    g.y = used + 1;
+    g.rows = area - used - 2;
+    return g;
+}
+
+int flame_list_top(int n, int rows, int mark, int top)
+{
+    if (n <= 0 || rows <= 0 || n <= rows)
+        return 0;
+    if (mark >= n)
+        mark = n - 1;
+    if (mark >= 0 && mark < top)
+        top = mark;
+    if (mark >= 0 && mark >= top + rows)
+        top = mark - rows + 1;
+    if (top > n - rows)
+        top = n - rows;
+    return top > 0 ? top : 0;
 }
 
 /* ---- palette ---- */

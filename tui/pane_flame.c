@@ -2,7 +2,11 @@
  * pane_flame.c - the Flame pane: an icicle graph of the call tree of all
  * threads or of one thread (`t` cycles, like the Tree), geometry in
  * flame.c, a breadcrumb of the zoom path on top and the selected frame on
- * the bottom line (whole figures while they fit).
+ * the bottom line (whole figures while they fit).  Labels fold the start a
+ * frame shares with its parent or its row ("…3.self_attn", flame_shared).
+ * The rows a shallow flame leaves free list the selected frame's children
+ * (a leaf: the frames beside it, it marked) by whole name with their
+ * figures (flame_list_draw), so frames too narrow for a label are named.
  *
  * One row per level, as deep as the tree goes; deeper than the pane, the
  * levels around the selection show (flame_window_fit) with "N above" and
@@ -18,6 +22,10 @@
  * the other profile (flame_diff_attr; without colour a '+' / '-' before
  * the label); the bottom line shows the selected frame's change.  Zooming
  * on one side zooms the other into the same frame (or the nearest one).
+ * A flame needs width, not height: side_cols asks for the columns at which
+ * every frame holding 1/32 of the time has room for its label (at most 12
+ * columns of it; flame_side_cols), from times only so the split does not
+ * flip; most profiles ask for more than half a terminal and stack.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +36,7 @@
 #include "escape.h"
 #include "flame.h"
 #include "flame_paint.h"
+#include "namefit.h"
 #include "ui.h"
 
 #define FLAME_DEPTH 1024        /* levels laid out; deeper ones: zoom in     */
@@ -49,6 +58,12 @@ typedef struct fl {
     bool hits_ok;
     unsigned hits_gen;
     char hits_for[64];
+    size_t *shared;             /* flame_shared of geo, for its labels       */
+    size_t shared_cap;
+    unsigned shared_gen;
+    bool shared_ok;
+    int list_top;               /* first entry of the list below the flame   */
+    uint32_t list_owner;        /* whose frames it lists                     */
 } fl;
 
 static bool match_cb(const char *name, void *ctx)
@@ -74,6 +89,7 @@ static void pane_free(void *st)
         return;
     flame_free(&s->geo);
     flame_hits_free(&s->hits);
+    free(s->shared);
     free(s);
 }
 
@@ -180,6 +196,17 @@ static uint32_t sync(ui *u, fl *s)
         s->gen++;
         s->hits_ok = false;
     }
+    if (!s->shared_ok || s->shared_gen != s->gen) {
+        if (s->shared_cap < s->geo.count) {
+            size_t *n = realloc(s->shared, s->geo.count * sizeof *n);
+            if (n) {
+                s->shared = n;
+                s->shared_cap = s->geo.count;
+            }
+        }
+        s->shared_ok = s->shared_cap >= s->geo.count && flame_shared(&s->geo, t, s->shared) == 0;
+        s->shared_gen = s->gen;
+    }
     if (!s->hits_ok || s->hits_gen != s->gen || strcmp(s->hits_for, u->search)) {
         s->hits_ok = flame_search(&s->geo, t, match_cb, u, &s->hits) == 0;
         s->hits_gen = s->gen;
@@ -211,25 +238,34 @@ static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, int y, bool sel,
 {
     const flame_cell *c = &s->geo.cells[i];
     const prism_node *nd = &vtree(u, s)->nodes[c->node];
-    const char *name = nd->name;
-    char marked[512];
     attr_t at;
     size_t parity = i + (size_t)c->row;
+    char lab[512], text[1024];
+    size_t o = 0;
+    int room = c->w - 1;
     if (u->cmp) {
         const prism_delta *d = ui_delta(u, nd->path_hash);
         at = flame_diff_attr(u, d, sel, parity);
         int dir = dl_direction(d);
-        if (!u->color && dir) {         /* the direction as a sign */
-            snprintf(marked, sizeof marked, "%c%s", dir > 0 ? '+' : '-', name);
-            name = marked;
+        if (!u->color && dir && room > 0) {     /* the direction as a sign */
+            text[o++] = dir > 0 ? '+' : '-';
+            room--;
         }
         if (hit)
             at |= A_BOLD | A_UNDERLINE;
     } else {
         at = flame_frame_attr(u, nd, parity, sel, hit);
     }
-    char lab[256], text[1024];
-    flame_label(lab, sizeof lab, name, c->w - 1, u->utf8);
+    /* the start shared with the parent or the row folds into an ellipsis;
+     * under 4 columns only what follows it shows ("3…1" for "enc.3.lin1"),
+     * and without a shared start the name's start */
+    size_t sh = s->shared_ok ? s->shared[i] : 0;
+    if (room >= 4)
+        nf_fit(lab, sizeof lab, nd->name, sh, room, u->utf8);
+    else if (sh && room >= 2)
+        nf_fit(lab, sizeof lab, nd->name + sh, 0, room, u->utf8);
+    else
+        flame_label(lab, sizeof lab, nd->name, room, u->utf8);
     int x = c->x;
     if (c->w == 1) {            /* too narrow for a label: a marked block */
         ui_print(r, y, x, u->color || sel ? at : A_REVERSE, sel ? ">" : hit ? "*" : " ");
@@ -242,8 +278,10 @@ static void draw_cell(ui *u, fl *s, const ui_rect *r, size_t i, int y, bool sel,
         ui_print(r, y, x, sel || hit ? at : u->color ? A_BOLD : at, sep);
         x++;
     }
-    size_t o = (size_t)snprintf(text, sizeof text, "%s", lab);
-    for (int pad = c->w - 1 - ui_width(lab); pad > 0 && o + 1 < sizeof text; pad--)
+    o += (size_t)snprintf(text + o, sizeof text - o, "%s", lab);
+    if (o >= sizeof text)
+        o = sizeof text - 1;
+    for (int pad = c->w - 1 - ui_width(text); pad > 0 && o + 1 < sizeof text; pad--)
         text[o++] = ' ';
     text[o] = '\0';
     ui_print(r, y, x, at, text);
@@ -353,6 +391,15 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
                   u->search[0] && ui_matches(u, t->nodes[c->node].name));
     }
     flame_markers(u, &r, &s->win);
+    int used = s->win.y0 + s->win.shown + (s->win.marks && s->win.below ? 1 : 0);
+    flame_list_geo g = flame_list_fit(area, used);
+    flame_list l = flame_list_of(&s->geo, t, exact && f != FLAME_NONE ? s->geo.cells[f].node
+                                                                     : PRISM_NO_NODE, z);
+    if (l.owner != s->list_owner)       /* another list: from its start */
+        s->list_top = 0;
+    s->list_owner = l.owner;
+    if (g.rows > 0 && l.n)              /* the frames, by whole name */
+        flame_list_draw(u, &r, 1 + g.y, g.rows, &l, &s->list_top);
     if (h > 2)
         bottom_line(u, s, &r);
 }
@@ -507,9 +554,22 @@ static int mouse(ui *u, void *st, int event, int row, int col)
     return event == UI_MOUSE_DOUBLE ? k_zoom_in(u, s, '\r') : rc;
 }
 
+/* Compare mode: the columns a side needs for its labels (see the top). */
+static int side_cols(ui *u, void *st)
+{
+    fl *s = st;
+    if (!s)
+        return 0;
+    sync(u, s);
+    return flame_side_cols(&s->geo, vtree(u, s), s->shared_ok ? s->shared : NULL);
+}
+
 static const ui_key keys[] = {
     { KEY_UP, "Up/k", k_move, "parent frame" }, { 'k', "k", k_move, "parent frame" },
-    { KEY_DOWN, "Down/j", k_move, "widest child frame" }, { 'j', "j", k_move, "widest child frame" },
+#define FL_DOWN "widest child frame.  The rows below the flame list the selected frame's " \
+    "children (a leaf: the frames beside it, marked) by whole name with total, share and " \
+    "calls; in compare mode the two flames stack, each full width"
+    { KEY_DOWN, "Down/j", k_move, FL_DOWN }, { 'j', "j", k_move, FL_DOWN },
     { KEY_LEFT, "Left/h", k_move, "frame to the left on the same row" },
     { 'h', "h", k_move, "frame to the left" },
     { KEY_RIGHT, "Right/l", k_move, "frame to the right on the same row" },
@@ -536,4 +596,5 @@ const ui_pane pane_flame = {
     .keys = keys,
     .nkeys = sizeof keys / sizeof keys[0],
     .mouse = mouse,
+    .side_cols = side_cols,
 };
