@@ -68,6 +68,11 @@ static void test_fit_keeps_what_differs(void **st)
     assert_string_equal(out, "\u202611.s.out_proj (backward)");
     nf_fit(out, sizeof out, m, 0, 30, true);    /* nothing shared: words shorten */
     assert_string_equal(out, "e.l.11.s.out_proj (backward)");
+    /* the leaf stays whole before "(backward)"; then the middle goes */
+    nf_fit(out, sizeof out, "encoder.layers.5.linear2 (backward)", 0, 24, true);
+    assert_string_equal(out, "e.l.5.linear2 (backward)");
+    nf_fit(out, sizeof out, "encoder.layers.5.linear2 (backward)", 0, 20, true);
+    assert_string_equal(out, "e.l.5.line\u2026backward)");
     assert_int_equal(nf_need(m, 15), 33);
     assert_int_equal(nf_need(m, 0), 47);
 }

@@ -84,12 +84,30 @@ static int cols_of(const char *s)
     return n;
 }
 
+/* The start of s's leaf: its last word not in parentheses ("linear1" of
+ * "5.linear1 (backward)"). */
+static const char *leaf_of(const char *s)
+{
+    const char *leaf = s;
+    for (const char *p = s; *p;) {
+        while (*p && nf_sep(*p))
+            p++;
+        if (*p && *p != '(')
+            leaf = p;
+        while (*p && !nf_sep(*p))
+            p++;
+    }
+    return leaf;
+}
+
 /* Shorten the words of s (escaped) from the left to their first letter
- * until it takes at most `width` columns: not a number, not the last word,
- * not a word in parentheses.  Returns its columns. */
+ * until it takes at most `width` columns: not a number, not the leaf (the
+ * last word not in parentheses), not a word in parentheses.  Returns its
+ * columns. */
 static int shorten(char *s, int width)
 {
     int cols = cols_of(s);
+    size_t leaf = (size_t)(leaf_of(s) - s);
     for (char *p = s; *p && cols > width;) {
         while (*p && nf_sep(*p))
             p++;
@@ -98,8 +116,8 @@ static int shorten(char *s, int width)
         for (; *q && !nf_sep(*q); q++)
             if (*q < '0' || *q > '9')
                 digits = false;
-        if (!*q)
-            break;                      /* the last word stays */
+        if (!*q || (size_t)(p - s) >= leaf)
+            break;                      /* the leaf and what follows stay */
         char *keep = p + 1;             /* the word's first code point */
         while (*keep && ((unsigned char)*keep & 0xc0) == 0x80)
             keep++;
@@ -108,8 +126,10 @@ static int shorten(char *s, int width)
             *q = '\0';
             cols -= cols_of(keep);
             *q = end;
+            size_t gone = (size_t)(q - keep);
             memmove(keep, q, strlen(q) + 1);
             q = keep;
+            leaf -= gone;
         }
         p = q;
     }
@@ -133,8 +153,8 @@ int nf_fit(char *out, size_t cap, const char *name, size_t shared, int width, bo
         return tv_fit_mid(out, cap, name, width, utf8);
     int cols = escaped(rest, name + shared);
     int room = width - (shared ? 1 : 0);
-    if (cols > room && shorten(rest, room) > room)
-        escaped(rest, name + shared);   /* shortening is not enough: the middle */
+    if (cols > room)                    /* then, if that is not enough, its middle */
+        shorten(rest, room);
     size_t at = 0;
     if (shared && strlen(ell) < cap) {
         memcpy(out, ell, strlen(ell) + 1);

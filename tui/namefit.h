@@ -37,8 +37,9 @@ int nf_need(const char *name, size_t shared);
 
 /* `name` escaped and fitted in `width` columns: whole when it fits; else
  * "…" and the rest after its shared start; else that rest with its words
- * shortened from the left (never a number, the last word or a
- * "(suffix)") when that fits; else the rest cut in its middle.  The ellipsis is "~"
+ * shortened from the left (never a number, the leaf -- the last word not
+ * in parentheses -- or a "(suffix)"); what still does not fit loses its
+ * middle.  The ellipsis is "~"
  * without UTF-8.  Returns the columns used. */
 int nf_fit(char *out, size_t cap, const char *name, size_t shared, int width, bool utf8);
 

@@ -128,7 +128,7 @@ for l in rows:
 ' || fail "figures not aligned under their titles at 200 columns"
 keys q; wait_for "__EXIT__ 0"
 
-# 40 columns without UTF-8: a long name elided in the middle with "..",
+# 40 columns without UTF-8: a long name's words shortened, then its middle elided with "..",
 # figures whole; 60 columns with UTF-8: its words shortened from the left
 # ("o.param_groups..."), the last word whole
 LONG="$TMPD/long.json"
@@ -141,7 +141,7 @@ JSON
 start 40 24 "TERM=xterm LANG=C LC_ALL=C $TOP --no-follow $LONG"
 wait_for "\| Summary( \||$)"
 keys 2; wait_for "\| Tree"
-wait_for "^ \. optimiz\.\.am_step +500\.0 us +500\.0 us$"
+wait_for "^ \. o\.p\.0\.f\.\.am_step +500\.0 us +500\.0 us$"
 screen | python3 tests/screen/whole.py 40 0 || fail "a figure cut at 40 columns"
 keys q; wait_for "__EXIT__ 0"
 start 60 24 "TERM=xterm LANG=C.UTF-8 $TOP --no-follow $LONG"
