@@ -12,8 +12,11 @@
  *    a rank whose steps are not strictly ascending has them sorted (stably)
  *    and duplicates dropped, the first kept; the job owns the summary, so
  *    this is done in place and the summary agrees with the matrices.
- *    step_ns and work_ns are nranks x nsteps, NAN where a rank lacks the
- *    step; work = step - wait, the wait clamped to the step.
+ *    The cells (a rank's step and work ns at an aligned step) are kept
+ *    rank by rank, only those that exist (row/cell: a job of ranks whose
+ *    steps do not overlap costs what its files hold, never ranks x
+ *    steps); work = step - wait, the wait clamped to the step.  Columns
+ *    (a step's ranks) are walked with a cursor per rank, in step order.
  * 3. The job's step is, per aligned step, the slowest rank's step time
  *    (the others wait for it at the next collective); its median, mean and
  *    sum over steps.  Skew per step (>= 2 ranks present): max - min of the
@@ -223,28 +226,61 @@ static bool align(prism_job *j)
         if (!union_steps(&j->step_index, &j->nsteps, &j->ranks[r].sum))
             return false;
     }
-    size_t nr = j->nranks, ns = j->nsteps;
-    if (!nr || !ns)
+    size_t nr = j->nranks, ns = j->nsteps, nc = 0;
+    if (!nr)
         return true;
-    if (nr > SIZE_MAX / sizeof(double) / ns)
+    if (ns >= UINT32_MAX)
         return false;
-    j->step_ns = malloc(nr * ns * sizeof(double));
-    j->work_ns = malloc(nr * ns * sizeof(double));
-    if (!j->step_ns || !j->work_ns)
+    for (size_t r = 0; r < nr; r++)
+        nc += j->ranks[r].sum.nsteps;
+    j->row = malloc((nr + 1) * sizeof *j->row);
+    j->cell = malloc((nc ? nc : 1) * sizeof *j->cell);
+    if (!j->row || !j->cell)
         return false;
-    for (size_t i = 0; i < nr * ns; i++)
-        j->step_ns[i] = j->work_ns[i] = NAN;
+    size_t c = 0;
     for (size_t r = 0; r < nr; r++) {
         const prism_rank_summary *s = &j->ranks[r].sum;
         size_t p = 0;
+        j->row[r] = c;
         for (size_t k = 0; k < s->nsteps; k++) {
             while (j->step_index[p] != s->steps[k].index)   /* present: a union */
                 p++;
             uint64_t st = s->steps[k].step_ns, w = s->steps[k].wait_ns;
-            j->step_ns[r * ns + p] = (double)st;
-            j->work_ns[r * ns + p] = (double)(st - (w < st ? w : st));
+            j->cell[c++] = (prism_job_cell){ (uint32_t)p, (double)st,
+                                             (double)(st - (w < st ? w : st)) };
         }
     }
+    j->row[nr] = c;
+    j->ncells = c;
+    return true;
+}
+
+/* The cells of aligned step s, steps taken in order: cur[r] is rank r's
+ * next cell (start at row[r]); their indices into at[] (nranks room),
+ * rank order; returns how many. */
+static size_t column(const prism_job *j, size_t *cur, size_t s, size_t *at)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < j->nranks; r++)
+        if (cur[r] < j->row[r + 1] && j->cell[cur[r]].step == s)
+            at[n++] = cur[r]++;
+    return n;
+}
+
+/* A cursor per rank at its first cell, and room for a column; false
+ * without memory. */
+static bool column_start(const prism_job *j, size_t **cur, size_t **at)
+{
+    size_t nr = j->nranks ? j->nranks : 1;
+    *cur = malloc(nr * sizeof **cur);
+    *at = malloc(nr * sizeof **at);
+    if (!*cur || !*at) {
+        free(*cur);
+        free(*at);
+        return false;
+    }
+    for (size_t r = 0; r < j->nranks; r++)
+        (*cur)[r] = j->row[r];
     return true;
 }
 
@@ -257,15 +293,17 @@ static bool job_figures(prism_job *j)
     if (!top)
         return false;
     double *skew = top + ns, *wskew = skew + ns;
-    size_t nt = 0, nk = 0;
+    size_t nt = 0, nk = 0, *cur, *at;
     double total = 0.0, skew_max = 0.0;
-    for (size_t s = 0; s < ns; s++) {
+    if (nr && !column_start(j, &cur, &at)) {
+        free(top);
+        return false;
+    }
+    for (size_t s = 0; nr && s < ns; s++) {
         double hi = -INFINITY, lo = INFINITY, whi = -INFINITY, wlo = INFINITY;
-        size_t c = 0;
-        for (size_t r = 0; r < nr; r++) {
-            double v = prism_job_step(j, r, s), w = prism_job_work(j, r, s);
-            if (isnan(v))
-                continue;
+        size_t c = 0, n = column(j, cur, s, at);
+        for (size_t i = 0; i < n; i++) {
+            double v = j->cell[at[i]].step_ns, w = j->cell[at[i]].work_ns;
             c++;
             hi = v > hi ? v : hi;
             lo = v < lo ? v : lo;
@@ -282,6 +320,10 @@ static bool job_figures(prism_job *j)
             skew_max = hi - lo > skew_max ? hi - lo : skew_max;
         }
     }
+    if (nr) {
+        free(cur);
+        free(at);
+    }
     j->job_step_total_ns = total;
     j->job_step_mean_ns = nt ? total / (double)nt : 0.0;
     j->job_step_median_ns = an_job_median(top, nt);
@@ -296,8 +338,22 @@ static bool job_figures(prism_job *j)
 
 typedef struct cell {
     double v;
-    size_t r;
+    size_t r;                   /* its cell (prism_job.cell) */
 } cell;
+
+/* The rank of cell c (rows ascending: a binary search). */
+static size_t rank_of(const prism_job *j, size_t c)
+{
+    size_t lo = 0, hi = j->nranks;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->row[mid] <= c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 
 static int cmp_cell(const void *x, const void *y)
 {
@@ -336,27 +392,25 @@ static double mad_without(const cell *c, size_t n, size_t p, double med)
 enum { CELL_SHARED = 1, CELL_SLOWED = 2 };
 
 typedef struct outl {
-    double *excess;             /* nranks x nsteps, where CELL_SHARED */
-    uint8_t *flag;              /* nranks x nsteps */
+    double *excess;             /* a cell's (prism_job.cell), where CELL_SHARED */
+    uint8_t *flag;              /* a cell's */
     uint64_t *shared;           /* per rank: its steps with another rank */
 } outl;
 
 static bool outliers(const prism_job *j, const prism_job_opts *o, outl *out)
 {
-    size_t nr = j->nranks, ns = j->nsteps, cells = nr * ns;   /* align checked it */
+    size_t nr = j->nranks, ns = j->nsteps, cells = j->ncells, *cur = NULL, *at = NULL;
     out->excess = malloc((cells ? cells : 1) * sizeof *out->excess);
     out->flag = calloc(cells ? cells : 1, 1);
     out->shared = calloc(nr ? nr : 1, sizeof *out->shared);
     cell *col = malloc((nr ? nr : 1) * sizeof *col);
     double *dev = malloc((nr ? nr : 1) * sizeof *dev);
-    bool ok = out->excess && out->flag && out->shared && col && dev;
-    for (size_t s = 0; ok && s < ns; s++) {
-        size_t n = 0;
-        for (size_t r = 0; r < nr; r++) {
-            double w = prism_job_work(j, r, s);
-            if (!isnan(w))
-                col[n++] = (cell){ w, r };
-        }
+    bool ok = out->excess && out->flag && out->shared && col && dev &&
+              (!nr || column_start(j, &cur, &at));
+    for (size_t s = 0; ok && nr && s < ns; s++) {
+        size_t n = column(j, cur, s, at);
+        for (size_t i = 0; i < n; i++)
+            col[i] = (cell){ j->cell[at[i]].work_ns, at[i] };
         if (n < 2)
             continue;
         qsort(col, n, sizeof *col, cmp_cell);
@@ -372,14 +426,16 @@ static bool outliers(const prism_job *j, const prism_job_opts *o, outl *out)
             double m = median_without(col, n, p);
             double d = 1.4826 * (n > 3 ? all_mad : mad_without(col, n, p, m));
             double thr = fmax(fmax(o->k_mad * d, o->min_excess_pct / 100.0 * m), o->min_excess_ns);
-            size_t r = col[p].r, at = r * ns + s;
-            out->excess[at] = col[p].v - m;
-            out->flag[at] = CELL_SHARED | (col[p].v - m > thr ? CELL_SLOWED : 0);
+            size_t c = col[p].r, r = rank_of(j, c);
+            out->excess[c] = col[p].v - m;
+            out->flag[c] = CELL_SHARED | (col[p].v - m > thr ? CELL_SLOWED : 0);
             out->shared[r]++;
         }
     }
     free(col);
     free(dev);
+    free(cur);
+    free(at);
     return ok;
 }
 
@@ -405,17 +461,15 @@ static bool rank_figures(prism_job *j, const prism_job_opts *o, const outl *ol)
         prism_job_rank *k = &j->ranks[r];
         size_t n = 0, ne = 0;
         k->slowed = 0;
-        for (size_t s = 0; s < ns; s++) {
-            double st = prism_job_step(j, r, s);
-            if (isnan(st))
-                continue;
+        for (size_t c = j->row[r]; c < j->row[r + 1]; c++) {
+            double st = j->cell[c].step_ns;
             v[n] = st;
-            w[n] = prism_job_work(j, r, s);
+            w[n] = j->cell[c].work_ns;
             wt[n] = st - w[n];
             n++;
-            uint8_t f = ol->flag[r * ns + s];
+            uint8_t f = ol->flag[c];
             if (f & CELL_SHARED)
-                ex[ne++] = ol->excess[r * ns + s];
+                ex[ne++] = ol->excess[c];
             k->slowed += (f & CELL_SLOWED) != 0;
         }
         k->step_median_ns = an_job_median(v, n);
@@ -511,7 +565,7 @@ static bool stragglers(prism_job *j, const outl *ol)
         j->nstragglers = 0;
         return false;
     }
-    size_t n = 0, ns = j->nsteps;
+    size_t n = 0;
     for (size_t r = 0; r < j->nranks; r++) {
         const prism_job_rank *k = &j->ranks[r];
         if (!k->straggler)
@@ -524,9 +578,9 @@ static bool stragglers(prism_job *j, const outl *ol)
         g->excess_pct = base > 0 ? 100.0 * g->excess_ns / base : 0.0;
         g->slowed = k->slowed;
         g->steps = k->sum.nsteps;
-        for (size_t s = 0; s < ns && g->nslowed_index < 16; s++)
-            if (ol->flag[r * ns + s] & CELL_SLOWED)
-                g->slowed_index[g->nslowed_index++] = j->step_index[s];
+        for (size_t c = j->row[r]; c < j->row[r + 1] && g->nslowed_index < 16; c++)
+            if (ol->flag[c] & CELL_SLOWED)
+                g->slowed_index[g->nslowed_index++] = j->step_index[j->cell[c].step];
         g->others_wait_ns = others_median(j, r, offsetof(prism_job_rank, wait_median_ns),
                                               scratch);
     }
@@ -590,8 +644,8 @@ void prism_job_free(prism_job *j)
         prism_rank_summary_free(&j->ranks[i].sum);
     free(j->ranks);
     free(j->step_index);
-    free(j->step_ns);
-    free(j->work_ns);
+    free(j->row);
+    free(j->cell);
     free(j->stragglers);
     free_failures(j->failed, j->nfailed);
     free(j);

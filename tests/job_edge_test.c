@@ -61,6 +61,33 @@ static void assert_finite_job(const prism_job *j)
     }
 }
 
+/* Ranks whose steps do not overlap (issue 32, item 4: 200 ranks took
+ * 1.27 GB as ranks x the union of their steps): the job holds the cells
+ * that exist, 200 x 50, not 200 x 10 000, and reads them all back. */
+static void test_disjoint_steps(void **state)
+{
+    (void)state;
+    enum { NR = 200, PER = 50 };
+    prism_rank_summary *s = calloc(NR, sizeof *s);
+    for (size_t r = 0; r < NR; r++) {
+        rs_init(&s[r], (int64_t)r);
+        for (uint64_t k = 0; k < PER; k++)
+            rs_step(&s[r], r * PER + k, (10 + (double)(r % 3)) * MS, 1 * MS);
+    }
+    prism_job *j = merge(s, NR);
+    assert_int_equal(j->nsteps, NR * PER);
+    assert_int_equal(j->ncells, NR * PER);
+    for (size_t r = 0; r < NR; r += 37) {
+        assert_near(prism_job_step(j, r, r * PER + 7), (10 + (double)(r % 3)) * MS, 1);
+        assert_near(prism_job_work(j, r, r * PER + 7), (9 + (double)(r % 3)) * MS, 1);
+        assert_true(isnan(prism_job_step(j, r, (r + 1) % NR * PER)));
+    }
+    assert_true(isnan(prism_job_step(j, NR, 0)));          /* no such rank */
+    assert_int_equal(j->nstragglers, 0);                   /* no step shared */
+    assert_finite_job(j);
+    prism_job_free(j);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -209,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_steps),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_disjoint_steps),
         cmocka_unit_test(test_failures),
         cmocka_unit_test(test_hostile_regions),
         cmocka_unit_test(test_large),

@@ -94,6 +94,8 @@ typedef struct fixture {
     prism_job job;
     prism_job_rank ranks[NR];
     double step[NR * NS], work[NR * NS];
+    size_t row[NR + 1];                 /* the cells that exist, from step/work */
+    prism_job_cell cell[NR * NS];
     uint64_t index[NS];
     prism_straggler strag;
     jv v;
@@ -119,11 +121,20 @@ static fixture *make(bool collective)
         }
     }
     f->step[3 * NS + 5] = f->work[3 * NS + 5] = NAN;
+    size_t nc = 0;
+    for (size_t r = 0; r < NR; r++) {
+        f->row[r] = nc;
+        for (size_t s = 0; s < NS; s++)
+            if (!isnan(f->step[r * NS + s]))
+                f->cell[nc++] = (prism_job_cell){ (uint32_t)s, f->step[r * NS + s],
+                                                  f->work[r * NS + s] };
+    }
+    f->row[NR] = nc;
     f->ranks[2].straggler = true;
     f->strag.index = 2;
     f->strag.rank = 2;
     f->job = (prism_job){ .ranks = f->ranks, .nranks = NR, .step_index = f->index, .nsteps = NS,
-                          .step_ns = f->step, .work_ns = f->work, .median_rank = 0,
+                          .row = f->row, .cell = f->cell, .ncells = nc, .median_rank = 0,
                           .stragglers = &f->strag, .nstragglers = 1 };
     f->v.job = &f->job;
     assert_true(jv_prepare(&f->v));

@@ -30,9 +30,10 @@ static prism_job *job_make(size_t n, size_t s)
     j->nsteps = s;
     j->ranks = calloc(n, sizeof *j->ranks);
     j->step_index = calloc(s ? s : 1, sizeof *j->step_index);
-    j->step_ns = calloc(n * s + 1, sizeof *j->step_ns);
-    j->work_ns = calloc(n * s + 1, sizeof *j->work_ns);
-    assert_true(j->ranks && j->step_index && j->step_ns && j->work_ns);
+    j->row = calloc(n + 1, sizeof *j->row);
+    j->cell = calloc(n * s + 1, sizeof *j->cell);
+    j->ncells = n * s;
+    assert_true(j->ranks && j->step_index && j->row && j->cell);
     for (size_t i = 0; i < s; i++)
         j->step_index[i] = i;
     for (size_t r = 0; r < n; r++) {
@@ -47,11 +48,11 @@ static prism_job *job_make(size_t n, size_t s)
         k->work_median_ns = 1e6 + 1e3 * (double)r;
         k->wait_median_ns = 1e6 - 1e3 * (double)r;
         k->excess_median_ns = 1e3 * (double)r - 1e3 * (double)(n / 2);
-        for (size_t i = 0; i < s; i++) {
-            j->step_ns[r * s + i] = 2e6;
-            j->work_ns[r * s + i] = k->work_median_ns;
-        }
+        j->row[r] = r * s;
+        for (size_t i = 0; i < s; i++)
+            j->cell[r * s + i] = (prism_job_cell){ (uint32_t)i, 2e6, k->work_median_ns };
     }
+    j->row[n] = n * s;
     j->median_rank = n / 2;
     j->job_step_median_ns = j->job_step_mean_ns = 2e6;
     j->job_step_total_ns = 2e6 * (double)s;
@@ -62,8 +63,8 @@ static void job_done(prism_job *j)
 {
     free(j->ranks);
     free(j->step_index);
-    free(j->step_ns);
-    free(j->work_ns);
+    free(j->row);
+    free(j->cell);
     free(j->stragglers);
     free(j->failed);
     free(j);
@@ -192,7 +193,7 @@ static void no_straggler_and_missing_figures(void **state)
     prism_job *j = job_make(3, 2);
     j->ranks[2].work_median_ns = NAN;          /* a rank without steps      */
     j->ranks[2].step_median_ns = NAN;
-    j->work_ns[2 * 2 + 1] = NAN;
+    j->cell[2 * 2 + 1].work_ns = NAN;
     char *t = text_of(j, 0, false);
     assert_non_null(strstr(t, "Stragglers:\n  No straggler: ranks within"));
     free(t);

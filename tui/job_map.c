@@ -94,7 +94,7 @@ size_t jv_shown_step(const jv *v, size_t r, size_t s, size_t ncol)
 bool jv_prepare(jv *v)
 {
     const prism_job *j = v->job;
-    size_t cells = j->nranks * j->nsteps;
+    size_t cells = j->ncells;           /* the cells that exist */
     double *tmp = malloc((cells ? cells : 1) * sizeof *tmp);
     v->order = malloc((j->nranks ? j->nranks : 1) * sizeof *v->order);
     if (!tmp || !v->order) {
@@ -106,10 +106,10 @@ bool jv_prepare(jv *v)
      * waited */
     v->work = false;
     for (size_t i = 0; i < cells && !v->work; i++)
-        v->work = j->step_ns[i] - j->work_ns[i] > 0;
+        v->work = j->cell[i].step_ns - j->cell[i].work_ns > 0;
     for (int m = 0; m < 2; m++) {
         for (size_t i = 0; i < cells; i++)
-            tmp[i] = m ? j->work_ns[i] : j->step_ns[i];
+            tmp[i] = m ? j->cell[i].work_ns : j->cell[i].step_ns;
         v->median[m] = jv_median(tmp, cells);
     }
     free(tmp);

@@ -194,14 +194,25 @@ typedef struct prism_job_failure {
     prism_status status;
 } prism_job_failure;
 
+/* A rank's step in the job: its aligned step and times. */
+typedef struct prism_job_cell {
+    uint32_t step;             /* index into prism_job.step_index           */
+    double step_ns, work_ns;
+} prism_job_cell;
+
 typedef struct prism_job {
     prism_job_rank *ranks;     /* by id ascending                            */
     size_t nranks;
     bool ids_from_order;       /* header ranks missing or repeated          */
     uint64_t *step_index;      /* aligned steps (union of the ranks'), asc.  */
     size_t nsteps;
-    /* nranks x nsteps, row per rank: ns; NAN where the rank lacks the step */
-    double *step_ns, *work_ns;
+    /* The ranks' steps (the cells of the rank x step matrix that exist),
+     * rank by rank: rank r's are cell[row[r] .. row[r + 1]), by step
+     * ascending.  A job whose ranks' steps do not overlap costs what its
+     * files hold, never ranks x steps (prism_job_step reads a cell). */
+    size_t *row;               /* nranks + 1 (NULL when nranks is 0)       */
+    prism_job_cell *cell;
+    size_t ncells;
     /* The job's step: per aligned step the slowest rank's step time; its
      * median, mean and sum over steps.  Skew: per step, max - min of step
      * time (and of work) over the ranks that have it; medians and max. */
@@ -227,14 +238,32 @@ PRISM_API void prism_job_free(prism_job *j);
  * largest |delta| first, work and wait alike: up to max into out (the
  * caller's), returns how many. */
 PRISM_API size_t prism_job_deltas(const prism_job *j, size_t r, prism_job_delta *out, size_t max);
-/* The cell (rank index r, aligned step s): step/work ns, NAN when absent. */
+/* The cell (rank index r, aligned step s), NULL when the rank lacks the
+ * step: a binary search in the rank's cells. */
+static inline const prism_job_cell *prism_job_cell_at(const prism_job *j, size_t r, size_t s)
+{
+    if (!j->row || r >= j->nranks)
+        return NULL;
+    size_t lo = j->row[r], hi = j->row[r + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->cell[mid].step < s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < j->row[r + 1] && j->cell[lo].step == s ? &j->cell[lo] : NULL;
+}
+/* Its step and work ns, NAN when absent. */
 static inline double prism_job_step(const prism_job *j, size_t r, size_t s)
 {
-    return j->step_ns[r * j->nsteps + s];
+    const prism_job_cell *c = prism_job_cell_at(j, r, s);
+    return c ? c->step_ns : __builtin_nan("");
 }
 static inline double prism_job_work(const prism_job *j, size_t r, size_t s)
 {
-    return j->work_ns[r * j->nsteps + s];
+    const prism_job_cell *c = prism_job_cell_at(j, r, s);
+    return c ? c->work_ns : __builtin_nan("");
 }
 
 /* ---- loading many files ---- */

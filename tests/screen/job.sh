@@ -145,14 +145,19 @@ expect "4 ranks, 20 steps"
 kill -INT "$(top_pid)"; wait_for "__EXIT__ 0"
 wait_for "^ -?echo$"; expect "^ echo$"
 
-# q while loading: a FIFO nobody writes keeps a loader thread in open(); the
-# progress line shows, q leaves at once all the same
+# q while loading: a FIFO whose writer holds it open and writes nothing
+# keeps a loader thread in read(); the progress line shows, q leaves at
+# once all the same (a FIFO with no writer at all is an empty file at once:
+# badfile.sh)
 mkfifo "$TMPD/stuck"
+sleep 600 > "$TMPD/stuck" &
+HOLD=$!
 start 100 30 "TERM=xterm LANG=C.UTF-8 $TOP --job $D/rank0.cbor $TMPD/stuck"
 wait_for "^LOADING 1/2 ranks, .* of "
 expect "q: cancel"
 type_keys q; wait_for "__EXIT__ 0"
 wait_for "^ -?echo$"; expect "^ echo$"
+kill "$HOLD" 2>/dev/null
 
 # a file that cannot be read, its name hostile: listed under the Table,
 # escaped; the others open
