@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "rules.h"
+#include "array.h"             /* pb_qsort */
 
 #define WRAPPER_SELF 0.05       /* a wrapper's self time is below this share */
 #define WRAPPER_HOLDS 0.9       /* ... and it holds this much of its parent  */
@@ -660,6 +661,6 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     for (size_t i = 0; i < sizeof rules_table / sizeof rules_table[0]; i++)
         rules_table[i](&c);
 
-    qsort(out, c.n, sizeof *out, cmp_bn);
+    pb_qsort(out, c.n, sizeof *out, cmp_bn);
     return dedupe(out, c.n);
 }
