@@ -253,9 +253,14 @@ const char *rules_denom(const rules_ctx *c)
     return c->steps ? "step time" : "run time";
 }
 
+uint64_t rules_in_window_ns(const rules_ctx *c, const prism_node *n)
+{
+    return c->steps ? n->in_step_ns : n->total_ns;
+}
+
 double rules_in_window(const rules_ctx *c, const prism_node *n)
 {
-    return c->steps ? (double)n->in_step_ns : (double)n->total_ns;
+    return (double)rules_in_window_ns(c, n);
 }
 
 static double minus(double x, double y)
