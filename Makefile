@@ -198,7 +198,7 @@ endif
 endif
 # the fuzz targets' replays are tests like the others (tests/fuzz/replay.c)
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle)
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle export)
 TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
@@ -499,6 +499,10 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 #   demangle the reader's demangling of C++ names: the bound on what the
 #            demangler prints is never exceeded (seeds: tests/corpus/demangle/,
 #            dictionary tests/fuzz/demangle.dict)
+#   export   every output that carries names (the JSON reports, every export,
+#            the rank summary, a job): no raw control, bidi or separator
+#            character, JSON that parses (seeds: tests/corpus/export/, the
+#            compare target's corpus and seeds)
 # make fuzz: builds them, makes a seed corpus with the project's own writers
 # (tests/fuzz/seeds.sh: small refprofile/trainloop runs, into
 # $(B)/fuzz/seeds/), and runs each for FUZZ_SECONDS (default 60) on
@@ -516,7 +520,7 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= reader feed compare import summary demangle
+FUZZ_TARGETS ?= reader feed compare import summary demangle export
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
@@ -551,6 +555,8 @@ fuzz: fuzz-build fuzz-seeds
 	@for t in $(FUZZ_TARGETS); do \
 	    if [ $$t = import ]; then extra="-dict=tests/fuzz/import.dict tests/fuzz/corpus"; \
 	    elif [ $$t = demangle ]; then extra="-dict=tests/fuzz/demangle.dict tests/corpus/$$t"; \
+	    elif [ $$t = export ]; then extra="-dict=tests/fuzz/import.dict tests/corpus/$$t \
+	        tests/corpus/compare $(FUZZ_DIR)/seeds/compare"; \
 	    else extra="tests/corpus/$$t $(FUZZ_DIR)/seeds/$$t"; fi; \
 	    echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
 	    $(FUZZ_DIR)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN) \
@@ -566,7 +572,8 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
 .SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
             $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o \
-            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o
+            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o \
+            $(FUZZ_DIR)/obj/tests/fuzz/export_fuzz.o
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \
