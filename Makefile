@@ -146,6 +146,8 @@ TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
 # programs of tests/ that the screen tests run (not tests themselves)
 SCREEN_PROGS := $(B)/tests/steps_workload
 LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test $(B)/tests/gpu_fixtures_test
+# prism-top's outputs of a trace with hostile names (tests/hostile_names_test.sh)
+SHELL_TEST := $(B)/tests/hostile_names_test
 # tests/gpu/run_gpu_checks.sh's logic without a GPU (tests/gpu/offline_test.sh)
 GPU_OFFLINE_TEST := $(B)/tests/gpu_offline_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
@@ -277,7 +279,7 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 
 # Building and linking programs the ways README.md and docs/C.md give (tests/link_test.sh).
 # What the libraries export, the arrows between folders (tests/boundaries_test.sh).
-$(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
+$(LINK_TEST) $(SHELL_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 $(GPU_OFFLINE_TEST): tests/gpu/offline_test.sh tests/case_lib.sh | $(TEST_DEPS_OK)
@@ -290,11 +292,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE
 
 
 
-test: all $(TESTS) $(SCREEN_PROGS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
+test: all $(TESTS) $(SCREEN_PROGS) $(LINK_TEST) $(SHELL_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
 	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' \
 	    PYTHON='$(PYTHON)' PRISM_TEST_SANITIZE='$(SANITIZE)' \
-	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
+	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(SHELL_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
