@@ -147,6 +147,8 @@ TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
 # programs of tests/ that the screen tests run (not tests themselves)
 SCREEN_PROGS := $(B)/tests/steps_workload
 LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test $(B)/tests/gpu_fixtures_test
+# prism-top's outputs of a trace with hostile names (tests/hostile_names_test.sh)
+SHELL_TEST := $(B)/tests/hostile_names_test
 # tests/gpu/run_gpu_checks.sh's logic without a GPU (tests/gpu/offline_test.sh)
 GPU_OFFLINE_TEST := $(B)/tests/gpu_offline_test
 BENCHES  := $(patsubst bench/%.c,$(B)/bench/%,$(BENCH_SRC))
@@ -199,7 +201,7 @@ endif
 endif
 # the fuzz targets' replays are tests like the others (tests/fuzz/replay.c)
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle)
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle export)
 TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
@@ -278,7 +280,7 @@ $(B)/tests/collect_cxx_test: $(B)/obj/tests/collect_cxx_test.o $(B)/obj/tests/co
 
 # Building and linking programs the ways README.md and docs/C.md give (tests/link_test.sh).
 # What the libraries export, the arrows between folders (tests/boundaries_test.sh).
-$(LINK_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
+$(LINK_TEST) $(SHELL_TEST): $(B)/tests/%: tests/%.sh tests/case_lib.sh | $(TEST_DEPS_OK)
 	@mkdir -p $(@D)
 	install -m 755 $< $@
 $(GPU_OFFLINE_TEST): tests/gpu/offline_test.sh tests/case_lib.sh | $(TEST_DEPS_OK)
@@ -291,11 +293,11 @@ $(B)/bench/%: $(B)/obj/bench/%.o $(TOP_OBJ) $(ANALYSIS_OBJ) $(SAMPLE_LIB) $(CORE
 
 
 
-test: all $(TESTS) $(SCREEN_PROGS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
+test: all $(TESTS) $(SCREEN_PROGS) $(LINK_TEST) $(SHELL_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 	@B=$(B) LINK_CC='$(CC)' LINK_CXX='$(CXX)' LINK_SAN='$(SAN)' \
 	    LINK_MAKEVARS='BUILD=$(BUILD) SANITIZE=$(SANITIZE)' \
 	    PYTHON='$(PYTHON)' PRISM_TEST_SANITIZE='$(SANITIZE)' \
-	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
+	    sh tests/run.sh $(TESTS) $(LINK_TEST) $(SHELL_TEST) $(GPU_OFFLINE_TEST) $(PY_TEST)
 
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -500,6 +502,10 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 #   demangle the reader's demangling of C++ names: the bound on what the
 #            demangler prints is never exceeded (seeds: tests/corpus/demangle/,
 #            dictionary tests/fuzz/demangle.dict)
+#   export   every output that carries names (the JSON reports, every export,
+#            the rank summary, a job): no raw control, bidi or separator
+#            character, JSON that parses (seeds: tests/corpus/export/, the
+#            compare target's corpus and seeds)
 # make fuzz: builds them, makes a seed corpus with the project's own writers
 # (tests/fuzz/seeds.sh: small refprofile/trainloop runs, into
 # $(B)/fuzz/seeds/), and runs each for FUZZ_SECONDS (default 60) on
@@ -517,7 +523,7 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= reader feed compare import summary demangle
+FUZZ_TARGETS ?= reader feed compare import summary demangle export
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
@@ -552,6 +558,8 @@ fuzz: fuzz-build fuzz-seeds
 	@for t in $(FUZZ_TARGETS); do \
 	    if [ $$t = import ]; then extra="-dict=tests/fuzz/import.dict tests/fuzz/corpus"; \
 	    elif [ $$t = demangle ]; then extra="-dict=tests/fuzz/demangle.dict tests/corpus/$$t"; \
+	    elif [ $$t = export ]; then extra="-dict=tests/fuzz/import.dict tests/corpus/$$t \
+	        tests/corpus/compare $(FUZZ_DIR)/seeds/compare"; \
 	    else extra="tests/corpus/$$t $(FUZZ_DIR)/seeds/$$t"; fi; \
 	    echo "== fuzz $$t: $(FUZZ_SECONDS) s"; \
 	    $(FUZZ_DIR)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN) \
@@ -567,7 +575,8 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -pthread -o $@ $^ $(LIBS_CORE) -lyajl -lz
 .SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
             $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o \
-            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o
+            $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o \
+            $(FUZZ_DIR)/obj/tests/fuzz/export_fuzz.o
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \

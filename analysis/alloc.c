@@ -107,7 +107,7 @@ void an_alloc_fit(prism_analysis *a, double threshold_mb, prism_leak *out)
     if (a->galloc_unsorted) {
         for (size_t i = 0; i < a->ngalloc; i++)
             a->galloc[i].seq = i;       /* equal times keep arrival order */
-        qsort(a->galloc, a->ngalloc, sizeof *a->galloc, cmp_ev);
+        pb_qsort(a->galloc, a->ngalloc, sizeof *a->galloc, cmp_ev);
         a->galloc_unsorted = false;
     }
     step_end *se = malloc((a->nsteps ? a->nsteps : 1) * sizeof *se);
@@ -122,7 +122,7 @@ void an_alloc_fit(prism_analysis *a, double threshold_mb, prism_leak *out)
         if (s->end >= a->galloc_first && s->start <= a->galloc_last)
             se[k++] = (step_end){ s->end, s->index };
     }
-    qsort(se, k, sizeof *se, cmp_end);
+    pb_qsort(se, k, sizeof *se, cmp_end);
     uint64_t live = 0;
     size_t j = 0;
     for (size_t i = 0; i < k; i++) {

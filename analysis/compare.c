@@ -26,6 +26,7 @@
 
 #include "prism/analysis.h"
 #include "u64map.h"
+#include "array.h"             /* pb_qsort */
 
 #define SIGNIFICANT_P 0.01
 /* Effect-size floors: with a hundred steps a side, the rank test finds a
@@ -283,7 +284,7 @@ static double log_median_se(const prism_analysis *a, uint32_t node)
     size_t n = prism_analysis_node_step_samples(a, node, v, PRISM_STEP_SAMPLES);
     if (n < MIN_SAMPLES)
         return 0.0;
-    qsort(v, n, sizeof *v, cmp_double);
+    pb_qsort(v, n, sizeof *v, cmp_double);
     double mid = ((double)n - 1.0) / 2.0, h = sqrt((double)n) / 2.0;
     double lo = floor(mid - h), hi = ceil(mid + h);
     size_t l = lo < 0 ? 0 : (size_t)lo, u = hi > (double)(n - 1) ? n - 1 : (size_t)hi;
@@ -322,7 +323,7 @@ static bool run_shift(prism_compare *c, const sideinfo *sb, const sideinfo *sc)
     }
     c->run_regions = n;
     if (n >= RUN_MIN_REGIONS) {
-        qsort(r, n, sizeof *r, cmp_vote);
+        pb_qsort(r, n, sizeof *r, cmp_vote);
         double lg = n % 2 ? r[n / 2].log_ratio : (r[n / 2 - 1].log_ratio + r[n / 2].log_ratio) / 2.0;
         size_t agree = 0;
         for (size_t i = 0; i < n; i++)
@@ -500,7 +501,7 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
     double g = cmp->whole_run_shift ? cmp->run_factor : 1.0;
     for (size_t i = 0; i < cmp->count; i++)
         verdict(&cmp->deltas[i], &sb, &sc, g);
-    qsort(cmp->deltas, cmp->count, sizeof *cmp->deltas, cmp_delta);
+    pb_qsort(cmp->deltas, cmp->count, sizeof *cmp->deltas, cmp_delta);
     for (size_t i = 0; i < cmp->count; i++)
         cmp->own_regions += cmp->deltas[i].own;
 

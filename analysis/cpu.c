@@ -407,7 +407,7 @@ static int by_run_up(const void *x, const void *y)
  * queued (the states show it). */
 static void place_lost(fill *f, size_t n, double lost)
 {
-    qsort(f, n, sizeof *f, by_run_up);
+    pb_qsort(f, n, sizeof *f, by_run_up);
     for (int pass = 0; pass < 2; pass++)
         for (size_t j = 0; j < n && lost > 0.5; j++) {
             if (pass && f[j].run >= 0.5)

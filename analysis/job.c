@@ -91,7 +91,7 @@ static double select_kth(double *v, size_t n, size_t k)
     ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, at = (ptrdiff_t)k;
     for (int round = 0; lo < hi; round++) {
         if (round == 64) {
-            qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, an_job_cmp_double);
+            pb_qsort(v + lo, (size_t)(hi - lo + 1), sizeof *v, an_job_cmp_double);
             break;
         }
         double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
@@ -156,7 +156,7 @@ static bool assign_ids(prism_job *j)
         r[i] = j->ranks[i].sum.rank;
         header = header && r[i] >= 0;
     }
-    qsort(r, n, sizeof *r, cmp_i64);
+    pb_qsort(r, n, sizeof *r, cmp_i64);
     for (size_t i = 1; header && i < n; i++)
         header = r[i] != r[i - 1];
     free(r);
@@ -164,7 +164,7 @@ static bool assign_ids(prism_job *j)
     for (size_t i = 0; i < n; i++)
         j->ranks[i].id = header ? j->ranks[i].sum.rank : (int64_t)i;
     /* ids are distinct: the order is total */
-    qsort(j->ranks, n, sizeof *j->ranks, cmp_rank);
+    pb_qsort(j->ranks, n, sizeof *j->ranks, cmp_rank);
     return true;
 }
 
@@ -413,7 +413,7 @@ static bool outliers(const prism_job *j, const prism_job_opts *o, outl *out)
             col[i] = (cell){ j->cell[at[i]].work_ns, at[i] };
         if (n < 2)
             continue;
-        qsort(col, n, sizeof *col, cmp_cell);
+        pb_qsort(col, n, sizeof *col, cmp_cell);
         double all_mad = 0.0;
         if (n > 3) {
             size_t m = n / 2;
@@ -586,7 +586,7 @@ static bool stragglers(prism_job *j, const outl *ol)
     }
     free(scratch);
     an_job_causes(j);
-    qsort(j->stragglers, n, sizeof *j->stragglers, cmp_straggler);
+    pb_qsort(j->stragglers, n, sizeof *j->stragglers, cmp_straggler);
     return true;
 }
 

@@ -226,8 +226,8 @@ static bool dset_build(const prism_job *j, dset *ds)
         }
     }
     for (size_t u = 0; u < ds->n; u++) {
-        qsort(ds->sv + ds->d[u].start, ds->d[u].have, sizeof *ds->sv, an_job_cmp_double);
-        qsort(ds->sw + ds->d[u].start, ds->d[u].have, sizeof *ds->sw, an_job_cmp_double);
+        pb_qsort(ds->sv + ds->d[u].start, ds->d[u].have, sizeof *ds->sv, an_job_cmp_double);
+        pb_qsort(ds->sw + ds->d[u].start, ds->d[u].have, sizeof *ds->sw, an_job_cmp_double);
     }
     return true;
 }

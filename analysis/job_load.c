@@ -24,6 +24,7 @@
 #include "ropen.h"
 #include "prism/import.h"
 #include "prism/job.h"
+#include "array.h"             /* pb_qsort */
 
 /* Bytes of a file's head that tell what it holds. */
 #define HEAD_BYTES 4096
@@ -154,7 +155,7 @@ static prism_status add_dir(plist *l, const char *dir, char *msg, size_t msglen)
         snprintf(msg, msglen, "no profiles in %s", dir);
         return PRISM_E_NOT_PRISM;
     }
-    qsort(l->v + first, l->n - first, sizeof *l->v, by_natural_name);
+    pb_qsort(l->v + first, l->n - first, sizeof *l->v, by_natural_name);
     return PRISM_OK;
 }
 

@@ -259,7 +259,7 @@ static void credit(pass2 *p)
 {
     const prism_step *sp = p->in->spans;
     size_t ns = p->s->nsteps, m = 0;
-    qsort(p->iv, p->niv, sizeof *p->iv, by_a);
+    pb_qsort(p->iv, p->niv, sizeof *p->iv, by_a);
     for (size_t i = 0; i < p->niv; i++) {
         if (m && p->iv[i].a <= p->iv[m - 1].b) {
             if (p->iv[i].b > p->iv[m - 1].b)

@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "rules.h"
+#include "array.h"             /* pb_qsort */
 
 #define WRAPPER_SELF 0.05       /* a wrapper's self time is below this share */
 #define WRAPPER_HOLDS 0.9       /* ... and it holds this much of its parent  */
@@ -252,9 +253,14 @@ const char *rules_denom(const rules_ctx *c)
     return c->steps ? "step time" : "run time";
 }
 
+uint64_t rules_in_window_ns(const rules_ctx *c, const prism_node *n)
+{
+    return c->steps ? n->in_step_ns : n->total_ns;
+}
+
 double rules_in_window(const rules_ctx *c, const prism_node *n)
 {
-    return c->steps ? (double)n->in_step_ns : (double)n->total_ns;
+    return (double)rules_in_window_ns(c, n);
 }
 
 static double minus(double x, double y)
@@ -660,6 +666,6 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     for (size_t i = 0; i < sizeof rules_table / sizeof rules_table[0]; i++)
         rules_table[i](&c);
 
-    qsort(out, c.n, sizeof *out, cmp_bn);
+    pb_qsort(out, c.n, sizeof *out, cmp_bn);
     return dedupe(out, c.n);
 }

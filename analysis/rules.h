@@ -90,6 +90,9 @@ const char *rules_denom(const rules_ctx *c);
 /* A node's time inside the denominator's window: inside sampled steps
  * when there are steps, else all of it. */
 double rules_in_window(const rules_ctx *c, const prism_node *n);
+/* The same in ns, exact (a sum of them saturates with an_sat_add: the
+ * double of a time near 2^64 is 2^64, which no uint64_t holds). */
+uint64_t rules_in_window_ns(const rules_ctx *c, const prism_node *n);
 
 /* The own (exclusive) figures of node i of tree t: its inclusive ones
  * less its children's, none below 0. */

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "internal.h"             /* an_sat_add */
 #include "rules.h"
 
 #define SYNC_REGIONS_MAX 4
@@ -73,7 +74,7 @@ static uint64_t train_time(const rules_ctx *c, const char *name, uint32_t *heavy
             nested = t->nodes[q].name && !strcmp(t->nodes[q].name, name);
         if (nested)
             continue;
-        ns += (uint64_t)rules_in_window(c, n);
+        ns = an_sat_add(ns, rules_in_window_ns(c, n));
         if (*heavy == PRISM_NO_NODE || n->total_ns > t->nodes[*heavy].total_ns)
             *heavy = (uint32_t)i;
     }
@@ -132,7 +133,7 @@ static void sync_times_build(const rules_ctx *c, sync_times *st)
         sync_time *e = sync_slot(st, nd->name, h);
         if (!e->name)
             *e = (sync_time){ nd->name, h, 0, PRISM_NO_NODE };
-        e->ns += (uint64_t)rules_in_window(c, nd);
+        e->ns = an_sat_add(e->ns, rules_in_window_ns(c, nd));
         if (e->heavy == PRISM_NO_NODE || nd->total_ns > t->nodes[e->heavy].total_ns)
             e->heavy = (uint32_t)i;
     }
@@ -263,7 +264,7 @@ void rules_data(rules_ctx *c)
         const prism_node *n = &t->nodes[i];
         if (n->depth != depth || !rules_data_like(n->name))
             continue;
-        data_ns += (uint64_t)rules_in_window(c, n);
+        data_ns = an_sat_add(data_ns, rules_in_window_ns(c, n));
         calls += n->calls;
         if (heavy == PRISM_NO_NODE || n->total_ns > t->nodes[heavy].total_ns)
             heavy = (uint32_t)i;

@@ -39,7 +39,7 @@ static int cmp_double(const void *x, const void *y)
 
 static double median_of(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    pb_qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -161,7 +161,7 @@ void rules_slow_steps(rules_ctx *c)
     /* what the sampled stacks saw in the slow steps, where the excess is */
     an_stack_where sw;
     bool in_node = named && !outside;
-    qsort(ix, k, sizeof *ix, cmp_u64);
+    pb_qsort(ix, k, sizeof *ix, cmp_u64);
     bool sampled = rules_stacks_where(c, in_node ? 1 : 0, ix, k, in_node ? best : PRISM_NO_NODE,
                                       &sw) && sw.text[0];
     if (in_node)

@@ -244,6 +244,6 @@ double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node)
     size_t n = prism_analysis_node_step_samples(a, node, v, RES_MAX);
     if (!n)
         return 0;
-    qsort(v, n, sizeof *v, cmp_double);
+    pb_qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }

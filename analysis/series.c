@@ -43,7 +43,7 @@ void an_series_sort_steps(prism_analysis *a)
         return;                         /* stays unsorted: lookups degrade, no UB */
     for (size_t i = 0; i < k; i++)
         t[i] = (tail_step){ a->steps[m + i], a->sampled_pos[m + i], i };
-    qsort(t, k, sizeof *t, cmp_tail);
+    pb_qsort(t, k, sizeof *t, cmp_tail);
     size_t i = m, j = k, w = n;         /* merge from the back into place */
     while (j > 0) {
         w--;
@@ -170,7 +170,7 @@ static uint64_t dup_indexes(const prism_step *s, size_t n)
         return 0;
     for (size_t i = 0; i < n; i++)
         ix[i] = s[i].index;
-    qsort(ix, n, sizeof *ix, cmp_u64);
+    pb_qsort(ix, n, sizeof *ix, cmp_u64);
     for (size_t i = 1; i < n; i++)
         dups += ix[i] == ix[i - 1];
     free(ix);
@@ -209,7 +209,7 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
     st->mean_ns = mean;
     st->std_ns = st->timed > 1 ? sqrt(m2 / (double)(st->timed - 1)) : 0;
     if (d && st->timed) {
-        qsort(d, st->timed, sizeof *d, cmp_double);
+        pb_qsort(d, st->timed, sizeof *d, cmp_double);
         st->p50_ns = pct(d, st->timed, 0.50);
         st->p95_ns = pct(d, st->timed, 0.95);
         st->max_ns = d[st->timed - 1];

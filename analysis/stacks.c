@@ -491,7 +491,7 @@ void an_stacks_publish(prism_analysis *a)
         if (m != PRISM_NO_NODE && m < a->nnodes)
             g[ng++] = (grp_ent){ m, k->s[i].leaf, k->s[i].w, k->s[i].flags };
     }
-    qsort(g, ng, sizeof *g, by_node);
+    pb_qsort(g, ng, sizeof *g, by_node);
     pb_map child = { 0 };
     char buf[600];
     for (size_t b = 0; b < ng;) {

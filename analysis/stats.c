@@ -217,7 +217,7 @@ prism_rank_test prism_mann_whitney(const double *a, size_t na, const double *b, 
             return r;
         }
     }
-    qsort(v, n, sizeof *v, cmp_ranked);
+    pb_qsort(v, n, sizeof *v, cmp_ranked);
     /* midranks: a run of t equal values at ranks i+1..i+t shares their mean */
     double rank_a = 0.0, ties = 0.0;
     for (size_t i = 0, j; i < n; i = j) {

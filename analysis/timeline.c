@@ -519,7 +519,7 @@ static void finish(prism_timeline *t)
     }
     t->nlanes = o;
     pb_map_free(&t->lane_of);       /* lane indices changed: not used again */
-    qsort(t->lanes, t->nlanes, sizeof *t->lanes, cmp_lane);
+    pb_qsort(t->lanes, t->nlanes, sizeof *t->lanes, cmp_lane);
     for (size_t i = 0; i < t->nlanes; i++) {
         lane *l = &t->lanes[i];
         if (l->pub.kind == PRISM_LANE_GPU)

@@ -14,16 +14,29 @@
  * insertion sorts it replaced did, so reports do not change.  O(n log n)
  * with a scratch copy; without memory for it, an insertion sort (same
  * order).
+ *
+ * pb_qsort: qsort that takes n == 0 with base NULL (an empty vector never
+ * allocated), which qsort itself may not be passed (C11 7.22.5: the pointer
+ * must be valid even for no elements; UBSan reports it).  Every qsort of a
+ * vector that can be empty goes through it.
  */
 #ifndef PRISM_BASE_ARRAY_H
 #define PRISM_BASE_ARRAY_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 bool pb_vec_reserve(void **p, size_t *cap, size_t need, size_t size);
 
 typedef int (*pb_sort_cmp)(const void *x, const void *y, const void *ctx);
 void pb_sort_stable(void *base, size_t n, size_t size, pb_sort_cmp cmp, const void *ctx);
+
+static inline void pb_qsort(void *base, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
 
 #endif

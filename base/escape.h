@@ -19,8 +19,10 @@
  *                                 cut short)
  *
  * Everything else, printable ASCII and valid UTF-8, is copied unchanged, so
- * ordinary names print as before.  A backslash is not escaped.  JSON
- * writers do not use this: their format escapes already (json.c).
+ * ordinary names print as before.  A backslash is not escaped.  The JSON
+ * writer (jsonw.c, every JSON output) escapes the same characters in
+ * JSON's syntax, \u001b, \u007f, \u009b, \u202e, so that they read back;
+ * esc_cp_unsafe is the one list of code points for both.
  *
  * Header-only (static inline) so that every tool linking a subset of tui/
  * (prism-top, the Python extension, the fuzz replay) has it without a

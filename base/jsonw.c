@@ -133,21 +133,24 @@ void pb_json_key(pb_json *w, const char *key)
     W_OUTS(w, w->indent ? ": " : ":");
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * escape.h's decoder, never reading past n. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+/* Length of the valid UTF-8 sequence at s (n bytes left) and its code point
+ * in *cp, 0 if invalid: escape.h's decoder, never reading past n. */
+static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 {
-    uint32_t cp;
     if (n >= 4)
-        return esc_utf8_decode(s, &cp);
+        return esc_utf8_decode(s, cp);
     unsigned char t[4] = { 0 };
     memcpy(t, s, n);
-    size_t len = esc_utf8_decode(t, &cp);
+    size_t len = esc_utf8_decode(t, cp);
     return len <= n ? len : 0;
 }
 
 /* s[0..n) quoted and escaped; cut, at a character, before more than max
- * bytes between the quotes. */
+ * bytes between the quotes.  The escaping rule is escape.h's, in JSON's
+ * syntax: C0, DEL, C1 and the bidi controls and separators esc_cp_unsafe
+ * names become \uXXXX (the short forms for \b \f \n \r \t), so no output
+ * holds a raw character a terminal or a viewer acts on, and the text reads
+ * back to the same string. */
 static void put_string(FILE *f, pb_buf *b, const char *str, size_t n, size_t max)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -156,7 +159,7 @@ static void put_string(FILE *f, pb_buf *b, const char *str, size_t n, size_t max
     size_t i = 0;
     while (i < n) {
         size_t run = i, room = max - used;    /* plain ASCII goes out in one piece */
-        while (run < n && run - i < room && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
+        while (run < n && run - i < room && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
                s[run] != '\\')
             run++;
         if (run > i) {
@@ -166,8 +169,10 @@ static void put_string(FILE *f, pb_buf *b, const char *str, size_t n, size_t max
             continue;
         }
         unsigned char c = s[i];
-        char rep[8];
+        char rep[12];
         size_t len, in = 1;
+        uint32_t cp = 0;
+        bool raw = false;
         switch (c) {
         case '"': memcpy(rep, "\\\"", len = 2); break;
         case '\\': memcpy(rep, "\\\\", len = 2); break;
@@ -177,19 +182,21 @@ static void put_string(FILE *f, pb_buf *b, const char *str, size_t n, size_t max
         case '\r': memcpy(rep, "\\r", len = 2); break;
         case '\t': memcpy(rep, "\\t", len = 2); break;
         default:
-            if (c < 0x20)
+            if (c < 0x20 || c == 0x7f)         /* C0, DEL */
                 len = (size_t)snprintf(rep, sizeof rep, "\\u%04x", c);
             else if (c < 0x80)
                 len = 0;                        /* plain: no room left for it */
-            else if ((in = utf8_len(s + i, n - i)) != 0)
-                len = in;
-            else
+            else if ((in = utf8_len(s + i, n - i, &cp)) == 0)
                 memcpy(rep, "\\ufffd", (in = 1, len = 6));
+            else if (esc_cp_unsafe(cp))        /* C1, bidi, U+2028/2029 */
+                len = (size_t)snprintf(rep, sizeof rep, "\\u%04x", (unsigned)cp);
+            else
+                len = in, raw = true;
             break;
         }
         if (!len || used + len > max)
             break;
-        if (len == in && c >= 0x80)
+        if (raw)
             out(f, b, s + i, len);
         else
             out(f, b, rep, len);

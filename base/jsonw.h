@@ -5,8 +5,12 @@
  * Writes to a FILE, or appends to a pb_buf (pb_json_init_buf).  Strings are
  * escaped per RFC 8259 (quote, backslash and every control character; bytes
  * that are not valid UTF-8 become U+FFFD so the output is always valid
- * UTF-8).  Doubles are printed with %.17g (they read back bit for bit);
- * NaN and infinities, which JSON cannot hold, are written as null.
+ * UTF-8) and by escape.h's rule for untrusted text: DEL, the C1 controls
+ * and the bidi controls and separators (U+061C, U+200E/F, U+2028..U+202E,
+ * U+2066..U+2069) are written as \uXXXX too, so no JSON output holds a
+ * character a terminal or a viewer acts on, and it reads back unchanged.
+ * Doubles are printed with %.17g (they read back bit for bit); NaN and
+ * infinities, which JSON cannot hold, are written as null.
  *
  *   pb_json w;
  *   pb_json_init(&w, f, 2);            // 2 spaces per level; 0 = compact

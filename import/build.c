@@ -77,7 +77,7 @@ static int cmp_step(const void *x, const void *y)
 static void sort(void *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
-        qsort(p, n, size, cmp);
+        pb_qsort(p, n, size, cmp);
 }
 
 /* Give each region of one thread (sorted by cmp_reg) a lane where it nests.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "imp.h"
+#include "array.h"             /* pb_qsort */
 
 /* The track of the event's (pid, tid); UINT32_MAX without memory. */
 static uint32_t track_of(imp *m, const imp_ev *e)
@@ -303,7 +304,7 @@ bool imp_link_flows(imp *m)
 {
     if (!m->nflows)
         return true;
-    qsort(m->flows, m->nflows, sizeof *m->flows, cmp_flow);
+    pb_qsort(m->flows, m->nflows, sizeof *m->flows, cmp_flow);
     size_t nf = 0;                      /* the 'f' ends come first */
     while (nf < m->nflows && !m->flows[nf].start)
         nf++;

@@ -30,6 +30,7 @@
 #include "export_trace.h"
 #include "jsonw.h"
 #include "outbuf.h"
+#include "array.h"             /* pb_qsort */
 
 #define STEP_FRAME UINT32_MAX       /* the string id standing for "step" */
 #define OUTSIDE_FRAME (UINT32_MAX - 1)      /* ... for "(outside regions)" */
@@ -309,7 +310,7 @@ static void write_file(sscope *s, FILE *f)
     }
     fputs("]},\n\"profiles\":[", f);
     uint32_t train = s->train;
-    qsort(s->th, s->nth, sizeof *s->th, by_stream);    /* th_of is stale from here */
+    pb_qsort(s->th, s->nth, sizeof *s->th, by_stream);    /* th_of is stale from here */
     bool first = true;
     char name[64];
     for (int pass = 0; pass < 3; pass++) {

@@ -21,6 +21,7 @@
 
 #include "../cli/cli.h"
 #include "../reports/report.h"
+#include "prism/import.h"
 #include "json_check.h"
 #include "pbuild.h"
 #include "report_util.h"
@@ -638,6 +639,32 @@ static void outside_regions_in_every_format(void **state)
     prism_analysis_free(a);
 }
 
+/* A trace with no events, {"traceEvents":[]}: every export succeeds with
+ * an empty but valid file; speedscope's holds no profile (it sorted its
+ * threads with qsort(NULL, 0), undefined: UBSan stopped it, exit 1; issue
+ * 32 item 8). */
+static void empty_trace_exports(void **state)
+{
+    fx *f = *state;
+    prism_import_register();
+    char p[512];
+    path_in(p, f->dir, "empty.json");
+    write_text(p, "{\"traceEvents\":[]}");
+    static const char *const formats[] = { "chrome-trace", "speedscope", "json", "csv", "folded" };
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "empty.%s.out", formats[i]);
+        char *text = export_to(f, p, formats[i], name);
+        if (i < 3)
+            assert_json(text, formats[i]);
+        if (!strcmp(formats[i], "speedscope")) {
+            assert_non_null(strstr(text, "\"shared\":{\"frames\":[]}"));
+            assert_non_null(strstr(text, "\"profiles\":[\n]}"));
+        }
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,6 +680,7 @@ int main(void)
         FX_TEST(export_usage_errors),
         FX_TEST(folded_unit_keeps_the_sum),
         FX_TEST(outside_regions_in_every_format),
+        FX_TEST(empty_trace_exports),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

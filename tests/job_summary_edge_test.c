@@ -220,6 +220,34 @@ static void test_step_edges(void **state)
     prism_rank_summary_free(&s);
 }
 
+/* A wait left open at the end of the file (the rank killed in its
+ * all-reduce): the analysis closes it at the last time and names it a
+ * wait, the second pass closes nothing and finds no wait interval at all.
+ * The steps before it wait nothing, and sorting no intervals (qsort of
+ * NULL, 0: undefined; issue 32 item 8) must not happen: under
+ * SANITIZE=1, UBSan stops the test there. */
+static void test_wait_never_closed(void **state)
+{
+    (void)state;
+    sim *m = sim_new(loop_names, NNAMES, false);
+    for (uint64_t k = 0; k < 3; k++) {
+        uint64_t start = m->now;
+        leaf(m, FWD, 2 * MS, true);
+        step(m, start, k);
+    }
+    uint64_t start = m->now;
+    enter(m, COMM);
+    m->now += 2 * MS;
+    step(m, start, 3);
+    prism_rank_summary s;
+    assert_int_equal(summarise(m, "open_wait.cbor", &s), PRISM_OK);
+    assert_int_equal(region(&s, "comm_wait")->wait, PRISM_WAIT_NAME);
+    assert_int_equal(s.nsteps, 4);
+    for (size_t i = 0; i < s.nsteps; i++)
+        assert_int_equal(s.steps[i].wait_ns, 0);
+    prism_rank_summary_free(&s);
+}
+
 /* No steps and nothing naming the training thread: the all-threads tree
  * stands in, no thread is named, and there is no per-step wait. */
 static void test_no_training_thread(void **state)
@@ -290,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_damaged_chunk),
         cmocka_unit_test(test_unbalanced),
         cmocka_unit_test(test_step_edges),
+        cmocka_unit_test(test_wait_never_closed),
         cmocka_unit_test(test_no_training_thread),
         cmocka_unit_test(test_torch_trace),
     };

@@ -2,10 +2,11 @@
  * replay.c - a libFuzzer target run over its regression corpus without
  * libFuzzer, deterministically, in `make test` (plain cc; under ASan + UBSan
  * with `make SANITIZE=1 test`).  Linked once per target (reader_fuzz.c,
- * feed_fuzz.c, compare_fuzz.c, import_fuzz.c) as <target>_replay; with no
- * argument it replays tests/corpus/<target>/ (the name taken from the
- * program's own name; the importer: tests/fuzz/corpus/, the seeds and any
- * crash input saved there, and tests/fixtures/kineto/): every file whole,
+ * feed_fuzz.c, compare_fuzz.c, import_fuzz.c, export_fuzz.c, ...) as
+ * <target>_replay; with no argument it replays tests/corpus/<target>/ (the
+ * name taken from the program's own name; the importer: tests/fuzz/corpus/,
+ * the seeds and any crash input saved there, and tests/fixtures/kineto/):
+ * every file whole,
  * cut at 16 places, and 32 mutants of each from a fixed seed (bits flipped,
  * bytes set to 0x00/0xff, slices dropped or repeated; for the importer
  * JSON-significant bytes written over bytes, slices dropped or repeated, a
@@ -153,6 +154,7 @@ static size_t mutate_json(const uint8_t *data, size_t n, uint8_t *out, size_t i,
 static const target targets[] = {
     { "import", { "tests/fuzz/corpus", "tests/fixtures/kineto" }, 8u << 20, mutate_json, true },
     { "summary", { "tests/corpus/summary", NULL }, 8u << 20, mutate_json, false },
+    { "export", { "tests/corpus/export", NULL }, 1u << 20, mutate_json, false },
 };
 static const target byte_target = { "", { g_dir, NULL }, 4u << 20, mutate_bytes, false };
 
