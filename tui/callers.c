@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "callers.h"
 #include "escape.h"
 #include "prism/profile.h"
@@ -64,7 +65,7 @@ int callers_build(callers *c, const prism_analysis *a, const char *name)
         c->op_total_ns = sum;
     for (size_t i = 0; i < c->n; i++)
         c->rows[i].share = c->op_total_ns ? (double)c->rows[i].total_ns / (double)c->op_total_ns : 0;
-    qsort(c->rows, c->n, sizeof *c->rows, cmp_rows);
+    pb_qsort(c->rows, c->n, sizeof *c->rows, cmp_rows);
     return 0;
 }
 

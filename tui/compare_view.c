@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "compare_view.h"
 #include "delta.h"
 #include "treeview.h"
@@ -54,7 +55,7 @@ static void build_index(const prism_compare *c)
     for (size_t i = 0; i < c->count; i++)
         index_of[i] = (dindex){ c->deltas[i].path_hash, (uint32_t)i };
     nindex = c->count;
-    qsort(index_of, nindex, sizeof *index_of, by_hash);
+    pb_qsort(index_of, nindex, sizeof *index_of, by_hash);
 }
 
 /* (Re)compute the comparison for the current base/new order. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "delta.h"
 #include "ui.h"
 
@@ -177,7 +178,7 @@ int dl_ops(const prism_op *ops, size_t n, const prism_op *other, size_t nother, 
         if (dl_changed(&c->deltas[i]))
             changed[nchanged++] = c->deltas[i].name;
     if (nchanged > 1)
-        qsort(changed, nchanged, sizeof *changed, by_str);
+        pb_qsort(changed, nchanged, sizeof *changed, by_str);
     double floor = 0.01 * (double)base_total_ns;
     for (size_t i = 0; i < n; i++) {
         const prism_op *o = find_op(other, idx, nother, ops[i].name);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "escape.h"
 #include "flame.h"
 #include "namefit.h"
@@ -134,7 +135,7 @@ static int order_build(flame *f, const prism_tree *t)
     }
     for (size_t s = 0; s <= n; s++)
         if (f->off[s + 1] - f->off[s] > 1)
-            qsort(tmp + f->off[s], f->off[s + 1] - f->off[s], sizeof *tmp, kid_cmp);
+            pb_qsort(tmp + f->off[s], f->off[s + 1] - f->off[s], sizeof *tmp, kid_cmp);
     for (size_t i = 0; i < f->off[n + 1]; i++)
         f->kids[i] = tmp[i].node;
     free(pos);

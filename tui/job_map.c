@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "array.h"
 #include "job_view.h"
 
 int jv_level(double v, double median)
@@ -65,7 +66,7 @@ double jv_median(double *v, size_t n)
             v[k++] = v[i];
     if (!k)
         return NAN;
-    qsort(v, k, sizeof *v, cmp_double);
+    pb_qsort(v, k, sizeof *v, cmp_double);
     return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 

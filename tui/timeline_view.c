@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "timeline_view.h"
 
 static int cmp_double(const void *x, const void *y)
@@ -17,7 +18,7 @@ static int cmp_double(const void *x, const void *y)
 /* The median of v[0..n) (n >= 1), sorting v. */
 static double median_sorted(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    pb_qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
