@@ -94,14 +94,21 @@ static inline size_t esc_utf8_decode(const unsigned char *p, uint32_t *cp)
     return len;
 }
 
-/* Code points a terminal acts on, or that reorder or break the line. */
+/* Code points a terminal acts on, that reorder or break the line, or
+ * that take no column (a name holding them would misalign every column
+ * after it, or read like another name). */
 static inline bool esc_cp_unsafe(uint32_t cp)
 {
     return (cp >= 0x80 && cp <= 0x9f)              /* C1 controls */
         || cp == 0x061c                            /* arabic letter mark */
-        || cp == 0x200e || cp == 0x200f            /* LRM, RLM */
+        || (cp >= 0x200b && cp <= 0x200f)          /* zero width space..RLM */
         || (cp >= 0x2028 && cp <= 0x202e)          /* line/para sep, LRE..RLO */
-        || (cp >= 0x2066 && cp <= 0x2069);         /* LRI..PDI */
+        || (cp >= 0x2060 && cp <= 0x2069)          /* word joiner, invisibles, LRI..PDI */
+        || cp == 0xfeff || cp == 0x180e || cp == 0x00ad   /* BOM, MVS, soft hyphen */
+        || (cp >= 0x0300 && cp <= 0x036f)          /* combining marks */
+        || (cp >= 0x1ab0 && cp <= 0x1aff) || (cp >= 0x1dc0 && cp <= 0x1dff)
+        || (cp >= 0x20d0 && cp <= 0x20ff) || (cp >= 0xfe00 && cp <= 0xfe0f)
+        || (cp >= 0xfe20 && cp <= 0xfe2f);         /* ... and variation selectors */
 }
 
 static inline size_t esc_char(const char *s, char rep[ESC_CHAR_MAX], bool *escaped)

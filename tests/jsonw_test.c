@@ -126,7 +126,10 @@ static void every_class_escaped(void **state)
         one(c, want);
     }
     static const uint32_t bidi[] = { 0x061c, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202b,
-                                     0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069 };
+                                     0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069,
+                                     /* no column: zero width, joiners, BOM, combining */
+                                     0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x00ad, 0x0301,
+                                     0xfe0f, 0x20d7 };
     for (size_t i = 0; i < sizeof bidi / sizeof *bidi; i++) {
         snprintf(want, sizeof want, "\\u%04x", (unsigned)bidi[i]);
         one(bidi[i], want);
@@ -139,8 +142,9 @@ static void neighbours_stay_raw(void **state)
 {
     (void)state;
     /* printable ASCII, and the characters beside each escaped range */
-    static const uint32_t raw[] = { ' ', '~', 0xa0, 0xe9, 0x061b, 0x061d, 0x200d, 0x2010,
-                                    0x2027, 0x202f, 0x2065, 0x206a, 0x4e2d, 0xfffd };
+    static const uint32_t raw[] = { ' ', '~', 0xa0, 0xe9, 0x061b, 0x061d, 0x200a, 0x2010,
+                                    0x2027, 0x202f, 0x205f, 0x206a, 0x4e2d, 0xfffd, 0x02ff,
+                                    0x0370, 0xfe10 };
     for (size_t i = 0; i < sizeof raw / sizeof *raw; i++)
         one(raw[i], NULL);
     char *out = round_trip("\xf0\x9f\x94\xa5 aten::mm");     /* 4-byte UTF-8 */

@@ -39,4 +39,33 @@ expect "Region: cls\\\\x1b\[2Jname"
 expect "training thread 'thr\\\\x1b\]0;PWNED\\\\x07x'"
 expect 'enter rlo\\u202eevil'
 title | grep -q PWNED && fail "the title was changed: $(title)"
+
+# names with characters that take no column (zero width space, a joiner, a
+# combining accent, a BOM) are escaped like the others, so the Ops table's
+# figures stay in their columns (issue 32, item 10)
+Z="$TMPD/zero.json"
+cat > "$Z" <<'JSON'
+{"schemaVersion": 1, "traceEvents": [
+{"name": "ProfilerStep#1", "ph": "X", "cat": "user_annotation", "ts": 100, "dur": 1000, "pid": 1, "tid": 1},
+{"name": "zw\u200b\u200b\u200bspace", "ph": "X", "cat": "cpu_op", "ts": 110, "dur": 300, "pid": 1, "tid": 1},
+{"name": "join\u200d\u2060er", "ph": "X", "cat": "cpu_op", "ts": 420, "dur": 200, "pid": 1, "tid": 1},
+{"name": "acce\u0301\u0301nt", "ph": "X", "cat": "cpu_op", "ts": 630, "dur": 150, "pid": 1, "tid": 1},
+{"name": "bom\ufeffname", "ph": "X", "cat": "cpu_op", "ts": 790, "dur": 100, "pid": 1, "tid": 1}
+]}
+JSON
+start 100 30 "LANG=C.UTF-8 TERM=xterm $TOP $Z"
+wait_for "1 Summary"
+type_keys 4
+wait_for "by total"
+wait_for 'zw\\u200b'
+screen | python3 -c '
+import re, sys
+ends = set()
+for l in sys.stdin.read().split("\n"):
+    if re.search(r"(zw|join|acce|bom).* [0-9.]+ (µs|us|ms) ", l):
+        m = re.search(r"[0-9.]+ (µs|us|ms) ", l)
+        ends.add(m.end())
+sys.exit(0 if len(ends) == 1 else 1)' || fail "Ops: the figures of names with zero-width characters are not in one column"
+type_keys q
+wait_for "__EXIT__ 0"
 echo ok
