@@ -201,7 +201,7 @@ endif
 endif
 # the fuzz targets' replays are tests like the others (tests/fuzz/replay.c)
 FUZZ_REPLAY  := $(B)/tests/fuzz/import_replay
-FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle export)
+FUZZ_REPLAYS := $(patsubst %,$(B)/tests/fuzz/%_replay,reader feed compare summary demangle export job)
 TESTS += $(FUZZ_REPLAY) $(FUZZ_REPLAYS)
 
 .PHONY: all deps test unit-test screen-test bench demo install uninstall clean
@@ -523,7 +523,7 @@ $(B)/tests/python_compat_test: tests/python/run.sh | $(TEST_DEPS_OK)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= $(if $(FUZZ_TIME),$(FUZZ_TIME),60)
 FUZZ_MAX_LEN ?= 65536
-FUZZ_TARGETS ?= reader feed compare import summary demangle export
+FUZZ_TARGETS ?= reader feed compare import summary demangle export job
 FUZZ_FLAGS   ?=
 FUZZ_EXTRA   ?=
 FUZZ_DIR     := $(B)/fuzz
@@ -576,7 +576,7 @@ $(FUZZ_DIR)/%_fuzz: $(FUZZ_DIR)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB_OBJ)
 .SECONDARY: $(FUZZ_DIR)/obj/tests/fuzz/reader_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/feed_fuzz.o \
             $(FUZZ_DIR)/obj/tests/fuzz/compare_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/import_fuzz.o \
             $(FUZZ_DIR)/obj/tests/fuzz/summary_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/demangle_fuzz.o \
-            $(FUZZ_DIR)/obj/tests/fuzz/export_fuzz.o
+            $(FUZZ_DIR)/obj/tests/fuzz/export_fuzz.o $(FUZZ_DIR)/obj/tests/fuzz/job_fuzz.o
 
 # The replays: tests like the others, the target linked in.
 $(FUZZ_REPLAY) $(FUZZ_REPLAYS): $(B)/tests/fuzz/%_replay: $(B)/obj/tests/fuzz/replay.o $(B)/obj/tests/fuzz/%_fuzz.o \

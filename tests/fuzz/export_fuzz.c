@@ -28,71 +28,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../json_check.h"
-#include "escape.h"
 #include "fuzz_common.h"
+#define OUT_CHECK_NAME "export_fuzz"
+#include "out_check.h"
 #include "prism/import.h"
 #include "prism/job.h"
 #include "reports.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void die(const char *what, size_t at, const char *why)
-{
-    fprintf(stderr, "export_fuzz: the %s output: %s at byte %zu\n", what, why, at);
-    abort();
-}
-
-/* Aborts when s[0..n) holds a raw control, bidi or separator character,
- * or invalid UTF-8. */
-static void check_chars(const char *what, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = p[i];
-        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
-            die(what, i, "a raw C0 control or DEL");
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        unsigned char t[4] = { 0 };
-        memcpy(t, p + i, n - i < 4 ? n - i : 4);
-        uint32_t cp;
-        size_t len = esc_utf8_decode(t, &cp);
-        if (!len || len > n - i)
-            die(what, i, "invalid UTF-8");
-        if (esc_cp_unsafe(cp))
-            die(what, i, "a raw C1, bidi control or line/paragraph separator");
-        i += len;
-    }
-}
-
-typedef struct memout {
-    char *buf;
-    size_t len;
-    FILE *f;
-} memout;
-
-static bool mem_open(memout *m)
-{
-    m->buf = NULL;
-    m->len = 0;
-    m->f = open_memstream(&m->buf, &m->len);
-    return m->f != NULL;
-}
-
-/* Closes m; checks its characters, and that it is JSON when json and
- * written whole (ok); frees it. */
-static void mem_done(memout *m, const char *what, bool json, bool ok)
-{
-    fclose(m->f);
-    check_chars(what, m->buf, m->len);
-    size_t where;
-    if (json && ok && !json_valid(m->buf, m->len, &where, NULL))
-        die(what, where, "not JSON");
-    free(m->buf);
-}
 
 static void analysis_outputs(const prism_analysis *a)
 {

@@ -155,6 +155,7 @@ static const target targets[] = {
     { "import", { "tests/fuzz/corpus", "tests/fixtures/kineto" }, 8u << 20, mutate_json, true },
     { "summary", { "tests/corpus/summary", NULL }, 8u << 20, mutate_json, false },
     { "export", { "tests/corpus/export", NULL }, 1u << 20, mutate_json, false },
+    { "job", { "tests/corpus/job", NULL }, 8u << 20, mutate_json, false },
 };
 static const target byte_target = { "", { g_dir, NULL }, 4u << 20, mutate_bytes, false };
 
