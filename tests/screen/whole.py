@@ -9,6 +9,9 @@ import re
 import sys
 
 width, split = int(sys.argv[1]), int(sys.argv[2])
+# "flame": the Flame pane, whose frame rows (from the third line to the
+# first blank one) hold labels, not figures ("0…" of "layer.0.grad")
+flame = len(sys.argv) > 3 and sys.argv[3] == "flame"
 UNIT = r"(ns|µs|us|ms|s|%|pp|B|KB|MB|GB)"
 WHOLE = re.compile(r"^(\(absent\)|[+-]?[0-9][0-9.]*" + UNIT + r"?|[^0-9]*[A-Za-z)\]%:]|[\u2500-\u259f]+|-+"
                    r"|[^0-9]*[\u2026~])$")    # a name elided at its end: no figure in it
@@ -21,10 +24,29 @@ if split < 0:
     # the divider on the body's first rows ("x": ACS without its charset)
     split = mid if len(lines) > 5 and all(len(l) > mid and l[mid] in "\u2502|x"
                                           for l in lines[1:5]) else 0
+frames = set()
+if flame:       # each flame: the rows after its breadcrumb ("all  [..."), to a blank one
+    for side in ([(0, split), (split + 1, width)] if split else [(0, width)]):
+        inside = False
+        for i in range(len(lines)):
+            part = lines[i][side[0]:side[1]].strip()
+            if part.startswith(("all  [", "[thread ")):
+                inside = True
+                continue
+            if not part or part.startswith("frames "):
+                inside = False
+            if inside:
+                frames.add((i, side))
 for n, line in enumerate(lines, 1):
+    if any(i == n - 1 for i, _ in frames):
+        line = "".join(" " if any(i == n - 1 and a <= k < b for i, (a, b) in frames) else ch
+                       for k, ch in enumerate(line))
     line = line.ljust(width)
-    # a figure (a number standing alone, not a name's "layer.3") cut short
-    if re.search(r"(^|[ (=+-])[0-9][0-9.]*(…|\.\.[^.])|(…|[^.]\.\.)[0-9]", line):
+    # a figure cut short: a number standing alone whose end is an ellipsis
+    # ("27.1…"), or an ellipsis then digits and a unit ("…7 ms"); not a
+    # name's label ("0…d" of "layer.0.grad", "…3.self_attn")
+    if re.search(r"(^|[ (=+-])[0-9][0-9.]*(…|\.\.)(?=\s|$)|(…|[^.]\.\.)[0-9.]+ ?"
+                 r"(ns|µs|us|ms|s|%)(?=\s|$)", line):
         bad.append((n, line, "an elided figure"))
     panes = [line[:split], line[split + 1:]] if split else [line]
     for p in panes:

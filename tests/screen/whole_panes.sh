@@ -19,7 +19,8 @@ for files in "$A" "$G" "$A $N"; do
         for pane in Summary Tree Flame Ops Memory GPU Bottlenecks Timeline; do
             type_keys $k
             wait_for "\| $pane( \||$)"
-            screen | python3 tests/screen/whole.py "$cols" -1 > "$TMPD/whole.txt" ||
+            mode=$([ $pane = Flame ] && echo flame)
+            screen | python3 tests/screen/whole.py "$cols" -1 $mode > "$TMPD/whole.txt" ||
                 fail "$files at $size, $pane: $(cat "$TMPD/whole.txt")"
             k=$((k + 1))
         done
