@@ -4,7 +4,9 @@
  *
  * The terminal is restored on every exit path: normal quit, errors, and
  * SIGINT/SIGTERM/SIGHUP/SIGQUIT (a flag ends the loop; getch is woken by
- * the signal).  Fatal signals restore it before dying.  A failing read
+ * the signal; a loop held up by a long read or refresh gets a second, then
+ * SIGALRM restores the terminal and exits).  Fatal signals restore it
+ * before dying.  A failing read
  * (the terminal went away) ends the loop instead of spinning.
  */
 #include <errno.h>
@@ -30,15 +32,31 @@ static bool curses_on;
 
 static void restore_terminal(void)
 {
+    alarm(0);                           /* leaving anyway: no deadline */
     if (curses_on) {
         curses_on = false;
         endwin();
     }
 }
 
+#define QUIT_GRACE_S 1u
+
 static void on_quit_signal(int sig)
 {
+    if (!got_signal)                    /* a deadline for the loop: */
+        alarm(QUIT_GRACE_S);            /* (async-signal-safe) */
     got_signal = sig;
+}
+
+/* The loop did not end within QUIT_GRACE_S of SIGINT/SIGTERM/SIGHUP/SIGQUIT
+ * (a long read or refresh of a big file holds it): the terminal back and
+ * out now, as the loop would have. */
+static void on_quit_late(int sig)
+{
+    (void)sig;
+    /* not async-signal-safe, as on_fatal_signal: a dead terminal is worse */
+    restore_terminal();
+    _exit(EXIT_SUCCESS);
 }
 
 static void on_fatal_signal(int sig)
@@ -60,6 +78,8 @@ static void install_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGQUIT, &sa, NULL);
+    sa.sa_handler = on_quit_late;
+    sigaction(SIGALRM, &sa, NULL);
     sa.sa_handler = on_fatal_signal;
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGSEGV, &sa, NULL);
