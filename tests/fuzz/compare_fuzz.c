@@ -101,14 +101,10 @@ static void reports(const prism_analysis *a)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    prism_import_register();
-    prism_analysis *a;
-    prism_reader *r = fuzz_reader_new(&a);
-    if (!r)
+    prism_reader *r;
+    prism_analysis *a = fuzz_read_all(data, size, &r);
+    if (!a)
         return 0;
-    prism_status st = prism_reader_feed(r, data, size);
-    (void)fuzz_reader_finish(r, st);
-    prism_analysis_refresh(a);
     reports(a);
     fuzz_reader_free(a, r);
     return 0;

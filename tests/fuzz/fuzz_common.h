@@ -7,6 +7,7 @@
 #define PRISM_FUZZ_COMMON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "prism/analysis.h"
 #include "prism/import.h"
@@ -44,6 +45,20 @@ static inline void fuzz_reader_free(prism_analysis *a, prism_reader *r)
 {
     prism_analysis_free(a);
     prism_reader_free(r);
+}
+
+/* data[0..size) read whole into a new analysis, refreshed (*r: its reader,
+ * for fuzz_reader_free); NULL when neither could be made. */
+static inline prism_analysis *fuzz_read_all(const uint8_t *data, size_t size, prism_reader **r)
+{
+    prism_analysis *a;
+    *r = fuzz_reader_new(&a);
+    if (!*r)
+        return NULL;
+    prism_status st = prism_reader_feed(*r, data, size);
+    (void)fuzz_reader_finish(*r, st);
+    prism_analysis_refresh(a);
+    return a;
 }
 
 #endif
