@@ -76,8 +76,8 @@ PY
     wait_for "1 Summary"
     keys 3; wait_for "^ all  \["
     # 26 rows for frames: 25 levels and the marker
-    expect "^ level\.24"
-    expect "^ \+35 deeper"
+    wait_for "^ level\.24"              # (the whole frame drawn: poll)
+    wait_for "^ \+35 deeper"
     n=$(screen | grep -Ec "^[ >]level\.[0-9]+ *$")
     [ "$n" = 25 ] || fail "deep: $n levels shown, want 25"
     expect "^>level\.0"
