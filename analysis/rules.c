@@ -110,10 +110,11 @@ static bool longest_quoted(const char *s, size_t *at, size_t *len)
     return best > 0;
 }
 
-/* Back from i to the start of a UTF-8 code point. */
-static size_t cp_start(const char *s, size_t i)
+/* Back from i to the start of a UTF-8 code point, never before lo (a
+ * stray continuation byte at the name's start is a character of its own). */
+static size_t cp_start(const char *s, size_t i, size_t lo)
 {
-    while (i > 0 && ((unsigned char)s[i] & 0xc0) == 0x80)
+    while (i > lo && ((unsigned char)s[i] & 0xc0) == 0x80)
         i--;
     return i;
 }
@@ -131,8 +132,8 @@ static void fit_text(char *buf, size_t cap, const char *add)
         size_t over = n + 1 - cap, keep = l > over + 3 ? l - over - 3 : 0;
         if (keep < QUOTED_KEEP)
             keep = QUOTED_KEEP;
-        size_t head = cp_start(t, at + (keep + 1) / 2) - at;
-        size_t tail = at + l - cp_start(t, at + l - keep / 2);
+        size_t head = cp_start(t, at + (keep + 1) / 2, at) - at;
+        size_t tail = at + l - cp_start(t, at + l - keep / 2, at + head);
         if (head + 3 + tail >= l)
             break;                      /* nothing to gain */
         memmove(t + at + head + 3, t + at + l - tail, n - (at + l - tail) + 1);
