@@ -33,7 +33,7 @@ after0=$1 after1=$2
 
 start 120 32 "TERM=xterm-256color LANG=C.UTF-8 $TOP $P"
 wait_for "1 Summary"
-wait_for "Steps cover: [0-9.]+% of the wall span"
+wait_for "Steps cover: [0-9.]+% of the wall( span|)( |$)"
 expect "^ \(outside regions\) +.* [0-9.]+%"
 type_keys 2; wait_for "\(outside regions\) +[0-9.]+ ms"
 wait_for "\| Tree \| \(outside regions\)"    # the heaviest row, selected
