@@ -232,6 +232,10 @@ PRISM_API void prism__step_mark(void);
 /* Forget the open step: no record (a step begun by a DataLoader's next()
  * that raised StopIteration: the epoch ended, no iteration began). */
 PRISM_API void prism__step_cancel(void);
+/* The calling thread marks the steps (INFO steps.thread): the zero-code
+ * PyTorch step learns which thread trains at its first optimizer step,
+ * after another thread's forward may have begun the first step. */
+PRISM_API void prism__step_thread(void);
 void pc_step_close_at_mark(session *s);
 
 /* stacks.c: sampled call stacks from a sampler outside libcollect (the

@@ -156,6 +156,18 @@ void prism__step_cancel(void)
         atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
 }
 
+void prism__step_thread(void)
+{
+    session *s = prism__s;
+    if (!s || session_forked(s) || atomic_load(&s->stopping) || atomic_load(&s->failed))
+        return;
+    prism__thread *th = pc_buffers_self(s);
+    if (!th)
+        return;
+    atomic_store_explicit(&s->step_stream, th->stream, memory_order_relaxed);
+    s->step_stream_known = true;
+}
+
 void pc_step_close_at_mark(session *s)
 {
     if (s->in_step && s->step_mark && s->step_mark >= s->step_start)

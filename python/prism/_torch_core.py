@@ -86,7 +86,9 @@ class _Steps:
     open = False                # a step is open
     tail = False                # ... and its optimizer step is done: the code
     #                             after it (logging, checkpoints) is its tail
-    thread = None               # the training thread's ident
+    thread = None               # the training thread's ident: the first
+    #                             to begin a step, until an optimizer step
+    sure = False                # ... ran on a thread, which is then it
 
 
 class _Adapt:
@@ -218,7 +220,15 @@ def _end(tls):
     _close_seg(tls)
     _close_comp(tls)
     tls.last = None
-    if _Steps.open and _Steps.thread == _get_ident():
+    tid = _get_ident()
+    if _Steps.open and _Steps.thread != tid and not _Steps.sure:
+        # the first optimizer step, on another thread than the one whose
+        # forward began the step (a model shared with an inference
+        # thread): this thread trains; the open step is its first
+        _Steps.thread = tid
+        prism._prism._step_thread()
+    if _Steps.open and _Steps.thread == tid:
+        _Steps.sure = True
         if _cuda_memory_on[0]:
             _cuda_memory()
         _Steps.tail = True

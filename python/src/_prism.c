@@ -72,6 +72,14 @@ static PyObject *py_step_end(PyObject *m, PyObject *u)
 
 void prism__step_mark(void);       /* libcollect/internal.h */
 void prism__step_cancel(void);
+void prism__step_thread(void);
+
+static PyObject *py_step_thread(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism__step_thread();
+    Py_RETURN_NONE;
+}
 
 static PyObject *py_step_cancel(PyObject *m, PyObject *u)
 {
@@ -606,6 +614,8 @@ static PyMethodDef methods[] = {
     { "step_begin", py_step_begin, METH_NOARGS, "Begin a training step." },
     { "step_end", py_step_end, METH_NOARGS, "End the training step." },
     { "_step_cancel", py_step_cancel, METH_NOARGS, "Forget the open step (no record)." },
+    { "_step_thread", py_step_thread, METH_NOARGS,
+      "The calling thread marks the steps (INFO steps.thread)." },
     { "_step_mark", py_step_mark, METH_NOARGS,
       "The open step's work ended here: at shutdown an open step ends at its mark." },
     { "_info", PRISM_PYFN(py_info), METH_FASTCALL,

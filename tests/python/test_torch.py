@@ -155,6 +155,89 @@ class TorchTest(unittest.TestCase):
                 self.assertEqual(ops[n]["calls"], STEPS, (mode, n))
             self.assertEqual(ops["mixer.up"]["heaviest_path"], "Net.forward/mixer/mixer.up")
 
+    def test_models_shared_between_threads(self):
+        # issue 32: one model used by several threads at once (inference
+        # and input-gradient threads beside the training thread), hooked by
+        # zero-code auto() and by instrument() twice over: no exception in
+        # any thread, every thread's results equal to the unprofiled ones,
+        # and the steps are the training thread's alone
+        out = os.path.join(self.dir, "threads.cbor")
+        code = r"""
+import sys, threading
+import torch, torch.nn as nn
+import prism, prism.torch as pt
+sys.path.insert(0, %(here)r)
+from train_small import Net
+torch.manual_seed(0)
+shared = nn.Sequential(nn.Linear(16, 32), nn.Sequential(nn.Linear(32, 32), nn.Tanh()),
+                       nn.Linear(32, 4))
+xs = [torch.randn(3, 16, generator=torch.Generator().manual_seed(i)) for i in range(4)]
+def work(x):
+    x = x.clone().requires_grad_(True)
+    y = shared(x)
+    g, = torch.autograd.grad(y.square().sum(), x)
+    with torch.no_grad():
+        z = shared(x)
+    return y.detach(), g, z
+want = [work(x) for x in xs]                 # before PRISM: the truth
+assert prism.init(output=%(out)r)
+pt.auto()
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+h1 = pt.instrument(shared)
+h2 = pt.instrument(shared)                  # twice, on a model others share
+h3 = pt.instrument(model, opt)
+errors, done = [], threading.Event()
+def thread(i):
+    try:
+        n = 0
+        while n < 40 or not done.is_set():
+            got = work(xs[i])
+            for a, b in zip(got, want[i]):
+                if not torch.allclose(a, b, rtol=1e-5, atol=1e-6):
+                    errors.append("thread %%d: result changed" %% i)
+                    return
+            with torch.no_grad():
+                model(torch.randn(2, 64))   # the trained model, read beside training
+            n += 1
+    except BaseException as e:
+        errors.append("thread %%d: %%s: %%s" %% (i, type(e).__name__, e))
+ts = [threading.Thread(target=thread, args=(i,), name="infer-%%d" %% i) for i in range(4)]
+for t in ts:
+    t.start()
+STEPS = 12
+for _ in range(STEPS):
+    x = torch.randn(4, 64)
+    loss = model(x).square().mean() + shared(torch.randn(2, 16)).sum()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+done.set()
+for t in ts:
+    t.join()
+assert not errors, errors
+for x, w in zip(xs, want):
+    for a, b in zip(work(x), w):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+h1.remove(); h2.remove(); h3.remove()
+prism.shutdown()
+print("ok")
+""" % {"here": HERE, "out": out}
+        rc, so, se = run([sys.executable, "-c", code], self.dir, PRISM_TORCH_MODULES="all")
+        self.assertEqual((rc, so), (0, "ok\n"), se)
+        self.assertNotIn("Traceback", se)
+        d = analyze(out)
+        self.assertTrue(d["complete"])
+        self.assertEqual(d["steps"]["count"], 12)       # the training thread's only
+        self.assertEqual(d["summary"]["training_thread"], "MainThread")
+        ops = {o["name"]: o for o in d["ops"]}
+        self.assertEqual(ops["optimizer.step"]["calls"], 12)
+        # the shared model: recorded once per call, whoever hooked it
+        self.assertGreaterEqual(ops["Sequential.forward"]["calls"], 12 + 4 * 40 * 2)
+        self.assertIn("1.0", ops)                       # its inner modules
+        self.assertIn("1.0 (backward)", ops)            # and their backward segments
+        self.assertEqual(d["summary"]["dropped"], 0)
+
     def test_prism_run(self):
         d = self.profile("prism-run", epochs=1)
         ops = self.check_run(d, MODULES + BACKWARD + LOOP, STEPS)
