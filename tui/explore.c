@@ -3,10 +3,10 @@
  * loop, the global key table, the tab bar and the status line.
  *
  * The terminal is restored on every exit path: normal quit, errors, and
- * SIGINT/SIGTERM/SIGHUP/SIGQUIT (a flag ends the loop; getch is woken by
- * the signal; a loop held up by a long read or refresh gets a second, then
- * SIGALRM restores the terminal and exits).  Fatal signals restore it
- * before dying.  A failing read
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT (quitsig.h: a flag ends the loop; getch is
+ * woken by the signal; a loop held up by a long read or refresh gets a
+ * second, then SIGALRM restores the terminal and exits).  Fatal signals
+ * restore it before dying.  A failing read
  * (the terminal went away) ends the loop instead of spinning.
  */
 #include <errno.h>
@@ -23,70 +23,20 @@
 
 #include "compare_view.h"
 #include "frame.h"
+#include "quitsig.h"
 #include "source.h"
 #include "timeline_pane.h"
 #include "ui.h"
 
-static volatile sig_atomic_t got_signal;
 static bool curses_on;
 
 static void restore_terminal(void)
 {
-    alarm(0);                           /* leaving anyway: no deadline */
+    quitsig_disarm();                   /* leaving anyway: no deadline */
     if (curses_on) {
         curses_on = false;
         endwin();
     }
-}
-
-#define QUIT_GRACE_S 1u
-
-static void on_quit_signal(int sig)
-{
-    if (!got_signal)                    /* a deadline for the loop: */
-        alarm(QUIT_GRACE_S);            /* (async-signal-safe) */
-    got_signal = sig;
-}
-
-/* The loop did not end within QUIT_GRACE_S of SIGINT/SIGTERM/SIGHUP/SIGQUIT
- * (a long read or refresh of a big file holds it): the terminal back and
- * out now, as the loop would have. */
-static void on_quit_late(int sig)
-{
-    (void)sig;
-    /* not async-signal-safe, as on_fatal_signal: a dead terminal is worse */
-    restore_terminal();
-    _exit(EXIT_SUCCESS);
-}
-
-static void on_fatal_signal(int sig)
-{
-    /* not async-signal-safe, but the alternative is a dead terminal */
-    restore_terminal();
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_quit_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0;                    /* no SA_RESTART: wake getch */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGQUIT, &sa, NULL);
-    sa.sa_handler = on_quit_late;
-    sigaction(SIGALRM, &sa, NULL);
-    sa.sa_handler = on_fatal_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGABRT, &sa, NULL);
-    sigaction(SIGFPE, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 }
 
 /* ---- shared actions ---- */
@@ -201,7 +151,7 @@ void ui_redraw(ui *u)
 
 const volatile sig_atomic_t *ui_stop_flag(void)
 {
-    return &got_signal;
+    return quitsig_flag();
 }
 
 static int k_back(ui *u, void *st, int key)
@@ -430,14 +380,15 @@ static void start_curses(ui *u)
 
 static int run(ui *u, source *src)
 {
+    const volatile sig_atomic_t *quit = quitsig_flag();
     int idle_reads = 0;
     draw(u);
     uint64_t drawn = source_now_ms(), key_at = 0;
-    while (!got_signal) {
+    while (!*quit) {
         bool live = src->following && !src->paused && !src->loading;
         struct pollfd p[2] = { { STDIN_FILENO, POLLIN, 0 }, { src->notify_fd, POLLIN, 0 } };
         int n = poll(p, src->notify_fd >= 0 && live ? 2 : 1, source_wait_ms(src, drawn, key_at));
-        if (got_signal)
+        if (*quit)
             break;
         if (n < 0 && errno != EINTR)
             break;
@@ -449,7 +400,7 @@ static int run(ui *u, source *src)
             keys++;
             if (ch != 'q' && source_sync(src))  /* loading: keys see the data so far */
                 reload_panes(u);
-            if (!on_key(u, ch) || got_signal)
+            if (!on_key(u, ch) || *quit)
                 return 0;
             redraw = true;
             key_at = source_now_ms();
@@ -487,7 +438,7 @@ static int run(ui *u, source *src)
         }
         if (src->following && source_wait_ms(src, drawn, key_at) == 0)
             redraw = true;              /* the age on the status line counts on */
-        if (got_signal)
+        if (*quit)
             break;
         if (redraw || n < 0) {
             if (source_sync(src))
@@ -506,7 +457,7 @@ bool ui_term_open(ui *u)
     u->utf8 = cs && !strcasecmp(cs, "UTF-8") && !getenv("PRISM_ASCII");
     fmt_set_utf8(u->utf8);
     ui_draw_set_utf8(u->utf8);
-    install_signals();
+    quitsig_install(restore_terminal);
     atexit(restore_terminal);
     if (!newterm(NULL, stdout, stdin)) {
         fprintf(stderr, "prism-top: cannot initialise the terminal (TERM=%s)\n", getenv("TERM"));
