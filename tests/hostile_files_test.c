@@ -4,7 +4,8 @@
  * above the 1 MiB limit, a 16-byte pattern framing a candidate every 16
  * bytes, a sequence number and dropped totals of 2^64-1, depth 2^32-2,
  * steps and memory samples in reverse order), step sums past 2^64, names
- * holding terminal controls, a cut file, random bytes after a header, a
+ * holding terminal controls, string and stream ids crafted to collide in
+ * the hashes the reader once used, a cut file, random bytes after a header, a
  * header alone and an empty file.  Each is written to a directory and read
  * back through prism_analyze_file and analyze's text report under a
  * watchdog (alarm: a hang guard, not a timing assertion); the report holds
@@ -134,6 +135,85 @@ static void gen_names(void)
     free(b.data);
 }
 
+/* Ids crafted against the fixed hashes the reader used before its tables
+ * were keyed (base/hseed.c): string ids whose Fibonacci slots
+ * ((id * 0x9E3779B97F4A7C15) >> 32) fall in 1 % of the final table (ids
+ * end below 2^24),
+ * and stream ids whose murmur-finalizer slots do the same.  Read back with
+ * the fixed hashes, each insertion walked the whole cluster (80 k strings:
+ * 5.7 s against 0.15 s); keyed, they spread (bench/hostile_table.sh prints
+ * the time and RSS of both files). */
+static uint64_t old_stream_slot(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static void gen_crafted_ids(void)
+{
+    size_t n = g_keep ? 80000 : 4000;
+    size_t cap = 64;                    /* the idmap's table once n are in */
+    while ((n + 2) * 2 > cap)
+        cap *= 2;
+    pbuild b;
+    pb_init(&b, plain, 1, 8);
+    pb_thread(&b, 1, "main");
+    /* string ids end below 2^24: the cluster is as narrow as they allow */
+    uint64_t win = 2 * (uint64_t)n * cap / PRISM_MAX_STRINGS;
+    win = win < 64 ? 64 : win;
+    size_t got = 0;
+    char name[32];
+    for (uint64_t k = 2; got < n && k < PRISM_MAX_STRINGS; k++) {
+        if ((((k * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1)) >= win)
+            continue;
+        pb_begin(&b, PRISM_CHUNK_STRINGS, 0, k);
+        snprintf(name, sizeof name, "s%llu", (unsigned long long)k);
+        assert_int_equal(prism_enc_string(&b.e, name, strlen(name)), PRISM_OK);
+        if (got % 64 == 0) {            /* some of them used */
+            pb_enter(&b, 1, 1000 + got * 10, (uint32_t)k);
+            pb_exit(&b, 1, 1005 + got * 10);
+        }
+        got++;
+    }
+    assert_int_equal(got, n);
+    put_built(g_keep ? "ids-crafted-80k.cbor" : "ids-crafted-4k.cbor", &b);
+
+    n = g_keep ? 80000 : 2000;          /* streams: a THREADS record and a region each */
+    for (cap = 64; (n + 2) * 2 > cap;)
+        cap *= 2;
+    pb_init(&b, plain, 1, 9);
+    got = 0;
+    for (uint64_t k = 2; got < n && k < UINT32_MAX; k++) {
+        if ((old_stream_slot(k) & (cap - 1)) >= 64)
+            continue;
+        if (k < sizeof b.seq / sizeof b.seq[0])
+            continue;                   /* pbuild's own streams */
+        prism_thread t = { (uint32_t)k, 100 + k, "t" };
+        PB_PUT(&b, PRISM_CHUNK_THREADS, 0, 0, prism_enc_thread(&b.e, &t));
+        got++;
+    }
+    pb_flush(&b);
+    uint8_t chunk[256];                 /* then a region on each stream */
+    got = 0;
+    for (uint64_t k = 8; got < n && k < UINT32_MAX; k++) {
+        if ((old_stream_slot(k) & (cap - 1)) >= 64)
+            continue;
+        prism_enc e;
+        size_t len;
+        assert_int_equal(prism_enc_begin(&e, chunk, sizeof chunk, PRISM_CHUNK_REGIONS,
+                                         (uint32_t)k, 0, 1000, 0), PRISM_OK);
+        assert_int_equal(prism_enc_enter(&e, 1000 + got, 1), PRISM_OK);
+        assert_int_equal(prism_enc_exit(&e, 1010 + got), PRISM_OK);
+        assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
+        pb_bytes(&b, chunk, len);
+        got++;
+    }
+    assert_int_equal(got, n);
+    put_built(g_keep ? "streams-crafted-80k.cbor" : "streams-crafted-2k.cbor", &b);
+}
+
 static bool has_control(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -156,6 +236,7 @@ static void test_read_back(void **state)
     gen_format();
     gen_analysis();
     gen_names();
+    gen_crafted_ids();
     DIR *d = opendir(g_dir);
     assert_non_null(d);
     char *names[64];
@@ -166,7 +247,7 @@ static void test_read_back(void **state)
             names[n++] = strdup(e->d_name);
     closedir(d);
     qsort(names, n, sizeof *names, by_name);
-    assert_int_equal(n, 12);
+    assert_int_equal(n, 14);
     for (size_t i = 0; i < n; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
