@@ -31,18 +31,6 @@
 #define SLOW_MIN_NS 1e6
 #define SLOW_MIN_SHARE 0.03
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median_of(double *v, size_t n)
-{
-    pb_qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -83,12 +71,12 @@ size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, rules_slow *f)
     if (n < SLOW_MIN_STEPS)
         goto out;
     memcpy(dev, d, n * sizeof *d);
-    double med = median_of(dev, n), total = 0;
+    double med = pb_median_double(dev, n), total = 0;
     for (size_t i = 0; i < n; i++) {
         total += d[i];
         dev[i] = fabs(d[i] - med);
     }
-    double mad = 1.4826 * median_of(dev, n);
+    double mad = 1.4826 * pb_median_double(dev, n);
     double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
     double excess = 0, slow_sum = 0;
     for (size_t i = 0; i < st->nseries; i++) {

@@ -138,34 +138,30 @@ static void sort_memory(prism_analysis *a)
     a->mem_unsorted = false;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 static int cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
 }
 
-/* Nearest-rank percentile of sorted v. */
-static double pct(const double *v, size_t n, double p)
+/* The index of the nearest-rank percentile p among n sorted values. */
+static size_t pct_rank(size_t n, double p)
 {
-    if (!n)
-        return 0;
     size_t k = (size_t)ceil(p * (double)n);
-    if (k < 1)
-        k = 1;
-    return v[k - 1];
+    return k < 1 ? 0 : k - 1;
 }
 
-/* Steps whose index an earlier one had: a sorted copy of the indexes (0
+/* Steps whose index an earlier one had: none when the indexes rise in
+ * start order (the usual case: no copy), else from a sorted copy of them (0
  * when the copy cannot be made). */
 static uint64_t dup_indexes(const prism_step *s, size_t n)
 {
-    uint64_t *ix = n > 1 ? malloc(n * sizeof *ix) : NULL, dups = 0;
+    size_t up = 1;                      /* usually rising: none, no copy */
+    while (up < n && s[up].index > s[up - 1].index)
+        up++;
+    if (up >= n)
+        return 0;
+    uint64_t *ix = malloc(n * sizeof *ix), dups = 0;
     if (!ix)
         return 0;
     for (size_t i = 0; i < n; i++)
@@ -208,11 +204,14 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
     }
     st->mean_ns = mean;
     st->std_ns = st->timed > 1 ? sqrt(m2 / (double)(st->timed - 1)) : 0;
-    if (d && st->timed) {
-        pb_qsort(d, st->timed, sizeof *d, cmp_double);
-        st->p50_ns = pct(d, st->timed, 0.50);
-        st->p95_ns = pct(d, st->timed, 0.95);
-        st->max_ns = d[st->timed - 1];
+    if (d && st->timed) {              /* selections, not a sort: linear */
+        size_t n = st->timed, k95 = pct_rank(n, 0.95), k50 = pct_rank(n, 0.50);
+        st->p95_ns = pb_select_double(d, n, k95);
+        st->p50_ns = k50 < k95 ? pb_select_double(d, k95, k50) : st->p95_ns;
+        double mx = d[k95];
+        for (size_t i = k95 + 1; i < n; i++)
+            mx = d[i] > mx ? d[i] : mx;
+        st->max_ns = mx;
     }
     free(d);
     st->bad_order = a->steps_backwards;         /* counted as zero length above */

@@ -3,9 +3,12 @@
  */
 #include "array.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hseed.h"
 
 bool pb_vec_reserve(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -98,4 +101,70 @@ void pb_sort_stable(void *base, size_t n, size_t size, pb_sort_cmp cmp, const vo
     if (src != base)
         memcpy(base, src, n * size);
     free(scratch);
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+double pb_select_double(double *v, size_t n, size_t k)
+{
+    static _Atomic uint64_t seed;       /* per process: no file aims at the pivots */
+    uint64_t r = atomic_load_explicit(&seed, memory_order_relaxed);
+    if (!r) {
+        r = pb_hash_seed() | 1;
+        atomic_store_explicit(&seed, r, memory_order_relaxed);
+    }
+    r ^= n * 0x9E3779B97F4A7C15ull;
+    size_t lo = 0, hi = n;              /* [lo, hi) holds index k */
+    unsigned rounds = 16;
+    for (size_t m = n; m > 1; m >>= 1)
+        rounds += 2;
+    while (hi - lo > 1) {
+        size_t len = hi - lo;
+        if (!rounds--) {                /* unlucky or aimed at: sort what is left */
+            qsort(v + lo, len, sizeof *v, cmp_dbl);
+            break;
+        }
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        double a = v[lo + r % len], b = v[lo + (r >> 21) % len], c = v[lo + (r >> 42) % len];
+        double p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        /* three ways: [lo, lt) < p, [lt, i) == p, [gt, hi) > p */
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            double x = v[i];
+            if (x < p) {
+                v[i++] = v[lt];
+                v[lt++] = x;
+            } else if (x > p) {
+                v[i] = v[--gt];
+                v[gt] = x;
+            } else {
+                i++;
+            }
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return p;                   /* k among the equal ones */
+    }
+    return v[k];
+}
+
+double pb_median_double(double *v, size_t n)
+{
+    size_t h = n / 2;
+    double hi = pb_select_double(v, n, h);
+    if (n % 2)
+        return hi;
+    double lo = v[0];                   /* the largest below h */
+    for (size_t i = 1; i < h; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return (lo + hi) / 2;
 }

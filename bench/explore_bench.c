@@ -10,6 +10,10 @@
  *   - live tail: event -> screen latency (median, p99) with the writer's
  *     default flush interval, and the follower's CPU while the file is idle.
  * Prints figures; never fails on time.
+ *
+ *   explore_bench [MB]                  the figures (MB: the big profile's size)
+ *   explore_bench --write MB FILE       write the big profile alone (to time
+ *                                       `prism-top analyze FILE`, or profile it)
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -432,6 +436,8 @@ static int big_profile(const char *argv0, double mb, char *dir, size_t cap, char
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--write"))      /* the big profile alone */
+        return record_in_child(argv[3], loop_body, (uint64_t)(atof(argv[2]) * 1e6 / 1.6)) ? 1 : 0;
     double mb = argc > 1 ? atof(argv[1]) : 1024.0;
     char dir[PATH_MAX + 32];
     char big[PATH_MAX + 64], wide[PATH_MAX + 64];
