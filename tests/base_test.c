@@ -442,6 +442,57 @@ static void test_vec_and_stable_sort(void **state)
     free(v);
 }
 
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* pb_select_double / pb_median_double against a sort: every k of small
+ * arrays, big ones of each shape (random, few distinct values, all equal,
+ * rising, falling, organ pipe), the partition property kept. */
+static void test_select(void **state)
+{
+    (void)state;
+    enum { N = 4001 };
+    double *v = malloc(N * sizeof *v), *w = malloc(N * sizeof *w);
+    assert_non_null(v);
+    assert_non_null(w);
+    uint64_t r = 88172645463325252ull;
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t n = 1; n <= N; n = n < 40 ? n + 1 : n * 3 + 1) {
+            for (size_t i = 0; i < n; i++) {
+                r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+                w[i] = shape == 0   ? (double)(r % 1000000)
+                       : shape == 1 ? (double)(r % 3)
+                       : shape == 2 ? 7.0
+                       : shape == 3 ? (double)i
+                       : shape == 4 ? (double)(n - i)
+                                    : (double)(i < n / 2 ? i : n - i);
+            }
+            memcpy(v, w, n * sizeof *v);
+            qsort(v, n, sizeof *v, cmp_d);
+            double *sorted = malloc(n * sizeof *sorted);
+            assert_non_null(sorted);
+            memcpy(sorted, v, n * sizeof *v);
+            size_t step = n < 40 ? 1 : n / 7;
+            for (size_t k = 0; k < n; k += step) {
+                memcpy(v, w, n * sizeof *v);
+                double got = pb_select_double(v, n, k);
+                assert_true(got == sorted[k]);
+                assert_true(v[k] == sorted[k]);
+                for (size_t i = 0; i < n; i++)
+                    assert_true(i < k ? v[i] <= got : i > k ? v[i] >= got : true);
+            }
+            memcpy(v, w, n * sizeof *v);
+            double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            assert_true(pb_median_double(v, n) == med);
+            free(sorted);
+        }
+    free(v);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_json_misuse_and_file),
         cmocka_unit_test(test_error),
         cmocka_unit_test(test_vec_and_stable_sort),
+        cmocka_unit_test(test_select),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
