@@ -237,6 +237,12 @@ typedef struct api_wait {
     uint64_t wait;              /* ns a blocking call waited for the GPU */
 } api_wait;
 
+/* The slow_steps finding's figures (rules_slow_find, rules_steps.c). */
+typedef struct rules_slow {
+    size_t timed;
+    double median, threshold, excess, slow_sum, share;
+} rules_slow;
+
 struct prism_analysis {
     prism_analysis_opts opts;
     prism_reader *reader;
@@ -339,6 +345,7 @@ struct prism_analysis {
     size_t nbn;
     uint64_t *slow;             /* the slow steps' indices (rules_slow_find) */
     size_t nslow;
+    rules_slow slow_f;          /* ... and the finding's figures */
     struct an_stacks *stk;      /* sampled call stacks (stacks.c), or NULL */
 };
 

@@ -317,7 +317,7 @@ void prism_analysis_refresh(prism_analysis *a)
     an_cpu_load(a);
     const prism_step_stats *st = prism_analysis_steps(a);
     if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))
-        a->nslow = rules_slow_find(st, a->slow, NULL);
+        a->nslow = rules_slow_find(st, a->slow, &a->slow_f);
     a->bn = calloc(64, sizeof *a->bn);
     if (a->bn)
         a->nbn = rules_run(a, pct, mb, a->bn, 64);

@@ -207,11 +207,10 @@ void rules_intensity(rules_ctx *c);
 
 /* rules_steps.c: the slow steps of the slow_steps finding (its rule, see
  * there), their indices into ix (room for st->nseries) in step order;
- * 0 when the finding does not apply.  f (may be NULL): its figures. */
-typedef struct rules_slow {
-    size_t timed;
-    double median, threshold, excess, slow_sum, share;
-} rules_slow;
-size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, rules_slow *f);
+ * 0 when the finding does not apply.  f (may be NULL): its figures
+ * (rules_slow: internal.h).  The refresh finds them once (a->slow,
+ * a->slow_f); the finding reads them there. */
+struct rules_slow;
+size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, struct rules_slow *f);
 
 #endif

@@ -105,11 +105,12 @@ void rules_slow_steps(rules_ctx *c)
     const prism_step_stats *st = prism_analysis_steps(c->a);
     if (!st || st->timed < SLOW_MIN_STEPS || !st->series)
         return;
-    rules_slow f;
-    uint64_t *ix = malloc(st->nseries * sizeof *ix);
-    size_t k = ix ? rules_slow_find(st, ix, &f) : 0;
-    if (!k)
-        goto out;
+    size_t k = c->a->nslow;             /* found by the refresh */
+    rules_slow f = c->a->slow_f;
+    uint64_t *ix = k && c->a->slow ? malloc(k * sizeof *ix) : NULL;
+    if (!ix)
+        return;
+    memcpy(ix, c->a->slow, k * sizeof *ix);     /* sorted by index below */
     size_t n = f.timed;
     double med = f.median, thr = f.threshold, excess = f.excess, slow_sum = f.slow_sum;
     double share = f.share;
