@@ -237,6 +237,28 @@ typedef struct api_wait {
     uint64_t wait;              /* ns a blocking call waited for the GPU */
 } api_wait;
 
+/* Step statistics kept from one refresh to the next (series.c): what the
+ * steps [0, upto) in start order add up to, and their durations sorted,
+ * so a refresh while a big file loads adds the new steps (their sort and
+ * one merge) instead of going over every step again.  Reset when steps
+ * arrive that start before the ones already counted. */
+typedef struct an_dur {
+    double v;                   /* a timed step's duration (ns) */
+    size_t pos;                 /* the step's position in steps[] */
+} an_dur;
+
+typedef struct an_step_acc {
+    size_t upto;
+    uint64_t sampled, zero_len, timed, overlapping, total_ns, reach;
+    double mean, m2, sum;       /* sum: of the durations, in step order */
+    an_dur *dur;                /* the timed steps' durations, ascending */
+    size_t ndur, dcap;
+    an_dur *tmp;                /* the new ones, before the merge */
+    size_t tcap;
+    bool no_dur;                /* a reservation failed: no durations */
+    bool unordered;             /* some index not above the one before it */
+} an_step_acc;
+
 /* The slow_steps finding's figures (rules_slow_find, rules_steps.c). */
 typedef struct rules_slow {
     size_t timed;
@@ -259,6 +281,7 @@ struct prism_analysis {
     size_t pcap;                /* sampled_pos's capacity */
     size_t nsampled;
     bool steps_unused;          /* no steps seen while much was pending */
+    an_step_acc step_acc;       /* series.c */
     uint64_t steps_backwards;   /* steps that ended before they started (series.c
                                    keeps them with end = start) */
 
@@ -495,6 +518,9 @@ void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
  * after the series are refreshed. */
 void an_cpu_load(prism_analysis *a);
 void an_series_refresh(prism_analysis *a);
+/* After it: the timed steps' durations, ascending (*n of them; NULL when
+ * they could not be kept), and their sum in step order. */
+const an_dur *an_series_durations(const prism_analysis *a, size_t *n, double *sum);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);
 

@@ -259,6 +259,8 @@ void prism_analysis_free(prism_analysis *a)
     pb_map_free(&a->thread_of);
     free(a->steps);
     free(a->sampled_pos);
+    free(a->step_acc.dur);
+    free(a->step_acc.tmp);
     free(a->mem);
     an_alloc_free(a);
     pb_map_free(&a->kernel_of);
@@ -317,7 +319,7 @@ void prism_analysis_refresh(prism_analysis *a)
     an_cpu_load(a);
     const prism_step_stats *st = prism_analysis_steps(a);
     if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))
-        a->nslow = rules_slow_find(st, a->slow, &a->slow_f);
+        a->nslow = rules_slow_find(a, a->slow, &a->slow_f);
     a->bn = calloc(64, sizeof *a->bn);
     if (a->bn)
         a->nbn = rules_run(a, pct, mb, a->bn, 64);

@@ -206,11 +206,12 @@ void rules_memory_bound(rules_ctx *c);
 void rules_intensity(rules_ctx *c);
 
 /* rules_steps.c: the slow steps of the slow_steps finding (its rule, see
- * there), their indices into ix (room for st->nseries) in step order;
- * 0 when the finding does not apply.  f (may be NULL): its figures
- * (rules_slow: internal.h).  The refresh finds them once (a->slow,
- * a->slow_f); the finding reads them there. */
+ * there), their indices into ix (room for the steps) in step order; 0
+ * when the finding does not apply.  f (may be NULL): its figures
+ * (rules_slow: internal.h).  From the refreshed step series and their
+ * sorted durations (an_series_durations): the refresh finds them once
+ * (a->slow, a->slow_f); the finding reads them there. */
 struct rules_slow;
-size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, struct rules_slow *f);
+size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, struct rules_slow *f);
 
 #endif

@@ -53,50 +53,87 @@ static void when_text(char *buf, size_t cap, const uint64_t *ix, size_t k)
     rules_put(buf, cap, "%s%s", k > 6 ? ", ..." : "", gap ? ")" : "");
 }
 
-size_t rules_slow_find(const prism_step_stats *st, uint64_t *ix, rules_slow *f)
+/* The median of |v[i] - med| over sorted v: the values below and above
+ * med walked outward from it, as two ascending runs merged to the middle
+ * rank (each |v - med| exactly as fabs(v - med) gives it). */
+static double mad_sorted(const an_dur *v, size_t n, double med)
+{
+    size_t lo = 0, hi = n;              /* p: the first value above med */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].v <= med)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t l = lo, r = lo, want = n / 2;        /* l: below (exclusive), r: above */
+    double prev = 0, cur = 0;
+    for (size_t k = 0; k <= want; k++) {
+        double dl = l > 0 ? med - v[l - 1].v : INFINITY;
+        double dr = r < n ? v[r].v - med : INFINITY;
+        prev = cur;
+        if (dl <= dr) {
+            cur = dl;
+            l--;
+        } else {
+            cur = dr;
+            r++;
+        }
+    }
+    return n % 2 ? cur : (prev + cur) / 2;
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
 {
     rules_slow z = { 0 };
     if (!f)
         f = &z;
     memset(f, 0, sizeof *f);
-    if (!st || st->timed < SLOW_MIN_STEPS || !st->series)
+    const prism_step_stats *st = prism_analysis_steps(a);
+    size_t n;
+    double total;
+    const an_dur *v = an_series_durations(a, &n, &total);
+    if (!v || n < SLOW_MIN_STEPS || !st->series)
         return 0;
-    size_t n = 0, k = 0;
-    double *d = malloc(st->nseries * sizeof *d), *dev = malloc(st->nseries * sizeof *dev);
-    if (!d || !dev)
-        goto out;
-    for (size_t i = 0; i < st->nseries; i++)
-        if (st->series[i].end > st->series[i].start)
-            d[n++] = (double)(st->series[i].end - st->series[i].start);
-    if (n < SLOW_MIN_STEPS)
-        goto out;
-    memcpy(dev, d, n * sizeof *d);
-    double med = pb_median_double(dev, n), total = 0;
-    for (size_t i = 0; i < n; i++) {
-        total += d[i];
-        dev[i] = fabs(d[i] - med);
-    }
-    double mad = 1.4826 * pb_median_double(dev, n);
+    double med = n % 2 ? v[n / 2].v : (v[n / 2 - 1].v + v[n / 2].v) / 2;
+    double mad = 1.4826 * mad_sorted(v, n, med);
     double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
+    size_t lo = 0, hi = n;              /* the first above thr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].v <= thr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t k = n - lo;
+    if (!k || k * 4 > n)
+        return 0;
+    size_t *pos = malloc(k * sizeof *pos);
+    if (!pos)
+        return 0;
+    for (size_t i = 0; i < k; i++)
+        pos[i] = v[lo + i].pos;
+    pb_qsort(pos, k, sizeof *pos, cmp_size);    /* step order, as the sums were */
     double excess = 0, slow_sum = 0;
-    for (size_t i = 0; i < st->nseries; i++) {
-        const prism_step *s = &st->series[i];
-        if (s->end <= s->start || (double)(s->end - s->start) <= thr)
-            continue;
-        double v = (double)(s->end - s->start);
-        ix[k++] = s->index;
-        excess += v - med;
-        slow_sum += v;
+    for (size_t i = 0; i < k; i++) {
+        const prism_step *s = &st->series[pos[i]];
+        double d = (double)(s->end - s->start);
+        ix[i] = s->index;
+        excess += d - med;
+        slow_sum += d;
     }
+    free(pos);
     double share = total > 0 ? excess / total : 0;
-    if (!k || k * 4 > n || share < SLOW_MIN_SHARE) {
-        k = 0;
-        goto out;
-    }
+    if (share < SLOW_MIN_SHARE)
+        return 0;
     *f = (rules_slow){ n, med, thr, excess, slow_sum, share };
-out:
-    free(d);
-    free(dev);
     return k;
 }
 

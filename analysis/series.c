@@ -33,6 +33,12 @@ static int cmp_tail(const void *x, const void *y)
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/* Forget what the accumulator counted (its buffers kept). */
+static void acc_reset(an_step_acc *c)
+{
+    *c = (an_step_acc){ .dur = c->dur, .dcap = c->dcap, .tmp = c->tmp, .tcap = c->tcap };
+}
+
 void an_series_sort_steps(prism_analysis *a)
 {
     size_t n = a->nsteps, m = a->steps_sorted, k = n - m;
@@ -44,6 +50,9 @@ void an_series_sort_steps(prism_analysis *a)
     for (size_t i = 0; i < k; i++)
         t[i] = (tail_step){ a->steps[m + i], a->sampled_pos[m + i], i };
     pb_qsort(t, k, sizeof *t, cmp_tail);
+    if (a->step_acc.upto > m || (m && a->step_acc.upto &&
+                                 t[0].s.start < a->steps[a->step_acc.upto - 1].start))
+        acc_reset(&a->step_acc);        /* steps land among the ones counted */
     size_t i = m, j = k, w = n;         /* merge from the back into place */
     while (j > 0) {
         w--;
@@ -173,50 +182,97 @@ static uint64_t dup_indexes(const prism_step *s, size_t n)
     return dups;
 }
 
-/* Durations of the steps that have one (end after start), with the hostile
- * ones counted: see prism_step_stats.  Steps are in start order; those that
- * ended before they started are zero-length by now (an_series_steps). */
-static void step_stats(prism_analysis *a, prism_step_stats *st)
+static int cmp_dur(const void *x, const void *y)
 {
-    double *d = malloc((a->nsteps ? a->nsteps : 1) * sizeof *d);
-    double m2 = 0, mean = 0;
-    uint64_t reach = 0;                 /* latest end of the timed steps so far */
-    for (size_t i = 0; i < a->nsteps; i++) {
+    const an_dur *a = x, *b = y;
+    if (a->v != b->v)
+        return a->v < b->v ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The steps not counted yet, [upto, nsteps), into the accumulator: their
+ * counts and moments in step order, their durations sorted and merged
+ * into the sorted ones (from the back, in place). */
+static void acc_add(prism_analysis *a)
+{
+    an_step_acc *c = &a->step_acc;
+    size_t n = a->nsteps, k = 0, more = n - c->upto;
+    if (!more)
+        return;
+    if (!c->no_dur && (!pb_vec_reserve((void **)&c->dur, &c->dcap, c->ndur + more, sizeof *c->dur) ||
+                       !pb_vec_reserve((void **)&c->tmp, &c->tcap, more, sizeof *c->tmp)))
+        c->no_dur = true;               /* counts still; percentiles 0 */
+    for (size_t i = c->upto; i < n; i++) {
         const prism_step *s = &a->steps[i];
+        if (i && s->index <= a->steps[i - 1].index)
+            c->unordered = true;
         if (s->flags & PRISM_STEP_SAMPLED)
-            st->sampled++;
+            c->sampled++;
         if (s->end <= s->start) {       /* zero length, or moved there */
-            st->zero_len++;
+            c->zero_len++;
             continue;
         }
-        if (st->timed && s->start < reach)
-            st->overlapping++;
-        if (s->end > reach)
-            reach = s->end;
+        if (c->timed && s->start < c->reach)
+            c->overlapping++;
+        if (s->end > c->reach)
+            c->reach = s->end;
         uint64_t ns = s->end - s->start;
-        st->total_ns = ns > UINT64_MAX - st->total_ns ? UINT64_MAX : st->total_ns + ns;
-        double v = (double)ns, dd = v - mean;
-        if (d)
-            d[st->timed] = v;
-        st->timed++;
-        mean += dd / (double)st->timed;
-        m2 += dd * (v - mean);
+        c->total_ns = ns > UINT64_MAX - c->total_ns ? UINT64_MAX : c->total_ns + ns;
+        double v = (double)ns, dd = v - c->mean;
+        c->timed++;
+        c->mean += dd / (double)c->timed;
+        c->m2 += dd * (v - c->mean);
+        c->sum += v;
+        if (!c->no_dur)
+            c->tmp[k++] = (an_dur){ v, i };
     }
-    st->mean_ns = mean;
-    st->std_ns = st->timed > 1 ? sqrt(m2 / (double)(st->timed - 1)) : 0;
-    if (d && st->timed) {              /* selections, not a sort: linear */
-        size_t n = st->timed, k95 = pct_rank(n, 0.95), k50 = pct_rank(n, 0.50);
-        st->p95_ns = pb_select_double(d, n, k95);
-        st->p50_ns = k50 < k95 ? pb_select_double(d, k95, k50) : st->p95_ns;
-        double mx = d[k95];
-        for (size_t i = k95 + 1; i < n; i++)
-            mx = d[i] > mx ? d[i] : mx;
-        st->max_ns = mx;
+    c->upto = n;
+    if (c->no_dur || !k)
+        return;
+    pb_qsort(c->tmp, k, sizeof *c->tmp, cmp_dur);
+    size_t x = c->ndur, y = k, w = c->ndur + k;
+    while (y > 0) {
+        w--;
+        if (x > 0 && cmp_dur(&c->dur[x - 1], &c->tmp[y - 1]) > 0)
+            c->dur[w] = c->dur[--x];
+        else
+            c->dur[w] = c->tmp[--y];
     }
-    free(d);
+    c->ndur += k;
+}
+
+/* Step statistics (see prism_step_stats) from the accumulator, brought up
+ * to date: what the new steps add, not every step again.  Steps are in
+ * start order; those that ended before they started are zero-length by
+ * now (an_series_steps). */
+static void step_stats(prism_analysis *a, prism_step_stats *st)
+{
+    an_step_acc *c = &a->step_acc;
+    acc_add(a);
+    st->sampled = c->sampled;
+    st->zero_len = c->zero_len;
+    st->timed = c->timed;
+    st->overlapping = c->overlapping;
+    st->total_ns = c->total_ns;
+    st->mean_ns = c->timed ? c->mean : 0;
+    st->std_ns = c->timed > 1 ? sqrt(c->m2 / (double)(c->timed - 1)) : 0;
+    if (!c->no_dur && c->ndur && c->ndur == c->timed) {
+        st->p50_ns = c->dur[pct_rank(c->ndur, 0.50)].v;
+        st->p95_ns = c->dur[pct_rank(c->ndur, 0.95)].v;
+        st->max_ns = c->dur[c->ndur - 1].v;
+    }
     st->bad_order = a->steps_backwards;         /* counted as zero length above */
     st->zero_len -= st->bad_order;
-    st->dup_index = dup_indexes(a->steps, a->nsteps);
+    st->dup_index = c->unordered ? dup_indexes(a->steps, a->nsteps) : 0;
+}
+
+const an_dur *an_series_durations(const prism_analysis *a, size_t *n, double *sum)
+{
+    const an_step_acc *c = &a->step_acc;
+    bool ok = !c->no_dur && c->ndur == a->step_stats.timed && c->upto == a->nsteps;
+    *n = ok ? c->ndur : 0;
+    *sum = c->sum;
+    return ok ? c->dur : NULL;
 }
 
 void an_series_refresh(prism_analysis *a)

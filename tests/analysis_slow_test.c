@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -134,6 +135,89 @@ static void test_none(void **state)
     unload(&l);
 }
 
+/* Step statistics are kept from one refresh to the next (series.c): a
+ * profile fed in pieces with a refresh after each, its steps arriving in
+ * and out of order (blocks written late start before steps already
+ * counted; indexes repeat), ends with exactly what one read of the whole
+ * file gives: every step figure, the slow steps and the finding. */
+static void test_refreshed_in_pieces(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    pbuild b;
+    pb_init(&b, names, 1, 9);
+    pb_thread(&b, 1, "main");
+    pb_info_uint(&b, "steps.thread", 1);
+    prism_step *st = malloc(N * sizeof *st);
+    assert_non_null(st);
+    uint64_t t = 10 * MS;
+    for (size_t k = 0; k < N; k++) {
+        uint64_t d = 10 * MS - 300000 + (k * 7919 % 600000);
+        if (k % 101 == 17)
+            d = 80 * MS;                /* slow */
+        if (k % 211 == 5)
+            d = 0;                      /* zero length */
+        st[k] = (prism_step){ t, t + d, k % 700 == 3 ? k - 1 : k, 0,
+                              k % 3 ? PRISM_STEP_SAMPLED : 0 };
+        t += d + 100000 - (k % 13 == 0 ? 300000 : 0);   /* some overlap */
+    }
+    for (size_t k = 0; k < N; k += 50) {        /* blocks of 50, some late */
+        size_t blk = (k / 50) % 7 == 3 && k + 100 < N ? k + 50 : (k / 50) % 7 == 4 ? k - 50 : k;
+        for (size_t i = blk; i < blk + 50; i++)
+            pb_step(&b, &st[i]);
+        pb_flush(&b);
+    }
+    free(st);
+    pb_flush(&b);
+    loaded whole = pb_load_with(&b, NULL, true);
+    loaded part;
+    prism_reader_callbacks cb;
+    part.a = prism_analysis_new(NULL);
+    assert_non_null(part.a);
+    prism_analysis_callbacks(&cb);
+    part.r = prism_reader_new(&cb, part.a);
+    assert_non_null(part.r);
+    prism_analysis_attach(part.a, part.r);
+    for (size_t off = 0, piece = 97; off < b.len; off += piece, piece = piece * 3 % 4093 + 61) {
+        size_t n = off + piece <= b.len ? piece : b.len - off;
+        prism_status ps = prism_reader_feed(part.r, b.data + off, n);
+        assert_true(ps == PRISM_OK || ps == PRISM_NEED_MORE);
+        prism_analysis_refresh(part.a);
+    }
+    assert_int_equal(prism_reader_finish(part.r), PRISM_OK);
+    prism_analysis_refresh(part.a);
+    free(b.data);
+    const prism_step_stats *x = prism_analysis_steps(whole.a), *y = prism_analysis_steps(part.a);
+    assert_int_equal(x->count, N);
+    assert_int_equal(y->count, x->count);
+    assert_int_equal(y->timed, x->timed);
+    assert_int_equal(y->sampled, x->sampled);
+    assert_int_equal(y->zero_len, x->zero_len);
+    assert_int_equal(y->overlapping, x->overlapping);
+    assert_int_equal(y->dup_index, x->dup_index);
+    assert_true(x->dup_index > 0);
+    assert_int_equal(y->total_ns, x->total_ns);
+    assert_true(y->p50_ns == x->p50_ns && y->p95_ns == x->p95_ns && y->max_ns == x->max_ns);
+    assert_true(fabs(y->mean_ns - x->mean_ns) <= 1e-9 * x->mean_ns);
+    assert_true(fabs(y->std_ns - x->std_ns) <= 1e-9 * x->std_ns);
+    assert_true(x->max_ns == 80.0 * MS);
+    const uint64_t *ix, *iy;
+    size_t nx, ny;
+    prism_analysis_slow_steps(whole.a, &ix, &nx);
+    prism_analysis_slow_steps(part.a, &iy, &ny);
+    assert_true(nx > 10);
+    assert_int_equal(ny, nx);
+    for (size_t i = 0; i < nx; i++)
+        assert_int_equal(iy[i], ix[i]);
+    const prism_bottleneck *fx = finding(whole.a), *fy = finding(part.a);
+    assert_non_null(fx);
+    assert_non_null(fy);
+    assert_string_equal(fy->description, fx->description);
+    assert_string_equal(fy->evidence, fx->evidence);
+    unload(&whole);
+    unload(&part);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_every_tenth),
         cmocka_unit_test(test_more_than_six),
         cmocka_unit_test(test_none),
+        cmocka_unit_test(test_refreshed_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
