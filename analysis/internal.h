@@ -242,18 +242,13 @@ typedef struct api_wait {
  * so a refresh while a big file loads adds the new steps (their sort and
  * one merge) instead of going over every step again.  Reset when steps
  * arrive that start before the ones already counted. */
-typedef struct an_dur {
-    double v;                   /* a timed step's duration (ns) */
-    size_t pos;                 /* the step's position in steps[] */
-} an_dur;
-
 typedef struct an_step_acc {
     size_t upto;
     uint64_t sampled, zero_len, timed, overlapping, total_ns, reach;
     double mean, m2, sum;       /* sum: of the durations, in step order */
-    an_dur *dur;                /* the timed steps' durations, ascending */
+    uint64_t *dur;              /* the timed steps' durations (ns), ascending */
     size_t ndur, dcap;
-    an_dur *tmp;                /* the new ones, before the merge */
+    uint64_t *tmp;              /* the new ones, before the merge */
     size_t tcap;
     bool no_dur;                /* a reservation failed: no durations */
     bool unordered;             /* some index not above the one before it */
@@ -520,7 +515,7 @@ void an_cpu_load(prism_analysis *a);
 void an_series_refresh(prism_analysis *a);
 /* After it: the timed steps' durations, ascending (*n of them; NULL when
  * they could not be kept), and their sum in step order. */
-const an_dur *an_series_durations(const prism_analysis *a, size_t *n, double *sum);
+const uint64_t *an_series_durations(const prism_analysis *a, size_t *n, double *sum);
 /* Leak fits for host and GPU memory with the effective threshold. */
 void an_series_leaks(prism_analysis *a, double threshold_mb);
 

@@ -56,12 +56,12 @@ static void when_text(char *buf, size_t cap, const uint64_t *ix, size_t k)
 /* The median of |v[i] - med| over sorted v: the values below and above
  * med walked outward from it, as two ascending runs merged to the middle
  * rank (each |v - med| exactly as fabs(v - med) gives it). */
-static double mad_sorted(const an_dur *v, size_t n, double med)
+static double mad_sorted(const uint64_t *v, size_t n, double med)
 {
-    size_t lo = 0, hi = n;              /* p: the first value above med */
+    size_t lo = 0, hi = n;              /* the first value above med */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].v <= med)
+        if ((double)v[mid] <= med)
             lo = mid + 1;
         else
             hi = mid;
@@ -69,8 +69,8 @@ static double mad_sorted(const an_dur *v, size_t n, double med)
     size_t l = lo, r = lo, want = n / 2;        /* l: below (exclusive), r: above */
     double prev = 0, cur = 0;
     for (size_t k = 0; k <= want; k++) {
-        double dl = l > 0 ? med - v[l - 1].v : INFINITY;
-        double dr = r < n ? v[r].v - med : INFINITY;
+        double dl = l > 0 ? med - (double)v[l - 1] : INFINITY;
+        double dr = r < n ? (double)v[r] - med : INFINITY;
         prev = cur;
         if (dl <= dr) {
             cur = dl;
@@ -83,12 +83,6 @@ static double mad_sorted(const an_dur *v, size_t n, double med)
     return n % 2 ? cur : (prev + cur) / 2;
 }
 
-static int cmp_size(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
 {
     rules_slow z = { 0 };
@@ -98,40 +92,35 @@ size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
     const prism_step_stats *st = prism_analysis_steps(a);
     size_t n;
     double total;
-    const an_dur *v = an_series_durations(a, &n, &total);
+    const uint64_t *v = an_series_durations(a, &n, &total);
     if (!v || n < SLOW_MIN_STEPS || !st->series)
         return 0;
-    double med = n % 2 ? v[n / 2].v : (v[n / 2 - 1].v + v[n / 2].v) / 2;
+    double med = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
     double mad = 1.4826 * mad_sorted(v, n, med);
     double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
-    size_t lo = 0, hi = n;              /* the first above thr */
+    size_t lo = 0, hi = n;              /* how many are above thr */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].v <= thr)
+        if ((double)v[mid] <= thr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    size_t k = n - lo;
-    if (!k || k * 4 > n)
-        return 0;
-    size_t *pos = malloc(k * sizeof *pos);
-    if (!pos)
-        return 0;
-    for (size_t i = 0; i < k; i++)
-        pos[i] = v[lo + i].pos;
-    pb_qsort(pos, k, sizeof *pos, cmp_size);    /* step order, as the sums were */
-    double excess = 0, slow_sum = 0;
-    for (size_t i = 0; i < k; i++) {
-        const prism_step *s = &st->series[pos[i]];
+    if (lo == n || (n - lo) * 4 > n)
+        return 0;                       /* none, or too many to be outliers */
+    size_t k = 0;
+    double excess = 0, slow_sum = 0;    /* in step order */
+    for (size_t i = 0; i < st->nseries; i++) {
+        const prism_step *s = &st->series[i];
+        if (s->end <= s->start || (double)(s->end - s->start) <= thr)
+            continue;
         double d = (double)(s->end - s->start);
-        ix[i] = s->index;
+        ix[k++] = s->index;
         excess += d - med;
         slow_sum += d;
     }
-    free(pos);
     double share = total > 0 ? excess / total : 0;
-    if (share < SLOW_MIN_SHARE)
+    if (!k || share < SLOW_MIN_SHARE)
         return 0;
     *f = (rules_slow){ n, med, thr, excess, slow_sum, share };
     return k;

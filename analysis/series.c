@@ -182,12 +182,34 @@ static uint64_t dup_indexes(const prism_step *s, size_t n)
     return dups;
 }
 
-static int cmp_dur(const void *x, const void *y)
+/* v[0, n) ascending: an LSD radix sort a byte at a time, the bytes every
+ * duration shares skipped (the first refresh of a big file sorts millions
+ * of steps in a few passes, not n log n comparisons); scratch holds n. */
+static void sort_durations(uint64_t *v, uint64_t *scratch, size_t n)
 {
-    const an_dur *a = x, *b = y;
-    if (a->v != b->v)
-        return a->v < b->v ? -1 : 1;
-    return a->pos < b->pos ? -1 : a->pos > b->pos;
+    size_t cnt[8][256];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned b = 0; b < 8; b++)
+            cnt[b][(v[i] >> (8 * b)) & 255]++;
+    uint64_t *src = v, *dst = scratch;
+    for (unsigned b = 0; b < 8 && n > 1; b++) {
+        if (cnt[b][(src[0] >> (8 * b)) & 255] == n)
+            continue;                   /* every one the same here */
+        size_t at = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = cnt[b][d];
+            cnt[b][d] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[b][(src[i] >> (8 * b)) & 255]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
 }
 
 /* The steps not counted yet, [upto, nsteps), into the accumulator: their
@@ -224,16 +246,16 @@ static void acc_add(prism_analysis *a)
         c->m2 += dd * (v - c->mean);
         c->sum += v;
         if (!c->no_dur)
-            c->tmp[k++] = (an_dur){ v, i };
+            c->tmp[k++] = ns;
     }
     c->upto = n;
     if (c->no_dur || !k)
         return;
-    pb_qsort(c->tmp, k, sizeof *c->tmp, cmp_dur);
-    size_t x = c->ndur, y = k, w = c->ndur + k;
+    sort_durations(c->tmp, c->dur + c->ndur, k);       /* scratch: dur's free tail */
+    size_t x = c->ndur, y = k, w = c->ndur + k;         /* merged from the back */
     while (y > 0) {
         w--;
-        if (x > 0 && cmp_dur(&c->dur[x - 1], &c->tmp[y - 1]) > 0)
+        if (x > 0 && c->dur[x - 1] > c->tmp[y - 1])
             c->dur[w] = c->dur[--x];
         else
             c->dur[w] = c->tmp[--y];
@@ -257,16 +279,16 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
     st->mean_ns = c->timed ? c->mean : 0;
     st->std_ns = c->timed > 1 ? sqrt(c->m2 / (double)(c->timed - 1)) : 0;
     if (!c->no_dur && c->ndur && c->ndur == c->timed) {
-        st->p50_ns = c->dur[pct_rank(c->ndur, 0.50)].v;
-        st->p95_ns = c->dur[pct_rank(c->ndur, 0.95)].v;
-        st->max_ns = c->dur[c->ndur - 1].v;
+        st->p50_ns = (double)c->dur[pct_rank(c->ndur, 0.50)];
+        st->p95_ns = (double)c->dur[pct_rank(c->ndur, 0.95)];
+        st->max_ns = (double)c->dur[c->ndur - 1];
     }
     st->bad_order = a->steps_backwards;         /* counted as zero length above */
     st->zero_len -= st->bad_order;
     st->dup_index = c->unordered ? dup_indexes(a->steps, a->nsteps) : 0;
 }
 
-const an_dur *an_series_durations(const prism_analysis *a, size_t *n, double *sum)
+const uint64_t *an_series_durations(const prism_analysis *a, size_t *n, double *sum)
 {
     const an_step_acc *c = &a->step_acc;
     bool ok = !c->no_dur && c->ndur == a->step_stats.timed && c->upto == a->nsteps;
