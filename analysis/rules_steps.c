@@ -53,19 +53,26 @@ static void when_text(char *buf, size_t cap, const uint64_t *ix, size_t k)
     rules_put(buf, cap, "%s%s", k > 6 ? ", ..." : "", gap ? ")" : "");
 }
 
+/* How many of sorted v are at most x. */
+static size_t at_most(const uint64_t *v, size_t n, double x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((double)v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The median of |v[i] - med| over sorted v: the values below and above
  * med walked outward from it, as two ascending runs merged to the middle
  * rank (each |v - med| exactly as fabs(v - med) gives it). */
 static double mad_sorted(const uint64_t *v, size_t n, double med)
 {
-    size_t lo = 0, hi = n;              /* the first value above med */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((double)v[mid] <= med)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = at_most(v, n, med);     /* the first value above med */
     size_t l = lo, r = lo, want = n / 2;        /* l: below (exclusive), r: above */
     double prev = 0, cur = 0;
     for (size_t k = 0; k <= want; k++) {
@@ -98,14 +105,7 @@ size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
     double med = n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
     double mad = 1.4826 * mad_sorted(v, n, med);
     double thr = med + fmax(fmax(SLOW_MAD_K * mad, SLOW_MIN_REL * med), SLOW_MIN_NS);
-    size_t lo = 0, hi = n;              /* how many are above thr */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((double)v[mid] <= thr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = at_most(v, n, thr);     /* the rest are above thr */
     if (lo == n || (n - lo) * 4 > n)
         return 0;                       /* none, or too many to be outliers */
     size_t k = 0;

@@ -170,14 +170,7 @@ static void test_refreshed_in_pieces(void **state)
     free(st);
     pb_flush(&b);
     loaded whole = pb_load_with(&b, NULL, true);
-    loaded part;
-    prism_reader_callbacks cb;
-    part.a = prism_analysis_new(NULL);
-    assert_non_null(part.a);
-    prism_analysis_callbacks(&cb);
-    part.r = prism_reader_new(&cb, part.a);
-    assert_non_null(part.r);
-    prism_analysis_attach(part.a, part.r);
+    loaded part = pb_loader(NULL);
     for (size_t off = 0, piece = 97; off < b.len; off += piece, piece = piece * 3 % 4093 + 61) {
         size_t n = off + piece <= b.len ? piece : b.len - off;
         prism_status ps = prism_reader_feed(part.r, b.data + off, n);

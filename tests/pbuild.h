@@ -140,9 +140,10 @@ typedef struct loaded {
 
 /* Read the built profile into a new analysis (opts may be NULL) and
  * refresh it; keep_data: leave b->data for another load. */
-static inline loaded pb_load_with(pbuild *b, const prism_analysis_opts *opts, bool keep_data)
+/* An analysis and its attached reader, nothing read yet (opts may be
+ * NULL): feed it as a file grows. */
+static inline loaded pb_loader(const prism_analysis_opts *opts)
 {
-    pb_flush(b);
     loaded l;
     prism_reader_callbacks cb;
     l.a = prism_analysis_new(opts);
@@ -151,6 +152,13 @@ static inline loaded pb_load_with(pbuild *b, const prism_analysis_opts *opts, bo
     l.r = prism_reader_new(&cb, l.a);
     assert_non_null(l.r);
     prism_analysis_attach(l.a, l.r);
+    return l;
+}
+
+static inline loaded pb_load_with(pbuild *b, const prism_analysis_opts *opts, bool keep_data)
+{
+    pb_flush(b);
+    loaded l = pb_loader(opts);
     assert_int_equal(prism_reader_feed(l.r, b->data, b->len), PRISM_OK);
     assert_int_equal(prism_reader_finish(l.r), PRISM_OK);
     prism_analysis_refresh(l.a);
