@@ -232,18 +232,11 @@ size_t prism_analysis_node_step_samples(const prism_analysis *a, uint32_t node, 
     return got;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 double prism_analysis_node_step_median(const prism_analysis *a, uint32_t node)
 {
     double v[RES_MAX];
     size_t n = prism_analysis_node_step_samples(a, node, v, RES_MAX);
     if (!n)
         return 0;
-    pb_qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+    return pb_median_double(v, n);
 }

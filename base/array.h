@@ -25,9 +25,8 @@
  * larger; returns v[k].  Linear on average (random pivots from a per-process
  * seed, equal values kept together), never worse than a sort: after a few
  * more rounds than a good run takes, the range left is sorted.  The
- * statistics of a refresh (the step median and p95, the slow steps' median
- * and MAD over a million steps) were full sorts, most of a refresh.
- * pb_median_double: the median of v (n > 0), v rearranged.
+ * medians of the analysis (a call path's per-step median, for compare) were
+ * sorts.  pb_median_double: the median of v (n > 0), v rearranged.
  */
 #ifndef PRISM_BASE_ARRAY_H
 #define PRISM_BASE_ARRAY_H
