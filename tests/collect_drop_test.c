@@ -511,10 +511,12 @@ static int dry_child(void *arg)
 static void run_fifo_child(child_fn fn, fifo_scen *f)
 {
     assert_int_equal(mkfifo(f->fifo, 0600), 0);
-    child c = child_start(fn, f, true, true);
-    int rd = open(f->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);  /* lets the child's open go */
+    /* the reader first: the child's open of a FIFO without one fails
+     * (ENXIO, never a wait), and a child that starts first would win */
+    int rd = open(f->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     assert_true(rd >= 0);
     (void)fcntl(rd, F_SETPIPE_SZ, 4096);        /* smaller is sooner; not needed */
+    child c = child_start(fn, f, true, true);
     child_expect_ready(&c);
     assert_int_equal(fcntl(rd, F_SETFL, 0), 0);
     int out = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -43,7 +43,7 @@ def main():
                      batch_size=16, num_workers=2)
     big = {"weights": model.state_dict(), "buffer": torch.randn(4_000_000)}    # 16 MB
     clock = {"iter_s": [], "metrics_s": 0.0, "ckpt_s": 0.0, "ckpt_steps": [], "eval_s": 0.0,
-             "opt_steps": 0}
+             "eval_each_s": [], "opt_steps": 0}
     log = []
     step = 0
     for epoch in range(EPOCHS):
@@ -75,7 +75,9 @@ def main():
             t = time.perf_counter()
             for x, y in vit:
                 model(x)
-        clock["eval_s"] += time.perf_counter() - t
+        dt = time.perf_counter() - t
+        clock["eval_s"] += dt
+        clock["eval_each_s"].append(dt)
     print("CLOCK " + json.dumps(clock), flush=True)
 
 

@@ -65,10 +65,15 @@ class DdpJob(pyutil.TempDirTest):
         self.assertTrue(any(w in s["cause"]["path"] for w in cause_words), s["cause"])
         self.assertGreaterEqual(s["slowed"], s["steps"] // 2)
         ranks = {r["rank"]: r for r in j["ranks"]}
+
+        def waiting(fig):               # the share of its step a rank waited
+            return fig["wait_median_ns"] / max(1, fig["wait_median_ns"] + fig["work_median_ns"])
         for r, fig in ranks.items():
-            if r != SLOW:   # the others spent most of the step waiting
+            if r != SLOW:   # the others spent most of the step waiting, more than it
                 self.assertGreater(fig["wait_median_ns"], fig["work_median_ns"], fig)
-        self.assertLess(ranks[SLOW]["wait_median_ns"], ranks[SLOW]["work_median_ns"])
+                # (not "it waited less than it worked": on a busy machine the
+                # others are preempted too and it waits for them; seen 51 %)
+                self.assertGreater(waiting(fig), waiting(ranks[SLOW]), (fig, ranks[SLOW]))
 
     @unittest.skipIf(SANITIZE, "torch and the sanitized extension in one interpreter")
     def test_prism_profiles(self):
