@@ -5,5 +5,8 @@
 #define PRISM_PRESENT_EXIT_H
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_BADINPUT = 2 };
+/* `compare --gate`: 1 is its verdict (a regression), and a usage error
+ * there is EXIT_BADINPUT (CI tells "slower" from "could not tell"). */
+enum { EXIT_REGRESSED = 1 };
 
 #endif

@@ -68,6 +68,15 @@ int rp_analyze_file(const char *path, const char *output, bool json,
  * "-": out); top: how many region rows the text shows (0 = all). */
 int rp_compare_files(const char *pa, const char *pb, const char *output, bool json,
                      size_t top, const prism_analysis_opts *opts, FILE *out);
+/* `compare --gate BASE... NEW`: each BASE a file or a folder of profiles
+ * (*.cbor, *.json, *.json.gz, in name order), up to RP_GATE_MAX_BASELINES
+ * in all; format "txt", "markdown" or "json"; top: the rows shown beyond
+ * the step and the regressions (0: all).  EXIT_OK (pass), EXIT_REGRESSED,
+ * or EXIT_BADINPUT after one line on stderr. */
+#define RP_GATE_MAX_BASELINES 32
+int rp_gate_files(char *const *args, size_t nargs, const char *output, const char *format,
+                  size_t top, const prism_gate_opts *gopts, const prism_analysis_opts *opts,
+                  FILE *out);
 /* Every record of a profile (dump.c), or one line per chunk, to out. */
 int rp_dump_file(const char *path, bool chunks, FILE *out);
 /* A PRISM profile of what the reader reads from in (a trace, or a profile:

@@ -639,6 +639,82 @@ typedef struct prism_compare {
 PRISM_API prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur);
 PRISM_API void prism_compare_free(prism_compare *c);
 
+/* ---- the regression gate ----
+ *
+ * Is a new run slower than its baselines beyond noise and beyond a limit?
+ * The new run is compared with each baseline (prism_compare_new: the rank
+ * test, the floors, the whole-run factor, own time under load).  An item
+ * (the step, or a call path on both sides) has, per baseline, its change:
+ * the per-step median's change the verdict tests (median_pct), or its own
+ * time's change (own_pct) where that is smaller, and whether it is
+ * significantly slower.  With two baselines or more, the same is done for
+ * every pair of baselines: an item's noise is the largest change between
+ * two runs of the same code, as a slowdown either way (one run at 0.8 of
+ * the other: 25 %).  An item regresses when the median of its
+ * changes over the baselines exceeds its limit (the larger of
+ * max_slowdown_pct and its noise) and it is significantly slower against
+ * more than half of the baselines.
+ *
+ * The step is tested like a region: its durations by a rank test, the
+ * base scaled by the run factor when the whole run shifted, its own time
+ * (duration less the training thread's run-queue share) when the load
+ * differed.  A whole-run shift (every region alike: the machine, or a
+ * change that slows everything) does not fail the gate unless
+ * fail_on_shift, when the run factor's slowdown beyond the limit fails.
+ */
+#define PRISM_GATE_DEFAULT_PCT 10.0
+
+typedef struct prism_gate_opts {
+    double max_slowdown_pct;   /* <= 0: PRISM_GATE_DEFAULT_PCT                  */
+    bool fail_on_shift;
+} prism_gate_opts;
+
+typedef struct prism_gate_item {
+    char path[256];            /* the call path; "" for the step                */
+    uint64_t path_hash;        /* prism_delta.path_hash; 0 for the step         */
+    bool is_step;
+    size_t compared;           /* baselines it was compared with               */
+    size_t slower;             /* ... against which it is significantly slower */
+    double change_pct;         /* median over those baselines of its change, %  */
+    double noise_pct;          /* largest change between two baselines, either
+                                  way, %; 0 with fewer than two                */
+    double limit_pct;          /* max(max_slowdown_pct, noise_pct)             */
+    double p_value;            /* median of the rank tests' p; < 0: n/a         */
+    double base_ns, new_ns;    /* per-step medians (the base: the median over
+                                  the baselines)                               */
+    double share;              /* of the new run's step (0 for the step)       */
+    bool own;                  /* judged on own time against some baseline     */
+    bool regressed;
+} prism_gate_item;
+
+typedef struct prism_gate {
+    bool regressed;            /* an item regressed, or the shift failed       */
+    double max_slowdown_pct;
+    size_t baselines;
+    /* the step first (when both sides have steps), then every call path on
+     * both sides that is slower against the median baseline: regressed
+     * ones first, then by change, largest first */
+    prism_gate_item *items;
+    size_t count;
+    size_t failed;             /* items regressed                              */
+    double run_factor;         /* the median over the baselines (1: none)      */
+    bool whole_run_shift;      /* against more than half of the baselines     */
+    double shift_noise_pct;    /* largest run shift between two baselines, %   */
+    bool shift_failed;         /* fail_on_shift and the shift beyond its limit */
+    size_t appeared;           /* paths only in the new run (every baseline)   */
+    double load_base, load_new;/* run-queue shares (medians; < 0: unknown)     */
+} prism_gate;
+
+/* The gate over nbase >= 1 refreshed baselines and the new run.  Every
+ * analysis needs steps: NULL and msg (cap bytes, may be NULL) saying which
+ * has none ("baseline 2 has no steps: ...").  NULL with msg "" on
+ * allocation failure.  The result owns its items; free it with
+ * prism_gate_free. */
+PRISM_API prism_gate *prism_gate_new(const prism_analysis *const *base, size_t nbase,
+                                     const prism_analysis *cur, const prism_gate_opts *o,
+                                     char *msg, size_t cap);
+PRISM_API void prism_gate_free(prism_gate *g);
+
 /* Mann-Whitney U test (Wilcoxon rank-sum): does one sample tend to hold
  * larger values than the other?  Exact for samples without ties and
  * na * nb <= 2500, else the normal approximation with the tie correction

@@ -1,0 +1,446 @@
+/*
+ * gate.c - the regression gate (prism_gate_new, include/prism/analysis.h):
+ * is a new run slower than its baselines, beyond noise and beyond a limit?
+ *
+ * Built on compare: the new run against each baseline, and, for the noise,
+ * each pair of baselines against each other.  Same-code runs drift (a
+ * median 1.2 % and a p90 of 8.5 % on shared CI runners), so a fixed
+ * percentage alone fails on noise: an item must also be significantly
+ * slower (compare's rank test and floors) against most baselines, and
+ * slower by more than the baselines ever differed among themselves.
+ *
+ * Public getters only.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prism/analysis.h"
+#include "u64map.h"
+#include "array.h"
+
+#define STEP_P 0.01            /* as compare: SIGNIFICANT_P                    */
+#define STEP_MIN_PCT 3.0       /* ... and MIN_MEDIAN_CHANGE                     */
+#define STEP_SAMPLES 4096      /* step durations a side, evenly spaced         */
+
+/* ---- the step ---------------------------------------------------------- */
+
+typedef struct durations {
+    double *v;
+    size_t n;
+} durations;
+
+/* The steps' durations (ns), at most STEP_SAMPLES evenly spaced; false on
+ * allocation failure.  n = 0: no timed step. */
+static bool durations_of(const prism_analysis *a, durations *d)
+{
+    const prism_step_stats *s = prism_analysis_steps(a);
+    size_t timed = 0;
+    for (size_t i = 0; i < s->nseries; i++)
+        timed += s->series[i].end > s->series[i].start;
+    d->n = 0;
+    d->v = NULL;
+    if (!timed)
+        return true;
+    size_t keep = timed < STEP_SAMPLES ? timed : STEP_SAMPLES;
+    d->v = malloc(keep * sizeof *d->v);
+    if (!d->v)
+        return false;
+    /* the k-th kept is the floor(k * timed / keep)-th timed step */
+    size_t k = 0, t = 0;
+    for (size_t i = 0; i < s->nseries && k < keep; i++) {
+        const prism_step *st = &s->series[i];
+        if (st->end <= st->start)
+            continue;
+        if (t == (size_t)((double)k * (double)timed / (double)keep))
+            d->v[k++] = (double)(st->end - st->start);
+        t++;
+    }
+    d->n = k;
+    return true;
+}
+
+typedef struct step_cmp {
+    double pct, p, base_ns, new_ns;
+    bool own, slower;
+} step_cmp;
+
+/* The step of y against x (c compares them): the base scaled by the run
+ * factor after a whole-run shift, else both sides' own time when their
+ * loads differ.  False on allocation failure. */
+static bool step_compare(const durations *x, const durations *y, const prism_compare *c,
+                         step_cmp *out)
+{
+    memset(out, 0, sizeof *out);
+    out->p = -1;
+    if (!x->n || !y->n)
+        return true;
+    double fx = 1.0, fy = 1.0;
+    if (c->whole_run_shift) {
+        fx = c->run_factor;
+    } else if (c->load_differs && c->base_runq_share >= 0 && c->new_runq_share >= 0) {
+        fx = 1.0 - c->base_runq_share;
+        fy = 1.0 - c->new_runq_share;
+        out->own = true;
+    }
+    double *bx = malloc(x->n * sizeof *bx), *by = malloc(y->n * sizeof *by);
+    if (!bx || !by) {
+        free(bx);
+        free(by);
+        return false;
+    }
+    for (size_t i = 0; i < x->n; i++)
+        bx[i] = x->v[i] * fx;
+    for (size_t i = 0; i < y->n; i++)
+        by[i] = y->v[i] * fy;
+    out->p = prism_mann_whitney_p(bx, x->n, by, y->n);
+    out->base_ns = pb_median_double(bx, x->n);
+    out->new_ns = pb_median_double(by, y->n);
+    out->pct = out->base_ns > 0 ? 100.0 * (out->new_ns / out->base_ns - 1.0) : 0.0;
+    out->slower = out->p >= 0 && out->p < STEP_P && out->pct >= STEP_MIN_PCT;
+    free(bx);
+    free(by);
+    return true;
+}
+
+/* ---- call paths -------------------------------------------------------- */
+
+/* A path's change against one baseline: what the verdict tests, or its own
+ * time's change where that is smaller (load does not make a slowdown). */
+static double delta_change(const prism_delta *d)
+{
+    return d->own && d->own_pct < d->median_pct ? d->own_pct : d->median_pct;
+}
+
+static bool delta_slower(const prism_delta *d)
+{
+    return d->significant && d->median_pct > 0 && delta_change(d) > 0;
+}
+
+static bool in_both(const prism_delta *d)
+{
+    return d->base_node != PRISM_NO_NODE && d->new_node != PRISM_NO_NODE;
+}
+
+static uint64_t dbits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+static double bitsd(uint64_t u)
+{
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* A change between two baselines as a slowdown either way: -20 % (one run
+ * 0.8 of the other) is the other +25 %. */
+static double both_ways(double pct)
+{
+    double r = 1.0 + pct / 100.0;
+    return r > 0 ? 100.0 * (exp(fabs(log(r))) - 1.0) : 0.0;
+}
+
+/* noise[path_hash] = max(noise, v as a slowdown either way) */
+static bool noise_put(pb_map *m, uint64_t key, double v)
+{
+    v = both_ways(v);
+    bool added;
+    uint64_t *slot = pb_map_slot(m, key, &added);
+    if (!slot)
+        return false;
+    if (added || fabs(v) > bitsd(*slot))
+        *slot = dbits(fabs(v));
+    return true;
+}
+
+static double noise_get(const pb_map *m, uint64_t key)
+{
+    uint64_t u;
+    return pb_map_get(m, key, &u) ? bitsd(u) : 0.0;
+}
+
+/* The noise between every pair of baselines: per path (paths), of the step
+ * (*step) and of the run factor (*shift), in %.  False on allocation
+ * failure. */
+static bool baseline_noise(const prism_analysis *const *base, size_t nbase,
+                           const durations *dur, pb_map *paths, double *step, double *shift)
+{
+    *step = *shift = 0.0;
+    for (size_t i = 0; i < nbase; i++) {
+        for (size_t j = i + 1; j < nbase; j++) {
+            prism_compare *c = prism_compare_new(base[i], base[j]);
+            if (!c)
+                return false;
+            bool ok = true;
+            for (size_t k = 0; k < c->count && ok; k++)
+                if (in_both(&c->deltas[k]) && c->deltas[k].base_median_ns > 0 &&
+                    c->deltas[k].new_median_ns > 0)
+                    ok = noise_put(paths, c->deltas[k].path_hash, delta_change(&c->deltas[k]));
+            step_cmp sc;
+            ok = ok && step_compare(&dur[i], &dur[j], c, &sc);
+            if (ok && both_ways(sc.pct) > *step)
+                *step = both_ways(sc.pct);
+            double sh = c->run_regions >= 3 ? both_ways(100.0 * (c->run_factor - 1.0)) : 0.0;
+            if (sh > *shift)
+                *shift = sh;
+            prism_compare_free(c);
+            if (!ok)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* ---- the gate ---------------------------------------------------------- */
+
+/* Per item and baseline: the change, its p-value, the base median (NAN:
+ * not compared), whether significantly slower, on own time. */
+typedef struct cell {
+    double change, p, base_ns;
+    bool slower, own;
+} cell;
+
+typedef struct build {
+    prism_gate *g;
+    size_t cap;
+    cell *cells;               /* count * nbase */
+    size_t nbase;
+} build;
+
+static prism_gate_item *item_add(build *b)
+{
+    if (b->g->count == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        prism_gate_item *it = realloc(b->g->items, cap * sizeof *it);
+        if (!it)
+            return NULL;
+        b->g->items = it;
+        cell *c = realloc(b->cells, cap * b->nbase * sizeof *c);
+        if (!c)
+            return NULL;
+        b->cells = c;
+        b->cap = cap;
+    }
+    prism_gate_item *it = &b->g->items[b->g->count];
+    memset(it, 0, sizeof *it);
+    cell *c = &b->cells[b->g->count * b->nbase];
+    for (size_t i = 0; i < b->nbase; i++)
+        c[i] = (cell){ .change = NAN, .p = -1, .base_ns = NAN };
+    b->g->count++;
+    return it;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The median of the finite values of v[0..n) (scratch: n doubles); NAN
+ * when none. */
+static double median_finite(const double *v, size_t n, double *scratch)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i]))
+            scratch[k++] = v[i];
+    if (!k)
+        return NAN;
+    pb_qsort(scratch, k, sizeof *scratch, cmp_double);
+    return k % 2 ? scratch[k / 2] : 0.5 * (scratch[k / 2 - 1] + scratch[k / 2]);
+}
+
+/* An item's verdict from its cells. */
+static void item_judge(prism_gate_item *it, const cell *c, size_t nbase, double noise,
+                       double max_pct, double *work)
+{
+    double *ch = work, *p = work + nbase, *bn = work + 2 * nbase, *scratch = work + 3 * nbase;
+    it->compared = it->slower = 0;
+    for (size_t i = 0; i < nbase; i++) {
+        ch[i] = c[i].change;
+        p[i] = c[i].p >= 0 ? c[i].p : NAN;
+        bn[i] = c[i].base_ns;
+        if (isfinite(c[i].change)) {
+            it->compared++;
+            it->slower += c[i].slower;
+            it->own |= c[i].own;
+        }
+    }
+    it->change_pct = median_finite(ch, nbase, scratch);
+    double pm = median_finite(p, nbase, scratch);
+    it->p_value = isfinite(pm) ? pm : -1.0;
+    double b = median_finite(bn, nbase, scratch);
+    it->base_ns = isfinite(b) ? b : 0.0;
+    it->noise_pct = noise;
+    it->limit_pct = noise > max_pct ? noise : max_pct;
+    it->regressed = it->compared && isfinite(it->change_pct) &&
+                    it->change_pct > it->limit_pct && 2 * it->slower > it->compared;
+}
+
+static int cmp_item(const void *x, const void *y)
+{
+    const prism_gate_item *a = x, *b = y;
+    if (a->is_step != b->is_step)
+        return a->is_step ? -1 : 1;
+    if (a->regressed != b->regressed)
+        return a->regressed ? -1 : 1;
+    if (a->change_pct != b->change_pct)
+        return a->change_pct > b->change_pct ? -1 : 1;
+    return strcmp(a->path, b->path);
+}
+
+void prism_gate_free(prism_gate *g)
+{
+    if (g) {
+        free(g->items);
+        free(g);
+    }
+}
+
+static void say(char *msg, size_t cap, const char *what, size_t i, size_t nbase)
+{
+    if (!msg || !cap)
+        return;
+    if (i == nbase)
+        snprintf(msg, cap, "the new run %s", what);
+    else if (nbase == 1)
+        snprintf(msg, cap, "the baseline %s", what);
+    else
+        snprintf(msg, cap, "baseline %zu %s", i + 1, what);
+}
+
+prism_gate *prism_gate_new(const prism_analysis *const *base, size_t nbase,
+                           const prism_analysis *cur, const prism_gate_opts *o, char *msg,
+                           size_t cap)
+{
+    if (msg && cap)
+        msg[0] = '\0';
+    if (!base || !nbase || !cur)
+        return NULL;
+    double max_pct = o && o->max_slowdown_pct > 0 ? o->max_slowdown_pct
+                                                   : PRISM_GATE_DEFAULT_PCT;
+    prism_gate *g = calloc(1, sizeof *g);
+    durations *dur = calloc(nbase + 1, sizeof *dur);
+    prism_compare **cmp = calloc(nbase, sizeof *cmp);
+    double *scratch = malloc(4 * nbase * sizeof *scratch);
+    build b = { g, 0, NULL, nbase };
+    pb_map noise = { 0 }, index = { 0 };
+    bool ok = g && dur && cmp && scratch;
+    for (size_t i = 0; ok && i <= nbase; i++) {
+        ok = durations_of(i < nbase ? base[i] : cur, &dur[i]);
+        if (ok && !dur[i].n) {
+            say(msg, cap, "has no steps: the gate compares steps (prism_step_begin/end, "
+                "prism.step)", i, nbase);
+            ok = false;
+        }
+    }
+    for (size_t i = 0; ok && i < nbase; i++)
+        ok = (cmp[i] = prism_compare_new(base[i], cur)) != NULL;
+    double step_noise = 0, shift_noise = 0;
+    ok = ok && baseline_noise(base, nbase, dur, &noise, &step_noise, &shift_noise);
+    if (ok) {
+        g->max_slowdown_pct = max_pct;
+        g->baselines = nbase;
+        g->shift_noise_pct = shift_noise;
+    }
+    /* the step */
+    prism_gate_item *st = ok ? item_add(&b) : NULL;
+    ok = st != NULL;
+    if (ok) {
+        st->is_step = true;
+        for (size_t i = 0; ok && i < nbase; i++) {
+            step_cmp sc;
+            ok = step_compare(&dur[i], &dur[nbase], cmp[i], &sc);
+            if (ok && sc.p >= 0)
+                b.cells[i] = (cell){ sc.pct, sc.p, sc.base_ns, sc.slower, sc.own };
+            if (ok && sc.p >= 0)
+                st->new_ns = sc.new_ns;
+        }
+    }
+    /* the call paths on both sides of some comparison */
+    for (size_t i = 0; ok && i < nbase; i++) {
+        for (size_t k = 0; ok && k < cmp[i]->count; k++) {
+            const prism_delta *d = &cmp[i]->deltas[k];
+            if (!in_both(d) || d->base_median_ns <= 0 || d->new_median_ns <= 0)
+                continue;
+            bool added;
+            uint64_t *slot = pb_map_slot(&index, d->path_hash, &added);
+            ok = slot != NULL;
+            if (ok && added) {
+                prism_gate_item *it = item_add(&b);
+                ok = it != NULL;
+                if (ok) {
+                    *slot = g->count - 1;
+                    snprintf(it->path, sizeof it->path, "%s", d->path);
+                    it->path_hash = d->path_hash;
+                    it->new_ns = d->new_median_ns;
+                    it->share = d->new_share;
+                }
+            }
+            if (ok)
+                b.cells[*slot * nbase + i] = (cell){ delta_change(d), d->p_value,
+                                                    d->base_median_ns, delta_slower(d),
+                                                    d->own };
+        }
+    }
+    if (ok) {
+        for (size_t k = 0; k < cmp[0]->count; k++) {
+            const prism_delta *d = &cmp[0]->deltas[k];
+            uint64_t u;
+            g->appeared += d->base_node == PRISM_NO_NODE && d->new_node != PRISM_NO_NODE &&
+                           !pb_map_get(&index, d->path_hash, &u);
+        }
+        /* judge; keep the step and the paths that are slower */
+        size_t kept = 0;
+        for (size_t k = 0; k < g->count; k++) {
+            prism_gate_item *it = &g->items[k];
+            double nz = it->is_step ? step_noise : noise_get(&noise, it->path_hash);
+            item_judge(it, &b.cells[k * nbase], nbase, nz, max_pct, scratch);
+            if (!it->is_step && !(it->change_pct > 0))
+                continue;
+            g->items[kept++] = *it;
+        }
+        g->count = kept;
+        pb_qsort(g->items, g->count, sizeof *g->items, cmp_item);
+        for (size_t k = 0; k < g->count; k++)
+            g->failed += g->items[k].regressed;
+        /* the whole run */
+        size_t shifted = 0, nl = 0;
+        for (size_t i = 0; i < nbase; i++) {
+            scratch[i] = cmp[i]->run_factor;
+            shifted += cmp[i]->whole_run_shift;
+            if (cmp[i]->base_runq_share >= 0)
+                scratch[nbase + nl++] = cmp[i]->base_runq_share;
+        }
+        pb_qsort(scratch, nbase, sizeof *scratch, cmp_double);
+        g->run_factor = nbase % 2 ? scratch[nbase / 2]
+                                  : 0.5 * (scratch[nbase / 2 - 1] + scratch[nbase / 2]);
+        g->whole_run_shift = 2 * shifted > nbase;
+        double shift_limit = shift_noise > max_pct ? shift_noise : max_pct;
+        g->shift_failed = o && o->fail_on_shift && g->whole_run_shift &&
+                          100.0 * (g->run_factor - 1.0) > shift_limit;
+        g->load_base = nl ? median_finite(scratch + nbase, nl, scratch) : -1.0;
+        g->load_new = cmp[0]->new_runq_share;
+        g->regressed = g->failed || g->shift_failed;
+    }
+    for (size_t i = 0; cmp && i < nbase; i++)
+        prism_compare_free(cmp[i]);
+    for (size_t i = 0; dur && i <= nbase; i++)
+        free(dur[i].v);
+    free(cmp);
+    free(dur);
+    free(scratch);
+    free(b.cells);
+    pb_map_free(&noise);
+    pb_map_free(&index);
+    if (!ok) {
+        prism_gate_free(g);
+        return NULL;
+    }
+    return g;
+}
