@@ -271,7 +271,7 @@ static void write_txt(FILE *f, char *const *files, size_t nfiles, const prism_an
     }
     size_t r = rest(g, top);
     if (r)
-        fprintf(f, "  (%zu more paths slower, within their limits; --top 0 shows all)\n", r);
+        fprintf(f, "  (%zu more paths, within their limits; --top 0 shows all)\n", r);
     if (g->appeared)
         fprintf(f, "New in this run: %zu path%s (`prism-top compare` lists them).\n",
                 g->appeared, g->appeared == 1 ? "" : "s");
@@ -341,7 +341,7 @@ static void write_md(FILE *f, char *const *files, size_t nfiles, const prism_ana
     }
     size_t r = rest(g, top);
     if (r)
-        fprintf(f, "\n%zu more paths slower, within their limits.\n", r);
+        fprintf(f, "\n%zu more paths, within their limits.\n", r);
     if (g->appeared)
         fprintf(f, "\nNew in this run: %zu path%s.\n", g->appeared, g->appeared == 1 ? "" : "s");
     pb_buf_free(&path);

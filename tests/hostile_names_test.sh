@@ -6,13 +6,14 @@
 # the same trace converted to a PRISM profile by the project's writer, run
 # through each output of prism-top:
 #   analyze (text, --format json), analyze --summary, compare (text,
-#   --format json), export --format chrome-trace|speedscope|json|csv|folded,
+#   --format json), compare --gate (text, markdown, --format json), export --format chrome-trace|speedscope|json|csv|folded,
 #   and the job report (text, --format json) of a directory of two ranks,
 #   one of them a file whose name is hostile too, and of their summaries.
 # No output may hold a raw C0 control but \n and \t, DEL, a C1 control, a
 # bidi control or a line/paragraph separator, or invalid UTF-8 (python3
 # reads the bytes); every JSON output parses and gives the names back
-# whole; the text outputs show them escaped (\x1b, \u202e).
+# whole; the text outputs show them escaped (\x1b, \u202e), the markdown
+# one with its punctuation backslash-escaped too (\\x1b\[2J).
 # Run by `make test` as $(B)/tests/hostile_names_test; by hand:
 # B=build sh tests/hostile_names_test.sh.
 set -u
@@ -63,7 +64,9 @@ if kind == "json":
 else:
     for want in ("\\x1b[2J", "\\u009b", "\\x7f", "\\u202e", "\\u2067", "\\u2069",
                  "\\u2028", "\\u2029"):
-        if kind == "text" and want not in text:
+        if kind == "markdown":      # punctuation backslash-escaped: text, not markup
+            want = re.sub(r"([\\\[])", r"\\\1", want)
+        if kind in ("text", "markdown") and want not in text:
             sys.exit("%s: no %s" % (path, want))
 EOF
 }
@@ -89,6 +92,11 @@ outputs() {
     out "$x.compare.json" compare "$f" "$f" --format json &&
     check "$T/$x.compare.json" json "$ALL" &&
     out "$x.compare.txt" compare "$f" "$f" && check "$T/$x.compare.txt" text "[]" &&
+    out "$x.gate.json" compare --gate "$f" "$f" --format json --top 0 &&
+    check "$T/$x.gate.json" json "$REGIONS" &&
+    out "$x.gate.txt" compare --gate "$f" "$f" --top 0 && check "$T/$x.gate.txt" text "[]" &&
+    out "$x.gate.md" compare --gate "$f" "$f" --format markdown --top 0 &&
+    check "$T/$x.gate.md" markdown "[]" &&
     out "$x.chrome.json" export "$f" --format chrome-trace &&
     check "$T/$x.chrome.json" json "$ALL + ['main\u2067\x9b']" &&
     out "$x.speedscope.json" export "$f" --format speedscope &&

@@ -22,6 +22,11 @@
  * (converted by the collector's first 2 ms clock estimate), lasts by
  * PRISM's figures at least as long as the workload's own clock read
  * inside it (just after prism_step_begin, just before prism_step_end).
+ *
+ * The regression gate (compare --gate) on the same workload, GATE_STEPS
+ * steps a run: the planted region "update" +25 % fails on update alone,
+ * +5 % and no change pass, with every run beside hogs (three baselines)
+ * and against a quiet baseline.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +45,8 @@
 #include "prism/analysis.h"
 
 #define STEPS 40u
+#define GATE_STEPS 120u        /* the gate tests' runs: more steps, less noise */
+#define MAX_STEPS GATE_STEPS
 #define MAX_HOGS 64
 
 
@@ -55,6 +62,7 @@ typedef struct child_arg {
     double update_ms;           /* the planted region's CPU time per step */
     unsigned small;             /* small regions after it (0.4 ms each)   */
     unsigned hogs_from, hogs_to;    /* the child runs hogs in steps [from, to) */
+    unsigned steps;             /* 0: STEPS                                 */
 } child_arg;
 
 static int busy_child(void *arg)
@@ -69,10 +77,11 @@ static int busy_child(void *arg)
     uint32_t prep = prism_name("prep"), hot = prism_name("hot_matmul"),
              upd = prism_name("update"), logm = prism_name("log_metrics");
     CHILD_CHECK(prep && hot && upd && logm);
-    uint64_t step_ns = 0, hot_ns = 0, inner[STEPS];
+    unsigned steps = ca->steps ? ca->steps : STEPS;
+    uint64_t step_ns = 0, hot_ns = 0, inner[MAX_STEPS];
     pid_t hog[MAX_HOGS];
     size_t nhog = 0;
-    for (unsigned s = 0; s < STEPS; s++) {
+    for (unsigned s = 0; s < steps; s++) {
         if (s == ca->hogs_from && ca->hogs_to > s)
             nhog = hogs_start(hog, MAX_HOGS);
         if (s == ca->hogs_to) {
@@ -111,7 +120,7 @@ static int busy_child(void *arg)
     FILE *f = fopen(ca->truth, "w");
     CHILD_CHECK(f != NULL);
     fprintf(f, "%llu %llu\n", (unsigned long long)step_ns, (unsigned long long)hot_ns);
-    for (unsigned s = 0; s < STEPS; s++)
+    for (unsigned s = 0; s < steps; s++)
         fprintf(f, "%llu\n", (unsigned long long)inner[s]);
     CHILD_CHECK(fclose(f) == 0);
     return 0;
@@ -119,21 +128,21 @@ static int busy_child(void *arg)
 
 /* Each step by PRISM against the workload's clock inside it (the truth
  * file's lines after the first): none shorter. */
-static void check_steps(const char *truth, const prism_analysis *a)
+static void check_steps(const char *truth, const prism_analysis *a, unsigned steps)
 {
     FILE *f = fopen(truth, "r");
     assert_non_null(f);
-    unsigned long long x, y, inner[STEPS];
+    unsigned long long x, y, inner[MAX_STEPS];
     assert_int_equal(fscanf(f, "%llu %llu", &x, &y), 2);
-    for (unsigned s = 0; s < STEPS; s++)
+    for (unsigned s = 0; s < steps; s++)
         assert_int_equal(fscanf(f, "%llu", &inner[s]), 1);
     fclose(f);
     const prism_step_stats *st = prism_analysis_steps(a);
-    assert_int_equal(st->nseries, STEPS);
+    assert_int_equal(st->nseries, steps);
     size_t short_steps = 0;
     for (size_t i = 0; i < st->nseries; i++) {
         const prism_step *p = &st->series[i];
-        assert_true(p->index < STEPS);
+        assert_true(p->index < steps);
         uint64_t d = p->end - p->start, own = inner[p->index];
         if (d < own) {
             short_steps++;
@@ -163,7 +172,7 @@ static void test_compute_beside_hogs(void **state)
     tdir_file(&d, "truth.txt", truth, sizeof truth);
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs_start(hog, MAX_HOGS);
-    child_arg ca = { path, truth, 2.5, 0, 0, 0 };
+    child_arg ca = { path, truth, 2.5, 0, 0, 0, STEPS };
     char cerr[8192];
     child c = child_start(busy_child, &ca, false, true);
     int status = child_finish(&c, cerr, sizeof cerr);
@@ -195,7 +204,7 @@ static void test_compute_beside_hogs(void **state)
     if (!a)
         print_error("analyze %s: %s at %llu\n", path, msg, (unsigned long long)off);
     assert_non_null(a);
-    check_steps(truth, a);
+    check_steps(truth, a, STEPS);
     size_t n;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
     const prism_tree *t = prism_analysis_tree(a);
@@ -227,8 +236,9 @@ static void test_compute_beside_hogs(void **state)
 }
 
 /* One recorded run of the workload, analysed; hogs beside it on request. */
-static prism_analysis *run_hogs(tdir *d, const char *name, double update_ms, bool hogs,
-                                unsigned small, unsigned hogs_from, unsigned hogs_to)
+static prism_analysis *run_steps(tdir *d, const char *name, double update_ms, bool hogs,
+                                 unsigned small, unsigned hogs_from, unsigned hogs_to,
+                                 unsigned steps)
 {
     char path[512], truth[512], tn[64];
     tdir_file(d, name, path, sizeof path);
@@ -236,7 +246,7 @@ static prism_analysis *run_hogs(tdir *d, const char *name, double update_ms, boo
     tdir_file(d, tn, truth, sizeof truth);
     pid_t hog[MAX_HOGS];
     size_t nhog = hogs ? hogs_start(hog, MAX_HOGS) : 0;
-    child_arg ca = { path, truth, update_ms, small, hogs_from, hogs_to };
+    child_arg ca = { path, truth, update_ms, small, hogs_from, hogs_to, steps };
     char cerr[8192];
     child c = child_start(busy_child, &ca, false, true);
     int status = child_finish(&c, cerr, sizeof cerr);
@@ -247,8 +257,14 @@ static prism_analysis *run_hogs(tdir *d, const char *name, double update_ms, boo
     uint64_t off = 0;
     prism_analysis *a = prism_analyze_file(path, NULL, &err, msg, sizeof msg, &off);
     assert_non_null(a);
-    check_steps(truth, a);
+    check_steps(truth, a, steps ? steps : STEPS);
     return a;
+}
+
+static prism_analysis *run_hogs(tdir *d, const char *name, double update_ms, bool hogs,
+                                unsigned small, unsigned hogs_from, unsigned hogs_to)
+{
+    return run_steps(d, name, update_ms, hogs, small, hogs_from, hogs_to, 0);
 }
 
 static prism_analysis *run_small(tdir *d, const char *name, double update_ms, bool hogs,
@@ -392,6 +408,109 @@ static void test_compare_hogs_half_way(void **state)
     tdir_remove(&d);
 }
 
+/* ---- the regression gate on the real workload ---- */
+
+/* A run for the gate: GATE_STEPS steps, 12 small regions. */
+static prism_analysis *gate_run(tdir *d, const char *name, double update_ms, bool hogs)
+{
+    return run_steps(d, name, update_ms, hogs, 12, 0, 0, GATE_STEPS);
+}
+
+static prism_gate *gate_of(const char *label, prism_analysis *const *base, size_t nbase,
+                           prism_analysis *cur)
+{
+    char msg[256];
+    prism_gate *g = prism_gate_new((const prism_analysis *const *)base, nbase, cur, NULL, msg,
+                                   sizeof msg);
+    assert_non_null(g);
+    printf("%s: %s, %zu failed, run x%.2f%s, load %.1f%% vs %.1f%%\n", label,
+           g->regressed ? "FAIL" : "pass", g->failed, g->run_factor,
+           g->whole_run_shift ? " (shift)" : "", 100.0 * g->load_base, 100.0 * g->load_new);
+    for (size_t i = 0; i < g->count; i++)
+        if (i < 4 || g->items[i].regressed || !strcmp(g->items[i].path, "update"))
+        printf("  %-4s %-12s %+6.1f%% limit %4.1f%% slower in %zu of %zu%s\n",
+               g->items[i].regressed ? "FAIL" : "ok",
+               g->items[i].is_step ? "(step)" : g->items[i].path, g->items[i].change_pct,
+               g->items[i].limit_pct, g->items[i].slower, g->items[i].compared,
+               g->items[i].own ? " own" : "");
+    return g;
+}
+
+static bool failed_on(const prism_gate *g, const char *path)
+{
+    for (size_t i = 0; i < g->count; i++)
+        if (g->items[i].regressed && !g->items[i].is_step && !strcmp(g->items[i].path, path))
+            return true;
+    return false;
+}
+
+/* Every run beside hogs, three baselines (on a busy runner the gate wants
+ * several: their spread is the noise): planted +25 % in the 2.5 ms region
+ * "update" fails on update alone, +5 % and no change pass. */
+static void test_gate_beside_hogs(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *base[3];
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "base%d.cbor", i);
+        base[i] = gate_run(&d, name, 2.5, true);
+    }
+    prism_analysis *same = gate_run(&d, "same.cbor", 2.5, true);
+    prism_analysis *plus5 = gate_run(&d, "plus5.cbor", 2.5 * 1.05, true);
+    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", 2.5 * 1.25, true);
+    prism_gate *g = gate_of("gate, same code beside hogs", base, 3, same);
+    assert_false(g->regressed);
+    prism_gate_free(g);
+    g = gate_of("gate, update +5% beside hogs", base, 3, plus5);
+    assert_false(g->regressed);
+    prism_gate_free(g);
+    g = gate_of("gate, update +25% beside hogs", base, 3, plus25);
+    assert_true(g->regressed);
+    assert_true(failed_on(g, "update"));
+    assert_int_equal(g->failed, 1);
+    prism_gate_free(g);
+    prism_analysis_free(same);
+    prism_analysis_free(plus5);
+    prism_analysis_free(plus25);
+    for (int i = 0; i < 3; i++)
+        prism_analysis_free(base[i]);
+    tdir_remove(&d);
+}
+
+/* One quiet baseline, the new runs beside hogs: the load is not a
+ * regression, the planted +25 % is. */
+static void test_gate_quiet_against_hogs(void **state)
+{
+    (void)state;
+    tdir d;
+    tdir_make(&d);
+    prism_analysis *quiet = gate_run(&d, "quiet.cbor", 2.5, false);
+    prism_analysis *same = gate_run(&d, "same.cbor", 2.5, true);
+    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", 2.5 * 1.25, true);
+    if (!prism_analysis_cpu_present(quiet) || !prism_analysis_cpu_present(same)) {
+        printf("gate: no CPU samples: skipped\n");
+        prism_analysis_free(quiet);
+        prism_analysis_free(same);
+        prism_analysis_free(plus25);
+        tdir_remove(&d);
+        skip();
+    }
+    prism_gate *g = gate_of("gate, a quiet baseline, the same code beside hogs", &quiet, 1, same);
+    assert_false(g->regressed);
+    prism_gate_free(g);
+    g = gate_of("gate, a quiet baseline, update +25% beside hogs", &quiet, 1, plus25);
+    assert_true(g->regressed);
+    assert_true(failed_on(g, "update"));
+    prism_gate_free(g);
+    prism_analysis_free(quiet);
+    prism_analysis_free(same);
+    prism_analysis_free(plus25);
+    tdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +519,8 @@ int main(void)
         cmocka_unit_test(test_compare_identical_beside_hogs),
         cmocka_unit_test(test_compare_quiet_against_hogs),
         cmocka_unit_test(test_compare_hogs_half_way),
+        cmocka_unit_test(test_gate_beside_hogs),
+        cmocka_unit_test(test_gate_quiet_against_hogs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -646,8 +646,8 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * test, the floors, the whole-run factor, own time under load).  An item
  * (the step, or a call path on both sides) has, per baseline, its change:
  * the per-step median's change the verdict tests (median_pct), or its own
- * time's change (own_pct) where that is smaller, and whether it is
- * significantly slower.  With two baselines or more, the same is done for
+ * time's change (own_pct) or its lower quartile's change where smaller
+ * (analysis/gate.c says why), and whether it is significantly slower.  With two baselines or more, the same is done for
  * every pair of baselines: an item's noise is the largest change between
  * two runs of the same code, as a slowdown either way (one run at 0.8 of
  * the other: 25 %).  An item regresses when the median of its
@@ -656,9 +656,9 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * more than half of the baselines.
  *
  * The step is tested like a region: its durations by a rank test, the
- * base scaled by the run factor when the whole run shifted, its own time
- * (duration less the training thread's run-queue share) when the load
- * differed.  A whole-run shift (every region alike: the machine, or a
+ * base scaled by the run factor when the whole run shifted, else its own
+ * time (duration less the training thread's run-queue share) where the
+ * CPU samples give that share on both sides.  A whole-run shift (every region alike: the machine, or a
  * change that slows everything) does not fail the gate unless
  * fail_on_shift, when the run factor's slowdown beyond the limit fails.
  */
@@ -691,9 +691,8 @@ typedef struct prism_gate {
     bool regressed;            /* an item regressed, or the shift failed       */
     double max_slowdown_pct;
     size_t baselines;
-    /* the step first (when both sides have steps), then every call path on
-     * both sides that is slower against the median baseline: regressed
-     * ones first, then by change, largest first */
+    /* the step first, then every call path on both sides of some
+     * comparison: regressed ones first, then by change, largest first */
     prism_gate_item *items;
     size_t count;
     size_t failed;             /* items regressed                              */
