@@ -228,7 +228,7 @@ static void shift_words(FILE *f, const prism_gate *g, bool md)
                 g->baselines > 1 ? "s (median)" : "", 100.0 * g->load_new);
 }
 
-static void write_txt(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+void gate_write_txt(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
                       const prism_gate *g, size_t top)
 {
     char v[160], tb[48], tn[48], p[32];
@@ -303,7 +303,7 @@ static void md_text(FILE *f, const char *s)
     }
 }
 
-static void write_md(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+void gate_write_md(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
                      const prism_gate *g, size_t top)
 {
     char v[160], tb[48], tn[48], p[32];
@@ -347,7 +347,7 @@ static void write_md(FILE *f, char *const *files, size_t nfiles, const prism_ana
     pb_buf_free(&path);
 }
 
-static bool write_json(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+bool gate_write_json(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
                        const prism_gate *g)
 {
     pb_json *w = report_json_begin(f, 2, "prism.gate/1");
@@ -454,13 +454,13 @@ int rp_gate_files(char *const *args, size_t nargs, const char *output, const cha
     if (g && !outfile_open(&o, output, out)) {
         bool wok = true;
         if (!strcmp(format, "json")) {
-            wok = write_json(o.f, files.path, files.n, a[files.n - 1], g);
+            wok = gate_write_json(o.f, files.path, files.n, a[files.n - 1], g);
         } else {
             report_units_for(o.f);
             if (!strcmp(format, "markdown"))
-                write_md(o.f, files.path, files.n, a[files.n - 1], g, top);
+                gate_write_md(o.f, files.path, files.n, a[files.n - 1], g, top);
             else
-                write_txt(o.f, files.path, files.n, a[files.n - 1], g, top);
+                gate_write_txt(o.f, files.path, files.n, a[files.n - 1], g, top);
         }
         if (!wok)
             fprintf(stderr, "prism-top: compare --gate: internal error writing JSON\n");

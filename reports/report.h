@@ -89,6 +89,18 @@ static inline int report_widen(int col, int room, int w)
 void report_cell(FILE *f, const char *s, int lead, int col);
 
 
+/* ---- the gate's writers (gate.c) ----
+ *
+ * files: the baselines then the new run (nfiles >= 2), as the report names
+ * them; cur: the new run's analysis; top: rows beyond the step and the
+ * failures (0: all). */
+void gate_write_txt(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+                    const prism_gate *g, size_t top);
+void gate_write_md(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+                   const prism_gate *g, size_t top);
+bool gate_write_json(FILE *f, char *const *files, size_t nfiles, const prism_analysis *cur,
+                     const prism_gate *g);
+
 /* ---- JSON helpers of the writers ---- */
 
 /* A JSON report on f: the writer (on the heap: it is large) with the

@@ -2,9 +2,10 @@
  * compare_fuzz.c - libFuzzer target for the reader, the whole analysis and
  * the report writers: the input is read as a profile file image (the trace
  * importer registered, as in prism-top), the analysis brought up to date,
- * compared with itself (prism_compare_new(a, a)), and every report written
- * to a memory FILE: analyze (text and JSON), compare (text and JSON), the
- * CSV, folded and JSON exports.
+ * compared with itself (prism_compare_new(a, a)) and gated against itself
+ * twice (prism_gate_new), and every report written to a memory FILE:
+ * analyze (text and JSON), compare (text and JSON), the gate (text,
+ * markdown and JSON), the CSV, folded and JSON exports.
  *
  * The text outputs are then checked for a raw escape or bell character: a
  * name from the profile reaches them only through present/escape.h, so one
@@ -97,6 +98,26 @@ static void reports(const prism_analysis *a)
         mem_done(&m, NULL);
     }
     prism_compare_free(c);
+    /* the gate: the file against two baselines, itself twice (the noise
+     * between baselines is worked out too) */
+    const prism_analysis *base[2] = { a, a };
+    char *files[3] = { (char *)"b1", (char *)"b2", (char *)"new" };
+    prism_gate *g = prism_gate_new(base, 2, a, NULL, NULL, 0);
+    if (!g)
+        return;
+    if (mem_open(&m)) {
+        gate_write_txt(m.f, files, 3, a, g, 0);
+        mem_done(&m, "gate");
+    }
+    if (mem_open(&m)) {
+        gate_write_md(m.f, files, 3, a, g, 0);
+        mem_done(&m, "gate markdown");
+    }
+    if (mem_open(&m)) {
+        (void)gate_write_json(m.f, files, 3, a, g);
+        mem_done(&m, NULL);
+    }
+    prism_gate_free(g);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
