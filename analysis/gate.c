@@ -23,6 +23,30 @@
 #define STEP_P 0.01            /* as compare: SIGNIFICANT_P                    */
 #define STEP_MIN_PCT 3.0       /* ... and MIN_MEDIAN_CHANGE                     */
 #define STEP_SAMPLES 4096      /* step durations a side, evenly spaced         */
+#define BEYOND_P 0.05          /* one-sided, the test against the limit: the
+                                  test against no change (p < 0.01) comes
+                                  first                                        */
+
+/* Is cur significantly larger than base scaled by factor (the run factor
+ * times one plus the limit)?  The rank test again, against the limit
+ * rather than against no change: an item whose estimates read a change
+ * beyond the limit fails only if its per-step times say so too (a +5 %
+ * whose own time read +11 % under load is no more than 10 % slower by its
+ * times).  False on allocation failure or too few samples. */
+static bool beyond(const double *base, size_t nb, const double *cur, size_t nc, double factor)
+{
+    if (nb < 3 || nc < 3)
+        return false;
+    double *b = malloc(nb * sizeof *b);
+    if (!b)
+        return false;
+    for (size_t i = 0; i < nb; i++)
+        b[i] = base[i] * factor;
+    prism_rank_test r = prism_mann_whitney(cur, nc, b, nb);
+    free(b);
+    /* one-sided: half the two-sided p when cur tends larger */
+    return r.p >= 0 && 0.5 * r.p < BEYOND_P && r.u > 0.5 * (double)nc * (double)nb;
+}
 
 /* ---- the step ---------------------------------------------------------- */
 
@@ -64,6 +88,7 @@ static bool durations_of(const prism_analysis *a, durations *d)
 typedef struct step_cmp {
     double pct, p, base_ns, new_ns;
     bool own, slower;
+    bool beyond;               /* slower than the limit by the rank test too */
 } step_cmp;
 
 /* The step of y against x (c compares them): the base scaled by the run
@@ -72,7 +97,7 @@ typedef struct step_cmp {
  * beside the same hogs still wait 50 % and 53 %: their wall times differ
  * by that).  False on allocation failure. */
 static bool step_compare(const durations *x, const durations *y, const prism_compare *c,
-                         step_cmp *out)
+                         double limit_pct, step_cmp *out)
 {
     memset(out, 0, sizeof *out);
     out->p = -1;
@@ -97,6 +122,7 @@ static bool step_compare(const durations *x, const durations *y, const prism_com
     for (size_t i = 0; i < y->n; i++)
         by[i] = y->v[i] * fy;
     out->p = prism_mann_whitney_p(bx, x->n, by, y->n);
+    out->beyond = beyond(bx, x->n, by, y->n, 1.0 + limit_pct / 100.0);
     out->base_ns = pb_median_double(bx, x->n);
     out->new_ns = pb_median_double(by, y->n);
     out->pct = out->base_ns > 0 ? 100.0 * (out->new_ns / out->base_ns - 1.0) : 0.0;
@@ -221,7 +247,7 @@ static bool baseline_noise(const prism_analysis *const *base, size_t nbase,
                     ok = noise_put(paths, c->deltas[k].path_hash,
                                    delta_change(&c->deltas[k], c, base[i], base[j]));
             step_cmp sc;
-            ok = ok && step_compare(&dur[i], &dur[j], c, &sc);
+            ok = ok && step_compare(&dur[i], &dur[j], c, 0.0, &sc);
             if (ok && both_ways(sc.pct) > *step)
                 *step = both_ways(sc.pct);
             double sh = c->run_regions >= 3 ? both_ways(100.0 * (c->run_factor - 1.0)) : 0.0;
@@ -318,7 +344,7 @@ static void item_judge(prism_gate_item *it, const cell *c, size_t nbase, double 
     it->noise_pct = noise;
     it->limit_pct = noise > max_pct ? noise : max_pct;
     it->regressed = it->compared && isfinite(it->change_pct) &&
-                    it->change_pct > it->limit_pct && 2 * it->slower > it->compared;
+                    it->change_pct > it->limit_pct && 2 * it->slower >= it->compared;
 }
 
 static int cmp_item(const void *x, const void *y)
@@ -396,9 +422,10 @@ prism_gate *prism_gate_new(const prism_analysis *const *base, size_t nbase,
         st->is_step = true;
         for (size_t i = 0; ok && i < nbase; i++) {
             step_cmp sc;
-            ok = step_compare(&dur[i], &dur[nbase], cmp[i], &sc);
+            double limit = step_noise > max_pct ? step_noise : max_pct;
+            ok = step_compare(&dur[i], &dur[nbase], cmp[i], limit, &sc);
             if (ok && sc.p >= 0)
-                b.cells[i] = (cell){ sc.pct, sc.p, sc.base_ns, sc.slower, sc.own };
+                b.cells[i] = (cell){ sc.pct, sc.p, sc.base_ns, sc.slower && sc.beyond, sc.own };
             if (ok && sc.p >= 0)
                 st->new_ns = sc.new_ns;
         }
@@ -425,8 +452,20 @@ prism_gate *prism_gate_new(const prism_analysis *const *base, size_t nbase,
             }
             if (ok) {
                 double ch = delta_change(d, cmp[i], base[i], cur);
-                b.cells[*slot * nbase + i] = (cell){ ch, d->p_value, d->base_median_ns,
-                                                    delta_slower(d, ch), d->own };
+                bool slower = delta_slower(d, ch);
+                if (slower) {
+                    double nz = noise_get(&noise, d->path_hash);
+                    double limit = nz > max_pct ? nz : max_pct;
+                    double rf = cmp[i]->whole_run_shift ? cmp[i]->run_factor : 1.0;
+                    double vb[PRISM_STEP_SAMPLES], vc[PRISM_STEP_SAMPLES];
+                    size_t nb = prism_analysis_node_step_samples(base[i], d->base_node, vb,
+                                                                 PRISM_STEP_SAMPLES);
+                    size_t nc = prism_analysis_node_step_samples(cur, d->new_node, vc,
+                                                                 PRISM_STEP_SAMPLES);
+                    slower = beyond(vb, nb, vc, nc, rf * (1.0 + limit / 100.0));
+                }
+                b.cells[*slot * nbase + i] = (cell){ ch, d->p_value, d->base_median_ns, slower,
+                                                    d->own };
             }
         }
     }

@@ -279,7 +279,9 @@ static void test_command(void **state)
     assert_non_null(strstr(out, "Baseline: 2 runs"));
     free(out);
     /* +25 %: 1, forward named as the failure */
-    assert_int_equal(gate_cmd((const char *[]){ "compare", "--gate", dir, slow, NULL }, &out), 1);
+    int rc = gate_cmd((const char *[]){ "compare", "--gate", dir, slow, NULL }, &out);
+    printf("%s", out);
+    assert_int_equal(rc, 1);
     assert_non_null(strstr(out, "PRISM gate: FAIL"));
     assert_non_null(strstr(out, "FAIL  forward"));
     free(out);

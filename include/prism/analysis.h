@@ -653,7 +653,9 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * the other: 25 %).  An item regresses when the median of its
  * changes over the baselines exceeds its limit (the larger of
  * max_slowdown_pct and its noise) and it is significantly slower against
- * more than half of the baselines.
+ * at least half of the baselines: significant by compare's test, and its
+ * per-step times significantly above the baseline's times the limit (the
+ * rank test against the limit, not against no change).
  *
  * The step is tested like a region: its durations by a rank test, the
  * base scaled by the run factor when the whole run shifted, else its own
@@ -674,7 +676,8 @@ typedef struct prism_gate_item {
     uint64_t path_hash;        /* prism_delta.path_hash; 0 for the step         */
     bool is_step;
     size_t compared;           /* baselines it was compared with               */
-    size_t slower;             /* ... against which it is significantly slower */
+    size_t slower;             /* ... against which it is significantly slower,
+                                  beyond the limit too                         */
     double change_pct;         /* median over those baselines of its change, %  */
     double noise_pct;          /* largest change between two baselines, either
                                   way, %; 0 with fewer than two                */
