@@ -338,12 +338,7 @@ static void test_command(void **state)
         pb_thread(&b, 1, "main");
         pb_enter(&b, 1, 1000, 1);
         pb_exit(&b, 1, 900000);
-        pb_flush(&b);
-        FILE *f = fopen(nosteps, "wb");
-        assert_non_null(f);
-        assert_int_equal(fwrite(b.data, 1, b.len, f), b.len);
-        assert_int_equal(fclose(f), 0);
-        free(b.data);
+        pb_write_file(&b, nosteps);
     }
     assert_int_equal(run_cmd(cmd_compare, (const char *[]){ "compare", "--gate", b1, nosteps,
                                                             NULL }, NULL, &err), 2);

@@ -125,12 +125,7 @@ static inline void gen_write(const gen *g, const char *path)
     noisy_build(g, b);
     prism_footer ft = { .end_ts = UINT64_C(1) << 40, .clean = true };
     PB_PUT(b, PRISM_CHUNK_FOOTER, 0, 0, prism_enc_footer(&b->e, &ft));
-    pb_flush(b);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(b->data, 1, b->len, f), b->len);
-    assert_int_equal(fclose(f), 0);
-    free(b->data);
+    pb_write_file(b, path);
     free(b);
 }
 

@@ -7,6 +7,7 @@
 #define PRISM_TESTS_PBUILD_H
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "prism/analysis.h"
@@ -203,6 +204,19 @@ static inline void unload(loaded *l)
 static inline void pb_step(pbuild *b, const prism_step *s)
 {
     PB_PUT(b, PRISM_CHUNK_STEPS, 0, s->start, prism_enc_step(&b->e, s));
+}
+
+/* The built profile written to path (the open chunk flushed first); its
+ * bytes freed. */
+static inline void pb_write_file(pbuild *b, const char *path)
+{
+    pb_flush(b);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b->data, 1, b->len, f), b->len);
+    assert_int_equal(fclose(f), 0);
+    free(b->data);
+    b->data = NULL;
 }
 
 /* A MEMORY record on stream 0. */

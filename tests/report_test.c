@@ -401,12 +401,7 @@ static void layered_fixture(const char *path, uint64_t seed, int slow, bool extr
         pb_step(b, &st);
         now += 5000;
     }
-    pb_flush(b);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(b->data, 1, b->len, f), b->len);
-    assert_int_equal(fclose(f), 0);
-    free(b->data);
+    pb_write_file(b, path);
     free(b);
 }
 
