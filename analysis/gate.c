@@ -23,29 +23,39 @@
 #define STEP_P 0.01            /* as compare: SIGNIFICANT_P                    */
 #define STEP_MIN_PCT 3.0       /* ... and MIN_MEDIAN_CHANGE                     */
 #define STEP_SAMPLES 4096      /* step durations a side, evenly spaced         */
-#define BEYOND_P 0.05          /* one-sided, the test against the limit: the
-                                  test against no change (p < 0.01) comes
-                                  first                                        */
+#define CHANGE_P 0.005         /* one-sided, against no change: compare's
+                                  two-sided p < 0.01                           */
+#define BEYOND_P 0.05          /* one-sided, against the limit                 */
+#define MIN_STEP_SHARE 0.005   /* a path's change: at least this much of the
+                                  median step (compare's floor)                */
 
-/* Is cur significantly larger than base scaled by factor (the run factor
- * times one plus the limit)?  The rank test again, against the limit
- * rather than against no change: an item whose estimates read a change
- * beyond the limit fails only if its per-step times say so too (a +5 %
- * whose own time read +11 % under load is no more than 10 % slower by its
- * times).  False on allocation failure or too few samples. */
-static bool beyond(const double *base, size_t nb, const double *cur, size_t nc, double factor)
+/* Is cur (each value times fc) significantly larger than base (each times
+ * fb)?  The rank test, one-sided: p < one_p.  The gate asks it twice:
+ * against no change, and against the base times one plus the limit (an
+ * item whose estimates read a change beyond the limit fails only if its
+ * per-step times say so too: a +5 % whose own time read +11 % under load
+ * is not 10 % slower by its times).  False on allocation failure or with
+ * fewer than 3 values a side. */
+static bool above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
+                  double fc, double one_p)
 {
     if (nb < 3 || nc < 3)
         return false;
-    double *b = malloc(nb * sizeof *b);
-    if (!b)
+    double *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
         return false;
+    }
     for (size_t i = 0; i < nb; i++)
-        b[i] = base[i] * factor;
-    prism_rank_test r = prism_mann_whitney(cur, nc, b, nb);
+        b[i] = base[i] * fb;
+    for (size_t i = 0; i < nc; i++)
+        c[i] = cur[i] * fc;
+    prism_rank_test r = prism_mann_whitney(c, nc, b, nb);
     free(b);
+    free(c);
     /* one-sided: half the two-sided p when cur tends larger */
-    return r.p >= 0 && 0.5 * r.p < BEYOND_P && r.u > 0.5 * (double)nc * (double)nb;
+    return r.p >= 0 && 0.5 * r.p < one_p && r.u > 0.5 * (double)nc * (double)nb;
 }
 
 /* ---- the step ---------------------------------------------------------- */
@@ -122,7 +132,7 @@ static bool step_compare(const durations *x, const durations *y, const prism_com
     for (size_t i = 0; i < y->n; i++)
         by[i] = y->v[i] * fy;
     out->p = prism_mann_whitney_p(bx, x->n, by, y->n);
-    out->beyond = beyond(bx, x->n, by, y->n, 1.0 + limit_pct / 100.0);
+    out->beyond = above(bx, x->n, 1.0 + limit_pct / 100.0, by, y->n, 1.0, BEYOND_P);
     out->base_ns = pb_median_double(bx, x->n);
     out->new_ns = pb_median_double(by, y->n);
     out->pct = out->base_ns > 0 ? 100.0 * (out->new_ns / out->base_ns - 1.0) : 0.0;
@@ -177,9 +187,36 @@ static double delta_change(const prism_delta *d, const prism_compare *c,
     return lo > 0 ? lo : hi < 0 ? hi : 0.0;
 }
 
-static bool delta_slower(const prism_delta *d, double change)
+/*
+ * Is a path significantly slower against one baseline (c compares base
+ * with cur), beyond limit_pct too?  Its change (delta_change) rose; the
+ * per-step median moved by at least MIN_STEP_SHARE of the base's median
+ * step; and its per-step times are above the base's, and above the base's
+ * times one plus the limit, by the rank test: the base scaled by the run
+ * factor after a whole-run shift, and both sides by one less their
+ * run-queue share where compare has the path's own time (as compare judges
+ * it: load alone does not make a path slower).
+ */
+static bool delta_slower(const prism_delta *d, double change, const prism_compare *c,
+                         const prism_analysis *base, const prism_analysis *cur,
+                         double limit_pct)
 {
-    return d->significant && d->median_pct > 0 && change > 0;
+    if (!(change > 0))
+        return false;
+    double g = c->whole_run_shift ? c->run_factor : 1.0;
+    double step = prism_analysis_steps(base)->p50_ns * g;
+    if (d->new_median_ns - g * d->base_median_ns < MIN_STEP_SHARE * step)
+        return false;
+    double fb = g, fc = 1.0;
+    if (d->own) {
+        fb *= 1.0 - d->base_runq;
+        fc = 1.0 - d->new_runq;
+    }
+    double vb[PRISM_STEP_SAMPLES], vc[PRISM_STEP_SAMPLES];
+    size_t nb = prism_analysis_node_step_samples(base, d->base_node, vb, PRISM_STEP_SAMPLES);
+    size_t nc = prism_analysis_node_step_samples(cur, d->new_node, vc, PRISM_STEP_SAMPLES);
+    return above(vb, nb, fb, vc, nc, fc, CHANGE_P) &&
+           above(vb, nb, fb * (1.0 + limit_pct / 100.0), vc, nc, fc, BEYOND_P);
 }
 
 static bool in_both(const prism_delta *d)
@@ -452,18 +489,9 @@ prism_gate *prism_gate_new(const prism_analysis *const *base, size_t nbase,
             }
             if (ok) {
                 double ch = delta_change(d, cmp[i], base[i], cur);
-                bool slower = delta_slower(d, ch);
-                if (slower) {
-                    double nz = noise_get(&noise, d->path_hash);
-                    double limit = nz > max_pct ? nz : max_pct;
-                    double rf = cmp[i]->whole_run_shift ? cmp[i]->run_factor : 1.0;
-                    double vb[PRISM_STEP_SAMPLES], vc[PRISM_STEP_SAMPLES];
-                    size_t nb = prism_analysis_node_step_samples(base[i], d->base_node, vb,
-                                                                 PRISM_STEP_SAMPLES);
-                    size_t nc = prism_analysis_node_step_samples(cur, d->new_node, vc,
-                                                                 PRISM_STEP_SAMPLES);
-                    slower = beyond(vb, nb, vc, nc, rf * (1.0 + limit / 100.0));
-                }
+                double nz = noise_get(&noise, d->path_hash);
+                bool slower = delta_slower(d, ch, cmp[i], base[i], cur,
+                                           nz > max_pct ? nz : max_pct);
                 b.cells[*slot * nbase + i] = (cell){ ch, d->p_value, d->base_median_ns, slower,
                                                     d->own };
             }

@@ -642,27 +642,29 @@ PRISM_API void prism_compare_free(prism_compare *c);
 /* ---- the regression gate ----
  *
  * Is a new run slower than its baselines beyond noise and beyond a limit?
- * The new run is compared with each baseline (prism_compare_new: the rank
- * test, the floors, the whole-run factor, own time under load).  An item
- * (the step, or a call path on both sides) has, per baseline, its change:
- * the per-step median's change the verdict tests (median_pct), or its own
- * time's change (own_pct) or its lower quartile's change where smaller
- * (analysis/gate.c says why), and whether it is significantly slower.  With two baselines or more, the same is done for
+ * The new run is compared with each baseline (prism_compare_new: the
+ * whole-run factor, own time under load).  An item (the step, or a call
+ * path on both sides) has, per baseline, its change: what its per-step
+ * median (after the run factor), its own time and its lower quartile
+ * agree on (analysis/gate.c says why), and whether it is significantly
+ * slower: its per-step times (own time where compare has it) above the
+ * baseline's by the rank test (p < 0.01) and above the baseline's times
+ * one plus the limit (one-sided p < 0.05), its median moved by 0.5 % of
+ * the step or more.  With two baselines or more, the same is done for
  * every pair of baselines: an item's noise is the largest change between
  * two runs of the same code, as a slowdown either way (one run at 0.8 of
- * the other: 25 %).  An item regresses when the median of its
- * changes over the baselines exceeds its limit (the larger of
- * max_slowdown_pct and its noise) and it is significantly slower against
- * at least half of the baselines: significant by compare's test, and its
- * per-step times significantly above the baseline's times the limit (the
- * rank test against the limit, not against no change).
+ * the other: 25 %).  An item regresses when the median of its changes
+ * over the baselines exceeds its limit (the larger of max_slowdown_pct
+ * and its noise) and it is significantly slower against at least half of
+ * the baselines.
  *
- * The step is tested like a region: its durations by a rank test, the
+ * The step is tested like a region: its durations by the rank tests, the
  * base scaled by the run factor when the whole run shifted, else its own
  * time (duration less the training thread's run-queue share) where the
- * CPU samples give that share on both sides.  A whole-run shift (every region alike: the machine, or a
- * change that slows everything) does not fail the gate unless
- * fail_on_shift, when the run factor's slowdown beyond the limit fails.
+ * CPU samples give that share on both sides.  A whole-run shift (every
+ * region alike: the machine, or a change that slows everything) does not
+ * fail the gate unless fail_on_shift, when the run factor's slowdown
+ * beyond the limit fails.
  */
 #define PRISM_GATE_DEFAULT_PCT 10.0
 
