@@ -647,10 +647,11 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * path on both sides) has, per baseline, its change: what its per-step
  * median (after the run factor), its own time and its lower quartile
  * agree on (analysis/gate.c says why), and whether it is significantly
- * slower: its per-step times (own time where compare has it) above the
- * baseline's by the rank test (p < 0.01) and above the baseline's times
- * one plus the limit (one-sided p < 0.05), its median moved by 0.5 % of
- * the step or more.  With two baselines or more, the same is done for
+ * slower: its median moved by 0.5 % of the step or more, and, for a path
+ * with own time, compare's verdict (the rank test on its per-step times,
+ * its own time moving with it), for any other its per-step times above
+ * the baseline's by the rank test (p < 0.01) and above the baseline's
+ * times one plus the limit (one-sided p < 0.05).  With two baselines or more, the same is done for
  * every pair of baselines: an item's noise is the largest change between
  * two runs of the same code, as a slowdown either way (one run at 0.8 of
  * the other: 25 %).  An item regresses when the median of its changes
@@ -658,10 +659,11 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * and its noise) and it is significantly slower against at least half of
  * the baselines.
  *
- * The step is tested like a region: its durations by the rank tests, the
- * base scaled by the run factor when the whole run shifted, else its own
- * time (duration less the training thread's run-queue share) where the
- * CPU samples give that share on both sides.  A whole-run shift (every
+ * The step: its durations by the rank test, the base scaled by the run
+ * factor when the whole run shifted; its change that of its own time (the
+ * mean duration less the training thread's run-queue share) where the CPU
+ * samples give that share on both sides, else of its median (and then the
+ * rank test against the limit too).  A whole-run shift (every
  * region alike: the machine, or a change that slows everything) does not
  * fail the gate unless fail_on_shift, when the run factor's slowdown
  * beyond the limit fails.
