@@ -6,8 +6,9 @@
  * each pair of baselines against each other.  Same-code runs drift (a
  * median 1.2 % and a p90 of 8.5 % on shared CI runners), so a fixed
  * percentage alone fails on noise: an item must also be significantly
- * slower (compare's rank test and floors) against most baselines, and
- * slower by more than the baselines ever differed among themselves.
+ * slower (the rank tests and compare's floors) against at least half of
+ * the baselines, and slower by more than the baselines ever differed among
+ * themselves.
  *
  * Public getters only.
  */
@@ -32,12 +33,11 @@
                                   median step (compare's floor)                */
 
 /* Is cur (each value times fc) significantly larger than base (each times
- * fb)?  The rank test, one-sided: p < one_p.  The gate asks it twice:
- * against no change, and against the base times one plus the limit (an
- * item whose estimates read a change beyond the limit fails only if its
- * per-step times say so too: a +5 % whose own time read +11 % under load
- * is not 10 % slower by its times).  False on allocation failure or with
- * fewer than 3 values a side. */
+ * fb)?  The rank test, one-sided: p < one_p.  For an item judged on wall
+ * time the gate asks it twice: against no change, and against the base
+ * times one plus the limit (an item whose estimates read a change beyond
+ * the limit fails only if its per-step times say so too).  False on
+ * allocation failure or with fewer than 3 values a side. */
 static bool above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
                   double fc, double one_p)
 {
