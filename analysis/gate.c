@@ -60,6 +60,38 @@ static bool above(const double *base, size_t nb, double fb, const double *cur, s
     return r.p >= 0 && 0.5 * r.p < one_p && r.u > 0.5 * (double)nc * (double)nb;
 }
 
+/* The same for means (Welch's t-test): own time is a mean, the per-step
+ * time less the run-queue share of the path's time, so the per-step times
+ * scaled by one less the share have the own time's mean (their spread
+ * keeps the preemption: the test is the weaker for it, not biased).
+ * Ranks would not do: scaled so, a 6 ms region's unpreempted steps fall
+ * below the base's and a +25 % is no longer significant. */
+static bool mean_above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
+                       double fc, double one_p)
+{
+    if (nb < 3 || nc < 3)
+        return false;
+    double *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        return false;
+    }
+    double mb = 0, mc = 0;
+    for (size_t i = 0; i < nb; i++) {
+        b[i] = base[i] * fb;
+        mb += b[i] / (double)nb;
+    }
+    for (size_t i = 0; i < nc; i++) {
+        c[i] = cur[i] * fc;
+        mc += c[i] / (double)nc;
+    }
+    double p = prism_welch_p(c, nc, b, nb);
+    free(b);
+    free(c);
+    return p >= 0 && 0.5 * p < one_p && mc > mb;
+}
+
 /* ---- the step ---------------------------------------------------------- */
 
 typedef struct durations {
@@ -145,16 +177,20 @@ static bool step_compare(const durations *x, const durations *y, const prism_com
     out->p = r.p;
     bool larger = r.u > 0.5 * (double)x->n * (double)y->n;
     if (out->own) {
-        out->base_ns = mx * (1.0 - c->base_runq_share);
-        out->new_ns = my * (1.0 - c->new_runq_share);
-        out->beyond = true;
+        double fx = 1.0 - c->base_runq_share, fy = 1.0 - c->new_runq_share;
+        out->base_ns = mx * fx;
+        out->new_ns = my * fy;
+        larger = mean_above(bx, x->n, fx, by, y->n, fy, 0.5 * STEP_P);
+        out->beyond = mean_above(bx, x->n, fx * (1.0 + limit_pct / 100.0), by, y->n, fy,
+                                 BEYOND_P);
     } else {
         out->beyond = above(bx, x->n, 1.0 + limit_pct / 100.0, by, y->n, 1.0, BEYOND_P);
         out->base_ns = pb_median_double(bx, x->n);
         out->new_ns = pb_median_double(by, y->n);
     }
     out->pct = out->base_ns > 0 ? 100.0 * (out->new_ns / out->base_ns - 1.0) : 0.0;
-    out->slower = out->p >= 0 && out->p < STEP_P && larger && out->pct >= STEP_MIN_PCT;
+    out->slower = out->p >= 0 && (out->own || out->p < STEP_P) && larger &&
+                  out->pct >= STEP_MIN_PCT;
     free(bx);
     free(by);
     return true;
@@ -172,10 +208,11 @@ static double lower_quartile(const prism_analysis *a, uint32_t node)
 
 /*
  * A path's change against one baseline (c compares base with cur), as
- * every estimate of it agrees: what the verdict tests (the per-step
- * median's change, after the run factor), its own time's change (wall less
- * its run-queue wait, where compare has it) and its lower quartile's
- * change.  All rose: the smallest rise; all fell: the smallest fall; else
+ * its estimates agree: its own time's change (wall less its run-queue
+ * wait, where compare has it and the whole run did not shift; else the
+ * per-step median's change, after the run factor: with the new run on a
+ * quieter machine, the median of a +25 % fell) and its lower quartile's
+ * change.  Both rose: the smaller rise; both fell: the smaller fall; else
  * 0.  A slowdown of the code moves all three; load moves the median, and
  * the samples place a short region's run-queue wait roughly (between
  * identical runs, a quiet one and one beside CPU hogs on 2 cores, a 1 ms
@@ -190,15 +227,14 @@ static double lower_quartile(const prism_analysis *a, uint32_t node)
 static double delta_change(const prism_delta *d, const prism_compare *c,
                            const prism_analysis *base, const prism_analysis *cur)
 {
-    double est[3];
+    double est[2];
     size_t n = 0;
-    est[n++] = d->median_pct;
-    if (d->own)
-        est[n++] = d->own_pct;
+    bool own = d->own && !c->whole_run_shift;
+    est[n++] = own ? d->own_pct : d->median_pct;
     double g = c->whole_run_shift ? c->run_factor : 1.0;
     const prism_node *nb = &prism_analysis_tree(base)->nodes[d->base_node],
                      *nc = &prism_analysis_tree(cur)->nodes[d->new_node];
-    if (!d->own || (nb->mean_ns < QUARTILE_MAX_CALL && nc->mean_ns < QUARTILE_MAX_CALL)) {
+    if (!own || (nb->mean_ns < QUARTILE_MAX_CALL && nc->mean_ns < QUARTILE_MAX_CALL)) {
         double qb = lower_quartile(base, d->base_node) * g, qn = lower_quartile(cur, d->new_node);
         if (qb > 0 && qn > 0)
             est[n++] = 100.0 * (qn / qb - 1.0);
@@ -233,13 +269,18 @@ static bool delta_slower(const prism_delta *d, double change, const prism_compar
         return false;
     double g = c->whole_run_shift ? c->run_factor : 1.0;
     double step = prism_analysis_steps(base)->p50_ns * g;
-    if (d->new_median_ns - g * d->base_median_ns < MIN_STEP_SHARE * step)
-        return false;
-    if (d->own)
-        return d->significant && d->median_pct > 0;
     double vb[PRISM_STEP_SAMPLES], vc[PRISM_STEP_SAMPLES];
     size_t nb = prism_analysis_node_step_samples(base, d->base_node, vb, PRISM_STEP_SAMPLES);
     size_t nc = prism_analysis_node_step_samples(cur, d->new_node, vc, PRISM_STEP_SAMPLES);
+    if (d->own && !c->whole_run_shift) {
+        double fb = 1.0 - d->base_runq, fc = 1.0 - d->new_runq;
+        if (d->new_mean_ns * fc - d->base_mean_ns * fb < MIN_STEP_SHARE * step)
+            return false;
+        return mean_above(vb, nb, fb, vc, nc, fc, CHANGE_P) &&
+               mean_above(vb, nb, fb * (1.0 + limit_pct / 100.0), vc, nc, fc, BEYOND_P);
+    }
+    if (d->new_median_ns - g * d->base_median_ns < MIN_STEP_SHARE * step)
+        return false;
     return above(vb, nb, g, vc, nc, 1.0, CHANGE_P) &&
            above(vb, nb, g * (1.0 + limit_pct / 100.0), vc, nc, 1.0, BEYOND_P);
 }

@@ -647,11 +647,11 @@ PRISM_API void prism_compare_free(prism_compare *c);
  * path on both sides) has, per baseline, its change: what its per-step
  * median (after the run factor), its own time and its lower quartile
  * agree on (analysis/gate.c says why), and whether it is significantly
- * slower: its median moved by 0.5 % of the step or more, and, for a path
- * with own time, compare's verdict (the rank test on its per-step times,
- * its own time moving with it), for any other its per-step times above
- * the baseline's by the rank test (p < 0.01) and above the baseline's
- * times one plus the limit (one-sided p < 0.05).  With two baselines or more, the same is done for
+ * slower: it moved by 0.5 % of the step or more, and its per-step times
+ * are above the baseline's (p < 0.01) and above the baseline's times one
+ * plus the limit (one-sided p < 0.05): by Welch's test on own time (the
+ * times scaled by one less the run-queue share) for a path with own time,
+ * by the rank test on wall time for any other.  With two baselines or more, the same is done for
  * every pair of baselines: an item's noise is the largest change between
  * two runs of the same code, as a slowdown either way (one run at 0.8 of
  * the other: 25 %).  An item regresses when the median of its changes
