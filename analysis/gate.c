@@ -38,36 +38,8 @@
  * times one plus the limit (an item whose estimates read a change beyond
  * the limit fails only if its per-step times say so too).  False on
  * allocation failure or with fewer than 3 values a side. */
-static bool above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
-                  double fc, double one_p)
-{
-    if (nb < 3 || nc < 3)
-        return false;
-    double *b = malloc(nb * sizeof *b), *c = malloc(nc * sizeof *c);
-    if (!b || !c) {
-        free(b);
-        free(c);
-        return false;
-    }
-    for (size_t i = 0; i < nb; i++)
-        b[i] = base[i] * fb;
-    for (size_t i = 0; i < nc; i++)
-        c[i] = cur[i] * fc;
-    prism_rank_test r = prism_mann_whitney(c, nc, b, nb);
-    free(b);
-    free(c);
-    /* one-sided: half the two-sided p when cur tends larger */
-    return r.p >= 0 && 0.5 * r.p < one_p && r.u > 0.5 * (double)nc * (double)nb;
-}
-
-/* The same for means (Welch's t-test): own time is a mean, the per-step
- * time less the run-queue share of the path's time, so the per-step times
- * scaled by one less the share have the own time's mean (their spread
- * keeps the preemption: the test is the weaker for it, not biased).
- * Ranks would not do: scaled so, a 6 ms region's unpreempted steps fall
- * below the base's and a +25 % is no longer significant. */
-static bool mean_above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
-                       double fc, double one_p)
+static bool cur_above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
+                      double fc, double one_p, bool means)
 {
     if (nb < 3 || nc < 3)
         return false;
@@ -86,10 +58,38 @@ static bool mean_above(const double *base, size_t nb, double fb, const double *c
         c[i] = cur[i] * fc;
         mc += c[i] / (double)nc;
     }
-    double p = prism_welch_p(c, nc, b, nb);
+    double p;
+    bool larger;
+    if (means) {
+        p = prism_welch_p(c, nc, b, nb);
+        larger = mc > mb;
+    } else {
+        prism_rank_test r = prism_mann_whitney(c, nc, b, nb);
+        p = r.p;
+        larger = r.u > 0.5 * (double)nc * (double)nb;
+    }
     free(b);
     free(c);
-    return p >= 0 && 0.5 * p < one_p && mc > mb;
+    /* one-sided: half the two-sided p when cur tends larger */
+    return p >= 0 && 0.5 * p < one_p && larger;
+}
+
+static bool above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
+                  double fc, double one_p)
+{
+    return cur_above(base, nb, fb, cur, nc, fc, one_p, false);
+}
+
+/* The same for means (Welch's t-test): own time is a mean, the per-step
+ * time less the run-queue share of the path's time, so the per-step times
+ * scaled by one less the share have the own time's mean (their spread
+ * keeps the preemption: the test is the weaker for it, not biased).
+ * Ranks would not do: scaled so, a 6 ms region's unpreempted steps fall
+ * below the base's and a +25 % is no longer significant. */
+static bool mean_above(const double *base, size_t nb, double fb, const double *cur, size_t nc,
+                       double fc, double one_p)
+{
+    return cur_above(base, nb, fb, cur, nc, fc, one_p, true);
 }
 
 /* ---- the step ---------------------------------------------------------- */
