@@ -317,6 +317,20 @@ static bool permille(dec *d, uint32_t *out)
     return true;
 }
 
+/* A 1.3 system reading: uint, or null (PRISM_NO_VALUE; a uint of that
+ * value reads as one less). */
+static bool value(dec *d, uint64_t *out)
+{
+    if (cur_null(&d->c)) {
+        *out = PRISM_NO_VALUE;
+        return true;
+    }
+    NEED(cur_uint(&d->c, out));
+    if (*out == PRISM_NO_VALUE)
+        (*out)--;
+    return true;
+}
+
 static bool dec_memory(dec *d)
 {
     uint64_t ts;
@@ -352,7 +366,13 @@ static bool dec_memory(dec *d)
             NEED(cur_u32(&d->c, &m.gpu[i].device));
             NEED(cur_uint(&d->c, &m.gpu[i].used));
             NEED(cur_uint(&d->c, &m.gpu[i].reserved));
-            for (uint64_t j = 3; j < k; j++)
+            m.gpu[i].util_pct = PRISM_NO_CPU;       /* 1.3, each there or not */
+            m.gpu[i].energy_mj = PRISM_NO_VALUE;
+            if (k > 3 && !permille(d, &m.gpu[i].util_pct))
+                return false;
+            if (k > 4 && !value(d, &m.gpu[i].energy_mj))
+                return false;
+            for (uint64_t j = 5; j < k; j++)
                 NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         }
         /* 1.2: the machine's load, each element there or not */
@@ -369,7 +389,17 @@ static bool dec_memory(dec *d)
             return false;
         if (!m.ncpu)                    /* not recorded, whatever came */
             m.host_busy_permille = m.children_cpu_permille = PRISM_NO_CPU;
-        for (uint64_t j = 8; j < n; j++)
+        /* 1.3: the system readings, each there or not */
+        uint64_t *sys[8] = { &m.io_read_bytes, &m.io_write_bytes, &m.net_rx_bytes,
+                             &m.net_tx_bytes, &m.cpu_user_ns, &m.cpu_sys_ns, &m.mem_total,
+                             &m.cpu_energy_uj };
+        m.have_sys = n > 8;
+        for (uint64_t j = 0; j < 8; j++) {
+            *sys[j] = PRISM_NO_VALUE;
+            if (n > 8 + j && !value(d, sys[j]))
+                return false;
+        }
+        for (uint64_t j = 16; j < n; j++)
             NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
         d->left--;
         if (d->cb->memory)

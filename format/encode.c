@@ -280,13 +280,23 @@ static void w_permille(wr *w, uint32_t v)
         w_uint(w, v);
 }
 
+/* A 1.3 system reading: null when unknown (PRISM_NO_VALUE). */
+static void w_opt(wr *w, uint64_t v)
+{
+    if (v == PRISM_NO_VALUE)
+        w_null(w);
+    else
+        w_uint(w, v);
+}
+
 prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m)
 {
     if (e->kind != PRISM_CHUNK_MEMORY || m->ngpu > PRISM_MAX_GPUS)
         return PRISM_E_ARG;
     uint64_t last = e->last;
     wr w = wr_of(e);
-    w_array(&w, m->ncpu ? 8 : 5);     /* 1.2: the machine's load appended */
+    /* 1.2: the machine's load appended; 1.3: then the system readings */
+    w_array(&w, m->have_sys ? 16 : m->ncpu ? 8 : 5);
     w_uint(&w, delta(e, m->ts));
     if (m->step == PRISM_NO_STEP)
         w_null(&w);
@@ -296,15 +306,27 @@ prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m)
     w_permille(&w, m->cpu_permille);
     w_array(&w, m->ngpu);
     for (uint32_t i = 0; i < m->ngpu; i++) {
-        w_array(&w, 3);
+        w_array(&w, m->have_sys ? 5 : 3);
         w_uint(&w, m->gpu[i].device);
         w_uint(&w, m->gpu[i].used);
         w_uint(&w, m->gpu[i].reserved);
+        if (m->have_sys) {
+            w_permille(&w, m->gpu[i].util_pct);
+            w_opt(&w, m->gpu[i].energy_mj);
+        }
     }
-    if (m->ncpu) {
-        w_permille(&w, m->host_busy_permille);
+    if (m->ncpu || m->have_sys) {
+        bool load = m->ncpu != 0;
+        w_permille(&w, load ? m->host_busy_permille : PRISM_NO_CPU);
         w_uint(&w, m->ncpu);
-        w_permille(&w, m->children_cpu_permille);
+        w_permille(&w, load ? m->children_cpu_permille : PRISM_NO_CPU);
+    }
+    if (m->have_sys) {
+        const uint64_t v[8] = { m->io_read_bytes, m->io_write_bytes, m->net_rx_bytes,
+                                m->net_tx_bytes, m->cpu_user_ns, m->cpu_sys_ns,
+                                m->mem_total, m->cpu_energy_uj };
+        for (size_t i = 0; i < 8; i++)
+            w_opt(&w, v[i]);
     }
     if (commit(e, &w, 1) != PRISM_OK) {
         e->last = last;

@@ -267,7 +267,7 @@ static bool mem_push(memgen *g, int64_t ts, uint64_t step, uint64_t host, const 
     s->cpu_permille = PRISM_NO_CPU;
     s->ngpu = ngpu;
     for (uint32_t i = 0; i < ngpu; i++)
-        s->gpu[i] = (prism_gpu_mem){ i, used[i], res[i] };
+        s->gpu[i] = (prism_gpu_mem){ i, used[i], res[i], PRISM_NO_CPU, PRISM_NO_VALUE };
     return true;
 }
 

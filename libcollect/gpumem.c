@@ -14,6 +14,11 @@
  *             see the process (another PID namespace), the device's used
  *             memory instead.
  *   reserved  bytes used on the device by all processes (nvmlDeviceGetMemoryInfo).
+ *   util_pct, energy_mj (format 1.3) the device's utilisation
+ *             (nvmlDeviceGetUtilizationRates: percent of NVML's last sample
+ *             period in which a kernel ran) and its energy since this
+ *             session's first reading (nvmlDeviceGetTotalEnergyConsumption,
+ *             mJ); unknown where the driver lacks them.
  *
  * Devices are CUDA ordinals (CUDA_VISIBLE_DEVICES respected): each ordinal's
  * PCI bus id (cuDeviceGetPCIBusId from the already loaded driver) selects
@@ -45,6 +50,7 @@ typedef struct {
     unsigned int gpuInstanceId, computeInstanceId;
 } nvml_process;                                /* nvmlProcessInfo_t (v2 layout) */
 #define NVML_INSUFFICIENT_SIZE 7
+typedef struct { unsigned int gpu, memory; } nvml_util;   /* nvmlUtilization_t */
 
 static struct {
     pthread_mutex_t lock;                      /* the cached reading */
@@ -59,6 +65,10 @@ static struct {
     nvml_ret (*by_pci)(const char *, nvml_dev *);
     nvml_ret (*meminfo)(nvml_dev, nvml_memory *);
     nvml_ret (*procs)(nvml_dev, unsigned int *, nvml_process *);
+    nvml_ret (*util)(nvml_dev, nvml_util *);            /* optional (format 1.3) */
+    nvml_ret (*energy)(nvml_dev, unsigned long long *); /* optional: mJ since the
+                                                           driver loaded (Volta on) */
+    unsigned long long energy0[PRISM_MAX_GPUS];         /* the first reading, +1; 0: none */
     int (*cu_count)(int *);
     int (*cu_pci)(char *, int, int);
     nvml_dev dev[PRISM_MAX_GPUS];
@@ -85,6 +95,8 @@ static bool open_nvml(void)
     *(void **)&M.procs = dlsym(M.nvml, "nvmlDeviceGetComputeRunningProcesses_v3");
     if (!M.procs)
         *(void **)&M.procs = dlsym(M.nvml, "nvmlDeviceGetComputeRunningProcesses_v2");
+    *(void **)&M.util = dlsym(M.nvml, "nvmlDeviceGetUtilizationRates");
+    *(void **)&M.energy = dlsym(M.nvml, "nvmlDeviceGetTotalEnergyConsumption");
     if (!M.init || !M.shutdown || !M.by_pci || !M.meminfo || M.init() != 0)
         return false;
     return true;
@@ -135,6 +147,24 @@ static bool own_usage(nvml_dev d, unsigned long long total, unsigned long long *
     return false;
 }
 
+/* Device i's utilisation (NVML's: percent of its last sample period in
+ * which a kernel ran) and energy since the first reading (mJ), or unknown. */
+static void activity(uint32_t i, prism_gpu_mem *g)
+{
+    nvml_util u;
+    unsigned long long e;
+    g->util_pct = PRISM_NO_CPU;
+    g->energy_mj = PRISM_NO_VALUE;
+    if (M.util && M.util(M.dev[i], &u) == 0 && u.gpu <= 100)
+        g->util_pct = u.gpu;
+    if (M.energy && M.energy(M.dev[i], &e) == 0 && pc_gpumem_plausible(e, 0)) {
+        if (!M.energy0[i])
+            M.energy0[i] = e + 1;
+        if (e + 1 >= M.energy0[i])
+            g->energy_mj = e + 1 - M.energy0[i];
+    }
+}
+
 static uint32_t refresh(prism_gpu_mem *out)
 {
     if (!M.tried)
@@ -148,9 +178,13 @@ static uint32_t refresh(prism_gpu_mem *out)
         if (!M.dev[i] || M.meminfo(M.dev[i], &m) != 0 || !pc_gpumem_plausible(m.used, m.total))
             continue;
         unsigned long long mine;
-        all[nall++] = (prism_gpu_mem){ i, m.used, m.used };
-        if (own_usage(M.dev[i], m.total, &mine))
-            out[n++] = (prism_gpu_mem){ i, mine, m.used };
+        all[nall] = (prism_gpu_mem){ i, m.used, m.used, 0, 0 };
+        activity(i, &all[nall]);
+        if (own_usage(M.dev[i], m.total, &mine)) {
+            out[n] = all[nall];
+            out[n++].used = mine;
+        }
+        nall++;
     }
     if (n == 0) {                              /* NVML cannot see this process */
         memcpy(out, all, nall * sizeof *out);
@@ -249,9 +283,10 @@ uint32_t pc_gpumem_program(prism_gpu_mem *out, uint32_t n)
         if (i == n) {
             if (n == PRISM_MAX_GPUS)
                 continue;
-            n++;
+            out[n++] = (prism_gpu_mem){ d, 0, 0, PRISM_NO_CPU, PRISM_NO_VALUE };
         }
-        out[i] = (prism_gpu_mem){ d, used, reserved };
+        out[i].used = used;             /* NVML's activity figures stay */
+        out[i].reserved = reserved;
     }
     return n;
 }

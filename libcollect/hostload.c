@@ -116,11 +116,13 @@ static bool stat_fields(const char *line, unsigned long long *utime, unsigned lo
 }
 
 /* The children's CPU ticks: the live ones listed by each thread of the
- * process, and the reaped ones (this process's cutime + cstime). */
-static bool children_ticks(uint64_t *out)
+ * process (their pids into h->kid), and the reaped ones (this process's
+ * cutime + cstime). */
+static bool children_ticks(host_load *h, uint64_t *out)
 {
     char buf[1024], path[64];
     unsigned long long u, s, cu, cs;
+    h->nkid = 0;
     if (read_path("/proc/self/stat", buf, sizeof buf) <= 0 || !stat_fields(buf, &u, &s, &cu, &cs))
         return false;
     uint64_t sum = cu + cs;
@@ -145,6 +147,8 @@ static bool children_ticks(uint64_t *out)
             if (end == p || errno)
                 break;
             kids++;
+            if (pid <= INT32_MAX)
+                h->kid[h->nkid++] = (int32_t)pid;
             snprintf(path, sizeof path, "/proc/%lu/stat", pid);
             if (read_path(path, buf, sizeof buf) > 0 && stat_fields(buf, &u, &s, &cu, &cs))
                 sum += u + s;               /* gone meanwhile: not counted */
@@ -192,7 +196,7 @@ void pc_hostload_read(host_load *h, uint64_t now, uint32_t *ncpu, uint32_t *busy
         h->total = total;
     }
     h->have_busy = have_busy;
-    bool have_kids = children_ticks(&kids);
+    bool have_kids = children_ticks(h, &kids);
     if (have_kids && h->have_kids && span)
         *kids_permille = permille(kids >= h->kids ? (kids - h->kids) * h->tick_ns : 0, span,
                                   *ncpu, &h->kids_carry);

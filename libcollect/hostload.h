@@ -29,6 +29,10 @@ typedef struct host_load {
     uint64_t kids;              /* children's CPU ticks at the last reading */
     bool have_busy, have_kids;
     uint64_t busy_carry, kids_carry;    /* ns beyond the last interval's cap */
+    /* the live children found at the last reading (sysread.c reads their
+     * I/O) */
+    int32_t kid[HOSTLOAD_MAX_CHILDREN];
+    uint32_t nkid;
 } host_load;
 
 void pc_hostload_init(host_load *h);

@@ -69,6 +69,7 @@ void pc_sampler_init(mem_sampler *m, const session *s, uint64_t now)
                         .every_ns = (uint64_t)s->cfg.memory_interval_ms * 1000000u,
                         .next_ns = now, .next_gpu_ns = now };
     pc_hostload_init(&m->load);
+    pc_sysread_init(&m->sys);
 }
 
 void pc_sampler_close(mem_sampler *m)
@@ -77,6 +78,7 @@ void pc_sampler_close(mem_sampler *m)
         close(m->statm);
     m->statm = -1;
     pc_hostload_close(&m->load);
+    pc_sysread_close(&m->sys);
 }
 
 /* The raw clock after every earlier load of this thread: a sample that
@@ -104,9 +106,11 @@ static void take(mem_sampler *m, session *s, uint64_t ended, bool tagged, uint64
     r.u.mem.step = tagged ? ended - 1 : PRISM_NO_STEP;
     r.u.mem.cpu_permille = cpu;
     r.u.mem.host_busy_permille = r.u.mem.children_cpu_permille = PRISM_NO_CPU;
-    if (force || pc_hostload_due(&m->load, now))     /* ncpu 0 otherwise: not read */
+    if (force || pc_hostload_due(&m->load, now)) {   /* ncpu 0 otherwise: not read */
         pc_hostload_read(&m->load, now, &r.u.mem.ncpu, &r.u.mem.host_busy_permille,
                          &r.u.mem.children_cpu_permille);
+        pc_sysread_read(&m->sys, &m->load, &r.u.mem);
+    }
     bool refresh = now >= m->next_gpu_ns;   /* NVML is slow: once an interval */
     if (refresh)
         m->next_gpu_ns = now + m->every_ns;

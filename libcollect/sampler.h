@@ -13,12 +13,14 @@
  * sampler's default period, so at the defaults no wake-up is added).
  * A sample taken HOSTLOAD_EVERY_MS or more after the last one that read
  * the machine's load, or the last one (at shutdown), reads it too (MEMORY's 1.2 fields; the others leave
- * ncpu 0, and the figures are since the previous sample that has them).
+ * ncpu 0, and the figures are since the previous sample that has them),
+ * and the system readings (1.3, sysread.h; the others have have_sys 0).
  */
 #ifndef PRISM_SAMPLER_H
 #define PRISM_SAMPLER_H
 
 #include "hostload.h"
+#include "sysread.h"
 #include "internal.h"
 
 #define SAMPLER_STEP_POLL_MS 5u
@@ -33,6 +35,8 @@ typedef struct mem_sampler {
     uint64_t last_step_ns;      /* the last wake-up that found a step ended */
     uint64_t steps_seen;        /* session.steps_ended at the last sample */
     host_load load;             /* the machine and the children (hostload.c) */
+    sys_reader sys;             /* I/O, network, CPU time, energy (sysread.c),
+                                   read with the load */
 } mem_sampler;
 
 /* Read /proc/self/statm and the process CPU clock: RSS in bytes, and the

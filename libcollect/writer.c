@@ -314,7 +314,7 @@ int pc_writer_header(session *s, char *const *argv, size_t argc)
         /* 1.1: CPU chunks, UNRECORDED chunks and DROPPED's regions (any
          * run may drop) */
         /* 1.2: STACKS chunks, the machine's load in MEMORY samples */
-        .version_minor = prism__stacks_wanted || s->cfg.collect_memory ? 2 : 1,
+        .version_minor = s->cfg.collect_memory ? 3 : prism__stacks_wanted ? 2 : 1,
     };
 #if defined(__x86_64__) || defined(__i386__)
     h.clock = prism__clock_tsc ? "tsc (calibrated against CLOCK_MONOTONIC)" : "CLOCK_MONOTONIC";

@@ -211,15 +211,31 @@ static void on_memory(void *ctx, const prism_memory_sample *m)
     fprintf(d->out, " rss %" PRIu64, m->rss);
     if (m->cpu_permille != PRISM_NO_CPU)
         fprintf(d->out, " cpu %.1f%%", m->cpu_permille / 10.0);
-    for (uint32_t i = 0; i < m->ngpu; i++)
+    for (uint32_t i = 0; i < m->ngpu; i++) {
         fprintf(d->out, " gpu%" PRIu32 " used %" PRIu64 " reserved %" PRIu64, m->gpu[i].device,
                 m->gpu[i].used, m->gpu[i].reserved);
+        if (m->have_sys && m->gpu[i].util_pct != PRISM_NO_CPU)
+            fprintf(d->out, " util %" PRIu32 "%%", m->gpu[i].util_pct);
+        if (m->have_sys && m->gpu[i].energy_mj != PRISM_NO_VALUE)
+            fprintf(d->out, " energy %" PRIu64 " mJ", m->gpu[i].energy_mj);
+    }
     if (m->ncpu) {                      /* 1.2: the machine's load */
         fprintf(d->out, " ncpu %" PRIu32, m->ncpu);
         if (m->host_busy_permille != PRISM_NO_CPU)
             fprintf(d->out, " host %.1f%%", m->host_busy_permille / 10.0);
         if (m->children_cpu_permille != PRISM_NO_CPU)
             fprintf(d->out, " children %.1f%%", m->children_cpu_permille / 10.0);
+    }
+    if (m->have_sys) {                  /* 1.3: the system readings */
+        static const char *const key[8] = { "io_read", "io_write", "net_rx", "net_tx",
+                                             "cpu_user_ns", "cpu_sys_ns", "mem_total",
+                                             "cpu_energy_uj" };
+        const uint64_t v[8] = { m->io_read_bytes, m->io_write_bytes, m->net_rx_bytes,
+                                m->net_tx_bytes, m->cpu_user_ns, m->cpu_sys_ns, m->mem_total,
+                                m->cpu_energy_uj };
+        for (size_t i = 0; i < 8; i++)
+            if (v[i] != PRISM_NO_VALUE)
+                fprintf(d->out, " %s %" PRIu64, key[i], v[i]);
     }
     fputc('\n', d->out);
 }

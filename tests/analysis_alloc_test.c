@@ -101,7 +101,7 @@ static loaded profile(const prof *p)
             prism_memory_sample m = { .ts = now, .step = s, .rss = 900 * MB,
                                       .cpu_permille = 1000, .ngpu = 1 };
             uint64_t used = 500 * MB + (uint64_t)(p->used_rate_mb * s * (double)MB);
-            m.gpu[0] = (prism_gpu_mem){ 0, used, 2 * used };
+            m.gpu[0] = (prism_gpu_mem){ 0, used, 2 * used, PRISM_NO_CPU, PRISM_NO_VALUE };
             pb_memory(&b, &m);
         }
     }

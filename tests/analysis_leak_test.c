@@ -310,7 +310,7 @@ static loaded profile(const prof *p)
         if (p->gpu_rate >= 0) {
             double gpu = p->gpu_base + p->gpu_rate * s + p->noise_mb * noise(&seed);
             m.ngpu = 1;
-            m.gpu[0] = (prism_gpu_mem){ 0, (uint64_t)(gpu * MB), (uint64_t)(2 * gpu * MB) };
+            m.gpu[0] = (prism_gpu_mem){ 0, (uint64_t)(gpu * MB), (uint64_t)(2 * gpu * MB), PRISM_NO_CPU, PRISM_NO_VALUE };
         }
         pb_memory(&b, &m);
     }

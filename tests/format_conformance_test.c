@@ -184,7 +184,7 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
             m.ngpu = (uint32_t)ng;
             for (size_t g = 0; g < ng; g++) {
                 cbor_item_t **e = items(gs[g], &k);
-                m.gpu[g] = (prism_gpu_mem){ (uint32_t)u(e[0]), u(e[1]), u(e[2]) };
+                m.gpu[g] = (prism_gpu_mem){ (uint32_t)u(e[0]), u(e[1]), u(e[2]), PRISM_NO_CPU, PRISM_NO_VALUE };
             }
             size_t nf = cbor_array_size(a[i]);      /* 1.2: the machine's load */
             m.host_busy_permille = m.children_cpu_permille = PRISM_NO_CPU;

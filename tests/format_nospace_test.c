@@ -78,7 +78,7 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
                                   .host_busy_permille = i % 3 && i % 5 ? i * 7 : PRISM_NO_CPU,
                                   .children_cpu_permille = i % 3 && i % 2 ? i : PRISM_NO_CPU };
         for (uint32_t g = 0; g < m.ngpu; g++)
-            m.gpu[g] = (prism_gpu_mem){ g, sq << g, UINT64_MAX >> g };
+            m.gpu[g] = (prism_gpu_mem){ g, sq << g, UINT64_MAX >> g, PRISM_NO_CPU, PRISM_NO_VALUE };
         if ((st = prism_enc_memory(e, &m)) == PRISM_OK)
             tl_memory(exp, &m);
         return st;

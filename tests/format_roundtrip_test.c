@@ -63,7 +63,7 @@ typedef struct col {
     size_t nctr;
     prism_step step[16];
     size_t nstep;
-    prism_memory_sample mem[8];
+    prism_memory_sample mem[16];
     size_t nmem;
     prism_gpu_record gpu[16];
     size_t ngpu;
@@ -135,7 +135,7 @@ static void c_steps(void *ctx, uint32_t stream, const prism_step *s, size_t n)
 static void c_memory(void *ctx, const prism_memory_sample *m)
 {
     col *c = ctx;
-    assert_true(c->nmem < 8);
+    assert_true(c->nmem < 16);
     c->mem[c->nmem++] = *m;
 }
 
@@ -419,8 +419,8 @@ static void test_steps_memory(void **state)
         { .ts = 50, .step = UINT64_MAX - 1, .rss = 1, .cpu_permille = UINT32_MAX - 1, .ngpu = 1 },
     };
     for (uint32_t i = 0; i < PRISM_MAX_GPUS; i++)
-        m[0].gpu[i] = (prism_gpu_mem){ UINT32_MAX - i, UINT64_MAX - i, i };
-    m[2].gpu[0] = (prism_gpu_mem){ 3, 4, 5 };
+        m[0].gpu[i] = (prism_gpu_mem){ UINT32_MAX - i, UINT64_MAX - i, i, PRISM_NO_CPU, PRISM_NO_VALUE };
+    m[2].gpu[0] = (prism_gpu_mem){ 3, 4, 5, PRISM_NO_CPU, PRISM_NO_VALUE };
     for (int i = 0; i < 3; i++)
         assert_int_equal(prism_enc_memory(e, &m[i]), PRISM_OK);
     prism_memory_sample too_many = m[0];
@@ -461,6 +461,52 @@ static void test_steps_memory(void **state)
 /* 1.2: the machine's load appended to memory samples; a 1.1 sample (five
  * elements) still reads, its load unknown; shorter and longer 1.2 samples
  * read what they hold. */
+/* 1.3: the system readings and the GPU entries' activity, written and
+ * read back; a sample without them stays a 1.2 one. */
+static void test_memory_sys(void **state)
+{
+    (void)state;
+    file *f = file_new();
+    prism_enc *e = chunk(f, PRISM_CHUNK_MEMORY, 0, 0, 0);
+    prism_memory_sample m[2] = {
+        { .ts = 1, .step = 0, .rss = 10, .cpu_permille = 900, .ngpu = 2, .have_sys = 1,
+          .io_read_bytes = 1u << 20, .io_write_bytes = PRISM_NO_VALUE, .net_rx_bytes = 0,
+          .net_tx_bytes = UINT64_MAX - 1, .cpu_user_ns = 5, .cpu_sys_ns = 6,
+          .mem_total = 1ull << 34, .cpu_energy_uj = PRISM_NO_VALUE },
+        { .ts = 2, .step = 1, .rss = 11, .cpu_permille = PRISM_NO_CPU, .ncpu = 4,
+          .host_busy_permille = 100, .children_cpu_permille = 0 },
+    };
+    m[0].gpu[0] = (prism_gpu_mem){ 0, 1, 2, 99, 12345 };
+    m[0].gpu[1] = (prism_gpu_mem){ 1, 3, 4, PRISM_NO_CPU, PRISM_NO_VALUE };
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(prism_enc_memory(e, &m[i]), PRISM_OK);
+    chunk_end(f);
+    col *c;
+    prism_reader *r = read_back(f, &c);
+    assert_int_equal(c->nmem, 2);
+    const prism_memory_sample *a = &c->mem[0], *b = &c->mem[1];
+    assert_int_equal(a->have_sys, 1);
+    assert_int_equal(a->ncpu, 0);                   /* the load unknown, the readings not */
+    assert_int_equal(a->host_busy_permille, PRISM_NO_CPU);
+    assert_int_equal(a->io_read_bytes, 1u << 20);
+    assert_int_equal(a->io_write_bytes, PRISM_NO_VALUE);
+    assert_int_equal(a->net_rx_bytes, 0);
+    assert_int_equal(a->net_tx_bytes, UINT64_MAX - 1);
+    assert_int_equal(a->cpu_user_ns, 5);
+    assert_int_equal(a->cpu_sys_ns, 6);
+    assert_int_equal(a->mem_total, 1ull << 34);
+    assert_int_equal(a->cpu_energy_uj, PRISM_NO_VALUE);
+    assert_int_equal(a->gpu[0].util_pct, 99);
+    assert_int_equal(a->gpu[0].energy_mj, 12345);
+    assert_int_equal(a->gpu[1].reserved, 4);
+    assert_int_equal(a->gpu[1].util_pct, PRISM_NO_CPU);
+    assert_int_equal(a->gpu[1].energy_mj, PRISM_NO_VALUE);
+    assert_int_equal(b->have_sys, 0);
+    assert_int_equal(b->ncpu, 4);
+    assert_int_equal(b->io_read_bytes, PRISM_NO_VALUE);
+    done(r, c, f);
+}
+
 static void test_memory_load(void **state)
 {
     (void)state;
@@ -479,19 +525,24 @@ static void test_memory_load(void **state)
     for (int i = 0; i < 4; i++)
         assert_int_equal(prism_enc_memory(e, &m[i]), PRISM_OK);
     chunk_end(f);
-    /* by hand: the 1.1 shape, 6 and 7 elements, and 9 (a later minor's) */
+    /* by hand: the 1.1 shape, 6 and 7 elements, 9 (1.3 cut short) and 17 (a later
+     * minor's) */
     static const uint8_t pay[] = {
-        0x9a, 0, 0, 0, 5, 0x0a,
+        0x9a, 0, 0, 0, 6, 0x0a,
         0x85, 0x01, 0xf6, 0x01, 0x19, 0x03, 0xe8, 0x80,                 /* 1.1 */
         0x86, 0x01, 0xf6, 0x02, 0xf6, 0x80, 0x19, 0x03, 0xe8,           /* no ncpu */
         0x87, 0x01, 0xf6, 0x03, 0xf6, 0x80, 0x19, 0x03, 0xe8, 0x04,     /* ncpu 4 */
-        0x89, 0x01, 0xf6, 0x04, 0xf6, 0x81, 0x84, 0x00, 0x01, 0x02, 0x63, 0x61, 0x62, 0x63,
-        0x19, 0x07, 0xd0, 0x02, 0x18, 0x64, 0x82, 0x01, 0xa0,          /* later: skipped */
+        0x89, 0x01, 0xf6, 0x04, 0xf6, 0x81, 0x84, 0x00, 0x01, 0x02, 0xf6,  /* 1.3, short */
+        0x19, 0x07, 0xd0, 0x02, 0x18, 0x64, 0x07,
+        /* 1.3 in full, then a later minor's elements (skipped) */
+        0x91, 0x01, 0xf6, 0x05, 0xf6, 0x81, 0x86, 0x00, 0x01, 0x02, 0x18, 0x4b, 0x19, 0x01,
+        0x2c, 0x63, 0x61, 0x62, 0x63,
+        0xf6, 0x00, 0xf6, 0x0a, 0x0b, 0xf6, 0x0d, 0x0e, 0x0f, 0x10, 0xf6, 0x82, 0x01, 0xa0,
     };
     f->n += tchunk(f->b + f->n, PRISM_CHUNK_MEMORY, 0, 1, pay, sizeof pay);
     col *c;
     prism_reader *r = read_back(f, &c);
-    assert_int_equal(c->nmem, 8);
+    assert_int_equal(c->nmem, 9);
     for (int i = 0; i < 4; i++) {
         const prism_memory_sample *got = &c->mem[i];
         assert_int_equal(got->rss, m[i].rss);
@@ -514,13 +565,32 @@ static void test_memory_load(void **state)
     assert_int_equal(c->mem[6].ncpu, 4);
     assert_int_equal(c->mem[6].host_busy_permille, 1000);
     assert_int_equal(c->mem[6].children_cpu_permille, PRISM_NO_CPU);
-    const prism_memory_sample *l = &c->mem[7];
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(c->mem[i].have_sys, 0);
+    const prism_memory_sample *l = &c->mem[7];     /* 1.3 with one reading */
     assert_int_equal(l->ts, 14);
     assert_int_equal(l->ngpu, 1);
     assert_int_equal(l->gpu[0].reserved, 2);
+    assert_int_equal(l->gpu[0].util_pct, PRISM_NO_CPU);
+    assert_int_equal(l->gpu[0].energy_mj, PRISM_NO_VALUE);
     assert_int_equal(l->host_busy_permille, 2000);
     assert_int_equal(l->ncpu, 2);
     assert_int_equal(l->children_cpu_permille, 100);
+    assert_int_equal(l->have_sys, 1);
+    assert_int_equal(l->io_read_bytes, 7);
+    assert_true(l->io_write_bytes == PRISM_NO_VALUE && l->cpu_energy_uj == PRISM_NO_VALUE);
+    const prism_memory_sample *x = &c->mem[8];     /* 1.3 in full, later elements skipped */
+    assert_int_equal(x->ts, 15);
+    assert_int_equal(x->gpu[0].util_pct, 75);
+    assert_int_equal(x->gpu[0].energy_mj, 300);
+    assert_int_equal(x->ncpu, 0);
+    assert_int_equal(x->have_sys, 1);
+    const uint64_t want[8] = { 10, 11, PRISM_NO_VALUE, 13, 14, 15, 16, PRISM_NO_VALUE };
+    const uint64_t got[8] = { x->io_read_bytes, x->io_write_bytes, x->net_rx_bytes,
+                              x->net_tx_bytes, x->cpu_user_ns, x->cpu_sys_ns, x->mem_total,
+                              x->cpu_energy_uj };
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(got[i], want[i]);
     done(r, c, f);
 
     /* a text where a load figure goes: malformed */
@@ -820,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_marks_counters),
         cmocka_unit_test(test_steps_memory),
         cmocka_unit_test(test_memory_load),
+        cmocka_unit_test(test_memory_sys),
         cmocka_unit_test(test_gpu),
         cmocka_unit_test(test_dropped_info_footer),
         cmocka_unit_test(test_cpu),

@@ -30,9 +30,10 @@ extern "C" {
 /* The file format version this library implements.  A reader accepts any
  * minor version of its own major version and rejects a larger major.  A
  * writer states the minor version whose features it uses
- * (prism_header.version_minor): 1.1 added CPU chunks, 1.2 STACKS chunks. */
+ * (prism_header.version_minor): 1.1 added CPU chunks, 1.2 STACKS chunks,
+ * 1.3 the system readings of MEMORY samples. */
 #define PRISM_FORMAT_MAJOR 1
-#define PRISM_FORMAT_MINOR 2
+#define PRISM_FORMAT_MINOR 3
 #define PRISM_MAGIC "PRISM"
 
 /* Limits (docs/FORMAT.md, "Limits").  A reader rejects anything larger. */
@@ -163,11 +164,17 @@ typedef struct prism_step {
 
 #define PRISM_NO_STEP UINT64_MAX
 #define PRISM_NO_CPU  UINT32_MAX
+#define PRISM_NO_VALUE UINT64_MAX    /* a system reading not known (format 1.3) */
 
 typedef struct prism_gpu_mem {
     uint32_t device;
     uint64_t used;               /* bytes in use by the process               */
     uint64_t reserved;           /* bytes held by allocators / total used     */
+    /* (format 1.3, NVML) the device's utilisation since the previous
+     * reading, percent of time a kernel ran (PRISM_NO_CPU: unknown), and
+     * its energy since the session started, mJ (PRISM_NO_VALUE: unknown) */
+    uint32_t util_pct;
+    uint64_t energy_mj;
 } prism_gpu_mem;
 
 typedef struct prism_memory_sample {
@@ -185,6 +192,22 @@ typedef struct prism_memory_sample {
     uint32_t host_busy_permille; /* all CPUs' busy time (/proc/stat); NO_CPU  */
     uint32_t children_cpu_permille; /* the process's child processes (live
                                     and reaped); NO_CPU                       */
+    /* System readings (format 1.3, appended after the load): have_sys 0:
+     * not read at this sample (the encoder writes no 1.3 elements, and the
+     * GPU entries' util_pct/energy_mj are not written).  Each figure counts
+     * since the session started and never decreases; PRISM_NO_VALUE:
+     * unknown. */
+    uint32_t have_sys;
+    uint64_t io_read_bytes;      /* storage reads of the process and its live
+                                    children (/proc/PID/io read_bytes)        */
+    uint64_t io_write_bytes;     /* ... writes (write_bytes)                  */
+    uint64_t net_rx_bytes;       /* the machine's network interfaces but lo
+                                    (/proc/net/dev: the network namespace's)  */
+    uint64_t net_tx_bytes;
+    uint64_t cpu_user_ns;        /* the process's user and system CPU time     */
+    uint64_t cpu_sys_ns;
+    uint64_t mem_total;          /* the machine's memory, bytes (MemTotal)     */
+    uint64_t cpu_energy_uj;      /* CPU packages' energy (RAPL), µJ            */
 } prism_memory_sample;
 
 /*

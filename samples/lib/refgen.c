@@ -225,7 +225,7 @@ static void one_step(gen *g, rstream *t, unsigned step, uint32_t *ids, uint64_t 
     *rss += o->rss_kb_per_step << 10;
     prism_memory_sample ms = { .ts = t->now, .step = step, .rss = *rss,
                                .cpu_permille = 950, .ngpu = 1 };
-    ms.gpu[0] = (prism_gpu_mem){ 0, *rss * 4, *rss * 8 };
+    ms.gpu[0] = (prism_gpu_mem){ 0, *rss * 4, *rss * 8, PRISM_NO_CPU, PRISM_NO_VALUE };
     APPEND(g, PRISM_CHUNK_MEMORY, 0, t->now, prism_enc_memory(&g->enc, &ms));
     prism_gpu_record k = { .type = PRISM_GPU_KERNEL, .start = start + 1000,
                            .end = start + 90000, .stream = 7, .correlation = step * 2 + 1,
@@ -291,7 +291,7 @@ static void extremes(gen *g)
     prism_memory_sample m = { .ts = 5, .step = PRISM_NO_STEP, .rss = UINT64_MAX,
                               .cpu_permille = PRISM_NO_CPU, .ngpu = PRISM_MAX_GPUS };
     for (unsigned i = 0; i < PRISM_MAX_GPUS; i++)
-        m.gpu[i] = (prism_gpu_mem){ i, UINT64_MAX - i, i };
+        m.gpu[i] = (prism_gpu_mem){ i, UINT64_MAX - i, i, PRISM_NO_CPU, PRISM_NO_VALUE };
     APPEND(g, PRISM_CHUNK_MEMORY, 0, 0, prism_enc_memory(&g->enc, &m));
     prism_gpu_record r[] = {
         { .type = PRISM_GPU_MEMSET, .start = 10, .end = 20, .device = UINT32_MAX,
