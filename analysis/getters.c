@@ -100,6 +100,7 @@ const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n)
 
 const prism_step_stats *prism_analysis_steps(const prism_analysis *a) { return &a->step_stats; }
 const prism_memory_stats *prism_analysis_memory(const prism_analysis *a) { return &a->mem_stats; }
+const prism_system_stats *prism_analysis_system(const prism_analysis *a) { return &a->sys_stats; }
 const prism_gpu_stats *prism_analysis_gpu(const prism_analysis *a) { return &a->gpu_stats; }
 
 const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n)

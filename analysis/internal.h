@@ -282,6 +282,10 @@ struct prism_analysis {
 
     prism_mem_point *mem;
     size_t nmem, mcap;
+    prism_sys_point *sys;       /* system readings (system.c), sorted at refresh */
+    size_t nsys, syscap;
+    bool sys_unsorted;
+    prism_system_stats sys_stats;
     bool mem_unsorted;          /* one arrived before the last: sorted at refresh */
 
     /* CUDA allocations and frees (alloc.c), sorted by time at refresh, and
@@ -509,6 +513,9 @@ void an_res_free(tnode *nd);
 void an_series_steps(prism_analysis *a, const prism_step *s, size_t n);
 void an_series_sort_steps(prism_analysis *a);
 void an_series_memory(prism_analysis *a, const prism_memory_sample *m);
+/* system.c: a sample's system readings (1.3), and the run's figures */
+void an_system_sample(prism_analysis *a, const prism_memory_sample *m);
+void an_system_refresh(prism_analysis *a);
 /* Who used the CPUs (load.c): a->cpu_load from the memory and CPU samples;
  * after the series are refreshed. */
 void an_cpu_load(prism_analysis *a);

@@ -79,6 +79,7 @@ static void cb_memory(void *ctx, const prism_memory_sample *m)
     prism_analysis *a = ctx;
     note_ts(a, m->ts);
     an_series_memory(a, m);
+    an_system_sample(a, m);
 }
 
 static void cb_gpu(void *ctx, const prism_gpu_record *g, size_t n)
@@ -262,6 +263,7 @@ void prism_analysis_free(prism_analysis *a)
     free(a->step_acc.dur);
     free(a->step_acc.tmp);
     free(a->mem);
+    free(a->sys);
     an_alloc_free(a);
     pb_map_free(&a->kernel_of);
     free(a->kstat);
@@ -317,6 +319,7 @@ void prism_analysis_refresh(prism_analysis *a)
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
     an_series_leaks(a, mb);
     an_cpu_load(a);
+    an_system_refresh(a);
     const prism_step_stats *st = prism_analysis_steps(a);
     if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))
         a->nslow = rules_slow_find(a, a->slow, &a->slow_f);

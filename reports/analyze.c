@@ -153,6 +153,60 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
         fit_line(f, "GPU used", &m->gpu);
 }
 
+/* "a, b" of two byte figures, or "unknown". */
+static void two_bytes(char *buf, size_t cap, const char *x, uint64_t a, const char *y, uint64_t b)
+{
+    char b1[32], b2[32];
+    if (a == PRISM_NO_VALUE || b == PRISM_NO_VALUE) {
+        snprintf(buf, cap, "unknown");
+        return;
+    }
+    fmt_bytes(b1, sizeof b1, (double)a);
+    fmt_bytes(b2, sizeof b2, (double)b);
+    snprintf(buf, cap, "%s %s, %s %s", b1, x, b2, y);
+}
+
+/* The system readings (format 1.3): nothing for an older profile. */
+static void system_lines(FILE *f, const prism_system_stats *s)
+{
+    if (!s->count)
+        return;
+    char buf[128], b1[32];
+    fprintf(f, "  System (%zu readings over %.2f s):\n", s->count, (double)s->span_ns / 1e9);
+    two_bytes(buf, sizeof buf, "read", s->io_read_bytes, "written", s->io_write_bytes);
+    fprintf(f, "    disk I/O (process and workers): %s", buf);
+    if (s->step_io_read_bytes >= 0) {
+        fmt_bytes(b1, sizeof b1, s->step_io_read_bytes);
+        fprintf(f, "; %s read per step", b1);
+    }
+    fputc('\n', f);
+    two_bytes(buf, sizeof buf, "received", s->net_rx_bytes, "sent", s->net_tx_bytes);
+    fprintf(f, "    network (the machine's interfaces): %s\n", buf);
+    if (s->cpu_user_pct >= 0)
+        fprintf(f, "    process CPU: %.1f %% user, %.1f %% system (100 %% = one core)\n",
+                s->cpu_user_pct, s->cpu_sys_pct);
+    if (s->mem_peak_pct >= 0) {
+        fmt_bytes(b1, sizeof b1, (double)s->mem_total);
+        fprintf(f, "    memory: peak %.1f %%, mean %.1f %% of %s\n", s->mem_peak_pct,
+                s->mem_mean_pct, b1);
+    }
+    if (s->gpu_util_pct >= 0)
+        fprintf(f, "    GPU utilisation: %.0f %% (mean of NVML's readings)\n", s->gpu_util_pct);
+    bool ce = s->cpu_energy_uj != PRISM_NO_VALUE, ge = s->gpu_energy_mj != PRISM_NO_VALUE;
+    if (ce || ge) {
+        fputs("    energy:", f);
+        if (ce)
+            fprintf(f, " CPU packages %.1f J", (double)s->cpu_energy_uj / 1e6);
+        if (ge)
+            fprintf(f, "%s GPUs %.1f J", ce ? "," : "", (double)s->gpu_energy_mj / 1e3);
+        if (s->step_energy_j >= 0)
+            fprintf(f, "; %.3f J per step", s->step_energy_j);
+        fputc('\n', f);
+    } else {
+        fputs("    energy: not readable here (RAPL needs /sys/class/powercap, GPUs NVML)\n", f);
+    }
+}
+
 /* The threads that lost the most regions, at most four. */
 static void dropped_by_thread(FILE *f, const prism_analysis *a)
 {
@@ -347,6 +401,7 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
     cpu_load_line(f, prism_analysis_cpu_load(a));
     memory_lines(f, prism_analysis_memory(a));
+    system_lines(f, prism_analysis_system(a));
     const prism_work_stats *wk = prism_analysis_work(a);
     if (wk->present) {
         fprintf(f, "  Compute intensity: ");

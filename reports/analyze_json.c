@@ -297,6 +297,47 @@ static void memory(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
+/* A 1.3 figure, null when unknown. */
+static void kvalue(pb_json *w, const char *key, uint64_t v)
+{
+    pb_json_key(w, key);
+    v == PRISM_NO_VALUE ? pb_json_null(w) : pb_json_uint(w, v);
+}
+
+static void kpositive(pb_json *w, const char *key, double v)
+{
+    pb_json_key(w, key);
+    v < 0 ? pb_json_null(w) : pb_json_double(w, v);
+}
+
+/* The system readings (format 1.3); "readings": 0 and nulls without them. */
+static void system_json(pb_json *w, const prism_analysis *a)
+{
+    const prism_system_stats *s = prism_analysis_system(a);
+    pb_json_key(w, "system");
+    pb_json_begin_object(w);
+    pb_json_kuint(w, "readings", s->count);
+    pb_json_kuint(w, "span_ns", s->span_ns);
+    kvalue(w, "io_read_bytes", s->io_read_bytes);
+    kvalue(w, "io_write_bytes", s->io_write_bytes);
+    kvalue(w, "net_rx_bytes", s->net_rx_bytes);
+    kvalue(w, "net_tx_bytes", s->net_tx_bytes);
+    kpositive(w, "cpu_user_pct", s->cpu_user_pct);
+    kpositive(w, "cpu_sys_pct", s->cpu_sys_pct);
+    kvalue(w, "mem_total_bytes", s->mem_total);
+    kpositive(w, "mem_peak_pct", s->mem_peak_pct);
+    kpositive(w, "mem_mean_pct", s->mem_mean_pct);
+    kpositive(w, "gpu_util_pct", s->gpu_util_pct);
+    kvalue(w, "cpu_energy_uj", s->cpu_energy_uj);
+    kvalue(w, "gpu_energy_mj", s->gpu_energy_mj);
+    pb_json_kuint(w, "steps", s->steps);
+    kpositive(w, "step_io_read_bytes", s->step_io_read_bytes);
+    kpositive(w, "step_io_write_bytes", s->step_io_write_bytes);
+    kpositive(w, "step_net_bytes", s->step_net_bytes);
+    kpositive(w, "step_energy_j", s->step_energy_j);
+    pb_json_end_object(w);
+}
+
 static void work(pb_json *w, const prism_analysis *a)
 {
     const prism_work_stats *k = prism_analysis_work(a);
@@ -475,6 +516,7 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     summary(w, a);
     steps(w, a);
     memory(w, a);
+    system_json(w, a);
     work(w, a);
     ops(w, a, &p);
     sampled(w, a, &p);

@@ -465,6 +465,48 @@ typedef struct prism_cpu_load {
 
 /* Borrowed until the next refresh; never NULL for a non-NULL analysis. */
 PRISM_API const prism_cpu_load *prism_analysis_cpu_load(const prism_analysis *a);
+
+/*
+ * The system readings of the run (format 1.3 MEMORY samples: libcollect
+ * reads them every 50 ms and at the end).  Counters are since the session
+ * started; a figure is over the readings' span (first to last reading).
+ * Per step: the counters interpolated linearly between readings at each
+ * step's start and end, averaged over the steps inside the span (steps
+ * shorter than the 50 ms cadence get a share of the interval, not a
+ * reading of their own).  PRISM_NO_VALUE / < 0: unknown (not recorded, or
+ * the source could not be read).
+ */
+typedef struct prism_sys_point {
+    uint64_t ts;
+    uint64_t io_read_bytes, io_write_bytes;     /* process + live children   */
+    uint64_t net_rx_bytes, net_tx_bytes;        /* interfaces but lo         */
+    uint64_t cpu_user_ns, cpu_sys_ns;           /* the process               */
+    uint64_t rss, mem_total;                    /* bytes                     */
+    uint64_t cpu_energy_uj;                     /* RAPL packages             */
+    uint64_t gpu_energy_mj;                     /* all devices (NVML)        */
+    uint32_t gpu_util_pct;                      /* mean of devices; NO_CPU   */
+} prism_sys_point;
+
+typedef struct prism_system_stats {
+    const prism_sys_point *samples;     /* in time order                      */
+    size_t count;
+    uint64_t span_ns;                   /* first to last reading              */
+    uint64_t io_read_bytes, io_write_bytes, net_rx_bytes, net_tx_bytes;
+    double cpu_user_pct, cpu_sys_pct;   /* 100 = one core over the span       */
+    uint64_t mem_total;                 /* the machine's memory, bytes        */
+    double mem_peak_pct, mem_mean_pct;  /* host RSS / mem_total, percent      */
+    uint64_t cpu_energy_uj, gpu_energy_mj;
+    double gpu_util_pct;                /* mean of the readings               */
+    /* per step, means over the `steps` timed steps inside the span */
+    uint64_t steps;
+    double step_io_read_bytes, step_io_write_bytes;
+    double step_net_bytes;              /* received + sent                    */
+    double step_energy_j;               /* CPU packages + GPUs, where known   */
+} prism_system_stats;
+
+/* Borrowed until the next refresh; never NULL for a non-NULL analysis.
+ * count 0: the profile has no system readings (format < 1.3). */
+PRISM_API const prism_system_stats *prism_analysis_system(const prism_analysis *a);
 PRISM_API const prism_bottleneck *prism_analysis_bottlenecks(const prism_analysis *a, size_t *n);
 /* The slow steps the slow_steps finding counts (its rule: analysis/
  * rules_steps.c), their step indices in step order, every one of them (the
