@@ -1,0 +1,164 @@
+/*
+ * analysis_system_test.c - the run's system figures (analysis/system.c)
+ * from hand-placed format 1.3 readings: totals over the readings' span,
+ * CPU and memory shares, GPU utilisation and energy summed over devices,
+ * per-step figures interpolated between readings, unknown figures staying
+ * unknown, readings that arrive out of order, and a profile without
+ * readings.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "pbuild.h"
+
+#define MS 1000000ull
+#define MB (1024.0 * 1024.0)
+
+static const char *const names[] = { "(unknown)", "step" };
+
+/* Reading k of 11 at k * 100 ms: every 100 ms 1 MiB read, 2 MiB written,
+ * 10 kB received, 5 kB sent, 50 ms user and 10 ms system CPU, 1 J of CPU
+ * energy and 100 mJ per GPU (two of them, 40 % and 60 % busy); RSS 100 +
+ * 10k bytes of a 1000-byte machine (so 10 % .. 20 %). */
+static prism_memory_sample reading(unsigned k)
+{
+    prism_memory_sample m = { .ts = k * 100 * MS, .step = PRISM_NO_STEP, .rss = 100 + 10 * k,
+                              .cpu_permille = PRISM_NO_CPU, .ngpu = 2, .have_sys = 1 };
+    m.io_read_bytes = k * (uint64_t)MB;
+    m.io_write_bytes = 2 * k * (uint64_t)MB;
+    m.net_rx_bytes = k * 10000u;
+    m.net_tx_bytes = k * 5000u;
+    m.cpu_user_ns = k * 50 * MS;
+    m.cpu_sys_ns = k * 10 * MS;
+    m.mem_total = 1000;
+    m.cpu_energy_uj = k * 1000000u;
+    m.gpu[0] = (prism_gpu_mem){ 0, 1, 1, 40, k * 100u };
+    m.gpu[1] = (prism_gpu_mem){ 1, 1, 1, 60, k * 100u };
+    return m;
+}
+
+static void near(double got, double want)
+{
+    if (got < want - 1e-6 * (want < 0 ? -want : want) - 1e-9 ||
+        got > want + 1e-6 * (want < 0 ? -want : want) + 1e-9)
+        fail_msg("%.9g, want %.9g", got, want);
+}
+
+static void test_figures(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 1);
+    /* out of order: the odd readings first, in a chunk of their own (time
+     * never falls inside a chunk) */
+    for (unsigned k = 1; k <= 10; k += 2) {
+        prism_memory_sample m = reading(k);
+        pb_memory(&b, &m);
+    }
+    pb_flush(&b);
+    for (unsigned k = 0; k <= 10; k += 2) {
+        prism_memory_sample m = reading(k);
+        pb_memory(&b, &m);
+    }
+    /* steps of 50 ms from 125 ms; one past the last reading is left out */
+    for (unsigned i = 0; i < 18; i++) {
+        prism_step s = { .start = 125 * MS + i * 50 * MS, .end = 175 * MS + i * 50 * MS,
+                         .index = i, .flags = PRISM_STEP_SAMPLED };
+        pb_step(&b, &s);
+    }
+    prism_step late = { .start = 990 * MS, .end = 1100 * MS, .index = 18,
+                        .flags = PRISM_STEP_SAMPLED };
+    pb_step(&b, &late);
+    loaded l = pb_load(&b);
+    const prism_system_stats *s = prism_analysis_system(l.a);
+    assert_int_equal(s->count, 11);
+    for (size_t i = 0; i < s->count; i++)
+        assert_int_equal(s->samples[i].ts, i * 100 * MS);
+    assert_int_equal(s->span_ns, 1000 * MS);
+    assert_int_equal(s->io_read_bytes, 10 * (uint64_t)MB);
+    assert_int_equal(s->io_write_bytes, 20 * (uint64_t)MB);
+    assert_int_equal(s->net_rx_bytes, 100000);
+    assert_int_equal(s->net_tx_bytes, 50000);
+    near(s->cpu_user_pct, 50);
+    near(s->cpu_sys_pct, 10);
+    assert_int_equal(s->mem_total, 1000);
+    near(s->mem_peak_pct, 20);
+    near(s->mem_mean_pct, 15);
+    near(s->gpu_util_pct, 50);
+    assert_int_equal(s->cpu_energy_uj, 10000000);
+    assert_int_equal(s->gpu_energy_mj, 2000);
+    assert_int_equal(s->steps, 17);     /* those ending by 1000 ms; the two past it are not */
+    near(s->step_io_read_bytes, MB / 2);
+    near(s->step_io_write_bytes, MB);
+    near(s->step_net_bytes, 7500);
+    near(s->step_energy_j, 0.5 + 0.1);  /* CPU 1 J and GPUs 200 mJ per 100 ms */
+    unload(&l);
+}
+
+/* A figure unknown at an end of the run is unknown over it; the rest are
+ * not.  One GPU without energy makes the GPUs' sum unknown. */
+static void test_unknown(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 2);
+    for (unsigned k = 0; k <= 4; k++) {
+        prism_memory_sample m = reading(k);
+        if (k == 4)
+            m.net_rx_bytes = PRISM_NO_VALUE;
+        m.cpu_energy_uj = PRISM_NO_VALUE;
+        m.gpu[1].energy_mj = PRISM_NO_VALUE;
+        m.gpu[1].util_pct = PRISM_NO_CPU;
+        m.mem_total = PRISM_NO_VALUE;
+        pb_memory(&b, &m);
+    }
+    prism_step st = { .start = 150 * MS, .end = 250 * MS, .index = 0,
+                      .flags = PRISM_STEP_SAMPLED };
+    pb_step(&b, &st);
+    loaded l = pb_load(&b);
+    const prism_system_stats *s = prism_analysis_system(l.a);
+    assert_int_equal(s->count, 5);
+    assert_int_equal(s->io_read_bytes, 4 * (uint64_t)MB);
+    assert_true(s->net_rx_bytes == PRISM_NO_VALUE);
+    assert_int_equal(s->net_tx_bytes, 20000);
+    assert_true(s->cpu_energy_uj == PRISM_NO_VALUE && s->gpu_energy_mj == PRISM_NO_VALUE);
+    assert_true(s->mem_total == PRISM_NO_VALUE && s->mem_peak_pct < 0 && s->mem_mean_pct < 0);
+    near(s->gpu_util_pct, 40);          /* the device that says */
+    assert_int_equal(s->steps, 1);
+    near(s->step_io_read_bytes, MB);
+    near(s->step_net_bytes, 10000 + 5000);  /* the step lies before the unknown reading */
+    assert_true(s->step_energy_j < 0);
+    unload(&l);
+}
+
+/* Samples without readings (format 1.2): nothing, all unknown. */
+static void test_none(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 3);
+    for (unsigned k = 0; k < 3; k++) {
+        prism_memory_sample m = { .ts = k * 100 * MS, .step = PRISM_NO_STEP, .rss = 1,
+                                  .cpu_permille = 10, .ncpu = 2, .host_busy_permille = 100,
+                                  .children_cpu_permille = 0 };
+        pb_memory(&b, &m);
+    }
+    loaded l = pb_load(&b);
+    const prism_system_stats *s = prism_analysis_system(l.a);
+    assert_int_equal(s->count, 0);
+    assert_true(s->io_read_bytes == PRISM_NO_VALUE && s->cpu_user_pct < 0 &&
+                s->step_energy_j < 0 && s->gpu_util_pct < 0);
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_figures),
+        cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
