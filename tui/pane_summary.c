@@ -318,10 +318,72 @@ static void top_ops(ui *u, const ui_rect *r, int *row, int rows)
     }
 }
 
+/* Text at (row, x) by whole units while they fit the rectangle (a figure
+ * is never cut): units are separated by two spaces in text and shown
+ * with one.  Returns the columns used. */
+static int put_words(const ui_rect *r, int row, int x, attr_t at, const char *text)
+{
+    char copy[256], line[256];
+    const char *words[32];
+    int n = 0;
+    snprintf(copy, sizeof copy, "%s", text);
+    for (char *p = copy; *p && n < 32;) {
+        words[n++] = p;
+        char *q = strstr(p, "  ");
+        if (!q)
+            break;
+        *q = '\0';
+        p = q + 2;
+        while (*p == ' ')
+            p++;
+    }
+    ui_fit_parts(line, sizeof line, words, n, " ", r->w - x - 1);
+    size_t len = strlen(line);              /* a list cut short ends on no comma */
+    if (len && (line[len - 1] == ',' || line[len - 1] == ';'))
+        line[len - 1] = '\0';
+    return ui_print(r, row, x, at, line);
+}
+
 static int memory_rows(ui *u)
 {
     const prism_memory_stats *m = prism_analysis_memory(u->a);
-    return m->count && m->have_gpu ? 2 : 1;
+    return (m->count && m->have_gpu ? 2 : 1) + (prism_analysis_system(u->a)->count ? 1 : 0);
+}
+
+/* "disk 8.0 MB read, 11.0 MB written; net 1.2 MB; CPU 95% user, 3% sys; ..."
+ * (format 1.3 readings): whole units while they fit. */
+static void system_row(ui *u, const ui_rect *r, int *row)
+{
+    const prism_system_stats *s = prism_analysis_system(u->a);
+    if (!s->count)
+        return;
+    char text[256], a[32], b[32];
+    size_t n = 0;
+    text[0] = '\0';
+#define ADD(...) (n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, __VA_ARGS__))
+    if (s->io_read_bytes != PRISM_NO_VALUE && s->io_write_bytes != PRISM_NO_VALUE) {
+        fmt_bytes(a, sizeof a, (double)s->io_read_bytes);
+        fmt_bytes(b, sizeof b, (double)s->io_write_bytes);
+        ADD("disk %s read, %s written;  ", a, b);
+    }
+    if (s->net_rx_bytes != PRISM_NO_VALUE && s->net_tx_bytes != PRISM_NO_VALUE) {
+        fmt_bytes(a, sizeof a, (double)(s->net_rx_bytes + s->net_tx_bytes));
+        ADD("net %s;  ", a);
+    }
+    if (s->cpu_user_pct >= 0)
+        ADD("CPU %.0f%% user, %.0f%% sys;  ", s->cpu_user_pct, s->cpu_sys_pct);
+    if (s->mem_peak_pct >= 0)
+        ADD("mem %.1f%% peak;  ", s->mem_peak_pct);
+    if (s->gpu_util_pct >= 0)
+        ADD("GPU %.0f%% busy;  ", s->gpu_util_pct);
+    if (s->cpu_energy_uj != PRISM_NO_VALUE || s->gpu_energy_mj != PRISM_NO_VALUE) {
+        double j = (s->cpu_energy_uj != PRISM_NO_VALUE ? (double)s->cpu_energy_uj / 1e6 : 0) +
+                   (s->gpu_energy_mj != PRISM_NO_VALUE ? (double)s->gpu_energy_mj / 1e3 : 0);
+        ADD("energy %.1f J;  ", j);
+    }
+#undef ADD
+    ui_print(r, *row, 1, ui_attr(u, CP_TITLE, A_BOLD), "System");
+    put_words(r, (*row)++, 1 + LABEL_W, A_NORMAL, text);
 }
 
 static void memory(ui *u, const ui_rect *r, int *row)
@@ -372,6 +434,7 @@ static void memory(ui *u, const ui_rect *r, int *row)
         (*row)++;
     }
     free(v);
+    system_row(u, r, row);
 }
 
 /* The counts by severity, then one finding a row while rows are left. */
@@ -465,32 +528,6 @@ static double *step_durations(const prism_analysis *a, size_t *n)
         if (s->series[i].end > s->series[i].start)
             v[(*n)++] = (double)(s->series[i].end - s->series[i].start);
     return v;
-}
-
-/* Text at (row, x) by whole units while they fit the rectangle (a figure
- * is never cut): units are separated by two spaces in text and shown
- * with one.  Returns the columns used. */
-static int put_words(const ui_rect *r, int row, int x, attr_t at, const char *text)
-{
-    char copy[256], line[256];
-    const char *words[32];
-    int n = 0;
-    snprintf(copy, sizeof copy, "%s", text);
-    for (char *p = copy; *p && n < 32;) {
-        words[n++] = p;
-        char *q = strstr(p, "  ");
-        if (!q)
-            break;
-        *q = '\0';
-        p = q + 2;
-        while (*p == ' ')
-            p++;
-    }
-    ui_fit_parts(line, sizeof line, words, n, " ", r->w - x - 1);
-    size_t len = strlen(line);              /* a list cut short ends on no comma */
-    if (len && (line[len - 1] == ',' || line[len - 1] == ';'))
-        line[len - 1] = '\0';
-    return ui_print(r, row, x, at, line);
 }
 
 /* A change of time as the explorer prints durations: "-141.2 ms -6.0%",
