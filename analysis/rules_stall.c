@@ -298,8 +298,17 @@ void rules_data(rules_ctx *c)
         rules_put(b->evidence, sizeof b->evidence,
                   "; DataLoader worker processes (_MultiProcessingDataLoaderIter) load "
                   "outside this file");
+    rules_disk_evidence(c, b->evidence, sizeof b->evidence);
+    double io_rd, io_wr, io_rate;
     bool parallel = c->loaders || c->loader_procs;
-    if (c->python)
+    if (rules_disk_io(c, &io_rd, &io_wr, &io_rate) && io_rd >= io_wr)
+        rules_set(b->recommendation, sizeof b->recommendation,
+                  "The input is read from disk while the training thread waits: read in "
+                  "parallel (%s), keep the data on faster or local storage (local NVMe or "
+                  "RAM), use a packed format read sequentially, or cache it after the first "
+                  "epoch.", c->python ? "more DataLoader workers, prefetch_factor"
+                                      : "more loader threads");
+    else if (c->python)
         rules_set(b->recommendation, sizeof b->recommendation,
                   "%s pin_memory=True, prefetch_factor and persistent_workers=True; move "
                   "decoding/augmentation off the training thread or onto the GPU.",

@@ -23,9 +23,17 @@
  *                  fetched there), or it or a region around it is named
  *                  like input; the evidence says how busy the other
  *                  threads were meanwhile (loaders producing the batch)
+ *   io_wait        a region named like file or storage work (read, write,
+ *                  save, checkpoint, file, ...) while the process and its
+ *                  workers moved at least 1 MiB a step to or from the disk
+ *                  (format 1.3 readings: rules_disk_io)
  *   off_cpu_wait   otherwise: I/O, a lock, a condition or a sleep, with how
  *                  busy the other threads were (a lock or hand-off with one
  *                  of them when they were)
+ *
+ * Every wait but a GPU one says how much the process read and wrote on
+ * disk meanwhile when that is significant, and an input stall reading more
+ * than it writes gets storage advice.
  *
  * and, over the whole thread, cpu_contention: the time it was runnable but
  * waiting for a CPU (the run queue), which is neither work nor a wait for
@@ -37,9 +45,11 @@
  * step and the evidence.  Names add confidence, they are never required.
  * Severity by share: HIGH > 30 %, MEDIUM 10-30 %, LOW from 5 %.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rules.h"
 
@@ -277,6 +287,54 @@ static void comm_emit(rules_ctx *c, const wait_op *w, double share, const char *
                        : "start the collective early, non-blocking, and wait for it late");
 }
 
+#define IO_MIN_STEP (1024.0 * 1024.0)
+#define IO_MIN_RATE (4.0 * 1024.0 * 1024.0)
+bool rules_disk_io(const rules_ctx *c, double *rd, double *wr, double *rate)
+{
+    const prism_system_stats *s = prism_analysis_system(c->a);
+    if (!s->count || !s->span_ns || s->io_read_bytes == PRISM_NO_VALUE ||
+        s->io_write_bytes == PRISM_NO_VALUE || s->step_io_read_bytes < 0 ||
+        s->step_io_write_bytes < 0)
+        return false;
+    *rd = s->step_io_read_bytes;
+    *wr = s->step_io_write_bytes;
+    *rate = (double)(s->io_read_bytes + s->io_write_bytes) / ((double)s->span_ns / 1e9);
+    return *rd + *wr >= IO_MIN_STEP && *rate >= IO_MIN_RATE;
+}
+
+void rules_disk_evidence(const rules_ctx *c, char *ev, size_t cap)
+{
+    double rd, wr, rate;
+    if (!rules_disk_io(c, &rd, &wr, &rate))
+        return;
+    rules_put(ev, cap, "; meanwhile the process and its workers read %.1f MB and wrote %.1f MB "
+              "a step on disk (%.1f MB/s)", rd / (1024.0 * 1024.0), wr / (1024.0 * 1024.0),
+              rate / (1024.0 * 1024.0));
+}
+
+/* needle (lower case) in s at the start of a word: s's start, or after
+ * a character that is no letter ("read_shard", "save/ckpt"; not "thread") */
+static bool word_start(const char *s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (const char *p = s; p && *p; p++)
+        if ((p == s || !isalpha((unsigned char)p[-1])) && !strncasecmp(p, needle, n))
+            return true;
+    return false;
+}
+
+/* A region named like file or storage work. */
+static bool io_like(const char *name)
+{
+    static const char *const pat[] = { "checkpoint", "ckpt", "save", "read", "write", "file",
+                                       "disk", "fsync", "flush", "open", "io_", "i/o",
+                                       "storage" };
+    for (size_t i = 0; name && i < sizeof pat / sizeof *pat; i++)
+        if (word_start(name, pat[i]))
+            return true;
+    return false;
+}
+
 static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
 {
     double share = c->step_ns > 0 ? w->stall / c->step_ns : 0;
@@ -291,8 +349,12 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
         return;
     }
     bool data = !gpu && (lead || in_input(c, w->node));
+    double io_rd, io_wr, io_rate;
+    bool disk = !gpu && rules_disk_io(c, &io_rd, &io_wr, &io_rate);
+    bool io = disk && !data && io_like(rules_leaf(w->name));
     prism_bottleneck_type type = gpu ? PRISM_BN_CPU_GPU_SYNC
-                                 : data ? PRISM_BN_DATA_LOADING : PRISM_BN_OFF_CPU_WAIT;
+                                 : data ? PRISM_BN_DATA_LOADING
+                                 : io ? PRISM_BN_IO_WAIT : PRISM_BN_OFF_CPU_WAIT;
     const prism_node *hn = &c->train->nodes[w->node];
     prism_bottleneck *b = rules_add(c, type, rules_by_share(share), share,
                                     prism_analysis_find(c->a, hn->path_hash));
@@ -302,7 +364,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
      * workers the training thread would not load at all); a wait, its
      * time waiting */
     rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
-    const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall" : "Off-CPU wait";
+    const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall"
+                       : io ? "I/O wait" : "Off-CPU wait";
     rules_set(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
               rules_leaf(w->name), 100.0 * share, rules_denom(c));
     double per = c->steps ? (double)c->steps : 1.0;
@@ -336,6 +399,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     if (lead)
         rules_put(b->evidence, sizeof b->evidence, "; where %.0f%% of steps begin",
                   100.0 * (double)w->lead / (double)c->steps);
+    if (disk)
+        rules_disk_evidence(c, b->evidence, sizeof b->evidence);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
     if (gpu)
@@ -346,6 +411,17 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                  : "The CPU waits for the GPU here: replace synchronous copies and "
                    "cudaDeviceSynchronize with async copies and events on a stream, and "
                    "read results back every N steps.");
+    else if (data && disk && io_rd >= io_wr)
+        snprintf(r, cap, "The input is read from disk while the training thread waits: "
+                 "read in parallel (%s), keep the data on faster or local storage (copy it "
+                 "to local NVMe or RAM), use a packed format read sequentially, or cache it "
+                 "after the first epoch.",
+                 c->python ? "more DataLoader workers, prefetch_factor" : "more loader threads");
+    else if (io)
+        snprintf(r, cap, "The thread waits while the process reads from disk: take the read "
+                 "off the training path (prefetch it on a thread, read it once and cache it), "
+                 "read less (a smaller or packed format), or move it to faster storage; "
+                 "for checkpoints, write and read them asynchronously.");
     else if (data)
         snprintf(r, cap, c->python
                  ? "The training thread waits for batches: add DataLoader workers "

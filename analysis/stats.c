@@ -281,6 +281,7 @@ const char *prism_bottleneck_name(prism_bottleneck_type t)
         [PRISM_BN_SLOW_STEPS] = "slow_steps",
         [PRISM_BN_UNATTRIBUTED] = "unattributed_time",
         [PRISM_BN_COMM_WAIT] = "communication_wait",
+        [PRISM_BN_IO_WAIT] = "io_wait",
     };
     if ((unsigned)t >= PRISM_BN_TYPE_COUNT || !names[t])
         return "unknown";

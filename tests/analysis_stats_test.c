@@ -343,6 +343,7 @@ static void test_names(void **state)
         "hot_operation", "memory_leak", "cpu_gpu_sync", "data_loading",
         "gpu_idle", "launch_bound", "memory_bound", "dropped_events", "off_cpu_wait",
         "cpu_contention", "slow_steps", "unattributed_time", "communication_wait",
+        "io_wait",
     };
     for (int t = 0; t < PRISM_BN_TYPE_COUNT; t++)
         assert_string_equal(prism_bottleneck_name((prism_bottleneck_type)t), want[t]);

@@ -31,6 +31,7 @@ class BottleneckType(enum.Enum):
     SLOW_STEPS = "slow_steps"
     UNATTRIBUTED_TIME = "unattributed_time"
     COMMUNICATION_WAIT = "communication_wait"
+    IO_WAIT = "io_wait"
 
     @classmethod
     def _missing_(cls, value: object) -> BottleneckType | None:
@@ -45,7 +46,7 @@ class BottleneckType(enum.Enum):
 
 _TIME_FINDINGS = {"hot_operation", "cpu_gpu_sync", "data_loading", "off_cpu_wait",
                   "cpu_contention", "memory_bound", "slow_steps",
-                  "unattributed_time", "communication_wait"}
+                  "unattributed_time", "communication_wait", "io_wait"}
 
 
 @dataclass
