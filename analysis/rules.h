@@ -189,8 +189,8 @@ void rules_wait(rules_ctx *c);
  * readings): reads and writes of the process and its workers at least
  * 1 MiB a step and 4 MiB/s over the run, by storage bytes; bytes read and
  * written per step and both per second into *rd, *wr, *rate.
- * rules_disk_evidence appends "; meanwhile the process and its workers
- * read 12.5 MB and wrote 0.0 MB a step on disk (80.0 MB/s)" when so. */
+ * rules_disk_evidence appends "; on disk meanwhile: read 12.5 MB, wrote
+ * 0.0 MB a step (80.0 MB/s)" when so. */
 bool rules_disk_io(const rules_ctx *c, double *rd, double *wr, double *rate);
 void rules_disk_evidence(const rules_ctx *c, char *ev, size_t cap);
 /* rules_hot.c: hot operations of the training thread, and the heaviest

@@ -307,9 +307,8 @@ void rules_disk_evidence(const rules_ctx *c, char *ev, size_t cap)
     double rd, wr, rate;
     if (!rules_disk_io(c, &rd, &wr, &rate))
         return;
-    rules_put(ev, cap, "; meanwhile the process and its workers read %.1f MB and wrote %.1f MB "
-              "a step on disk (%.1f MB/s)", rd / (1024.0 * 1024.0), wr / (1024.0 * 1024.0),
-              rate / (1024.0 * 1024.0));
+    rules_put(ev, cap, "; on disk meanwhile: read %.1f MB, wrote %.1f MB a step (%.1f MB/s)",
+              rd / (1024.0 * 1024.0), wr / (1024.0 * 1024.0), rate / (1024.0 * 1024.0));
 }
 
 /* needle (lower case) in s at the start of a word: s's start, or after
@@ -377,6 +376,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
                   (unsigned long long)c->steps);
+    if (disk)                           /* early: the evidence has a length */
+        rules_disk_evidence(c, b->evidence, sizeof b->evidence);
     double cover = w->on + w->off;
     if (cover > 0)
         rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%% of its own time",
@@ -399,8 +400,6 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     if (lead)
         rules_put(b->evidence, sizeof b->evidence, "; where %.0f%% of steps begin",
                   100.0 * (double)w->lead / (double)c->steps);
-    if (disk)
-        rules_disk_evidence(c, b->evidence, sizeof b->evidence);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
     if (gpu)

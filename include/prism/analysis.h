@@ -300,7 +300,7 @@ typedef struct prism_bottleneck {
     uint32_t node;             /* blamed node in the all-threads tree or NO_NODE */
     uint64_t path_hash;        /* its path, stable across reloads               */
     /* What fixing a wait is worth (the wait findings: data_loading,
-     * cpu_gpu_sync, off_cpu_wait, communication_wait): the mean sampled
+     * cpu_gpu_sync, off_cpu_wait, io_wait, communication_wait): the mean sampled
      * step now, and without the wait's time in it (the step if the wait
      * were zero and nothing else moved); both 0 when not estimated. */
     double step_ns, step_without_ns;
