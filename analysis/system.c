@@ -106,6 +106,7 @@ void an_system_refresh(prism_analysis *a)
                                 .mem_total = PRISM_NO_VALUE, .mem_peak_pct = -1,
                                 .mem_mean_pct = -1, .cpu_energy_uj = PRISM_NO_VALUE,
                                 .gpu_energy_mj = PRISM_NO_VALUE, .gpu_util_pct = -1,
+                                .energy_j = -1, .carbon_g = -1,
                                 .step_io_read_bytes = -1, .step_io_write_bytes = -1,
                                 .step_net_bytes = -1, .step_energy_j = -1 };
     if (a->sys_unsorted) {
@@ -125,6 +126,15 @@ void an_system_refresh(prism_analysis *a)
     st->net_tx_bytes = over_run(s, n, F_TX);
     st->cpu_energy_uj = over_run(s, n, F_UJ);
     st->gpu_energy_mj = over_run(s, n, F_MJ);
+    bool ce = st->cpu_energy_uj != PRISM_NO_VALUE, ge = st->gpu_energy_mj != PRISM_NO_VALUE;
+    if (ce || ge)
+        st->energy_j = (ce ? (double)st->cpu_energy_uj / 1e6 : 0) +
+                       (ge ? (double)st->gpu_energy_mj / 1e3 : 0);
+    if (a->opts.carbon_g_per_kwh > 0) {
+        st->carbon_g_per_kwh = a->opts.carbon_g_per_kwh;
+        if (st->energy_j >= 0)
+            st->carbon_g = st->energy_j / 3.6e6 * a->opts.carbon_g_per_kwh;
+    }
     const prism_sys_point *f = &s[0], *l = &s[n - 1];
     if (st->span_ns && f->cpu_user_ns != PRISM_NO_VALUE && l->cpu_user_ns != PRISM_NO_VALUE &&
         f->cpu_sys_ns != PRISM_NO_VALUE && l->cpu_sys_ns != PRISM_NO_VALUE &&

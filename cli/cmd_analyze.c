@@ -14,6 +14,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: prism-top analyze FILE [-o OUT] [--format txt|json]\n"
         "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
+        "                         [--carbon-intensity G]\n"
         "       prism-top analyze FILE|DIR... [-o OUT] [--format txt|json] [--steps]\n"
         "                         [--threads N]\n"
         "       prism-top analyze --summary [-o OUT] FILE\n"
@@ -36,6 +37,9 @@ static void usage(FILE *f)
         "  --ridge F              work below F FLOP per byte (from counters named\n"
         "                         flops and bytes) is memory-bound (default 10; an\n"
         "                         H100's ridge is ~20 in FP32, ~300 with tensor cores)\n"
+        "  --carbon-intensity G   grams of CO2e per kWh of your electricity: the\n"
+        "                         System lines add the run's carbon (its measured\n"
+        "                         energy times G; PRISM never guesses an intensity)\n"
         "job:\n"
         "  --threads N            read the rank files on N threads (default: one per CPU)\n"
         "  --steps                JSON: add the rank x step matrix of step and work time\n"
@@ -86,7 +90,7 @@ int cmd_analyze(int argc, char **argv, FILE *out)
     const char **paths = calloc((size_t)argc, sizeof *paths);
     size_t npaths = 0;
     job_args ja = { 0 };
-    prism_analysis_opts opts = { -1, -1, 0 };
+    prism_analysis_opts opts = { -1, -1, 0, 0 };
     int rc = EXIT_USAGE;
     if (!paths) {
         fputs("prism-top analyze: out of memory\n", stderr);
@@ -114,6 +118,10 @@ int cmd_analyze(int argc, char **argv, FILE *out)
                 goto done;
         } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--ridge", &v)) != 0) {
             if (m < 0 || !opt_nonneg("analyze", "--ridge", v, &opts.ridge_flop_per_byte))
+                goto done;
+        } else if ((m = opt_value("analyze", argc, argv, &i, NULL, "--carbon-intensity",
+                                  &v)) != 0) {
+            if (m < 0 || !opt_nonneg("analyze", "--carbon-intensity", v, &opts.carbon_g_per_kwh))
                 goto done;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "prism-top analyze: unknown option '%s'\n", argv[i]);

@@ -58,7 +58,7 @@ static void usage(FILE *f)
 int cmd_compare(int argc, char **argv, FILE *out)
 {
     const char *output = NULL, *format = "txt", *v;
-    prism_analysis_opts opts = { -1, -1, 0 };
+    prism_analysis_opts opts = { -1, -1, 0, 0 };
     prism_gate_opts gopts = { PRISM_GATE_DEFAULT_PCT, false };
     size_t top = DEFAULT_TOP;
     bool gate = false, top_given = false;

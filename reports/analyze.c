@@ -202,8 +202,13 @@ static void system_lines(FILE *f, const prism_system_stats *s)
         if (s->step_energy_j >= 0)
             fprintf(f, "; %.3f J per step", s->step_energy_j);
         fputc('\n', f);
+        if (s->carbon_g >= 0)
+            fprintf(f, "    carbon: %.3g g CO2e (%.1f J at the %g g/kWh given)\n", s->carbon_g,
+                    s->energy_j, s->carbon_g_per_kwh);
     } else {
         fputs("    energy: not readable here (RAPL needs /sys/class/powercap, GPUs NVML)\n", f);
+        if (s->carbon_g_per_kwh > 0)
+            fputs("    carbon: unknown (no energy was measured)\n", f);
     }
 }
 

@@ -330,6 +330,9 @@ static void system_json(pb_json *w, const prism_analysis *a)
     kpositive(w, "gpu_util_pct", s->gpu_util_pct);
     kvalue(w, "cpu_energy_uj", s->cpu_energy_uj);
     kvalue(w, "gpu_energy_mj", s->gpu_energy_mj);
+    kpositive(w, "energy_j", s->energy_j);
+    kpositive(w, "carbon_g_per_kwh", s->carbon_g_per_kwh > 0 ? s->carbon_g_per_kwh : -1);
+    kpositive(w, "carbon_g", s->carbon_g);
     pb_json_kuint(w, "steps", s->steps);
     kpositive(w, "step_io_read_bytes", s->step_io_read_bytes);
     kpositive(w, "step_io_write_bytes", s->step_io_write_bytes);

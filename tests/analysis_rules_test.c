@@ -452,7 +452,7 @@ static void test_work_counters(void **state)
 
     /* a ridge below softmax's intensity: nothing is memory-bound; above
      * matmul's: both are */
-    prism_analysis_opts o = { -1, -1, 0.25 };
+    prism_analysis_opts o = { -1, -1, 0.25, 0 };
     l = work_profile(&o, &b, false);
     assert_null(find_bn(l.a, PRISM_BN_MEMORY_BOUND, NULL));
     unload(&l);

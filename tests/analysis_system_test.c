@@ -3,8 +3,8 @@
  * from hand-placed format 1.3 readings: totals over the readings' span,
  * CPU and memory shares, GPU utilisation and energy summed over devices,
  * per-step figures interpolated between readings, unknown figures staying
- * unknown, readings that arrive out of order, and a profile without
- * readings.
+ * unknown, readings that arrive out of order, carbon only from an
+ * intensity given, and a profile without readings.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,7 +71,8 @@ static void test_figures(void **state)
     prism_step late = { .start = 990 * MS, .end = 1100 * MS, .index = 18,
                         .flags = PRISM_STEP_SAMPLED };
     pb_step(&b, &late);
-    loaded l = pb_load(&b);
+    prism_analysis_opts o = { -1, -1, 0, 400 };     /* g CO2e per kWh, as given */
+    loaded l = pb_load_with(&b, &o, false);
     const prism_system_stats *s = prism_analysis_system(l.a);
     assert_int_equal(s->count, 11);
     for (size_t i = 0; i < s->count; i++)
@@ -89,6 +90,9 @@ static void test_figures(void **state)
     near(s->gpu_util_pct, 50);
     assert_int_equal(s->cpu_energy_uj, 10000000);
     assert_int_equal(s->gpu_energy_mj, 2000);
+    near(s->energy_j, 12);
+    near(s->carbon_g_per_kwh, 400);
+    near(s->carbon_g, 12 / 3.6e6 * 400);
     assert_int_equal(s->steps, 17);     /* those ending by 1000 ms; the two past it are not */
     near(s->step_io_read_bytes, MB / 2);
     near(s->step_io_write_bytes, MB);
@@ -124,6 +128,7 @@ static void test_unknown(void **state)
     assert_true(s->net_rx_bytes == PRISM_NO_VALUE);
     assert_int_equal(s->net_tx_bytes, 20000);
     assert_true(s->cpu_energy_uj == PRISM_NO_VALUE && s->gpu_energy_mj == PRISM_NO_VALUE);
+    assert_true(s->energy_j < 0 && s->carbon_g < 0);  /* no intensity given, no energy */
     assert_true(s->mem_total == PRISM_NO_VALUE && s->mem_peak_pct < 0 && s->mem_mean_pct < 0);
     near(s->gpu_util_pct, 40);          /* the device that says */
     assert_int_equal(s->steps, 1);

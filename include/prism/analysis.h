@@ -38,6 +38,10 @@ typedef struct prism_analysis_opts {
     double ridge_flop_per_byte;        /* memory_bound below this compute intensity
                                           (FLOP/byte, from flops/bytes counters);
                                           <=0: 10                                      */
+    double carbon_g_per_kwh;           /* grams of CO2e per kWh, as the user gives it
+                                          (analyze --carbon-intensity): the system
+                                          figures' carbon is energy times it; <=0:
+                                          none (PRISM never guesses an intensity)      */
 } prism_analysis_opts;
 
 /* One node of a call tree: a call path. */
@@ -497,6 +501,10 @@ typedef struct prism_system_stats {
     double mem_peak_pct, mem_mean_pct;  /* host RSS / mem_total, percent      */
     uint64_t cpu_energy_uj, gpu_energy_mj;
     double gpu_util_pct;                /* mean of the readings               */
+    double energy_j;                    /* CPU packages + GPUs, where known   */
+    double carbon_g;                    /* energy_j x carbon_g_per_kwh / 3.6e6
+                                           (the option given), else < 0       */
+    double carbon_g_per_kwh;            /* the intensity given; 0: none       */
     /* per step, means over the `steps` timed steps inside the span */
     uint64_t steps;
     double step_io_read_bytes, step_io_write_bytes;

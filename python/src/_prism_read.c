@@ -77,7 +77,7 @@ static PyObject *py_analyze(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_TypeError, "analyze(path, threshold_pct, leak_mb, ridge)");
         return NULL;
     }
-    prism_analysis_opts opts;
+    prism_analysis_opts opts = { -1, -1, 0, 0 };
     if (!opt_arg(args[1], "threshold_pct", -1, &opts.bottleneck_threshold_pct) ||
         !opt_arg(args[2], "leak_threshold_mb", -1, &opts.leak_threshold_mb) ||
         !opt_arg(args[3], "ridge", 0, &opts.ridge_flop_per_byte))
