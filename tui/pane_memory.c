@@ -269,12 +269,19 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     int c = 1 + ui_print(&r, 0, 1, lab, gpu ? "GPU used" : "Host RSS");
     fmt_bytes(b1, sizeof b1, (double)(gpu ? m->peak_gpu_used : m->peak_rss));
     fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
-    char part[3][80];
-    const char *pp[3] = { part[0], part[1], part[2] };
+    char part[4][80];
+    const char *pp[4] = { part[0], part[1], part[2], part[3] };
     snprintf(part[0], sizeof part[0], "peak %s%s%s", b1, gpu ? ", reserved " : "", gpu ? b2 : "");
     snprintf(part[1], sizeof part[1], "%zu samples", s.n);
     snprintf(part[2], sizeof part[2], "(%zu at steps)", s.k);
-    c += 2 + ui_print_parts(&r, 0, c + 2, pp, NULL, 3, "  ");  /* whole parts that fit */
+    size_t np = 3;
+    const prism_system_stats *sy = prism_analysis_system(u->a);
+    if (!gpu && sy->mem_peak_pct >= 0) {     /* format 1.3: against the machine's */
+        fmt_bytes(b2, sizeof b2, (double)sy->mem_total);
+        snprintf(part[np++], sizeof part[3], "peak %.1f%% of the machine's %s", sy->mem_peak_pct,
+                 b2);
+    }
+    c += 2 + ui_print_parts(&r, 0, c + 2, pp, NULL, np, "  ");  /* whole parts that fit */
     const char *hint = gpu ? "(g: host)" : "(g: GPU)";
     if (m->have_gpu && c + 2 + ui_width(hint) <= r.w)
         ui_print(&r, 0, c + 2, ui_attr(u, CP_DIM, A_NORMAL), hint);
