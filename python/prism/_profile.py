@@ -78,7 +78,7 @@ class Profile:
 
     Attributes (dicts and lists as in docs/JSON.md, prism.analyze/1):
     path, complete, json (the whole report), header, reader, summary, steps,
-    memory, work, ops, gpu, bottlenecks (each also with ``region``, the
+    memory, system, work, ops, gpu, bottlenecks (each also with ``region``, the
     blamed region's name or None, and ``fix``, its recommendation),
     step_durations_ns, memory_series, tree (prism.tree/1), sampled and stacks
     (the Python stack samples), unattributed (its
@@ -108,6 +108,9 @@ class Profile:
     summary = property(lambda self: self._section("summary"), doc="the summary")
     steps = property(lambda self: self._section("steps"), doc="step statistics and series")
     memory = property(lambda self: self._section("memory"), doc="peaks and leak fits")
+    system = property(lambda self: self._section("system"),
+                      doc="disk and network bytes, process CPU, memory share, energy "
+                          "(format 1.3 system readings; readings 0 and None without them)")
     work = property(lambda self: self._section("work"), doc="work counters (FLOP, bytes)")
     ops = property(lambda self: self._section("ops"), doc="operations by total time")
     gpu = property(lambda self: self._section("gpu"), doc="GPU activity")

@@ -53,6 +53,14 @@ class Recording(TempDirTest):
         self.assertEqual(d.count(" grads\n"), 6)
         self.assertIn("tokens = 1005\n", d)
         self.assertIn("loss = 1.25\n", d)
+        # the system readings (format 1.3): read at the start and the end
+        sy = p.system
+        self.assertGreaterEqual(sy["readings"], 2)
+        self.assertGreater(sy["mem_total_bytes"], 0)
+        self.assertGreater(sy["mem_peak_pct"], 0)
+        self.assertGreaterEqual(sy["cpu_user_pct"], 0)
+        self.assertIsNotNone(sy["io_write_bytes"])
+        self.assertIsNone(sy["carbon_g"])
 
     def test_regions_made_before_init_record(self):
         out = self.path("a.cbor")
