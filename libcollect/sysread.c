@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "prism/collect.h"
 #include "sysread.h"
 
 /* Up to n - 1 bytes of fd from its start, NUL-terminated; -1 on failure. */
@@ -265,4 +267,55 @@ void pc_sysread_read(sys_reader *r, const host_load *h, prism_memory_sample *m)
     }
     if (all)
         m->cpu_energy_uj = r->sum_uj;
+}
+
+/* ---- prism_system_read: the same sources, once, raw ------------------- */
+
+int prism_system_read(prism_system_reading *out)
+{
+    if (!out)
+        return -1;
+    const uint64_t no = PRISM_NO_VALUE;
+    *out = (prism_system_reading){ 0, no, no, no, no, no, no, no, no, no };
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+        out->mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    char buf[16384];
+    uint64_t a, b;
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned long long size, resident;
+    if (read_path("/proc/self/statm", buf, sizeof buf) > 0 &&
+        sscanf(buf, "%llu %llu", &size, &resident) == 2)
+        out->rss = (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
+    if (read_path("/proc/meminfo", buf, 4096) > 0 && field(buf, "MemTotal", &a) &&
+        a < UINT64_MAX / 1024u)
+        out->mem_total = a * 1024u;
+    if (read_path("/proc/self/io", buf, 512) > 0 && io_fields(buf, &a, &b)) {
+        out->io_read_bytes = a;
+        out->io_write_bytes = b;
+    }
+    if (read_path("/proc/net/dev", buf, sizeof buf) > 0 && net_bytes(buf, &a, &b)) {
+        out->net_rx_bytes = a;
+        out->net_tx_bytes = b;
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        out->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000u +
+                           (uint64_t)ru.ru_utime.tv_usec * 1000u;
+        out->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u +
+                          (uint64_t)ru.ru_stime.tv_usec * 1000u;
+    }
+    uint64_t uj = 0;
+    unsigned found = 0;
+    for (unsigned i = 0; i < SYSREAD_RAPL_MAX; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%u/energy_uj", i);
+        if (read_path(path, buf, 64) <= 0)
+            break;
+        uj += strtoull(buf, NULL, 10);
+        found++;
+    }
+    if (found)
+        out->cpu_energy_uj = uj;
+    return 0;
 }

@@ -72,6 +72,8 @@ static void test_macros_do_nothing(void **state)
     assert_int_equal(calls, 0);                 /* arguments not even evaluated */
     assert_false(prism_recording());
     assert_null(prism_output_path());
+    prism_system_reading sr;
+    assert_int_equal(prism_system_read(&sr), -1);   /* nothing read: no library */
     assert_int_equal(tdir_count(&d), 0);
     tdir_remove(&d);
 }

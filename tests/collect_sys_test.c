@@ -15,7 +15,9 @@
  *   - the process CPU over the readings is at least 80 % of the CPU time it
  *     burnt (same clock underneath, tick rounding aside);
  *   - MemTotal and the memory share are known; energy is unknown or rising;
- *   - a session with memory sampling off has no readings.
+ *   - a session with memory sampling off has no readings;
+ *   - prism_system_read, two readings around the program's own write and
+ *     CPU work, without a session: their difference holds them.
  * Where the file system does not count storage bytes (tmpfs), the I/O
  * checks say so and check only that the figures are known.
  */
@@ -247,6 +249,38 @@ static void test_readings_against_the_program(void **state)
     tdir_remove(&d);
 }
 
+/* prism_system_read: the same sources, raw, with or without a session;
+ * the program's own write between two readings is in their difference. */
+static void test_system_read(void **state)
+{
+    (void)state;
+    assert_int_equal(prism_system_read(NULL), -1);
+    tdir d;
+    tdir_make(&d);
+    char path[300];
+    tdir_file(&d, "w.bin", path, sizeof path);
+    prism_system_reading a, b;
+    assert_int_equal(prism_system_read(&a), 0);
+    uint64_t r0 = 0, w0 = 0, r1 = 0, w1 = 0;
+    bool io = own_io(&r0, &w0);
+    disk_work(path, 2, false);
+    io = io && own_io(&r1, &w1);
+    volatile uint64_t x = 0;
+    for (uint64_t i = 0; i < 10000000u; i++)
+        x = x + i;
+    assert_int_equal(prism_system_read(&b), 0);
+    assert_true(b.mono_ns >= a.mono_ns && a.mono_ns > 0);
+    assert_true(a.rss != PRISM_NO_VALUE && a.rss > 0);
+    assert_true(a.mem_total != PRISM_NO_VALUE && a.mem_total >= a.rss);
+    assert_true(b.cpu_user_ns + b.cpu_sys_ns > a.cpu_user_ns + a.cpu_sys_ns);
+    assert_true(a.net_rx_bytes != PRISM_NO_VALUE && b.net_rx_bytes >= a.net_rx_bytes);
+    if (io) {
+        assert_true(a.io_write_bytes != PRISM_NO_VALUE);
+        assert_true(b.io_write_bytes - a.io_write_bytes >= w1 - w0);
+    }
+    tdir_remove(&d);
+}
+
 static void test_memory_off_no_readings(void **state)
 {
     (void)state;
@@ -271,6 +305,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readings_against_the_program),
         cmocka_unit_test(test_memory_off_no_readings),
+        cmocka_unit_test(test_system_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

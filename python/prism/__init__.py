@@ -24,7 +24,8 @@ script: ``python -m prism -o out.cbor train.py``.
 """
 from . import _prism
 from ._prism import (Region, counter, epoch, gpu_memory, mark, output_path, recording,
-                     region, shutdown, step_begin, step_end, step_index, thread_name)
+                     region, shutdown, step_begin, step_end, step_index, system_read,
+                     thread_name)
 from ._profile import Profile, ProfileError, compare, export, load
 
 import atexit as _atexit

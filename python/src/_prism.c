@@ -311,6 +311,35 @@ static PyObject *py_gpu_memory(PyObject *m, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
+/* prism_system_read as a dict; an unreadable figure is None. */
+static PyObject *py_system_read(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    prism_system_reading r;
+    if (prism_system_read(&r) != 0)
+        Py_RETURN_NONE;
+    const struct { const char *key; uint64_t v; } f[] = {
+        { "mono_ns", r.mono_ns }, { "rss", r.rss }, { "mem_total", r.mem_total },
+        { "io_read_bytes", r.io_read_bytes }, { "io_write_bytes", r.io_write_bytes },
+        { "net_rx_bytes", r.net_rx_bytes }, { "net_tx_bytes", r.net_tx_bytes },
+        { "cpu_user_ns", r.cpu_user_ns }, { "cpu_sys_ns", r.cpu_sys_ns },
+        { "cpu_energy_uj", r.cpu_energy_uj },
+    };
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < sizeof f / sizeof *f; i++) {
+        PyObject *v = f[i].v == UINT64_MAX ? (Py_INCREF(Py_None), Py_None)
+                                           : PyLong_FromUnsignedLongLong(f[i].v);
+        if (!v || PyDict_SetItemString(d, f[i].key, v) != 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(d);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    return d;
+}
+
 /* ---- the session ----------------------------------------------------- */
 
 enum kind { K_BOOL, K_U32, K_DOUBLE, K_POLICY, K_STR };
@@ -611,6 +640,9 @@ static PyMethodDef methods[] = {
     { "_stacks_stop", py_stacks_stop, METH_NOARGS,
       "Stop the stack sampler (at exit, before the interpreter finalizes)." },
     { "output_path", py_output_path, METH_NOARGS, "The profile's path, or None." },
+    { "system_read", py_system_read, METH_NOARGS,
+      "system_read(): the system as the memory sampler reads it, now (a dict of raw "
+      "cumulative figures; None where unreadable)." },
     { "step_begin", py_step_begin, METH_NOARGS, "Begin a training step." },
     { "step_end", py_step_end, METH_NOARGS, "End the training step." },
     { "_step_cancel", py_step_cancel, METH_NOARGS, "Forget the open step (no record)." },
