@@ -363,7 +363,10 @@ def main():
         name = os.path.basename(f)[:-5]
         a = load_json(f)
         g = a.get("gpu") or {}
+        sy = a.get("system") or {}
         rep["analyze"][name] = {
+            "system": {k: sy.get(k) for k in ("readings", "gpu_util_pct", "gpu_energy_mj",
+                                              "cpu_energy_uj", "step_energy_j")},
             "error": a.get("error"), "complete": a.get("complete"),
             "gpu_status": g.get("status"), "launches": g.get("launches"),
             "busy_ns": g.get("busy_ns"), "idle_share": g.get("idle_share"),
@@ -379,6 +382,12 @@ def main():
                     name, a["launches"],
                     "%.1f%%" % (a["idle_share"] * 100) if a["idle_share"] is not None else "-",
                     ",".join(a["bottlenecks"])))
+                sy = a["system"]
+                if sy.get("readings"):      # format 1.3: NVML's utilisation and energy
+                    say("  %-22s system: %s readings, GPU util %s %%, GPU energy %s mJ, "
+                        "CPU energy %s uJ, %s J/step" % (
+                            "", sy["readings"], sy["gpu_util_pct"], sy["gpu_energy_mj"],
+                            sy["cpu_energy_uj"], sy["step_energy_j"]))
 
     # kernels credited to a CPU region (export --format json: the call tree)
     trees = sorted(glob.glob(os.path.join(w, "ana", "*.tree.json")))
