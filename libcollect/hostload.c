@@ -35,8 +35,7 @@ bool pc_hostload_due(const host_load *h, uint64_t now)
     return !h->prev_ns || now - h->prev_ns >= (uint64_t)HOSTLOAD_EVERY_MS * 1000000u;
 }
 
-/* Up to n - 1 bytes of a file from its start, NUL-terminated; -1 on failure. */
-static ssize_t read_at(int fd, char *buf, size_t n)
+ssize_t pc_read_at(int fd, char *buf, size_t n)
 {
     ssize_t got;
     do
@@ -48,12 +47,12 @@ static ssize_t read_at(int fd, char *buf, size_t n)
     return got;
 }
 
-static ssize_t read_path(const char *path, char *buf, size_t n)
+ssize_t pc_read_path(const char *path, char *buf, size_t n)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t got = read_at(fd, buf, n);
+    ssize_t got = pc_read_at(fd, buf, n);
     close(fd);
     return got;
 }
@@ -67,7 +66,7 @@ static bool machine_ticks(host_load *h, uint64_t *busy, uint64_t *total)
         h->stat = open("/proc/stat", O_RDONLY | O_CLOEXEC);
     if (h->stat < 0)
         return false;
-    if (read_at(h->stat, buf, sizeof buf) <= 0) {
+    if (pc_read_at(h->stat, buf, sizeof buf) <= 0) {
         pc_hostload_close(h);               /* reopened at the next reading */
         return false;
     }
@@ -123,7 +122,7 @@ static bool children_ticks(host_load *h, uint64_t *out)
     char buf[1024], path[64];
     unsigned long long u, s, cu, cs;
     h->nkid = 0;
-    if (read_path("/proc/self/stat", buf, sizeof buf) <= 0 || !stat_fields(buf, &u, &s, &cu, &cs))
+    if (pc_read_path("/proc/self/stat", buf, sizeof buf) <= 0 || !stat_fields(buf, &u, &s, &cu, &cs))
         return false;
     uint64_t sum = cu + cs;
     DIR *d = opendir("/proc/self/task");
@@ -138,7 +137,7 @@ static bool children_ticks(host_load *h, uint64_t *out)
         tasks++;
         char list[2048];
         snprintf(path, sizeof path, "/proc/self/task/%.20s/children", e->d_name);
-        if (read_path(path, list, sizeof list) < 0)
+        if (pc_read_path(path, list, sizeof list) < 0)
             continue;
         listed = true;
         for (char *p = list, *end; kids < HOSTLOAD_MAX_CHILDREN; p = end) {
@@ -150,7 +149,7 @@ static bool children_ticks(host_load *h, uint64_t *out)
             if (pid <= INT32_MAX)
                 h->kid[h->nkid++] = (int32_t)pid;
             snprintf(path, sizeof path, "/proc/%lu/stat", pid);
-            if (read_path(path, buf, sizeof buf) > 0 && stat_fields(buf, &u, &s, &cu, &cs))
+            if (pc_read_path(path, buf, sizeof buf) > 0 && stat_fields(buf, &u, &s, &cu, &cs))
                 sum += u + s;               /* gone meanwhile: not counted */
         }
     }

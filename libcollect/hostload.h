@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define HOSTLOAD_EVERY_MS     50u
 #define HOSTLOAD_MAX_TASKS    256u
@@ -34,6 +35,11 @@ typedef struct host_load {
     int32_t kid[HOSTLOAD_MAX_CHILDREN];
     uint32_t nkid;
 } host_load;
+
+/* Up to n - 1 bytes of a file from its start, NUL-terminated (EINTR
+ * retried); -1 on failure.  Shared with sysread.c. */
+ssize_t pc_read_at(int fd, char *buf, size_t n);
+ssize_t pc_read_path(const char *path, char *buf, size_t n);
 
 void pc_hostload_init(host_load *h);
 void pc_hostload_close(host_load *h);

@@ -14,29 +14,6 @@
 #include "prism/collect.h"
 #include "sysread.h"
 
-/* Up to n - 1 bytes of fd from its start, NUL-terminated; -1 on failure. */
-static ssize_t read_at(int fd, char *buf, size_t n)
-{
-    ssize_t got;
-    do
-        got = pread(fd, buf, n - 1, 0);
-    while (got < 0 && errno == EINTR);
-    if (got < 0)
-        return -1;
-    buf[got] = '\0';
-    return got;
-}
-
-static ssize_t read_path(const char *path, char *buf, size_t n)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t got = read_at(fd, buf, n);
-    close(fd);
-    return got;
-}
-
 /* The value after "key:" in a /proc file's text. */
 static bool field(const char *text, const char *key, uint64_t *out)
 {
@@ -124,7 +101,7 @@ void pc_sysread_init(sys_reader *r)
         r->rapl[i] = -1;
     char buf[4096];
     uint64_t kb;
-    if (read_path("/proc/meminfo", buf, sizeof buf) > 0 && field(buf, "MemTotal", &kb) &&
+    if (pc_read_path("/proc/meminfo", buf, sizeof buf) > 0 && field(buf, "MemTotal", &kb) &&
         kb < UINT64_MAX / 1024u)
         r->mem_total = kb * 1024u;
     /* the package domains: intel-rapl:N (AMD's too), not their subzones */
@@ -136,9 +113,9 @@ void pc_sysread_init(sys_reader *r)
             break;
         uint64_t range = 0;
         snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%u/max_energy_range_uj", i);
-        if (read_path(path, buf, sizeof buf) > 0)
+        if (pc_read_path(path, buf, sizeof buf) > 0)
             range = strtoull(buf, NULL, 10);
-        if (read_at(fd, buf, sizeof buf) <= 0) {        /* root only on most kernels */
+        if (pc_read_at(fd, buf, sizeof buf) <= 0) {        /* root only on most kernels */
             close(fd);
             break;
         }
@@ -169,7 +146,7 @@ static bool read_kept(int *fd, bool *bad, const char *path, char *buf, size_t n)
         return false;
     if (*fd < 0)
         *fd = open_ro(path);
-    if (*fd < 0 || read_at(*fd, buf, n) <= 0) {
+    if (*fd < 0 || pc_read_at(*fd, buf, n) <= 0) {
         if (*fd >= 0)
             close(*fd);
         *fd = -1;
@@ -190,7 +167,7 @@ static void kids_io(sys_reader *r, const host_load *h, bool first)
         char path[48], buf[512];
         uint64_t rd, wr;
         snprintf(path, sizeof path, "/proc/%d/io", (int)h->kid[i]);
-        if (read_path(path, buf, sizeof buf) <= 0 || !io_fields(buf, &rd, &wr))
+        if (pc_read_path(path, buf, sizeof buf) <= 0 || !io_fields(buf, &rd, &wr))
             continue;                   /* gone meanwhile, or not ours to read */
         sys_kid k = { h->kid[i], first ? rd : 0, first ? wr : 0 };
         for (uint32_t j = 0; j < r->nkid; j++)
@@ -254,7 +231,7 @@ void pc_sysread_read(sys_reader *r, const host_load *h, prism_memory_sample *m)
     bool all = r->nrapl > 0;
     for (uint32_t i = 0; i < r->nrapl; i++) {
         char e[64];
-        if (read_at(r->rapl[i], e, sizeof e) <= 0) {
+        if (pc_read_at(r->rapl[i], e, sizeof e) <= 0) {
             all = false;
             continue;
         }
@@ -284,17 +261,17 @@ int prism_system_read(prism_system_reading *out)
     uint64_t a, b;
     long page = sysconf(_SC_PAGESIZE);
     unsigned long long size, resident;
-    if (read_path("/proc/self/statm", buf, sizeof buf) > 0 &&
+    if (pc_read_path("/proc/self/statm", buf, sizeof buf) > 0 &&
         sscanf(buf, "%llu %llu", &size, &resident) == 2)
         out->rss = (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
-    if (read_path("/proc/meminfo", buf, 4096) > 0 && field(buf, "MemTotal", &a) &&
+    if (pc_read_path("/proc/meminfo", buf, 4096) > 0 && field(buf, "MemTotal", &a) &&
         a < UINT64_MAX / 1024u)
         out->mem_total = a * 1024u;
-    if (read_path("/proc/self/io", buf, 512) > 0 && io_fields(buf, &a, &b)) {
+    if (pc_read_path("/proc/self/io", buf, 512) > 0 && io_fields(buf, &a, &b)) {
         out->io_read_bytes = a;
         out->io_write_bytes = b;
     }
-    if (read_path("/proc/net/dev", buf, sizeof buf) > 0 && net_bytes(buf, &a, &b)) {
+    if (pc_read_path("/proc/net/dev", buf, sizeof buf) > 0 && net_bytes(buf, &a, &b)) {
         out->net_rx_bytes = a;
         out->net_tx_bytes = b;
     }
@@ -310,7 +287,7 @@ int prism_system_read(prism_system_reading *out)
     for (unsigned i = 0; i < SYSREAD_RAPL_MAX; i++) {
         char path[96];
         snprintf(path, sizeof path, "/sys/class/powercap/intel-rapl:%u/energy_uj", i);
-        if (read_path(path, buf, 64) <= 0)
+        if (pc_read_path(path, buf, 64) <= 0)
             break;
         uj += strtoull(buf, NULL, 10);
         found++;

@@ -43,25 +43,6 @@ typedef struct scene {
     bool memory;                /* collect_memory */
 } scene;
 
-static bool own_io(uint64_t *rd, uint64_t *wr)
-{
-    char buf[1024];
-    int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    const char *r = strstr(buf, "\nread_bytes: "), *w = strstr(buf, "\nwrite_bytes: ");
-    if (!r || !w)
-        return false;
-    *rd = strtoull(r + 13, NULL, 10);
-    *wr = strtoull(w + 14, NULL, 10);
-    return true;
-}
-
 static uint64_t cpu_ns(void)
 {
     struct rusage ru;
@@ -143,7 +124,7 @@ static int scene_child(void *arg)
         child_wait_reading(sc->profile);
     truth t = { 0, 0, 0, 0, false };
     uint64_t r0, w0, r1, w1;
-    bool io = own_io(&r0, &w0);
+    bool io = proc_io(&r0, &w0);
     uint64_t c0 = cpu_ns();
     for (int s = 0; s < 4; s++) {
         prism_step_begin();
@@ -154,7 +135,7 @@ static int scene_child(void *arg)
         prism_step_end();
     }
     t.cpu_ns = cpu_ns() - c0;
-    if (io && own_io(&r1, &w1)) {
+    if (io && proc_io(&r1, &w1)) {
         t.io = true;
         t.wrote = w1 - w0;
         t.read = r1 - r0;
@@ -167,9 +148,9 @@ static int scene_child(void *arg)
     CHILD_CHECK(kid >= 0);
     if (kid == 0) {
         uint64_t kr0 = 0, kw0 = 0, kr1 = 0, kw1 = 0;
-        bool ok = own_io(&kr0, &kw0);
+        bool ok = proc_io(&kr0, &kw0);
         disk_work(sc->kid_data, 3, false);
-        uint64_t d = ok && own_io(&kr1, &kw1) ? kw1 - kw0 : 0;
+        uint64_t d = ok && proc_io(&kr1, &kw1) ? kw1 - kw0 : 0;
         char c;
         if (write(up[1], &d, sizeof d) != (ssize_t)sizeof d || read(hold[0], &c, 1) < 0)
             _exit(1);
@@ -262,9 +243,9 @@ static void test_system_read(void **state)
     prism_system_reading a, b;
     assert_int_equal(prism_system_read(&a), 0);
     uint64_t r0 = 0, w0 = 0, r1 = 0, w1 = 0;
-    bool io = own_io(&r0, &w0);
+    bool io = proc_io(&r0, &w0);
     disk_work(path, 2, false);
-    io = io && own_io(&r1, &w1);
+    io = io && proc_io(&r1, &w1);
     volatile uint64_t x = 0;
     for (uint64_t i = 0; i < 10000000u; i++)
         x = x + i;

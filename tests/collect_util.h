@@ -638,6 +638,27 @@ static inline uint64_t regions_chunks_in(const char *path)
     return n;
 }
 
+/* read_bytes and write_bytes of this process's /proc/self/io (storage
+ * bytes); false where the kernel keeps no task I/O accounting. */
+static inline bool proc_io(uint64_t *rd, uint64_t *wr)
+{
+    char buf[1024];
+    int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *r = strstr(buf, "\nread_bytes: "), *w = strstr(buf, "\nwrite_bytes: ");
+    if (!r || !w)
+        return false;
+    *rd = strtoull(r + 13, NULL, 10);
+    *wr = strtoull(w + 14, NULL, 10);
+    return true;
+}
+
 /*
  * Block until path holds at least one REGIONS chunk: re-read it each time
  * it is modified (inotify), no polling.  False when nothing changed for

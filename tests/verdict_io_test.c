@@ -81,17 +81,10 @@ static double runq_ms(void)
 /* write_bytes, or read_bytes, of /proc/self/io */
 static bool io_bytes(uint64_t *out, bool rd)
 {
-    char buf[1024];
-    int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    uint64_t r, w;
+    if (!proc_io(&r, &w))
         return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    const char *key = rd ? "\nread_bytes: " : "\nwrite_bytes: ";
-    const char *w = n > 0 ? (buf[n] = '\0', strstr(buf, key)) : NULL;
-    if (!w)
-        return false;
-    *out = strtoull(w + strlen(key), NULL, 10);
+    *out = rd ? r : w;
     return true;
 }
 
@@ -176,28 +169,36 @@ static bool has_cpu_samples(const prism_analysis *a)
     return false;
 }
 
-static void check(bool loaded)
+/* Run the workload (beside hogs when loaded) in a child; its truth and
+ * its profile's analysis into *t and the result. */
+static prism_analysis *run(tdir *d, bool load, bool loaded, truth *t)
 {
-    tdir d;
-    tdir_make(&d);
-    run_args ra = { .load = false };
-    tdir_file(&d, "io.cbor", ra.profile, sizeof ra.profile);
-    tdir_file(&d, "ckpt.bin", ra.data, sizeof ra.data);
-    tdir_file(&d, "truth.bin", ra.truth, sizeof ra.truth);
+    tdir_make(d);
+    run_args ra = { .load = load };
+    tdir_file(d, "io.cbor", ra.profile, sizeof ra.profile);
+    tdir_file(d, "data.bin", ra.data, sizeof ra.data);
+    tdir_file(d, "truth.bin", ra.truth, sizeof ra.truth);
     pid_t hog[16];
     size_t nhog = loaded ? hogs_start(hog, 16) : 0;
     child_run_ok(io_child, &ra);
     hogs_stop(hog, nhog);
-    truth t;
     FILE *f = fopen(ra.truth, "r");
     assert_non_null(f);
-    assert_int_equal(fread(&t, sizeof t, 1, f), 1);
+    assert_int_equal(fread(t, sizeof *t, 1, f), 1);
     fclose(f);
     prism_status err;
     char msg[256];
     uint64_t off;
     prism_analysis *a = prism_analyze_file(ra.profile, NULL, &err, msg, sizeof msg, &off);
     assert_non_null(a);
+    return a;
+}
+
+static void check(bool loaded)
+{
+    tdir d;
+    truth t;
+    prism_analysis *a = run(&d, false, loaded, &t);
     const prism_system_stats *s = prism_analysis_system(a);
     const prism_bottleneck *io = find(a, PRISM_BN_IO_WAIT, "save_checkpoint");
     printf("verdict_io (%s): the program wrote %.1f MB, blocked in save_checkpoint %.1f%% of "
@@ -232,25 +233,8 @@ static void check(bool loaded)
 static void check_load(bool loaded)
 {
     tdir d;
-    tdir_make(&d);
-    run_args ra = { .load = true };
-    tdir_file(&d, "load.cbor", ra.profile, sizeof ra.profile);
-    tdir_file(&d, "data.bin", ra.data, sizeof ra.data);
-    tdir_file(&d, "truth.bin", ra.truth, sizeof ra.truth);
-    pid_t hog[16];
-    size_t nhog = loaded ? hogs_start(hog, 16) : 0;
-    child_run_ok(io_child, &ra);
-    hogs_stop(hog, nhog);
     truth t;
-    FILE *f = fopen(ra.truth, "r");
-    assert_non_null(f);
-    assert_int_equal(fread(&t, sizeof t, 1, f), 1);
-    fclose(f);
-    prism_status err;
-    char msg[256];
-    uint64_t off;
-    prism_analysis *a = prism_analyze_file(ra.profile, NULL, &err, msg, sizeof msg, &off);
-    assert_non_null(a);
+    prism_analysis *a = run(&d, true, loaded, &t);
     const prism_system_stats *s = prism_analysis_system(a);
     const prism_bottleneck *dl = find(a, PRISM_BN_DATA_LOADING, "load_batch");
     printf("verdict_io load (%s): the program read %.1f MB, blocked in load_batch %.1f%% of its "
