@@ -210,12 +210,15 @@ class Profile:
         export(self, out, format)
 
 
-def load(path, threshold_pct=None, leak_threshold_mb=None, ridge=None):
+def load(path, threshold_pct=None, leak_threshold_mb=None, ridge=None,
+         carbon_intensity_g_per_kwh=None):
     """Read and analyse a profile; a Profile.  A file that cannot be read
-    raises ProfileError.  threshold_pct, leak_threshold_mb and ridge are
-    prism-top analyze's --threshold, --leak-threshold and --ridge (None:
-    the file's configuration, or the defaults)."""
-    handle, reason, offset = _prism.analyze(path, threshold_pct, leak_threshold_mb, ridge)
+    raises ProfileError.  threshold_pct, leak_threshold_mb, ridge and
+    carbon_intensity_g_per_kwh are prism-top analyze's --threshold,
+    --leak-threshold, --ridge and --carbon-intensity (None: the file's
+    configuration, or the defaults; no carbon figure without an intensity)."""
+    handle, reason, offset = _prism.analyze(path, threshold_pct, leak_threshold_mb, ridge,
+                                            carbon_intensity_g_per_kwh)
     if handle is None:
         raise ProfileError(_fspath(path), reason, offset)
     return Profile(handle)

@@ -73,14 +73,17 @@ static PyObject *error_tuple(const char *msg, uint64_t off)
 static PyObject *py_analyze(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)m;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "analyze(path, threshold_pct, leak_mb, ridge)");
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "analyze(path, threshold_pct, leak_mb, ridge[, carbon_g_per_kwh])");
         return NULL;
     }
     prism_analysis_opts opts = { -1, -1, 0, 0 };
     if (!opt_arg(args[1], "threshold_pct", -1, &opts.bottleneck_threshold_pct) ||
         !opt_arg(args[2], "leak_threshold_mb", -1, &opts.leak_threshold_mb) ||
-        !opt_arg(args[3], "ridge", 0, &opts.ridge_flop_per_byte))
+        !opt_arg(args[3], "ridge", 0, &opts.ridge_flop_per_byte) ||
+        (nargs == 5 &&
+         !opt_arg(args[4], "carbon_intensity_g_per_kwh", 0, &opts.carbon_g_per_kwh)))
         return NULL;
     char *path = path_arg(args[0]);
     if (!path)

@@ -61,6 +61,14 @@ class Recording(TempDirTest):
         self.assertGreaterEqual(sy["cpu_user_pct"], 0)
         self.assertIsNotNone(sy["io_write_bytes"])
         self.assertIsNone(sy["carbon_g"])
+        sy = prism.load(out, carbon_intensity_g_per_kwh=400).system
+        self.assertEqual(sy["carbon_g_per_kwh"], 400)
+        if sy["energy_j"] is None:          # no RAPL here: unknown, never guessed
+            self.assertIsNone(sy["carbon_g"])
+        else:
+            self.assertAlmostEqual(sy["carbon_g"], sy["energy_j"] / 3.6e6 * 400)
+        with self.assertRaises(ValueError):
+            prism.load(out, carbon_intensity_g_per_kwh=-1)
 
     def test_regions_made_before_init_record(self):
         out = self.path("a.cbor")
