@@ -205,7 +205,8 @@ class MemoryTracker:
         for i in (0, 1):
             sampled = _max(*(s[i + 1] for s in tl))
             if p1[i] is not None and p0[i] is not None and p1[i] > p0[i]:
-                peak.append(p1[i])
+                # the kernel's counters lag its statm figures by a page or so
+                peak.append(_max(p1[i], sampled))
             else:
                 peak.append(sampled)
                 exact = False

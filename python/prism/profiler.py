@@ -47,10 +47,12 @@ def _torch_cuda():
 
 
 class _Block:
-    """One measured block: a PRISM region around a monotonic (and, for a
-    CUDA timer, CUDA event) measurement, handed to ``done`` when it ends.
-    The region is entered first and left last, so the profile's time of the
-    region holds this measurement."""
+    """One measured block: a PRISM region around a monotonic (for a CUDA
+    timer, CUDA event) measurement.  The owner's ``_begin()`` runs inside
+    the region before the clock is read, ``_stop(ev, ms)`` (the end event,
+    the synchronisation: the value) after it, still inside; ``_end(name,
+    value)`` stores it once the region is left, so the profile's time of
+    the region holds the measurement and little more."""
 
     __slots__ = ("_owner", "_name", "_region", "_t0", "_ev")
 
@@ -70,12 +72,16 @@ class _Block:
     def __exit__(self, *exc):
         t1 = _now()
         try:
-            self._owner._end(self._name, self._t0, t1, self._ev)
+            value = self._owner._stop(self._ev, (t1 - self._t0) / 1e6)
         except Exception as e:  # never from an instrumentation path
+            _warn_once(("end", self._name), "prism.profiler: %r: %s" % (self._name, e))
+            value = (t1 - self._t0) / 1e6
+        self._region.__exit__(None, None, None)
+        try:
+            self._owner._end(self._name, value)
+        except Exception as e:
             _warn_once(("end", self._name), "prism.profiler: %r not recorded: %s"
                        % (self._name, e))
-        finally:
-            self._region.__exit__(None, None, None)
         return False
 
 
@@ -194,20 +200,22 @@ class CUDATimer:
                        "measuring with the monotonic clock" % e)
             return None
 
-    def _end(self, name, t0, t1, start):
-        value = (t1 - t0) / 1e6
-        if start is not None:
-            try:
-                end = self._cuda.Event(enable_timing=True)
-                end.record()
-                if self.synchronize:
-                    self._cuda.synchronize()
-                    value = start.elapsed_time(end)
-                else:
-                    value = (start, end, value)
-            except Exception as e:
-                _warn_once("cuda", "prism.profiler: CUDA events failed (%s); "
-                           "measuring with the monotonic clock" % e)
+    def _stop(self, start, ms):
+        if start is None:
+            return ms
+        try:
+            end = self._cuda.Event(enable_timing=True)
+            end.record()
+            if self.synchronize:
+                self._cuda.synchronize()
+                return start.elapsed_time(end)
+            return (start, end, ms)
+        except Exception as e:
+            _warn_once("cuda", "prism.profiler: CUDA events failed (%s); "
+                       "measuring with the monotonic clock" % e)
+            return ms
+
+    def _end(self, name, value):
         with self._lock:
             self._times.setdefault(name, []).append(value)
 
@@ -270,8 +278,11 @@ class MetricsCollector:
         stack.append(0)          # the time of the blocks measured inside this one
         return None
 
-    def _end(self, name, t0, t1, _ev):
-        ms = (t1 - t0) / 1e6
+    @staticmethod
+    def _stop(_ev, ms):
+        return ms
+
+    def _end(self, name, ms):
         stack = self._tls.stack
         inner = stack.pop() if stack else 0
         if stack:
