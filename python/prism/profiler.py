@@ -260,7 +260,7 @@ class MetricsCollector:
             self._metrics.setdefault(name, []).append(v)
         if math.isfinite(v):
             try:
-                prism.counter(name, value if isinstance(value, numbers.Integral)
+                prism.counter(name, int(value) if isinstance(value, numbers.Integral)
                               and not isinstance(value, bool) and -2**63 <= value < 2**63
                               else v)
             except Exception as e:
@@ -404,15 +404,16 @@ class StreamProfiler:
         return self
 
     def __exit__(self, *exc):
-        try:
-            if self._cuda is not None:
-                self._cuda.synchronize()
-            self.wall_ms = (_now() - self._t0) / 1e6
-        finally:
-            self._region.__exit__(None, None, None)
         if self._cuda is not None:
             try:
-                self._unwrap()
+                self._cuda.synchronize()
+            except Exception as e:
+                _warn_once("streams", "prism.profiler: cannot synchronise: %s" % e)
+        self.wall_ms = (_now() - self._t0) / 1e6
+        self._region.__exit__(None, None, None)
+        if self._cuda is not None:
+            self._unwrap()
+            try:
                 self.stream_ms = {h: sum(a.elapsed_time(b) for a, b in spans)
                                   for h, spans in self._spans.items()}
             except Exception as e:

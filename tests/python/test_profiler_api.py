@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import threading
+import types
 import unittest
 import warnings
 from unittest import mock
@@ -344,6 +345,122 @@ class NoSessionTest(TempDirTest):
         self.assertEqual(compare_runs(a, b)["speedup"], 1.0 / 1.5)
 
 
+class FakeCuda:
+    """Just enough of torch.cuda for the CUDA branches: events read a counter
+    (each record one tick of 2 ms), memory figures are set by the test."""
+
+    def __init__(self):
+        self.ticks = itertools.count()
+        self.calls = []
+        self.allocated, self.reserved, self.peak = 1000, 4000, 5000
+        fake = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self, stream=None):
+                fake.calls.append(("record", stream))
+                self.t = 2.0 * next(fake.ticks)
+
+            def elapsed_time(self, end):
+                return end.t - self.t
+
+            def synchronize(self):
+                fake.calls.append(("event.synchronize",))
+
+        class StreamContext:
+            def __init__(self, stream):
+                self.stream = stream
+
+            def __enter__(self):
+                fake.calls.append(("enter", self.stream.cuda_stream))
+
+            def __exit__(self, *exc):
+                fake.calls.append(("exit", self.stream.cuda_stream))
+
+        self.Event, self.StreamContext = Event, StreamContext
+
+    def synchronize(self):
+        self.calls.append(("synchronize",))
+
+    def current_device(self):
+        return 0
+
+    def memory_allocated(self, i):
+        return self.allocated
+
+    def memory_reserved(self, i):
+        return self.reserved
+
+    def max_memory_allocated(self, i):
+        return self.peak
+
+    def max_memory_reserved(self, i):
+        return self.peak
+
+    def memory_stats(self, i):
+        return {"allocation.all.allocated": len(self.calls), "allocation.all.freed": 0}
+
+
+class FakeCudaTest(unittest.TestCase):
+    """The CUDA branches against a fake torch.cuda (no GPU here): the events
+    and synchronisations they ask for, and the arithmetic on them."""
+
+    def setUp(self):
+        self.cuda = FakeCuda()
+        p = mock.patch.object(profiler, "_torch_cuda", lambda: self.cuda)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def test_timer_events(self):
+        t = CUDATimer()
+        self.assertEqual(t.clock, "cuda_events")
+        with t.measure("k"):
+            pass
+        self.assertEqual(t.get_elapsed("k"), 2.0)
+        self.assertEqual([c[0] for c in self.cuda.calls],
+                         ["synchronize", "record", "record", "synchronize"])
+        lazy = CUDATimer(synchronize=False)
+        self.cuda.calls.clear()
+        lazy.start("k")
+        lazy.stop("k")
+        self.assertEqual([c[0] for c in self.cuda.calls],
+                         ["record", "record", "event.synchronize"])
+        self.assertEqual(lazy.get_all(), {"k": [2.0]})
+
+    def test_stream_profiler(self):
+        streams = [types.SimpleNamespace(cuda_stream=h) for h in (11, 22, 33)]
+        ctx = self.cuda.StreamContext
+        p = StreamProfiler(num_streams=2)
+        with p:
+            for s in streams + streams[:1]:
+                with self.cuda.StreamContext(s):
+                    pass
+        self.assertIs(self.cuda.StreamContext, ctx)
+        self.assertEqual(ctx.__enter__.__name__, "__enter__")          # unwrapped
+        self.assertEqual(p.stream_ms, {11: 4.0, 22: 2.0})
+        self.assertEqual(p.unseen_streams, 1)
+        self.assertEqual(self.cuda.calls[-1], ("synchronize",))
+        out = io.StringIO()
+        p.print_stream_efficiency(file=out)
+        self.assertIn("2 stream(s) seen (of 2 tracked)", out.getvalue())
+        self.assertIn("beyond the first 2", out.getvalue())
+
+    def test_memory_tracker(self):
+        from prism import _profiler_memory
+        with mock.patch.object(_profiler_memory, "_source",
+                               lambda: _profiler_memory._Cuda(self.cuda)):
+            tr = MemoryTracker(track_timeline=False)
+            with tr:
+                self.cuda.allocated, self.cuda.peak = 3000, 9000
+            s = tr.get_stats()
+        self.assertEqual((s["device"], s["start_allocated"], s["current_allocated"],
+                          s["peak_allocated"], s["peak_exact"], s["allocated_delta"]),
+                         ("cuda:0", 1000, 3000, 9000, True, 2000))
+        self.assertEqual(s["num_frees"], 0)
+
+
 SESSION = """
 import sys, prism
 from prism.profiler import CUDATimer, MetricsCollector
@@ -426,7 +543,7 @@ class DocumentExamplesTest(TempDirTest):
     def test_output(self):
         out = self.proc.stdout
         for line in ("Forward pass: ", "Peak memory: ", "Metrics report", "Profile summary",
-                     "Bottleneck: ", "Speedup: ", "stream efficiency",
+                     "Bottleneck: ", "Speedup: ", "StreamProfiler: ",
                      "profiler_api_script: done"):
             self.assertIn(line, out)
         self.assertIn("profile written to", self.proc.stderr)
