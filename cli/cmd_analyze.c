@@ -12,7 +12,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: prism-top analyze FILE [-o OUT] [--format txt|json]\n"
+        "usage: prism-top analyze FILE [-o OUT] [--format txt|json|html]\n"
         "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
         "                         [--carbon-intensity G]\n"
         "       prism-top analyze FILE|DIR... [-o OUT] [--format txt|json] [--steps]\n"
@@ -26,8 +26,10 @@ static void usage(FILE *f)
         "the stragglers with the region that makes the difference.\n"
         "\n"
         "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
-        "  --format txt|json      text (default) or JSON (schema prism.analyze/1, a\n"
-        "                         job's prism.job/1; docs/JSON.md)\n"
+        "  --format txt|json|html text (default), JSON (schema prism.analyze/1, a\n"
+        "                         job's prism.job/1; docs/JSON.md) or one self-contained\n"
+        "                         HTML page (summary, findings, operations, step and\n"
+        "                         memory charts, a flame graph; docs/REPORTS.md)\n"
         "  --threshold PCT        an operation above PCT %% of the time is a hot\n"
         "                         operation (default: the file's setting, else 10)\n"
         "  --leak-threshold MB    memory growth above MB per step with a good fit is\n"
@@ -132,8 +134,9 @@ int cmd_analyze(int argc, char **argv, FILE *out)
     }
     ja.o.json = !strcmp(format, "json");
     ja.o.output = output;
-    if (!ja.o.json && strcmp(format, "txt")) {
-        fprintf(stderr, "prism-top analyze: --format is txt or json, not '%s'\n", format);
+    bool html = !strcmp(format, "html");
+    if (!ja.o.json && !html && strcmp(format, "txt")) {
+        fprintf(stderr, "prism-top analyze: --format is txt, json or html, not '%s'\n", format);
     } else if (!npaths) {
         usage(stderr);
     } else if (ja.summary && npaths != 1) {
@@ -141,9 +144,14 @@ int cmd_analyze(int argc, char **argv, FILE *out)
     } else if (ja.summary) {
         rc = rp_summary_file(paths[0], output, out);
     } else if (job_args_are_job(paths, npaths)) {
-        rc = job_analyze(paths, npaths, &ja.o, out);
+        if (html)
+            fprintf(stderr, "prism-top analyze: --format html takes one profile (a job's "
+                            "report is txt or json)\n");
+        else
+            rc = job_analyze(paths, npaths, &ja.o, out);
     } else {
-        rc = rp_analyze_file(paths[0], output, ja.o.json, &opts, out);
+        rc = rp_analyze_file(paths[0], output, html ? RP_HTML : ja.o.json ? RP_JSON : RP_TXT,
+                             &opts, out);
     }
 done:
     free(paths);

@@ -623,7 +623,7 @@ void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
     fputs("\n" RULE, f);
 }
 
-int rp_analyze_file(const char *path, const char *output, bool json,
+int rp_analyze_file(const char *path, const char *output, int format,
                     const prism_analysis_opts *opts, FILE *out)
 {
     prism_analysis *a = report_load(path, opts);
@@ -635,14 +635,17 @@ int rp_analyze_file(const char *path, const char *output, bool json,
         return EXIT_BADINPUT;
     }
     bool ok = true;
-    if (json) {
+    if (format == RP_JSON) {
         ok = analyze_write_json(o.f, path, a);
+    } else if (format == RP_HTML) {
+        ok = analyze_write_html(o.f, path, a);
     } else {
         report_units_for(o.f);
         analyze_write_txt(o.f, path, a);
     }
     if (!ok)
-        fprintf(stderr, "prism-top: %s: internal error writing JSON\n", path);
+        fprintf(stderr, "prism-top: %s: internal error writing %s (or out of memory)\n", path,
+                format == RP_HTML ? "HTML" : "JSON");
     int rc = outfile_close(&o, ok);
     prism_analysis_free(a);
     return rc;

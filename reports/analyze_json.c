@@ -207,7 +207,21 @@ static void summary(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
-static void steps(pb_json *w, const prism_analysis *a)
+/* One step of the series. */
+static void step_item(pb_json *w, const prism_step *p)
+{
+    pb_json_begin_object(w);
+    pb_json_kuint(w, "index", p->index);
+    pb_json_kuint(w, "epoch", p->epoch);
+    pb_json_kuint(w, "start_ns", p->start);
+    pb_json_kuint(w, "duration_ns", p->end >= p->start ? p->end - p->start : 0);
+    pb_json_kbool(w, "sampled", (p->flags & PRISM_STEP_SAMPLED) != 0);
+    pb_json_end_object(w);
+}
+
+/* max_series 0: every step; else at most that many, the longest step of
+ * each run of `series_every` consecutive ones (outliers kept). */
+static void steps(pb_json *w, const prism_analysis *a, size_t max_series)
 {
     const prism_step_stats *s = prism_analysis_steps(a);
     pb_json_key(w, "steps");
@@ -225,17 +239,20 @@ static void steps(pb_json *w, const prism_analysis *a)
     pb_json_kuint(w, "zero_len", s->zero_len);
     pb_json_kuint(w, "overlapping", s->overlapping);
     pb_json_kuint(w, "dup_index", s->dup_index);
+    size_t every = max_series && s->nseries > max_series
+                       ? (s->nseries + max_series - 1) / max_series : 1;
+    if (every > 1)
+        pb_json_kuint(w, "series_every", every);
     pb_json_key(w, "series");
     pb_json_begin_array(w);
-    for (size_t i = 0; s->series && i < s->nseries; i++) {
-        const prism_step *p = &s->series[i];
-        pb_json_begin_object(w);
-        pb_json_kuint(w, "index", p->index);
-        pb_json_kuint(w, "epoch", p->epoch);
-        pb_json_kuint(w, "start_ns", p->start);
-        pb_json_kuint(w, "duration_ns", p->end >= p->start ? p->end - p->start : 0);
-        pb_json_kbool(w, "sampled", (p->flags & PRISM_STEP_SAMPLED) != 0);
-        pb_json_end_object(w);
+    for (size_t i = 0; s->series && i < s->nseries; i += every) {
+        size_t best = i;
+        for (size_t j = i + 1; j < i + every && j < s->nseries; j++) {
+            const prism_step *p = &s->series[j], *q = &s->series[best];
+            if (p->end - p->start > q->end - q->start && p->end >= p->start)
+                best = j;
+        }
+        step_item(w, &s->series[best]);
     }
     pb_json_end_array(w);
     pb_json_end_object(w);
@@ -506,18 +523,17 @@ static void gpu(pb_json *w, const prism_analysis *a)
     pb_json_end_object(w);
 }
 
-bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
+/* The object's members after "schema". */
+static bool analyze_members(pb_json *w, const char *path, const prism_analysis *a,
+                            size_t max_series)
 {
-    pb_json *w = report_json_begin(f, 2, "prism.analyze/1");
-    if (!w)
-        return false;
     pb_buf p = { 0 };
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
     report_json_header(w, prism_analysis_header(a));
     report_json_reader(w, a);
     summary(w, a);
-    steps(w, a);
+    steps(w, a, max_series);
     memory(w, a);
     system_json(w, a);
     work(w, a);
@@ -525,7 +541,27 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
     sampled(w, a, &p);
     bottlenecks(w, a, &p);
     gpu(w, a);
-    bool ok = report_json_end(w) && !p.oom;
+    bool ok = !p.oom;
     pb_buf_free(&p);
     return ok;
+}
+
+bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a)
+{
+    pb_json *w = report_json_begin(f, 2, "prism.analyze/1");
+    if (!w)
+        return false;
+    bool ok = analyze_members(w, path, a, 0);
+    return report_json_end(w) && ok;
+}
+
+bool analyze_json_buf(pb_buf *b, const char *path, const prism_analysis *a, size_t max_series)
+{
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    pb_json_kstring(&w, "schema", "prism.analyze/1");
+    bool ok = analyze_members(&w, path, a, max_series);
+    pb_json_end_object(&w);
+    return pb_json_finish(&w) && ok && !b->oom;
 }

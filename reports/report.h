@@ -109,6 +109,10 @@ bool gate_write_json(FILE *f, char *const *files, size_t nfiles, const prism_ana
  * frees the writer: false if the writer was misused. */
 pb_json *report_json_begin(FILE *f, unsigned indent, const char *schema);
 bool report_json_end(pb_json *w);
+/* analyze_write_json's document, compact, appended to b; max_series > 0
+ * keeps at most that many steps in steps.series (the longest of each run of
+ * steps.series_every, so outliers stay).  False as analyze_write_json. */
+bool analyze_json_buf(pb_buf *b, const char *path, const prism_analysis *a, size_t max_series);
 /* "threads": [...], one object per thread of a: stream, name, its tree's
  * total time under ns_key, node count, then what more(w, its tree) writes
  * (more may be NULL; the tree may be NULL). */

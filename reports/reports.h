@@ -61,8 +61,9 @@ void report_units_for(FILE *out);
 /* ---- whole reports: a file in, a report out (exit codes) ---- */
 
 /* The analyze report of one profile (or trace) at path, to output (NULL
- * or "-": out), as text or JSON (prism.analyze/1). */
-int rp_analyze_file(const char *path, const char *output, bool json,
+ * or "-": out), as text, JSON (prism.analyze/1) or one HTML page. */
+enum { RP_TXT, RP_JSON, RP_HTML };
+int rp_analyze_file(const char *path, const char *output, int format,
                     const prism_analysis_opts *opts, FILE *out);
 /* The compare report of pb against the baseline pa, to output (NULL or
  * "-": out); top: how many region rows the text shows (0 = all). */
@@ -122,6 +123,10 @@ bool job_write_json(FILE *f, const prism_job *j, bool steps);
 /* The analyze report as text, and as JSON (false if the writer misfired). */
 void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a);
 bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a);
+/* The analyze report as one self-contained HTML page (html.c): no network
+ * requests, every name escaped; false if a writer misfired or memory ran
+ * out. */
+bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a);
 /* The compare report (B against the baseline A) as text, and as JSON.
  * top: how many region rows the text shows (0 = all). */
 void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,

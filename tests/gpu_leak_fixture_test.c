@@ -31,7 +31,7 @@ static char *analyze(const char *path, bool json)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    assert_int_equal(rp_analyze_file(path, NULL, json, NULL, f), EXIT_OK);
+    assert_int_equal(rp_analyze_file(path, NULL, json ? RP_JSON : RP_TXT, NULL, f), EXIT_OK);
     fclose(f);
     return buf;
 }

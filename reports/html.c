@@ -1,0 +1,416 @@
+/*
+ * html.c - analyze --format html: the report as one self-contained page
+ * (issue 30).  No network request, no external script, style or font: the
+ * data are three JSON documents in <script type="application/json">
+ * elements (the analyze report with the step series cut to at most
+ * HTML_MAX_STEPS, the flame graph's call paths, the memory samples at step
+ * ends), and a small script renders them with DOM text nodes only, so a
+ * name from the profile is never markup.  In the JSON every '<', '>' and '&'
+ * is written \\u003c, \\u003e, \\u0026, so no text ends the script
+ * element.
+ *
+ * Size is bounded for big profiles: at most HTML_MAX_STEPS steps (the
+ * longest of each run kept), HTML_MAX_MEM memory points (the highest of
+ * each run), and the flame graph's paths that hold at least 1/HTML_MIN_SHARE
+ * of the run, HTML_MAX_NODES at most (the rest counted as left out).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "jsonw.h"
+#include "report.h"
+
+#define HTML_MAX_STEPS 4000u
+#define HTML_MAX_MEM 2000u
+#define HTML_MAX_NODES 20000u
+#define HTML_MIN_SHARE 20000.0
+
+static const char css[] =
+    "body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 40px;color:#1d2330;background:#fff}\n"
+    "h1{font-size:20px;margin:18px 0 4px;word-break:break-all}h2{font-size:16px;margin:22px 0 8px;border-bottom:1px solid #dde}\n"
+    ".meta{color:#667;margin:0;word-break:break-all}.note{color:#667;font-size:12px}\n"
+    ".cards{display:flex;flex-wrap:wrap;gap:8px}.card{border:1px solid #dde;border-radius:6px;padding:6px 10px;min-width:120px}\n"
+    ".card .k{color:#667;font-size:12px}.card .v{font-weight:600}\n"
+    "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #eef;vertical-align:top}\n"
+    "td{word-break:break-all}th{color:#556;font-weight:600}\n"
+    ".finding{border-left:4px solid #bbc;padding:4px 10px;margin:6px 0;background:#fafafe}\n"
+    ".sev-high{border-color:#d33}.sev-medium{border-color:#e90}.sev-low{border-color:#39c}\n"
+    ".ftitle{font-weight:600}.fline{word-break:break-word}\n"
+    ".chart{width:100%;height:auto;background:#fcfcff;border:1px solid #eef}\n"
+    ".axis{stroke:#99a}.series{fill:none;stroke:#3a6ea5;stroke-width:1.2}.fit{stroke:#d33;stroke-dasharray:5 4}\n"
+    ".outlier{fill:#d33}.lab{font-size:11px;fill:#556}.lab.end{text-anchor:end}\n"
+    ".fbar{display:flex;gap:8px;align-items:center;margin-bottom:6px}.finfo{color:#556;font-size:12px}\n"
+    ".flame{position:relative;width:100%;overflow:hidden;border:1px solid #eef}\n"
+    ".fr{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;background:#f2a65a;font-size:11px;line-height:15px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 3px;cursor:pointer}\n"
+    ".fr:hover{background:#e8833a}.fr.hit{background:#c050c0;color:#fff}\n";
+
+static const char script[] =
+    "(function () {\n"
+    "  'use strict';\n"
+    "  function data(id) {\n"
+    "    var e = document.getElementById(id);\n"
+    "    try { return e ? JSON.parse(e.textContent) : null; } catch (x) { return null; }\n"
+    "  }\n"
+    "  var A = data('prism-analyze') || {}, F = data('prism-flame') || {}, M = data('prism-memory') || {};\n"
+    "  var app = document.getElementById('app');\n"
+    "  function el(tag, cls, text) {\n"
+    "    var e = document.createElement(tag);\n"
+    "    if (cls) e.className = cls;\n"
+    "    if (text !== undefined && text !== null) e.textContent = String(text);\n"
+    "    return e;\n"
+    "  }\n"
+    "  function add(parent, child) { parent.appendChild(child); return child; }\n"
+    "  function ns(v) {\n"
+    "    if (v === null || v === undefined || isNaN(v)) return '-';\n"
+    "    var a = Math.abs(v);\n"
+    "    if (a >= 1e9) return (v / 1e9).toFixed(a >= 1e10 ? 1 : 2) + ' s';\n"
+    "    if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e7 ? 1 : 2) + ' ms';\n"
+    "    if (a >= 1e3) return (v / 1e3).toFixed(a >= 1e4 ? 1 : 2) + ' us';\n"
+    "    return Math.round(v) + ' ns';\n"
+    "  }\n"
+    "  function bytes(v) {\n"
+    "    if (v === null || v === undefined || isNaN(v)) return '-';\n"
+    "    var u = ['B', 'KB', 'MB', 'GB', 'TB'], i = 0;\n"
+    "    while (Math.abs(v) >= 1024 && i < u.length - 1) { v /= 1024; i++; }\n"
+    "    return (i ? v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2) : Math.round(v)) + ' ' + u[i];\n"
+    "  }\n"
+    "  function pct(v) { return v === null || v === undefined || isNaN(v) ? '-' : (100 * v).toFixed(1) + '%'; }\n"
+    "  function section(title, id) {\n"
+    "    var s = add(app, el('section'));\n"
+    "    if (id) s.id = id;\n"
+    "    add(s, el('h2', null, title));\n"
+    "    return s;\n"
+    "  }\n"
+    "  function table(parent, head, rows, cls) {\n"
+    "    var t = add(parent, el('table', cls));\n"
+    "    var tr = add(add(t, el('thead')), el('tr'));\n"
+    "    head.forEach(function (h) { add(tr, el('th', null, h)); });\n"
+    "    var tb = add(t, el('tbody'));\n"
+    "    rows.forEach(function (r) {\n"
+    "      var row = add(tb, el('tr'));\n"
+    "      r.forEach(function (c) {\n"
+    "        if (c && c.nodeType) add(add(row, el('td')), c); else add(row, el('td', null, c));\n"
+    "      });\n"
+    "    });\n"
+    "    return t;\n"
+    "  }\n"
+    "  var SVGNS = ['http:', '', 'www.w3.org', '2000', 'svg'].join('/');  /* a name, not a request */\n"
+    "  function svg(tag, attrs) {\n"
+    "    var e = document.createElementNS(SVGNS, tag);\n"
+    "    for (var k in attrs) e.setAttribute(k, attrs[k]);\n"
+    "    return e;\n"
+    "  }\n"
+    "  /* title and summary */\n"
+    "  var hdr = A.header || {}, st = A.steps || {}, sm = A.summary || {};\n"
+    "  add(app, el('h1', null, 'PRISM report: ' + (A.file || '')));\n"
+    "  var meta = add(app, el('p', 'meta'));\n"
+    "  meta.textContent = [hdr.producer, hdr.host, (hdr.argv || []).join(' ')].filter(Boolean).join('  |  ') +\n"
+    "    (A.complete ? '' : '  |  incomplete: no footer');\n"
+    "  var s1 = section('Summary', 'summary');\n"
+    "  var cards = add(s1, el('div', 'cards'));\n"
+    "  function card(k, v) { var c = add(cards, el('div', 'card')); add(c, el('div', 'k', k)); add(c, el('div', 'v', v)); }\n"
+    "  card('Steps', st.count);\n"
+    "  card('Mean step', ns(st.mean_ns));\n"
+    "  card('p50 / p95', ns(st.p50_ns) + ' / ' + ns(st.p95_ns));\n"
+    "  card('Max step', ns(st.max_ns));\n"
+    "  card('Events', sm.events);\n"
+    "  card('Dropped', sm.dropped);\n"
+    "  var mem = A.memory || {};\n"
+    "  card('Peak host RSS', bytes(mem.peak_rss_bytes));\n"
+    "  if (mem.have_gpu) card('Peak GPU used', bytes(mem.peak_gpu_used_bytes));\n"
+    "  card('Memory leak', mem.leak_detected ? 'DETECTED' : 'none');\n"
+    "  var sy = A.system || {};\n"
+    "  if (sy.readings) {\n"
+    "    card('Disk read / written', bytes(sy.io_read_bytes) + ' / ' + bytes(sy.io_write_bytes));\n"
+    "    if (sy.cpu_user_pct !== null) card('Process CPU', sy.cpu_user_pct.toFixed(0) + '% user, ' + sy.cpu_sys_pct.toFixed(0) + '% sys');\n"
+    "    if (sy.energy_j !== null) card('Energy', sy.energy_j.toFixed(1) + ' J');\n"
+    "  }\n"
+    "  /* bottlenecks */\n"
+    "  var bn = A.bottlenecks || [];\n"
+    "  var s2 = section('Bottlenecks (' + bn.length + ')', 'bottlenecks');\n"
+    "  if (!bn.length) add(s2, el('p', null, 'None: nothing stands out.'));\n"
+    "  bn.forEach(function (b) {\n"
+    "    var d = add(s2, el('div', 'finding sev-' + String(b.severity).toLowerCase()));\n"
+    "    add(d, el('div', 'ftitle', '[' + b.severity + '] ' + b.type + ': ' + b.description));\n"
+    "    if (b.path) add(d, el('div', 'fline', 'Region: ' + b.path));\n"
+    "    add(d, el('div', 'fline', 'Evidence: ' + b.evidence));\n"
+    "    add(d, el('div', 'fline', 'Fix: ' + b.recommendation));\n"
+    "  });\n"
+    "  /* top operations */\n"
+    "  var ops = A.ops || [];\n"
+    "  var s3 = section('Top operations', 'ops');\n"
+    "  table(s3, ['#', 'operation', 'total', 'calls', 'share', 'self'], ops.slice(0, 30).map(function (o, i) {\n"
+    "    return [i + 1, o.name, ns(o.total_ns), o.calls, pct(o.share), ns(o.self_ns)];\n"
+    "  }), 'ops');\n"
+    "  /* step times */\n"
+    "  var series = st.series || [];\n"
+    "  var s4 = section('Step times' + (st.series_every ? ' (the longest of every ' + st.series_every + ' steps)' : ''), 'steps');\n"
+    "  function chart(parent, xs, ys, opts) {\n"
+    "    var W = 900, H = 220, P = 40;\n"
+    "    var g = add(parent, svg('svg', { viewBox: '0 0 ' + W + ' ' + H, 'class': 'chart', role: 'img' }));\n"
+    "    if (!xs.length) return g;\n"
+    "    var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);\n"
+    "    var y1 = Math.max.apply(null, ys.concat(opts.extra || [])) || 1;\n"
+    "    if (x1 === x0) x1 = x0 + 1;\n"
+    "    function X(v) { return P + (W - 2 * P) * (v - x0) / (x1 - x0); }\n"
+    "    function Y(v) { return H - P + -(H - 2 * P) * v / y1; }\n"
+    "    add(g, svg('line', { x1: P, y1: H - P, x2: W - P, y2: H - P, 'class': 'axis' }));\n"
+    "    add(g, svg('line', { x1: P, y1: P, x2: P, y2: H - P, 'class': 'axis' }));\n"
+    "    var lab = add(g, svg('text', { x: 2, y: P - 6, 'class': 'lab' })); lab.textContent = opts.fmt(y1);\n"
+    "    var lab0 = add(g, svg('text', { x: P, y: H - P + 16, 'class': 'lab' })); lab0.textContent = opts.xlab(x0);\n"
+    "    var lab1 = add(g, svg('text', { x: W - P, y: H - P + 16, 'class': 'lab end' })); lab1.textContent = opts.xlab(x1);\n"
+    "    var pts = xs.map(function (x, i) { return X(x).toFixed(1) + ',' + Y(ys[i]).toFixed(1); }).join(' ');\n"
+    "    add(g, svg('polyline', { points: pts, 'class': 'series' }));\n"
+    "    if (opts.mark) xs.forEach(function (x, i) {\n"
+    "      if (opts.mark(ys[i])) {\n"
+    "        var c = add(g, svg('circle', { cx: X(x).toFixed(1), cy: Y(ys[i]).toFixed(1), r: 3, 'class': 'outlier' }));\n"
+    "        var t = add(c, svg('title', {})); t.textContent = opts.xlab(x) + ': ' + opts.fmt(ys[i]);\n"
+    "      }\n"
+    "    });\n"
+    "    if (opts.line) add(g, svg('line', { x1: X(opts.line[0]), y1: Y(opts.line[1]), x2: X(opts.line[2]), y2: Y(opts.line[3]), 'class': 'fit' }));\n"
+    "    return g;\n"
+    "  }\n"
+    "  var p95 = st.p95_ns || 0;\n"
+    "  chart(s4, series.map(function (s) { return s.index; }), series.map(function (s) { return s.duration_ns; }), {\n"
+    "    fmt: ns, xlab: function (v) { return 'step ' + v; }, mark: function (v) { return p95 && v > p95; }\n"
+    "  });\n"
+    "  add(s4, el('p', 'note', 'Dots: steps above p95 (' + ns(p95) + ').'));\n"
+    "  /* memory */\n"
+    "  var pts = M.points || [];\n"
+    "  var s5 = section('Memory at step ends', 'memory');\n"
+    "  var hl = mem.host_leak || {};\n"
+    "  if (!pts.length) add(s5, el('p', null, 'No memory samples at step boundaries.'));\n"
+    "  else {\n"
+    "    var MB = 1048576, ys = pts.map(function (p) { return p[1]; });\n"
+    "    chart(s5, pts.map(function (p) { return p[0]; }), ys, {\n"
+    "      fmt: bytes, xlab: function (v) { return 'step ' + v; },\n"
+    "      line: hl.have_fit ? [pts[0][0], hl.start_mb * MB, pts[pts.length - 1][0], hl.end_mb * MB] : null,\n"
+    "      extra: hl.have_fit ? [hl.start_mb * MB, hl.end_mb * MB] : []\n"
+    "    });\n"
+    "    add(s5, el('p', 'note', 'Host RSS' + (hl.have_fit ? '; line: the leak fit, ' + (hl.slope_mb_per_step || 0).toFixed(3) + ' MB/step, ' + hl.verdict + ' (' + hl.reason + ')' : '')));\n"
+    "  }\n"
+    "  /* flame graph */\n"
+    "  var s6 = section('Flame graph', 'flame');\n"
+    "  var bar = add(s6, el('div', 'fbar'));\n"
+    "  var search = add(bar, el('input'));\n"
+    "  search.type = 'search'; search.placeholder = 'search names'; search.id = 'flame-search';\n"
+    "  var reset = add(bar, el('button', null, 'reset zoom')); reset.id = 'flame-reset';\n"
+    "  var info = add(bar, el('span', 'finfo'));\n"
+    "  var fl = add(s6, el('div', 'flame')); fl.id = 'flame-graph';\n"
+    "  var nodes = F.nodes || [], kids = nodes.map(function () { return []; }), roots = [];\n"
+    "  nodes.forEach(function (n, i) { if (n[0] < 0 || n[0] >= i) roots.push(i); else kids[n[0]].push(i); });\n"
+    "  var rootTotal = roots.reduce(function (a, i) { return a + nodes[i][2]; }, 0) || 1;\n"
+    "  var focus = -1, ROW = 18;\n"
+    "  function drawFlame() {\n"
+    "    fl.textContent = '';\n"
+    "    var q = search.value.toLowerCase(), hits = 0, maxd = 0;\n"
+    "    var base = focus < 0 ? roots : [focus];\n"
+    "    var tot = focus < 0 ? rootTotal : (nodes[focus][2] || 1);\n"
+    "    function place(i, x, depth) {\n"
+    "      var n = nodes[i], w = n[2] / tot;\n"
+    "      if (w < 0.001) return;\n"
+    "      if (depth > maxd) maxd = depth;\n"
+    "      var d = add(fl, el('div', 'fr', n[1]));\n"
+    "      d.style.left = (100 * x) + '%'; d.style.width = (100 * w) + '%'; d.style.top = (depth * ROW) + 'px';\n"
+    "      d.title = n[1] + '\\n' + ns(n[2]) + ' total (' + pct(n[2] / rootTotal) + '), ' + ns(n[3]) + ' self, ' + n[4] + ' calls';\n"
+    "      d.setAttribute('data-node', i);\n"
+    "      if (q && n[1].toLowerCase().indexOf(q) >= 0) { d.className += ' hit'; hits++; }\n"
+    "      var cx = x;\n"
+    "      kids[i].forEach(function (k) { place(k, cx, depth + 1); cx += nodes[k][2] / tot; });\n"
+    "    }\n"
+    "    var x = 0;\n"
+    "    base.forEach(function (i) { place(i, x, 0); x += nodes[i][2] / tot; });\n"
+    "    fl.style.height = ((maxd + 1) * ROW + 2) + 'px';\n"
+    "    info.textContent = (focus < 0 ? 'all' : nodes[focus][1]) + (q ? ' | ' + hits + ' match' + (hits === 1 ? '' : 'es') : '') +\n"
+    "      (F.pruned ? ' | ' + F.pruned + ' small paths left out' : '');\n"
+    "  }\n"
+    "  fl.addEventListener('click', function (ev) {\n"
+    "    var t = ev.target;\n"
+    "    if (t && t.getAttribute && t.getAttribute('data-node') !== null) { focus = +t.getAttribute('data-node'); drawFlame(); }\n"
+    "  });\n"
+    "  reset.addEventListener('click', function () { focus = -1; drawFlame(); });\n"
+    "  search.addEventListener('input', drawFlame);\n"
+    "  drawFlame();\n"
+    "  /* GPU */\n"
+    "  var g = A.gpu || {};\n"
+    "  if (g.present) {\n"
+    "    var s7 = section('GPU', 'gpu');\n"
+    "    add(s7, el('p', null, 'Kernels ' + ns(g.kernel_ns) + ', copies ' + ns(g.copy_ns) + ', launches ' + g.launches + ', idle ' + pct(g.idle_share)));\n"
+    "    table(s7, ['kernel', 'calls', 'total', 'mean', 'share'], (g.kernels || []).slice(0, 20).map(function (k) {\n"
+    "      return [k.name, k.count, ns(k.total_ns), ns(k.mean_ns), pct(k.share)];\n"
+    "    }), 'ops');\n"
+    "  }\n"
+    "  document.body.setAttribute('data-ready', '1');\n"
+    "})();\n";
+
+/* s as HTML text: escape.h's rule for untrusted text (controls and
+ * invisible characters as visible escapes), then the five markup
+ * characters as entities. */
+static void html_text(pb_buf *b, const char *s)
+{
+    char rep[ESC_CHAR_MAX];
+    while (s && *s) {
+        s += esc_char(s, rep, NULL);
+        for (const char *r = rep; *r; r++) {
+            switch (*r) {
+            case '&': pb_buf_puts(b, "&amp;"); break;
+            case '<': pb_buf_puts(b, "&lt;"); break;
+            case '>': pb_buf_puts(b, "&gt;"); break;
+            case '"': pb_buf_puts(b, "&quot;"); break;
+            case '\'': pb_buf_puts(b, "&#39;"); break;
+            default: pb_buf_putc(b, *r);
+            }
+        }
+    }
+}
+
+/* b's JSON into f with '<', '>' and '&' as \\u escapes (they occur in
+ * strings only, where the escape is the same character). */
+static void put_json(FILE *f, const pb_buf *b)
+{
+    for (size_t i = 0; i < b->len; i++) {
+        char c = b->data[i];
+        if (c == '<')
+            fputs("\\u003c", f);
+        else if (c == '>')
+            fputs("\\u003e", f);
+        else if (c == '&')
+            fputs("\\u0026", f);
+        else
+            fputc(c, f);
+    }
+}
+
+/* The flame graph's paths: {"nodes": [[parent, name, total_ns, self_ns,
+ * calls], ...], "pruned": N} in preorder of the all-threads tree (a parent
+ * before its children; -1: a root), the paths below the size floor left
+ * out with everything under them. */
+static bool flame_json(pb_buf *b, const prism_analysis *a)
+{
+    const prism_tree *t = prism_analysis_tree(a);
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    uint64_t total = 0;
+    for (uint32_t r = t->count ? 0 : PRISM_NO_NODE; r != PRISM_NO_NODE && r < t->count;
+         r = t->nodes[r].next_sibling)
+        total += t->nodes[r].total_ns;
+    double floor = (double)total / HTML_MIN_SHARE;
+    uint32_t *stack = malloc((t->count + 1) * sizeof *stack);
+    int64_t *out = malloc((t->count + 1) * sizeof *out);   /* tree node -> emitted index */
+    uint64_t pruned = 0, n = 0;
+    pb_json_key(&w, "nodes");
+    pb_json_begin_array(&w);
+    if (stack && out && t->count) {
+        size_t sp = 0;
+        for (uint32_t r = 0; r != PRISM_NO_NODE; r = t->nodes[r].next_sibling)
+            stack[sp++] = r;
+        /* roots pushed in order: reverse them so the first comes out first */
+        for (size_t i = 0; i < sp / 2; i++) {
+            uint32_t x = stack[i];
+            stack[i] = stack[sp - 1 - i];
+            stack[sp - 1 - i] = x;
+        }
+        while (sp) {
+            uint32_t i = stack[--sp];
+            const prism_node *nd = &t->nodes[i];
+            if ((double)nd->total_ns < floor || n >= HTML_MAX_NODES) {
+                pruned++;
+                continue;
+            }
+            int64_t parent = nd->parent == PRISM_NO_NODE ? -1 : out[nd->parent];
+            out[i] = (int64_t)n++;
+            pb_json_begin_array(&w);
+            pb_json_int(&w, parent);
+            pb_json_string(&w, nd->name ? nd->name : "");
+            pb_json_uint(&w, nd->total_ns);
+            pb_json_uint(&w, nd->self_ns);
+            pb_json_uint(&w, nd->calls);
+            pb_json_end_array(&w);
+            size_t first = sp;
+            for (uint32_t c = nd->first_child; c != PRISM_NO_NODE; c = t->nodes[c].next_sibling)
+                stack[sp++] = c;
+            for (size_t x = first, y = sp; x + 1 < y; x++, y--) {   /* first child first */
+                uint32_t tmp = stack[x];
+                stack[x] = stack[y - 1];
+                stack[y - 1] = tmp;
+            }
+        }
+    }
+    pb_json_end_array(&w);
+    pb_json_kuint(&w, "pruned", pruned);
+    pb_json_end_object(&w);
+    bool ok = (t->count == 0 || (stack && out)) && pb_json_finish(&w) && !b->oom;
+    free(stack);
+    free(out);
+    return ok;
+}
+
+/* Host RSS (and GPU memory used) at step ends: {"points": [[step, rss,
+ * gpu_used], ...]}, at most HTML_MAX_MEM (the highest RSS of each run). */
+static bool memory_json(pb_buf *b, const prism_analysis *a)
+{
+    const prism_memory_stats *m = prism_analysis_memory(a);
+    size_t k = 0;
+    for (size_t i = 0; i < m->count; i++)
+        k += m->samples[i].step != PRISM_NO_STEP;
+    size_t every = k > HTML_MAX_MEM ? (k + HTML_MAX_MEM - 1) / HTML_MAX_MEM : 1, seen = 0;
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    pb_json_key(&w, "points");
+    pb_json_begin_array(&w);
+    const prism_mem_point *best = NULL;
+    for (size_t i = 0; i < m->count; i++) {
+        const prism_mem_point *p = &m->samples[i];
+        if (p->step == PRISM_NO_STEP)
+            continue;
+        if (!best || p->rss > best->rss)
+            best = p;
+        if (++seen % every && i + 1 < m->count)
+            continue;
+        pb_json_begin_array(&w);
+        pb_json_uint(&w, best->step);
+        pb_json_uint(&w, best->rss);
+        pb_json_uint(&w, best->gpu_used);
+        pb_json_end_array(&w);
+        best = NULL;
+    }
+    pb_json_end_array(&w);
+    pb_json_end_object(&w);
+    return pb_json_finish(&w) && !b->oom;
+}
+
+bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a)
+{
+    pb_buf rep = { 0 }, fl = { 0 }, mem = { 0 };
+    bool ok = analyze_json_buf(&rep, path, a, HTML_MAX_STEPS) && flame_json(&fl, a) &&
+              memory_json(&mem, a);
+    if (ok) {
+        pb_buf title = { 0 };
+        html_text(&title, path);
+        fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                "<meta name=\"generator\" content=\"prism-top analyze --format html\">\n"
+                "<title>PRISM report: %s</title>\n<style>\n%s</style>\n</head>\n<body>\n"
+                "<div id=\"app\"></div>\n"
+                "<noscript>This report draws itself with JavaScript; its data are in the "
+                "page as JSON (prism.analyze/1).</noscript>\n",
+                pb_buf_str(&title), css);
+        ok = !title.oom;
+        pb_buf_free(&title);
+        fputs("<script type=\"application/json\" id=\"prism-analyze\">", f);
+        put_json(f, &rep);
+        fputs("</script>\n<script type=\"application/json\" id=\"prism-flame\">", f);
+        put_json(f, &fl);
+        fputs("</script>\n<script type=\"application/json\" id=\"prism-memory\">", f);
+        put_json(f, &mem);
+        fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", script);
+    }
+    pb_buf_free(&rep);
+    pb_buf_free(&fl);
+    pb_buf_free(&mem);
+    return ok;
+}

@@ -1,0 +1,242 @@
+"""analyze --format html: the page in a real browser (Debian's chromium,
+headless, driven over the DevTools protocol on a pipe: the standard library
+only).
+
+A training loop is recorded for real (prism regions, steps, one step in
+nine slow, names that are markup: `<img src=x onerror=...>` and a closing
+script tag), its report written by prism-top, then loaded from a file://
+URL.  Checked: the page asks for nothing but itself (no request other than
+the document) and logs no error or exception; it draws itself (its
+`data-ready` mark); its figures are those of `analyze --format json` of
+the same profile (steps, findings, operations by name, calls and order);
+the hostile names are text, never markup (nothing they would run ran, and
+they appear verbatim in the page's text); a real mouse click on a flame
+graph frame zooms to it and the search box finds a name.  Without chromium
+the test skips, saying so (the tests' dependency step installs it).
+"""
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from pyutil import B, PRISM_TOP, clean_env, run_py
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">'
+HOSTILE_SCRIPT = '</script><script>window.__pwned=2</script>'
+
+
+class Browser:
+    """chromium --headless with --remote-debugging-pipe: commands on its fd
+    3, answers and events on its fd 4, each a JSON text ending in NUL."""
+
+    def __init__(self, profile_dir):
+        to_r, self.to_w = os.pipe()
+        self.from_r, from_w = os.pipe()
+
+        def fds():                      # (subprocess closes all but pass_fds after this)
+            a, b = os.dup(to_r), os.dup(from_w)     # above 4, whatever the pipes' numbers
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.p = subprocess.Popen(
+            [CHROMIUM, "--headless=new", "--remote-debugging-pipe", "--no-sandbox",
+             "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--disable-background-networking",
+             "--user-data-dir=" + profile_dir, "about:blank"],
+            pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        os.close(to_r)
+        os.close(from_w)
+        self.buf = b""
+        self.next_id = 0
+        self.events = []
+        self.session = None
+
+    def close(self):
+        try:
+            self.send("Browser.close", session=False, wait=False)
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        os.close(self.to_w)
+        os.close(self.from_r)
+
+    def _read(self, deadline_s):
+        r, _, _ = select.select([self.from_r], [], [], deadline_s)
+        if not r:
+            raise AssertionError("chromium said nothing for %d s" % deadline_s)
+        chunk = os.read(self.from_r, 1 << 16)
+        if not chunk:
+            raise AssertionError("chromium closed its pipe")
+        self.buf += chunk
+
+    def _message(self):
+        while b"\0" not in self.buf:
+            self._read(120)
+        raw, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(raw)
+
+    def send(self, method, params=None, session=True, wait=True):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        os.write(self.to_w, json.dumps(msg).encode() + b"\0")
+        if not wait:
+            return None
+        while True:
+            m = self._message()
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise AssertionError("%s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_event(self, method):
+        for i, m in enumerate(self.events):
+            if m.get("method") == method:
+                return self.events.pop(i)
+        while True:
+            m = self._message()
+            if m.get("method") == method:
+                return m
+            self.events.append(m)
+
+    def open(self, url):
+        targets = self.send("Target.getTargets", session=False)["targetInfos"]
+        page = [t for t in targets if t["type"] == "page"][0]
+        self.session = self.send("Target.attachToTarget",
+                                 {"targetId": page["targetId"], "flatten": True},
+                                 session=False)["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.send(domain + ".enable")
+        self.send("Page.navigate", {"url": url})
+        self.wait_event("Page.loadEventFired")
+
+    def js(self, expr):
+        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+        if "exceptionDetails" in r:
+            raise AssertionError("%s: %s" % (expr, r["exceptionDetails"]))
+        return r["result"].get("value")
+
+    def click(self, x, y):
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y,
+                                                   "button": "left", "clickCount": 1})
+
+
+RECORD = """
+import prism
+assert prism.init(output=%r)
+for i in range(27):
+    with prism.step():
+        with prism.region("load_batch"):
+            sum(range(20000))
+        with prism.region("forward"):
+            with prism.region(%r):
+                sum(range(60000 if i %% 9 == 4 else 30000))
+            with prism.region(%r):
+                sum(range(10000))
+        with prism.region("optimizer_step"):
+            sum(range(5000))
+prism.shutdown()
+"""
+
+
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlReport(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="prism-html-")
+        cls.profile = os.path.join(cls.dir, "run.cbor")
+        run_py(RECORD % (cls.profile, HOSTILE_IMG, HOSTILE_SCRIPT))
+        cls.page = os.path.join(cls.dir, "report.html")
+        subprocess.run([PRISM_TOP, "analyze", "--format", "html", "-o", cls.page, cls.profile],
+                       check=True, timeout=300)
+        cls.json = json.loads(subprocess.run(
+            [PRISM_TOP, "analyze", "--format", "json", cls.profile], check=True,
+            capture_output=True, timeout=300).stdout)
+        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
+        cls.browser.open("file://" + cls.page)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_self_contained_and_quiet(self):
+        b = self.browser
+        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
+        urls = [m["params"]["request"]["url"] for m in b.events
+                if m.get("method") == "Network.requestWillBeSent"]
+        self.assertTrue(all(u == "file://" + self.page for u in urls), urls)
+        errors = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
+                  (m.get("method") == "Runtime.consoleAPICalled" and
+                   m["params"]["type"] in ("error", "assert")) or
+                  (m.get("method") == "Log.entryAdded" and
+                   m["params"]["entry"]["level"] == "error")]
+        self.assertEqual(errors, [])
+        text = open(self.page, encoding="utf-8").read()
+        for needle in ("src=\"", "href=", "url(", "@import", "<link", "<iframe"):
+            self.assertNotIn(needle, text.split("<script type=")[0])
+
+    def test_figures_are_the_reports(self):
+        b, j = self.browser, self.json
+        cards = b.js("Array.from(document.querySelectorAll('#summary .card')).map("
+                     "c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent])")
+        cards = dict(cards)
+        self.assertEqual(cards["Steps"], str(j["steps"]["count"]))
+        rows = b.js("Array.from(document.querySelectorAll('#ops tbody tr')).map("
+                    "r => Array.from(r.cells).map(c => c.textContent))")
+        want = [(o["name"], str(o["calls"])) for o in j["ops"][:30]]
+        self.assertEqual([(r[1], r[3]) for r in rows], want)
+        self.assertEqual(b.js("document.querySelectorAll('#bottlenecks .finding').length"),
+                         len(j["bottlenecks"]))
+        self.assertEqual(b.js("document.querySelectorAll('#steps polyline').length"), 1)
+        self.assertEqual(b.js("JSON.parse(document.getElementById('prism-analyze').textContent)"
+                              ".steps.count"), j["steps"]["count"])
+
+    def test_hostile_names_are_text(self):
+        b = self.browser
+        self.assertIsNone(b.js("window.__pwned === undefined ? null : window.__pwned"))
+        self.assertEqual(b.js("document.querySelectorAll('img, #app script').length"), 0)
+        body = b.js("document.getElementById('app').textContent")
+        self.assertIn(HOSTILE_IMG, body)
+        self.assertIn(HOSTILE_SCRIPT, body)
+
+    def test_flame_click_and_search(self):
+        b = self.browser
+        box = b.js("(() => { const f = Array.from(document.querySelectorAll('#flame-graph .fr'))"
+                   ".find(e => e.textContent === 'forward'); const r = f.getBoundingClientRect();"
+                   " f.scrollIntoView(); const s = f.getBoundingClientRect();"
+                   " return [s.left + 2, s.top + s.height / 2]; })()")
+        b.click(box[0], box[1])
+        info = b.js("document.querySelector('#flame .finfo').textContent")
+        self.assertTrue(info.startswith("forward"), info)
+        top = b.js("Array.from(document.querySelectorAll('#flame-graph .fr'))"
+                   ".filter(e => e.style.top === '0px').map(e => [e.textContent, e.style.width])")
+        self.assertEqual(top, [["forward", "100%"]])
+        b.js("(() => { const s = document.getElementById('flame-search'); s.focus(); })()")
+        b.send("Input.insertText", {"text": "optimizer"})
+        # zoomed into forward: the optimizer's frame is not below it
+        self.assertTrue(b.js("document.querySelector('#flame .finfo').textContent")
+                        .endswith("| 0 matches"))
+        b.js("document.getElementById('flame-reset').click()")
+        self.assertTrue(b.js("document.querySelector('#flame .finfo').textContent")
+                        .endswith("| 1 match"))
+        hits = b.js("Array.from(document.querySelectorAll('#flame-graph .fr.hit'))"
+                    ".map(e => e.textContent)")
+        self.assertEqual(hits, ["optimizer_step"])
+
+
+if __name__ == "__main__":
+    unittest.main()
