@@ -5,14 +5,14 @@
 # U+2069, U+2028 and U+2029 (tests/corpus/export/hostile_names.json), and
 # the same trace converted to a PRISM profile by the project's writer, run
 # through each output of prism-top:
-#   analyze (text, --format json), analyze --summary, compare (text,
+#   analyze (text, --format json, --format html), analyze --summary, compare (text,
 #   --format json), compare --gate (text, markdown, --format json), export --format chrome-trace|speedscope|json|csv|folded,
 #   and the job report (text, --format json) of a directory of two ranks,
 #   one of them a file whose name is hostile too, and of their summaries.
 # No output may hold a raw C0 control but \n and \t, DEL, a C1 control, a
 # bidi control or a line/paragraph separator, or invalid UTF-8 (python3
-# reads the bytes); every JSON output parses and gives the names back
-# whole; the text outputs show them escaped (\x1b, \u202e), the markdown
+# reads the bytes); every JSON output (and the HTML page's three JSON
+# documents) parses and gives the names back whole; the text outputs show them escaped (\x1b, \u202e), the markdown
 # one with its punctuation backslash-escaped too (\\x1b\[2J).
 # Run by `make test` as $(B)/tests/hostile_names_test; by hand:
 # B=build sh tests/hostile_names_test.sh.
@@ -44,8 +44,15 @@ m = bad.search(text)
 if m:
     sys.exit("%s: raw U+%04X at character %d: %r" % (path, ord(m.group()), m.start(),
                                                     text[max(0, m.start() - 30):m.start() + 10]))
-if kind == "json":
-    doc = json.loads(text)
+if kind in ("json", "html"):
+    if kind == "html":              # the page's JSON documents, each parsed
+        docs = re.findall(r'<script type="application/json" id="prism-\w+">(.*?)</script>',
+                          text, re.S)
+        if len(docs) != 3:
+            sys.exit("%s: %d JSON documents, not 3" % (path, len(docs)))
+        doc = [json.loads(d) for d in docs]
+    else:
+        doc = json.loads(text)
     strs = []
     def walk(x):
         if isinstance(x, str):
@@ -88,6 +95,8 @@ outputs() {
     f=$1 x=$2
     out "$x.analyze.json" analyze "$f" --format json && check "$T/$x.analyze.json" json "$REGIONS" &&
     out "$x.analyze.txt" analyze "$f" && check "$T/$x.analyze.txt" text "[]" &&
+    out "$x.analyze.html" analyze "$f" --format html &&
+    check "$T/$x.analyze.html" html "$REGIONS" &&
     out "$x.summary.json" analyze --summary "$f" && check "$T/$x.summary.json" json "$REGIONS" &&
     out "$x.compare.json" compare "$f" "$f" --format json &&
     check "$T/$x.compare.json" json "$ALL" &&
