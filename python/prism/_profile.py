@@ -205,6 +205,25 @@ class Profile:
         m = self.memory or {}
         return {"host": m.get("host_leak"), "gpu": m.get("gpu_leak")}
 
+    def save_html(self, path):
+        """Write the report as one self-contained HTML page (what
+        ``prism-top analyze --format html`` writes): written whole to a
+        temporary name beside path, then renamed."""
+        page = self._h.analyze_html()
+        path = _fspath(path)
+        tmp = "%s.tmp-%d" % (path, _os.getpid())
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(page)
+            _os.replace(tmp, path)
+        except BaseException:
+            try:
+                _os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return path
+
     def export(self, out, format="chrome-trace"):
         """Write this profile as prism-top export does (see prism.export)."""
         export(self, out, format)

@@ -7,6 +7,7 @@
  *   analyze(path, threshold_pct, leak_mb, ridge)
  *       -> (Analysis, None, 0) or (None, reason, byte offset)
  *   Analysis.analyze_json() / tree_json() -> str (prism.analyze/1, prism.tree/1)
+ *   Analysis.analyze_html() -> str (analyze --format html's page)
  *   Analysis.memory() -> 5 bytes objects of native int64: t_ns, rss, GPU used,
  *       GPU reserved (all devices), step (-1: a periodic sample)
  *   Analysis.export(format, out) -> None: csv, folded or json into the file out
@@ -131,7 +132,7 @@ typedef struct job {
     const Analysis *x, *y;
     const prism_compare *c;
 } job;
-enum { ANALYZE, TREE, COMPARE };
+enum { ANALYZE, TREE, COMPARE, HTML };
 
 static bool run_job(FILE *f, const job *j)
 {
@@ -142,6 +143,8 @@ static bool run_job(FILE *f, const job *j)
         return export_json(f, j->x->path, j->x->a);
     case COMPARE:
         return compare_write_json(f, j->x->path, j->y->path, j->x->a, j->y->a, j->c);
+    case HTML:
+        return analyze_write_html(f, j->x->path, j->x->a);
     }
     return false;
 }
@@ -166,6 +169,13 @@ static PyObject *write_str(const job *j)
     PyObject *s = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
     free(buf);
     return s;
+}
+
+static PyObject *Analysis_analyze_html(PyObject *self, PyObject *u)
+{
+    (void)u;
+    job j = { HTML, (Analysis *)self, NULL, NULL };
+    return write_str(&j);
 }
 
 static PyObject *Analysis_analyze_json(PyObject *self, PyObject *u)
@@ -328,6 +338,8 @@ static PyObject *Analysis_path(PyObject *self, void *u)
 
 static PyMethodDef Analysis_methods[] = {
     { "analyze_json", Analysis_analyze_json, METH_NOARGS, "prism.analyze/1 as a str." },
+    { "analyze_html", Analysis_analyze_html, METH_NOARGS,
+      "analyze --format html's page as a str." },
     { "tree_json", Analysis_tree_json, METH_NOARGS, "prism.tree/1 as a str." },
     { "memory", Analysis_memory, METH_NOARGS, "The memory samples: 5 int64 columns (bytes)." },
     { "export", PRISM_PYFN(Analysis_export), METH_FASTCALL, "export(format, out)." },

@@ -11,7 +11,8 @@ the document) and logs no error or exception; it draws itself (its
 the same profile (steps, findings, operations by name, calls and order);
 the hostile names are text, never markup (nothing they would run ran, and
 they appear verbatim in the page's text); a real mouse click on a flame
-graph frame zooms to it and the search box finds a name.  Without chromium
+graph frame zooms to it and the search box finds a name; Profile.save_html
+writes the same page.  Without chromium
 the test skips, saying so (the tests' dependency step installs it).
 """
 import json
@@ -212,6 +213,14 @@ class HtmlReport(unittest.TestCase):
         body = b.js("document.getElementById('app').textContent")
         self.assertIn(HOSTILE_IMG, body)
         self.assertIn(HOSTILE_SCRIPT, body)
+
+    def test_profile_save_html_is_the_same_page(self):
+        import prism
+        out = os.path.join(self.dir, "saved.html")
+        self.assertEqual(prism.load(self.profile).save_html(out), out)
+        with open(out, "rb") as a, open(self.page, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertEqual([f for f in os.listdir(self.dir) if ".tmp-" in f], [])
 
     def test_flame_click_and_search(self):
         b = self.browser
