@@ -205,6 +205,11 @@ class ProfileAnalyzer:
             ))
         return out
 
+    def save_html(self, path: Any) -> str:
+        """The report as one self-contained HTML page (``prism-top analyze
+        --format html``; ``prism.Profile.save_html``)."""
+        return self.profile.save_html(path)
+
     def get_efficiency_report(self) -> str:
         """The reference's text report (summary, top 5 operations, bottlenecks)."""
         s = self.get_summary()

@@ -513,6 +513,14 @@ class ReferenceScriptTest(unittest.TestCase):
         self.assertEqual(s["avg_epoch_time_ms"], steps["mean_ns"] / 1e6)
         self.assertGreater(s["total_time_ms"], 0)
         self.assertEqual(s["prism_sampled_steps"], steps["sampled"])
+        # the report as one page: analyze --format html's, the same bytes
+        page = str(self.dir / "report.html")
+        ProfileAnalyzer(str(self.dir / "my_profile.pt")).save_html(page)
+        cli = subprocess.run([os.path.join(os.environ.get("B", "build"), "bin", "prism-top"),
+                              "analyze", "--format", "html", str(self.dir / "my_profile.pt")],
+                             capture_output=True, check=True).stdout
+        with open(page, "rb") as f:
+            self.assertEqual(f.read(), cli)
         # sample_rate=0.1 with adaptive sampling: the first 10 steps, then 1 in 10.
         self.assertGreaterEqual(steps["sampled"], 10)
         self.assertLess(steps["sampled"], steps["count"])
