@@ -208,7 +208,7 @@ static uint64_t run_pair_compare(void *ctx)
 {
     const pair_run *p = ctx;
     FILE *devnull = fopen("/dev/null", "w");
-    int rc = rp_compare_files(p->a->path, p->b->path, "-", false, 20, NULL,
+    int rc = rp_compare_files(p->a->path, p->b->path, "-", RP_TXT, 20, NULL,
                               devnull ? devnull : stdout);
     if (devnull)
         fclose(devnull);

@@ -15,7 +15,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: prism-top compare A B [-o OUT] [--format txt|json] [--top N]\n"
+        "usage: prism-top compare A B [-o OUT] [--format txt|json|html] [--top N]\n"
         "                         [--threshold PCT] [--leak-threshold MB] [--ridge F]\n"
         "       prism-top compare --gate [--max-slowdown PCT] [--fail-on-shift]\n"
         "                         [--format txt|markdown|json] [-o OUT] [--top N] BASE... NEW\n"
@@ -28,7 +28,9 @@ static void usage(FILE *f)
         "shift, beyond the run's factor), new and vanished regions and bottlenecks.\n"
         "\n"
         "  -o, --output OUT       write the report to OUT (written whole or not at all)\n"
-        "  --format txt|json      text (default) or JSON (schema prism.compare/1)\n"
+        "  --format txt|json|html text (default), JSON (schema prism.compare/1) or one\n"
+        "                         self-contained HTML page (the changes by region and\n"
+        "                         the new run's flame graph coloured by its change)\n"
         "  --top N                text: show the N largest region changes, new and\n"
         "                         vanished regions (default %d, 0 = all); JSON always\n"
         "                         holds every region\n"
@@ -125,9 +127,10 @@ int cmd_compare(int argc, char **argv, FILE *out)
         goto done;
     }
     bool json = !strcmp(format, "json"), md = !strcmp(format, "markdown");
-    if (!json && !md && strcmp(format, "txt")) {
+    bool html = !gate && !strcmp(format, "html");
+    if (!json && !md && !html && strcmp(format, "txt")) {
         fprintf(stderr, "prism-top compare: --format is txt, json%s, not '%s'\n",
-                gate ? " or markdown" : "", format);
+                gate ? " or markdown" : " or html", format);
         goto done;
     }
     if (md && !gate) {
@@ -151,7 +154,8 @@ int cmd_compare(int argc, char **argv, FILE *out)
             usage(stderr);
         goto done;
     }
-    rc = rp_compare_files(paths[0], paths[1], output, json, top, &opts, out);
+    rc = rp_compare_files(paths[0], paths[1], output, html ? RP_HTML : json ? RP_JSON : RP_TXT,
+                          top, &opts, out);
 done:
     free(paths);
     return rc;

@@ -477,7 +477,7 @@ static void *load_side(void *arg)
     return NULL;
 }
 
-int rp_compare_files(const char *pa, const char *pb, const char *output, bool json,
+int rp_compare_files(const char *pa, const char *pb, const char *output, int format,
                      size_t top, const prism_analysis_opts *opts, FILE *out)
 {
     const char *paths[2] = { pa, pb };
@@ -503,14 +503,17 @@ int rp_compare_files(const char *pa, const char *pb, const char *output, bool js
         fprintf(stderr, "prism-top: %s: out of memory comparing with %s\n", paths[1], paths[0]);
     if (c && !outfile_open(&o, output, out)) {
         bool ok = true;
-        if (json) {
+        if (format == RP_JSON) {
             ok = compare_write_json(o.f, paths[0], paths[1], a, b, c);
+        } else if (format == RP_HTML) {
+            ok = compare_write_html(o.f, paths[0], paths[1], a, b, c);
         } else {
             report_units_for(o.f);
             compare_write_txt(o.f, paths[0], paths[1], a, b, c, top);
         }
         if (!ok)
-            fprintf(stderr, "prism-top: %s: internal error writing JSON\n", paths[1]);
+            fprintf(stderr, "prism-top: %s: internal error writing %s (or out of memory)\n",
+                    paths[1], format == RP_HTML ? "HTML" : "JSON");
         rc = outfile_close(&o, ok);
     }
     if (c)

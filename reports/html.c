@@ -44,7 +44,9 @@ static const char css[] =
     ".fbar{display:flex;gap:8px;align-items:center;margin-bottom:6px}.finfo{color:#556;font-size:12px}\n"
     ".flame{position:relative;width:100%;overflow:hidden;border:1px solid #eef}\n"
     ".fr{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;background:#f2a65a;font-size:11px;line-height:15px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 3px;cursor:pointer}\n"
-    ".fr:hover{background:#e8833a}.fr.hit{background:#c050c0;color:#fff}\n";
+    ".fr:hover{background:#e8833a}.fr.hit{background:#c050c0;color:#fff}\n"
+    ".fr.fslow{background:#f0a0a0}.fr.fslow2{background:#d44;color:#fff}.fr.ffast{background:#a8c8ef}.fr.ffast2{background:#3a78c8;color:#fff}.fr.fsame{background:#ddd}.fr.fnew{background:#b58bd8}\n"
+    ".fr.hit{background:#c050c0;color:#fff}\n";
 
 static const char script[] =
     "(function () {\n"
@@ -54,6 +56,7 @@ static const char script[] =
     "    try { return e ? JSON.parse(e.textContent) : null; } catch (x) { return null; }\n"
     "  }\n"
     "  var A = data('prism-analyze') || {}, F = data('prism-flame') || {}, M = data('prism-memory') || {};\n"
+    "  var C = data('prism-compare');\n"
     "  var app = document.getElementById('app');\n"
     "  function el(tag, cls, text) {\n"
     "    var e = document.createElement(tag);\n"
@@ -102,6 +105,7 @@ static const char script[] =
     "    for (var k in attrs) e.setAttribute(k, attrs[k]);\n"
     "    return e;\n"
     "  }\n"
+    "  function drawAnalyze() {\n"
     "  /* title and summary */\n"
     "  var hdr = A.header || {}, st = A.steps || {}, sm = A.summary || {};\n"
     "  add(app, el('h1', null, 'PRISM report: ' + (A.file || '')));\n"
@@ -191,8 +195,52 @@ static const char script[] =
     "    });\n"
     "    add(s5, el('p', 'note', 'Host RSS' + (hl.have_fit ? '; line: the leak fit, ' + (hl.slope_mb_per_step || 0).toFixed(3) + ' MB/step, ' + hl.verdict + ' (' + hl.reason + ')' : '')));\n"
     "  }\n"
+    "  /* GPU */\n"
+    "  var g = A.gpu || {};\n"
+    "  if (g.present) {\n"
+    "    var s7 = section('GPU', 'gpu');\n"
+    "    add(s7, el('p', null, 'Kernels ' + ns(g.kernel_ns) + ', copies ' + ns(g.copy_ns) + ', launches ' + g.launches + ', idle ' + pct(g.idle_share)));\n"
+    "    table(s7, ['kernel', 'calls', 'total', 'mean', 'share'], (g.kernels || []).slice(0, 20).map(function (k) {\n"
+    "      return [k.name, k.count, ns(k.total_ns), ns(k.mean_ns), pct(k.share)];\n"
+    "    }), 'ops');\n"
+    "  }\n"
+    "  }\n"
+    "  /* ---- compare: base against new ---- */\n"
+    "  function drawCompare(C) {\n"
+    "    var b = C.base || {}, n = C.new || {}, run = C.run || {};\n"
+    "    add(app, el('h1', null, 'PRISM compare: ' + (b.file || '') + '  ->  ' + (n.file || '')));\n"
+    "    var s1 = section('Runs', 'summary');\n"
+    "    function ratio(x, y) { return x && y ? (y / x).toFixed(3) + 'x' : '-'; }\n"
+    "    table(s1, ['', 'base', 'new', 'new / base'], [\n"
+    "      ['steps', b.steps, n.steps, ''],\n"
+    "      ['mean step', ns(b.mean_step_ns), ns(n.mean_step_ns), ratio(b.mean_step_ns, n.mean_step_ns)],\n"
+    "      ['p95 step', ns(b.p95_step_ns), ns(n.p95_step_ns), ratio(b.p95_step_ns, n.p95_step_ns)],\n"
+    "      ['peak host RSS', bytes(b.peak_rss_bytes), bytes(n.peak_rss_bytes), ratio(b.peak_rss_bytes, n.peak_rss_bytes)],\n"
+    "      ['memory leak', b.leak_detected ? 'DETECTED' : 'none', n.leak_detected ? 'DETECTED' : 'none', '']\n"
+    "    ], 'ops');\n"
+    "    add(s1, el('p', 'note', run.whole_run_shift\n"
+    "      ? 'The whole run moved by ' + (run.factor || 1).toFixed(3) + 'x (' + run.agree + ' of ' + run.regions + ' regions agree): region changes below are after that factor.'\n"
+    "      : 'No whole-run shift (' + run.agree + ' of ' + run.regions + ' regions agree with factor ' + (run.factor || 1).toFixed(3) + ').'));\n"
+    "    var regs = (C.regions || []).slice().sort(function (x, y) { return Math.abs(y.delta_ns) - Math.abs(x.delta_ns); });\n"
+    "    var s2 = section('Changes by region (' + regs.length + ')', 'regions');\n"
+    "    table(s2, ['region', 'status', 'base', 'new', 'change', 'median change', 'p', 'significant'], regs.slice(0, 60).map(function (r) {\n"
+    "      return [r.path, r.status, ns(r.base_ns), ns(r.new_ns),\n"
+    "              (r.delta_ns > 0 ? '+' : '') + ns(r.delta_ns) + (r.delta_pct === null || r.delta_pct === undefined ? '' : ' (' + (r.delta_pct > 0 ? '+' : '') + r.delta_pct.toFixed(1) + '%)'),\n"
+    "              r.median_pct === null || r.median_pct === undefined ? '-' : (r.median_pct > 0 ? '+' : '') + r.median_pct.toFixed(1) + '%',\n"
+    "              r.p_value === null || r.p_value === undefined ? '-' : r.p_value.toPrecision(2),\n"
+    "              r.significant ? 'yes' : ''];\n"
+    "    }), 'ops');\n"
+    "    var nb = C.bottlenecks_new || [], gb = C.bottlenecks_gone || [];\n"
+    "    if (nb.length || gb.length) {\n"
+    "      var s3 = section('Findings', 'bottlenecks');\n"
+    "      nb.forEach(function (x) { add(s3, el('div', 'finding sev-' + String(x.severity).toLowerCase(), 'new: [' + x.severity + '] ' + x.type + ': ' + x.description)); });\n"
+    "      gb.forEach(function (x) { add(s3, el('div', 'finding', 'gone: [' + x.severity + '] ' + x.type + ': ' + x.description)); });\n"
+    "    }\n"
+    "  }\n"
+    "  if (C) drawCompare(C); else drawAnalyze();\n"
     "  /* flame graph */\n"
-    "  var s6 = section('Flame graph', 'flame');\n"
+    "  var s6 = section(C ? 'Flame graph of the new run, against the base' : 'Flame graph', 'flame');\n"
+    "  if (C) add(s6, el('p', 'note', 'Red: slower than the base (5% or more; dark: 25%), blue: faster, grey: within 5%, purple: not in the base. Totals, not corrected for a whole-run shift.'));\n"
     "  var bar = add(s6, el('div', 'fbar'));\n"
     "  var search = add(bar, el('input'));\n"
     "  search.type = 'search'; search.placeholder = 'search names'; search.id = 'flame-search';\n"
@@ -215,6 +263,17 @@ static const char script[] =
     "      var d = add(fl, el('div', 'fr', n[1]));\n"
     "      d.style.left = (100 * x) + '%'; d.style.width = (100 * w) + '%'; d.style.top = (depth * ROW) + 'px';\n"
     "      d.title = n[1] + '\\n' + ns(n[2]) + ' total (' + pct(n[2] / rootTotal) + '), ' + ns(n[3]) + ' self, ' + n[4] + ' calls';\n"
+    "      if (n.length > 5) {                 /* compare: the new run against the base */\n"
+    "        var base = n[5];\n"
+    "        if (base < 0) { d.className += ' fnew'; d.title += '\\nnot in the base run'; }\n"
+    "        else {\n"
+    "          var r = base > 0 ? (n[2] - base) / base : 0;\n"
+    "          d.title += '\\nbase ' + ns(base) + ' (' + (r > 0 ? '+' : '') + (100 * r).toFixed(1) + '%)';\n"
+    "          if (r >= 0.05) d.className += r >= 0.25 ? ' fslow2' : ' fslow';\n"
+    "          else if (r <= -0.05) d.className += r <= -0.2 ? ' ffast2' : ' ffast';\n"
+    "          else d.className += ' fsame';\n"
+    "        }\n"
+    "      }\n"
     "      d.setAttribute('data-node', i);\n"
     "      if (q && n[1].toLowerCase().indexOf(q) >= 0) { d.className += ' hit'; hits++; }\n"
     "      var cx = x;\n"
@@ -233,15 +292,6 @@ static const char script[] =
     "  reset.addEventListener('click', function () { focus = -1; drawFlame(); });\n"
     "  search.addEventListener('input', drawFlame);\n"
     "  drawFlame();\n"
-    "  /* GPU */\n"
-    "  var g = A.gpu || {};\n"
-    "  if (g.present) {\n"
-    "    var s7 = section('GPU', 'gpu');\n"
-    "    add(s7, el('p', null, 'Kernels ' + ns(g.kernel_ns) + ', copies ' + ns(g.copy_ns) + ', launches ' + g.launches + ', idle ' + pct(g.idle_share)));\n"
-    "    table(s7, ['kernel', 'calls', 'total', 'mean', 'share'], (g.kernels || []).slice(0, 20).map(function (k) {\n"
-    "      return [k.name, k.count, ns(k.total_ns), ns(k.mean_ns), pct(k.share)];\n"
-    "    }), 'ops');\n"
-    "  }\n"
     "  document.body.setAttribute('data-ready', '1');\n"
     "})();\n";
 
@@ -286,9 +336,11 @@ static void put_json(FILE *f, const pb_buf *b)
 /* The flame graph's paths: {"nodes": [[parent, name, total_ns, self_ns,
  * calls], ...], "pruned": N} in preorder of the all-threads tree (a parent
  * before its children; -1: a root), the paths below the size floor left
- * out with everything under them. */
-static bool flame_json(pb_buf *b, const prism_analysis *a)
+ * out with everything under them.  With a base analysis, each node also
+ * carries the same path's total there (-1: not in the base). */
+static bool flame_json(pb_buf *b, const prism_analysis *a, const prism_analysis *base)
 {
+    const prism_tree *bt = base ? prism_analysis_tree(base) : NULL;
     const prism_tree *t = prism_analysis_tree(a);
     pb_json w;
     pb_json_init_buf(&w, b, 0);
@@ -328,6 +380,13 @@ static bool flame_json(pb_buf *b, const prism_analysis *a)
             pb_json_uint(&w, nd->total_ns);
             pb_json_uint(&w, nd->self_ns);
             pb_json_uint(&w, nd->calls);
+            if (bt) {
+                uint32_t k = prism_analysis_find(base, nd->path_hash);
+                if (k < bt->count)
+                    pb_json_uint(&w, bt->nodes[k].total_ns);
+                else
+                    pb_json_int(&w, -1);
+            }
             pb_json_end_array(&w);
             size_t first = sp;
             for (uint32_t c = nd->first_child; c != PRISM_NO_NODE; c = t->nodes[c].next_sibling)
@@ -383,34 +442,60 @@ static bool memory_json(pb_buf *b, const prism_analysis *a)
     return pb_json_finish(&w) && !b->oom;
 }
 
+/* The page around its JSON documents: ids[i] holds docs[i]. */
+static bool page(FILE *f, const char *what, const char *title, const char *const *ids,
+                 const pb_buf *docs, size_t n)
+{
+    pb_buf t = { 0 };
+    html_text(&t, title);
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            "<meta name=\"generator\" content=\"prism-top %s --format html\">\n"
+            "<title>PRISM %s: %s</title>\n<style>\n%s</style>\n</head>\n<body>\n"
+            "<div id=\"app\"></div>\n"
+            "<noscript>This report draws itself with JavaScript; its data are in the "
+            "page as JSON (docs/JSON.md).</noscript>\n",
+            what, what, pb_buf_str(&t), css);
+    bool ok = !t.oom;
+    pb_buf_free(&t);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<script type=\"application/json\" id=\"prism-%s\">", ids[i]);
+        put_json(f, &docs[i]);
+        fputs("</script>\n", f);
+    }
+    fprintf(f, "<script>\n%s</script>\n</body>\n</html>\n", script);
+    return ok;
+}
+
 bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a)
 {
-    pb_buf rep = { 0 }, fl = { 0 }, mem = { 0 };
-    bool ok = analyze_json_buf(&rep, path, a, HTML_MAX_STEPS) && flame_json(&fl, a) &&
-              memory_json(&mem, a);
-    if (ok) {
-        pb_buf title = { 0 };
-        html_text(&title, path);
-        fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                "<meta name=\"generator\" content=\"prism-top analyze --format html\">\n"
-                "<title>PRISM report: %s</title>\n<style>\n%s</style>\n</head>\n<body>\n"
-                "<div id=\"app\"></div>\n"
-                "<noscript>This report draws itself with JavaScript; its data are in the "
-                "page as JSON (prism.analyze/1).</noscript>\n",
-                pb_buf_str(&title), css);
-        ok = !title.oom;
-        pb_buf_free(&title);
-        fputs("<script type=\"application/json\" id=\"prism-analyze\">", f);
-        put_json(f, &rep);
-        fputs("</script>\n<script type=\"application/json\" id=\"prism-flame\">", f);
-        put_json(f, &fl);
-        fputs("</script>\n<script type=\"application/json\" id=\"prism-memory\">", f);
-        put_json(f, &mem);
-        fprintf(f, "</script>\n<script>\n%s</script>\n</body>\n</html>\n", script);
-    }
-    pb_buf_free(&rep);
-    pb_buf_free(&fl);
-    pb_buf_free(&mem);
+    pb_buf d[3] = { { 0 }, { 0 }, { 0 } };
+    static const char *const ids[3] = { "analyze", "flame", "memory" };
+    bool ok = analyze_json_buf(&d[0], path, a, HTML_MAX_STEPS) && flame_json(&d[1], a, NULL) &&
+              memory_json(&d[2], a) && page(f, "analyze", path, ids, d, 3);
+    for (size_t i = 0; i < 3; i++)
+        pb_buf_free(&d[i]);
+    return ok;
+}
+
+bool compare_write_html(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                        const prism_analysis *b, const prism_compare *c)
+{
+    pb_buf d[2] = { { 0 }, { 0 } };
+    static const char *const ids[2] = { "compare", "flame" };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    bool ok = m && compare_write_json(m, pa, pb, a, b, c);
+    if (m && fclose(m) != 0)
+        ok = false;
+    ok = ok && pb_buf_append(&d[0], buf, len) && flame_json(&d[1], b, a);
+    free(buf);
+    pb_buf t = { 0 };
+    pb_buf_printf(&t, "%s -> %s", pa, pb);
+    ok = ok && !t.oom && page(f, "compare", pb_buf_str(&t), ids, d, 2);
+    pb_buf_free(&t);
+    for (size_t i = 0; i < 2; i++)
+        pb_buf_free(&d[i]);
     return ok;
 }

@@ -66,8 +66,9 @@ enum { RP_TXT, RP_JSON, RP_HTML };
 int rp_analyze_file(const char *path, const char *output, int format,
                     const prism_analysis_opts *opts, FILE *out);
 /* The compare report of pb against the baseline pa, to output (NULL or
- * "-": out); top: how many region rows the text shows (0 = all). */
-int rp_compare_files(const char *pa, const char *pb, const char *output, bool json,
+ * "-": out), as text, JSON or one HTML page (RP_*); top: how many region
+ * rows the text shows (0 = all). */
+int rp_compare_files(const char *pa, const char *pb, const char *output, int format,
                      size_t top, const prism_analysis_opts *opts, FILE *out);
 /* `compare --gate BASE... NEW`: each BASE a file or a folder of profiles
  * (*.cbor, *.json, *.json.gz, in name order), up to RP_GATE_MAX_BASELINES
@@ -127,6 +128,11 @@ bool analyze_write_json(FILE *f, const char *path, const prism_analysis *a);
  * requests, every name escaped; false if a writer misfired or memory ran
  * out. */
 bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a);
+/* The compare report of b against the baseline a as one page: the runs, the
+ * changes by region, new and gone findings, and b's flame graph coloured by
+ * each path's change against a (html.c). */
+bool compare_write_html(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
+                        const prism_analysis *b, const prism_compare *c);
 /* The compare report (B against the baseline A) as text, and as JSON.
  * top: how many region rows the text shows (0 = all). */
 void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_analysis *a,

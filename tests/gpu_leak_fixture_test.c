@@ -77,7 +77,7 @@ static void test_leak_in_compare(void **state)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    assert_int_equal(rp_compare_files(LEAK, LEAK, NULL, false, 0, NULL, f), EXIT_OK);
+    assert_int_equal(rp_compare_files(LEAK, LEAK, NULL, RP_TXT, 0, NULL, f), EXIT_OK);
     fclose(f);
     assert_non_null(strstr(buf, "memory_leak_detected"));
     const char *row = strstr(buf, "memory_leak_detected");

@@ -247,5 +247,69 @@ class HtmlReport(unittest.TestCase):
         self.assertEqual(hits, ["optimizer_step"])
 
 
+NEW_RUN = """
+import prism
+assert prism.init(output=%r)
+for i in range(27):
+    with prism.step():
+        with prism.region("load_batch"):
+            sum(range(20000))
+        with prism.region("forward"):
+            with prism.region("layer1"):
+                sum(range(90000))
+            with prism.region("only_new"):
+                sum(range(10000))
+prism.shutdown()
+"""
+
+
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlCompare(unittest.TestCase):
+    """compare A B --format html: the changes are the JSON report's, the
+    new run's flame graph says which paths are new, and the page is as
+    quiet and self-contained as the analyze one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="prism-htmlc-")
+        cls.base = os.path.join(cls.dir, "base.cbor")
+        cls.new = os.path.join(cls.dir, "new.cbor")
+        run_py(RECORD % (cls.base, "layer1", "layer2"))
+        run_py(NEW_RUN % cls.new)
+        cls.page = os.path.join(cls.dir, "compare.html")
+        subprocess.run([PRISM_TOP, "compare", "--format", "html", "-o", cls.page, cls.base,
+                        cls.new], check=True, timeout=300)
+        cls.json = json.loads(subprocess.run(
+            [PRISM_TOP, "compare", "--format", "json", cls.base, cls.new], check=True,
+            capture_output=True, timeout=300).stdout)
+        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
+        cls.browser.open("file://" + cls.page)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_compare_page(self):
+        b, j = self.browser, self.json
+        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
+        bad = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
+               (m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] == "error")]
+        self.assertEqual(bad, [])
+        urls = [m["params"]["request"]["url"] for m in b.events
+                if m.get("method") == "Network.requestWillBeSent"]
+        self.assertTrue(all(u == "file://" + self.page for u in urls), urls)
+        rows = b.js("Array.from(document.querySelectorAll('#regions tbody tr')).map("
+                    "r => [r.cells[0].textContent, r.cells[1].textContent])")
+        want = sorted(j["regions"], key=lambda r: -abs(r["delta_ns"]))[:60]
+        self.assertEqual(sorted(map(tuple, rows)), sorted((r["path"], r["status"]) for r in want))
+        new_frames = b.js("Array.from(document.querySelectorAll('#flame-graph .fr.fnew'))"
+                          ".map(e => e.textContent)")
+        self.assertEqual(new_frames, ["only_new"])
+        steps = b.js("Array.from(document.querySelectorAll('#summary tbody tr'))"
+                     ".find(r => r.cells[0].textContent === 'steps').cells[2].textContent")
+        self.assertEqual(steps, str(j["new"]["steps"]))
+
+
 if __name__ == "__main__":
     unittest.main()
