@@ -144,11 +144,8 @@ int cmd_analyze(int argc, char **argv, FILE *out)
     } else if (ja.summary) {
         rc = rp_summary_file(paths[0], output, out);
     } else if (job_args_are_job(paths, npaths)) {
-        if (html)
-            fprintf(stderr, "prism-top analyze: --format html takes one profile (a job's "
-                            "report is txt or json)\n");
-        else
-            rc = job_analyze(paths, npaths, &ja.o, out);
+        ja.o.html = html;
+        rc = job_analyze(paths, npaths, &ja.o, out);
     } else {
         rc = rp_analyze_file(paths[0], output, html ? RP_HTML : ja.o.json ? RP_JSON : RP_TXT,
                              &opts, out);

@@ -156,12 +156,15 @@ int job_analyze(const char *const *args, size_t n, const job_report_opts *o, FIL
             bool ok = true;
             if (o->json) {
                 ok = job_write_json(of.f, j, o->steps);
+            } else if (o->html) {
+                ok = job_write_html(of.f, j);
             } else {
                 report_units_for(of.f);
                 job_write_txt(of.f, j);
             }
             if (!ok)
-                fputs("prism-top: internal error writing the job's JSON\n", stderr);
+                fprintf(stderr, "prism-top: internal error writing the job's %s (or out of "
+                        "memory)\n", o->html ? "HTML" : "JSON");
             rc = outfile_close(&of, ok);
         }
     } else {

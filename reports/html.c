@@ -18,14 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "escape.h"
 #include "jsonw.h"
+#include "prism/job.h"
 #include "report.h"
 
 #define HTML_MAX_STEPS 4000u
 #define HTML_MAX_MEM 2000u
 #define HTML_MAX_NODES 20000u
 #define HTML_MIN_SHARE 20000.0
+#define HTML_HEAT_BINS 400u
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:0 16px 40px;color:#1d2330;background:#fff}\n"
@@ -44,8 +48,8 @@ static const char css[] =
     ".fbar{display:flex;gap:8px;align-items:center;margin-bottom:6px}.finfo{color:#556;font-size:12px}\n"
     ".flame{position:relative;width:100%;overflow:hidden;border:1px solid #eef}\n"
     ".fr{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;background:#f2a65a;font-size:11px;line-height:15px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 3px;cursor:pointer}\n"
-    ".fr:hover{background:#e8833a}.fr.hit{background:#c050c0;color:#fff}\n"
-    ".fr.fslow{background:#f0a0a0}.fr.fslow2{background:#d44;color:#fff}.fr.ffast{background:#a8c8ef}.fr.ffast2{background:#3a78c8;color:#fff}.fr.fsame{background:#ddd}.fr.fnew{background:#b58bd8}\n"
+    ".fr:hover{background:#e8833a}.fr.fslow{background:#f0a0a0}.fr.fslow2{background:#d44;color:#fff}.fr.ffast{background:#a8c8ef}.fr.ffast2{background:#3a78c8;color:#fff}.fr.fsame{background:#ddd}.fr.fnew{background:#b58bd8}\n"
+    ".heat{max-width:100%;image-rendering:pixelated;border:1px solid #eef}\n"
     ".fr.hit{background:#c050c0;color:#fff}\n";
 
 static const char script[] =
@@ -56,7 +60,7 @@ static const char script[] =
     "    try { return e ? JSON.parse(e.textContent) : null; } catch (x) { return null; }\n"
     "  }\n"
     "  var A = data('prism-analyze') || {}, F = data('prism-flame') || {}, M = data('prism-memory') || {};\n"
-    "  var C = data('prism-compare');\n"
+    "  var C = data('prism-compare'), J = data('prism-job'), H = data('prism-heatmap') || {};\n"
     "  var app = document.getElementById('app');\n"
     "  function el(tag, cls, text) {\n"
     "    var e = document.createElement(tag);\n"
@@ -237,61 +241,132 @@ static const char script[] =
     "      gb.forEach(function (x) { add(s3, el('div', 'finding', 'gone: [' + x.severity + '] ' + x.type + ': ' + x.description)); });\n"
     "    }\n"
     "  }\n"
-    "  if (C) drawCompare(C); else drawAnalyze();\n"
-    "  /* flame graph */\n"
-    "  var s6 = section(C ? 'Flame graph of the new run, against the base' : 'Flame graph', 'flame');\n"
-    "  if (C) add(s6, el('p', 'note', 'Red: slower than the base (5% or more; dark: 25%), blue: faster, grey: within 5%, purple: not in the base. Totals, not corrected for a whole-run shift.'));\n"
-    "  var bar = add(s6, el('div', 'fbar'));\n"
-    "  var search = add(bar, el('input'));\n"
-    "  search.type = 'search'; search.placeholder = 'search names'; search.id = 'flame-search';\n"
-    "  var reset = add(bar, el('button', null, 'reset zoom')); reset.id = 'flame-reset';\n"
-    "  var info = add(bar, el('span', 'finfo'));\n"
-    "  var fl = add(s6, el('div', 'flame')); fl.id = 'flame-graph';\n"
-    "  var nodes = F.nodes || [], kids = nodes.map(function () { return []; }), roots = [];\n"
-    "  nodes.forEach(function (n, i) { if (n[0] < 0 || n[0] >= i) roots.push(i); else kids[n[0]].push(i); });\n"
-    "  var rootTotal = roots.reduce(function (a, i) { return a + nodes[i][2]; }, 0) || 1;\n"
-    "  var focus = -1, ROW = 18;\n"
-    "  function drawFlame() {\n"
-    "    fl.textContent = '';\n"
-    "    var q = search.value.toLowerCase(), hits = 0, maxd = 0;\n"
-    "    var base = focus < 0 ? roots : [focus];\n"
-    "    var tot = focus < 0 ? rootTotal : (nodes[focus][2] || 1);\n"
-    "    function place(i, x, depth) {\n"
-    "      var n = nodes[i], w = n[2] / tot;\n"
-    "      if (w < 0.001) return;\n"
-    "      if (depth > maxd) maxd = depth;\n"
-    "      var d = add(fl, el('div', 'fr', n[1]));\n"
-    "      d.style.left = (100 * x) + '%'; d.style.width = (100 * w) + '%'; d.style.top = (depth * ROW) + 'px';\n"
-    "      d.title = n[1] + '\\n' + ns(n[2]) + ' total (' + pct(n[2] / rootTotal) + '), ' + ns(n[3]) + ' self, ' + n[4] + ' calls';\n"
-    "      if (n.length > 5) {                 /* compare: the new run against the base */\n"
-    "        var base = n[5];\n"
-    "        if (base < 0) { d.className += ' fnew'; d.title += '\\nnot in the base run'; }\n"
-    "        else {\n"
-    "          var r = base > 0 ? (n[2] - base) / base : 0;\n"
-    "          d.title += '\\nbase ' + ns(base) + ' (' + (r > 0 ? '+' : '') + (100 * r).toFixed(1) + '%)';\n"
-    "          if (r >= 0.05) d.className += r >= 0.25 ? ' fslow2' : ' fslow';\n"
-    "          else if (r <= -0.05) d.className += r <= -0.2 ? ' ffast2' : ' ffast';\n"
-    "          else d.className += ' fsame';\n"
-    "        }\n"
-    "      }\n"
-    "      d.setAttribute('data-node', i);\n"
-    "      if (q && n[1].toLowerCase().indexOf(q) >= 0) { d.className += ' hit'; hits++; }\n"
-    "      var cx = x;\n"
-    "      kids[i].forEach(function (k) { place(k, cx, depth + 1); cx += nodes[k][2] / tot; });\n"
+    "  /* ---- a job: ranks, stragglers, the rank x step heatmap ---- */\n"
+    "  function drawJob(J, H) {\n"
+    "    add(app, el('h1', null, 'PRISM job: ' + J.ranks_count + ' ranks, ' + J.steps_aligned + ' aligned steps'));\n"
+    "    var s1 = section('Summary', 'summary');\n"
+    "    var cards = add(s1, el('div', 'cards'));\n"
+    "    function card(k, v) { var c = add(cards, el('div', 'card')); add(c, el('div', 'k', k)); add(c, el('div', 'v', v)); }\n"
+    "    var js = J.job_step || {}, sk = J.skew || {};\n"
+    "    card('Ranks', J.ranks_count);\n"
+    "    card('Job step (median)', ns(js.median_ns));\n"
+    "    card('Job step (mean)', ns(js.mean_ns));\n"
+    "    card('Skew (median / max)', ns(sk.step_median_ns) + ' / ' + ns(sk.step_max_ns));\n"
+    "    card('Stragglers', (J.stragglers || []).length);\n"
+    "    var st = J.stragglers || [];\n"
+    "    if (st.length) {\n"
+    "      var s2 = section('Stragglers', 'stragglers');\n"
+    "      st.forEach(function (x) {\n"
+    "        var d = add(s2, el('div', 'finding sev-high'));\n"
+    "        add(d, el('div', 'ftitle', 'rank ' + x.rank + ': +' + ns(x.excess_ns) + ' a step, slow in ' + x.slowed + ' of ' + x.steps + ' steps'));\n"
+    "        if (x.cause) add(d, el('div', 'fline', 'Where: ' + x.cause.path + ' (' + ns(x.cause.rank_ns) + ' against the median rank\\'s ' + ns(x.cause.median_ns) + ')'));\n"
+    "        add(d, el('div', 'fline', 'Source: ' + x.source));\n"
+    "      });\n"
     "    }\n"
-    "    var x = 0;\n"
-    "    base.forEach(function (i) { place(i, x, 0); x += nodes[i][2] / tot; });\n"
-    "    fl.style.height = ((maxd + 1) * ROW + 2) + 'px';\n"
-    "    info.textContent = (focus < 0 ? 'all' : nodes[focus][1]) + (q ? ' | ' + hits + ' match' + (hits === 1 ? '' : 'es') : '') +\n"
-    "      (F.pruned ? ' | ' + F.pruned + ' small paths left out' : '');\n"
+    "    var s3 = section('Ranks', 'ranks');\n"
+    "    table(s3, ['rank', 'source', 'host', 'steps', 'step median', 'work median', 'wait median', 'straggler'], (J.ranks || []).map(function (r) {\n"
+    "      return [r.rank, r.source, r.host, r.steps, ns(r.step_median_ns), ns(r.work_median_ns), ns(r.wait_median_ns), r.straggler ? 'yes' : ''];\n"
+    "    }), 'ops');\n"
+    "    var s4 = section('By rank and step' + (H.every > 1 ? ' (the slowest of every ' + H.every + ' steps)' : ''), 'by-rank');\n"
+    "    var nb = H.bins || 0, nr = (H.ranks || []).length;\n"
+    "    if (!nr || !nb) { add(s4, el('p', null, 'No aligned steps.')); return; }\n"
+    "    var hb = add(s4, el('div', 'fbar'));\n"
+    "    var toggle = add(hb, el('button', null, 'show step time')); toggle.id = 'heat-toggle';\n"
+    "    var what = add(hb, el('span', 'finfo'));\n"
+    "    var cw = Math.max(2, Math.min(24, Math.floor(1000 / nb))), ch = Math.max(3, Math.min(18, Math.floor(600 / nr)));\n"
+    "    var cv = add(s4, el('canvas', 'heat'));\n"
+    "    cv.id = 'heatmap'; cv.width = nb * cw; cv.height = nr * ch;\n"
+    "    var tip = add(s4, el('p', 'note', 'Hover a cell. Darker: further above the median of the ranks at that step.'));\n"
+    "    tip.id = 'heat-info';\n"
+    "    var ctx = cv.getContext('2d'), mode = 'work_ns', rows = [], med = [];\n"
+    "    function paint() {\n"
+    "      rows = H[mode] || []; med = [];\n"
+    "      what.textContent = mode === 'work_ns' ? 'work time (the step less its waits): who is slow' : 'step time (waits included): what every rank paid';\n"
+    "      toggle.textContent = mode === 'work_ns' ? 'show step time' : 'show work time';\n"
+    "      for (var b = 0; b < nb; b++) {\n"
+    "        var col = rows.map(function (r) { return r[b]; }).filter(function (v) { return v !== null; }).sort(function (x, y) { return x - y; });\n"
+    "        med.push(col.length ? col[Math.floor(col.length / 2)] : null);\n"
+    "      }\n"
+    "      ctx.clearRect(0, 0, cv.width, cv.height);\n"
+    "      rows.forEach(function (r, i) {\n"
+    "        r.forEach(function (v, b) {\n"
+    "          if (v === null || med[b] === null) { ctx.fillStyle = '#eee'; }\n"
+    "          else {\n"
+    "            var x = med[b] > 0 ? Math.min(1, Math.max(0, (v - med[b]) / med[b])) : (v > 0 ? 1 : 0);\n"
+    "            ctx.fillStyle = 'rgb(' + Math.round(255 - 40 * x) + ',' + Math.round(240 - 200 * x) + ',' + Math.round(220 - 200 * x) + ')';\n"
+    "          }\n"
+    "          ctx.fillRect(b * cw, i * ch, cw - (cw > 3 ? 1 : 0), ch - (ch > 3 ? 1 : 0));\n"
+    "        });\n"
+    "      });\n"
+    "    }\n"
+    "    toggle.addEventListener('click', function () { mode = mode === 'work_ns' ? 'step_ns' : 'work_ns'; paint(); });\n"
+    "    paint();\n"
+    "    cv.addEventListener('mousemove', function (ev) {\n"
+    "      var rc = cv.getBoundingClientRect();\n"
+    "      var b = Math.floor((ev.clientX - rc.left) * cv.width / rc.width / cw), i = Math.floor((ev.clientY - rc.top) * cv.height / rc.height / ch);\n"
+    "      if (i < 0 || i >= rows.length || b < 0 || b >= nb) return;\n"
+    "      var v = rows[i][b];\n"
+    "      tip.textContent = 'rank ' + H.ranks[i] + ', step ' + H.first[b] + (H.every > 1 ? '..' + (H.first[b] + H.every - 1) : '') + ': ' +\n"
+    "        (v === null ? 'no step' : ns(v) + (med[b] !== null ? ' (median ' + ns(med[b]) + ')' : '')) + (mode === 'work_ns' ? ' of work' : ' a step');\n"
+    "    });\n"
     "  }\n"
-    "  fl.addEventListener('click', function (ev) {\n"
-    "    var t = ev.target;\n"
-    "    if (t && t.getAttribute && t.getAttribute('data-node') !== null) { focus = +t.getAttribute('data-node'); drawFlame(); }\n"
-    "  });\n"
-    "  reset.addEventListener('click', function () { focus = -1; drawFlame(); });\n"
-    "  search.addEventListener('input', drawFlame);\n"
-    "  drawFlame();\n"
+    "  if (J) drawJob(J, H); else if (C) drawCompare(C); else drawAnalyze();\n"
+    "  /* flame graph */\n"
+    "  if (!J) {\n"
+    "    var s6 = section(C ? 'Flame graph of the new run, against the base' : 'Flame graph', 'flame');\n"
+    "    if (C) add(s6, el('p', 'note', 'Red: slower than the base (5% or more; dark: 25%), blue: faster, grey: within 5%, purple: not in the base. Totals, not corrected for a whole-run shift.'));\n"
+    "    var bar = add(s6, el('div', 'fbar'));\n"
+    "    var search = add(bar, el('input'));\n"
+    "    search.type = 'search'; search.placeholder = 'search names'; search.id = 'flame-search';\n"
+    "    var reset = add(bar, el('button', null, 'reset zoom')); reset.id = 'flame-reset';\n"
+    "    var info = add(bar, el('span', 'finfo'));\n"
+    "    var fl = add(s6, el('div', 'flame')); fl.id = 'flame-graph';\n"
+    "    var nodes = F.nodes || [], kids = nodes.map(function () { return []; }), roots = [];\n"
+    "    nodes.forEach(function (n, i) { if (n[0] < 0 || n[0] >= i) roots.push(i); else kids[n[0]].push(i); });\n"
+    "    var rootTotal = roots.reduce(function (a, i) { return a + nodes[i][2]; }, 0) || 1;\n"
+    "    var focus = -1, ROW = 18;\n"
+    "    function drawFlame() {\n"
+    "      fl.textContent = '';\n"
+    "      var q = search.value.toLowerCase(), hits = 0, maxd = 0;\n"
+    "      var base = focus < 0 ? roots : [focus];\n"
+    "      var tot = focus < 0 ? rootTotal : (nodes[focus][2] || 1);\n"
+    "      function place(i, x, depth) {\n"
+    "        var n = nodes[i], w = n[2] / tot;\n"
+    "        if (w < 0.001) return;\n"
+    "        if (depth > maxd) maxd = depth;\n"
+    "        var d = add(fl, el('div', 'fr', n[1]));\n"
+    "        d.style.left = (100 * x) + '%'; d.style.width = (100 * w) + '%'; d.style.top = (depth * ROW) + 'px';\n"
+    "        d.title = n[1] + '\\n' + ns(n[2]) + ' total (' + pct(n[2] / rootTotal) + '), ' + ns(n[3]) + ' self, ' + n[4] + ' calls';\n"
+    "        if (n.length > 5) {                 /* compare: the new run against the base */\n"
+    "          var base = n[5];\n"
+    "          if (base < 0) { d.className += ' fnew'; d.title += '\\nnot in the base run'; }\n"
+    "          else {\n"
+    "            var r = base > 0 ? (n[2] - base) / base : 0;\n"
+    "            d.title += '\\nbase ' + ns(base) + ' (' + (r > 0 ? '+' : '') + (100 * r).toFixed(1) + '%)';\n"
+    "            if (r >= 0.05) d.className += r >= 0.25 ? ' fslow2' : ' fslow';\n"
+    "            else if (r <= -0.05) d.className += r <= -0.2 ? ' ffast2' : ' ffast';\n"
+    "            else d.className += ' fsame';\n"
+    "          }\n"
+    "        }\n"
+    "        d.setAttribute('data-node', i);\n"
+    "        if (q && n[1].toLowerCase().indexOf(q) >= 0) { d.className += ' hit'; hits++; }\n"
+    "        var cx = x;\n"
+    "        kids[i].forEach(function (k) { place(k, cx, depth + 1); cx += nodes[k][2] / tot; });\n"
+    "      }\n"
+    "      var x = 0;\n"
+    "      base.forEach(function (i) { place(i, x, 0); x += nodes[i][2] / tot; });\n"
+    "      fl.style.height = ((maxd + 1) * ROW + 2) + 'px';\n"
+    "      info.textContent = (focus < 0 ? 'all' : nodes[focus][1]) + (q ? ' | ' + hits + ' match' + (hits === 1 ? '' : 'es') : '') +\n"
+    "        (F.pruned ? ' | ' + F.pruned + ' small paths left out' : '');\n"
+    "    }\n"
+    "    fl.addEventListener('click', function (ev) {\n"
+    "      var t = ev.target;\n"
+    "      if (t && t.getAttribute && t.getAttribute('data-node') !== null) { focus = +t.getAttribute('data-node'); drawFlame(); }\n"
+    "    });\n"
+    "    reset.addEventListener('click', function () { focus = -1; drawFlame(); });\n"
+    "    search.addEventListener('input', drawFlame);\n"
+    "    drawFlame();\n"
+    "  }\n"
     "  document.body.setAttribute('data-ready', '1');\n"
     "})();\n";
 
@@ -474,6 +549,76 @@ bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a)
     bool ok = analyze_json_buf(&d[0], path, a, HTML_MAX_STEPS) && flame_json(&d[1], a, NULL) &&
               memory_json(&d[2], a) && page(f, "analyze", path, ids, d, 3);
     for (size_t i = 0; i < 3; i++)
+        pb_buf_free(&d[i]);
+    return ok;
+}
+
+/* The rank x step heatmap: {"ranks": [id, ...], "bins": B, "every": E,
+ * "first": [first aligned step index of each bin], "step_ns": [[per rank,
+ * per bin: the slowest step of the bin, or null], ...], "work_ns": the
+ * same of the work (the step less its waits)}, at most HTML_HEAT_BINS
+ * bins. */
+static bool heat_json(pb_buf *b, const prism_job *j)
+{
+    size_t every = j->nsteps > HTML_HEAT_BINS ? (j->nsteps + HTML_HEAT_BINS - 1) / HTML_HEAT_BINS
+                                              : 1;
+    size_t bins = (j->nsteps + every - 1) / every;
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    pb_json_key(&w, "ranks");
+    pb_json_begin_array(&w);
+    for (size_t r = 0; r < j->nranks; r++)
+        pb_json_int(&w, j->ranks[r].id);
+    pb_json_end_array(&w);
+    pb_json_kuint(&w, "bins", bins);
+    pb_json_kuint(&w, "every", every);
+    pb_json_key(&w, "first");
+    pb_json_begin_array(&w);
+    for (size_t k = 0; k < bins; k++)
+        pb_json_uint(&w, j->step_index[k * every]);
+    pb_json_end_array(&w);
+    for (int work = 0; work < 2; work++) {
+        pb_json_key(&w, work ? "work_ns" : "step_ns");
+        pb_json_begin_array(&w);
+        for (size_t r = 0; r < j->nranks; r++) {
+            pb_json_begin_array(&w);
+            for (size_t k = 0; k < bins; k++) {
+                double most = -1;
+                for (size_t s = k * every; s < (k + 1) * every && s < j->nsteps; s++) {
+                    double v = work ? prism_job_work(j, r, s) : prism_job_step(j, r, s);
+                    if (isfinite(v) && v > most)
+                        most = v;
+                }
+                if (most >= 0)
+                    pb_json_uint(&w, (uint64_t)llround(most));
+                else
+                    pb_json_null(&w);
+            }
+            pb_json_end_array(&w);
+        }
+        pb_json_end_array(&w);
+    }
+    pb_json_end_object(&w);
+    return pb_json_finish(&w) && !b->oom;
+}
+
+bool job_write_html(FILE *f, const prism_job *j)
+{
+    pb_buf d[2] = { { 0 }, { 0 } };
+    static const char *const ids[2] = { "job", "heatmap" };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    bool ok = m && job_write_json(m, j, false);
+    if (m && fclose(m) != 0)
+        ok = false;
+    ok = ok && pb_buf_append(&d[0], buf, len) && heat_json(&d[1], j);
+    free(buf);
+    char title[64];
+    snprintf(title, sizeof title, "%zu ranks", j->nranks);
+    ok = ok && page(f, "job", title, ids, d, 2);
+    for (size_t i = 0; i < 2; i++)
         pb_buf_free(&d[i]);
     return ok;
 }

@@ -93,6 +93,7 @@ int rp_summary_file(const char *path, const char *output, FILE *out);
 typedef struct job_report_opts {
     const char *output;         /* -o: NULL or "-" for the default stream    */
     bool json;                  /* --format json                             */
+    bool html;                  /* --format html                             */
     bool steps;                 /* --steps: the rank x step matrix in JSON   */
     unsigned threads;           /* --threads: 0 = one per online CPU         */
 } job_report_opts;
@@ -114,6 +115,10 @@ int job_analyze(const char *const *args, size_t n, const job_report_opts *o, FIL
 /* The writers (testable without argv).  steps: include the matrix. */
 void job_write_txt(FILE *f, const prism_job *j);
 bool job_write_json(FILE *f, const prism_job *j, bool steps);
+/* The job report as one self-contained HTML page: the ranks, the
+ * stragglers and where they lose their time, and the rank x step heatmap
+ * (html.c). */
+bool job_write_html(FILE *f, const prism_job *j);
 
 /* ---- the writers of one analysis (testable without files) ----
  *

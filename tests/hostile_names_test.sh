@@ -9,7 +9,8 @@
 #   compare (text, --format json, --format html), compare --gate (text,
 #   markdown, --format json), export --format
 #   chrome-trace|speedscope|json|csv|folded,
-#   and the job report (text, --format json) of a directory of two ranks,
+#   and the job report (text, --format json, --format html) of a directory
+#   of two ranks,
 #   one of them a file whose name is hostile too, and of their summaries.
 # No output may hold a raw C0 control but \n and \t, DEL, a C1 control, a
 # bidi control or a line/paragraph separator, or invalid UTF-8 (python3
@@ -135,6 +136,7 @@ case_job() {
     THREAD="['main\u2067\x9b', 'rank1-\u202e\u2067.json']"
     out job.json analyze "$T/job" --format json --steps && check "$T/job.json" json "$THREAD" &&
     out job.txt analyze "$T/job" && check "$T/job.txt" text-some "[]" &&
+    out job.html analyze "$T/job" --format html && check "$T/job.html" html "$THREAD" &&
     for r in "$T"/job/*.json; do
         out "sums/$(basename "$r" .json).sum" analyze --summary "$r" || return 1
     done &&

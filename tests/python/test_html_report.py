@@ -311,5 +311,62 @@ class HtmlCompare(unittest.TestCase):
         self.assertEqual(steps, str(j["new"]["steps"]))
 
 
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlJob(unittest.TestCase):
+    """analyze DIR --format html of a job of 4 ranks that really ran (the
+    multirank sample: processes meeting at a barrier every step, rank 1
+    5 ms slower in forward): its ranks and straggler are the JSON report's,
+    the heatmap's row of rank 1 is the one hovering names, and the toggle
+    switches work and step time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="prism-htmlj-")
+        job = os.path.join(cls.dir, "job")
+        subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", "4", "--steps", "20",
+                        "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
+                       env=clean_env(), capture_output=True)
+        cls.page = os.path.join(cls.dir, "job.html")
+        subprocess.run([PRISM_TOP, "analyze", "--format", "html", "-o", cls.page, job],
+                       check=True, timeout=300)
+        cls.json = json.loads(subprocess.run([PRISM_TOP, "analyze", "--format", "json", job],
+                                             check=True, capture_output=True,
+                                             timeout=300).stdout)
+        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
+        cls.browser.open("file://" + cls.page)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_job_page(self):
+        b, j = self.browser, self.json
+        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
+        bad = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
+               (m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] == "error")]
+        self.assertEqual(bad, [])
+        ranks = b.js("Array.from(document.querySelectorAll('#ranks tbody tr'))"
+                     ".map(r => [r.cells[0].textContent, r.cells[7].textContent])")
+        self.assertEqual(ranks, [[str(r["rank"]), "yes" if r["straggler"] else ""]
+                                 for r in j["ranks"]])
+        titles = b.js("Array.from(document.querySelectorAll('#stragglers .ftitle'))"
+                      ".map(e => e.textContent)")
+        self.assertEqual([t.split(":")[0] for t in titles],
+                         ["rank %d" % s["rank"] for s in j["stragglers"]])
+        # hover the middle of rank 1's row (the second), in the tenth bin
+        box = b.js("(() => { const c = document.getElementById('heatmap'); c.scrollIntoView();"
+                   " const r = c.getBoundingClientRect();"
+                   " return [r.left + r.width * 9.5 / 20, r.top + r.height * 1.5 / 4]; })()")
+        b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0], "y": box[1]})
+        tip = b.js("document.getElementById('heat-info').textContent")
+        self.assertTrue(tip.startswith("rank 1, step 9"), tip)
+        self.assertTrue(tip.endswith("of work"), tip)
+        b.js("document.getElementById('heat-toggle').click()")
+        b.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0], "y": box[1] + 1})
+        self.assertTrue(b.js("document.getElementById('heat-info').textContent")
+                        .endswith("a step"))
+
+
 if __name__ == "__main__":
     unittest.main()
