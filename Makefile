@@ -19,7 +19,7 @@ PKGS     += libyajl-dev zlib1g-dev
 # example built as C++), pkg-config (linking against the installed library)
 # and, for the Python tests, PyTorch, NumPy, venv (pip install . in a venv) and
 # jsonschema (the speedscope export checked against speedscope's schema)
-TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv python3-jsonschema chromium
+TEST_PKGS := g++ pkg-config python3-torch python3-numpy python3-venv python3-jsonschema chromium python3-matplotlib
 # The interpreter the Python module is built for and tested with: Debian's,
 # the one that sees python3-torch (the python3 first on PATH may be another)
 PYTHON   ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
@@ -178,7 +178,7 @@ PY_BENCHES := $(wildcard bench/*.py)
 PY_TEST    := $(B)/tests/python_test $(B)/tests/python_compat_test
 PY_VENV    := $(B)/venv
 VENV_PYTHON ?= python3
-VENV_PKGS  := torch==2.13.0 numpy wheel
+VENV_PKGS  := torch==2.13.0 numpy wheel matplotlib
 
 VERSION := $(shell sed -n 's/^\#define PRISM_VERSION_STRING "\(.*\)"/\1/p' include/prism/profile.h)
 

@@ -485,3 +485,10 @@ def _move(source: str, dest: Path) -> None:
         shutil.copyfile(source, tmp)
         os.replace(tmp, dest)
         os.unlink(source)
+
+
+# The reference's `from prism.profiling.visualization import ProfilePlotter`:
+# prism.plot under that name too (matplotlib is imported only when a figure
+# is drawn).
+from . import plot as visualization  # noqa: E402
+sys.modules[__name__ + ".visualization"] = visualization
