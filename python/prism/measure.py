@@ -152,7 +152,6 @@ class _Block:
         self.flops_why = "estimate_flops=False"
         self.util_why = None
         self.gpu_max0 = None
-        self.r0 = None
         self.s0 = None
 
     # ---- readings --------------------------------------------------------
@@ -192,7 +191,6 @@ class _Block:
                 self.gpu_max0 = _gpu_peaks(_cuda())
             self.sampler = _Sampler(self, owner.memory_interval)
             self.s0 = self.sample()
-            self.r0 = self.s0[4]
             self.sampler.start()
         except Exception:  # instrumentation never stops the block
             pass

@@ -327,6 +327,71 @@ class NoSessionTest(TempDirTest):
                          "estimate_flops=False")
 
 
+class FakeCuda:
+    """torch.cuda as prism.measure asks it, one device (MB figures)."""
+
+    def __init__(self, allocated, peak):
+        self.allocated, self.peak = allocated << 20, peak << 20
+
+    def device_count(self):
+        return 1
+
+    def memory_allocated(self, device):
+        return self.allocated
+
+    def max_memory_allocated(self, device):
+        return self.peak
+
+    def utilization(self):
+        return 50
+
+    def mem_get_info(self):
+        return (30 << 30, 100 << 30)
+
+
+class CudaBranchTest(unittest.TestCase):
+    """The CUDA paths against a fake torch.cuda (no GPU on the test machines)."""
+
+    def run_block(self, cuda, inside):
+        p = PerformanceProfiler(memory_interval=1000)
+        with mock.patch.object(measure, "_cuda", lambda: cuda):
+            with p.profile("gpu"):
+                inside()
+            self.assertAlmostEqual(p.get_current_gpu_memory(), 0.7)
+        return p.get_metrics()
+
+    def test_peak_rose_in_the_block(self):
+        cuda = FakeCuda(allocated=100, peak=100)
+
+        def inside():
+            cuda.allocated, cuda.peak = 200 << 20, 500 << 20    # a transient 500 MB
+        m = self.run_block(cuda, inside)
+        self.assertEqual(m.memory.peak_gpu_mb, 500.0)
+        self.assertEqual(m.compute.gpu_utilization_percent, 50.0)
+        self.assertTrue(m.summary().endswith("GPU Util: 50%"))
+        self.assertNotIn("memory.peak_gpu_mb", m.unavailable)
+
+    def test_peak_before_the_block(self):
+        cuda = FakeCuda(allocated=100, peak=1000)               # the program's earlier peak
+
+        def inside():
+            cuda.allocated = 300 << 20
+        m = self.run_block(cuda, inside)
+        self.assertEqual(m.memory.peak_gpu_mb, 300.0)
+        self.assertEqual(cuda.peak, 1000 << 20)                 # never reset
+
+    def test_no_cuda(self):
+        p = PerformanceProfiler()
+        with mock.patch.object(measure, "_cuda", lambda: None), \
+                mock.patch.object(measure, "_no_cuda_reason", lambda: "no CUDA device"):
+            with p.profile("cpu"):
+                pass
+            self.assertEqual(p.get_current_gpu_memory(), 0.0)
+        m = p.get_metrics()
+        self.assertIsNone(m.memory.peak_gpu_mb)
+        self.assertEqual(m.unavailable["compute.gpu_utilization_percent"], "no CUDA device")
+
+
 @unittest.skipIf(torch_or_none() is None, "PyTorch is not installed")
 class DocumentExamplesTest(unittest.TestCase):
     """The document's examples under python -m prism, against their profile."""
