@@ -46,6 +46,8 @@ static void analysis_outputs(const prism_analysis *a)
     }
     if (mem_open(&m))
         mem_done(&m, "analyze --format json", true, analyze_write_json(m.f, "fuzz", a));
+    if (mem_open(&m))                   /* no raw control in the page either */
+        mem_done(&m, "analyze --format html", false, analyze_write_html(m.f, "fuzz", a));
     if (mem_open(&m))
         mem_done(&m, "CSV", false, export_csv(m.f, a));
     if (mem_open(&m))
@@ -59,6 +61,9 @@ static void analysis_outputs(const prism_analysis *a)
         compare_write_txt(m.f, "a", "b", a, a, c, 20);
         mem_done(&m, "compare", false, true);
     }
+    if (mem_open(&m))
+        mem_done(&m, "compare --format html", false,
+                 compare_write_html(m.f, "a", "b", a, a, c));
     if (mem_open(&m))
         mem_done(&m, "compare --format json", true, compare_write_json(m.f, "a", "b", a, a, c));
     prism_compare_free(c);
