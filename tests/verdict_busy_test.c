@@ -439,6 +439,14 @@ static prism_gate *gate_of(const char *label, prism_analysis *const *base, size_
     return g;
 }
 
+static const prism_gate_item *item_of(const prism_gate *g, const char *path)
+{
+    for (size_t i = 0; i < g->count; i++)
+        if (!g->items[i].is_step && !strcmp(g->items[i].path, path))
+            return &g->items[i];
+    return NULL;
+}
+
 static bool failed_on(const prism_gate *g, const char *path)
 {
     for (size_t i = 0; i < g->count; i++)
@@ -525,6 +533,18 @@ static void test_gate_quiet_against_hogs(void **state)
          * baselines; here only no other failure is required */
         printf("gate: the quiet run waited for a CPU %.0f%% of its time: the +25%% is not "
                "required to fail\n", 100.0 * g->load_base);
+        assert_true(g->failed == 0 || (g->failed == 1 && failed_on(g, "update")));
+    } else if (g->load_new > GATE_NOT_QUIET) {
+        /* a quiet baseline against a run that waited for a CPU most of its
+         * time: the per-step times spread so much that +25 % against a 10 %
+         * limit may not be significant (it was not, once, at a 50 % share
+         * with builds and a browser beside the test's hogs); the change
+         * read must be right, and nothing else may fail */
+        const prism_gate_item *u = item_of(g, "update");
+        printf("gate: the run beside hogs waited for a CPU %.0f%% of its time: update read "
+               "%+.1f%%\n", 100.0 * g->load_new, u ? u->change_pct : 0.0);
+        assert_non_null(u);
+        assert_true(u->change_pct > 15 && u->change_pct < 35);
         assert_true(g->failed == 0 || (g->failed == 1 && failed_on(g, "update")));
     } else {
         assert_true(g->regressed);
