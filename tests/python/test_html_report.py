@@ -31,6 +31,15 @@ HOSTILE_IMG = '<img src=x onerror="window.__pwned=1">'
 HOSTILE_SCRIPT = '</script><script>window.__pwned=2</script>'
 
 
+def browser_env():
+    """The browser's environment: no sanitizer runtime preloaded (a SANITIZE
+    pass preloads it into the test's interpreter) and no PRISM session."""
+    env = clean_env()
+    for k in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "PRISM_TEST_SANITIZE"):
+        env.pop(k, None)
+    return env
+
+
 class Browser:
     """chromium --headless with --remote-debugging-pipe: commands on its fd
     3, answers and events on its fd 4, each a JSON text ending in NUL."""
@@ -50,7 +59,7 @@ class Browser:
              "--disable-extensions", "--disable-background-networking",
              "--user-data-dir=" + profile_dir, "about:blank"],
             pass_fds=(3, 4), preexec_fn=fds, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
+            stderr=subprocess.DEVNULL, env=browser_env())
         os.close(to_r)
         os.close(from_w)
         self.buf = b""
