@@ -98,3 +98,28 @@ def torch_skip():
     except ImportError:
         return "PyTorch is not installed for %s" % sys.executable
     return None
+
+
+def prism_child_env():
+    """A child's environment that imports this build's prism (its package
+    directory on PYTHONPATH), no PRISM_* variable set."""
+    import prism
+    env = clean_env()
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(prism.__file__)))
+    return env
+
+
+def run_script_under_prism(script, out_dir, *prism_args):
+    """`python -m prism [prism_args] -o OUT_DIR/run.cbor SCRIPT OUT_DIR`: the
+    script writes OUT_DIR/measured.json.  Returns (CompletedProcess, the
+    script's measured dict or None, the profile loaded or None)."""
+    import prism
+    cbor = os.path.join(out_dir, "run.cbor")
+    proc = subprocess.run([sys.executable, "-m", "prism"] + list(prism_args) +
+                          ["-o", cbor, script, out_dir], env=prism_child_env(),
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        return proc, None, None
+    with open(os.path.join(out_dir, "measured.json")) as f:
+        measured = json.load(f)
+    return proc, measured, prism.load(cbor)

@@ -144,6 +144,52 @@ class Browser:
                                                    "button": "left", "clickCount": 1})
 
 
+class PageTest(unittest.TestCase):
+    """A temporary directory (cls.dir) and, after make_page, the page open
+    in a browser (cls.browser)."""
+    prefix = "prism-html-"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix=cls.prefix)
+        cls.browser = None
+        try:
+            cls.make_page()
+            cls.browser = Browser(os.path.join(cls.dir, "chromium"))
+            cls.browser.open("file://" + cls.page)
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.browser:
+            cls.browser.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def report(cls, *args):
+        """prism-top ARGS: its stdout (JSON reports parsed)."""
+        out = subprocess.run([PRISM_TOP] + list(args), check=True, capture_output=True,
+                             timeout=300).stdout
+        return json.loads(out) if "json" in args else out
+
+    def quiet(self):
+        """The page drew itself, asked for nothing but itself and logged no
+        error."""
+        b = self.browser
+        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
+        urls = [m["params"]["request"]["url"] for m in b.events
+                if m.get("method") == "Network.requestWillBeSent"]
+        self.assertTrue(all(u == "file://" + self.page for u in urls), urls)
+        errors = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
+                  (m.get("method") == "Runtime.consoleAPICalled" and
+                   m["params"]["type"] in ("error", "assert")) or
+                  (m.get("method") == "Log.entryAdded" and
+                   m["params"]["entry"]["level"] == "error")]
+        self.assertEqual(errors, [])
+
+
 RECORD = """
 import prism
 assert prism.init(output=%r)
@@ -163,38 +209,17 @@ prism.shutdown()
 
 
 @unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
-class HtmlReport(unittest.TestCase):
+class HtmlReport(PageTest):
     @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="prism-html-")
+    def make_page(cls):
         cls.profile = os.path.join(cls.dir, "run.cbor")
         run_py(RECORD % (cls.profile, HOSTILE_IMG, HOSTILE_SCRIPT))
         cls.page = os.path.join(cls.dir, "report.html")
-        subprocess.run([PRISM_TOP, "analyze", "--format", "html", "-o", cls.page, cls.profile],
-                       check=True, timeout=300)
-        cls.json = json.loads(subprocess.run(
-            [PRISM_TOP, "analyze", "--format", "json", cls.profile], check=True,
-            capture_output=True, timeout=300).stdout)
-        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
-        cls.browser.open("file://" + cls.page)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.report("analyze", "--format", "html", "-o", cls.page, cls.profile)
+        cls.json = cls.report("analyze", "--format", "json", cls.profile)
 
     def test_self_contained_and_quiet(self):
-        b = self.browser
-        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
-        urls = [m["params"]["request"]["url"] for m in b.events
-                if m.get("method") == "Network.requestWillBeSent"]
-        self.assertTrue(all(u == "file://" + self.page for u in urls), urls)
-        errors = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
-                  (m.get("method") == "Runtime.consoleAPICalled" and
-                   m["params"]["type"] in ("error", "assert")) or
-                  (m.get("method") == "Log.entryAdded" and
-                   m["params"]["entry"]["level"] == "error")]
-        self.assertEqual(errors, [])
+        self.quiet()
         text = open(self.page, encoding="utf-8").read()
         for needle in ("src=\"", "href=", "url(", "@import", "<link", "<iframe"):
             self.assertNotIn(needle, text.split("<script type=")[0])
@@ -273,41 +298,26 @@ prism.shutdown()
 
 
 @unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
-class HtmlCompare(unittest.TestCase):
+class HtmlCompare(PageTest):
     """compare A B --format html: the changes are the JSON report's, the
     new run's flame graph says which paths are new, and the page is as
     quiet and self-contained as the analyze one."""
 
+    prefix = "prism-htmlc-"
+
     @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="prism-htmlc-")
+    def make_page(cls):
         cls.base = os.path.join(cls.dir, "base.cbor")
         cls.new = os.path.join(cls.dir, "new.cbor")
         run_py(RECORD % (cls.base, "layer1", "layer2"))
         run_py(NEW_RUN % cls.new)
         cls.page = os.path.join(cls.dir, "compare.html")
-        subprocess.run([PRISM_TOP, "compare", "--format", "html", "-o", cls.page, cls.base,
-                        cls.new], check=True, timeout=300)
-        cls.json = json.loads(subprocess.run(
-            [PRISM_TOP, "compare", "--format", "json", cls.base, cls.new], check=True,
-            capture_output=True, timeout=300).stdout)
-        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
-        cls.browser.open("file://" + cls.page)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.report("compare", "--format", "html", "-o", cls.page, cls.base, cls.new)
+        cls.json = cls.report("compare", "--format", "json", cls.base, cls.new)
 
     def test_compare_page(self):
         b, j = self.browser, self.json
-        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
-        bad = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
-               (m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] == "error")]
-        self.assertEqual(bad, [])
-        urls = [m["params"]["request"]["url"] for m in b.events
-                if m.get("method") == "Network.requestWillBeSent"]
-        self.assertTrue(all(u == "file://" + self.page for u in urls), urls)
+        self.quiet()
         rows = b.js("Array.from(document.querySelectorAll('#regions tbody tr')).map("
                     "r => [r.cells[0].textContent, r.cells[1].textContent])")
         want = sorted(j["regions"], key=lambda r: -abs(r["delta_ns"]))[:60]
@@ -321,40 +331,28 @@ class HtmlCompare(unittest.TestCase):
 
 
 @unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
-class HtmlJob(unittest.TestCase):
+class HtmlJob(PageTest):
     """analyze DIR --format html of a job of 4 ranks that really ran (the
     multirank sample: processes meeting at a barrier every step, rank 1
     5 ms slower in forward): its ranks and straggler are the JSON report's,
     the heatmap's row of rank 1 is the one hovering names, and the toggle
     switches work and step time."""
 
+    prefix = "prism-htmlj-"
+
     @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="prism-htmlj-")
+    def make_page(cls):
         job = os.path.join(cls.dir, "job")
         subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", "4", "--steps", "20",
                         "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
                        env=clean_env(), capture_output=True)
         cls.page = os.path.join(cls.dir, "job.html")
-        subprocess.run([PRISM_TOP, "analyze", "--format", "html", "-o", cls.page, job],
-                       check=True, timeout=300)
-        cls.json = json.loads(subprocess.run([PRISM_TOP, "analyze", "--format", "json", job],
-                                             check=True, capture_output=True,
-                                             timeout=300).stdout)
-        cls.browser = Browser(os.path.join(cls.dir, "chromium"))
-        cls.browser.open("file://" + cls.page)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.report("analyze", "--format", "html", "-o", cls.page, job)
+        cls.json = cls.report("analyze", "--format", "json", job)
 
     def test_job_page(self):
         b, j = self.browser, self.json
-        self.assertEqual(b.js("document.body.getAttribute('data-ready')"), "1")
-        bad = [m for m in b.events if m.get("method") == "Runtime.exceptionThrown" or
-               (m.get("method") == "Log.entryAdded" and m["params"]["entry"]["level"] == "error")]
-        self.assertEqual(bad, [])
+        self.quiet()
         ranks = b.js("Array.from(document.querySelectorAll('#ranks tbody tr'))"
                      ".map(r => [r.cells[0].textContent, r.cells[7].textContent])")
         self.assertEqual(ranks, [[str(r["rank"]), "yes" if r["straggler"] else ""]

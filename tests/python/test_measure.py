@@ -25,7 +25,7 @@ from prism import measure
 from prism._measure_metrics import MB, PerformanceMetrics, leak_fit
 from prism.measure import PerformanceProfiler
 
-from pyutil import TempDirTest, clean_env
+from pyutil import TempDirTest, prism_child_env, run_script_under_prism
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "measure_script.py")
 SUMMARY = re.compile(r"Peak RAM: \d+\.\d (GB|MB), Wall Time: \d+\.\ds, GPU Util: (n/a|\d+%)")
@@ -54,10 +54,6 @@ def cuda_available():
     return bool(torch and torch.cuda.is_available())
 
 
-def child_env():
-    env = clean_env()
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(prism.__file__)))
-    return env
 
 
 class FakeSystem:
@@ -401,14 +397,7 @@ class DocumentExamplesTest(unittest.TestCase):
         # not /dev/shm or a tmpfs: the disk check wants a file system that counts writes
         cls.dir = tempfile.mkdtemp(prefix="prism-measure-")
         cls.cbor = os.path.join(cls.dir, "run.cbor")
-        cls.proc = subprocess.run([sys.executable, "-m", "prism", "-o", cls.cbor, SCRIPT,
-                                   cls.dir], env=child_env(), capture_output=True, text=True,
-                                  timeout=600)
-        cls.measured = cls.profile = None
-        if cls.proc.returncode == 0:
-            with open(os.path.join(cls.dir, "measured.json")) as f:
-                cls.measured = json.load(f)
-            cls.profile = prism.load(cls.cbor)
+        cls.proc, cls.measured, cls.profile = run_script_under_prism(SCRIPT, cls.dir)
 
     @classmethod
     def tearDownClass(cls):

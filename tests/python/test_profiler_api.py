@@ -28,7 +28,8 @@ from prism.profiler import (CUDATimer, MemorySample, MemoryTracker, MetricsColle
                             StreamProfiler, compare_runs)
 from prism._profiler_report import CSV_HEADER
 
-from pyutil import TempDirTest, clean_env, thread_paths
+from pyutil import (TempDirTest, prism_child_env, run_script_under_prism,
+                    thread_paths)
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiler_api_script.py")
 HOSTILE = ["<script>alert(1)</script>", "\"&'"]
@@ -50,10 +51,6 @@ def cuda_available():
         return False
 
 
-def child_env():
-    env = clean_env()
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(prism.__file__)))
-    return env
 
 
 @contextlib.contextmanager
@@ -492,7 +489,7 @@ class SessionTest(TempDirTest):
 
     def test_regions_close_and_nest(self):
         out = self.path("s.cbor")
-        r = subprocess.run([sys.executable, "-c", SESSION, out], env=child_env(),
+        r = subprocess.run([sys.executable, "-c", SESSION, out], env=prism_child_env(),
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         p = prism.load(out)
@@ -513,14 +510,8 @@ class DocumentExamplesTest(TempDirTest):
         import tempfile
         cls.dir = tempfile.mkdtemp(prefix="prism-profapi-")
         cls.cbor = os.path.join(cls.dir, "run.cbor")
-        cls.proc = subprocess.run(
-            [sys.executable, "-m", "prism", "--no-torch", "-o", cls.cbor, SCRIPT, cls.dir],
-            env=child_env(), capture_output=True, text=True, timeout=600)
-        cls.measured = cls.profile = None
-        if cls.proc.returncode == 0:
-            with open(os.path.join(cls.dir, "measured.json")) as f:
-                cls.measured = json.load(f)
-            cls.profile = prism.load(cls.cbor)
+        cls.proc, cls.measured, cls.profile = run_script_under_prism(SCRIPT, cls.dir,
+                                                                     "--no-torch")
 
     @classmethod
     def tearDownClass(cls):
