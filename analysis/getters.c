@@ -92,6 +92,18 @@ const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
     return &a->threads[i]->tree;
 }
 
+bool prism_analysis_thread_worker(const prism_analysis *a, size_t i, uint32_t *worker_id,
+                                  uint64_t *pid)
+{
+    if (i >= a->nthreads || !a->threads[i]->worker)
+        return false;
+    if (worker_id)
+        *worker_id = a->threads[i]->worker_id;
+    if (pid)
+        *pid = a->threads[i]->pid;
+    return true;
+}
+
 const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n)
 {
     *n = a->nops;

@@ -183,6 +183,9 @@ typedef struct seg {
 typedef struct athread {
     uint32_t stream;
     char name[64];
+    bool worker;                /* a worker process's thread (worker file) */
+    uint32_t worker_id;
+    uint64_t pid;
     tnode *nodes;
     size_t n, cap;
     an_pool ext;                /* tnode_ext of the nodes that have one */

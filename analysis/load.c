@@ -86,10 +86,14 @@ void an_cpu_load(prism_analysis *a)
     double span = (double)(a->cpu_t1 - a->cpu_t0), all = 0;
     size_t train = a->train;
     for (size_t i = 0; i < a->nthreads; i++) {
+        if (a->threads[i]->worker)
+            continue;                   /* worker processes: counted in workers */
         all += (double)a->threads[i]->cpu.on_all;
         if (train >= a->nthreads || a->threads[i]->cpu.on_all > a->threads[train]->cpu.on_all)
             train = a->train < a->nthreads ? a->train : i;  /* unknown: the busiest */
     }
+    if (train >= a->nthreads)
+        return;
     l->training = (double)a->threads[train]->cpu.on_all / span;
     l->other_threads = (all - (double)a->threads[train]->cpu.on_all) / span;
     if (l->process >= 0) {

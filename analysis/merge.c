@@ -433,6 +433,8 @@ static size_t training_thread(const prism_analysis *a)
     for (size_t i = 0; i < a->nthreads; i++) {
         const athread *t = a->threads[i];
         double sum = t->lead_off_sum;
+        if (t->worker)
+            continue;                   /* a worker process never trains */
         uint64_t n = t->lead_steps;
         if (t->lead_pos && t->lead_hi > t->lead_lo) {
             sum += (double)(t->lead_start - t->lead_lo) / (double)(t->lead_hi - t->lead_lo);

@@ -24,8 +24,12 @@ static void note_ts(prism_analysis *a, uint64_t ts)
 static void cb_thread(void *ctx, const prism_thread *t)
 {
     athread *th = an_tree_thread(ctx, t->stream);
-    if (th)
+    if (th) {
         snprintf(th->name, sizeof th->name, "%s", t->name);
+        th->worker = t->is_worker;
+        th->worker_id = t->worker_id;
+        th->pid = t->pid;
+    }
 }
 
 static void cb_regions(void *ctx, uint32_t stream, uint32_t depth,

@@ -272,7 +272,7 @@ static int build(out *o, uint32_t nodes, bool shared, bool mixed)
     if (g->failed)
         goto fail;
     begin(g, PRISM_CHUNK_THREADS, 0, 0);
-    prism_thread th = { 1, 1000, "main" };
+    prism_thread th = { .stream = 1, .os_tid = 1000, .name = "main" };
     if (prism_enc_thread(&g->enc, &th) != PRISM_OK)
         goto fail;
     g->now = 1000;

@@ -41,6 +41,12 @@ void *pf_reader_ctx(struct prism_reader *r);
 /* Store a string under an id; false on allocation failure. */
 bool pf_reader_put_string(struct prism_reader *r, uint32_t id, const char *s, size_t len);
 void pf_reader_saw_footer(struct prism_reader *r);
+/* workers.c: the next merged id to hand out (string ids, or streams); the
+ * reader's statistics to count in; true when the worker files were read
+ * already (the first call marks them read). */
+uint32_t *pf_reader_worker_next(struct prism_reader *r, bool stream);
+prism_reader_stats *pf_reader_stats_mut(struct prism_reader *r);
+bool pf_reader_workers_once(struct prism_reader *r);
 
 /* ---- demangling (demangle.c, demangle_bound.c) ---- */
 /* Names offered to the demangler: at most this long (bytes), and bounded

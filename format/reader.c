@@ -66,6 +66,9 @@ struct prism_reader {
     size_t nfb;                 /* the backends registered at creation */
     const prism_foreign_backend *fb;    /* the one that took the file */
     void *fst;                  /* the backend's state once it took the file */
+
+    uint32_t next_wid, next_wstream;    /* worker files' merged ids (workers.c) */
+    bool workers_read;
 };
 
 const char *prism_reader_foreign(const prism_reader *r)
@@ -79,6 +82,23 @@ const char *prism_reader_foreign(const prism_reader *r)
 const prism_reader_callbacks *pf_reader_cb(prism_reader *r) { return &r->cb; }
 void *pf_reader_ctx(prism_reader *r) { return r->ctx; }
 void pf_reader_saw_footer(prism_reader *r) { r->st.footer = true; }
+prism_reader_stats *pf_reader_stats_mut(prism_reader *r) { return &r->st; }
+
+uint32_t *pf_reader_worker_next(prism_reader *r, bool stream)
+{
+    if (!r->next_wid) {
+        r->next_wid = 0xC0000000u;
+        r->next_wstream = 0x40000000u;
+    }
+    return stream ? &r->next_wstream : &r->next_wid;
+}
+
+bool pf_reader_workers_once(prism_reader *r)
+{
+    bool was = r->workers_read;
+    r->workers_read = true;
+    return was;
+}
 
 static char *arena_copy(prism_reader *r, const char *s, size_t len)
 {
@@ -781,5 +801,7 @@ prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
     prism_status st = prism_reader_read_path(r, path);
     if (st == PRISM_OK || st == PRISM_NEED_MORE)
         st = prism_reader_finish(r);
+    if (st == PRISM_OK)
+        prism_reader_add_workers(r, path);
     return st;
 }

@@ -157,6 +157,12 @@ typedef struct session {
                                    asked (shutdown, a signal) */
     _Atomic int cpu_mode;       /* CPU sampler's source, cpusample.h; 0: off */
 
+    /* a worker session (prism_init_worker): its index and its parent's
+     * identity, written in the header; worker_id -1: not a worker */
+    int64_t worker_id;
+    uint64_t parent_pid, parent_start_ns;
+    uint64_t start_unix_ns;     /* the header's start (prism_session_start_ns) */
+
     prism_strtab *names;
     uint32_t names_written;     /* writer: ids already in STRINGS chunks */
 
@@ -310,6 +316,10 @@ static inline bool clock_run_ns(const clock_run *c, uint64_t ticks, uint64_t *ns
     *ns = clock_seg_map(c->ns, ticks - c->base, c->ns_per_tick);
     return true;
 }
+
+/* session.c: a terminating signal, once the file is complete: to the
+ * handler a worker session chained (SIGTERM), else the default. */
+void pc_session_deliver(int sig);
 
 /* config.c */
 const char *pc_cfg_policy_name(prism_policy p);

@@ -33,7 +33,29 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ended;
 static bool start_failed;               /* ended by a start that failed (warned) */
 static bool hooks_installed;
+static session *fork_locked;            /* the session before_fork locked */
 static bool xfsz_ignored;               /* we set SIGXFSZ to SIG_IGN */
+
+/* A worker's SIGTERM handler that was there before ours (torch's: a
+ * DataLoader worker leaves quietly when its parent terminates it), called
+ * with the signal's own information once the file is complete. */
+static struct sigaction term_chain;
+static volatile sig_atomic_t term_chained;
+static siginfo_t term_info;
+
+void pc_session_deliver(int sig)
+{
+    if (sig == SIGTERM && term_chained) {
+        sigaction(SIGTERM, &term_chain, NULL);
+        if (term_chain.sa_flags & SA_SIGINFO)
+            term_chain.sa_sigaction(sig, &term_info, NULL);
+        else
+            term_chain.sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL);
+    kill(getpid(), sig);
+}
 
 static void on_signal(int sig)
 {
@@ -44,8 +66,7 @@ static void on_signal(int sig)
      * re-raise this one: the program's default, now */
     if (!s || session_forked(s) || atomic_exchange(&s->signo, sig) != 0 ||
         atomic_load(&s->writer_done)) {
-        signal(sig, SIG_DFL);
-        raise(sig);
+        pc_session_deliver(sig);
         errno = saved;
         return;
     }
@@ -53,6 +74,32 @@ static void on_signal(int sig)
     atomic_store(&prism__counting, 0);
     pc_session_wake(s);
     errno = saved;
+}
+
+static void on_term_info(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    if (info)
+        term_info = *info;
+    on_signal(sig);
+}
+
+/* A worker session: SIGTERM writes the file's last chunks first, then
+ * goes to the handler the process had (a function of its own only). */
+static void chain_term(void)
+{
+    struct sigaction old, sa;
+    if (sigaction(SIGTERM, NULL, &old) != 0 || old.sa_handler == SIG_DFL ||
+        old.sa_handler == SIG_IGN || old.sa_sigaction == on_term_info ||
+        old.sa_handler == on_signal)
+        return;
+    term_chain = old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_term_info;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
+    if (sigaction(SIGTERM, &sa, NULL) == 0)
+        term_chained = 1;
 }
 
 static void install_signals(void)
@@ -207,12 +254,41 @@ static int open_output(session *s)
 
 static void in_child(void)
 {
-    /* The child inherits the parent's buffers but no writer: stop here. */
+    /* The child inherits the parent's buffers but no writer: stop here.
+     * Its one thread holds no lock but the session's (before_fork); a copy
+     * another thread of the parent held would never be released. */
+    pthread_mutex_init(&init_lock, NULL);
+    if (fork_locked)
+        pthread_mutex_init(&fork_locked->lock, NULL);
+    fork_locked = NULL;
     atomic_store(&prism__on, 0);
     atomic_store(&prism__counting, 0);
     pc_buffers_reset_tls();
+    prism__t.th = NULL;                 /* the parent's record: a worker session */
+    prism__t.skip = 0;                  /* here registers the thread anew        */
     if (prism__s)                       /* steps.c: no getpid() per step */
         atomic_store(&prism__s->forked, 1);
+}
+
+/* fork(): the session's lock is held across it (prepare, then released in
+ * the parent), so that a child's copy of the table of names is whole: a
+ * worker session there goes on with it (prism_init_worker). */
+
+static void before_fork(void)
+{
+    session *s = prism__s;
+    fork_locked = NULL;
+    if (s && s->writer_started && !session_forked(s)) {
+        pthread_mutex_lock(&s->lock);
+        fork_locked = s;
+    }
+}
+
+static void after_fork_parent(void)
+{
+    if (fork_locked)
+        pthread_mutex_unlock(&fork_locked->lock);
+    fork_locked = NULL;
 }
 
 static void at_exit(void)
@@ -286,10 +362,18 @@ static int own_output(session *s)
     return 0;
 }
 
-static int start(session *s, const prism_config *cfg)
+/* names: the table to go on with (a worker's, prism_init_worker), NULL
+ * for a new one; w: the worker's identity, NULL for a program's session. */
+static int start(session *s, const prism_config *cfg, prism_strtab *names,
+                 const prism_worker_of *w)
 {
     memset(s, 0, sizeof *s);
     s->cfg = *cfg;
+    s->worker_id = w ? (int64_t)(w->id & INT64_MAX) : -1;
+    if (w) {
+        s->parent_pid = w->parent_pid;
+        s->parent_start_ns = w->parent_start_ns;
+    }
     s->fd = -1;
     s->wake_rd = s->wake_wr = -1;
     s->pid = getpid();
@@ -299,7 +383,7 @@ static int start(session *s, const prism_config *cfg)
     if (gethostname(s->host, sizeof s->host - 1) != 0)
         snprintf(s->host, sizeof s->host, "unknown");
     if (pc_cfg_expand_output(&s->cfg, s->host, s->rank, s->output, sizeof s->output) != 0 ||
-        own_output(s) != 0) {
+        (!w && own_output(s) != 0)) {     /* a worker's file is its parent's choice */
         pc_session_warn("output path too long; profiling disabled");
         return -1;
     }
@@ -310,11 +394,13 @@ static int start(session *s, const prism_config *cfg)
     if (s->buffers_max < 2)
         s->buffers_max = 2;
     s->next_stream = 1;
-    s->names = prism_strtab_new();
+    s->names = names ? names : prism_strtab_new();
     int pfd[2];
     if (!s->names || pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
         pc_session_warn("cannot start: %s; profiling disabled", strerror(errno ? errno : ENOMEM));
-        prism_strtab_free(s->names);
+        if (!names)
+            prism_strtab_free(s->names);
+        s->names = names;
         return -1;
     }
     s->wake_rd = pfd[0];
@@ -350,11 +436,14 @@ fail:
     s->hidden[0] = '\0';
     close(s->wake_rd);
     close(s->wake_wr);
-    prism_strtab_free(s->names);
-    s->names = NULL;
+    if (!names)
+        prism_strtab_free(s->names);
+    s->names = names;
     xfsz_restore();
     return -1;
 }
+
+static void begin_recording(const prism_config *c);
 
 int prism_init(const prism_config *cfg)
 {
@@ -382,23 +471,78 @@ int prism_init(const prism_config *cfg)
         pthread_mutex_unlock(&init_lock);
         return 0;
     }
-    if (start(&the_session, &c) != 0) {
+    if (start(&the_session, &c, NULL, NULL) != 0) {
         ended = start_failed = true;
         pthread_mutex_unlock(&init_lock);
         return -1;
     }
+    begin_recording(&c);
+    pthread_mutex_unlock(&init_lock);
+    return 0;
+}
+
+/*
+ * A worker's session.  In a forked child the parent's session is a copy
+ * that never writes: its table of names goes on here (the ids already
+ * handed out, to C call sites and Python regions, keep their names), unless
+ * the fork caught a thread of the parent changing it (its lock held: the
+ * table may be half-written).  A spawned worker starts with no session.
+ */
+int prism_init_worker(const prism_config *cfg, const prism_worker_of *w)
+{
+    if (!cfg || !w)
+        return -1;
+    prism_config c = *cfg;
+    c.collect_gpu_ops = false;          /* CUDA does not survive a fork */
+    pthread_mutex_lock(&init_lock);
+    session *s = prism__s;
+    prism_strtab *names = NULL;
+    if (s && !session_forked(s) && !ended) {
+        pthread_mutex_unlock(&init_lock);
+        pc_session_warn("this process records to '%s' already; it is not recorded as worker %llu "
+                        "of process %llu", s->output, (unsigned long long)w->id,
+                        (unsigned long long)w->parent_pid);
+        return -1;
+    }
+    if (s) {
+        names = s->names;               /* after a shutdown here: its ids stay right */
+    }
+    if (!c.enabled) {
+        pthread_mutex_unlock(&init_lock);
+        return 0;
+    }
+    prism__s = NULL;
+    if (start(&the_session, &c, names, w) != 0) {
+        ended = start_failed = true;
+        pthread_mutex_unlock(&init_lock);
+        return -1;
+    }
+    ended = start_failed = false;
+    begin_recording(&c);
+    chain_term();
+    pthread_mutex_unlock(&init_lock);
+    return 0;
+}
+
+uint64_t prism_session_start_ns(void)
+{
+    session *s = prism__s;
+    return s && !ended && !session_forked(s) ? s->start_unix_ns : 0;
+}
+
+/* The session just started (init_lock held): hooks, signals, recording on. */
+static void begin_recording(const prism_config *c)
+{
     prism__s = &the_session;
     if (!hooks_installed) {
         hooks_installed = true;
         atexit(at_exit);
-        pthread_atfork(NULL, NULL, in_child);
+        pthread_atfork(before_fork, after_fork_parent, in_child);
     }
     install_signals();
-    atomic_store(&prism__on, c.collect_timing ? 1 : 0);
+    atomic_store(&prism__on, c->collect_timing ? 1 : 0);
     cupti_start(prism__s);
-    atomic_store(&prism__counting, c.collect_timing ? 1 : 0);
-    pthread_mutex_unlock(&init_lock);
-    return 0;
+    atomic_store(&prism__counting, c->collect_timing ? 1 : 0);
 }
 
 /*
@@ -430,8 +574,7 @@ static void reraise(session *s)
     int sig = atomic_exchange(&s->signo, 0);
     if (!sig || !atomic_load(&s->stopping))
         return;
-    signal(sig, SIG_DFL);
-    raise(sig);
+    pc_session_deliver(sig);
 }
 
 void prism_shutdown(void)

@@ -295,8 +295,7 @@ done:
         /* The program's own disposition, now that the file is complete. */
         close(s->fd);
         s->fd = -1;
-        signal(sig, SIG_DFL);
-        kill(getpid(), sig);
+        pc_session_deliver(sig);
     }
     return NULL;
 }
@@ -326,6 +325,14 @@ int pc_writer_header(session *s, char *const *argv, size_t argc)
     uint64_t real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
     uint64_t since = pc_clock_mono_ns() - s->t0_mono;
     h.start_unix_ns = real - since;
+    s->start_unix_ns = h.start_unix_ns;
+    if (s->worker_id >= 0 && nkv + 3 <= 32) {   /* a worker: whose (FORMAT.md) */
+        kv[nkv++] = (prism_kv){ "worker.id", { PRISM_VAL_UINT, { .u = (uint64_t)s->worker_id } } };
+        kv[nkv++] = (prism_kv){ "worker.parent_pid", { PRISM_VAL_UINT, { .u = s->parent_pid } } };
+        kv[nkv++] = (prism_kv){ "worker.parent_start_ns",
+                                { PRISM_VAL_UINT, { .u = s->parent_start_ns } } };
+        h.nconfig = nkv;
+    }
     uint8_t *buf = malloc(PRISM_MAX_HEADER_BYTES);
     size_t len;
     if (!buf)

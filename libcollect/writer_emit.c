@@ -247,7 +247,7 @@ void pc_emit_process(wstate *w, snap *sn, size_t nsnap, proc_rec *q, size_t nq)
     for (size_t i = 0; i < nsnap; i++) {
         if (!sn[i].name_dirty)
             continue;
-        prism_thread t = { sn[i].th->stream, sn[i].th->os_tid, sn[i].name };
+        prism_thread t = { .stream = sn[i].th->stream, .os_tid = sn[i].th->os_tid, .name = sn[i].name };
         PUT(w, &e, open, w->pbuf, PRISM_CHUNK_THREADS, 0, s->seq0, 0, 0, prism_enc_thread(&e, &t));
     }
     if (open)

@@ -294,7 +294,7 @@ static void awkward_profile(const char *path)
     n += len;
     assert_int_equal(prism_enc_begin(&e, buf + n, sizeof buf - n, PRISM_CHUNK_THREADS, 0, 1, 0, 0),
                      PRISM_OK);
-    prism_thread th = { 1, 99, "wor\"ker\t1" };
+    prism_thread th = { .stream = 1, .os_tid = 99, .name = "wor\"ker\t1" };
     assert_int_equal(prism_enc_thread(&e, &th), PRISM_OK);
     assert_int_equal(prism_enc_finish(&e, &len), PRISM_OK);
     n += len;

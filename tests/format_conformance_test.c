@@ -128,7 +128,8 @@ static uint64_t decode_payload(tlog *l, uint32_t kind, uint32_t stream, const cb
     case PRISM_CHUNK_THREADS:
         for (size_t i = 0; i < n; i++, recs++) {
             cbor_item_t **f = items(a[i], &k);
-            prism_thread t = { (uint32_t)u(f[0]), u(f[1]), text(f[2], buf, NULL) };
+            prism_thread t = { .stream = (uint32_t)u(f[0]), .os_tid = u(f[1]),
+                               .name = text(f[2], buf, NULL) };
             tl_thread(l, &t);
         }
         break;

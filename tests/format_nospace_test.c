@@ -35,7 +35,7 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
     }
     case PRISM_CHUNK_THREADS: {
         text[(i * 5) % 100] = '\0';
-        prism_thread t = { i, (uint64_t)1000003 << (i % 40), text };
+        prism_thread t = { .stream = i, .os_tid = (uint64_t)1000003 << (i % 40), .name = text };
         if ((st = prism_enc_thread(e, &t)) == PRISM_OK)
             tl_thread(exp, &t);
         return st;
@@ -314,7 +314,7 @@ static void test_nospace_then_smaller(void **state)
 /* Append one valid record of kind j. */
 static prism_status append_kind(prism_enc *e, uint32_t j)
 {
-    static const prism_thread t = { 1, 2, "t" };
+    static const prism_thread t = { .stream = 1, .os_tid = 2, .name = "t" };
     static const prism_mark m = { 1, 1 };
     static const prism_counter c = { 1, 1, false, { .i = 1 } };
     static const prism_step s = { 1, 2, 0, 0, 0 };

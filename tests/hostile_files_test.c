@@ -190,7 +190,7 @@ static void gen_crafted_ids(void)
             continue;
         if (k < sizeof b.seq / sizeof b.seq[0])
             continue;                   /* pbuild's own streams */
-        prism_thread t = { (uint32_t)k, 100 + k, "t" };
+        prism_thread t = { .stream = (uint32_t)k, .os_tid = 100 + k, .name = "t" };
         PB_PUT(&b, PRISM_CHUNK_THREADS, 0, 0, prism_enc_thread(&b.e, &t));
         got++;
     }

@@ -438,6 +438,10 @@ PRISM_API bool prism_analysis_folded(const prism_analysis *a, prism_folded *out)
 PRISM_API size_t prism_analysis_thread_count(const prism_analysis *a);
 PRISM_API const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, size_t i,
                                              uint32_t *stream, const char **name);
+/* Whether thread i is a worker process's (a worker file's: its name reads
+ * "worker N: ..."), with the worker's index and process id. */
+PRISM_API bool prism_analysis_thread_worker(const prism_analysis *a, size_t i,
+                                            uint32_t *worker_id, uint64_t *pid);
 PRISM_API const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by total */
 PRISM_API const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
 PRISM_API const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);

@@ -131,6 +131,30 @@ PRISM_API bool prism_recording(void);
 /* The output file's path once started (borrowed), else NULL. */
 PRISM_API const char *prism_output_path(void);
 
+/*
+ * Worker processes.  A process that works for a recorded one (a
+ * DataLoader worker, forked or spawned) records into a file of its own,
+ * whose header names it worker `id` of the session (parent_pid,
+ * parent_start_ns); readers merge such files found in the folder
+ * "<profile>.workers" into that profile (docs/FORMAT.md, "Worker files").
+ * A session inherited through fork() is left behind (it never writes) and
+ * its names keep their ids here, so that names interned before the fork
+ * (call sites, Python regions) stay right.  GPU collection is off in a
+ * worker.  0: recording; -1 after one warning (a session of this process's
+ * own runs already, or the output cannot be opened).
+ */
+typedef struct prism_worker_of {
+    uint64_t parent_pid;
+    uint64_t parent_start_ns;    /* the parent's prism_session_start_ns()      */
+    uint64_t id;                 /* the worker's index among its siblings      */
+} prism_worker_of;
+PRISM_API int prism_init_worker(const prism_config *cfg, const prism_worker_of *w);
+
+/* The session's start as its header gives it (ns since the Unix epoch of
+ * timestamp 0): with the pid, what identifies it to its workers.  0 when
+ * no session of this process records. */
+PRISM_API uint64_t prism_session_start_ns(void);
+
 /* ---- names ---------------------------------------------------------- */
 
 /* Intern a name: the same name always gets the same id.  Thread-safe; takes
@@ -472,6 +496,8 @@ static inline const char *prism__off_str(void) { return NULL; }
 #define prism_shutdown() ((void)0)
 #define prism_recording() prism__off_bool()
 #define prism_output_path() prism__off_str()
+#define prism_init_worker(cfg, w) (PRISM__USE(cfg), PRISM__USE(w), prism__off_int())
+#define prism_session_start_ns() prism__off_u64()
 #define prism_name(name) (PRISM__USE(name), prism__off_u32())
 #define prism_push_id(id) PRISM__USE(id)
 #define prism_pop() ((void)0)

@@ -131,6 +131,11 @@ typedef struct prism_thread {
     uint32_t stream;             /* the stream id its chunks carry            */
     uint64_t os_tid;
     const char *name;            /* borrowed                                  */
+    /* a thread of a worker process (a worker file merged by
+     * prism_reader_add_workers): which worker, and its process */
+    bool is_worker;
+    uint32_t worker_id;
+    uint64_t pid;                /* 0: the profile's own process               */
 } prism_thread;
 
 enum { PRISM_REGION_ENTER = 0, PRISM_REGION_EXIT = 1 };
@@ -510,6 +515,11 @@ typedef struct prism_reader_stats {
     uint64_t records;            /* records delivered                         */
     uint64_t torn_bytes;         /* bytes of an incomplete last chunk         */
     bool footer;                 /* a footer was read                         */
+    /* worker files (prism_reader_add_workers): merged, of them damaged or
+     * torn (what they held is merged), and files in the folder that belong
+     * to another session (left); the records the merged ones delivered */
+    uint32_t workers, workers_damaged, workers_other;
+    uint64_t worker_records;
 } prism_reader_stats;
 
 typedef struct prism_reader prism_reader;
@@ -570,6 +580,19 @@ PRISM_API const char *prism_reader_string_raw(const prism_reader *r, uint32_t id
  */
 PRISM_API prism_status prism_read_file(const char *path, const prism_reader_callbacks *cb,
                              void *ctx, prism_reader **out);
+
+/*
+ * Worker files: once the profile at path is read (its header known), read
+ * the files its worker processes wrote into the folder "<path>.workers"
+ * (prism_init_worker) and deliver their threads' records through the
+ * reader's callbacks: each worker thread a stream of its own, marked
+ * (prism_thread.is_worker), its names under ids of their own, its times on
+ * the profile's clock.  Files of another session are left; a damaged one
+ * gives what it holds.  Counted in the stats (workers, workers_damaged,
+ * workers_other).  Only once per reader; nothing to do for a foreign file.
+ * prism_read_file calls it.  PRISM_OK, or PRISM_E_ARG.
+ */
+PRISM_API prism_status prism_reader_add_workers(prism_reader *r, const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Foreign input                                                       */

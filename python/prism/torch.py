@@ -50,10 +50,12 @@ the first adapt_steps optimizer steps, then the modules too small to be
 worth their hooks lose them and their time folds into their parent's self
 time; the profile says which (prism._torch_adapt, INFO torch.modules.*).
 
-Forked DataLoader workers inherit the patches; libcollect records nothing in a
-forked child, so a patched call there costs a dictionary lookup or two and
-records nothing: the parent's file shows the wait (``data_loading``), not the
-workers' work.
+DataLoader workers (forked, spawned, persistent) record into files of their
+own that readers merge into the profile as threads "worker N: DataLoader":
+``DataLoader batch``, ``<Dataset>.__getitem__``, ``collate (<fn>)``, the
+transforms that are nn.Modules (``<Class>.forward``) and any prism.region
+(prism._torch_workers; PRISM_TORCH_WORKERS=0 turns it off).  auto() does it
+for every loader, instrument() for the loaders it is given.
 """
 
 import sys
@@ -74,6 +76,7 @@ from prism._torch_core import (_Adapt, _Auto, _Steps, _auto_post, _auto_pre, _cl
                                _close_fwd, _close_seg,
                                _cuda_memory_on, _instrumented, _module_hooks, _module_names,
                                _regions_for, _tls)
+from prism import _torch_workers
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
                                 _wrap_loader, _wrap_optimizer)
 
@@ -165,7 +168,17 @@ def instrument(model=None, optimizer=None, dataloader=None, depth=None, steps=Tr
         u = _wrap_loader(dl)
         if u:
             h._undo.append(u)
+    if dataloader is not None:
+        _workers_on(False)
     return h
+
+
+def _workers_on(every):
+    try:
+        _torch_workers.patch_iterator_init(every)
+    except Exception as e:                  # record less, say so once
+        _torch_workers._say("patch", "DataLoader workers not recorded: %s: %s"
+                            % (type(e).__name__, e))
 
 
 def _as_list(x):
@@ -212,3 +225,4 @@ def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=Tru
     it = _torch.utils.data.dataloader._BaseDataLoaderIter
     if not getattr(it.__next__, "_prism", False):
         it.__next__ = _loader_next(it.__next__)
+    _workers_on(True)

@@ -537,22 +537,23 @@ static int set_field(prism_config *c, const field *f, PyObject *v)
 }
 
 /* _prism.init(dict) -> bool: defaults, the PRISM_* environment, then dict. */
-static PyObject *py_init(PyObject *m, PyObject *kw)
+/* The configuration of a dict of prism_config fields (over the defaults
+ * and the environment); *o / *d: the strings it allocated (the caller
+ * keeps or frees them), *hz: stack_hz.  -1 with an exception set. */
+static int config_of(PyObject *kw, prism_config *c, char **o, char **d, double *hz)
 {
-    (void)m;
     if (!PyDict_Check(kw)) {
         PyErr_SetString(PyExc_TypeError, "_prism.init takes a dict");
-        return NULL;
+        return -1;
     }
-    prism_config c;
-    prism_config_default(&c);
-    prism_config_from_env(&c);
-    const char *out0 = c.output, *dir0 = c.output_dir;
+    prism_config_default(c);
+    prism_config_from_env(c);
+    const char *out0 = c->output, *dir0 = c->output_dir;
     PyObject *key, *val;
     Py_ssize_t pos = 0;
     int rc = 0;
-    double hz = prism_py_stack_hz(kw);
-    if (hz < 0)
+    *hz = prism_py_stack_hz(kw);
+    if (*hz < 0)
         rc = -1;
     while (rc == 0 && PyDict_Next(kw, &pos, &key, &val)) {
         const char *k = exact_utf8(key);
@@ -568,16 +569,27 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
                          key);
             rc = -1;
         } else {
-            rc = set_field(&c, f, val);
+            rc = set_field(c, f, val);
         }
     }
-    char *o = c.output != out0 ? (char *)c.output : NULL;
-    char *d = c.output_dir != dir0 ? (char *)c.output_dir : NULL;
+    *o = c->output != out0 ? (char *)c->output : NULL;
+    *d = c->output_dir != dir0 ? (char *)c->output_dir : NULL;
     if (rc != 0) {
-        free(o);
-        free(d);
-        return NULL;
+        free(*o);
+        free(*d);
+        *o = *d = NULL;
     }
+    return rc;
+}
+
+static PyObject *py_init(PyObject *m, PyObject *kw)
+{
+    (void)m;
+    prism_config c;
+    char *o, *d;
+    double hz;
+    if (config_of(kw, &c, &o, &d, &hz) != 0)
+        return NULL;
     bool was = prism_recording();
     int r;
     cupti_dirs_from_sys_path();
@@ -597,6 +609,47 @@ static PyObject *py_init(PyObject *m, PyObject *kw)
         free(d);
     }
     return PyBool_FromLong(prism_recording());
+}
+
+/* _init_worker(config, parent_pid, parent_start_ns, id) -> bool: this
+ * process records as a worker of that session (prism_init_worker); no
+ * Python stack sampler in a worker. */
+static PyObject *py_init_worker(PyObject *m, PyObject *const *args, Py_ssize_t n)
+{
+    (void)m;
+    prism_worker_of w;
+    if (n != 4) {
+        PyErr_SetString(PyExc_TypeError, "_init_worker(config, parent_pid, parent_start_ns, id)");
+        return NULL;
+    }
+    w.parent_pid = PyLong_AsUnsignedLongLong(args[1]);
+    w.parent_start_ns = PyLong_AsUnsignedLongLong(args[2]);
+    w.id = PyLong_AsUnsignedLongLong(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    prism_config c;
+    char *o, *d;
+    double hz;
+    if (config_of(args[0], &c, &o, &d, &hz) != 0)
+        return NULL;
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = prism_init_worker(&c, &w);
+    Py_END_ALLOW_THREADS
+    if (r == 0 && prism_recording()) {
+        kept_output = o;            /* (a forked child's copies of the parent's are left) */
+        kept_output_dir = d;
+    } else {
+        free(o);
+        free(d);
+    }
+    return PyBool_FromLong(prism_recording());
+}
+
+static PyObject *py_session_start_ns(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    return PyLong_FromUnsignedLongLong(prism_session_start_ns());
 }
 
 static PyObject *py_shutdown(PyObject *m, PyObject *u)
@@ -635,6 +688,10 @@ static PyObject *py_output_path(PyObject *m, PyObject *u)
 
 static PyMethodDef methods[] = {
     { "init", py_init, METH_O, "init(config: dict) -> bool (prism.init)." },
+    { "_init_worker", PRISM_PYFN(py_init_worker), METH_FASTCALL,
+      "_init_worker(config, parent_pid, parent_start_ns, id) -> bool: record as a worker." },
+    { "_session_start_ns", py_session_start_ns, METH_NOARGS,
+      "The session's start (ns since the epoch; 0: none): its identity for its workers." },
     { "shutdown", py_shutdown, METH_NOARGS, "Flush and close the profile." },
     { "recording", py_recording, METH_NOARGS, "True while a session records." },
     { "_stacks_stop", py_stacks_stop, METH_NOARGS,

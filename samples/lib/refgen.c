@@ -393,7 +393,7 @@ int refgen_build(const refgen_opts *o, refgen_out *out)
     begin(&g, PRISM_CHUNK_THREADS, 0, 0, 0);
     for (unsigned i = 0; i < o->threads; i++) {
         snprintf(buf, sizeof buf, i == 0 ? "main" : "loader.%u", i);
-        prism_thread t = { i + 1, 1000 + i, buf };
+        prism_thread t = { .stream = i + 1, .os_tid = 1000 + i, .name = buf };
         if (prism_enc_thread(&g.enc, &t) != PRISM_OK)
             g.failed = true;
         out->records++;
