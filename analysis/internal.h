@@ -186,6 +186,7 @@ typedef struct athread {
     bool worker;                /* a worker process's thread (worker file) */
     uint32_t worker_id;
     uint64_t pid;
+    uint64_t first_ts, last_ts; /* its region events' span (first_ts 0: none) */
     tnode *nodes;
     size_t n, cap;
     an_pool ext;                /* tnode_ext of the nodes that have one */
@@ -334,6 +335,11 @@ struct prism_analysis {
     uint64_t cpu_t0, cpu_t1;    /* the first and last CPU sample's time */
     bool cpu_timed;             /* ... set */
     prism_cpu_load cpu_load;    /* derived (load.c) */
+    prism_worker_stats workers; /* derived (workers.c) */
+    char worker_transform[128];
+    /* INFO dataloader.* (the Python module): settings, -1 unknown */
+    int64_t dl_num_workers, dl_prefetch, dl_persistent, dl_pin, dl_batch;
+    uint64_t dl_starts, dl_startup_ns;
     char cpu_status[96];        /* INFO cpu.sampler */
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
     uint64_t world_size;        /* INFO job.world_size, 0: unknown */
@@ -522,6 +528,10 @@ void an_system_refresh(prism_analysis *a);
 /* Who used the CPUs (load.c): a->cpu_load from the memory and CPU samples;
  * after the series are refreshed. */
 void an_cpu_load(prism_analysis *a);
+/* The DataLoader workers (workers.c): a->workers from the worker threads'
+ * trees and the INFO dataloader.* facts; after the trees are merged. */
+void an_workers_refresh(prism_analysis *a);
+void an_workers_info(prism_analysis *a, const char *key, const prism_value *v);
 void an_series_refresh(prism_analysis *a);
 /* After it: the timed steps' durations, ascending (*n of them; NULL when
  * they could not be kept), and their sum in step order. */

@@ -166,6 +166,8 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         a->world_size = v->v.u;
     } else if (!strncmp(key, "torch.modules.", 14)) {
         folded_info(a, key + 14, v);
+    } else if (!strncmp(key, "dataloader.", 11)) {
+        an_workers_info(a, key + 11, v);
     }
 }
 
@@ -220,6 +222,7 @@ prism_analysis *prism_analysis_new(const prism_analysis_opts *opts)
     if (!a)
         return NULL;
     a->train = SIZE_MAX;
+    a->dl_num_workers = a->dl_prefetch = a->dl_persistent = a->dl_pin = a->dl_batch = -1;
     a->opts.bottleneck_threshold_pct = -1;
     a->opts.leak_threshold_mb = -1;
     if (opts)
@@ -323,6 +326,7 @@ void prism_analysis_refresh(prism_analysis *a)
     double mb = effective(a->opts.leak_threshold_mb, h, "memory_leak_threshold_mb", 10);
     an_series_leaks(a, mb);
     an_cpu_load(a);
+    an_workers_refresh(a);
     an_system_refresh(a);
     const prism_step_stats *st = prism_analysis_steps(a);
     if (st && st->nseries && (a->slow = malloc(st->nseries * sizeof *a->slow)))

@@ -84,6 +84,10 @@ typedef struct rules_ctx {
 /* b's worth: the mean sampled step now and without wait_ns (the wait's
  * time inside the sampled steps); nothing without steps. */
 void rules_worth(const rules_ctx *c, prism_bottleneck *b, double wait_ns);
+/* rules_input.c: a data_loading finding with the DataLoader's workers
+ * recorded: b->inside, the projection with more workers and the fix that
+ * follows (replaces b's recommendation); nothing without worker data. */
+void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns);
 
 /* "step time" or "run time": what step_ns is. */
 const char *rules_denom(const rules_ctx *c);

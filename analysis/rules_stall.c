@@ -322,6 +322,8 @@ void rules_data(rules_ctx *c)
                                           "loader threads or deepen the prefetch queue"
                                         : "Load in parallel: loader threads with a prefetch "
                                           "queue,");
+    if (!(rules_disk_io(c, &io_rd, &io_wr, &io_rate) && io_rd >= io_wr))
+        rules_input_workers(c, b, (double)data_ns);
 }
 
 /* ---- gpu_idle --------------------------------------------------------- */

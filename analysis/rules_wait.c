@@ -434,6 +434,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                  "find what it waits for (a lock: perf lock / mutrace; I/O: strace -f -T; "
                  "a condition or sleep) and take it off the training path: make it "
                  "asynchronous, batch it, or do it every N steps.");
+    if (data && !(disk && io_rd >= io_wr))
+        rules_input_workers(c, b, rules_in_window(c, hn));
 }
 
 /*

@@ -343,6 +343,10 @@ void an_tree_regions(prism_analysis *a, uint32_t stream, uint32_t depth,
     athread *t = an_tree_thread(a, stream);
     if (!t)
         return;
+    if (n && (!t->first_ts || ev[0].ts < t->first_ts))
+        t->first_ts = ev[0].ts ? ev[0].ts : 1;
+    if (n && ev[n - 1].ts > t->last_ts)
+        t->last_ts = ev[n - 1].ts;
     /* After lost or damaged chunks the writer's depth tells the truth:
      * drop frames we hold too many, invent unknown ones we miss.  Frames
      * past the stack are only a count (t->lost), so this is at most

@@ -338,6 +338,29 @@ static void outside_lines(FILE *f, const prism_analysis *a)
 
 /* Who used the CPUs, in cores: where the file has CPU samples or the
  * machine's load (a file with neither gets no line). */
+/* The DataLoader's worker processes, when their files were merged. */
+static void workers_line(FILE *f, const prism_analysis *a)
+{
+    const prism_worker_stats *w = prism_analysis_workers(a);
+    const prism_reader_stats *rs = prism_analysis_reader_stats(a);
+    char s1[48];
+    if (w->workers) {
+        fprintf(f, "  Workers: %u DataLoader worker%s (%u process%s, %u thread%s)", w->workers,
+                w->workers == 1 ? "" : "s", w->processes, w->processes == 1 ? "" : "es",
+                w->threads, w->threads == 1 ? "" : "s");
+        if (w->batches)
+            fprintf(f, ": %" PRIu64 " batches, %s each", w->batches,
+                    report_ns(s1, sizeof s1, w->batch_ns, 0));
+        if (w->busy >= 0)
+            fprintf(f, ", busy %.0f%%", 100.0 * w->busy);
+        fputc('\n', f);
+    }
+    if (rs && rs->workers_damaged)
+        fprintf(f, "  Worker files damaged: %u (what they held is read)\n", rs->workers_damaged);
+    if (rs && rs->workers_other)
+        fprintf(f, "  Worker files of another run: %u (left out)\n", rs->workers_other);
+}
+
 static void cpu_load_line(FILE *f, const prism_cpu_load *l)
 {
     if (l->process < 0 || (l->machine < 0 && l->training < 0))
@@ -404,6 +427,7 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
         fputs("  Not recorded: single events (a writer before format 1.1); the nesting after "
               "a drop may be wrong\n", f);
     fprintf(f, "  Threads: %zu\n", prism_analysis_thread_count(a));
+    workers_line(f, a);
     cpu_load_line(f, prism_analysis_cpu_load(a));
     memory_lines(f, prism_analysis_memory(a));
     system_lines(f, prism_analysis_system(a));
@@ -503,12 +527,22 @@ static void bottlenecks(FILE *f, const prism_analysis *a)
             esc_fputs(b[i].evidence, f);
             fputc('\n', f);
         }
+        if (b[i].inside[0]) {
+            fputs("    Inside: ", f);
+            esc_fputs(b[i].inside, f);
+            fputc('\n', f);
+        }
         if (b[i].step_without_ns > 0) {
             char s1[48], s2[48];
-            fprintf(f, "    Worth: the step %s -> %s if the wait were zero (x%.2f steps/s)\n",
+            fprintf(f, "    Worth: the step %s -> %s if the wait were zero (x%.2f steps/s)",
                     report_ns(s1, sizeof s1, b[i].step_ns, 0),
                     report_ns(s2, sizeof s2, b[i].step_without_ns, 0),
                     b[i].step_ns / b[i].step_without_ns);
+            if (b[i].workers_to)
+                fprintf(f, "; with %u workers (now %u) %s (x%.2f)", b[i].workers_to,
+                        b[i].workers_now, report_ns(s2, sizeof s2, b[i].step_with_workers_ns, 0),
+                        b[i].step_ns / b[i].step_with_workers_ns);
+            fputc('\n', f);
         }
         if (b[i].recommendation[0]) {
             fputs("    Fix: ", f);

@@ -327,6 +327,43 @@ static void kpositive(pb_json *w, const char *key, double v)
     v < 0 ? pb_json_null(w) : pb_json_double(w, v);
 }
 
+static void kint(pb_json *w, const char *key, int64_t v)
+{
+    pb_json_key(w, key);
+    v < 0 ? pb_json_null(w) : pb_json_uint(w, (uint64_t)v);
+}
+
+/* The DataLoader's workers (prism_worker_stats); "workers": 0 and nulls
+ * without worker files. */
+static void workers_json(pb_json *w, const prism_analysis *a)
+{
+    const prism_worker_stats *s = prism_analysis_workers(a);
+    bool b = s->batches > 0;
+    pb_json_key(w, "workers");
+    pb_json_begin_object(w);
+    pb_json_kuint(w, "workers", s->workers);
+    pb_json_kuint(w, "processes", s->processes);
+    pb_json_kuint(w, "threads", s->threads);
+    pb_json_kuint(w, "batches", s->batches);
+    kpositive(w, "batch_ns", b ? s->batch_ns : -1);
+    kpositive(w, "batch_cpu", s->batch_cpu);
+    kpositive(w, "samples_per_batch", b ? s->samples_per_batch : -1);
+    kpositive(w, "sample_ns", b ? s->sample_ns : -1);
+    kpositive(w, "collate_ns", b ? s->collate_ns : -1);
+    pb_json_kstring(w, "transform", s->transform);
+    kpositive(w, "transform_ns", s->transform ? s->transform_ns : -1);
+    kpositive(w, "busy", s->busy);
+    kpositive(w, "pin_ns", s->pin_ns > 0 ? s->pin_ns : -1);
+    kint(w, "num_workers", s->num_workers);
+    kint(w, "prefetch_factor", s->prefetch_factor);
+    kint(w, "persistent_workers", s->persistent_workers);
+    kint(w, "pin_memory", s->pin_memory);
+    kint(w, "batch_size", s->batch_size);
+    pb_json_kuint(w, "starts", s->starts);
+    kpositive(w, "startup_ns", s->startup_ns);
+    pb_json_end_object(w);
+}
+
 /* The system readings (format 1.3); "readings": 0 and nulls without them. */
 static void system_json(pb_json *w, const prism_analysis *a)
 {
@@ -449,10 +486,22 @@ void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_t
         report_json_kns(w, "step_ns", b->step_ns);
         report_json_kns(w, "step_without_ns", b->step_without_ns);
         pb_json_kdouble(w, "speedup", b->step_ns / b->step_without_ns);
+        pb_json_key(w, "with_workers");
+        if (b->workers_to && b->step_with_workers_ns > 0) {
+            pb_json_begin_object(w);
+            pb_json_kuint(w, "workers_now", b->workers_now);
+            pb_json_kuint(w, "workers", b->workers_to);
+            report_json_kns(w, "step_ns", b->step_with_workers_ns);
+            pb_json_kdouble(w, "speedup", b->step_ns / b->step_with_workers_ns);
+            pb_json_end_object(w);
+        } else {
+            pb_json_null(w);
+        }
         pb_json_end_object(w);
     } else {
         pb_json_null(w);
     }
+    pb_json_kstring(w, "inside", b->inside[0] ? b->inside : NULL);
     bool has = b->node != PRISM_NO_NODE && b->node < t->count;
     if (has)
         report_path(t, b->node, '/', false, path);
@@ -536,6 +585,7 @@ static bool analyze_members(pb_json *w, const char *path, const prism_analysis *
     steps(w, a, max_series);
     memory(w, a);
     system_json(w, a);
+    workers_json(w, a);
     work(w, a);
     ops(w, a, &p);
     sampled(w, a, &p);

@@ -308,6 +308,13 @@ typedef struct prism_bottleneck {
      * step now, and without the wait's time in it (the step if the wait
      * were zero and nothing else moved); both 0 when not estimated. */
     double step_ns, step_without_ns;
+    /* data_loading with the DataLoader's workers recorded: what they did
+     * per batch and what the wait implies (one line, "" when not known),
+     * and the step projected with workers_to workers (now workers_now; 0:
+     * no projection) */
+    char inside[320];
+    uint32_t workers_now, workers_to;
+    double step_with_workers_ns;
 } prism_bottleneck;
 
 /* Names for enums: "hot_operation", "HIGH". */
@@ -473,6 +480,37 @@ typedef struct prism_cpu_load {
 
 /* Borrowed until the next refresh; never NULL for a non-NULL analysis. */
 PRISM_API const prism_cpu_load *prism_analysis_cpu_load(const prism_analysis *a);
+
+/*
+ * The input pipeline seen from inside: the DataLoader worker processes the
+ * profile holds (worker files, prism_reader_add_workers) and the loader's
+ * settings the Python module wrote (INFO dataloader.*).  Times are wall
+ * time in the workers, ns; -1 where unknown.
+ */
+typedef struct prism_worker_stats {
+    uint32_t workers;          /* distinct worker indices; 0: none recorded      */
+    uint32_t processes;        /* distinct worker processes (more than workers:
+                                  started again, each epoch)                      */
+    uint32_t threads;          /* worker threads                                  */
+    uint64_t batches;          /* "DataLoader batch" regions                       */
+    double batch_ns;           /* a batch in a worker, mean                        */
+    double batch_cpu;          /* of it on a CPU (0..1), -1 unknown               */
+    double samples_per_batch;  /* __getitem__ (or IterableDataset next) per batch  */
+    double sample_ns;          /* a sample, mean                                   */
+    double collate_ns;         /* collate_fn per batch                             */
+    const char *transform;     /* the heaviest region inside samples or collate
+                                  (a transform), NULL: none                         */
+    double transform_ns;       /* its time per batch                               */
+    double busy;               /* share of the workers' recorded lifetime spent
+                                  fetching batches (0..1), -1 unknown               */
+    double pin_ns;             /* pin_memory per batch in the training process     */
+    /* the loader's settings (the last loader that started workers) */
+    int64_t num_workers, prefetch_factor, persistent_workers, pin_memory, batch_size;
+    uint64_t starts;           /* times workers were started                       */
+    double startup_ns;         /* from a start to its first batch, mean            */
+} prism_worker_stats;
+/* Borrowed until the next refresh; never NULL for a non-NULL analysis. */
+PRISM_API const prism_worker_stats *prism_analysis_workers(const prism_analysis *a);
 
 /*
  * The system readings of the run (format 1.3 MEMORY samples: libcollect

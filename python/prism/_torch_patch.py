@@ -12,6 +12,7 @@ import warnings
 import torch as _torch
 
 import prism
+from prism import _torch_workers
 from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Pair, _Steps, _begin, _cancel,
                                _close_comp, _degrade, _end, _end_tail, _getframe, _idle,
                                _is_compiling, _like, _tls, _wrap_backward)
@@ -135,7 +136,10 @@ def _fetch(fn, it):
         region, began = _R_DATA, _idle() and _begin()
     region.__enter__()
     try:
-        return fn(it)
+        batch = fn(it)
+        if "_prism_t0" in getattr(it, "__dict__", ()):
+            _torch_workers.first_batch(it)
+        return batch
     except StopIteration:
         if began:
             region.__exit__(None, None, None)

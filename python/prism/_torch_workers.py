@@ -28,6 +28,7 @@ parent's file still shows the waits; it says why once on stderr.
 
 import os
 import sys
+from time import monotonic_ns as _monotonic_ns
 
 import prism
 from prism import _prism
@@ -344,10 +345,68 @@ def patch_iterator_init(every):
             loader.worker_init_fn = wi
         except Exception:
             return orig(self, loader, *args, **kwargs)
+        t0 = _monotonic_ns()
         try:
-            return orig(self, loader, *args, **kwargs)
+            orig(self, loader, *args, **kwargs)
         finally:
             loader.worker_init_fn = user
+        _settings(loader)
+        try:
+            self.__dict__["_prism_t0"] = t0     # its first batch: first_batch()
+        except Exception:
+            pass
     __init__._prism = True
     __init__.__wrapped__ = orig
     cls.__init__ = __init__
+    _patch_pin_memory()
+
+
+def _settings(loader):
+    """The loader's settings as INFO dataloader.* (the analysis reads them)."""
+    info = _prism._info
+    pf = getattr(loader, "prefetch_factor", None)
+    for key, value in (("num_workers", loader.num_workers),
+                       ("prefetch_factor", 2 if pf is None else pf),
+                       ("persistent_workers", int(bool(getattr(loader, "persistent_workers",
+                                                               False)))),
+                       ("pin_memory", int(bool(getattr(loader, "pin_memory", False)))),
+                       ("batch_size", getattr(loader, "batch_size", None))):
+        if isinstance(value, int) and value >= 0:
+            try:
+                info("dataloader." + key, value)
+            except Exception:
+                pass
+
+
+class _Starts:
+    n = 0
+    ns = 0
+
+
+def first_batch(it):
+    """After a batch arrived from iterator it: the first one after its workers
+    started ends their start-up (INFO dataloader.starts / startup_ns)."""
+    d = getattr(it, "__dict__", None)
+    t0 = d.pop("_prism_t0", None) if d else None
+    if t0 is None:
+        return
+    _Starts.n += 1
+    _Starts.ns += max(0, _monotonic_ns() - t0)
+    try:
+        _prism._info("dataloader.starts", _Starts.n)
+        _prism._info("dataloader.startup_ns", _Starts.ns)
+    except Exception:
+        pass
+
+
+def _patch_pin_memory():
+    """pin_memory (the pin-memory thread's copy of each batch, or the training
+    thread's without workers) as a region."""
+    try:
+        from torch.utils.data._utils import pin_memory as pm
+    except Exception:
+        return
+    fn = getattr(pm, "pin_memory", None)
+    if fn is None or getattr(fn, "_prism", False):
+        return
+    pm.pin_memory = _timed(fn, "pin_memory")
