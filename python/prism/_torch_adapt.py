@@ -7,7 +7,8 @@ keeps every module) every module region is measured for the first
 first step warms up and is not counted).  Then decide() keeps the hooks of
 the first root forward of a step (the model), of the modules whose forward
 takes at least FACTOR times PRISM's own cost per module call (its hooks
-time themselves while measuring), and of the largest others while all kept
+time themselves while measuring), of the modules holding at least SHARE of
+the step (at least SHARE_FACTOR times that cost a call), and of the largest others while all kept
 hooks cost under BUDGET of a step; the others lose their hooks, forward
 and backward, so their time is their parent's self time from then on (the
 tree stays exact: nothing is lost, it is attributed one level up).
@@ -27,6 +28,9 @@ from prism._torch_core import _Adapt, _Auto, _module_hooks, _now, _regions_for
 
 FACTOR = 50                     # keep a module whose forward costs >= 50 x ours
 BUDGET = 0.005                  # and the largest others while they cost < 0.5 % a step
+SHARE = 0.05                    # a module holding >= 5 % of the step stays, while its
+SHARE_FACTOR = 4                # forward costs >= 4 x ours (a busy machine inflates
+                                # our measured cost: the planted heavy module was folded)
 MODES = ("adaptive", "all")
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
 _COST_DEFAULT = 10000           # ns, when nothing was measured
@@ -132,8 +136,10 @@ def _cost_per_call():
 def _chosen(cost, limit):
     """keep(acc) for the measured modules: the first root forward of a step
     (the model: it begins steps and eval passes), every module whose forward
-    takes >= limit a call (its hooks cost it <= 1/FACTOR of its time), and
-    then, largest time per call first, the others while all the kept hooks
+    takes >= limit a call (its hooks cost it <= 1/FACTOR of its time), every
+    module holding >= SHARE of the step whose forward takes >= SHARE_FACTOR
+    times the cost (the heavy modules a user looks for stay, whatever the
+    measured cost), and then, largest time per call first, the others while all the kept hooks
     together cost under BUDGET of the mean measured step (PRISM's cost per
     call x their calls per step; the step less the cost of every module's
     hooks while measuring).  A module never called while measuring
@@ -150,7 +156,9 @@ def _chosen(cost, limit):
     for acc in a.accs:
         if acc[1] == 0:
             continue
-        if acc[2] or acc[0] >= limit * acc[1]:
+        heavy = (acc[0] / per_step >= SHARE * step_ns and
+                 acc[0] >= SHARE_FACTOR * cost * acc[1])
+        if acc[2] or acc[0] >= limit * acc[1] or heavy:
             keep_ids.add(id(acc))
             spend += cost * acc[1] / per_step
         else:

@@ -1,0 +1,120 @@
+"""The data_loading finding explains itself (issue 29): real DataLoaders
+with worker processes (input_train.py) recorded by python -m prism, each
+with a planted input problem, and the finding's Inside line, projection and
+fix checked against what was planted:
+
+  too few workers   one worker whose __getitem__ sleeps: the projection asks
+                    for more workers, and the step it projects is what the
+                    program's own clock measures with that many; the step
+                    "if the wait were zero" is what it measures with the
+                    slowness removed (within 10 %);
+  slow transform    an nn.Module transform busy-looping in the worker is
+                    named, and the fix is to make it cheaper;
+  slow __getitem__  the per-sample time holds the planted wait;
+  start-up          a costly worker_init_fn over several epochs: the fix is
+                    persistent_workers=True, and with it that advice goes.
+
+Times compared are the program's own clock and PRISM's in runs whose steps
+are mostly sleeps (the GPU's share of a real step), so a busy machine moves
+both alike; the other checks are names and counts."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from pyutil import PRISM_TOP, TempDirTest, torch_env, torch_skip
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "input_train.py")
+
+
+@unittest.skipIf(torch_skip(), torch_skip())
+class InputWorkersTest(TempDirTest):
+    def run_script(self, *args, prism=True):
+        out = self.path("in-%d.prism" % len(os.listdir(self.tmp)))
+        cmd = [sys.executable] + (["-m", "prism", "-o", out] if prism else []) + [SCRIPT]
+        p = subprocess.run(cmd + list(args), env=torch_env(with_prism=prism),
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        own = dict(line.split() for line in p.stdout.splitlines()
+                   if line.startswith(("mean_", "sample_sum")))
+        if not prism:
+            return None, own
+        a = subprocess.run([PRISM_TOP, "analyze", out, "--format", "json"], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(a.returncode, 0, a.stderr)
+        return json.loads(a.stdout), own
+
+    def finding(self, d):
+        data = [b for b in d["bottlenecks"] if b["type"] == "data_loading"]
+        self.assertTrue(data, [(b["type"], b["description"]) for b in d["bottlenecks"]])
+        return data[0]
+
+    def test_too_few_workers_projection(self):
+        slow = ("sleep_ms=12", "compute_ms=20")
+        d, own = self.run_script("workers=1", *slow)
+        w = d["workers"]
+        self.assertEqual((w["workers"], w["processes"], w["batches"]), (1, 1, 24), w)
+        self.assertEqual(w["num_workers"], 1)
+        self.assertGreater(w["busy"], 0.6, w)
+        b = self.finding(d)
+        self.assertIsNotNone(b["inside"])
+        self.assertIn("1 worker: a batch takes", b["inside"])
+        ww = b["worth"]["with_workers"]
+        self.assertIsNotNone(ww, b)
+        self.assertGreater(ww["workers"], 1)
+        self.assertIn("num_workers=%d" % ww["workers"], b["recommendation"])
+        # the projections against the program's own clock in runs made so
+        _, more = self.run_script("workers=%d" % ww["workers"], *slow, prism=False)
+        _, fast = self.run_script("workers=1", "sleep_ms=0", "compute_ms=20", prism=False)
+        got_more, got_fast = int(more["mean_step_ns"]), int(fast["mean_step_ns"])
+        print("with %d workers: projected %.2f ms, measured %.2f ms; no slowness: projected "
+              "%.2f ms, measured %.2f ms" % (ww["workers"], ww["step_ns"] / 1e6, got_more / 1e6,
+                                             b["worth"]["step_without_ns"] / 1e6, got_fast / 1e6))
+        self.assertLess(abs(b["worth"]["step_without_ns"] - got_fast), 0.10 * got_fast)
+        self.assertLess(abs(ww["step_ns"] - got_more), 0.15 * got_more)
+
+    def test_slow_transform_named(self):
+        d, _ = self.run_script("workers=1", "transform_ms=4")
+        w = d["workers"]
+        self.assertEqual(w["transform"], "SlowAug.forward", w)
+        self.assertGreater(w["transform_ns"], 0.5 * w["batch_ns"], w)
+        b = self.finding(d)
+        self.assertIn("'SlowAug.forward'", b["inside"])
+        self.assertTrue(b["recommendation"].startswith("'SlowAug.forward' takes"),
+                        b["recommendation"])
+
+    def test_slow_getitem_per_sample(self):
+        d, _ = self.run_script("workers=1", "sleep_ms=6", "batches=12")
+        w = d["workers"]
+        self.assertEqual(w["samples_per_batch"], 4)
+        self.assertGreaterEqual(w["sample_ns"], 6e6, w)
+        self.assertGreater(w["sample_ns"] * w["samples_per_batch"], 0.8 * w["batch_ns"], w)
+        self.assertIsNone(w["transform"])
+
+    def test_startup_then_persistent(self):
+        args = ("workers=2", "sleep_ms=2", "init_ms=300", "epochs=4", "batches=6")
+        d, _ = self.run_script(*args)
+        w = d["workers"]
+        self.assertEqual((w["starts"], w["persistent_workers"]), (4, 0), w)
+        self.assertEqual((w["workers"], w["processes"]), (2, 8), w)
+        self.assertGreater(w["startup_ns"], 300e6, w)
+        b = self.finding(d)
+        self.assertIn("persistent_workers=True", b["recommendation"])
+        d, _ = self.run_script(*args, "persistent=1")
+        w = d["workers"]
+        self.assertEqual((w["starts"], w["persistent_workers"], w["processes"]), (1, 1, 2), w)
+        for b in d["bottlenecks"]:
+            if b["type"] == "data_loading":
+                self.assertNotIn("persistent_workers=True", b["recommendation"])
+
+    def test_results_unchanged(self):
+        args = ("workers=2", "transform_ms=0.2", "batches=8")
+        _, on = self.run_script(*args)
+        _, off = self.run_script(*args, prism=False)
+        self.assertEqual(on["sample_sum"], off["sample_sum"])
+
+
+if __name__ == "__main__":
+    unittest.main()
