@@ -162,8 +162,13 @@ static bool worth_text(const prism_bottleneck *b, char *buf, size_t cap)
     char s1[32], s2[32];
     fmt_ns(s1, sizeof s1, b->step_ns);
     fmt_ns(s2, sizeof s2, b->step_without_ns);
-    snprintf(buf, cap, "the step %s -> %s if the wait were zero (x%.2f steps/s)", s1, s2,
-             b->step_ns / b->step_without_ns);
+    int k = snprintf(buf, cap, "the step %s -> %s if the wait were zero (x%.2f steps/s)", s1,
+                     s2, b->step_ns / b->step_without_ns);
+    if (b->workers_to && b->step_with_workers_ns > 0 && k > 0 && (size_t)k < cap) {
+        fmt_ns(s2, sizeof s2, b->step_with_workers_ns);
+        snprintf(buf + k, cap - (size_t)k, "; with %u workers (now %u) %s (x%.2f)",
+                 b->workers_to, b->workers_now, s2, b->step_ns / b->step_with_workers_ns);
+    }
     return true;
 }
 
@@ -189,7 +194,11 @@ static void details(ui *u, const ui_rect *r, const prism_bottleneck *b)
     row++;
     ui_print(r, row, 1, lab, "Evidence");
     row += put_wrapped(r, row, LABEL, dw, A_NORMAL, b->evidence[0] ? b->evidence : "-");
-    char worth[160];
+    if (b->inside[0]) {
+        ui_print(r, row, 1, lab, "Inside");
+        row += put_wrapped(r, row, LABEL, dw, A_NORMAL, b->inside);
+    }
+    char worth[256];
     if (worth_text(b, worth, sizeof worth)) {
         ui_print(r, row, 1, lab, "Worth");
         row += put_wrapped(r, row, LABEL, dw, A_NORMAL, worth);
@@ -228,9 +237,10 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
 
     /* the table gets what the details leave, at least three rows */
     int dw = w - LABEL - 1 > 10 ? w - LABEL - 1 : 10;
-    char worth[160];
+    char worth[256];
     int det = 1 + wrap_count(cur->evidence[0] ? cur->evidence : "-", dw) +
               wrap_count(cur->recommendation[0] ? cur->recommendation : "-", dw) +
+              (cur->inside[0] ? wrap_count(cur->inside, dw) : 0) +
               (worth_text(cur, worth, sizeof worth) ? wrap_count(worth, dw) : 0);
     int ng = (int)gone_count(u);
     int avail = h - 3 - det;

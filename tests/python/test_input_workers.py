@@ -23,6 +23,7 @@ import subprocess
 import sys
 import unittest
 
+import test_html_report as html
 from pyutil import PRISM_TOP, TempDirTest, torch_env, torch_skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -114,6 +115,34 @@ class InputWorkersTest(TempDirTest):
         _, on = self.run_script(*args)
         _, off = self.run_script(*args, prism=False)
         self.assertEqual(on["sample_sum"], off["sample_sum"])
+
+
+@unittest.skipIf(torch_skip(), torch_skip())
+@unittest.skipUnless(html.CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class WorkerPage(html.PageTest):
+    """The finding's Inside line and its projection in the HTML report, in a
+    real browser."""
+    prefix = "prism-input-"
+
+    @classmethod
+    def make_page(cls):
+        out = os.path.join(cls.dir, "in.prism")
+        subprocess.run([sys.executable, "-m", "prism", "-o", out, SCRIPT, "workers=1",
+                        "sleep_ms=6"], env=torch_env(with_prism=True), check=True,
+                       capture_output=True, timeout=600)
+        cls.page = os.path.join(cls.dir, "report.html")
+        cls.report("analyze", "--format", "html", "-o", cls.page, out)
+        cls.json = cls.report("analyze", "--format", "json", out)
+
+    def test_inside_and_projection_shown(self):
+        self.quiet()
+        lines = self.browser.js("Array.from(document.querySelectorAll('#bottlenecks .fline'))"
+                                ".map(e => e.textContent)")
+        b = [b for b in self.json["bottlenecks"] if b["type"] == "data_loading"][0]
+        self.assertIn("Inside: " + b["inside"], lines)
+        worth = [x for x in lines if x.startswith("Worth: ")]
+        self.assertTrue(any("with %d workers (now 1)" % b["worth"]["with_workers"]["workers"]
+                            in x for x in worth), worth)
 
 
 if __name__ == "__main__":
