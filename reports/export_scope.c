@@ -267,6 +267,8 @@ static prism_analysis *analyze(const char *path, const ex_scope *sc, bool quiet,
     prism_status st = prism_reader_read_path(r, path);
     if (st == PRISM_OK || st == PRISM_NEED_MORE)
         st = prism_reader_finish(r);
+    if (st == PRISM_OK)
+        prism_reader_add_workers(r, path);      /* DataLoader workers' threads */
     bool oom = ex_filter_oom(f);
     ex_filter_free(f);
     if (st != PRISM_OK || oom) {

@@ -241,8 +241,10 @@ static tstream *stream_of(trace *t, uint32_t stream)
     memset(s, 0, sizeof *s);
     s->id = stream;
     char *p = s->tail;
+    uint64_t pid = t->pid;
+    pb_map_get(&t->wpid, stream, &pid);    /* a worker's thread: its process */
     memcpy(p, ",\"pid\":", 7);
-    p = ob_fmt_u64(p + 7, t->pid);
+    p = ob_fmt_u64(p + 7, pid);
     memcpy(p, ",\"tid\":", 7);
     p = ob_fmt_u64(p + 7, trace_tid(t, stream));
     s->tail_len = (uint32_t)(p - s->tail);
@@ -283,12 +285,35 @@ static void on_string(void *ctx, uint32_t id, const char *s, size_t len)
         t->names[id].src = NULL;
 }
 
+/* A worker process's thread (a worker file merged by the reader): its
+ * events under the worker's own process, named once and sorted after the
+ * profiled process. */
+static uint64_t worker_pid(trace *t, const prism_thread *th)
+{
+    uint64_t pid = th->pid ? th->pid : t->pid, seen;
+    if (!pb_map_put(&t->wpid, th->stream, pid)) {
+        t->oom = true;
+        return t->pid;
+    }
+    if (!pb_map_get(&t->wnamed, pid, &seen)) {
+        char name[64];
+        snprintf(name, sizeof name, "DataLoader worker %u", th->worker_id);
+        if (!pb_map_put(&t->wnamed, pid, 1))
+            t->oom = true;
+        trace_meta(t, "process_name", pid, NULL, "name", name, 0);
+        trace_meta(t, "process_sort_index", pid, NULL, "sort_index", NULL,
+                   1 + (int64_t)th->worker_id);
+    }
+    return pid;
+}
+
 static void on_thread(void *ctx, const prism_thread *th)
 {
     trace *t = ctx;
     uint64_t tid = trace_tid(t, th->stream);
-    trace_meta(t, "thread_name", t->pid, &tid, "name", th->name, 0);
-    trace_meta(t, "thread_sort_index", t->pid, &tid, "sort_index", NULL, (int64_t)tid);
+    uint64_t pid = th->is_worker ? worker_pid(t, th) : t->pid;
+    trace_meta(t, "thread_name", pid, &tid, "name", th->name, 0);
+    trace_meta(t, "thread_sort_index", pid, &tid, "sort_index", NULL, (int64_t)tid);
 }
 
 /* A piece of the training thread's time outside regions, as a complete
@@ -704,6 +729,8 @@ static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *s
         close(fd);
         if (st == PRISM_OK || st == PRISM_NEED_MORE)
             st = prism_reader_finish(t.r);
+        if (st == PRISM_OK)
+            prism_reader_add_workers(t.r, path);    /* DataLoader workers' threads */
         if (st != PRISM_OK || !t.started) {
             const char *m = prism_strerror(st);
             uint64_t off = 0;
@@ -724,6 +751,8 @@ static int chrome_trace(const char *path, const ex_scan *scan, const ex_scope *s
     trace_first_free(&t.first);
     pb_map_free(&t.st_of);
     pb_map_free(&t.gtrack);
+    pb_map_free(&t.wpid);
+    pb_map_free(&t.wnamed);
     for (size_t i = 0; i < t.nst; i++)
         free(t.st[i].fr);
     free(t.st);

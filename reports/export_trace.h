@@ -107,6 +107,8 @@ typedef struct trace {
     size_t nst, stcap;
     pb_map st_of;               /* stream -> index into st                  */
     pb_map gtrack;              /* GPU tids already named                   */
+    pb_map wpid;                /* a worker thread's stream -> its process   */
+    pb_map wnamed;              /* worker processes already named            */
     uint64_t last_ts;
     trace_name *names;          /* by string id, below TRACE_NAME_IDS       */
     size_t nnames;
