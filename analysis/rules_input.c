@@ -112,10 +112,10 @@ static void fix(const rules_ctx *c, prism_bottleneck *b, const prism_worker_stat
                   "copy)%s", rules_leaf(w->transform), DUR(w->transform_ns), DUR(m->batch),
                   b->workers_to ? "; or " : ".");
     if (cpu_bound && !(w->transform && w->transform_ns >= TRANSFORM * m->batch))
-        rules_put(r, cap, "The workers need %s of CPU per batch and the machine has %u cores "
-                  "for them and the training thread: more workers cannot keep up; make each "
-                  "sample cheaper (%s a sample) or decode/augment on the GPU. ",
-                  DUR(m->cpu_batch), m->ncpu, DUR(w->sample_ns));
+        rules_put(r, cap, "The workers need %s of CPU per batch and %.1f of the machine's %u "
+                  "cores are left to them: more workers cannot keep up; make each sample "
+                  "cheaper (%s a sample) or decode/augment on the GPU. ",
+                  DUR(m->cpu_batch), m->free_cores, m->ncpu, DUR(w->sample_ns));
     if (b->workers_to)
         rules_put(r, cap, "%s num_workers=%u (now %u: busy %.0f%%, a batch every %s against "
                   "%s of compute): step %s -> %s. ",

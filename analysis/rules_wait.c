@@ -142,8 +142,8 @@ static void others_busy(const rules_ctx *c, char *buf, size_t cap)
     for (size_t i = 0; i < c->nthreads && shown < 3; i++) {
         const char *name = NULL;
         const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
-        if (!t || t == c->train)
-            continue;
+        if (!t || t == c->train || prism_analysis_thread_worker(c->a, i, NULL, NULL))
+            continue;                   /* (workers: the finding's Inside line) */
         uint64_t known = 0, on = 0;
         for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling) {
             known += t->nodes[r].cpu_known_ns;
@@ -387,13 +387,20 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     if (gpu && w->gpu_wait > 0)
         rules_put(b->evidence, sizeof b->evidence, "; blocking CUDA calls inside %s",
                   DUR(w->gpu_wait));
-    if (c->loaders) {
+    uint32_t wthreads = prism_analysis_workers(c->a)->threads;
+    if (c->loaders > wthreads) {
         char ob[128];
         others_busy(c, ob, sizeof ob);
         rules_put(b->evidence, sizeof b->evidence, "; other threads busy %.0f%% of the wait",
                   100.0 * busy);
         if (ob[0])
             rules_put(b->evidence, sizeof b->evidence, " (%s)", ob);
+    } else if (wthreads) {
+        /* worker processes' samples are their own files' passes: the
+         * busy share of the wait is not measured for them (Inside says
+         * how busy they were) */
+        rules_put(b->evidence, sizeof b->evidence, "; %u DataLoader worker thread%s recorded",
+                  wthreads, wthreads == 1 ? "" : "s");
     } else {
         rules_put(b->evidence, sizeof b->evidence, "; no other thread recorded");
     }
