@@ -106,28 +106,36 @@ static void fix(const rules_ctx *c, prism_bottleneck *b, const prism_worker_stat
                   DUR(w->startup_ns));
         startup = false;
     }
-    if (w->transform && w->transform_ns >= TRANSFORM * m->batch)
+    bool dominant = w->transform && w->transform_ns >= TRANSFORM * m->batch;
+    if (dominant)
         rules_put(r, cap, "'%s' takes %s of a worker's %s per batch: make it cheaper (vectorise "
                   "it over the batch, cache its output, or run it on the GPU after the "
                   "copy)%s", rules_leaf(w->transform), DUR(w->transform_ns), DUR(m->batch),
-                  b->workers_to ? "; or " : ".");
-    if (cpu_bound && !(w->transform && w->transform_ns >= TRANSFORM * m->batch))
+                  b->workers_to ? "; or " : ". ");
+    if (b->workers_to) {
+        rules_put(r, cap, "%s num_workers=%u (now %u: busy %.0f%%, a batch every %s against "
+                  "%s of compute): step %s -> %s", dominant ? "use" :
+                  "The workers cannot keep up: use", b->workers_to, m->now, 100.0 * w->busy,
+                  DUR(m->interval), DUR(m->compute), DUR(m->step),
+                  DUR(b->step_with_workers_ns));
+        if (cpu_bound && !dominant)
+            rules_put(r, cap, "; beyond that the %.1f of the machine's %u cores left to them "
+                      "are the limit (%s of CPU a batch): make each sample cheaper (%s a "
+                      "sample) or decode/augment on the GPU", m->free_cores, m->ncpu,
+                      DUR(m->cpu_batch), DUR(w->sample_ns));
+        rules_put(r, cap, ". ");
+    } else if (cpu_bound && !dominant) {
         rules_put(r, cap, "The workers need %s of CPU per batch and %.1f of the machine's %u "
                   "cores are left to them: more workers cannot keep up; make each sample "
                   "cheaper (%s a sample) or decode/augment on the GPU. ",
                   DUR(m->cpu_batch), m->free_cores, m->ncpu, DUR(w->sample_ns));
-    if (b->workers_to)
-        rules_put(r, cap, "%s num_workers=%u (now %u: busy %.0f%%, a batch every %s against "
-                  "%s of compute): step %s -> %s. ",
-                  r[0] ? "use" : "The workers cannot keep up: use", b->workers_to, m->now,
-                  100.0 * w->busy, DUR(m->interval), DUR(m->compute), DUR(m->step),
-                  DUR(b->step_with_workers_ns));
-    else if (idle)
+    } else if (idle) {
         rules_put(r, cap, "The workers idle %.0f%% of their time while the loop waits: let them "
                   "work ahead with a larger prefetch_factor (now %lld)%s. ",
                   100.0 * (1 - w->busy), (long long)(w->prefetch_factor > 0
                                                       ? w->prefetch_factor : 2),
                   w->pin_memory == 1 ? "" : ", and pin_memory=True for the copy");
+    }
     if (startup)
         rules_put(r, cap, "Use persistent_workers=True: they started %llu times, %s each. ",
                   (unsigned long long)w->starts, DUR(w->startup_ns));

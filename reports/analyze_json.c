@@ -75,6 +75,9 @@ void report_json_reader(pb_json *w, const prism_analysis *a)
     pb_json_kuint(w, "seq_gaps", s->seq_gaps);
     pb_json_kuint(w, "torn_bytes", s->torn_bytes);
     pb_json_kbool(w, "footer", s->footer);
+    pb_json_kuint(w, "workers", s->workers);
+    pb_json_kuint(w, "workers_damaged", s->workers_damaged);
+    pb_json_kuint(w, "workers_other", s->workers_other);
     pb_json_end_object(w);
 }
 

@@ -111,6 +111,10 @@ class Profile:
     system = property(lambda self: self._section("system"),
                       doc="disk and network bytes, process CPU, memory share, energy "
                           "(format 1.3 system readings; readings 0 and None without them)")
+    workers = property(lambda self: self._section("workers"),
+                       doc="the DataLoader's worker processes (their files merged): batches, "
+                           "per sample, collate, the heaviest transform, busy share, the "
+                           "loader's settings (workers 0 and None without them)")
     work = property(lambda self: self._section("work"), doc="work counters (FLOP, bytes)")
     ops = property(lambda self: self._section("ops"), doc="operations by total time")
     gpu = property(lambda self: self._section("gpu"), doc="GPU activity")

@@ -57,6 +57,7 @@ class InputWorkersTest(TempDirTest):
         d, own = self.run_script("workers=1", *slow)
         w = d["workers"]
         self.assertEqual((w["workers"], w["processes"], w["batches"]), (1, 1, 24), w)
+        self.assertEqual(d["reader"]["workers"], 1)
         self.assertEqual(w["num_workers"], 1)
         self.assertGreater(w["busy"], 0.6, w)
         b = self.finding(d)
@@ -89,6 +90,8 @@ class InputWorkersTest(TempDirTest):
     def test_slow_getitem_per_sample(self):
         d, _ = self.run_script("workers=1", "sleep_ms=6", "batches=12")
         w = d["workers"]
+        import prism
+        self.assertEqual(prism.load(d["file"]).workers, w)
         self.assertEqual(w["samples_per_batch"], 4)
         self.assertGreaterEqual(w["sample_ns"], 6e6, w)
         self.assertGreater(w["sample_ns"] * w["samples_per_batch"], 0.8 * w["batch_ns"], w)
