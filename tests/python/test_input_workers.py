@@ -53,7 +53,7 @@ class InputWorkersTest(TempDirTest):
         return data[0]
 
     def test_too_few_workers_projection(self):
-        slow = ("sleep_ms=12", "compute_ms=20")
+        slow = ("sleep_ms=20", "compute_ms=40")
         d, own = self.run_script("workers=1", *slow)
         w = d["workers"]
         self.assertEqual((w["workers"], w["processes"], w["batches"]), (1, 1, 24), w)
@@ -69,7 +69,7 @@ class InputWorkersTest(TempDirTest):
         self.assertIn("num_workers=%d" % ww["workers"], b["recommendation"])
         # the projections against the program's own clock in runs made so
         _, more = self.run_script("workers=%d" % ww["workers"], *slow, prism=False)
-        _, fast = self.run_script("workers=1", "sleep_ms=0", "compute_ms=20", prism=False)
+        _, fast = self.run_script("workers=1", "sleep_ms=0", "compute_ms=40", prism=False)
         got_more, got_fast = int(more["mean_step_ns"]), int(fast["mean_step_ns"])
         print("with %d workers: projected %.2f ms, measured %.2f ms; no slowness: projected "
               "%.2f ms, measured %.2f ms" % (ww["workers"], ww["step_ns"] / 1e6, got_more / 1e6,
