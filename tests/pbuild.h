@@ -101,7 +101,7 @@ static inline void pb_init(pbuild *b, const char *const *names, size_t n, uint64
 
 static inline void pb_thread(pbuild *b, uint32_t stream, const char *name)
 {
-    prism_thread t = { stream, 100 + stream, name };
+    prism_thread t = { .stream = stream, .os_tid = 100 + stream, .name = name };
     PB_PUT(b, PRISM_CHUNK_THREADS, 0, 0, prism_enc_thread(&b->e, &t));
 }
 
