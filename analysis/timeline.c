@@ -40,6 +40,7 @@ prism_timeline *prism_timeline_new(size_t cap)
         t->cap = 64;
     t->use_index = true;
     t->ostream = UINT32_MAX;
+    t->cix = &t->ix;
     return t;
 }
 
@@ -76,6 +77,7 @@ void prism_timeline_free(prism_timeline *t)
     clear_lanes(t);
     clear_scratch(t);
     an_tl_index_free(&t->ix);
+    an_tl_workers_free(t);
     free(t->lanes);
     free(t->pool);
     free(t->path);
@@ -160,7 +162,7 @@ static uint64_t name_off(prism_timeline *t, uint32_t id)
 static lane *lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, uint32_t stream)
 {
     uint64_t key = kind == PRISM_LANE_GPU ? (UINT64_C(1) << 63) | (uint64_t)device << 32 | stream
-                                          : stream;
+                                          : (uint64_t)t->wpass << 32 | stream;
     uint64_t i;
     if (pb_map_get(&t->lane_of, key, &i))
         return i == UINT64_MAX ? NULL : &t->lanes[i];
@@ -180,6 +182,11 @@ static lane *lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, 
     l->pub.kind = kind;
     l->pub.device = kind == PRISM_LANE_GPU ? device : 0;
     l->pub.stream = stream;
+    if (t->cw) {                        /* a worker file's thread */
+        l->pub.is_worker = true;
+        l->pub.worker_id = t->cw->id > UINT32_MAX ? UINT32_MAX : (uint32_t)t->cw->id;
+        l->pub.pid = t->cw->pid;
+    }
     uint64_t span = t->t1 - t->t0;
     l->q = span / 4096 ? span / 4096 : 1;
     return l;
@@ -422,6 +429,8 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
     static const char *const what[] = { [PRISM_GPU_MEMCPY] = "memcpy",
                                         [PRISM_GPU_MEMSET] = "memset" };
     prism_timeline *t = ctx;
+    if (t->cw)
+        return;                         /* a worker's GPU work stays its own */
     for (size_t i = 0; i < n; i++) {
         const prism_gpu_record *r = &g[i];
         if (r->type != PRISM_GPU_KERNEL && r->type != PRISM_GPU_MEMCPY &&
@@ -453,6 +462,12 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 static int cmp_lane(const void *x, const void *y)
 {
     const lane *a = x, *b = y;
+    if (a->pub.is_worker != b->pub.is_worker)
+        return a->pub.is_worker ? 1 : -1;           /* the profile's own first */
+    if (a->pub.worker_id != b->pub.worker_id)
+        return a->pub.worker_id < b->pub.worker_id ? -1 : 1;
+    if (a->pub.pid != b->pub.pid)
+        return a->pub.pid < b->pub.pid ? -1 : 1;
     if (a->pub.kind != b->pub.kind)
         return a->pub.kind < b->pub.kind ? -1 : 1;
     if (a->pub.device != b->pub.device)
@@ -488,12 +503,35 @@ static void gpu_rows(lane *l)
     }
 }
 
-static void finish(prism_timeline *t)
+static uint64_t shifted(uint64_t ts, int64_t d)
+{
+    if (d < 0)
+        return ts < (uint64_t)-(d + 1) + 1 ? 0 : ts - ((uint64_t)-(d + 1) + 1);
+    return ts > UINT64_MAX - (uint64_t)d ? UINT64_MAX : ts + (uint64_t)d;
+}
+
+/* The name of a thread lane of the file being read (owned; NULL: none). */
+static char *lane_name(prism_timeline *t, uint32_t stream)
+{
+    uint64_t off;
+    const char *nm = pb_map_get(&t->tnames, stream, &off) ? t->pool + off
+                                                           : an_tl_index_thread_name(t->cix, stream);
+    if (!t->cw)
+        return nm ? strdup(nm) : NULL;
+    size_t len = 48 + strlen(nm && *nm ? nm : "thread");
+    char *w = malloc(len);
+    if (w)                              /* as prism_reader_add_workers names it */
+        snprintf(w, len, "worker %llu: %s", (unsigned long long)t->cw->id,
+                 nm && *nm ? nm : "thread");
+    return w;
+}
+
+void an_tl_file_done(prism_timeline *t, size_t from)
 {
     /* the training thread's time after its last root region read, to the
      * next one (or the steps' end) */
     uint64_t at;
-    if (t->ow1 > t->ow0) {
+    if (!t->cw && t->ow1 > t->ow0) {
         if (!pb_map_get(&t->st.of, t->ostream, &at))
             outside(t, 0, t->onext);        /* no region of it before the window */
         else if (t->st.v[at]->open + t->st.v[at]->phantom == 0)
@@ -503,16 +541,34 @@ static void finish(prism_timeline *t)
     for (size_t i = 0; i < t->st.n; i++) {
         tstack *s = t->st.v[i];
         uint64_t last = s->last_ts;
-        if (t->use_index && an_tl_index_last_ts(&t->ix, s->stream) > last)
-            last = an_tl_index_last_ts(&t->ix, s->stream);
+        if (t->use_index && an_tl_index_last_ts(t->cix, s->stream) > last)
+            last = an_tl_index_last_ts(t->cix, s->stream);
         while (s->open)
             pop(t, s, last > s->f[s->open - 1].ts ? last : s->f[s->open - 1].ts, true);
     }
+    for (size_t i = from; i < t->nlanes; i++) {
+        lane *l = &t->lanes[i];
+        if (l->pub.kind == PRISM_LANE_THREAD && l->n && !l->name &&
+            !(l->name = lane_name(t, l->pub.stream)) && t->cw)
+            t->oom = true;
+        for (size_t k = 0; t->cw && k < l->n; k++) {
+            l->v[k].start = shifted(l->v[k].start, t->cw->shift);
+            l->v[k].end = shifted(l->v[k].end, t->cw->shift);
+        }
+    }
+    clear_scratch(t);
+}
+
+/* Every file was read: lanes without spans go, the rest in order, their
+ * spans sorted and named. */
+static void finish(prism_timeline *t)
+{
     size_t o = 0;
     for (size_t i = 0; i < t->nlanes; i++) {
         lane *l = &t->lanes[i];
         if (!l->n) {
             free(l->v);
+            free(l->name);
             continue;
         }
         t->lanes[o++] = *l;
@@ -532,12 +588,6 @@ static void finish(prism_timeline *t)
             if (l->v[k].depth + 1 > rows)
                 rows = l->v[k].depth + 1;
         }
-        uint64_t off;
-        l->name = NULL;
-        if (l->pub.kind == PRISM_LANE_THREAD && pb_map_get(&t->tnames, l->pub.stream, &off))
-            l->name = strdup(t->pool + off);
-        else if (l->pub.kind == PRISM_LANE_THREAD && an_tl_index_thread_name(&t->ix, l->pub.stream))
-            l->name = strdup(an_tl_index_thread_name(&t->ix, l->pub.stream));
         l->pub.name = l->name;
         l->pub.spans = l->v;
         l->pub.nspans = l->n;
@@ -578,8 +628,7 @@ static void window_steps(prism_timeline *t)
     t->onext = UINT64_MAX;
 }
 
-/* The whole file through reader w (foreign files, or no index). */
-static prism_status read_whole(prism_reader *w, const char *path)
+prism_status an_tl_read_whole(prism_reader *w, const char *path)
 {
     int fd = pb_open_read(path);
     if (fd < 0)
@@ -598,7 +647,7 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
         return PRISM_E_IO;
     if (t->valid && t->t0 == t0 && t->t1 == t1 && t->path && strcmp(t->path, path) == 0 &&
         t->size == sb.st_size && t->mtime.tv_sec == sb.st_mtim.tv_sec &&
-        t->mtime.tv_nsec == sb.st_mtim.tv_nsec)
+        t->mtime.tv_nsec == sb.st_mtim.tv_nsec && !an_tl_workers_changed(t, path))
         return PRISM_OK;
     t->valid = false;
     clear_lanes(t);
@@ -610,8 +659,10 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
     char *p = strdup(path);
     if (!p)
         return PRISM_E_NOMEM;
-    if (t->path && strcmp(t->path, path) != 0)
+    if (t->path && strcmp(t->path, path) != 0) {
         an_tl_index_free(&t->ix);
+        an_tl_workers_free(t);
+    }
     free(t->path);
     t->path = p;
     prism_status st = PRISM_OK;
@@ -630,13 +681,18 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
         st = an_tl_index_feed(t, w, path);
     } else {
         t->nr = w;
-        st = read_whole(w, path);
+        st = an_tl_read_whole(w, path);
     }
     if (st == PRISM_OK || st == PRISM_NEED_MORE)
         st = prism_reader_finish(w);
+    t->bytes = prism_reader_input_offset(w);
+    if (st == PRISM_OK) {
+        an_tl_file_done(t, 0);
+        if (!prism_reader_foreign(w))
+            st = an_tl_workers_load(t, path, prism_reader_header(w));
+    }
     if (st == PRISM_OK)
         finish(t);
-    t->bytes = prism_reader_input_offset(w);
     prism_reader_free(w);
     t->nr = NULL;
     clear_scratch(t);
