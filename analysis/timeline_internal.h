@@ -141,6 +141,29 @@ struct prism_timeline {
                                    after the chunks read; UINT64_MAX: none  */
 };
 
+/* timeline_lanes.c: the lanes and the names of a load. */
+void an_tl_clear_lanes(prism_timeline *t);
+/* Copy s into the pool: its offset in *off; false without memory. */
+bool an_tl_pool_add(prism_timeline *t, const char *s, size_t len, uint64_t *off);
+/* The pool offset of the name of string id `id` (interned by id);
+ * UINT64_MAX without memory (t->oom set). */
+uint64_t an_tl_name_off(prism_timeline *t, uint32_t id);
+/* The lane of a thread (keyed by the worker file's pass and its stream) or
+ * GPU stream, made at first sight; NULL past the lane cap (counted) or
+ * without memory. */
+lane *an_tl_lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, uint32_t stream);
+/* Keep a span when it overlaps the window (returned; NULL when not kept).
+ * name_ref: pool offset + 1 (0: no name) in the name pointer until the
+ * load finishes. */
+prism_span *an_tl_add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end,
+                           uint64_t name_ref, uint64_t hash, uint32_t depth, bool open);
+/* The lanes made since lane `from` by the file just read take their
+ * names; a worker file's spans move onto the profile's clock. */
+void an_tl_lanes_done(prism_timeline *t, size_t from);
+/* Every file was read: lanes without spans go, the rest in order, their
+ * spans sorted and named. */
+void an_tl_finish(prism_timeline *t);
+
 tstack *an_tl_stack_of(tl_stacks *s, uint32_t stream);
 void an_tl_stacks_free(tl_stacks *s);
 /* The analysis' name of string id `id` (an_tree_name): through t->nr. */
