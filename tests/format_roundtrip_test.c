@@ -252,7 +252,10 @@ static void test_threads(void **state)
     file *f = file_new();
     char *long_name = filled(5000, 'n');
     const prism_thread t[] = {
-        { 0, 0, "" }, { UINT32_MAX - 1, UINT64_MAX, "main" }, { 5, 1, NULL }, { 7, 2, long_name },
+        { .stream = 0, .os_tid = 0, .name = "" },
+        { .stream = UINT32_MAX - 1, .os_tid = UINT64_MAX, .name = "main" },
+        { .stream = 5, .os_tid = 1, .name = NULL },
+        { .stream = 7, .os_tid = 2, .name = long_name },
     };
     prism_enc *e = chunk(f, PRISM_CHUNK_THREADS, 0, 0, 0);
     for (int i = 0; i < 4; i++)

@@ -104,7 +104,7 @@ void ui_fill(const ui_rect *r, int row, attr_t attr)
 void ui_thread_label(const prism_analysis *a, size_t i, bool detail, char *buf, size_t cap)
 {
     const char *name = NULL;
-    uint32_t stream = 0, wid;
+    uint32_t stream = 0;
     uint64_t pid = 0;
     char who[96];
     if (!prism_analysis_thread_tree(a, i, &stream, &name)) {
@@ -115,9 +115,10 @@ void ui_thread_label(const prism_analysis *a, size_t i, bool detail, char *buf, 
         snprintf(who, sizeof who, "thread %s", name);
     else
         snprintf(who, sizeof who, "thread %u", (unsigned)stream);
-    if (prism_analysis_thread_worker(a, i, &wid, &pid) && detail)
+    bool worker = prism_analysis_thread_worker(a, i, NULL, &pid);
+    if (worker && detail)
         snprintf(buf, cap, "%s (worker, pid %llu)", who, (unsigned long long)pid);
-    else if (prism_analysis_thread_worker(a, i, NULL, NULL))
+    else if (worker)
         snprintf(buf, cap, "%s (worker)", who);
     else if (detail)
         snprintf(buf, cap, "%s (stream %u)", who, (unsigned)stream);
