@@ -92,6 +92,14 @@ static bool listing_same(const prism_timeline *t, const char *dir)
     return same && n == t->nw;
 }
 
+/* The folder's modification time is two seconds old or more: a file made
+ * from now on changes it. */
+static bool settled(const struct stat *sb)
+{
+    struct timespec now;
+    return clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec - sb->st_mtim.tv_sec >= 2;
+}
+
 /* The folder as it is now against the last listing: unchanged?  Its
  * modification time says so, unless the listing was taken within the
  * clock's coarse tick of it (racy: a file made since may have left the
@@ -116,6 +124,7 @@ bool an_tl_workers_changed(prism_timeline *t, const char *path)
         return false;
     if (!folder_same(t, dir, &sb, &exists))
         return true;
+    t->wdir_racy = t->wdir_racy && !settled(&sb);
     for (size_t i = 0; i < t->nw; i++) {
         const tl_worker *w = &t->w[i];
         if (w->state == TLW_OTHER || !file_of(dir, w->name, file, sizeof file))
@@ -180,9 +189,7 @@ static bool relist(prism_timeline *t, const char *dir)
     t->wdir = exists;
     t->wdir_ino = exists ? sb.st_ino : 0;
     t->wdir_mtime = exists ? sb.st_mtim : (struct timespec){ 0, 0 };
-    struct timespec now;
-    t->wdir_racy = exists && (clock_gettime(CLOCK_REALTIME, &now) != 0 ||
-                              now.tv_sec - sb.st_mtim.tv_sec < 2);
+    t->wdir_racy = exists && !settled(&sb);
     return true;
 }
 
