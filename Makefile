@@ -149,7 +149,7 @@ PRISMTOP := $(B)/bin/prism-top
 TESTS    := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRC)) \
             $(patsubst tests/%.cpp,$(B)/tests/%,$(CXX_TEST_SRC))
 # programs of tests/ that the screen tests run (not tests themselves)
-SCREEN_PROGS := $(B)/tests/steps_workload
+SCREEN_PROGS := $(B)/tests/steps_workload $(B)/tests/workers_workload
 LINK_TEST := $(B)/tests/link_test $(B)/tests/boundaries_test $(B)/tests/gpu_fixtures_test
 # prism-top's outputs of a trace with hostile names (tests/hostile_names_test.sh)
 SHELL_TEST := $(B)/tests/hostile_names_test

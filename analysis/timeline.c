@@ -7,15 +7,15 @@
  * thread, reconciled with the writer's depth at each chunk: frames lost to
  * damage are unknown, frames the writer closed are closed), and keeps the
  * spans that overlap the window.  GPU kernels, copies and memsets are spans
- * of their device/stream lane.  A lane past its cap is compacted (merge
- * runs of short spans of one depth into aggregates, doubling what "short"
- * means until the lane is at most three quarters full), so memory stays
- * bounded whatever the file holds.
+ * of their device/stream lane.  A lane past its cap is compacted
+ * (timeline_lanes.c), so memory stays bounded whatever the file holds.
  *
  * A PRISM profile is not read whole for every window: an index of its
  * chunks (timeline_index.c, built once, read on as the file grows) gives
  * each thread's stack at the start of each chunk, so a window reads only
- * the chunks it needs.  Foreign files are read whole each time.
+ * the chunks it needs.  Foreign files are read whole each time.  The
+ * worker files of the profile's session follow it, each read the same
+ * way (timeline_workers.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,6 @@
 #include "ropen.h"
 #include "timeline_internal.h"
 
-static const char *const UNKNOWN = "(unknown)", *const UNNAMED = "(unnamed)";
-
 prism_timeline *prism_timeline_new(size_t cap)
 {
     prism_timeline *t = calloc(1, sizeof *t);
@@ -40,18 +38,8 @@ prism_timeline *prism_timeline_new(size_t cap)
         t->cap = 64;
     t->use_index = true;
     t->ostream = UINT32_MAX;
+    t->cix = &t->ix;
     return t;
-}
-
-static void clear_lanes(prism_timeline *t)
-{
-    for (size_t i = 0; i < t->nlanes; i++) {
-        free(t->lanes[i].v);
-        free(t->lanes[i].name);
-    }
-    t->nlanes = 0;
-    t->left_out = 0;
-    pb_map_free(&t->lane_of);
 }
 
 static void clear_scratch(prism_timeline *t)
@@ -73,9 +61,10 @@ void prism_timeline_free(prism_timeline *t)
 {
     if (!t)
         return;
-    clear_lanes(t);
+    an_tl_clear_lanes(t);
     clear_scratch(t);
     an_tl_index_free(&t->ix);
+    an_tl_workers_free(t);
     free(t->lanes);
     free(t->pool);
     free(t->path);
@@ -120,141 +109,6 @@ prism_status prism_timeline_set_training(prism_timeline *t, uint32_t stream,
     return PRISM_OK;
 }
 
-/* ---- names: copied into one pool, referred to by offset while loading ---- */
-
-static bool pool_add(prism_timeline *t, const char *s, size_t len, uint64_t *off)
-{
-    if (!pb_vec_reserve((void **)&t->pool, &t->poolcap, t->npool + len + 1, 1))
-        return false;
-    memcpy(t->pool + t->npool, s, len);
-    t->pool[t->npool + len] = '\0';
-    *off = t->npool;
-    t->npool += len + 1;
-    return true;
-}
-
-const char *an_tl_name_text(const prism_timeline *t, uint32_t id)
-{
-    if (!id)
-        return UNKNOWN;
-    const char *s = t->nr ? prism_reader_string(t->nr, id, NULL) : NULL;
-    return s ? s : UNNAMED;
-}
-
-/* Offset of the name of `id` in the pool (interned by id). */
-static uint64_t name_off(prism_timeline *t, uint32_t id)
-{
-    uint64_t off;
-    if (pb_map_get(&t->names, id, &off))
-        return off;
-    const char *s = an_tl_name_text(t, id);
-    if (!pool_add(t, s, strlen(s), &off) || !pb_map_put(&t->names, id, off)) {
-        t->oom = true;
-        return UINT64_MAX;
-    }
-    return off;
-}
-
-/* ---- lanes ---- */
-
-static lane *lane_for(prism_timeline *t, prism_lane_kind kind, uint32_t device, uint32_t stream)
-{
-    uint64_t key = kind == PRISM_LANE_GPU ? (UINT64_C(1) << 63) | (uint64_t)device << 32 | stream
-                                          : stream;
-    uint64_t i;
-    if (pb_map_get(&t->lane_of, key, &i))
-        return i == UINT64_MAX ? NULL : &t->lanes[i];
-    if (t->nlanes >= PRISM_TIMELINE_MAX_LANES) {
-        t->left_out++;
-        if (!pb_map_put(&t->lane_of, key, UINT64_MAX))
-            t->oom = true;
-        return NULL;
-    }
-    if (!pb_vec_reserve((void **)&t->lanes, &t->lcap, t->nlanes + 1, sizeof *t->lanes) ||
-        !pb_map_put(&t->lane_of, key, t->nlanes)) {
-        t->oom = true;
-        return NULL;
-    }
-    lane *l = &t->lanes[t->nlanes++];
-    memset(l, 0, sizeof *l);
-    l->pub.kind = kind;
-    l->pub.device = kind == PRISM_LANE_GPU ? device : 0;
-    l->pub.stream = stream;
-    uint64_t span = t->t1 - t->t0;
-    l->q = span / 4096 ? span / 4096 : 1;
-    return l;
-}
-
-static int cmp_depth_start(const void *x, const void *y, const void *ctx)
-{
-    const prism_span *a = x, *b = y;
-    (void)ctx;
-    if (a->depth != b->depth)
-        return a->depth < b->depth ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    return 0;
-}
-
-/* Merge runs of short spans of one depth until at most 3/4 of the cap. */
-static void compact(prism_timeline *t, lane *l)
-{
-    pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
-    for (int round = 0; round < 64 && l->n > t->cap * 3 / 4; round++) {
-        size_t o = 0;
-        for (size_t i = 0; i < l->n; i++) {
-            prism_span s = l->v[i];
-            prism_span *last = o ? &l->v[o - 1] : NULL;
-            if (last && last->depth == s.depth && last->end - last->start < l->q &&
-                s.end - s.start < l->q && (s.start <= last->end || s.start - last->end < l->q)) {
-                uint32_t add = s.merged ? s.merged : 1;
-                if (!last->merged) {
-                    last->merged = 1;
-                    last->name = NULL;
-                    last->path_hash = 0;
-                    last->open = false;
-                    last->outside = false;
-                    l->pub.merged++;
-                }
-                last->merged += add;
-                l->pub.merged += s.merged ? 0 : 1;
-                if (s.end > last->end)
-                    last->end = s.end;
-                continue;
-            }
-            l->v[o++] = s;
-        }
-        l->n = o;
-        if (l->n > t->cap * 3 / 4)
-            l->q = l->q > UINT64_MAX / 2 ? UINT64_MAX : l->q * 2;
-    }
-}
-
-/* Keep a span when it overlaps the window (returned; NULL when not kept).
- * name_ref: pool offset + 1 (0: no name) in the name pointer until the
- * load finishes. */
-static prism_span *add_span(prism_timeline *t, lane *l, uint64_t start, uint64_t end, uint64_t name_ref,
-                     uint64_t hash, uint32_t depth, bool open)
-{
-    if (!l || end < t->t0 || start > t->t1)
-        return NULL;
-    if (l->n >= t->cap)
-        compact(t, l);
-    if (!pb_vec_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
-        t->oom = true;
-        return NULL;
-    }
-    prism_span *s = &l->v[l->n++];
-    memset(s, 0, sizeof *s);
-    s->start = start;
-    s->end = end < start ? start : end;
-    s->name = (const char *)(uintptr_t)name_ref;
-    s->path_hash = hash;
-    s->depth = depth;
-    s->open = open;
-    return s;
-}
-
 /* ---- threads ---- */
 
 tstack *an_tl_stack_of(tl_stacks *ss, uint32_t stream)
@@ -284,7 +138,7 @@ void an_tl_stacks_free(tl_stacks *ss)
 
 static lane *thread_lane(prism_timeline *t, uint32_t stream)
 {
-    return lane_for(t, PRISM_LANE_THREAD, 0, stream);
+    return an_tl_lane_for(t, PRISM_LANE_THREAD, 0, stream);
 }
 
 /* [lo, hi) of the training thread held no root region: its pieces inside
@@ -298,7 +152,7 @@ static void outside(prism_timeline *t, uint64_t lo, uint64_t hi)
             continue;
         if (!t->oname) {
             uint64_t off;
-            if (!pool_add(t, AN_OUTSIDE_NAME, strlen(AN_OUTSIDE_NAME), &off)) {
+            if (!an_tl_pool_add(t, AN_OUTSIDE_NAME, strlen(AN_OUTSIDE_NAME), &off)) {
                 t->oom = true;
                 return;
             }
@@ -307,7 +161,7 @@ static void outside(prism_timeline *t, uint64_t lo, uint64_t hi)
         static uint64_t hash;
         if (!hash)
             hash = XXH3_64bits_withSeed(AN_OUTSIDE_NAME, strlen(AN_OUTSIDE_NAME), 0);
-        prism_span *s = add_span(t, thread_lane(t, t->ostream), b, e, t->oname, hash, 0, false);
+        prism_span *s = an_tl_add_span(t, thread_lane(t, t->ostream), b, e, t->oname, hash, 0, false);
         if (s)
             s->outside = true;
     }
@@ -331,8 +185,8 @@ static void pop(prism_timeline *t, tstack *s, uint64_t ts, bool open)
     tframe *f = &s->f[--s->open];
     if (ts < t->t0 || f->ts > t->t1)
         return;
-    uint64_t ref = f->name ? name_off(t, f->name) : UINT64_MAX;
-    add_span(t, thread_lane(t, s->stream), f->ts, ts, ref == UINT64_MAX ? 0 : ref + 1,
+    uint64_t ref = f->name ? an_tl_name_off(t, f->name) : UINT64_MAX;
+    an_tl_add_span(t, thread_lane(t, s->stream), f->ts, ts, ref == UINT64_MAX ? 0 : ref + 1,
              f->hash, s->open, open);
 }
 
@@ -341,7 +195,7 @@ static void on_thread(void *ctx, const prism_thread *th)
     prism_timeline *t = ctx;
     uint64_t off;
     const char *nm = th->name ? th->name : "";
-    if (!pool_add(t, nm, strlen(nm), &off) || !pb_map_put(&t->tnames, th->stream, off))
+    if (!an_tl_pool_add(t, nm, strlen(nm), &off) || !pb_map_put(&t->tnames, th->stream, off))
         t->oom = true;
 }
 
@@ -422,6 +276,8 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
     static const char *const what[] = { [PRISM_GPU_MEMCPY] = "memcpy",
                                         [PRISM_GPU_MEMSET] = "memset" };
     prism_timeline *t = ctx;
+    if (t->cw)
+        return;                         /* a worker's GPU work stays its own */
     for (size_t i = 0; i < n; i++) {
         const prism_gpu_record *r = &g[i];
         if (r->type != PRISM_GPU_KERNEL && r->type != PRISM_GPU_MEMCPY &&
@@ -432,68 +288,30 @@ static void on_gpu(void *ctx, const prism_gpu_record *g, size_t n)
             continue;
         uint64_t ref;
         if (r->type == PRISM_GPU_KERNEL) {
-            ref = name_off(t, r->name);
+            ref = an_tl_name_off(t, r->name);
         } else {
             uint64_t key = (UINT64_C(1) << 40) | r->type;   /* no string id is this large */
             if (!pb_map_get(&t->names, key, &ref)) {
                 const char *s = what[r->type];
-                if (!pool_add(t, s, strlen(s), &ref) || !pb_map_put(&t->names, key, ref)) {
+                if (!an_tl_pool_add(t, s, strlen(s), &ref) || !pb_map_put(&t->names, key, ref)) {
                     t->oom = true;
                     continue;
                 }
             }
         }
-        add_span(t, lane_for(t, PRISM_LANE_GPU, r->device, r->stream), r->start, end,
+        an_tl_add_span(t, an_tl_lane_for(t, PRISM_LANE_GPU, r->device, r->stream), r->start, end,
                  ref == UINT64_MAX ? 0 : ref + 1, 0, 0, false);
     }
 }
 
 /* ---- finishing a load ---- */
 
-static int cmp_lane(const void *x, const void *y)
-{
-    const lane *a = x, *b = y;
-    if (a->pub.kind != b->pub.kind)
-        return a->pub.kind < b->pub.kind ? -1 : 1;
-    if (a->pub.device != b->pub.device)
-        return a->pub.device < b->pub.device ? -1 : 1;
-    return a->pub.stream < b->pub.stream ? -1 : a->pub.stream > b->pub.stream;
-}
-
-static int cmp_start(const void *x, const void *y, const void *ctx)
-{
-    const prism_span *a = x, *b = y;
-    (void)ctx;
-    return a->start < b->start ? -1 : a->start > b->start;
-}
-
-/* GPU work of one stream that overlaps is stacked: greedy rows. */
-static void gpu_rows(lane *l)
-{
-    uint64_t row_end[PRISM_TIMELINE_GPU_ROWS] = { 0 };
-    bool used[PRISM_TIMELINE_GPU_ROWS] = { false };
-    pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_start, NULL);
-    for (size_t i = 0; i < l->n; i++) {
-        uint32_t r = 0;
-        if (l->v[i].merged) {
-            r = l->v[i].depth;          /* an aggregate keeps its row */
-        } else {
-            while (r < PRISM_TIMELINE_GPU_ROWS - 1 && used[r] && row_end[r] > l->v[i].start)
-                r++;
-        }
-        l->v[i].depth = r;
-        used[r] = true;
-        if (l->v[i].end > row_end[r])
-            row_end[r] = l->v[i].end;
-    }
-}
-
-static void finish(prism_timeline *t)
+void an_tl_file_done(prism_timeline *t, size_t from)
 {
     /* the training thread's time after its last root region read, to the
      * next one (or the steps' end) */
     uint64_t at;
-    if (t->ow1 > t->ow0) {
+    if (!t->cw && t->ow1 > t->ow0) {
         if (!pb_map_get(&t->st.of, t->ostream, &at))
             outside(t, 0, t->onext);        /* no region of it before the window */
         else if (t->st.v[at]->open + t->st.v[at]->phantom == 0)
@@ -503,46 +321,13 @@ static void finish(prism_timeline *t)
     for (size_t i = 0; i < t->st.n; i++) {
         tstack *s = t->st.v[i];
         uint64_t last = s->last_ts;
-        if (t->use_index && an_tl_index_last_ts(&t->ix, s->stream) > last)
-            last = an_tl_index_last_ts(&t->ix, s->stream);
+        if (t->use_index && an_tl_index_last_ts(t->cix, s->stream) > last)
+            last = an_tl_index_last_ts(t->cix, s->stream);
         while (s->open)
             pop(t, s, last > s->f[s->open - 1].ts ? last : s->f[s->open - 1].ts, true);
     }
-    size_t o = 0;
-    for (size_t i = 0; i < t->nlanes; i++) {
-        lane *l = &t->lanes[i];
-        if (!l->n) {
-            free(l->v);
-            continue;
-        }
-        t->lanes[o++] = *l;
-    }
-    t->nlanes = o;
-    pb_map_free(&t->lane_of);       /* lane indices changed: not used again */
-    pb_qsort(t->lanes, t->nlanes, sizeof *t->lanes, cmp_lane);
-    for (size_t i = 0; i < t->nlanes; i++) {
-        lane *l = &t->lanes[i];
-        if (l->pub.kind == PRISM_LANE_GPU)
-            gpu_rows(l);
-        pb_sort_stable(l->v, l->n, sizeof *l->v, cmp_depth_start, NULL);
-        uint32_t rows = 0;
-        for (size_t k = 0; k < l->n; k++) {
-            uintptr_t ref = (uintptr_t)l->v[k].name;
-            l->v[k].name = ref ? t->pool + (ref - 1) : l->v[k].merged ? "" : UNNAMED;
-            if (l->v[k].depth + 1 > rows)
-                rows = l->v[k].depth + 1;
-        }
-        uint64_t off;
-        l->name = NULL;
-        if (l->pub.kind == PRISM_LANE_THREAD && pb_map_get(&t->tnames, l->pub.stream, &off))
-            l->name = strdup(t->pool + off);
-        else if (l->pub.kind == PRISM_LANE_THREAD && an_tl_index_thread_name(&t->ix, l->pub.stream))
-            l->name = strdup(an_tl_index_thread_name(&t->ix, l->pub.stream));
-        l->pub.name = l->name;
-        l->pub.spans = l->v;
-        l->pub.nspans = l->n;
-        l->pub.rows = rows;
-    }
+    an_tl_lanes_done(t, from);
+    clear_scratch(t);
 }
 
 void an_tl_window_callbacks(prism_reader_callbacks *cb)
@@ -578,8 +363,7 @@ static void window_steps(prism_timeline *t)
     t->onext = UINT64_MAX;
 }
 
-/* The whole file through reader w (foreign files, or no index). */
-static prism_status read_whole(prism_reader *w, const char *path)
+prism_status an_tl_read_whole(prism_reader *w, const char *path)
 {
     int fd = pb_open_read(path);
     if (fd < 0)
@@ -598,10 +382,10 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
         return PRISM_E_IO;
     if (t->valid && t->t0 == t0 && t->t1 == t1 && t->path && strcmp(t->path, path) == 0 &&
         t->size == sb.st_size && t->mtime.tv_sec == sb.st_mtim.tv_sec &&
-        t->mtime.tv_nsec == sb.st_mtim.tv_nsec)
+        t->mtime.tv_nsec == sb.st_mtim.tv_nsec && !an_tl_workers_changed(t, path))
         return PRISM_OK;
     t->valid = false;
-    clear_lanes(t);
+    an_tl_clear_lanes(t);
     t->npool = 0;
     t->t0 = t0;
     t->t1 = t1;
@@ -610,8 +394,10 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
     char *p = strdup(path);
     if (!p)
         return PRISM_E_NOMEM;
-    if (t->path && strcmp(t->path, path) != 0)
+    if (t->path && strcmp(t->path, path) != 0) {
         an_tl_index_free(&t->ix);
+        an_tl_workers_free(t);
+    }
     free(t->path);
     t->path = p;
     prism_status st = PRISM_OK;
@@ -630,20 +416,25 @@ prism_status prism_timeline_load(prism_timeline *t, const char *path, uint64_t t
         st = an_tl_index_feed(t, w, path);
     } else {
         t->nr = w;
-        st = read_whole(w, path);
+        st = an_tl_read_whole(w, path);
     }
     if (st == PRISM_OK || st == PRISM_NEED_MORE)
         st = prism_reader_finish(w);
-    if (st == PRISM_OK)
-        finish(t);
     t->bytes = prism_reader_input_offset(w);
+    if (st == PRISM_OK) {
+        an_tl_file_done(t, 0);
+        if (!prism_reader_foreign(w))
+            st = an_tl_workers_load(t, path, prism_reader_header(w));
+    }
+    if (st == PRISM_OK)
+        an_tl_finish(t);
     prism_reader_free(w);
     t->nr = NULL;
     clear_scratch(t);
     if (st == PRISM_OK && t->oom)
         st = PRISM_E_NOMEM;
     if (st != PRISM_OK) {
-        clear_lanes(t);
+        an_tl_clear_lanes(t);
         return st;
     }
     t->size = sb.st_size;

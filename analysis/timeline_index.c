@@ -67,7 +67,7 @@ static void note(tl_index *ix, uint64_t a, uint64_t z)
 
 static void ix_thread(void *ctx, const prism_thread *th)
 {
-    tl_index *ix = &((prism_timeline *)ctx)->ix;
+    tl_index *ix = ((prism_timeline *)ctx)->cix;
     const char *nm = th->name ? th->name : "";
     size_t len = strlen(nm);
     if (!pb_vec_reserve((void **)&ix->names, &ix->namescap, ix->nnames + len + 1, 1) ||
@@ -83,7 +83,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
                        size_t n)
 {
     prism_timeline *t = ctx;
-    tl_index *ix = &t->ix;
+    tl_index *ix = t->cix;
     tstack *s = an_tl_stack_of(&ix->st, stream);
     if (!s) {
         ix->oom = true;
@@ -112,7 +112,7 @@ static void ix_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_r
 
 static void ix_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 {
-    tl_index *ix = &((prism_timeline *)ctx)->ix;
+    tl_index *ix = ((prism_timeline *)ctx)->cix;
     for (size_t i = 0; i < n; i++)
         if (g[i].type == PRISM_GPU_KERNEL || g[i].type == PRISM_GPU_MEMCPY ||
             g[i].type == PRISM_GPU_MEMSET)
@@ -121,7 +121,7 @@ static void ix_gpu(void *ctx, const prism_gpu_record *g, size_t n)
 
 static void ix_chunk(void *ctx, const prism_chunk_info *c)
 {
-    tl_index *ix = &((prism_timeline *)ctx)->ix;
+    tl_index *ix = ((prism_timeline *)ctx)->cix;
     if (!ix->have_hdr_end) {
         ix->hdr_end = c->offset;
         ix->have_hdr_end = true;
@@ -159,7 +159,7 @@ static bool is_prism(int fd)
 
 prism_status an_tl_index_update(prism_timeline *t, const char *path, const struct stat *sb)
 {
-    tl_index *ix = &t->ix;
+    tl_index *ix = t->cix;
     if (ix->r && (ix->dev != sb->st_dev || ix->ino != sb->st_ino ||
                   (uint64_t)sb->st_size < prism_reader_input_offset(ix->r)))
         an_tl_index_free(ix);              /* replaced or truncated: start over */
@@ -227,7 +227,7 @@ static bool feed_range(prism_reader *w, int fd, uint64_t off, uint64_t len, uint
 
 prism_status an_tl_index_feed(prism_timeline *t, prism_reader *w, const char *path)
 {
-    tl_index *ix = &t->ix;
+    tl_index *ix = t->cix;
     uint64_t t0 = t->t0, t1 = t->t1;
     bool *sel = calloc(ix->n ? ix->n : 1, sizeof *sel);
     sel_state *ss = NULL;

@@ -117,7 +117,7 @@ static bool dec_threads(dec *d)
 {
     while (d->left) {
         uint64_t n;
-        prism_thread t = { 0 };
+        prism_thread t = { 0 };     /* the worker fields: not in a file */
         const char *s;
         size_t len;
         char name[PRISM_MAX_STRING_BYTES + 1];

@@ -254,7 +254,8 @@ static void test_threads(void **state)
     const prism_thread t[] = {
         { .stream = 0, .os_tid = 0, .name = "" },
         { .stream = UINT32_MAX - 1, .os_tid = UINT64_MAX, .name = "main" },
-        { .stream = 5, .os_tid = 1, .name = NULL }, { .stream = 7, .os_tid = 2, .name = long_name },
+        { .stream = 5, .os_tid = 1, .name = NULL },
+        { .stream = 7, .os_tid = 2, .name = long_name },
     };
     prism_enc *e = chunk(f, PRISM_CHUNK_THREADS, 0, 0, 0);
     for (int i = 0; i < 4; i++)

@@ -101,6 +101,31 @@ void ui_fill(const ui_rect *r, int row, attr_t attr)
         attroff(attr);
 }
 
+void ui_thread_label(const prism_analysis *a, size_t i, bool detail, char *buf, size_t cap)
+{
+    const char *name = NULL;
+    uint32_t stream = 0;
+    uint64_t pid = 0;
+    char who[96];
+    if (!prism_analysis_thread_tree(a, i, &stream, &name)) {
+        snprintf(buf, cap, "thread ?");
+        return;
+    }
+    if (name && *name)
+        snprintf(who, sizeof who, "thread %s", name);
+    else
+        snprintf(who, sizeof who, "thread %u", (unsigned)stream);
+    bool worker = prism_analysis_thread_worker(a, i, NULL, &pid);
+    if (worker && detail)
+        snprintf(buf, cap, "%s (worker, pid %llu)", who, (unsigned long long)pid);
+    else if (worker)
+        snprintf(buf, cap, "%s (worker)", who);
+    else if (detail)
+        snprintf(buf, cap, "%s (stream %u)", who, (unsigned)stream);
+    else
+        snprintf(buf, cap, "%s", who);
+}
+
 attr_t ui_attr(const ui *u, int pair, attr_t mono)
 {
     return u->color ? COLOR_PAIR(pair) : mono;

@@ -70,13 +70,9 @@ void flame_breadcrumb(ui *u, const ui_rect *r, const prism_tree *t, int view, ui
     snprintf(tail, sizeof tail, "  [%s, %.1f%%]", tot,
              t->total_ns ? 100.0 * (double)ns / (double)t->total_ns : 0.0);
     if (view >= 0) {
-        const char *name = NULL;
-        uint32_t stream = 0;
-        prism_analysis_thread_tree(u->a, (size_t)view, &stream, &name);
-        if (name && *name)
-            snprintf(who, sizeof who, "[thread %.100s] ", name);
-        else
-            snprintf(who, sizeof who, "[thread %u] ", (unsigned)stream);
+        char lab[192];
+        ui_thread_label(u->a, (size_t)view, false, lab, sizeof lab);
+        snprintf(who, sizeof who, "[%.140s] ", lab);
     }
     int x = 1;
     if (who[0] && ui_width(who) + 12 <= r->w)

@@ -522,12 +522,11 @@ static int k_thread(ui *u, void *st, int key)
     size_t nt = prism_analysis_thread_count(u->a);
     s->view = s->view + 1 < (int)nt ? s->view + 1 : -1;
     s->top = 0;
-    const char *name = NULL;
-    uint32_t stream = 0;
-    if (s->view >= 0 && prism_analysis_thread_tree(u->a, (size_t)s->view, &stream, &name))
-        ui_message(u, "flame of thread %s (stream %u), %d of %zu", name && *name ? name : "?",
-                   (unsigned)stream, s->view + 1, nt);
-    else
+    char lab[192];
+    if (s->view >= 0) {
+        ui_thread_label(u->a, (size_t)s->view, true, lab, sizeof lab);
+        ui_message(u, "flame of %s, %d of %zu", lab, s->view + 1, nt);
+    } else
         ui_message(u, "flame of all threads merged");
     return UI_REDRAW;
 }

@@ -1,7 +1,8 @@
 /*
  * pane_summary.c - the Summary pane: run information from the header,
- * totals, step statistics, top operations as timing bars, memory
- * sparklines with the leak verdict, and the findings.
+ * totals, step statistics, the worker processes merged into the profile,
+ * top operations as timing bars, memory sparklines with the leak verdict,
+ * and the findings.
  *
  * Every line is made of whole parts that are dropped from the end when the
  * width runs out (ui_fit_parts), so a figure is never cut; names are
@@ -33,6 +34,7 @@
 #include "source.h"
 #include "ui.h"
 #include "verdict.h"
+#include "workers.h"
 
 #define SUMMARY_WIDE 150          /* two columns from this width           */
 #define LABEL_W 10                /* "Host RSS  " */
@@ -183,6 +185,18 @@ static void stacks_line(ui *u, const ui_rect *r, int *row)
     parts_line(u, r, (*row)++, "Stacks", A_NORMAL, parts, 2, "  ");
 }
 
+/* The worker processes merged into the profile, and notes on their files. */
+static void workers_line(ui *u, const ui_rect *r, int *row)
+{
+    workers_words w;
+    workers_words_of(u->a, prism_analysis_reader_stats(u->a), &w);
+    const char *p[3] = { w.parts[0], w.parts[1], w.parts[2] }, *n[2] = { w.notes[0], w.notes[1] };
+    if (w.nparts)
+        parts_line(u, r, (*row)++, "Workers", A_NORMAL, p, w.nparts, " ");
+    if (w.nnotes)
+        parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_MEDIUM, A_NORMAL), n, w.nnotes, "; ");
+}
+
 static void totals(ui *u, const ui_rect *r, int *row)
 {
     const prism_step_stats *s = prism_analysis_steps(u->a);
@@ -225,6 +239,7 @@ static void totals(ui *u, const ui_rect *r, int *row)
     parts_line(u, r, (*row)++, "Time", A_NORMAL, parts, 5, "  ");
     cpu_line(u, r, row);
     stacks_line(u, r, row);
+    workers_line(u, r, row);
     uint64_t deep = prism_analysis_too_deep(u->a);
     if (deep) {                         /* never silently cut */
         char a1[64], a2[64];

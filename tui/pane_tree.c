@@ -428,12 +428,11 @@ static int k_thread(ui *u, void *st, int key)
     tv_set_tree(&s->tv, view_tree(u, s, u->a), true);
     s->sel = 0;
     relocate(u, s, true);
-    const char *name = NULL;
-    uint32_t stream = 0;
-    if (s->view >= 0 && prism_analysis_thread_tree(u->a, (size_t)s->view, &stream, &name))
-        ui_message(u, "thread %s (stream %u), %d of %zu", name ? name : "?", (unsigned)stream,
-                   s->view + 1, nt);
-    else
+    char lab[192];
+    if (s->view >= 0) {
+        ui_thread_label(u->a, (size_t)s->view, true, lab, sizeof lab);
+        ui_message(u, "%s, %d of %zu", lab, s->view + 1, nt);
+    } else
         ui_message(u, "all threads merged");
     return UI_REDRAW;
 }

@@ -51,6 +51,7 @@ static int new_profile(source *s)
     prism_analysis_attach(s->a, s->r);
     s->generation++;
     s->complete = false;
+    s->workers_read = false;
     s->rate_n = 0;
     return 0;
 }
@@ -95,6 +96,18 @@ static void note_rate(source *s)
     s->rate_t[i] = mono_ns();
     s->rate_ev[i] = prism_analysis_events(s->a);
     s->rate_n++;
+}
+
+/* The profile is whole (read to its end, or its footer read while
+ * following): the files its worker processes wrote join it, once
+ * (prism_reader_add_workers: their threads as the profile's, marked);
+ * the caller refreshes the analysis. */
+static void add_workers(source *s)
+{
+    if (s->workers_read || !s->r)
+        return;
+    s->workers_read = true;
+    prism_reader_add_workers(s->r, s->path);
 }
 
 /* After a failure that dropped the profile: keep an empty one to show. */
@@ -163,6 +176,8 @@ static int finish_load(source *s)
         reader_error(s);
         return failed(s);
     }
+    if (!s->following || s->complete)
+        add_workers(s);
     prism_analysis_refresh(s->a);
     s->stale = false;
     note_rate(s);
@@ -450,6 +465,8 @@ bool source_update(source *s)
     if (!read_more(s))
         return false;
     s->complete = prism_analysis_complete(s->a);
+    if (s->complete)
+        add_workers(s);
     prism_analysis_refresh(s->a);
     note_rate(s);
     return true;

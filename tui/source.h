@@ -5,8 +5,11 @@
  *
  * A file without a footer is followed: new bytes are read from where the
  * last read stopped and fed to the same reader and analysis (nothing is
- * re-read).  A file that is replaced (new inode) or truncated is read again
- * from the start; a file that does not exist yet is waited for.  Change
+ * re-read).  Once the profile is whole (read to its end, or its footer
+ * read while following), the files of its worker processes
+ * ("<path>.workers", prism_reader_add_workers) join it, once.  A file
+ * that is replaced (new inode) or truncated is read again from the start;
+ * a file that does not exist yet is waited for.  Change
  * notification uses inotify where available; the caller polls otherwise.
  *
  * A big file is read cooperatively: source_open reads for a moment (a
@@ -42,6 +45,7 @@ typedef struct source {  /* also "struct source" in ui.h */
     bool following;             /* reading new bytes as they arrive       */
     bool paused;                /* following paused by the user           */
     bool complete;              /* a footer was read                      */
+    bool workers_read;          /* its worker files joined (once whole)   */
     int notify_fd;              /* inotify, -1 when unavailable           */
     int wd_file, wd_dir;
     uint64_t generation;        /* bumped whenever `a` is replaced         */

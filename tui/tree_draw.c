@@ -104,10 +104,9 @@ static int indent_of(uint32_t depth, int w)
  * position; then without the position; then the shortest. */
 static void labels(ui *u, tree_st *s, char out[3][200])
 {
-    const char *tname = NULL;
+    char tname[96] = "all threads";
     if (s->view >= 0)
-        prism_analysis_thread_tree(u->a, (size_t)s->view, NULL, &tname);
-    tname = s->view < 0 ? "all" : tname ? tname : "?";
+        ui_thread_label(u->a, (size_t)s->view, false, tname, sizeof tname);
     const char *dot = u->utf8 ? " \u00b7 " : " - ";
     bool down = tv_descending(&s->tv);
     const char *dir = u->utf8 ? (down ? " \u2193" : " \u2191") : (down ? " desc" : " asc");
@@ -115,8 +114,7 @@ static void labels(ui *u, tree_st *s, char out[3][200])
     if (s->paired)
         snprintf(view, sizeof view, "%s", s->order == TP_BASE ? "base order" : "by change");
     else
-        snprintf(view, sizeof view, "%s%s%s", s->view >= 0 ? "thread " : "", tname,
-                 s->view < 0 ? " threads" : "");
+        snprintf(view, sizeof view, "%s", tname);
     if (s->filter[0])
         snprintf(filt, sizeof filt, "%sfilter: %s (%zu rows)", dot, s->filter, tree_nrows(s));
     size_t n = tree_nrows(s);

@@ -202,6 +202,11 @@ attr_t ui_attr(const ui *u, int pair, attr_t mono);
 void ui_draw_set_utf8(bool on);
 /* Display width of a UTF-8 string (ASCII and block characters: 1 each). */
 int ui_width(const char *s);
+/* Thread i of a as the Tree and the Flame name it: "thread NAME" ("thread
+ * S" by its stream without a name); a worker process's thread (its name
+ * reads "worker N: ...") gets " (worker)".  detail: " (stream S)", for a
+ * worker's " (worker, pid P)".  Unescaped: print with ui_print. */
+void ui_thread_label(const prism_analysis *a, size_t i, bool detail, char *buf, size_t cap);
 
 /* ---- shared actions (explore.c) ---- */
 

@@ -23,6 +23,15 @@
  * file's index reads on from where it stopped.  Foreign files
  * (torch.profiler traces) are read through the same reader, whole, for
  * every window.
+ *
+ * Worker processes (DataLoader workers; prism_init_worker) write files of
+ * their own into "<path>.workers"; those of the profile's session (their
+ * header names its pid and start, as prism_reader_add_workers checks) are
+ * read for the same window, each through an index of its own, their times
+ * moved onto the profile's clock, and their threads become lanes after
+ * the profile's own, named "worker N: NAME" and marked (is_worker).
+ * Files of another session are left out; a damaged one gives what it
+ * holds and never fails the load.
  */
 #ifndef PRISM_TIMELINE_H
 #define PRISM_TIMELINE_H
@@ -76,6 +85,11 @@ typedef struct prism_lane {
     size_t nspans;
     uint32_t rows;               /* deepest depth + 1                        */
     uint64_t merged;             /* spans folded into aggregates             */
+    /* THREAD: a thread of a worker process (a worker file of the
+     * session): which worker, its process; stream is the worker file's */
+    bool is_worker;
+    uint32_t worker_id;
+    uint64_t pid;
 } prism_lane;
 
 typedef struct prism_timeline prism_timeline;
@@ -86,9 +100,10 @@ PRISM_API prism_timeline *prism_timeline_new(size_t cap);
 PRISM_API void prism_timeline_free(prism_timeline *t);
 
 /*
- * Load the spans of [t0, t1] (ns) from the file at path.  When the path,
- * the window, and the file's size and modification time are those of the
- * last successful load, nothing is read.  A torn or damaged file yields
+ * Load the spans of [t0, t1] (ns) from the file at path and its session's
+ * worker files.  When the path, the window, and the files' sizes and
+ * modification times (and the workers folder's) are those of the last
+ * successful load, nothing is read.  A torn or damaged file yields
  * what could be read.  PRISM_E_IO (errno kept), PRISM_E_NOMEM, the
  * reader's errors (the lanes are then empty); PRISM_E_ARG for t1 < t0.
  * Lanes and spans stay valid until the next load or free.
@@ -116,7 +131,8 @@ PRISM_API prism_status prism_timeline_set_training(prism_timeline *t, uint32_t s
                                                    const prism_step *steps, size_t n);
 
 /* Lanes of the last load: threads by stream id, then GPU streams by device
- * and stream.  Lanes without a span in the window are left out. */
+ * and stream, then the worker processes' threads by worker, process and
+ * stream.  Lanes without a span in the window are left out. */
 PRISM_API size_t prism_timeline_lane_count(const prism_timeline *t);
 PRISM_API const prism_lane *prism_timeline_lane(const prism_timeline *t, size_t i);
 /* Lanes beyond PRISM_TIMELINE_MAX_LANES that were left out. */
@@ -127,8 +143,8 @@ PRISM_API size_t prism_timeline_lanes_left_out(const prism_timeline *t);
 PRISM_API void prism_timeline_use_index(prism_timeline *t, bool on);
 /* Times a window was read (a cached load reads nothing). */
 PRISM_API uint64_t prism_timeline_reads(const prism_timeline *t);
-/* Bytes of the file the last window read took (the index's own pass over
- * the file, once, not counted). */
+/* Bytes of the files the last window read took (the profile's and its
+ * worker files'; the indexes' own passes over them, once, not counted). */
 PRISM_API uint64_t prism_timeline_bytes_read(const prism_timeline *t);
 
 #ifdef __cplusplus

@@ -4,7 +4,10 @@
 # shows), never on fixed sleeps; every wait is bounded.
 set -u
 B=${B:-build}
-TOP="$PWD/$B/bin/prism-top"
+case $B in                      # BUILD=/elsewhere gives an absolute B
+    /*) TOP="$B/bin/prism-top" ;;
+    *) TOP="$PWD/$B/bin/prism-top" ;;
+esac
 SOCK="prism-screen-$$"
 TMPD=$(mktemp -d)
 tm() { tmux -L "$SOCK" "$@"; }
