@@ -104,48 +104,7 @@ bool prism_analysis_thread_worker(const prism_analysis *a, size_t i, uint32_t *w
     return true;
 }
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* Distinct values of v[0, n) (sorted in place). */
-static size_t distinct(uint64_t *v, size_t n)
-{
-    size_t d = 0;
-    qsort(v, n, sizeof *v, cmp_u64);
-    for (size_t i = 0; i < n; i++)
-        d += !i || v[i] != v[i - 1];
-    return d;
-}
-
-size_t prism_analysis_worker_counts(const prism_analysis *a, size_t *workers, size_t *processes)
-{
-    size_t n = 0, w = 0, p = 0;
-    for (size_t i = 0; i < a->nthreads; i++)
-        n += a->threads[i]->worker;
-    uint64_t *ids = n ? malloc(2 * n * sizeof *ids) : NULL;
-    if (ids) {
-        size_t k = 0;
-        for (size_t i = 0; i < a->nthreads; i++)
-            if (a->threads[i]->worker) {
-                ids[k] = a->threads[i]->worker_id;
-                ids[n + k++] = a->threads[i]->pid;
-            }
-        w = distinct(ids, n);
-        p = distinct(ids + n, n);
-        free(ids);
-    } else if (n) {                     /* no memory: at least one of each */
-        w = p = 1;
-    }
-    if (workers)
-        *workers = w;
-    if (processes)
-        *processes = p;
-    return n;
-}
-
 const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n)
 {
     *n = a->nops;

@@ -47,6 +47,9 @@ void pf_reader_saw_footer(struct prism_reader *r);
 uint32_t *pf_reader_worker_next(struct prism_reader *r, bool stream);
 prism_reader_stats *pf_reader_stats_mut(struct prism_reader *r);
 bool pf_reader_workers_once(struct prism_reader *r);
+/* The merged id the worker files gave the name s[0..len) already; when
+ * none, id (registered for it unless 0). */
+uint32_t pf_reader_worker_name(struct prism_reader *r, const char *s, size_t len, uint32_t id);
 
 /* ---- demangling (demangle.c, demangle_bound.c) ---- */
 /* Names offered to the demangler: at most this long (bytes), and bounded

@@ -68,6 +68,7 @@ struct prism_reader {
     void *fst;                  /* the backend's state once it took the file */
 
     uint32_t next_wid, next_wstream;    /* worker files' merged ids (workers.c) */
+    idmap wnames;                       /* a worker name's hash -> its merged id */
     bool workers_read;
 };
 
@@ -91,6 +92,35 @@ uint32_t *pf_reader_worker_next(prism_reader *r, bool stream)
         r->next_wstream = 0x40000000u;
     }
     return stream ? &r->next_wstream : &r->next_wid;
+}
+
+/* One merged id per name across the worker files (the same region in
+ * every worker is one path of the all-threads tree): the name's hash
+ * (a few probes) to the id, checked against the stored text. */
+#define WNAME_PROBES 4u
+
+static uint32_t wname_key(const char *s, size_t len, uint32_t k)
+{
+    uint32_t h = (uint32_t)XXH3_64bits(s, len) + k;
+    return h == UINT32_MAX ? 0 : h;
+}
+
+uint32_t pf_reader_worker_name(prism_reader *r, const char *s, size_t len, uint32_t id)
+{
+    for (uint32_t k = 0; k < WNAME_PROBES; k++) {
+        uintptr_t v;
+        uint32_t l, key = wname_key(s, len, k);
+        if (!pf_idmap_get(&r->wnames, key, &v, &l)) {
+            if (id)
+                pf_idmap_put(&r->wnames, key, id, 0);
+            return id;
+        }
+        size_t have;
+        const char *t = prism_reader_string_raw(r, (uint32_t)v, &have);
+        if (t && have == len && !memcmp(t, s, len))
+            return (uint32_t)v;
+    }
+    return id;                          /* (probes full: a name of its own) */
 }
 
 bool pf_reader_workers_once(prism_reader *r)
@@ -197,6 +227,7 @@ void prism_reader_free(prism_reader *r)
     pf_idmap_free(&r->strings);
     pf_idmap_free(&r->raws);
     pf_idmap_free(&r->seqs);
+    pf_idmap_free(&r->wnames);
     pf_arena_free(&r->mem);
     free(r);
 }

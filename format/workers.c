@@ -118,12 +118,26 @@ static void w_header(void *ctx, const prism_header *h)
         w->shift = (int64_t)(h->start_mono_ns - m->start_mono_ns);
 }
 
+/* A name another worker file gave already keeps its merged id: the same
+ * region in every worker is one path of the all-threads tree. */
 static void w_string(void *ctx, uint32_t id, const char *s, size_t len)
 {
     wfile *w = ctx;
-    uint32_t n = LIVE(w) ? sid(w, id) : 0;
+    uintptr_t v;
+    uint32_t l;
+    if (!LIVE(w) || !id)
+        return;
+    if (!pf_idmap_get(&w->ids, id, &v, &l)) {
+        uint32_t m = pf_reader_worker_name(w->main, s, len, 0);
+        if (m) {
+            pf_idmap_put(&w->ids, id, m, 0);
+            return;
+        }
+    }
+    uint32_t n = sid(w, id);
     if (!n || !pf_reader_put_string(w->main, n, s, len))
         return;
+    pf_reader_worker_name(w->main, s, len, n);
     if (MAIN_CB(w)->string)
         MAIN_CB(w)->string(MAIN_CTX(w), n, s, len);
 }

@@ -24,7 +24,8 @@ static bool all_dataloader(const prism_analysis *a)
 
 void workers_words_of(const prism_analysis *a, const prism_reader_stats *rs, workers_words *w)
 {
-    size_t workers, procs, threads = prism_analysis_worker_counts(a, &workers, &procs);
+    const prism_worker_stats *ws = prism_analysis_workers(a);
+    size_t workers = ws->workers, procs = ws->processes, threads = ws->threads;
     memset(w, 0, sizeof *w);
     if (threads) {
         snprintf(w->parts[0], sizeof w->parts[0], "%zu %sworker%s (%zu process%s):", workers,

@@ -396,10 +396,27 @@ static void test_real_source(void **state)
     assert_int_equal(source_open(&s, real_path, SRC_NO_FOLLOW, NULL), 0);
     assert_int_equal(source_load_all(&s), 0);
     assert_true(s.workers_read);
-    size_t workers, procs, threads = prism_analysis_worker_counts(s.a, &workers, &procs);
-    assert_int_equal(threads, 4);
-    assert_int_equal(workers, 2);
-    assert_int_equal(procs, 4);
+    const prism_worker_stats *ws = prism_analysis_workers(s.a);
+    assert_int_equal(ws->threads, 4);
+    assert_int_equal(ws->workers, 2);
+    assert_int_equal(ws->processes, 4);
+    /* the same region in every worker file is one path of the all-threads tree */
+    const prism_tree *t = prism_analysis_tree(s.a);
+    size_t batch_roots = 0;
+    uint64_t batch_calls = 0, per_thread = 0;
+    for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling)
+        if (!strcmp(t->nodes[r].name, "DataLoader batch")) {
+            batch_roots++;
+            batch_calls = t->nodes[r].calls;
+        }
+    for (size_t i = 0; i < prism_analysis_thread_count(s.a); i++) {
+        const prism_tree *tt = prism_analysis_thread_tree(s.a, i, NULL, NULL);
+        for (uint32_t r = tt->first_root; r < tt->count; r = tt->nodes[r].next_sibling)
+            if (!strcmp(tt->nodes[r].name, "DataLoader batch"))
+                per_thread += tt->nodes[r].calls;
+    }
+    assert_int_equal(batch_roots, 1);
+    assert_int_equal(batch_calls, per_thread);
     const prism_reader_stats *rs = prism_analysis_reader_stats(s.a);
     assert_int_equal(rs->workers, 4);
     assert_int_equal(rs->workers_other, 1);

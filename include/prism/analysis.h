@@ -449,13 +449,6 @@ PRISM_API const prism_tree *prism_analysis_thread_tree(const prism_analysis *a, 
  * "worker N: ..."), with the worker's index and process id. */
 PRISM_API bool prism_analysis_thread_worker(const prism_analysis *a, size_t i,
                                             uint32_t *worker_id, uint64_t *pid);
-/* The worker processes' threads: returns how many threads, and sets how
- * many workers (distinct worker indices) and processes (distinct pids)
- * they belong to (a worker restarted each epoch is one worker of several
- * processes).  0 (and 0s) when the profile has none; either pointer may
- * be NULL. */
-PRISM_API size_t prism_analysis_worker_counts(const prism_analysis *a, size_t *workers,
-                                              size_t *processes);
 PRISM_API const prism_op *prism_analysis_ops(const prism_analysis *a, size_t *n);  /* by total */
 PRISM_API const prism_step_stats *prism_analysis_steps(const prism_analysis *a);
 PRISM_API const prism_memory_stats *prism_analysis_memory(const prism_analysis *a);
