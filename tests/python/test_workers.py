@@ -65,10 +65,11 @@ def started(measured):
 
 @unittest.skipIf(torch_skip(), torch_skip())
 class WorkersTest(TempDirTest):
-    def train(self, name, cfg=None, mode="prism", profile=None, **env):
+    def train(self, name, cfg=None, mode="prism", profile=None, cwd=None, **env):
         """Run workers_train.py in OUT=<tmp>/name: mode "prism" (python -m
         prism -o PROFILE), "instrument" (the script records to PROFILE) or
-        "plain" (no PRISM).  (the script's measured dict, PROFILE)."""
+        "plain" (no PRISM); PROFILE relative to cwd.  (the script's
+        measured dict, PROFILE)."""
         out = self.path(name)
         os.makedirs(out)
         profile = profile or os.path.join(out, "run.prism")
@@ -81,7 +82,8 @@ class WorkersTest(TempDirTest):
         if mode == "prism":
             argv = ["-m", "prism", "-o", profile] + argv
         p = subprocess.run([sys.executable] + argv, env=torch_env(with_prism=True, **env),
-                           capture_output=True, text=True, timeout=600)
+                           cwd=cwd, capture_output=True, text=True, timeout=600)
+        self.assertNotIn("workers are not recorded", p.stderr)
         self.assertEqual(p.returncode, 0, "%s\n%s" % (p.stdout, p.stderr))
         with open(os.path.join(out, "measured.json")) as f:
             m = json.load(f)
@@ -192,6 +194,16 @@ class WorkersTest(TempDirTest):
             # unclean: the footer written for a signal (the SIGTERM path taken)
             self.assertRegex(foot[0], r"\bunclean$", name)
         self.assertEqual(p.worker_files["damaged"], 0)
+
+    def test_relative_profile_after_chdir(self):
+        # -o run.prism, then the script changes directory before its loader
+        # starts: the workers' folder is still beside the profile
+        os.makedirs(self.path("start"))
+        m, rel = self.train("cd", {"ctx": "fork", "transform": "none", "chdir": self.tmp},
+                            profile="run.prism", cwd=self.path("start"))
+        prof = os.path.join(self.path("start"), rel)
+        self.assertFalse(os.path.exists(self.path("run.prism.workers")))
+        self.assert_workers_recorded(m, prof)
 
     # ---- the program's own ---------------------------------------------
 

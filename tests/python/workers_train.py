@@ -21,7 +21,8 @@ transform's planted busy-wait, 3.0), work_us (a __getitem__ without a
 transform burns this many microseconds, 0), init_fn (true: a worker_init_fn
 of the script's own), keep_alive (true: the loader stays referenced until
 the interpreter exits, so that persistent workers are terminated by
-multiprocessing's exit handler, SIGTERM), api ("auto": nothing here,
+multiprocessing's exit handler, SIGTERM), chdir (a directory the script
+changes to before its epochs), api ("auto": nothing here,
 "instrument", "plain": never imports prism), output (the profile, "instrument").
 """
 import json
@@ -146,6 +147,8 @@ def main():
         import prism.torch
         prism.init(output=CFG["output"])
         prism.torch.instrument(model, opt, loader)
+    if CFG.get("chdir"):
+        os.chdir(CFG["chdir"])      # as some launchers do (Hydra): after the session started
     samples = batches = inited = 0
     total = 0.0
     loss = None
