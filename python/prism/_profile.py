@@ -82,7 +82,9 @@ class Profile:
     blamed region's name or None, and ``fix``, its recommendation),
     step_durations_ns, memory_series, tree (prism.tree/1), sampled and stacks
     (the Python stack samples), unattributed (its
-    `(outside regions)` node), leak.
+    `(outside regions)` node), leak, threads (each recorded thread, a
+    DataLoader worker process's marked) and worker_files (the worker files
+    the reader merged or left).
     """
 
     def __init__(self, handle):
@@ -200,6 +202,29 @@ class Profile:
         ``summary.cpu_load``; a figure the file does not record is None), or
         None."""
         return (self.json.get("summary") or {}).get("cpu_load")
+
+    @property
+    def threads(self):
+        """The recorded threads, in the analysis's order: a list of dicts
+        {"stream", "name", "worker" (True for a thread of a worker process,
+        merged from ``<profile>.workers``: "worker N: <its name>"),
+        "worker_id" (the worker's index) and "pid" (its process id), both
+        None for the profile's own threads}.  ``stream`` is the one of the
+        thread's tree in ``tree["threads"]``."""
+        out = []
+        for stream, name, wid, pid in self._h.threads():
+            out.append({"stream": stream, "name": name, "worker": wid is not None,
+                        "worker_id": wid, "pid": pid})
+        return out
+
+    @property
+    def worker_files(self):
+        """The files of ``<profile>.workers`` the reader saw: {"merged" (of
+        this profile's session), "damaged" (of those, merged as far as they
+        go: damaged or torn), "other" (another session's: left out),
+        "records" (what the merged ones delivered)}."""
+        merged, damaged, other, records = self._h.worker_files()
+        return {"merged": merged, "damaged": damaged, "other": other, "records": records}
 
     @property
     def leak(self):

@@ -58,6 +58,28 @@ class _Parent:
     folder = None
 
 
+def _profile_path(out):
+    """The profile's path: out (prism.output_path(), as the session was
+    given it) when absolute; a relative one is relative to the directory
+    the session started in, which the program may have left since (some
+    launchers change directory before the training code runs): the open
+    file's own /proc/self/fd link names it, else the current directory."""
+    if os.path.isabs(out):
+        return out
+    tail = os.sep + os.path.normpath(out)
+    try:
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                target = os.readlink("/proc/self/fd/" + fd)
+            except OSError:
+                continue
+            if target.endswith(tail) and os.path.isfile(target):
+                return target
+    except OSError:
+        pass
+    return os.path.abspath(out)
+
+
 def _folder():
     """The workers folder of this process's profile, made and emptied of an
     earlier run's worker files once per session; None when workers cannot
@@ -69,11 +91,12 @@ def _folder():
         return _Parent.folder
     _Parent.start_ns, _Parent.folder = start, None
     out = prism.output_path()
-    if not out or not os.path.isfile(out):
+    path = _profile_path(out) if out else None
+    if not path or not os.path.isfile(path):
         _say("nofile", "DataLoader workers are not recorded: the profile %r is not a regular "
              "file" % (out,))
         return None
-    folder = os.path.abspath(out) + _DIR_SUFFIX
+    folder = path + _DIR_SUFFIX
     try:
         os.makedirs(folder, exist_ok=True)
         for name in os.listdir(folder):

@@ -11,6 +11,11 @@
  *   Analysis.memory() -> 5 bytes objects of native int64: t_ns, rss, GPU used,
  *       GPU reserved (all devices), step (-1: a periodic sample)
  *   Analysis.export(format, out) -> None: csv, folded or json into the file out
+ *   Analysis.threads() -> [(stream, name, worker_id or None, pid or None)]: the
+ *       recorded threads in the analysis's order, a worker process's with its
+ *       index and process id (prism_analysis_thread_worker)
+ *   Analysis.worker_files() -> (merged, damaged, other, records): the reader's
+ *       worker-file counts (prism_reader_stats)
  *   compare_json(a, b) -> str (prism.compare/1)
  *   export_chrome(path, out) -> (True, None, 0) or (False, reason, offset)
  *
@@ -242,6 +247,50 @@ fail:
     return NULL;
 }
 
+/* ---- threads and worker files ---------------------------------------- */
+
+static PyObject *Analysis_threads(PyObject *self, PyObject *u)
+{
+    (void)u;
+    const prism_analysis *a = ((Analysis *)self)->a;
+    size_t n = prism_analysis_thread_count(a);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t stream = 0, wid = 0;
+        uint64_t pid = 0;
+        const char *name = NULL;
+        prism_analysis_thread_tree(a, i, &stream, &name);
+        bool worker = prism_analysis_thread_worker(a, i, &wid, &pid);
+        PyObject *nm = PyUnicode_DecodeUTF8(name ? name : "", name ? (Py_ssize_t)strlen(name) : 0,
+                                            "replace");
+        PyObject *t = NULL;
+        if (nm) {
+            if (worker)
+                t = Py_BuildValue("(kNkK)", (unsigned long)stream, nm, (unsigned long)wid,
+                                  (unsigned long long)pid);
+            else
+                t = Py_BuildValue("(kNOO)", (unsigned long)stream, nm, Py_None, Py_None);
+        }
+        if (!t || PyList_SetItem(list, (Py_ssize_t)i, t) != 0) {
+            Py_DECREF(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
+static PyObject *Analysis_worker_files(PyObject *self, PyObject *u)
+{
+    (void)u;
+    const prism_reader_stats *st = prism_analysis_reader_stats(((Analysis *)self)->a);
+    if (!st)
+        return Py_BuildValue("(kkkK)", 0ul, 0ul, 0ul, 0ull);
+    return Py_BuildValue("(kkkK)", (unsigned long)st->workers, (unsigned long)st->workers_damaged,
+                         (unsigned long)st->workers_other, (unsigned long long)st->worker_records);
+}
+
 /* ---- exports into files ---------------------------------------------- */
 
 static PyObject *Analysis_export(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -343,6 +392,10 @@ static PyMethodDef Analysis_methods[] = {
     { "tree_json", Analysis_tree_json, METH_NOARGS, "prism.tree/1 as a str." },
     { "memory", Analysis_memory, METH_NOARGS, "The memory samples: 5 int64 columns (bytes)." },
     { "export", PRISM_PYFN(Analysis_export), METH_FASTCALL, "export(format, out)." },
+    { "threads", Analysis_threads, METH_NOARGS,
+      "The threads: (stream, name, worker_id or None, pid or None) each." },
+    { "worker_files", Analysis_worker_files, METH_NOARGS,
+      "Worker files: (merged, damaged, other, records)." },
     { NULL, NULL, 0, NULL }
 };
 
