@@ -28,7 +28,7 @@
 
 #define WID_FIRST    0xC0000000u
 #define WSTREAM_FIRST 0x40000000u
-#define MAX_WORKER_FILES 4096u
+#define MAX_WORKER_FILES 65536u   /* read, in name order; the rest counted */
 
 typedef struct wfile {
     prism_reader *main;
@@ -281,20 +281,26 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Worker file names in dir (w*.prism, sorted), NULL with none; *n set. */
-static char **list(const char *dir, size_t *n)
+/* Worker file names in dir (w*.prism, sorted), NULL with none; *n set,
+ * *over: names past MAX_WORKER_FILES (not listed). */
+static char **list(const char *dir, size_t *n, uint32_t *over)
 {
     DIR *d = opendir(dir);
     char **v = NULL;
     size_t cap = 0;
     *n = 0;
+    *over = 0;
     if (!d)
         return NULL;
     struct dirent *e;
-    while ((e = readdir(d)) && *n < MAX_WORKER_FILES) {
+    while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
         if (e->d_name[0] != 'w' || len < 7 || strcmp(e->d_name + len - 6, ".prism"))
             continue;
+        if (*n >= MAX_WORKER_FILES) {
+            *over += *over < UINT32_MAX;
+            continue;
+        }
         if (*n == cap) {
             char **g = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *v);
             if (!g)
@@ -321,9 +327,11 @@ prism_status prism_reader_add_workers(prism_reader *r, const char *path)
     if (snprintf(dir, sizeof dir, "%s.workers", path) >= (int)sizeof dir)
         return PRISM_OK;
     size_t n;
-    char **names = list(dir, &n);
+    uint32_t over;
+    char **names = list(dir, &n, &over);
     const prism_header *m = prism_reader_header(r);
     prism_reader_stats *st = pf_reader_stats_mut(r);
+    st->workers_left = over;
     for (size_t i = 0; i < n; i++) {
         char file[4480];
         snprintf(file, sizeof file, "%s/%s", dir, names[i]);

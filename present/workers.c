@@ -42,6 +42,9 @@ void workers_words_of(const prism_analysis *a, const prism_reader_stats *rs, wor
     if (rs && rs->workers_other)
         snprintf(w->notes[w->nnotes++], sizeof w->notes[0], "%u file%s of another run left",
                  (unsigned)rs->workers_other, rs->workers_other == 1 ? "" : "s");
+    if (rs && rs->workers_left)
+        snprintf(w->notes[w->nnotes++], sizeof w->notes[0], "%u file%s past the first 65536 "
+                 "not read", (unsigned)rs->workers_left, rs->workers_left == 1 ? "" : "s");
     if (!threads && w->nnotes) {
         snprintf(w->parts[0], sizeof w->parts[0], "no worker threads:");
         w->nparts = 1;

@@ -22,7 +22,7 @@ typedef struct workers_words {
     char parts[3][WORKERS_LINE];
     /* notes on the worker files (damaged, of another run), 0 to 2 */
     int nnotes;
-    char notes[2][WORKERS_LINE];
+    char notes[3][WORKERS_LINE];
 } workers_words;
 
 /* The words for analysis a; rs (may be NULL) gives the notes (its

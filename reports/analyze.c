@@ -359,6 +359,8 @@ static void workers_line(FILE *f, const prism_analysis *a)
         fprintf(f, "  Worker files damaged: %u (what they held is read)\n", rs->workers_damaged);
     if (rs && rs->workers_other)
         fprintf(f, "  Worker files of another run: %u (left out)\n", rs->workers_other);
+    if (rs && rs->workers_left)
+        fprintf(f, "  Worker files past the first 65536: %u (not read)\n", rs->workers_left);
 }
 
 static void cpu_load_line(FILE *f, const prism_cpu_load *l)

@@ -78,6 +78,7 @@ void report_json_reader(pb_json *w, const prism_analysis *a)
     pb_json_kuint(w, "workers", s->workers);
     pb_json_kuint(w, "workers_damaged", s->workers_damaged);
     pb_json_kuint(w, "workers_other", s->workers_other);
+    pb_json_kuint(w, "workers_left", s->workers_left);
     pb_json_end_object(w);
 }
 

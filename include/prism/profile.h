@@ -517,8 +517,9 @@ typedef struct prism_reader_stats {
     bool footer;                 /* a footer was read                         */
     /* worker files (prism_reader_add_workers): merged, of them damaged or
      * torn (what they held is merged), and files in the folder that belong
-     * to another session (left); the records the merged ones delivered */
-    uint32_t workers, workers_damaged, workers_other;
+     * to another session (left), files past the 65536 read (left: the
+     * first in name order are read); the records the merged ones delivered */
+    uint32_t workers, workers_damaged, workers_other, workers_left;
     uint64_t worker_records;
 } prism_reader_stats;
 

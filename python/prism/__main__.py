@@ -213,6 +213,7 @@ def main(argv=None):
     if "output" not in config and not os.environ.get("PRISM_OUTPUT"):
         config["output"] = "prism-%p.cbor"
     why = None
+    shared.session_started()
     try:
         started = prism.init(**config)
     except (TypeError, ValueError) as e:

@@ -6,14 +6,28 @@ import os
 import sys
 
 
+_start_dir = [None]
+
+
+def session_started():
+    """Note where the session opened its file: the program may chdir before
+    finish_line asks whether a relative path exists."""
+    try:
+        _start_dir[0] = os.getcwd()
+    except OSError:
+        pass
+
+
 def finish_line(prism, started, why=None):
     """Shut the session down and say where the profile went (one line)."""
     path = prism.output_path() if started else None
+    where = _start_dir[0] if path and not os.path.isabs(path) and _start_dir[0] else ""
+    full = os.path.join(where, path) if path else None
     try:
         prism.shutdown()
     except Exception as e:                 # pragma: no cover
         why = why or "shutdown failed: %s" % e
-    if path and os.path.exists(path):
+    if full and os.path.exists(full):        # (a relative path: where the session opened it)
         msg = "prism: profile written to %s" % path
     else:
         msg = "prism: no profile written: %s" % (

@@ -31,6 +31,7 @@ def _prism_start():
     prism._prism_site_active = True      # python -m prism leaves the last line to us
     import atexit
     from prism import _run
+    _run.session_started()
 
     def done():
         if os.getpid() == pid:           # not in a forked child that exits normally
