@@ -190,7 +190,8 @@ static void workers_line(ui *u, const ui_rect *r, int *row)
 {
     workers_words w;
     workers_words_of(u->a, prism_analysis_reader_stats(u->a), &w);
-    const char *p[3] = { w.parts[0], w.parts[1], w.parts[2] }, *n[3] = { w.notes[0], w.notes[1], w.notes[2] };
+    const char *p[3] = { w.parts[0], w.parts[1], w.parts[2] };
+    const char *n[3] = { w.notes[0], w.notes[1], w.notes[2] };
     if (w.nparts)
         parts_line(u, r, (*row)++, "Workers", A_NORMAL, p, w.nparts, " ");
     if (w.nnotes)

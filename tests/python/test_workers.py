@@ -85,6 +85,9 @@ class WorkersTest(TempDirTest):
                            cwd=cwd, capture_output=True, text=True, timeout=600)
         self.assertNotIn("workers are not recorded", p.stderr)
         self.assertEqual(p.returncode, 0, "%s\n%s" % (p.stdout, p.stderr))
+        if mode == "prism":             # (a relative profile: where the session opened it)
+            self.assertEqual(p.stderr.strip().splitlines()[-1],
+                             "prism: profile written to %s" % profile, p.stderr)
         with open(os.path.join(out, "measured.json")) as f:
             m = json.load(f)
         # the script's own accounting: every sample, every batch, from a
