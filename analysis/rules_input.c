@@ -73,8 +73,11 @@ static void inside_line(const rules_ctx *c, prism_bottleneck *b, const prism_wor
     if (w->transform)
         rules_put(s, cap, ", '%s' %s", rules_leaf(w->transform), DUR(w->transform_ns));
     rules_put(s, cap, ")");
-    if (w->busy >= 0)
-        rules_put(s, cap, ", busy %.0f%% of their time", 100.0 * w->busy);
+    if (w->busy >= 0 && w->busy_threads == w->threads)
+        rules_put(s, cap, ", busy %.0f%% of their time (all %u)", 100.0 * w->busy, w->threads);
+    else if (w->busy >= 0)
+        rules_put(s, cap, ", busy %.0f%% of their time (%u of %u busy, the rest idle between "
+                  "batches)", 100.0 * w->busy, w->busy_threads, w->threads);
     if (w->batch_cpu >= 0)
         rules_put(s, cap, ", on CPU %.0f%% of it", 100.0 * w->batch_cpu);
     if (c->steps)

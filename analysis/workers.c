@@ -72,10 +72,14 @@ static bool in_transform(const prism_tree *t, uint32_t k)
 typedef struct sums {
     double batch, batch_on, batch_known, samples, sample_ns, collate, life;
     uint64_t batches;
+    uint32_t busy_threads;
 } sums;
+
+#define BUSY_THREAD 0.7            /* a worker thread fetching this much of its life */
 
 static void thread_sums(const prism_tree *t, const athread *th, sums *s, tally *tr)
 {
+    double batch0 = s->batch;
     for (uint32_t k = 0; k < t->count; k++) {
         const prism_node *n = &t->nodes[k];
         if (!n->name)
@@ -95,8 +99,11 @@ static void thread_sums(const prism_tree *t, const athread *th, sums *s, tally *
             tally_add(tr, n->name, (double)n->self_ns);
         }
     }
-    if (th->last_ts > th->first_ts && th->first_ts)
-        s->life += (double)(th->last_ts - th->first_ts);
+    if (th->last_ts > th->first_ts && th->first_ts) {
+        double life = (double)(th->last_ts - th->first_ts);
+        s->life += life;
+        s->busy_threads += s->batch - batch0 >= BUSY_THREAD * life;
+    }
 }
 
 static bool seen(const uint64_t *v, size_t n, uint64_t x)
@@ -165,6 +172,7 @@ void an_workers_refresh(prism_analysis *a)
     w->sample_ns = s.samples > 0 ? s.sample_ns / s.samples : 0;
     w->collate_ns = s.collate / nb;
     w->busy = s.life > 0 ? (s.batch > s.life ? 1 : s.batch / s.life) : -1;
+    w->busy_threads = s.busy_threads;
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < tr.n; i++)
         if (best == SIZE_MAX || tr.ns[i] > tr.ns[best])

@@ -357,6 +357,7 @@ static void workers_json(pb_json *w, const prism_analysis *a)
     pb_json_kstring(w, "transform", s->transform);
     kpositive(w, "transform_ns", s->transform ? s->transform_ns : -1);
     kpositive(w, "busy", s->busy);
+    pb_json_kuint(w, "busy_threads", s->busy_threads);
     kpositive(w, "pin_ns", s->pin_ns > 0 ? s->pin_ns : -1);
     kint(w, "num_workers", s->num_workers);
     kint(w, "prefetch_factor", s->prefetch_factor);

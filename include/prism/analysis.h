@@ -503,6 +503,8 @@ typedef struct prism_worker_stats {
     double transform_ns;       /* its time per batch                               */
     double busy;               /* share of the workers' recorded lifetime spent
                                   fetching batches (0..1), -1 unknown               */
+    uint32_t busy_threads;     /* worker threads busy at least 70 % of their own
+                                  lifetime (the rest idled between batches)         */
     double pin_ns;             /* pin_memory per batch in the training process     */
     /* the loader's settings (the last loader that started workers) */
     int64_t num_workers, prefetch_factor, persistent_workers, pin_memory, batch_size;

@@ -60,6 +60,7 @@ class InputWorkersTest(TempDirTest):
         self.assertEqual(d["reader"]["workers"], 1)
         self.assertEqual(w["num_workers"], 1)
         self.assertGreater(w["busy"], 0.6, w)
+        self.assertEqual(w["busy_threads"], 1, w)
         b = self.finding(d)
         self.assertIsNotNone(b["inside"])
         self.assertIn("1 worker: a batch takes", b["inside"])
