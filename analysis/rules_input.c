@@ -80,11 +80,14 @@ static void inside_line(const rules_ctx *c, prism_bottleneck *b, const prism_wor
                   "batches)", 100.0 * w->busy, w->busy_threads, w->threads);
     if (w->batch_cpu >= 0)
         rules_put(s, cap, ", on CPU %.0f%% of it", 100.0 * w->batch_cpu);
-    if (c->steps)
-        rules_put(s, cap, "; one batch every %s for a step computing %s: %s", DUR(m->interval),
-                  DUR(m->compute), m->interval > m->compute * 1.05
-                  ? "the prefetch queue runs empty" : "the queue keeps up on average, the "
-                  "waits come in bursts");
+    long long queue = (long long)m->now * (w->prefetch_factor > 0 ? w->prefetch_factor : 2);
+    if (c->steps && m->interval > m->compute * 1.05)
+        rules_put(s, cap, "; one batch every %s for a step computing %s: the prefetch queue "
+                  "(%lld batches) runs empty", DUR(m->interval), DUR(m->compute), queue);
+    else if (c->steps)
+        rules_put(s, cap, "; one batch every %s for a step computing %s: the queue (%lld "
+                  "batches) keeps up on average, the waits come in bursts", DUR(m->interval),
+                  DUR(m->compute), queue);
     if (w->pin_ns > 0)
         rules_put(s, cap, "; pin_memory %s a batch", DUR(w->pin_ns));
     if (w->starts > 1 && w->startup_ns > 0)
