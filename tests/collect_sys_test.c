@@ -90,23 +90,16 @@ static size_t readings_in(const char *path)
     return x.n;
 }
 
+static bool has_reading(const char *path, void *arg)
+{
+    (void)arg;
+    return readings_in(path) > 0;
+}
+
 /* In the child: block until the live profile holds a system reading. */
 static void child_wait_reading(const char *path)
 {
-    int in = inotify_init1(IN_CLOEXEC);
-    CHILD_CHECK(in >= 0);
-    CHILD_CHECK(inotify_add_watch(in, path, IN_MODIFY) >= 0);
-    for (;;) {
-        if (readings_in(path) > 0)
-            break;
-        struct pollfd pf = { in, POLLIN, 0 };
-        int r = poll(&pf, 1, 20000);
-        CHILD_CHECK(r > 0 || (r < 0 && errno == EINTR));
-        char buf[4096];
-        if (r > 0)
-            CHILD_CHECK(read(in, buf, sizeof buf) > 0);
-    }
-    close(in);
+    child_wait_file(path, has_reading, NULL);
 }
 
 static int scene_child(void *arg)

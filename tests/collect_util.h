@@ -689,4 +689,26 @@ static inline bool wait_for_regions(const char *path)
     return ok;
 }
 
+/*
+ * In a child: block until done(path, arg) says the live file at path has
+ * what it waits for, re-asking each time the file is modified (inotify),
+ * never polling; a child stuck 20 s with nothing written fails its check.
+ */
+static inline void child_wait_file(const char *path, bool (*done)(const char *, void *),
+                                   void *arg)
+{
+    int in = inotify_init1(IN_CLOEXEC);
+    CHILD_CHECK(in >= 0);
+    CHILD_CHECK(inotify_add_watch(in, path, IN_MODIFY) >= 0);
+    while (!done(path, arg)) {
+        struct pollfd pf = { in, POLLIN, 0 };
+        int r = poll(&pf, 1, 20000);
+        CHILD_CHECK(r > 0 || (r < 0 && errno == EINTR));
+        char buf[4096];
+        if (r > 0)
+            CHILD_CHECK(read(in, buf, sizeof buf) > 0);
+    }
+    close(in);
+}
+
 #endif

@@ -119,22 +119,16 @@ static uint64_t regions_chunks_now(const char *path)
     return n;
 }
 
+static bool has_chunks(const char *path, void *want)
+{
+    return regions_chunks_now(path) >= *(const uint64_t *)want;
+}
+
 /* In a worker: block until its file holds `want` REGIONS chunks, re-read
  * each time the writer writes to it (inotify; the periodic flush writes). */
 static void wait_regions_chunks(const char *path, uint64_t want)
 {
-    int in = inotify_init1(IN_CLOEXEC);
-    CHILD_CHECK(in >= 0);
-    CHILD_CHECK(inotify_add_watch(in, path, IN_MODIFY) >= 0);
-    while (regions_chunks_now(path) < want) {
-        struct pollfd pf = { in, POLLIN, 0 };
-        int r = poll(&pf, 1, 20000);
-        CHILD_CHECK(r > 0 || (r < 0 && errno == EINTR));
-        char buf[4096];
-        if (r > 0)
-            CHILD_CHECK(read(in, buf, sizeof buf) > 0);
-    }
-    close(in);
+    child_wait_file(path, has_chunks, &want);
 }
 
 /* batches > 1: the regions in that many REGIONS chunks of the file at out
