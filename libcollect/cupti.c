@@ -44,6 +44,13 @@ void cupti_set_status(const char *fmt, ...)
     pthread_mutex_unlock(&status_lock);
 }
 
+/* In a fork()ed child (one thread): a lock another thread of the parent
+ * held would never be released. */
+static void status_forked(void)
+{
+    pthread_mutex_init(&status_lock, NULL);
+}
+
 bool cupti_status_changed(char *buf, size_t n)
 {
     pthread_mutex_lock(&status_lock);
@@ -94,6 +101,11 @@ void prism__cupti_injected(session *s)
     cupti_start(s);
 }
 
+void cupti_forked(void)
+{
+    status_forked();
+}
+
 void cupti_step(session *s, uint64_t index, bool begin)
 {
     (void)s;
@@ -137,7 +149,10 @@ int prism__nvtx_handoff(const void *get_export_table)
 
 /* ---- the real backend ------------------------------------------------------ */
 
-enum { G_IDLE, G_WAITING, G_ATTACHED, G_FAILED, G_DETACHED };
+/* G_FORKED: a fork()ed child of a process whose CUPTI was attached or
+ * waiting: CUPTI's threads and locks are the parent's, CUDA does not
+ * survive the fork; this process never calls CUPTI. */
+enum { G_IDLE, G_WAITING, G_ATTACHED, G_FAILED, G_DETACHED, G_FORKED };
 
 cupti_fns cupti_fn;
 
@@ -498,6 +513,11 @@ static void attach(session *s, bool init)
 
 void cupti_start(session *s)
 {
+    if (G.state == G_FORKED) {  /* set in this process's only thread */
+        cupti_set_status("off: a fork()ed child of the process that records the GPU (CUDA "
+                         "does not survive fork; that process's profile has the GPU activity)");
+        return;
+    }
     if (!s->cfg.collect_gpu_ops) {
         cupti_set_status("off: collect_gpu_ops is false");
         return;
@@ -534,6 +554,21 @@ void prism__cupti_injected(session *s)
     if (G.state == G_IDLE || G.state == G_WAITING)
         attach(s, true);
     pthread_mutex_unlock(&G.lock);
+}
+
+/* fork(), in the child (its one thread): CUPTI is the parent's.  A call
+ * into it here (the flush of a DataLoader worker's writer) waited forever
+ * on the parent's CUPTI threads: on the first GPU run every worker's
+ * profile stalled its exit by the 3 s grace. */
+void cupti_forked(void)
+{
+    status_forked();
+    pthread_mutex_init(&G.lock, NULL);
+    if (G.state != G_IDLE && G.state != G_FAILED)
+        G.state = G_FORKED;
+    G.enabled = false;
+    atomic_store(&window_on, 0);
+    cupti_drain_forked();
 }
 
 void cupti_step(session *s, uint64_t index, bool begin)

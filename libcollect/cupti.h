@@ -190,6 +190,9 @@ void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_re
 void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf,
                                      size_t size, size_t valid);
 void cupti_drain_buffers(session *s, bool all);
+/* fork(), in the child: the parent's completed buffers and records
+ * dropped, the pool's lock anew, nothing drained again. */
+void cupti_drain_forked(void);
 /* PRISM's buffer callbacks run so far (any thread); kernel launch API
  * records and kernel records translated so far (writer). */
 uint64_t cupti_buffer_events(void);
@@ -292,6 +295,9 @@ bool cupti_status_changed(char *buf, size_t n);
 uint64_t cupti_dropped(void);
 /* Writer, at shutdown before the last cycle: forced flush, detach. */
 void cupti_stop(session *s);
+/* fork(), in the child: CUPTI is the parent's (its threads, its locks; CUDA
+ * does not survive fork): never called here again, the status says so. */
+void cupti_forked(void);
 
 /* Set the status text (any thread). */
 void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

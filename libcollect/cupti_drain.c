@@ -322,6 +322,16 @@ void cupti_drain_buffers(session *s, bool all)
     }
 }
 
+void cupti_drain_forked(void)
+{
+    pthread_mutex_init(&D.lock, NULL);
+    for (size_t i = 0; i < D.ndone; i++)         /* the parent's records */
+        D.free[D.nfree++] = D.done[i].buf;
+    D.ndone = 0;
+    D.npending = 0;
+    D.s = NULL;                                  /* nothing to drain here */
+}
+
 size_t cupti_records(const prism_gpu_record **recs)
 {
     *recs = D.pending;

@@ -266,6 +266,7 @@ static void in_child(void)
     pc_buffers_reset_tls();
     prism__t.th = NULL;                 /* the parent's record: a worker session */
     prism__t.skip = 0;                  /* here registers the thread anew        */
+    cupti_forked();                     /* CUPTI stays the parent's */
     if (prism__s)                       /* steps.c: no getpid() per step */
         atomic_store(&prism__s->forked, 1);
 }

@@ -26,6 +26,9 @@
  *     cuptiSubscribe (as a library whose statics are made lazily); a CUPTI
  *     call after it exits the process with status 97 (a real libcupti
  *     would crash or hang there);
+ *   - fork: a CUPTI call in a fork()ed child of the process that subscribed
+ *     exits it with status 98 (a real libcupti waits there for the
+ *     parent's threads: a DataLoader worker's exit stalled on the GPU run);
  *   - hooks: the OS thread of the last call of each kind.
  *
  * Built by the Makefile as $(B)/tests/libcupti_double.so (tests/ only).
@@ -59,11 +62,19 @@ API cupti_double_ctl *cupti_double(void)
     return &C;
 }
 
+static pid_t subscriber_pid;    /* the process that subscribed */
+
 static void check_alive(const char *what)
 {
     if (atomic_load(&C.torn_down)) {
         fprintf(stderr, "cupti_double: %s after libcupti's teardown\n", what);
         _exit(97);
+    }
+    if (subscriber_pid && getpid() != subscriber_pid) {
+        /* a real libcupti waits there for threads the fork left behind */
+        fprintf(stderr, "cupti_double: %s in a fork()ed child of the process that "
+                "subscribed\n", what);
+        _exit(98);
     }
 }
 
@@ -111,6 +122,7 @@ API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb,
     if (C.other_subscriber || C.subscribed)
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     C.subscribed = true;
+    subscriber_pid = getpid();
     C.callback = (void *)cb;
     C.callback_user = user;
     *h = (CUpti_SubscriberHandle)&C;

@@ -14,6 +14,8 @@
 #   cupti-runtime  + runtime API records (kernel -> launching thread/region)
 #   cupti-all      every kind PRISM records by default (no torch hooks)
 #   full           everything: what `prism-run python train.py` does
+#   torch.profiler no PRISM: torch.profiler (CPU and CUDA activities) over
+#                  the same steady steps, the peer's cost measured beside
 # then samples/cuda_train --launch-bench: host ns per cudaLaunchKernel,
 # plain and under the same CUPTI kind sets.
 # Each command runs under timeout(1) (RUN_S, default 60).
@@ -38,13 +40,16 @@ torch-hooks:PRISM_COLLECT_GPU=0
 cupti-kernels:PRISM_PY_TORCH=0 PRISM_CUPTI_KINDS=memcpy,memset
 cupti-runtime:PRISM_PY_TORCH=0 PRISM_CUPTI_KINDS=memcpy,memset,runtime
 cupti-all:PRISM_PY_TORCH=0
-full:"
+full:
+torch.profiler:@"
 
 one() {     # one NAME ENV CMD...: the RESULT field steady_ms_per_step
     name=$1 envs=$2
     shift 2
     if [ "$envs" = - ]; then
         timeout -k 5 "$RUN_S" "$@" >"$T/out" 2>&1
+    elif [ "$envs" = @ ]; then      # torch.profiler, no PRISM
+        timeout -k 5 "$RUN_S" "$@" --torch-profiler "$T/tp.json" >"$T/out" 2>&1
     else
         # shellcheck disable=SC2086
         timeout -k 5 "$RUN_S" env $envs "$RUN" -o "$T/$name.cbor" -- "$@" >"$T/out" 2>&1
