@@ -60,6 +60,7 @@
 #define STEP_WRAPPER 0.9        /* a region holding this much of the steps  */
 #define CONTENTION_MIN 0.05     /* run-queue time below 5 % of the step     */
 #define NCCL_SHARE 0.3          /* NCCL kernels hold this much kernel time  */
+#define OTHERS_BUSY 0.5         /* other threads ran this much of the wait  */
 
 bool rules_comm_like(const char *name)
 {
@@ -155,6 +156,48 @@ static void others_busy(const rules_ctx *c, char *buf, size_t cap)
                   100.0 * (double)on / (double)known);
         shown++;
     }
+}
+
+/* torch's autograd device thread ('pt_autograd_N': the backward of CUDA
+ * tensors runs there while the calling thread waits), when it recorded:
+ * its name, its on-CPU share and its heaviest region (by self time).
+ * False without one. */
+typedef struct handoff {
+    const char *thread, *region;
+    double oncpu, region_ns;            /* region_ns: its self time */
+} handoff;
+
+static bool autograd_thread(const rules_ctx *c, handoff *h)
+{
+    memset(h, 0, sizeof *h);
+    for (size_t i = 0; i < c->nthreads; i++) {
+        const char *name = NULL;
+        const prism_tree *t = prism_analysis_thread_tree(c->a, i, NULL, &name);
+        if (!t || t == c->train || !name || strncmp(name, "pt_autograd_", 12) ||
+            prism_analysis_thread_worker(c->a, i, NULL, NULL))
+            continue;
+        uint64_t known = 0, on = 0;
+        for (uint32_t r = t->first_root; r < t->count; r = t->nodes[r].next_sibling) {
+            known += t->nodes[r].cpu_known_ns;
+            on += t->nodes[r].oncpu_ns;
+        }
+        const prism_node *best = NULL;
+        for (size_t k = 0; k < t->count; k++) {
+            const prism_node *n = &t->nodes[k];
+            if (n->name && !(n->flags & PRISM_NODE_UNATTRIBUTED) &&
+                (!best || n->self_ns > best->self_ns))
+                best = n;
+        }
+        if (!best)
+            continue;                   /* the thread recorded no region */
+        if (h->thread && (double)best->self_ns <= h->region_ns)
+            continue;                   /* one per device: the busiest */
+        h->thread = name;
+        h->oncpu = known ? (double)on / (double)known : -1;
+        h->region = rules_leaf(best->name);
+        h->region_ns = (double)best->self_ns;
+    }
+    return h->thread != NULL;
 }
 
 /* Named like input, itself or a region around it that is not a wrapper
@@ -354,6 +397,12 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     prism_bottleneck_type type = gpu ? PRISM_BN_CPU_GPU_SYNC
                                  : data ? PRISM_BN_DATA_LOADING
                                  : io ? PRISM_BN_IO_WAIT : PRISM_BN_OFF_CPU_WAIT;
+    /* the backward handed to torch's autograd thread: the wait is that
+     * thread's work (found on the first GPU run: every CUDA training
+     * script's backward was an off-CPU wait with lock-debugging advice) */
+    handoff ho;
+    bool handed = type == PRISM_BN_OFF_CPU_WAIT && backward_like(w->name) &&
+                  autograd_thread(c, &ho);
     const prism_node *hn = &c->train->nodes[w->node];
     prism_bottleneck *b = rules_add(c, type, rules_by_share(share), share,
                                     prism_analysis_find(c->a, hn->path_hash));
@@ -361,12 +410,19 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
         return;
     /* an input stall is worth the whole region (with the loading in
      * workers the training thread would not load at all); a wait, its
-     * time waiting */
-    rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
+     * time waiting; work handed to another thread nothing (it moves, it
+     * does not vanish) */
+    if (!handed)
+        rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
     const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall"
-                       : io ? "I/O wait" : "Off-CPU wait";
-    rules_set(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
-              rules_leaf(w->name), 100.0 * share, rules_denom(c));
+                       : io ? "I/O wait" : handed ? "Backward on torch's autograd thread"
+                       : "Off-CPU wait";
+    if (handed)
+        rules_set(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s for '%s'",
+                  what, rules_leaf(w->name), 100.0 * share, rules_denom(c), ho.thread);
+    else
+        rules_set(b->description, sizeof b->description, "%s: '%s' waits %.1f%% of %s", what,
+                  rules_leaf(w->name), 100.0 * share, rules_denom(c));
     double per = c->steps ? (double)c->steps : 1.0;
     rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
               c->steps ? "/step" : "");
@@ -388,7 +444,11 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
         rules_put(b->evidence, sizeof b->evidence, "; blocking CUDA calls inside %s",
                   DUR(w->gpu_wait));
     uint32_t wthreads = prism_analysis_workers(c->a)->threads;
-    if (c->loaders > wthreads) {
+    if (handed) {
+        rules_put(b->evidence, sizeof b->evidence, "; the backward runs on '%s'", ho.thread);
+        if (ho.oncpu >= 0)
+            rules_put(b->evidence, sizeof b->evidence, " (on CPU %.0f%%)", 100.0 * ho.oncpu);
+    } else if (c->loaders > wthreads) {
         char ob[128];
         others_busy(c, ob, sizeof ob);
         rules_put(b->evidence, sizeof b->evidence, "; other threads busy %.0f%% of the wait",
@@ -409,7 +469,13 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                   100.0 * (double)w->lead / (double)c->steps);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
-    if (gpu)
+    if (handed)
+        snprintf(r, cap, "Not idle: torch runs the backward of CUDA tensors on '%s' while "
+                 "this thread waits; the time is that thread's CPU work (dispatching ops, "
+                 "launching kernels). Cut it with fewer, larger kernels (CUDA graphs, "
+                 "torch.compile, fused ops and optimizer, a larger batch); start with '%s'.",
+                 ho.thread, ho.region);
+    else if (gpu)
         snprintf(r, cap, c->python
                  ? "The CPU waits for the GPU here: avoid .item(), .cpu(), .numpy() and "
                    "printing tensors in the loop, keep metrics on the GPU and log every N "
@@ -436,6 +502,12 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                  : "The training thread waits for input: add loader threads, deepen the "
                    "prefetch queue, or make the loaders' work cheaper (decode, copies, "
                    "I/O) so a batch is ready when the step asks for it.");
+    else if (busy >= OTHERS_BUSY && c->loaders > wthreads)
+        snprintf(r, cap, "The thread sleeps here while its other threads run (busy %.0f%% of "
+                 "the wait): it likely waits for their result or for a lock one of them "
+                 "holds. Find which (perf lock / mutrace for locks, the other threads' regions "
+                 "for handed-off work), then shorten that work or the lock's hold, or "
+                 "overlap it with this thread's own work.", 100.0 * busy);
     else
         snprintf(r, cap, "The thread sleeps here while nothing else it needs is running: "
                  "find what it waits for (a lock: perf lock / mutrace; I/O: strace -f -T; "

@@ -90,6 +90,20 @@ same_kernels() {
 }
 run_case prism_and_torch_profiler_kernels_equal_by_name same_kernels
 
+# the backward of CUDA tensors runs on torch's autograd thread: the training
+# thread's wait there is that thread's work, not an idle wait (no lock
+# advice, no "if the wait were zero" worth); the first GPU runs said both
+handed_off() {
+    finding "$F/torch_amp_pym.cbor" off_cpu_wait "Backward on torch's autograd thread" ||
+        return 1
+    "$TOP" analyze "$F/torch_amp_pym.cbor" -o "$T/a.txt" >/dev/null 2>&1 || return 1
+    awk '/Backward on torch.s autograd thread/ { on = 1; next } on && /^  \[/ { on = 0 }
+         on' "$T/a.txt" >"$T/h"
+    grep -q "runs on 'pt_autograd_0'" "$T/h" || { cat "$T/h"; return 1; }
+    ! grep -q -e 'Worth:' -e 'perf lock' "$T/h" || { echo "wait advice:"; cat "$T/h"; return 1; }
+}
+run_case torch_backward_handed_to_autograd_thread handed_off
+
 status_ok() {
     "$TOP" dump "$F/torch_amp_pym.cbor" | grep -q '^info    gpu.status = "ok: CUPTI' ||
         { echo "gpu.status not ok"; return 1; }
