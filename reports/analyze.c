@@ -566,8 +566,9 @@ static void kernel_table(FILE *f, const prism_gpu_stats *g, int width)
         comm |= g->kernels[i].comm;
     /* total, count, mean and share after the name: 44 columns; "  comm" */
     int col = NAME_COL, room = width - ROW_LEAD - 44 - (comm ? 6 : 0);
+    char sym[REPORT_SYMBOL_MAX + 1];
     for (size_t i = 0; i < n; i++) {
-        const char *name = g->kernels[i].name;
+        const char *name = report_symbol(g->kernels[i].name, sym, sizeof sym);
         col = report_widen(col, room, report_cols(name ? name : "?"));
     }
     char b1[48], b2[48], b3[48];
@@ -576,7 +577,8 @@ static void kernel_table(FILE *f, const prism_gpu_stats *g, int width)
     for (size_t i = 0; i < n; i++) {
         const prism_kernel_stat *k = &g->kernels[i];
         fprintf(f, "  %3zu  ", i + 1);
-        report_cell(f, k->name ? k->name : "?", ROW_LEAD, col);
+        const char *name = report_symbol(k->name, sym, sizeof sym);
+        report_cell(f, name ? name : "?", ROW_LEAD, col);
         fprintf(f, " %s %s %s %6.1f%%%s\n",
                 report_ns(b1, sizeof b1, (double)k->total_ns, 12),
                 report_count(b2, sizeof b2, (double)k->count, 10),

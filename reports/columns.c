@@ -59,3 +59,45 @@ void report_cell(FILE *f, const char *s, int lead, int col)
      * on the next, in their columns */
     fprintf(f, "\n%*s", lead + col, "");
 }
+
+/* s with the insides of brackets deeper than keep replaced by "...", into
+ * buf (cut at cap - 1 bytes).  Returns the whole form's length (more than
+ * cap - 1: cut). */
+static size_t collapse(const char *s, int keep, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int depth = 0;
+    for (const char *p = s; *p; p++) {
+        bool open = *p == '<' || *p == '(', close = *p == '>' || *p == ')';
+        if (close && depth > 0)
+            depth--;
+        const char *put = depth <= keep ? NULL
+                          : depth == keep + 1 && (p[-1] == '<' || p[-1] == '(') ? "..." : "";
+        if (!put) {
+            if (n + 1 < cap)
+                buf[n] = *p;
+            n++;
+        }
+        for (; put && *put; put++, n++)
+            if (n + 1 < cap)
+                buf[n] = *put;
+        if (open)
+            depth++;
+    }
+    buf[n + 1 < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
+const char *report_symbol(const char *s, char *buf, size_t cap)
+{
+    if (!s || strlen(s) <= REPORT_SYMBOL_MAX || cap < REPORT_SYMBOL_MAX + 1)
+        return s;
+    for (int keep = 2; keep >= 0; keep--)
+        if (collapse(s, keep, buf, cap) <= REPORT_SYMBOL_MAX)
+            return buf;
+    size_t n = REPORT_SYMBOL_MAX - 3;
+    while (n > 0 && ((unsigned char)buf[n] & 0xC0) == 0x80)
+        n--;                            /* not inside a UTF-8 sequence */
+    memcpy(buf + n, "...", 4);
+    return buf;
+}

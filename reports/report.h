@@ -88,6 +88,16 @@ static inline int report_widen(int col, int room, int w)
  * row's figures go on. */
 void report_cell(FILE *f, const char *s, int lead, int col);
 
+/* A C++ symbol (a demangled kernel name) as a text report shows it: whole
+ * up to REPORT_SYMBOL_MAX bytes; longer, what lies inside three levels of
+ * brackets (<> template arguments, () parameters) becomes "...", then
+ * inside two, then inside one, until it fits; what is still too long is
+ * cut, ending "...".  Returns s, or
+ * buf (cap bytes, at least REPORT_SYMBOL_MAX + 1) holding the short form.
+ * JSON, the exports and the explorer keep the whole name. */
+#define REPORT_SYMBOL_MAX 160
+const char *report_symbol(const char *s, char *buf, size_t cap);
+
 
 /* ---- the gate's writers (gate.c) ----
  *

@@ -4,7 +4,7 @@
  * default, the terminal's width read from a pseudo-terminal of a known
  * size, a column widened only for a name that fits, and a name cell that
  * is never cut: padded, or on a line of its own with the figures' place
- * kept on the next.
+ * kept on the next; a long C++ symbol shortened (report_symbol).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -138,6 +138,51 @@ static void cell_is_never_cut(void **state)
     assert_int_equal(report_cols(NULL), 0);
 }
 
+/* A long C++ symbol: its brackets' insides collapse from the deepest level
+ * (three deep, two, one) until it fits; what cannot fit is cut with "..." (never inside a
+ * UTF-8 character); a short one, and NULL, come back as they are. */
+static void symbols_shortened(void **state)
+{
+    (void)state;
+    char buf[REPORT_SYMBOL_MAX + 1], pad[200], s[2000];
+    const char *r;
+    assert_null(report_symbol(NULL, buf, sizeof buf));
+    const char *k = "void f<int>(float)";
+    assert_ptr_equal(report_symbol(k, buf, sizeof buf), k);
+    memset(pad, 'x', 150);
+    pad[150] = '\0';
+    /* what lies three brackets deep goes first: k<a<b<...>>> fits */
+    snprintf(s, sizeof s, "void ns::k<a<b<c<%s>>>>(int)", pad);
+    assert_string_equal(report_symbol(s, buf, sizeof buf), "void ns::k<a<b<...>>>(int)");
+    /* then what lies two deep (a parameter's template arguments) */
+    snprintf(s, sizeof s, "void ns::k<float, %.60s>(at::Acc<%s>, int)", pad, pad);
+    r = report_symbol(s, buf, sizeof buf);
+    assert_true(!strncmp(r, "void ns::k<float, xxx", 21));
+    assert_string_equal(r + strlen(r) - 18, ">(at::Acc<...>, int)" + 2);
+    /* then everything inside the outermost brackets */
+    snprintf(s, sizeof s, "void ns::k<float, %s>(at::Acc<%s>, int)", pad, pad);
+    assert_string_equal(report_symbol(s, buf, sizeof buf), "void ns::k<...>(...)");
+    /* a name with no brackets at all: cut, "..." at the end */
+    char plain[300];
+    memset(plain, 'y', sizeof plain - 1);
+    plain[sizeof plain - 1] = '\0';
+    r = report_symbol(plain, buf, sizeof buf);
+    assert_int_equal(strlen(r), REPORT_SYMBOL_MAX);
+    assert_string_equal(r + REPORT_SYMBOL_MAX - 3, "...");
+    /* cut before a UTF-8 character, not inside it */
+    char u[400] = "";
+    for (int i = 0; i < 100; i++)
+        strcat(u, "\xc3\xa9");
+    r = report_symbol(u, buf, sizeof buf);
+    size_t n = strlen(r);
+    assert_true(n <= REPORT_SYMBOL_MAX);
+    assert_string_equal(r + n - 3, "...");
+    assert_int_equal((n - 3) % 2, 0);
+    /* unbalanced brackets never read or write past the buffer */
+    snprintf(s, sizeof s, ">>>)%s<<<((%s", pad, pad);
+    assert_true(strlen(report_symbol(s, buf, sizeof buf)) <= REPORT_SYMBOL_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +190,7 @@ int main(void)
         cmocka_unit_test(width_of_a_terminal),
         cmocka_unit_test(column_widens_for_what_fits),
         cmocka_unit_test(cell_is_never_cut),
+        cmocka_unit_test(symbols_shortened),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
