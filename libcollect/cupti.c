@@ -106,6 +106,18 @@ void cupti_forked(void)
     status_forked();
 }
 
+int prism_gpu_streams_begin(void)
+{
+    return -1;                  /* no CUPTI in this build: nothing summed */
+}
+
+int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
+{
+    (void)out;
+    (void)max;
+    return -1;
+}
+
 void cupti_step(session *s, uint64_t index, bool begin)
 {
     (void)s;
@@ -170,6 +182,7 @@ static struct {
     char off[128];              /* what PRISM_CUPTI_KINDS left out */
     char history[256];          /* what happened to recording on the way */
     cupti_clock clock;
+    int64_t shift;              /* CUPTI's clock - ours (0: our timestamps) */
     bool exit_hook;             /* at_exit_flush registered */
     pid_t pid;                  /* the process that attached (not a fork) */
     bool nvtx_routed;           /* NVTX_INJECTION64_PATH set or given */
@@ -483,6 +496,7 @@ static void attach(session *s, bool init)
      * cannot be tied to a thread (stream 0) */
     bool os_tids = cupti_fn.SetThreadIdType &&
                    cupti_fn.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) == CUPTI_SUCCESS;
+    G.shift = shift;
     cupti_drain_setup(s, &G.clock, shift, os_tids);
     r = cupti_fn.RegisterCallbacks(cupti_buffer_requested, cupti_buffer_completed);
     if (r != CUPTI_SUCCESS) {
@@ -554,6 +568,43 @@ void prism__cupti_injected(session *s)
     if (G.state == G_IDLE || G.state == G_WAITING)
         attach(s, true);
     pthread_mutex_unlock(&G.lock);
+}
+
+/* ---- GPU time per stream (collect.h) ---------------------------------------- */
+
+/* Now on CUPTI's clock, the one its records carry (G.lock held). */
+static uint64_t now_cupti(void)
+{
+    return (uint64_t)((int64_t)cupti_clock_cupti(&G.clock, prism__now()) + G.shift);
+}
+
+/* CUPTI records kernels for this process now (G.lock held). */
+static bool recording_kernels(void)
+{
+    return G.state == G_ATTACHED && G.enabled && getpid() == G.pid;
+}
+
+int prism_gpu_streams_begin(void)
+{
+    pthread_mutex_lock(&G.lock);
+    bool rec = recording_kernels();
+    if (rec)
+        cupti_streams_open(now_cupti());
+    pthread_mutex_unlock(&G.lock);
+    return rec ? 0 : -1;
+}
+
+int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
+{
+    pthread_mutex_lock(&G.lock);
+    bool rec = recording_kernels();
+    if (rec) {                  /* what CUPTI holds comes back now, scanned */
+        cupti_streams_until(now_cupti());
+        cupti_fn.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    pthread_mutex_unlock(&G.lock);
+    int n = cupti_streams_take(out, max);
+    return rec ? n : -1;
 }
 
 /* fork(), in the child (its one thread): CUPTI is the parent's.  A call

@@ -154,6 +154,13 @@ uint32_t cupti_xlate_name(cupti_xlate *x, const char *name);
  * layouts of CUPTI 12 and 13 (checked at compile time).
  */
 bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_record *out);
+/* A kernel record's times (CUPTI's ns), device and stream; false for any
+ * other record or one without times. */
+typedef struct cupti_kernel_span {
+    uint64_t start, end;
+    uint32_t device, stream;
+} cupti_kernel_span;
+bool cupti_kernel_fields(const CUpti_Activity *rec, cupti_kernel_span *k);
 
 /* ---- between the backend's files (cupti.c, cupti_drain.c, cupti_nvtx.c) */
 
@@ -193,6 +200,13 @@ void cupti_drain_buffers(session *s, bool all);
 /* fork(), in the child: the parent's completed buffers and records
  * dropped, the pool's lock anew, nothing drained again. */
 void cupti_drain_forked(void);
+/* The stream window (prism_gpu_streams_begin/_end), in CUPTI's ns: kernels
+ * that start in [t0, t1] in the buffers CUPTI completes while it is open
+ * are summed per stream (any thread).  cupti_streams_take closes it and
+ * returns what prism_gpu_streams_end does. */
+void cupti_streams_open(uint64_t t0);
+void cupti_streams_until(uint64_t t1);
+int cupti_streams_take(prism_gpu_stream_time *out, uint32_t max);
 /* PRISM's buffer callbacks run so far (any thread); kernel launch API
  * records and kernel records translated so far (writer). */
 uint64_t cupti_buffer_events(void);

@@ -46,6 +46,75 @@ static struct {
     size_t tcap, tcount;
 } D = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* ---- the stream window (prism_gpu_streams_begin/_end) ------------------------ */
+
+static struct {
+    pthread_mutex_t lock;
+    _Atomic int open;                   /* a window is open: scan completed buffers */
+    uint64_t t0, t1;                    /* CUPTI ns; t1 UINT64_MAX until the end */
+    prism_gpu_stream_time st[PRISM_GPU_STREAMS_MAX];
+    uint32_t n;
+} W = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void cupti_streams_open(uint64_t t0)
+{
+    pthread_mutex_lock(&W.lock);
+    W.t0 = t0;
+    W.t1 = UINT64_MAX;
+    W.n = 0;
+    atomic_store(&W.open, 1);
+    pthread_mutex_unlock(&W.lock);
+}
+
+void cupti_streams_until(uint64_t t1)
+{
+    pthread_mutex_lock(&W.lock);
+    W.t1 = t1;
+    pthread_mutex_unlock(&W.lock);
+}
+
+/* The kernels of a completed buffer that start in the window. */
+static void streams_scan(uint8_t *buf, size_t valid)
+{
+    pthread_mutex_lock(&W.lock);
+    CUpti_Activity *rec = NULL;
+    cupti_kernel_span k;
+    while (atomic_load(&W.open) && cupti_fn.GetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+        if (!cupti_kernel_fields(rec, &k) || k.start < W.t0 || k.start > W.t1)
+            continue;
+        uint32_t i = 0;
+        while (i < W.n && (W.st[i].device != k.device || W.st[i].stream != k.stream))
+            i++;
+        if (i == W.n) {
+            if (W.n == PRISM_GPU_STREAMS_MAX)
+                continue;               /* more streams than told apart */
+            W.st[W.n++] = (prism_gpu_stream_time){ .device = k.device, .stream = k.stream };
+        }
+        W.st[i].kernels++;
+        W.st[i].busy_ns += k.end - k.start;
+    }
+    pthread_mutex_unlock(&W.lock);
+}
+
+static int busier(const void *a, const void *b)
+{
+    const prism_gpu_stream_time *x = a, *y = b;
+    return x->busy_ns != y->busy_ns ? (x->busy_ns < y->busy_ns ? 1 : -1)
+           : x->stream != y->stream ? (x->stream > y->stream ? 1 : -1) : 0;
+}
+
+int cupti_streams_take(prism_gpu_stream_time *out, uint32_t max)
+{
+    pthread_mutex_lock(&W.lock);
+    int was = atomic_exchange(&W.open, 0);
+    qsort(W.st, W.n, sizeof W.st[0], busier);
+    for (uint32_t i = 0; out && i < W.n && i < max; i++)
+        out[i] = W.st[i];
+    int n = was ? (int)W.n : -1;
+    pthread_mutex_unlock(&W.lock);
+    return n;
+}
+
 /* ---- buffers (any thread) ---------------------------------------------------- */
 
 void CUPTIAPI cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)
@@ -82,6 +151,8 @@ void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *bu
     cupti_count_dropped(ctx, stream);
     if (!buf)
         return;
+    if (valid && atomic_load_explicit(&W.open, memory_order_relaxed))
+        streams_scan(buf, valid);
     bool wake = false;
     pthread_mutex_lock(&D.lock);
     if (valid && D.ndone < GPU_BUF_MAX) {
@@ -325,6 +396,8 @@ void cupti_drain_buffers(session *s, bool all)
 void cupti_drain_forked(void)
 {
     pthread_mutex_init(&D.lock, NULL);
+    pthread_mutex_init(&W.lock, NULL);
+    atomic_store(&W.open, 0);
     for (size_t i = 0; i < D.ndone; i++)         /* the parent's records */
         D.free[D.nfree++] = D.done[i].buf;
     D.ndone = 0;

@@ -281,6 +281,19 @@ static bool times(cupti_xlate *x, uint64_t start, uint64_t end, prism_gpu_record
     return true;
 }
 
+bool cupti_kernel_fields(const CUpti_Activity *rec, cupti_kernel_span *k)
+{
+    if (rec->kind != CUPTI_ACTIVITY_KIND_KERNEL &&
+        rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+        return false;
+    const px_kernel *r = (const px_kernel *)(const void *)rec;
+    if (r->start == 0 && r->end == 0)
+        return false;
+    *k = (cupti_kernel_span){ r->start, r->end >= r->start ? r->end : r->start, r->deviceId,
+                              r->streamId };
+    return true;
+}
+
 bool cupti_xlate_record(cupti_xlate *x, const CUpti_Activity *rec, prism_gpu_record *g)
 {
     memset(g, 0, sizeof *g);

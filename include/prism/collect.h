@@ -459,6 +459,31 @@ PRISM_API void prism_thread_name(const char *name);
  * thread, before or without a session (then it does nothing visible). */
 PRISM_API void prism_gpu_memory(uint32_t device, uint64_t used, uint64_t reserved);
 
+/* ---- GPU time per stream (CUPTI) --------------------------------------- */
+
+/* One CUDA stream's kernels in a window (prism_gpu_streams_end). */
+typedef struct prism_gpu_stream_time {
+    uint32_t device;            /* CUDA ordinal                              */
+    uint32_t stream;            /* CUPTI's stream id (not a cudaStream_t)    */
+    uint64_t kernels;           /* kernels that started in the window        */
+    uint64_t busy_ns;           /* their durations, summed                   */
+} prism_gpu_stream_time;
+#define PRISM_GPU_STREAMS_MAX 64    /* streams a window tells apart */
+
+/* Open a window: from now on the kernels CUPTI hands PRISM are summed per
+ * stream, from the same records the profile gets (no second timing).
+ * Returns 0, or -1 when CUPTI does not record kernels in this process now
+ * (no GPU, no session, GPU collection off, another CUPTI client): nothing
+ * is summed.  One window per process: a new begin restarts it. */
+PRISM_API int prism_gpu_streams_begin(void);
+/* Close the window: CUPTI hands over what it holds (a forced flush: kernels
+ * still running are not in it, so synchronise the device first), and out[]
+ * gets at most max streams, the busiest first.  Returns how many streams
+ * ran kernels in the window (more than max: the rest not copied, at most
+ * PRISM_GPU_STREAMS_MAX told apart), or -1 (no window open, or CUPTI
+ * stopped recording meanwhile). */
+PRISM_API int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max);
+
 /* ---- steps ---------------------------------------------------------- */
 
 /* Mark an iteration.  Decides whether the step's regions are recorded
@@ -514,6 +539,8 @@ static inline const char *prism__off_str(void) { return NULL; }
 #define prism_thread_name(name) PRISM__USE(name)
 #define prism_gpu_memory(d, u, r) (PRISM__USE(d), PRISM__USE(u), PRISM__USE(r))
 #define prism_system_read(r) (PRISM__USE(r), prism__off_int() - 1)
+#define prism_gpu_streams_begin() (prism__off_int() - 1)
+#define prism_gpu_streams_end(o, m) (PRISM__USE(o), PRISM__USE(m), prism__off_int() - 1)
 #define prism_step_begin() ((void)0)
 #define prism_step_end() ((void)0)
 #define prism_epoch(e) PRISM__USE(e)

@@ -365,26 +365,34 @@ def _num(x):
 
 
 class StreamProfiler:
-    """The wall time of a block and, with CUDA, the GPU time of the work each
-    of the first ``num_streams`` streams the block entered with
-    ``torch.cuda.stream(s)`` enqueued there.
+    """The wall time of a block and, with CUDA, the GPU time of each of the
+    ``num_streams`` busiest streams in it.
 
     The block is the PRISM region ``StreamProfiler``.  Without CUDA only its
     wall time is measured (nothing of CUDA is called); print_stream_efficiency
-    says so in one line.  With CUDA, ``torch.cuda.StreamContext`` (what
-    torch.cuda.stream returns) is wrapped while the block runs, in every
+    says so in one line.  With CUDA and PRISM's CUPTI recording kernels
+    (``source == "cupti"``), a stream's time is the summed duration of the
+    kernels that started on it during the block, from the kernel records the
+    profile gets (prism_gpu_streams_begin/_end): every stream, however the
+    work got there; keyed by CUPTI's stream id.  When CUPTI does not record
+    here (GPU collection off, another CUPTI client such as torch.profiler
+    holding it), ``source == "cuda_events"``: ``torch.cuda.StreamContext``
+    (what torch.cuda.stream returns) is wrapped while the block runs, in every
     thread, so that entering a stream's context records a CUDA event on it
     and leaving records another; a stream's time is the sum of those spans
-    (its queued work, and any wait inside it for other streams); work put on
-    a stream by other means (``torch.cuda.set_stream``, a library's own
-    streams) is not seen.  The device is synchronised at the block's end.
+    (its queued work, and any wait inside it for other streams), keyed by the
+    stream's handle; work put on a stream by other means is not seen.  The
+    device is synchronised at the block's end.
     """
 
     def __init__(self, num_streams=4):
         self.num_streams = int(num_streams)
         self.wall_ms = None
-        self.stream_ms = {}       # stream handle -> GPU ms (CUDA only)
-        self.unseen_streams = 0   # streams beyond num_streams
+        self.stream_ms = {}       # stream -> GPU ms (CUDA only)
+        self.stream_kernels = {}  # stream -> kernels (source "cupti")
+        self.unseen_streams = 0   # streams (cupti) or blocks (events) beyond num_streams
+        self.source = None        # "cupti", "cuda_events", or None (no CUDA)
+        self.cupti_lost = False   # CUPTI stopped recording during the block
         self._cuda = None
         self._region = prism.region("StreamProfiler")
         self._spans = {}          # handle -> [(start, end)]
@@ -397,8 +405,13 @@ class StreamProfiler:
     def __enter__(self):
         self._cuda = _torch_cuda()
         self.stream_ms, self._spans, self.unseen_streams = {}, {}, 0
+        self.stream_kernels, self.source, self.cupti_lost = {}, None, False
         if self._cuda is not None:
-            self._wrap()
+            if prism._prism.gpu_streams_begin():
+                self.source = "cupti"
+            else:
+                self.source = "cuda_events"
+                self._wrap()
         self._region.__enter__()
         self._t0 = _now()
         return self
@@ -411,7 +424,16 @@ class StreamProfiler:
                 _warn_once("streams", "prism.profiler: cannot synchronise: %s" % e)
         self.wall_ms = (_now() - self._t0) / 1e6
         self._region.__exit__(None, None, None)
-        if self._cuda is not None:
+        if self.source == "cupti":
+            got = prism._prism.gpu_streams_end()
+            self.cupti_lost = got is None
+            for _dev, stream, kernels, busy_ns in got or ():
+                if len(self.stream_ms) < self.num_streams:
+                    self.stream_ms[stream] = busy_ns / 1e6
+                    self.stream_kernels[stream] = kernels
+                else:
+                    self.unseen_streams += 1
+        elif self._cuda is not None:
             self._unwrap()
             try:
                 self.stream_ms = {h: sum(a.elapsed_time(b) for a, b in spans)
@@ -476,9 +498,30 @@ class StreamProfiler:
             print("StreamProfiler: stream efficiency needs a CUDA GPU (none here); measured "
                   "instead: the block's wall time, %.3f ms (monotonic clock)" % self.wall_ms,
                   file=out)
+        elif self.source == "cupti":
+            busy = sum(self.stream_ms.values())
+            print("StreamProfiler: wall %.3f ms, %d stream(s) ran kernels (the busiest %d "
+                  "shown), from CUPTI's kernel records"
+                  % (self.wall_ms, len(self.stream_ms) + self.unseen_streams,
+                     self.num_streams), file=out)
+            for s, ms in self.stream_ms.items():
+                print("  stream %d: %.3f ms in %d kernel(s), %.0f %% of the wall time"
+                      % (s, ms, self.stream_kernels.get(s, 0),
+                         100.0 * ms / self.wall_ms if self.wall_ms else 0.0), file=out)
+            if self.stream_ms:
+                print("  overlap: %.2f (sum of stream time / wall time)"
+                      % (busy / self.wall_ms if self.wall_ms else 0.0), file=out)
+            elif self.cupti_lost:
+                print("  CUPTI stopped recording during the block (another CUPTI client, or "
+                      "the session ended): per-stream time not measured", file=out)
+            else:
+                print("  no kernel started during the block", file=out)
+            if self.unseen_streams:
+                print("  %d more stream(s) not shown" % self.unseen_streams, file=out)
         else:
             busy = sum(self.stream_ms.values())
-            print("StreamProfiler: wall %.3f ms, %d stream(s) seen (of %d tracked)"
+            print("StreamProfiler: wall %.3f ms, %d stream(s) seen (of %d tracked), from CUDA "
+                  "events (PRISM's CUPTI does not record kernels here)"
                   % (self.wall_ms, len(self.stream_ms), self.num_streams), file=out)
             for i, (h, ms) in enumerate(self.stream_ms.items()):
                 print("  stream %d (0x%x): %.3f ms, %.0f %% of the wall time"

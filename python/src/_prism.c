@@ -311,6 +311,40 @@ static PyObject *py_gpu_memory(PyObject *m, PyObject *const *args, Py_ssize_t na
     Py_RETURN_NONE;
 }
 
+/* prism_gpu_streams_begin: True when CUPTI records kernels here now. */
+static PyObject *py_gpu_streams_begin(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(prism_gpu_streams_begin() == 0);
+}
+
+/* prism_gpu_streams_end: [(device, stream, kernels, busy_ns), ...] busiest
+ * first, or None (no window, or CUPTI stopped recording). */
+static PyObject *py_gpu_streams_end(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    prism_gpu_stream_time st[PRISM_GPU_STREAMS_MAX];
+    int n = prism_gpu_streams_end(st, PRISM_GPU_STREAMS_MAX);
+    if (n < 0)
+        Py_RETURN_NONE;
+    if (n > PRISM_GPU_STREAMS_MAX)
+        n = PRISM_GPU_STREAMS_MAX;
+    PyObject *l = PyList_New(n);
+    for (int i = 0; l && i < n; i++) {
+        PyObject *t = Py_BuildValue("(IIKK)", st[i].device, st[i].stream,
+                                    (unsigned long long)st[i].kernels,
+                                    (unsigned long long)st[i].busy_ns);
+        if (!t) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SetItem(l, i, t);
+    }
+    return l;
+}
+
 /* prism_system_read as a dict; an unreadable figure is None. */
 static PyObject *py_system_read(PyObject *m, PyObject *unused)
 {
@@ -714,6 +748,12 @@ static PyMethodDef methods[] = {
     { "mark", py_mark, METH_O, "mark(name): an instant event." },
     { "counter", PRISM_PYFN(py_counter), METH_FASTCALL, "counter(name, value): int or float." },
     { "thread_name", py_thread_name, METH_O, "thread_name(name): name this thread's track." },
+    { "gpu_streams_begin", py_gpu_streams_begin, METH_NOARGS,
+      "gpu_streams_begin(): sum CUPTI's kernel records per stream from now; False when "
+      "CUPTI does not record kernels here." },
+    { "gpu_streams_end", py_gpu_streams_end, METH_NOARGS,
+      "gpu_streams_end(): [(device, stream, kernels, busy_ns)] busiest first since "
+      "gpu_streams_begin (None: no window, or CUPTI stopped)." },
     { "gpu_memory", PRISM_PYFN(py_gpu_memory), METH_FASTCALL,
       "gpu_memory(device, used_bytes, reserved_bytes): the program's reading of a GPU." },
     { NULL, NULL, 0, NULL }

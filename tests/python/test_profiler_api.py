@@ -442,7 +442,45 @@ class FakeCudaTest(unittest.TestCase):
         out = io.StringIO()
         p.print_stream_efficiency(file=out)
         self.assertIn("2 stream(s) seen (of 2 tracked)", out.getvalue())
+        self.assertIn("from CUDA events", out.getvalue())
+        self.assertEqual(p.source, "cuda_events")
         self.assertIn("beyond the first 2", out.getvalue())
+
+    def test_stream_profiler_from_cupti(self):
+        # CUPTI records kernels: no event, no wrapping; the busiest streams
+        # of the window as libcollect returns them, the rest counted
+        import prism
+        got = [(0, 9, 3, 6000000), (0, 7, 5, 2000000), (0, 13, 1, 500000)]
+        ctx = self.cuda.StreamContext
+        enter = ctx.__enter__
+        with mock.patch.object(prism._prism, "gpu_streams_begin", lambda: True), \
+                mock.patch.object(prism._prism, "gpu_streams_end", lambda: got):
+            p = StreamProfiler(num_streams=2)
+            with p:
+                self.assertIs(ctx.__enter__, enter)                # not wrapped
+        self.assertEqual(p.source, "cupti")
+        self.assertEqual(p.stream_ms, {9: 6.0, 7: 2.0})
+        self.assertEqual(p.stream_kernels, {9: 3, 7: 5})
+        self.assertEqual(p.unseen_streams, 1)
+        self.assertNotIn("record", [c[0] for c in self.cuda.calls])
+        self.assertEqual(self.cuda.calls[-1], ("synchronize",))
+        out = io.StringIO()
+        p.print_stream_efficiency(file=out)
+        text = out.getvalue()
+        self.assertIn("3 stream(s) ran kernels", text)
+        self.assertIn("from CUPTI's kernel records", text)
+        self.assertIn("stream 9: 6.000 ms in 3 kernel(s)", text)
+        self.assertIn("1 more stream(s) not shown", text)
+        # CUPTI stopped recording during the block: said, nothing made up
+        with mock.patch.object(prism._prism, "gpu_streams_begin", lambda: True), \
+                mock.patch.object(prism._prism, "gpu_streams_end", lambda: None):
+            p = StreamProfiler()
+            with p:
+                pass
+        self.assertEqual(p.stream_ms, {})
+        out = io.StringIO()
+        p.print_stream_efficiency(file=out)
+        self.assertIn("CUPTI stopped recording", out.getvalue())
 
     def test_memory_tracker(self):
         from prism import _profiler_memory
