@@ -336,6 +336,18 @@ static bool gpu_attributed(const rules_ctx *c)
     return false;
 }
 
+/* A region of the training thread by its name: the CPU regions between
+ * kernels that hold the GPU back are its (a pin-memory or loader thread
+ * beside it delays no launch; the GPU run named torch's pin_memory thread). */
+static bool on_training_thread(const rules_ctx *c, const char *name)
+{
+    const prism_tree *t = c->train;
+    for (size_t i = 0; t && name && i < t->count; i++)
+        if (t->nodes[i].name && !strcmp(t->nodes[i].name, name))
+            return true;
+    return !t;                          /* no training thread told: any */
+}
+
 void rules_gpu_idle(rules_ctx *c)
 {
     const prism_gpu_stats *g = c->gpu;
@@ -346,7 +358,8 @@ void rules_gpu_idle(rules_ctx *c)
     bool attributed = gpu_attributed(c);
     for (size_t i = 0; i < c->nops && !cpu && attributed; i++) {
         const prism_node *n = rules_node(c, c->ops[i].node);
-        if (n && !n->gpu_launches && !n->gpu_ns && !rules_is_wrapper(c, &c->ops[i]))
+        if (n && !n->gpu_launches && !n->gpu_ns && !rules_is_wrapper(c, &c->ops[i]) &&
+            on_training_thread(c, c->ops[i].name))
             cpu = &c->ops[i];
     }
     prism_bottleneck *b = rules_add(c, PRISM_BN_GPU_IDLE,

@@ -260,6 +260,58 @@ static void test_gpu_rules(void **state)
     unload(&l);
 }
 
+/* gpu_idle names a region of the training thread that launches nothing,
+ * never a busier one of a thread beside it: torch's pin-memory thread
+ * ('pin_memory', 3 ms a step here) delays no launch (the GPU run's profiles
+ * said "start with 'pin_memory'").  Per 4 ms step: 'forward' launches 20
+ * short kernels, 'backward' (1 ms) launches none. */
+enum { P_STEP = 1, P_FORWARD, P_BACKWARD, P_KERNEL, P_PIN, P_LAUNCH };
+static const char *const pin_names[] = { "train_step", "forward", "backward", "elementwise",
+                                         "pin_memory", "cudaLaunchKernel" };
+
+static void test_gpu_idle_names_a_training_thread_region(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, pin_names, sizeof pin_names / sizeof *pin_names, 5);
+    pb_thread(&b, 1, "MainThread");
+    pb_thread(&b, 2, "Thread-1 (_pin_memory_loop)");
+    uint64_t now = 1000, corr = 1;
+    for (unsigned s = 0; s < 40; s++) {
+        uint64_t start = now, pin = now + 200 * US;
+        pb_enter(&b, 1, now, P_STEP);
+        pb_enter(&b, 1, now, P_FORWARD);
+        for (unsigned k = 0; k < 20; k++) {
+            uint64_t t0 = now + 10 * US + k * 100 * US;
+            prism_gpu_record api = { .type = PRISM_GPU_API, .start = t0, .end = t0 + 5 * US,
+                                     .stream = 1, .correlation = corr, .name = P_LAUNCH };
+            prism_gpu_record kr = { .type = PRISM_GPU_KERNEL, .start = t0 + 8 * US,
+                                    .end = t0 + 12 * US, .stream = 7, .correlation = corr++,
+                                    .name = P_KERNEL, .grid = { 1, 1, 1 },
+                                    .block = { 32, 1, 1 } };
+            PB_PUT(&b, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&b.e, &api));
+            PB_PUT(&b, PRISM_CHUNK_GPU, 0, start, prism_enc_gpu(&b.e, &kr));
+        }
+        now += 3 * MS;
+        pb_exit(&b, 1, now);
+        pb_leaf(&b, 1, &now, P_BACKWARD, 1 * MS);
+        pb_exit(&b, 1, now);
+        pb_leaf(&b, 2, &pin, P_PIN, 3 * MS);
+        prism_step st = { start, now, s, 0, PRISM_STEP_SAMPLED };
+        PB_PUT(&b, PRISM_CHUNK_STEPS, 0, start, prism_enc_step(&b.e, &st));
+    }
+    loaded l = pb_load(&b);
+    const prism_gpu_stats *g = prism_analysis_gpu(l.a);
+    assert_true(g->present && g->idle_share > 0.9);
+    const prism_bottleneck *bn = find_bn(l.a, PRISM_BN_GPU_IDLE, NULL);
+    assert_non_null(bn);
+    const prism_tree *t = prism_analysis_tree(l.a);
+    assert_true(bn->node < t->count);
+    assert_string_equal(t->nodes[bn->node].name, "backward");
+    assert_null(strstr(bn->recommendation, "pin_memory"));
+    unload(&l);
+}
+
 /* ---- compare ----------------------------------------------------------- */
 
 static const prism_delta *find_delta(const prism_compare *c, const char *path)
@@ -526,6 +578,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_rules),
         cmocka_unit_test(test_gpu_rules),
+        cmocka_unit_test(test_gpu_idle_names_a_training_thread_region),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_compare_long_path),
         cmocka_unit_test(test_work_counters),
