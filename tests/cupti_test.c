@@ -108,6 +108,11 @@ static void test_enums(void **state)
     assert_int_equal(cupti_api_name_len("x_v12"), 1);
     assert_true(cupti_api_is_query(17));        /* cudaGetDevice */
     assert_true(cupti_api_is_query(10));        /* cudaGetLastError */
+    assert_true(cupti_api_is_query(12));        /* cudaGetErrorString */
+    assert_true(cupti_api_is_query(209));       /* cudaGetErrorName */
+    assert_true(cupti_api_is_query(441));       /* cudaStreamGetId */
+    assert_false(cupti_api_is_query(273));      /* cudaFuncSetAttribute: sets */
+    assert_false(cupti_api_is_query(138));      /* cudaEventQuery: a sync record */
     assert_false(cupti_api_is_query(211));      /* cudaLaunchKernel */
     assert_false(cupti_api_is_query(165));      /* cudaDeviceSynchronize */
 }
