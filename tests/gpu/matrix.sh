@@ -14,10 +14,14 @@
 #   cupti-runtime  + runtime API records (kernel -> launching thread/region)
 #   cupti-all      every kind PRISM records by default (no torch hooks)
 #   full           everything: what `prism-run python train.py` does
+#   full-window    everything, CUPTI's activity on steps 5-14 only (the
+#                  steady steps 20+ run with its kinds off): leaving it on
 #   torch.profiler no PRISM: torch.profiler (CPU and CUDA activities) over
 #                  the same steady steps, the peer's cost measured beside
 # then samples/cuda_train --launch-bench: host ns per cudaLaunchKernel,
-# plain and under the same CUPTI kind sets.
+# plain, under the same CUPTI kind sets, and under the bare CUPTI client
+# (tests/gpu/cupti_bare.c, no PRISM: CUPTI's own cost; PRISM's per launch
+# is its row less the bare row of the same kinds).
 # Each command runs under timeout(1) (RUN_S, default 60).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -41,6 +45,7 @@ cupti-kernels:PRISM_PY_TORCH=0 PRISM_CUPTI_KINDS=memcpy,memset
 cupti-runtime:PRISM_PY_TORCH=0 PRISM_CUPTI_KINDS=memcpy,memset,runtime
 cupti-all:PRISM_PY_TORCH=0
 full:
+full-window:PRISM_WARMUP_STEPS=5 PRISM_ACTIVE_STEPS=10
 torch.profiler:@"
 
 one() {     # one NAME ENV CMD...: the RESULT field steady_ms_per_step
@@ -85,12 +90,23 @@ LROWS="plain:-
 cupti-kernels:PRISM_CUPTI_KINDS=memcpy,memset
 cupti-runtime:PRISM_CUPTI_KINDS=memcpy,memset,runtime
 cupti-all:
-no-gpu:PRISM_COLLECT_GPU=0"
+no-gpu:PRISM_COLLECT_GPU=0
+bare-kernels:!CUPTI_BARE_KINDS=kernel
+bare-all:!CUPTI_BARE_KINDS=all"
+BARE=$B/lib/libcupti_bare.so
+CUPTI_LIB=${CUPTI_LIB:-$(ls "${CUDA_HOME:-/usr/local/cuda}"/targets/*/lib/libcupti.so.1[0-9] \
+    "${CUDA_HOME:-/usr/local/cuda}"/lib64/libcupti.so.1[0-9] 2>/dev/null | head -n 1)}
 r=0
 while [ $r -lt 3 ]; do
     printf '%s\n' "$LROWS" | while IFS=: read -r name envs; do
         if [ "$envs" = - ]; then
             l=$(timeout -k 5 "$RUN_S" "$B/bin/cuda_train" --steps 1 --size 64 \
+                --launch-bench "$LAUNCHES" 2>/dev/null | grep '^cuda_train:')
+        elif [ "${envs#!}" != "$envs" ]; then       # the bare client, no PRISM
+            [ -f "$BARE" ] || continue
+            # shellcheck disable=SC2086
+            l=$(timeout -k 5 "$RUN_S" env ${envs#!} CUDA_INJECTION64_PATH="$BARE" \
+                CUPTI_BARE_LIB="$CUPTI_LIB" "$B/bin/cuda_train" --steps 1 --size 64 \
                 --launch-bench "$LAUNCHES" 2>/dev/null | grep '^cuda_train:')
         else
             # shellcheck disable=SC2086

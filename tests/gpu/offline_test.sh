@@ -2,6 +2,7 @@
 # offline_test.sh - tests/gpu/run_gpu_checks.sh's logic without a GPU: run by
 # `make test` as $(B)/tests/gpu_offline_test, from the repository root.
 #   * syntax: sh -n of every script, the Python helpers parse;
+#   * the bare CUPTI client (cupti_bare.c) compiles with -Werror;
 #   * the prepared-deps build: a DEPS_DIR folder simulated from the packages
 #     installed here (tests/gpu/deps.sh simulate) builds libprism.so and
 #     prism-run with its headers first and its rt/ as the rpath, and
@@ -32,6 +33,18 @@ syntax() {
     done
 }
 run_case scripts_parse syntax
+
+# the bare CUPTI client (matrix.sh's baseline) builds warning-free and is an
+# injection library; where the CUPTI headers are missing, skipped
+bare_client() {
+    inc=${CUDA_HOME:-/usr/local/cuda}/include
+    [ -f "$inc/cupti.h" ] || { echo "no $inc/cupti.h: skipped"; return 0; }
+    ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -shared -fPIC -I"$inc" \
+        -o "$T/libcupti_bare.so" "$G/cupti_bare.c" -ldl || return 1
+    nm -D --defined-only "$T/libcupti_bare.so" | grep -q ' T InitializeInjection$' ||
+        { echo "no InitializeInjection exported"; return 1; }
+}
+run_case cupti_bare_client_builds bare_client
 
 deps_build() {
     D=$T/deps

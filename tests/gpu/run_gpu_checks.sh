@@ -22,7 +22,8 @@
 #           python -m prism, prism.torch, torch.profiler (CPU+CUDA); plain again
 #   matrix  tests/gpu/matrix.sh: where the overhead comes from (one part
 #           of PRISM on at a time, interleaved rounds, medians, ratios)
-#   fixtures short runs kept as test fixtures (tests/fixtures/gpu/): the
+#   fixtures (only when PHASES names it) short runs kept as test fixtures
+#           (tests/fixtures/gpu/): the
 #           torch script with AMP, a per-step loss.item() waiting for 6
 #           big matmuls, and an 8 MB/step GPU leak, under python -m prism and
 #           under torch.profiler (CUDA),
@@ -47,7 +48,9 @@ DEBS=${DEBS:-gpu-run/debs}
 DEPS=${DEPS_DIR:-/tmp/prism-deps}
 STEPS=${STEPS:-200}
 TORCH_ARGS=${TORCH_ARGS:-}
-PHASES=${PHASES:-facts deps build checks matrix fixtures torch report}
+# fixtures: on request (PHASES=...fixtures...): tests/fixtures/gpu/ has them,
+# and the whole set no longer fits the budget with the matrix's rows
+PHASES=${PHASES:-facts deps build checks matrix torch report}
 NPROC=$(nproc 2>/dev/null || echo 8)
 B=${B:-build}
 if [ -z "${PY:-}" ]; then                 # the python3 that has torch
@@ -109,9 +112,13 @@ if want build; then
     NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
     run_t 120 build_plain "$NVCC" -O2 -std=c++17 -DCUDA_TRAIN_PLAIN -Iinclude \
         -o "$B/bin/cuda_train_plain" samples/cuda_train.cu
+    # the bare CUPTI client: CUPTI's own cost per launch, for matrix.sh
+    CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+    run_t 60 build_bare ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -shared -fPIC -I"$CUDA_INC" \
+        -o "$B/lib/libcupti_bare.so" tests/gpu/cupti_bare.c -ldl
     for f in "$B/lib/libprism.so" "$B/lib/libprism-inject.so" "$B/bin/prism-run" \
              "$B/bin/prism-top" "$B/bin/cuda_train" "$B/bin/cuda_train_plain" \
-             "$B/python/prism/_prism.abi3.so"; do
+             "$B/python/prism/_prism.abi3.so" "$B/lib/libcupti_bare.so"; do
         [ -e "$f" ] && say "  ok      $f" || say "  MISSING $f"
     done
 fi
