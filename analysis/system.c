@@ -64,8 +64,10 @@ static uint64_t fld(const prism_sys_point *p, int f)
     return v;
 }
 
-/* Figure f at time t, linear between the readings around it; false when
- * t is outside them or a reading there is unknown. */
+/* Figure f at time t, linear between the nearest readings around it that
+ * know it (NVML's energy rides only the readings that query NVML, not the
+ * copies taken at each step's end: on the GPU run every other reading);
+ * false when t is outside them. */
 static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, double *out)
 {
     if (!n || t < s[0].ts || t > s[n - 1].ts)
@@ -78,8 +80,12 @@ static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, double *ou
         else
             hi = mid;
     }
+    while (fld(&s[lo], f) == PRISM_NO_VALUE && lo > 0)
+        lo--;
+    while (fld(&s[hi], f) == PRISM_NO_VALUE && hi + 1 < n)
+        hi++;
     uint64_t a = fld(&s[lo], f), b = fld(&s[hi], f);
-    if (a == PRISM_NO_VALUE || b == PRISM_NO_VALUE)
+    if (a == PRISM_NO_VALUE || b == PRISM_NO_VALUE || s[lo].ts > t || s[hi].ts < t)
         return false;
     double span = (double)(s[hi].ts - s[lo].ts);
     double x = span > 0 ? (double)(t - s[lo].ts) / span : 0;
@@ -87,14 +93,23 @@ static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, double *ou
     return true;
 }
 
-/* The increase of figure f over the readings, unknown unless both ends
- * know it. */
+/* The increase of figure f over the readings: a counter from the first
+ * reading to the last, unknown unless both know it; energy from the first
+ * reading that knows it to the last (a GPU's counter starts with NVML's
+ * first reading, after the program initialised CUDA, and rides only the
+ * readings that query NVML); unknown when fewer than two know it. */
 static uint64_t over_run(const prism_sys_point *s, size_t n, int f)
 {
-    uint64_t a = fld(&s[0], f), b = fld(&s[n - 1], f);
-    if (a == PRISM_NO_VALUE || b == PRISM_NO_VALUE || b < a)
+    bool energy = f == F_UJ || f == F_MJ;
+    size_t i = 0, j = n;
+    while (energy && i < n && fld(&s[i], f) == PRISM_NO_VALUE)
+        i++;
+    while (energy && j > i && fld(&s[j - 1], f) == PRISM_NO_VALUE)
+        j--;
+    if (j < i + 2)
         return PRISM_NO_VALUE;
-    return b - a;
+    uint64_t a = fld(&s[i], f), b = fld(&s[j - 1], f);
+    return b < a ? PRISM_NO_VALUE : b - a;
 }
 
 void an_system_refresh(prism_analysis *a)
@@ -186,8 +201,11 @@ void an_system_refresh(prism_analysis *a)
         st->step_io_write_bytes = sum[F_WR] / (double)steps;
     if (cnt[F_RX] == steps && cnt[F_TX] == steps)
         st->step_net_bytes = (sum[F_RX] + sum[F_TX]) / (double)steps;
-    bool cpu_e = cnt[F_UJ] == steps, gpu_e = cnt[F_MJ] == steps;
+    /* energy: the mean over the steps its readings cover, when they cover
+     * at least half of them (a GPU's counter starts with CUDA, after the
+     * first steps may have begun) */
+    bool cpu_e = cnt[F_UJ] && 2 * cnt[F_UJ] >= steps, gpu_e = cnt[F_MJ] && 2 * cnt[F_MJ] >= steps;
     if (cpu_e || gpu_e)
-        st->step_energy_j = ((cpu_e ? sum[F_UJ] / 1e6 : 0) + (gpu_e ? sum[F_MJ] / 1e3 : 0)) /
-                            (double)steps;
+        st->step_energy_j = (cpu_e ? sum[F_UJ] / 1e6 / (double)cnt[F_UJ] : 0) +
+                            (gpu_e ? sum[F_MJ] / 1e3 / (double)cnt[F_MJ] : 0);
 }

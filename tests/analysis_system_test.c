@@ -3,8 +3,9 @@
  * from hand-placed format 1.3 readings: totals over the readings' span,
  * CPU and memory shares, GPU utilisation and energy summed over devices,
  * per-step figures interpolated between readings, unknown figures staying
- * unknown, readings that arrive out of order, carbon only from an
- * intensity given, and a profile without readings.
+ * unknown, a GPU's energy in only some readings (as NVML's rides them),
+ * readings that arrive out of order, carbon only from an intensity given,
+ * and a profile without readings.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -138,6 +139,39 @@ static void test_unknown(void **state)
     unload(&l);
 }
 
+/* A GPU's energy as the GPU run recorded it: no GPU in the first reading
+ * (before CUDA), then NVML's counter only in every other reading (the
+ * readings copied at each step's end carry memory, not energy): the run's
+ * energy from the first reading that has it to the last, a step's
+ * interpolated between the nearest readings that have it. */
+static void test_sparse_gpu_energy(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 4);
+    for (unsigned k = 0; k <= 10; k++) {
+        prism_memory_sample m = reading(k);
+        m.cpu_energy_uj = PRISM_NO_VALUE;
+        m.ngpu = k ? 1 : 0;
+        if (k % 2 == 0 || k == 1) {     /* known at 1, 3, 5, 7, 9 */
+            m.gpu[0].energy_mj = k == 1 ? 100 : PRISM_NO_VALUE;
+            m.gpu[0].util_pct = PRISM_NO_CPU;
+        }
+        pb_memory(&b, &m);
+    }
+    for (unsigned i = 0; i < 4; i++) {  /* 150-250, 350-450, ... ms */
+        prism_step st = { .start = (150 + 200 * i) * MS, .end = (250 + 200 * i) * MS,
+                          .index = i, .flags = PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    loaded l = pb_load(&b);
+    const prism_system_stats *s = prism_analysis_system(l.a);
+    assert_int_equal(s->gpu_energy_mj, 900 - 100);     /* readings 1 and 9 */
+    near(s->energy_j, 0.8);
+    near(s->step_energy_j, 0.1);        /* 100 mJ per 100 ms, between known readings */
+    unload(&l);
+}
+
 /* Samples without readings (format 1.2): nothing, all unknown. */
 static void test_none(void **state)
 {
@@ -163,6 +197,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_figures),
         cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_sparse_gpu_energy),
         cmocka_unit_test(test_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
