@@ -123,7 +123,9 @@ pack() {
     for f in "$W"/prof/*.json.gz; do
         [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 15500000 ] && cp -f "$f" "$OUT/"
     done
-    list=$(cd "$W" && find prof -name '*.cbor' -size -15M | sort)
+    # the profiles and their DataLoader workers' files (<profile>.workers/)
+    list=$(cd "$W" && find prof \( -name '*.cbor' -o -path '*.workers/*.prism' \) -size -15M |
+           sort)
     if [ -n "$list" ]; then
         (cd "$W" && tar -czf "$OUT/profiles.tar.gz" $list)
         [ "$(stat -c %s "$OUT/profiles.tar.gz")" -lt 15500000 ] || {
