@@ -17,6 +17,9 @@
 #   torch_amp_trace.json.gz the same script and arguments under torch.profiler
 #                          (CPU + CUDA), from the first marker kernel to after
 #                          the last
+#   cuda_train_sys.cbor    2026-11-28: samples/cuda_train --steps 20 --size
+#                          1024 --nvtx --launch-bench 1000 under prism-run,
+#                          format 1.3: NVML utilisation and energy
 # Checks: gpu.status, counts equal to what the sample launched, NVTX ranges
 # as regions, the planted sync found with its file:line, both leaks found,
 # and, between the two marker kernels (torch.cuda._sleep: spin_kernel),
@@ -27,6 +30,7 @@ set -u
 B=${B:-build}
 F=tests/fixtures/gpu
 TOP=$B/bin/prism-top
+PY=${PYTHON:-python3}
 T=$(mktemp -d "${TMPDIR:-/tmp}/prism-gpufx.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
@@ -103,6 +107,25 @@ handed_off() {
     ! grep -q -e 'Worth:' -e 'perf lock' "$T/h" || { echo "wait advice:"; cat "$T/h"; return 1; }
 }
 run_case torch_backward_handed_to_autograd_thread handed_off
+
+# format 1.3 system readings from the H200 (2026-11-28, checks.sh's counts
+# run): NVML's utilisation and energy; the energy rode only the readings
+# that query NVML, from after CUDA's start, and the run's energy was
+# "not readable" until the analysis took it from the first reading that has it
+sys_energy() {
+    "$TOP" analyze "$F/cuda_train_sys.cbor" --format json -o "$T/s.json" >/dev/null || return 1
+    "$PY" - "$T/s.json" <<'PYEOF' || return 1
+import json, sys
+s = json.load(open(sys.argv[1]))["system"]
+assert s["readings"] == 7, s
+assert s["gpu_util_pct"] is not None, s
+assert s["gpu_energy_mj"] and s["gpu_energy_mj"] > 1000, s
+assert s["step_energy_j"] and s["step_energy_j"] > 0, s
+print("GPU energy %d mJ, %.3f J a step, util %.1f %%"
+      % (s["gpu_energy_mj"], s["step_energy_j"], s["gpu_util_pct"]))
+PYEOF
+}
+run_case nvml_energy_from_sparse_readings sys_energy
 
 status_ok() {
     "$TOP" dump "$F/torch_amp_pym.cbor" | grep -q '^info    gpu.status = "ok: CUPTI' ||
