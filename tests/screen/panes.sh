@@ -56,10 +56,14 @@ expect "gpu_idle +HIGH"
 expect "memory_leak +HIGH"
 keys Enter; wait_for "Trend LEAK"
 keys 7; wait_for "\| Bottlenecks \|"
-keys j Enter; wait_for "\| Tree \| decode_batch \|"
+# gpu_idle blames the training thread's region that launches nothing (not
+# the loader thread's decode_batch beside it)
+keys j Enter; wait_for "\| Tree \| step/backward \|"
 # Flame: zoom into the selection, the breadcrumb shows the path; Esc zooms out
+# a level at a time
 keys 3; wait_for "\| Flame"
-keys Enter; wait_for "all > decode_batch  \["
+keys Enter; wait_for "all > step > backward  \["
+keys Escape; wait_for "all > step  \["          # out one level, then to all frames
 keys Escape; wait_for "^ all  \["
 # GPU and Memory panes
 keys 6; wait_for "Busy .* idle 97\.5%"
