@@ -367,6 +367,10 @@ def main():
         rep["analyze"][name] = {
             "system": {k: sy.get(k) for k in ("readings", "gpu_util_pct", "gpu_energy_mj",
                                               "cpu_energy_uj", "step_energy_j")},
+            # the DataLoader workers' files merged (<profile>.workers/)
+            "workers": {k: (a.get("workers") or {}).get(k)
+                        for k in ("workers", "processes", "threads", "batches", "busy",
+                                  "num_workers", "pin_ns")},
             "error": a.get("error"), "complete": a.get("complete"),
             "gpu_status": g.get("status"), "launches": g.get("launches"),
             "busy_ns": g.get("busy_ns"), "idle_share": g.get("idle_share"),
@@ -388,6 +392,12 @@ def main():
                         "CPU energy %s uJ, %s J/step" % (
                             "", sy["readings"], sy["gpu_util_pct"], sy["gpu_energy_mj"],
                             sy["cpu_energy_uj"], sy["step_energy_j"]))
+                wk = a["workers"]
+                if wk.get("num_workers"):   # a DataLoader with worker processes
+                    say("  %-22s workers: %s of %s merged (%s threads), %s batches, busy %s, "
+                        "pin_memory %s ns/batch" % (
+                            "", wk["processes"], wk["num_workers"], wk["threads"],
+                            wk["batches"], wk["busy"], wk["pin_ns"]))
 
     # kernels credited to a CPU region (export --format json: the call tree)
     trees = sorted(glob.glob(os.path.join(w, "ana", "*.tree.json")))
