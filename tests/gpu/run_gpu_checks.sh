@@ -47,7 +47,9 @@ W=${WORK:-/tmp/prism-gpu-check}
 DEBS=${DEBS:-gpu-run/debs}
 DEPS=${DEPS_DIR:-/tmp/prism-deps}
 STEPS=${STEPS:-200}
-TORCH_ARGS=${TORCH_ARGS:-}
+# the five ways train with AMP (bf16 autocast), as issue 33 asks; the matrix
+# keeps float32 (its figures compare across sessions); TORCH_ARGS=" " for none
+TORCH_ARGS=${TORCH_ARGS:---amp}
 # fixtures: on request (PHASES=...fixtures...): tests/fixtures/gpu/ has them,
 # and the whole set no longer fits the budget with the matrix's rows
 PHASES=${PHASES:-facts deps build checks matrix torch report}
@@ -139,7 +141,7 @@ fi
 # ---- matrix: where the overhead comes from -------------------------------------------
 if want matrix; then
     phase matrix
-    run_t 240 matrix env B="$B" PY="$PY" REPS="${MX_REPS:-2}" STEPS="${MX_STEPS:-120}" \
+    run_t 320 matrix env B="$B" PY="$PY" REPS="${MX_REPS:-2}" STEPS="${MX_STEPS:-120}" \
         OUTF="$W/logs/matrix.txt" sh "$G/matrix.sh"
     cat "$W/logs/matrix.txt" 2>/dev/null | tee -a "$SUM"
 fi
