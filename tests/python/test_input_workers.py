@@ -7,7 +7,8 @@ fix checked against what was planted:
                     for more workers, and the step it projects is what the
                     program's own clock measures with that many; the step
                     "if the wait were zero" is what it measures with the
-                    slowness removed (within 10 %);
+                    slowness removed, less the wait it still has (the
+                    batch's trip between processes; within 10 %);
   slow transform    an nn.Module transform busy-looping in the worker is
                     named, and the fix is to make it cheaper;
   slow __getitem__  the per-sample time holds the planted wait;
