@@ -671,6 +671,12 @@ const char *pc_cpu_status_changed(cpu_sampler *c)
     return c->status;
 }
 
+void pc_cpu_pause(session *s, bool paused)
+{
+    atomic_store(&s->cpu_paused, paused);
+    pc_session_wake(s);
+}
+
 uint64_t pc_cpu_dropped(const cpu_sampler *c)
 {
     return c ? c->dropped : 0;

@@ -60,6 +60,13 @@ void pc_cpu_drained(cpu_sampler *c);
  * changed since the last call, else NULL.  Static storage of c. */
 const char *pc_cpu_status_changed(cpu_sampler *c);
 
+/* Pause (true) or resume the passes, waking the writer so that it plans
+ * its wake-ups anew: while paused the writer makes no pass and does not
+ * wake for one, as with cpu_interval_ms 0.  Any thread.  For a bench that
+ * measures the sampler's cost in one process (steploop_bench); the
+ * readings after a pause cover the paused time. */
+void pc_cpu_pause(session *s, bool paused);
+
 /* Samples that could not be kept, cumulative. */
 uint64_t pc_cpu_dropped(const cpu_sampler *c);
 

@@ -156,6 +156,7 @@ typedef struct session {
                                    writer may still write after a stop was
                                    asked (shutdown, a signal) */
     _Atomic int cpu_mode;       /* CPU sampler's source, cpusample.h; 0: off */
+    _Atomic int cpu_paused;     /* pc_cpu_pause: no passes, no wake-ups for them */
 
     /* a worker session (prism_init_worker): its index and its parent's
      * identity, written in the header; worker_id -1: not a worker */

@@ -234,7 +234,8 @@ void *pc_writer_main(void *arg)
         take_steps(s);
         /* CPU passes at a fixed rate, written at the next flush: they wake
          * the writer, they do not make it flush */
-        uint64_t cpu_every = pc_cpu_period_ns(w->cpu);
+        uint64_t cpu_every = atomic_load_explicit(&s->cpu_paused, memory_order_relaxed)
+                                 ? 0 : pc_cpu_period_ns(w->cpu);
         if (cpu_every && now >= next_cpu) {
             idle = pc_cpu_pass(w->cpu) ? 0 : idle + 1;
             unsigned shift = idle / IDLE_PASSES;
@@ -245,7 +246,7 @@ void *pc_writer_main(void *arg)
         uint64_t until = next_flush;
         if (next_mem < until)
             until = next_mem;
-        if (pc_cpu_period_ns(w->cpu) && next_cpu < until)
+        if (cpu_every && pc_cpu_period_ns(w->cpu) && next_cpu < until)
             until = next_cpu;
         uint64_t collect = atomic_load_explicit(&s->wake_below, memory_order_relaxed)
                                ? w->last_cycle + COLLECT_NS : UINT64_MAX;
