@@ -27,6 +27,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -478,7 +480,25 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-/* A thread that burns burn_ns, then waits off the CPU until helper_end. */
+/* The state letter of this process's thread tid (R, S, ...), or 0. */
+static char task_state(uint64_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%llu/stat", (unsigned long long)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* A thread that burns burn_ns, then waits off the CPU until helper_end.
+ * Returns once it is blocked there: between its `ready` and its read of
+ * `go` it still runs a little, and on a busy machine a pass could fall in
+ * between and see its reading move afterwards. */
 static void helper_start(helper *h, uint64_t burn_ns)
 {
     memset(h, 0, sizeof *h);
@@ -487,6 +507,8 @@ static void helper_start(helper *h, uint64_t burn_ns)
     assert_int_equal(pipe(h->go), 0);
     assert_int_equal(pthread_create(&h->th, NULL, helper_main, h), 0);
     get1(h->ready[0]);
+    while (task_state(atomic_load(&h->tid)) != 'S')
+        sched_yield();
 }
 
 static void helper_end(helper *h)
