@@ -25,6 +25,31 @@ size_t prism_analysis_training_thread(const prism_analysis *a)
     return a && a->train < a->nthreads ? a->train : SIZE_MAX;
 }
 
+const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops)
+{
+    if (peak_tflops)
+        *peak_tflops = a ? a->peak_tflops : 0;
+    return a && a->torch_device[0] ? a->torch_device : NULL;
+}
+
+bool prism_analysis_is_op(const prism_analysis *a, const char *name)
+{
+    if (!a || !name || !prism_analysis_steps(a)->op_steps)
+        return false;
+    const char *p = name;
+    if (!(*p >= 'a' && *p <= 'z') && *p != '_')
+        return false;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')
+        p++;
+    if (p[0] != ':' || p[1] != ':')
+        return false;
+    const char *q = p += 2;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '_' || *p == '.')
+        p++;
+    return p > q && (*p == 0 || *p == ' ');
+}
+
 double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
 {
     const prism_step_stats *st = prism_analysis_steps(a);

@@ -249,6 +249,7 @@ typedef struct api_wait {
 typedef struct an_step_acc {
     size_t upto;
     uint64_t sampled, zero_len, timed, overlapping, total_ns, reach;
+    uint64_t op_steps;          /* PRISM_STEP_OPS: not timed */
     double mean, m2, sum;       /* sum: of the durations, in step order */
     uint64_t *dur;              /* the timed steps' durations (ns), ascending */
     size_t ndur, dcap;
@@ -304,6 +305,8 @@ struct prism_analysis {
     bool gpu_present;
     bool rings;                 /* threads keep region transitions */
     char gpu_status[160];
+    char torch_device[96];      /* INFO torch.device (the operator window's GPU) */
+    double peak_tflops;         /* INFO torch.peak_tflops (PRISM_PEAK_TFLOPS); 0 none */
     pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;
     uint32_t *kname;            /* name id per kstat */

@@ -164,6 +164,12 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         a->step_stream = (uint32_t)v->v.u;
     } else if (!strcmp(key, "job.world_size") && v->type == PRISM_VAL_UINT) {
         a->world_size = v->v.u;
+    } else if (!strcmp(key, "torch.device") && v->type == PRISM_VAL_TEXT) {
+        snprintf(a->torch_device, sizeof a->torch_device, "%s", v->v.s);
+    } else if (!strcmp(key, "torch.peak_tflops") && v->type == PRISM_VAL_TEXT) {
+        char *end;
+        double p = strtod(v->v.s, &end);
+        a->peak_tflops = end != v->v.s && p > 0 && p < 1e7 ? p : 0;
     } else if (!strncmp(key, "torch.modules.", 14)) {
         folded_info(a, key + 14, v);
     } else if (!strncmp(key, "dataloader.", 11)) {

@@ -233,8 +233,9 @@ uint32_t rules_heaviest_child(const rules_ctx *c, uint32_t i)
     uint32_t best = PRISM_NO_NODE;
     for (uint32_t k = n ? n->first_child : PRISM_NO_NODE; rules_node(c, k);
          k = c->tree->nodes[k].next_sibling)
-        if (best == PRISM_NO_NODE || c->tree->nodes[k].total_ns > c->tree->nodes[best].total_ns)
-            best = k;
+        if ((best == PRISM_NO_NODE || c->tree->nodes[k].total_ns > c->tree->nodes[best].total_ns) &&
+            !prism_analysis_is_op(c->a, c->tree->nodes[k].name))
+            best = k;                   /* (an operator ran in a few steps only) */
     return best;
 }
 

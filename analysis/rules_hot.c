@@ -9,6 +9,7 @@
  * threads each one's heaviest operation, LOW: it runs beside the training
  * loop (data_loading and the wait rules judge whether it stalls it).
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,33 @@ static bool in_input_pipeline(const rules_ctx *c, uint32_t node)
         if (rules_input_like(n->name))
             return true;
     return false;
+}
+
+/* The operator window saw inside it: its heaviest operator's share of its
+ * operators' time (both from the window's steps only), appended to r.
+ * False when no operator ran under it. */
+static bool op_advice(const rules_ctx *c, uint32_t node, char *r, size_t cap)
+{
+    const prism_node *n = rules_node(c, node);
+    uint64_t sum = 0;
+    const prism_node *best = NULL;
+    for (uint32_t k = n ? n->first_child : PRISM_NO_NODE; rules_node(c, k);
+         k = c->tree->nodes[k].next_sibling) {
+        const prism_node *ch = &c->tree->nodes[k];
+        if (!prism_analysis_is_op(c->a, ch->name))
+            continue;
+        sum += ch->total_ns;
+        if (!best || ch->total_ns > best->total_ns)
+            best = ch;
+    }
+    if (!best || !sum)
+        return false;
+    uint64_t w = prism_analysis_steps(c->a)->op_steps;
+    rules_put(r, cap, "%sIn the operator window (%" PRIu64 " step%s), %.0f%% of its operators' "
+              "time is in '%s' (%s a step).", *r ? " " : "", w, w == 1 ? "" : "s",
+              100.0 * (double)best->total_ns / (double)sum, best->name,
+              DUR((double)best->total_ns / (double)(w ? w : 1)));
+    return true;
 }
 
 static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, prism_bottleneck *b)
@@ -69,11 +97,13 @@ static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, pris
                                "loops), lower precision, or fewer calls with more work each.");
     const prism_node *n = rules_node(c, node);
     const prism_node *ch = rules_node(c, rules_heaviest_child(c, node));
-    if (ch && n->total_ns)
+    bool child = ch && n->total_ns;
+    if (child)
         rules_put(r, cap, "%sIts own code takes the time; its heaviest child '%s' has %.1f%% "
                   "of it.", *r ? " " : "", rules_leaf(ch->name),
                   100.0 * (double)ch->total_ns / (double)n->total_ns);
-    else if (!*r)
+    bool empty = !*r;
+    if (!op_advice(c, node, r, cap) && !child && empty)
         rules_put(r, cap, "It has no instrumented children: add regions inside '%s' or "
                   "sample it (perf, py-spy) to see where the time goes.", nm);
 }

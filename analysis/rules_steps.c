@@ -112,8 +112,9 @@ size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
     double excess = 0, slow_sum = 0;    /* in step order */
     for (size_t i = 0; i < st->nseries; i++) {
         const prism_step *s = &st->series[i];
-        if (s->end <= s->start || (double)(s->end - s->start) <= thr)
-            continue;
+        if (s->end <= s->start || (double)(s->end - s->start) <= thr ||
+            (s->flags & PRISM_STEP_OPS))
+            continue;                   /* (the operator window's are not timed) */
         double d = (double)(s->end - s->start);
         ix[k++] = s->index;
         excess += d - med;

@@ -230,6 +230,10 @@ static void acc_add(prism_analysis *a)
             c->unordered = true;
         if (s->flags & PRISM_STEP_SAMPLED)
             c->sampled++;
+        if (s->flags & PRISM_STEP_OPS) {        /* slowed by the operator window */
+            c->op_steps++;
+            continue;
+        }
         if (s->end <= s->start) {       /* zero length, or moved there */
             c->zero_len++;
             continue;
@@ -274,6 +278,7 @@ static void step_stats(prism_analysis *a, prism_step_stats *st)
     st->sampled = c->sampled;
     st->zero_len = c->zero_len;
     st->timed = c->timed;
+    st->op_steps = c->op_steps;
     st->overlapping = c->overlapping;
     st->total_ns = c->total_ns;
     st->mean_ns = c->timed ? c->mean : 0;

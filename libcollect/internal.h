@@ -195,6 +195,7 @@ typedef struct session {
      * of their own, away from what the writer keeps writing */
     _Alignas(64) uint64_t step_index, epoch;
     uint64_t step_start;
+    uint32_t step_flags;        /* prism__step_flag: the open step's extra flags */
     uint64_t step_mark;         /* prism__step_mark: where the step's work ended
                                    (0: none); an open step ends there at shutdown */
     bool in_step;
@@ -239,6 +240,8 @@ PRISM_API void prism__step_mark(void);
 /* Forget the open step: no record (a step begun by a DataLoader's next()
  * that raised StopIteration: the epoch ended, no iteration began). */
 PRISM_API void prism__step_cancel(void);
+/* Flags (PRISM_STEP_OPS) for the open step's record. */
+PRISM_API void prism__step_flag(uint32_t bits);
 /* The calling thread marks the steps (INFO steps.thread): the zero-code
  * PyTorch step learns which thread trains at its first optimizer step,
  * after another thread's forward may have begun the first step. */

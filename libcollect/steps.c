@@ -108,6 +108,7 @@ void prism_step_begin(void)
     s->step_rec = s->cfg.collect_timing && sampled(s, s->step_index);
     s->step_start = prism__now();
     s->step_mark = 0;
+    s->step_flags = 0;
     atomic_store_explicit(&prism__on, s->step_rec ? 1 : 0, memory_order_relaxed);
 }
 
@@ -115,7 +116,8 @@ void prism_step_begin(void)
 static void end_at(session *s, uint64_t ticks_end)
 {
     step_rec r = { .ticks = s->step_start, .ticks_end = ticks_end, .index = s->step_index,
-                   .epoch = s->epoch, .flags = s->step_rec ? PRISM_STEP_SAMPLED : 0 };
+                   .epoch = s->epoch,
+                   .flags = (s->step_rec ? PRISM_STEP_SAMPLED : 0) | s->step_flags };
     if (!atomic_load(&s->stopping)) {   /* else the writer is gone or going */
         if (!ring_put(&s->steps, &r))
             spill(s, &r);
@@ -154,6 +156,13 @@ void prism__step_cancel(void)
     s->step_mark = 0;
     if (!atomic_load(&s->stopping) && !atomic_load(&s->failed))
         atomic_store_explicit(&prism__on, s->cfg.collect_timing ? 1 : 0, memory_order_relaxed);
+}
+
+void prism__step_flag(uint32_t bits)
+{
+    session *s = prism__s;
+    if (s && s->in_step && !session_forked(s))
+        s->step_flags |= bits & PRISM_STEP_OPS;
 }
 
 void prism__step_thread(void)

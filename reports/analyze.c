@@ -392,7 +392,11 @@ static void summary(FILE *f, const char *path, const prism_analysis *a)
     job_line(f, a);
     status_lines(f, a);
     if (st->count) {
-        fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
+        if (st->op_steps)
+            fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled; %" PRIu64 " in the operator "
+                    "window, left out of the step times)\n", st->count, st->sampled, st->op_steps);
+        else
+            fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
         char bad[4][VERDICT_LINE];
         int nbad = verdict_step_problems(st, bad, 4);
         for (int i = 0; i < nbad; i++)
@@ -655,6 +659,7 @@ void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
     fputc('\n', f);
     top_ops(f, a, width);
     fputc('\n', f);
+    analyze_ops_txt(f, a);
     bottlenecks(f, a);
     fputc('\n', f);
     gpu(f, a, width);

@@ -220,6 +220,8 @@ static void step_item(pb_json *w, const prism_step *p)
     pb_json_kuint(w, "start_ns", p->start);
     pb_json_kuint(w, "duration_ns", p->end >= p->start ? p->end - p->start : 0);
     pb_json_kbool(w, "sampled", (p->flags & PRISM_STEP_SAMPLED) != 0);
+    if (p->flags & PRISM_STEP_OPS)
+        pb_json_kbool(w, "ops", true);      /* in the operator window: not timed */
     pb_json_end_object(w);
 }
 
@@ -239,6 +241,8 @@ static void steps(pb_json *w, const prism_analysis *a, size_t max_series)
     report_json_kns(w, "max_ns", s->max_ns);
     report_json_kns(w, "std_ns", s->std_ns);
     pb_json_kuint(w, "timed", s->timed);
+    if (s->op_steps)
+        pb_json_kuint(w, "op_steps", s->op_steps);
     pb_json_kuint(w, "bad_order", s->bad_order);
     pb_json_kuint(w, "zero_len", s->zero_len);
     pb_json_kuint(w, "overlapping", s->overlapping);
@@ -466,6 +470,8 @@ static void ops(pb_json *w, const prism_analysis *a, pb_buf *path)
         pb_json_kuint(w, "total_ns", op[i].total_ns);
         pb_json_kuint(w, "self_ns", op[i].self_ns);
         pb_json_kdouble(w, "share", op[i].share);
+        if (prism_analysis_is_op(a, op[i].name))
+            pb_json_kbool(w, "op", true);       /* the operator window's: its steps only */
         report_path(t, op[i].node, '/', false, path);
         pb_json_kstring(w, "heaviest_path", op[i].node < t->count ? pb_buf_str(path) : NULL);
         if (op[i].node < t->count && (t->nodes[op[i].node].flags & PRISM_NODE_UNATTRIBUTED))
@@ -593,6 +599,7 @@ static bool analyze_members(pb_json *w, const char *path, const prism_analysis *
     workers_json(w, a);
     work(w, a);
     ops(w, a, &p);
+    analyze_ops_json(w, a, &p);
     sampled(w, a, &p);
     bottlenecks(w, a, &p);
     gpu(w, a);

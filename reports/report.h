@@ -137,6 +137,11 @@ void report_json_reader(pb_json *w, const prism_analysis *a);
 /* "cpu_load": who used the CPUs (prism_cpu_load), in cores; null when the
  * file says nothing. */
 void report_json_cpu_load(pb_json *w, const prism_cpu_load *l);
+
+/* The operator window (analyze_ops.c): analyze's text section (nothing
+ * when the file has no window steps) and its JSON "op_window" (null). */
+void analyze_ops_txt(FILE *f, const prism_analysis *a);
+void analyze_ops_json(pb_json *w, const prism_analysis *a, pb_buf *path);
 /* One bottleneck object; its path is looked up in t (the tree of the
  * analysis it came from). */
 void report_json_bottleneck(pb_json *w, const prism_bottleneck *b, const prism_tree *t,

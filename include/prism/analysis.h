@@ -149,6 +149,8 @@ typedef struct prism_step_stats {
     uint64_t bad_order, zero_len, overlapping, dup_index;
     const prism_step *series;  /* every step, in start order                    */
     size_t nseries;
+    uint64_t op_steps;         /* steps in the operator window (PRISM_STEP_OPS):
+                                  counted, left out of timed and the durations */
 } prism_step_stats;
 
 /* The leak verdict on one memory series (prism_leak_fit says how). */
@@ -390,6 +392,18 @@ PRISM_API const prism_sampled *prism_analysis_sampled(const prism_analysis *a, u
  * (prism_analysis_tree) when the profile has no stack samples.  Valid until
  * the next refresh. */
 PRISM_API const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a);
+
+/* The GPU the operator window's process ran on (INFO torch.device: torch's
+ * name for it, e.g. "NVIDIA H100 80GB HBM3"), NULL when none; *peak_tflops
+ * the peak the program was told to judge MFU against (INFO
+ * torch.peak_tflops, PRISM_PEAK_TFLOPS), 0 when none. */
+PRISM_API const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops);
+
+/* Is `name` an operator of the operator window (the file has steps in it,
+ * PRISM_STEP_OPS, and the name reads "ns::op", maybe followed by " [shapes]"
+ * and a dtype: "aten::mm [512x4096, 4096x128] f32")?  Its node holds that
+ * operator's time in the window's steps only (prism_step_stats.op_steps). */
+PRISM_API bool prism_analysis_is_op(const prism_analysis *a, const char *name);
 
 /* The run's time outside its steps (wall span = steps + before the first +
  * between steps + after the last; overlapping steps counted once), and the

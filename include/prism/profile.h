@@ -158,13 +158,17 @@ typedef struct prism_counter {
     union { int64_t i; double f; } v;
 } prism_counter;
 
-enum { PRISM_STEP_SAMPLED = 1u };
+/* PRISM_STEP_SAMPLED: its regions were recorded (sample_rate);
+ * PRISM_STEP_OPS: it ran in the operator window (Python: every PyTorch
+ * operator recorded as a region, docs/PYTHON.md), so it is slower than
+ * the others and left out of the step-time figures. */
+enum { PRISM_STEP_SAMPLED = 1u, PRISM_STEP_OPS = 2u };
 
 typedef struct prism_step {
     uint64_t start, end;         /* ns                                        */
     uint64_t index;              /* global step number, from 0                */
     uint64_t epoch;
-    uint32_t flags;              /* PRISM_STEP_SAMPLED                        */
+    uint32_t flags;              /* PRISM_STEP_SAMPLED, PRISM_STEP_OPS        */
 } prism_step;
 
 #define PRISM_NO_STEP UINT64_MAX

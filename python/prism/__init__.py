@@ -63,7 +63,17 @@ def init(output=None, **config):
     """
     if output is not None:
         config["output"] = output
+    for k in ("op_steps", "op_warmup", "op_every"):
+        if k in config:
+            v = config.pop(k)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ValueError("%s must be an int >= 0, not %r" % (k, v))
+            _op_config[k] = v
     return _prism.init(config)
+
+
+# the operator window's keywords (prism._torch_ops): op_steps, op_warmup, op_every
+_op_config = {}
 
 
 def step(index=None):

@@ -33,6 +33,10 @@ training (automatic), CUDA activity through CUPTI, memory.
       --policy P         drop | wait when buffers run out
       --buffer-mb N      event buffers, all threads together
       --depth N          module levels below the model to record (default: all)
+      --op-steps N       the operator window: every PyTorch operator as a region,
+                         with shapes and FLOPs, for N training steps (default 0: off)
+      --op-warmup N      ... after N steps (default 10)
+      --op-every K       ... and again every K steps (default 0: once)
       --no-torch         no automatic PyTorch instrumentation
   (module regions are adaptive: modules too small for their hooks are folded into
   their parents after 5 steps; PRISM_TORCH_MODULES=all keeps every module,
@@ -58,6 +62,9 @@ _OPTS = {
     "active-steps": ("active_steps", int),
     "policy": ("policy", str),
     "buffer-mb": ("buffer_mb", int),
+    "op-steps": ("op_steps", int),
+    "op-warmup": ("op_warmup", int),
+    "op-every": ("op_every", int),
 }
 
 

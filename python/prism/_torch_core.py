@@ -12,6 +12,7 @@ import weakref
 import torch as _torch
 
 import prism
+from prism import _torch_ops
 
 
 def _like(fn, orig, label):
@@ -151,6 +152,7 @@ def _begin():
     _Steps.tail = False
     _Adapt.fresh = True
     prism.step_begin()
+    _torch_ops.on_step_begin()
     return True
 
 
@@ -164,6 +166,7 @@ def _end_tail():
     tail ends here."""
     if _Steps.open and _Steps.tail and _Steps.thread == _get_ident():
         _Steps.open = _Steps.tail = False
+        _torch_ops.on_eval()
         prism.step_end()
 
 
@@ -171,6 +174,7 @@ def _cancel():
     """A step begun for nothing (the loader's StopIteration): forgotten."""
     if _Steps.open and not _Steps.tail and _Steps.thread == _get_ident():
         _Steps.open = False
+        _torch_ops.on_cancel()
         prism._prism._step_cancel()
 
 

@@ -72,6 +72,7 @@ static PyObject *py_step_end(PyObject *m, PyObject *u)
 
 void prism__step_mark(void);       /* libcollect/internal.h */
 void prism__step_cancel(void);
+void prism__step_flag(uint32_t bits);
 void prism__step_thread(void);
 
 static PyObject *py_step_thread(PyObject *m, PyObject *u)
@@ -85,6 +86,13 @@ static PyObject *py_step_cancel(PyObject *m, PyObject *u)
 {
     (void)m, (void)u;
     prism__step_cancel();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_step_ops(PyObject *m, PyObject *u)
+{
+    (void)m, (void)u;
+    prism__step_flag(PRISM_STEP_OPS);
     Py_RETURN_NONE;
 }
 
@@ -739,6 +747,8 @@ static PyMethodDef methods[] = {
     { "_step_cancel", py_step_cancel, METH_NOARGS, "Forget the open step (no record)." },
     { "_step_thread", py_step_thread, METH_NOARGS,
       "The calling thread marks the steps (INFO steps.thread)." },
+    { "_step_ops", py_step_ops, METH_NOARGS,
+      "The open step runs in the operator window (PRISM_STEP_OPS in its record)." },
     { "_step_mark", py_step_mark, METH_NOARGS,
       "The open step's work ended here: at shutdown an open step ends at its mark." },
     { "_info", PRISM_PYFN(py_info), METH_FASTCALL,
