@@ -235,8 +235,22 @@ def finish():
     _deactivate()
 
 
+def _in_child():
+    """A fork()ed child (a DataLoader worker forked in a window step, which
+    inherits the mode on its one thread): no window there, ever."""
+    m, _Ops.mode = _Ops.mode, None
+    _Ops.steps = 0
+    if m is not None and _top_is(m):
+        try:
+            m.__exit__(None, None, None)
+        except Exception:
+            pass
+
+
 import atexit as _atexit             # noqa: E402
 _atexit.register(finish)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_in_child)
 
 
 def _info():

@@ -5,7 +5,13 @@ its matrix products per training step, counted here from the layer sizes
 (2 a multiply-add; forward, and backward's input and weight gradients),
 the ground truth for the profile's FLOPs.
 
-    ops_train.py STEPS [--compile]
+    ops_train.py STEPS [--compile] [--loader]
+
+--loader: the batches come from a DataLoader with 2 forked worker
+processes, 2 batches an epoch, so that a new epoch's workers are forked in
+a step's tail; each sample says whether a dispatch mode was active where
+it was made (TRUTH "worker_modes": how many were: the workers must not
+inherit the window).
 """
 import json
 import sys
@@ -54,8 +60,33 @@ opt = torch.optim.SGD(model.parameters(), lr=0.05)
 x = torch.randn(B, T, D)
 y = torch.randint(0, C, (B,))
 losses = []
+worker_modes = 0
+
+
+class Data(torch.utils.data.Dataset):
+    def __len__(self):
+        return 2 * B
+
+    def __getitem__(self, i):
+        from torch.utils._python_dispatch import _get_current_dispatch_mode
+        return x[i % B], y[i % B], int(_get_current_dispatch_mode() is not None)
+
+
+def batches():
+    if "--loader" not in sys.argv:
+        while True:
+            yield x, y, torch.zeros(1)
+    loader = torch.utils.data.DataLoader(Data(), batch_size=B, num_workers=2)
+    while True:
+        for b in loader:
+            yield b
+
+
+it = batches()
 for _ in range(steps):
-    loss = torch.nn.functional.cross_entropy(model(x), y)
+    xb, yb, modes = next(it)
+    worker_modes += int(modes.sum())
+    loss = torch.nn.functional.cross_entropy(model(xb), yb)
     loss.backward()
     opt.step()
     opt.zero_grad()
@@ -73,4 +104,4 @@ fwd = sum(mm(*s) for s in fwd_lin) + 2 * 2 * B * mm(T, D, T)
 # backward: each linear's weight gradient; its input gradient except the
 # first's (x needs none); each bmm's two input gradients
 bwd = sum(mm(*s) for s in fwd_lin) + sum(mm(*s) for s in fwd_lin[1:]) + 2 * 2 * 2 * B * mm(T, D, T)
-print("TRUTH " + json.dumps({"losses": losses, "flops": fwd + bwd}))
+print("TRUTH " + json.dumps({"losses": losses, "flops": fwd + bwd, "worker_modes": worker_modes}))
