@@ -45,8 +45,10 @@ attr_t flame_frame_attr(const ui *u, const prism_node *nd, size_t parity, bool s
     int pair;
     if (hit) {
         pair = CP_FMATCH;
-    } else if (nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED)) {
-        pair = CP_DIM;              /* `(outside regions)`, "~ " sampled: no region */
+    } else if ((nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED)) ||
+               prism_analysis_is_op(u->a, nd->name)) {
+        pair = CP_DIM;              /* `(outside regions)`, "~ " sampled: no region;
+                                       an operator: the operator window's steps only */
     } else if (nd->cpu_known_ns) {
         /* measured wait vs work: running hot, mixed warm, waiting cool */
         double on = (double)(nd->oncpu_ns + nd->runq_ns) / (double)nd->cpu_known_ns;

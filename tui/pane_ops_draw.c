@@ -79,6 +79,8 @@ static void draw_row(ui *u, ops_st *s, const ui_rect *r, int y, size_t i, const 
     attr_t name_at = base;
     if (hit)
         name_at = sel || !u->color ? base | A_BOLD | A_UNDERLINE : ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD;
+    else if (!sel && prism_analysis_is_op(u->a, name))
+        name_at = ui_attr(u, CP_DIM, A_DIM);            /* the operator window's steps only */
     if (sel)
         ui_fill(r, y, base);
     if (!op) {                          /* compare: only the other side has it */

@@ -274,13 +274,15 @@ static void row(ui *u, tree_st *s, const ui_rect *r, int y, size_t i, const int 
         name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);
     else if (hit)
         name_at = sel || !u->color ? base | A_BOLD | A_UNDERLINE : ui_attr(u, CP_HIGH, A_BOLD) | A_BOLD;
-    else if (nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED))
+    bool op = nd && prism_analysis_is_op(u->a, nd->name);   /* the operator window's */
+    if (nd && !hit && (op || (nd->flags & (PRISM_NODE_UNATTRIBUTED | PRISM_NODE_SAMPLED))))
         name_at = sel ? base : ui_attr(u, CP_DIM, A_DIM);  /* no region: outside, "~ " sampled */
     if (sel)
         ui_fill(r, y, base);
     char buf[512];
     int w = cw[TC_NAME], indent = indent_of(row_depth(s, i), w);
     const char *mark = !nd ? "  "
+                       : op && !tv_has_children(tv, n) ? (u->utf8 ? "\u2218 " : "o ")
                        : !tv_has_children(tv, n) ? (u->utf8 ? "\u00b7 " : ". ")
                        : tv_expanded(tv, n)      ? (u->utf8 ? "\u25be " : "- ")
                                                  : (u->utf8 ? "\u25b8 " : "+ ");
@@ -380,8 +382,9 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
         snprintf(seg[0], sizeof seg[0], "mean %s", a);
         snprintf(seg[1], sizeof seg[1], "std %s", b);
         snprintf(seg[2], sizeof seg[2], "max %s", c);
-        snprintf(seg[3], sizeof seg[3], "in %llu steps%s", (unsigned long long)mn->steps_seen,
-                 scope);
+        snprintf(seg[3], sizeof seg[3], "in %llu %s%s", (unsigned long long)mn->steps_seen,
+                 prism_analysis_is_op(u->a, nd->name) ? "steps of the operator window only"
+                                                      : "steps", scope);
         cmpv_segments(r, y + 4, 7, A_NORMAL, seg, 4);
     } else {
         ui_print(r, y + 4, 7, A_NORMAL, "not seen in a sampled step");
