@@ -20,10 +20,11 @@ import os
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
-from pyutil import B, PRISM_TOP, clean_env, run_py
+from pyutil import B, PRISM_TOP, clean_env, run_py, torch_skip
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -328,6 +329,48 @@ class HtmlCompare(PageTest):
         steps = b.js("Array.from(document.querySelectorAll('#summary tbody tr'))"
                      ".find(r => r.cells[0].textContent === 'steps').cells[2].textContent")
         self.assertEqual(steps, str(j["new"]["steps"]))
+
+
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+@unittest.skipIf(torch_skip(), torch_skip() or "")
+class HtmlOpWindow(PageTest):
+    """A run with the operator window (python -m prism --op-steps 3 on
+    tests/python/ops_train.py, which counts its own FLOPs): the page's
+    Operator window section gives the steps, the FLOPs a step (the script's
+    count) and the heaviest operators and FLOP regions of the JSON report."""
+
+    prefix = "prism-htmlo-"
+
+    @classmethod
+    def make_page(cls):
+        cls.profile = os.path.join(cls.dir, "ops.cbor")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops_train.py")
+        p = subprocess.run([sys.executable, "-m", "prism", "-o", cls.profile, "--op-steps", "3",
+                            "--op-warmup", "2", script, "6"], env=clean_env(),
+                           capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        line = [l for l in p.stdout.splitlines() if l.startswith("TRUTH ")][-1]
+        cls.truth = json.loads(line[6:])
+        cls.page = os.path.join(cls.dir, "report.html")
+        cls.report("analyze", "--format", "html", "-o", cls.page, cls.profile)
+        cls.json = cls.report("analyze", "--format", "json", cls.profile)
+
+    def test_operator_window_section(self):
+        b, w = self.browser, self.json["op_window"]
+        self.quiet()
+        self.assertEqual(b.js("document.querySelector('#opwindow h2').textContent"),
+                         "Operator window: steps 2-4 (3 steps, left out of the step times)")
+        line = b.js("document.querySelector('#opwindow .oline').textContent")
+        self.assertTrue(line.startswith("FLOPs a step: %s MFLOP, mostly f32; achieved "
+                                        % float("%.3g" % (self.truth["flops"] / 1e6))), line)
+        self.assertNotIn("MFU", line)                # no GPU
+        ops = b.js("Array.from(document.querySelectorAll('#opwindow table.opheavy tbody tr'))"
+                   ".map(r => r.cells[0].textContent)")
+        self.assertEqual(ops, [o["name"] for o in w["heaviest"]])
+        self.assertTrue(all(o.startswith("aten::") for o in ops), ops)
+        regions = b.js("Array.from(document.querySelectorAll('#opwindow table.opregions tbody "
+                       "tr')).map(r => r.cells[0].textContent)")
+        self.assertEqual(regions, [r["path"] for r in w["regions"]])
 
 
 @unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
