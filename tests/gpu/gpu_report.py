@@ -249,7 +249,7 @@ def main():
     say("== PyTorch training, same script (%s steps), five ways" % base.get("steps", "?"))
     say("%-14s %4s %8s %10s %9s %9s" % ("run", "rc", "wall_s", "ms/step", "vs plain", "export_s"))
     for name in ("torch_plain", "torch_prismrun", "torch_pym", "torch_prismtorch",
-                 "torch_torchprof", "torch_plain2",
+                 "torch_torchprof", "torch_plain2", "torch_ops",
                  "torch_coexist", "torch_prismrun_nofin", "torch_pym_nofin"):
         r = runs.get(name)
         if not r:

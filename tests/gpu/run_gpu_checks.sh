@@ -19,7 +19,9 @@
 #           module), cuda_train_plain (nvcc -DCUDA_TRAIN_PLAIN)
 #   checks  tests/gpu/checks.sh: samples/cuda_train under prism-run
 #   torch   tests/gpu/torch_train.py five ways, timed: plain, prism-run,
-#           python -m prism, prism.torch, torch.profiler (CPU+CUDA); plain again
+#           python -m prism, prism.torch, torch.profiler (CPU+CUDA); plain again;
+#           python -m prism --op-steps 5 (the operator window: its section of
+#           analyze, with the MFU)
 #   matrix  tests/gpu/matrix.sh: where the overhead comes from (one part
 #           of PRISM on at a time, interleaved rounds, medians, ratios)
 #   fixtures (only when PHASES names it) short runs kept as test fixtures
@@ -180,9 +182,17 @@ if want torch; then
     torch_run torch_torchprof 100 "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS \
         --torch-profiler "$W/prof/torch_trace.json.gz"
     torch_run torch_plain2 75 "$PY" "$TR" --steps "$STEPS" $TORCH_ARGS
-    for n in torch_prismrun torch_pym torch_prismtorch; do
+    # the operator window (issue 35) on the GPU: operators under modules with
+    # their CUDA time, the FLOPs and the MFU against the device's table peak
+    torch_run torch_ops 75 env "$PP" "$PY" -m prism -o "$W/prof/torch_ops.cbor" --op-steps 5 \
+        --op-warmup 10 "$TR" --steps "$STEPS" $TORCH_ARGS
+    for n in torch_prismrun torch_pym torch_prismtorch torch_ops; do
         [ -f "$W/prof/$n.cbor" ] && say "  $n: $(status_of "$W/prof/$n.cbor" | cut -c1-160)"
     done
+    if [ -f "$W/prof/torch_ops.cbor" ]; then
+        "$B/bin/prism-top" analyze "$W/prof/torch_ops.cbor" 2>&1 |
+            sed -n '/^Operator window/,/^$/p' | head -30 | while IFS= read -r l; do say "  $l"; done
+    fi
 fi
 
 # ---- report ---------------------------------------------------------------------------
