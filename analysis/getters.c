@@ -25,6 +25,11 @@ size_t prism_analysis_training_thread(const prism_analysis *a)
     return a && a->train < a->nthreads ? a->train : SIZE_MAX;
 }
 
+const char *prism_analysis_torch_dtype(const prism_analysis *a)
+{
+    return a && a->torch_dtype[0] ? a->torch_dtype : NULL;
+}
+
 const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops)
 {
     if (peak_tflops)

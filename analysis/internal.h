@@ -306,6 +306,7 @@ struct prism_analysis {
     bool rings;                 /* threads keep region transitions */
     char gpu_status[160];
     char torch_device[96];      /* INFO torch.device (the operator window's GPU) */
+    char torch_dtype[16];       /* INFO torch.ops.dtype (flop_steps: no operator names) */
     double peak_tflops;         /* INFO torch.peak_tflops (PRISM_PEAK_TFLOPS); 0 none */
     pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;

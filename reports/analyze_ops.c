@@ -168,13 +168,19 @@ static bool opwin_of(const prism_analysis *a, opwin *w)
             !(n->parent < t->count && prism_analysis_is_op(a, t->nodes[n->parent].name)))
             w->flops += n->flops;
     }
-    w->flops /= ws;
     size_t best = 0;
     for (size_t k = 1; k < ndt; k++)
         if (dt[k].flops > dt[best].flops)
             best = k;
     if (ndt)
         snprintf(w->dtype, sizeof w->dtype, "%s", dt[best].name);
+    if (!(w->flops > 0)) {      /* flop_steps: counted into the regions, no operators */
+        w->flops = prism_analysis_work(a)->flops;
+        const char *d = prism_analysis_torch_dtype(a);
+        if (d && !w->dtype[0])
+            snprintf(w->dtype, sizeof w->dtype, "%s", d);
+    }
+    w->flops /= ws;
     size_t n;
     const prism_op *op = prism_analysis_ops(a, &n);
     for (size_t i = 0; op && i < n; i++) {
@@ -223,9 +229,14 @@ void analyze_ops_txt(FILE *f, const prism_analysis *a)
     if (!opwin_of(a, &w))
         return;
     char b1[32], b2[32];
-    fprintf(f, "Operator window: steps %" PRIu64 "-%" PRIu64 " (%" PRIu64 " step%s, left out "
-            "of the step times); %zu operators, every figure a window step's\n",
-            w.first, w.last, w.steps, w.steps == 1 ? "" : "s", w.ops);
+    if (w.ops)
+        fprintf(f, "Operator window: steps %" PRIu64 "-%" PRIu64 " (%" PRIu64 " step%s, left "
+                "out of the step times); %zu operators, every figure a window step's\n",
+                w.first, w.last, w.steps, w.steps == 1 ? "" : "s", w.ops);
+    else                                /* flop_steps: FLOPs without operator regions */
+        fprintf(f, "FLOP count: steps %" PRIu64 "-%" PRIu64 " (%" PRIu64 " step%s, left out of "
+                "the step times; no operator regions), every figure a counted step's\n",
+                w.first, w.last, w.steps, w.steps == 1 ? "" : "s");
     if (w.flops > 0) {
         char b3[32];
         fmt_ns(b1, sizeof b1, w.step_ns);

@@ -398,6 +398,9 @@ PRISM_API const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a)
  * the peak the program was told to judge MFU against (INFO
  * torch.peak_tflops, PRISM_PEAK_TFLOPS), 0 when none. */
 PRISM_API const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops);
+/* The dtype holding most of the FLOPs of a FLOP count without operator
+ * regions (INFO torch.ops.dtype: "bf16", "f32", ...), NULL when none. */
+PRISM_API const char *prism_analysis_torch_dtype(const prism_analysis *a);
 
 /* Is `name` an operator of the operator window (the file has steps in it,
  * PRISM_STEP_OPS, and the name reads "ns::op", maybe followed by " [shapes]"

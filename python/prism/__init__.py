@@ -55,7 +55,9 @@ def init(output=None, **config):
     buffer_mb, policy ('drop' or 'wait'), output, output_dir,
     bottleneck_threshold_pct, memory_leak_threshold_mb), applied over the
     defaults and then the PRISM_* environment; and stack_hz, the Python
-    stack sampler's rate (PRISM_STACK_HZ, default 100; 0 = off).  An unknown name raises
+    stack sampler's rate (PRISM_STACK_HZ, default 100; 0 = off); op_steps,
+    op_warmup, op_every, flop_steps: prism.torch's operator window and FLOP
+    count (docs/PYTHON.md, "The operator window"; off by default).  An unknown name raises
     TypeError, a bad value ValueError.  One session per process: a second
     call while one runs (or after PRISM_OUTPUT / PRISM_ENABLED=1 started it
     as the module loaded) does nothing and returns True; a call after
@@ -63,7 +65,7 @@ def init(output=None, **config):
     """
     if output is not None:
         config["output"] = output
-    for k in ("op_steps", "op_warmup", "op_every"):
+    for k in ("op_steps", "op_warmup", "op_every", "flop_steps"):
         if k in config:
             v = config.pop(k)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -72,7 +74,8 @@ def init(output=None, **config):
     return _prism.init(config)
 
 
-# the operator window's keywords (prism._torch_ops): op_steps, op_warmup, op_every
+# the operator window's keywords (prism._torch_ops): op_steps, op_warmup,
+# op_every, flop_steps
 _op_config = {}
 
 

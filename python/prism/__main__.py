@@ -37,6 +37,8 @@ training (automatic), CUDA activity through CUPTI, memory.
                          with shapes and FLOPs, for N training steps (default 0: off)
       --op-warmup N      ... after N steps (default 10)
       --op-every K       ... and again every K steps (default 0: once)
+      --flop-steps N     without --op-steps: count FLOPs (per module, no operator
+                         regions) for N steps, at the same place
       --no-torch         no automatic PyTorch instrumentation
   (module regions are adaptive: modules too small for their hooks are folded into
   their parents after 5 steps; PRISM_TORCH_MODULES=all keeps every module,
@@ -65,6 +67,7 @@ _OPTS = {
     "op-steps": ("op_steps", int),
     "op-warmup": ("op_warmup", int),
     "op-every": ("op_every", int),
+    "flop-steps": ("flop_steps", int),
 }
 
 

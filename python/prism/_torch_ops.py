@@ -64,6 +64,8 @@ class _Ops:
     regions = {}                # (op, shapes, dtype) -> Region
     names_full = False
     configured = False
+    flops_only = False          # flop_steps: FLOPs counted, no operator regions
+    dtype_flops = {}            # ... and by the dtype of their first tensor
 
 
 def _env_int(name, default):
@@ -86,12 +88,19 @@ def _check(name, v):
     return v
 
 
-def configure(op_steps=None, op_warmup=None, op_every=None):
+def configure(op_steps=None, op_warmup=None, op_every=None, flop_steps=None):
     """The window from the keywords, else PRISM_OP_STEPS / PRISM_OP_WARMUP /
-    PRISM_OP_EVERY, else off.  A bad keyword raises ValueError; a bad
-    variable warns once and keeps the default."""
+    PRISM_OP_EVERY / PRISM_FLOP_STEPS, else off.  A bad keyword raises
+    ValueError; a bad variable warns once and keeps the default.  flop_steps
+    (without op_steps): the same window counting FLOPs only, no operator
+    regions."""
     _Ops.steps = (_check("op_steps", op_steps) if op_steps is not None
                   else _env_int("PRISM_OP_STEPS", 0))
+    flops = (_check("flop_steps", flop_steps) if flop_steps is not None
+             else _env_int("PRISM_FLOP_STEPS", 0))
+    _Ops.flops_only = not _Ops.steps and flops > 0
+    if _Ops.flops_only:
+        _Ops.steps = flops
     _Ops.warmup = (_check("op_warmup", op_warmup) if op_warmup is not None
                    else _env_int("PRISM_OP_WARMUP", 10))
     _Ops.every = (_check("op_every", op_every) if op_every is not None
@@ -261,6 +270,10 @@ def _info():
         info("torch.ops.windows", ", ".join("%d-%d" % (a, b) for a, b in _Ops.windows[-64:]))
         info("torch.ops.steps", sum(b - a + 1 for a, b in _Ops.windows))
         info("torch.ops.names", len(_Ops.regions))
+        if _Ops.dtype_flops:                # flop_steps: the dtype holding most FLOPs
+            dt = max(_Ops.dtype_flops, key=_Ops.dtype_flops.get)
+            if dt is not None:
+                info("torch.ops.dtype", _dtype_name(dt))
         if len(_Ops.windows) == 1 and _Ops.windows[0][0] == _Ops.windows[0][1]:
             _device_info(info)
     except Exception:
@@ -389,6 +402,18 @@ if _Mode is not None:
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if kwargs is None:
                 kwargs = {}
+            if _Ops.flops_only:         # flop_steps: into the regions open here
+                out = func(*args, **kwargs)
+                try:
+                    n = _flops(func, args, kwargs, out)
+                    if n:
+                        prism.counter("flops", int(n))
+                        dt = next((a.dtype for a in args if isinstance(a, _torch.Tensor)), None)
+                        _Ops.dtype_flops[dt] = _Ops.dtype_flops.get(dt, 0) + n
+                except Exception as e:
+                    _say("flops", "the FLOP count: FLOPs of %s not counted: %s: %s"
+                         % (_op_name(func), type(e).__name__, e))
+                return out
             try:
                 r = _region(func, args)
             except Exception as e:

@@ -158,6 +158,23 @@ class OpWindow(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("PRISM_OP_STEPS=many is not an integer", p.stderr)
 
+    def test_flop_steps_count_without_operators(self):
+        out = os.path.join(self.dir, "flops.cbor")
+        p = run(["-m", "prism", "-o", out, "--flop-steps", "2", "--op-warmup", "3", SCRIPT,
+                 str(STEPS)])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(truth_of(p.stdout)["losses"], self.truth["losses"])
+        an = json.loads(top("analyze", out, "--format", "json"))
+        w = an["op_window"]
+        self.assertEqual((w["steps"], w["first_step"], w["operators"]), (2, 3, 0))
+        self.assertEqual(int(round(w["flops_per_step"])), self.truth["flops"])
+        self.assertEqual(w["dtype"], "f32")
+        self.assertFalse(any("::" in o["name"] for o in an["ops"]))
+        paths = {r["path"]: r["flops_per_step"] for r in w["regions"]}
+        qkv = [v for k, v in paths.items() if k.endswith("blocks.0.qkv (backward)")]
+        self.assertEqual(qkv, [2 * 2 * 64 * 32 * 96])   # its weight and input gradients
+        self.assertIn("FLOP count: steps 3-4 (2 steps", top("analyze", out))
+
     def test_forked_workers_do_not_inherit_it(self):
         # an epoch's workers are forked in the tail of step 3, a window step
         out = os.path.join(self.dir, "loader.cbor")
