@@ -65,6 +65,8 @@ class _Ops:
     names_full = False
     configured = False
     flops_only = False          # flop_steps: FLOPs counted, no operator regions
+    shapes = True               # op_shapes: shapes in the names
+    count_flops = True          # op_flops: FLOPs counted
     dtype_flops = {}            # ... and by the dtype of their first tensor
 
 
@@ -88,12 +90,16 @@ def _check(name, v):
     return v
 
 
-def configure(op_steps=None, op_warmup=None, op_every=None, flop_steps=None):
+def configure(op_steps=None, op_warmup=None, op_every=None, flop_steps=None, op_shapes=True,
+              op_flops=True):
     """The window from the keywords, else PRISM_OP_STEPS / PRISM_OP_WARMUP /
     PRISM_OP_EVERY / PRISM_FLOP_STEPS, else off.  A bad keyword raises
     ValueError; a bad variable warns once and keeps the default.  flop_steps
     (without op_steps): the same window counting FLOPs only, no operator
-    regions."""
+    regions.  op_shapes / op_flops (ProfilerConfig's record_shapes /
+    with_flops): False names operators without their shapes / counts no
+    FLOPs."""
+    _Ops.shapes, _Ops.count_flops = bool(op_shapes), bool(op_flops)
     _Ops.steps = (_check("op_steps", op_steps) if op_steps is not None
                   else _env_int("PRISM_OP_STEPS", 0))
     flops = (_check("flop_steps", flop_steps) if flop_steps is not None
@@ -343,6 +349,8 @@ def _op_name(func):
 
 def _region(func, args):
     shapes, dt = _shapes(args)
+    if not _Ops.shapes:                 # (the dtype stays: the MFU's peak needs it)
+        shapes = ()
     key = (func, shapes, dt)
     r = _Ops.regions.get(key)
     if r is not None:
@@ -387,6 +395,8 @@ def _flops_small(func, args, out):
 
 
 def _flops(func, args, kwargs, out):
+    if not _Ops.count_flops:
+        return 0
     if _flop_registry is None:
         return _flops_small(func, args, out) if isinstance(out, _torch.Tensor) else 0
     f = _flop_registry.get(getattr(func, "_overloadpacket", None))

@@ -60,8 +60,9 @@ __all__ = [
 
 # Field -> (where it goes, detail).  Kinds: "init" (a prism.init keyword, the
 # detail names it), "instrument" (TrainingProfiler.instrument), "save" (done
-# by TrainingProfiler.save), "session" (how the session is set up), "none"
-# (accepted, no effect: the detail says why).
+# by TrainingProfiler.save), "session" (how the session is set up), "window"
+# (the operator window's, when op_steps turns it on: prism._torch_ops, the
+# detail names its setting), "none" (accepted, no effect: the detail says why).
 FIELD_MAPPING: dict[str, tuple[str, str]] = {
     "enabled": ("init", "enabled"),
     "collect_timing": ("init", "collect_timing"),
@@ -73,8 +74,8 @@ FIELD_MAPPING: dict[str, tuple[str, str]] = {
     "cuda_sync_per_epoch": ("none", "PRISM never synchronises the GPU"),
     "warmup_samples": ("init", "warmup_steps"),
     "active_samples": ("init", "active_steps"),
-    "record_shapes": ("none", "shapes come with the operator window (op_steps), off here"),
-    "with_flops": ("none", "FLOPs come with the operator window (op_steps), off here"),
+    "record_shapes": ("window", "op_shapes"),
+    "with_flops": ("window", "op_flops"),
     "with_modules": ("instrument", "module regions through prism.torch"),
     "output_dir": ("session", "where the unsaved profile is written"),
     "storage_format": ("save", "json: also the analysis as JSON"),
@@ -338,6 +339,9 @@ class TrainingProfiler:
             self.why_not = "profiling is disabled (ProfilerConfig.enabled=False)"
             return
         if prism.recording():
+            for field, (kind, key) in FIELD_MAPPING.items():
+                if kind == "window":
+                    prism._op_config[key] = bool(getattr(self.config, field))
             self._joined = True
             return
         directory = Path(self.config.output_dir) if self.config.output_dir else Path.cwd()
@@ -345,6 +349,9 @@ class TrainingProfiler:
         # Not mkstemp: the collector creates the file itself, with the usual mode.
         name = f".prism-{os.getpid()}-{secrets.token_hex(4)}.cbor.part"
         temp = os.path.abspath(directory / name)
+        for field, (kind, key) in FIELD_MAPPING.items():
+            if kind == "window":            # the window stays off unless op_steps is set
+                prism._op_config[key] = bool(getattr(self.config, field))
         started = prism.init(output=temp.replace("%", "%%"), **self.config.init_kwargs())
         if started and prism.output_path() == temp:
             self._temp = temp

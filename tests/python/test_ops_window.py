@@ -175,6 +175,40 @@ class OpWindow(unittest.TestCase):
         self.assertEqual(qkv, [2 * 2 * 64 * 32 * 96])   # its weight and input gradients
         self.assertIn("FLOP count: steps 3-4 (2 steps", top("analyze", out))
 
+    def test_reference_config_shapes_and_flops(self):
+        # ProfilerConfig's record_shapes / with_flops shape the window, which
+        # only op_steps turns on
+        code = (
+            "import sys, torch\n"
+            "from prism.profiling import ProfilerConfig, TrainingProfiler\n"
+            "torch.manual_seed(0)\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+            "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+            "p = TrainingProfiler(ProfilerConfig(record_shapes=False, with_flops=%s,\n"
+            "                                    output_dir=sys.argv[1]))\n"
+            "p.instrument(m, opt)\n"
+            "x = torch.randn(4, 8); y = torch.randint(0, 2, (4,))\n"
+            "for _ in range(6):\n"
+            "    torch.nn.functional.cross_entropy(m(x), y).backward(); opt.step(); opt.zero_grad()\n"
+            "p.save(sys.argv[2])\n")
+        env = prism_child_env()
+        env.update(PRISM_OP_STEPS="2", PRISM_OP_WARMUP="1")
+        for flops in (True, False):
+            out = os.path.join(self.dir, "ref-%s.cbor" % flops)
+            p = run(["-c", code % flops, self.dir, out], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            w = json.loads(top("analyze", out, "--format", "json"))["op_window"]
+            self.assertEqual(w["steps"], 2)
+            names = [o["name"] for o in w["heaviest"]]
+            self.assertIn("aten::addmm f32", names)          # no shapes, the dtype stays
+            self.assertFalse(any("[" in n for n in names), names)
+            self.assertEqual(w["flops_per_step"] > 0, flops)
+        del env["PRISM_OP_STEPS"]                    # the window is op_steps' to turn on
+        out = os.path.join(self.dir, "ref-off.cbor")
+        p = run(["-c", code % True, self.dir, out], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIsNone(json.loads(top("analyze", out, "--format", "json"))["op_window"])
+
     def test_forked_workers_do_not_inherit_it(self):
         # an epoch's workers are forked in the tail of step 3, a window step
         out = os.path.join(self.dir, "loader.cbor")

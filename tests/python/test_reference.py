@@ -126,6 +126,8 @@ class ConfigTest(unittest.TestCase):
                     self.assertIn("save()", what)
                 elif kind == "instrument":
                     self.assertIn("instrument(", what)
+                elif kind == "window":
+                    self.assertIn("operator window", what)
                 else:
                     self.assertEqual(kind, "session")
                 default = PRISM_DEFAULTS.get(name)
