@@ -5,7 +5,9 @@ its matrix products per training step, counted here from the layer sizes
 (2 a multiply-add; forward, and backward's input and weight gradients),
 the ground truth for the profile's FLOPs.
 
-    ops_train.py STEPS [--compile] [--loader]
+    ops_train.py STEPS [--compile] [--loader] [--amp]
+
+--amp: forward and loss under torch.autocast (CPU, bfloat16).
 
 --loader: the batches come from a DataLoader with 2 forked worker
 processes, 2 batches an epoch, so that a new epoch's workers are forked in
@@ -86,7 +88,8 @@ it = batches()
 for _ in range(steps):
     xb, yb, modes = next(it)
     worker_modes += int(modes.sum())
-    loss = torch.nn.functional.cross_entropy(model(xb), yb)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled="--amp" in sys.argv):
+        loss = torch.nn.functional.cross_entropy(model(xb), yb)
     loss.backward()
     opt.step()
     opt.zero_grad()

@@ -209,6 +209,17 @@ class OpWindow(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIsNone(json.loads(top("analyze", out, "--format", "json"))["op_window"])
 
+    def test_autocast(self):
+        out = os.path.join(self.dir, "amp.cbor")
+        p = run(["-m", "prism", "-o", out, "--op-steps", "2", "--op-warmup", "2", SCRIPT, "5",
+                 "--amp"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        plain = run([SCRIPT, "5", "--amp"])
+        self.assertEqual(truth_of(p.stdout)["losses"], truth_of(plain.stdout)["losses"])
+        w = json.loads(top("analyze", out, "--format", "json"))["op_window"]
+        self.assertEqual(w["dtype"], "bf16")
+        self.assertGreater(w["flops_per_step"], 0)
+
     def test_forked_workers_do_not_inherit_it(self):
         # an epoch's workers are forked in the tail of step 3, a window step
         out = os.path.join(self.dir, "loader.cbor")
