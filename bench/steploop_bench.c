@@ -86,38 +86,47 @@ static double sl_block(const sl_ctx *c, bool on, double *cpu)
     return (double)(t1 - t0) / SL_BLOCK;
 }
 
+/* The loop's data and its passes a region for steps of ~SL_STEP_NS (the
+ * least CPU time of a few blocks: this shared machine's load must not
+ * lengthen the estimate), then a session at the defaults (memory, CPU
+ * sampler, ...) named `name` and the regions' names.  0 when all is set. */
+static int sl_setup(sl_ctx *c, const char *name)
+{
+    *c = (sl_ctx){ .reps = 1 };
+    c->x = malloc((size_t)SL_REGIONS * SL_FLOATS * sizeof *c->x);
+    if (!c->x)
+        return 1;
+    for (size_t i = 0; i < (size_t)SL_REGIONS * SL_FLOATS; i++)
+        c->x[i] = 1.0f;
+    double cpu, t = 0;
+    for (int i = 0; i < 5; i++) {
+        (void)sl_block(c, false, &cpu);
+        t = i == 0 || cpu < t ? cpu : t;
+    }
+    c->reps = t > 0 && SL_STEP_NS / t < 1e6 ? (unsigned)(SL_STEP_NS / t + 0.5) : 1;
+    if (c->reps < 1)
+        c->reps = 1;
+    prism_config cfg;
+    prism_config_default(&cfg);
+    char path[PATH_MAX], nm[32];
+    if (start_session(&cfg, name, path, sizeof path) != 0)
+        return 1;
+    for (unsigned r = 0; r < SL_REGIONS; r++) {
+        snprintf(nm, sizeof nm, "steploop.%u", r);
+        if (!(c->ids[r] = prism_name(nm)))
+            return 1;
+    }
+    return 0;
+}
+
 static int steploop_child(void *vctx, void *vout)
 {
     (void)vctx;
     sl_out *o = vout;
-    sl_ctx c = { .reps = 1 };
-    c.x = malloc((size_t)SL_REGIONS * SL_FLOATS * sizeof *c.x);
-    if (!c.x)
+    sl_ctx c;
+    if (sl_setup(&c, "steploop") != 0)
         return 1;
-    for (size_t i = 0; i < (size_t)SL_REGIONS * SL_FLOATS; i++)
-        c.x[i] = 1.0f;
-    /* passes a region for steps of ~SL_STEP_NS (the least CPU time of a
-     * few blocks: this shared machine's load must not lengthen the
-     * estimate), before the session starts */
-    double cpu, t = 0;
-    for (int i = 0; i < 5; i++) {
-        (void)sl_block(&c, false, &cpu);
-        t = i == 0 || cpu < t ? cpu : t;
-    }
-    c.reps = t > 0 && SL_STEP_NS / t < 1e6 ? (unsigned)(SL_STEP_NS / t + 0.5) : 1;
-    if (c.reps < 1)
-        c.reps = 1;
     o->reps = c.reps;
-    prism_config cfg;
-    prism_config_default(&cfg);     /* the defaults: memory, CPU sampler, ... */
-    char path[PATH_MAX], nm[32];
-    if (start_session(&cfg, "steploop", path, sizeof path) != 0)
-        return 1;
-    for (unsigned r = 0; r < SL_REGIONS; r++) {
-        snprintf(nm, sizeof nm, "steploop.%u", r);
-        if (!(c.ids[r] = prism_name(nm)))
-            return 1;
-    }
     /* pair 0 warms up; which block of a pair goes first alternates, and
      * pairs are short, so a drift of this shared machine weighs on both
      * sides of a pair alike */
@@ -266,31 +275,10 @@ static int sampler_child(void *vctx, void *vout)
 {
     const char *name = vctx;
     sp_out *o = vout;               /* o->pairs set by the parent before fork */
-    sl_ctx c = { .reps = 1 };
-    c.x = malloc((size_t)SL_REGIONS * SL_FLOATS * sizeof *c.x);
-    if (!c.x)
+    sl_ctx c;
+    if (sl_setup(&c, name) != 0)
         return 1;
-    for (size_t i = 0; i < (size_t)SL_REGIONS * SL_FLOATS; i++)
-        c.x[i] = 1.0f;
-    double cpu, t = 0;
-    for (int i = 0; i < 5; i++) {
-        (void)sl_block(&c, false, &cpu);
-        t = i == 0 || cpu < t ? cpu : t;
-    }
-    c.reps = t > 0 && SL_STEP_NS / t < 1e6 ? (unsigned)(SL_STEP_NS / t + 0.5) : 1;
-    if (c.reps < 1)
-        c.reps = 1;
     o->reps = c.reps;
-    prism_config cfg;
-    prism_config_default(&cfg);
-    char path[PATH_MAX], nm[32];
-    if (start_session(&cfg, name, path, sizeof path) != 0)
-        return 1;
-    for (unsigned r = 0; r < SL_REGIONS; r++) {
-        snprintf(nm, sizeof nm, "steploop.%u", r);
-        if (!(c.ids[r] = prism_name(nm)))
-            return 1;
-    }
     for (unsigned r = 0; r <= o->pairs; r++) {
         bool on_first = r % 2 == 0;
         double w[2] = { 0, 0 }, cs[2] = { 0, 0 };

@@ -19,7 +19,7 @@
 
 #include "pbuild.h"
 #include "collect_util.h"
-#include "reports.h"
+#include "report_text.h"
 #include "prism/collect.h"
 
 bool prism__info_text(const char *key, const char *text);     /* libcollect/internal.h */
@@ -64,20 +64,6 @@ static loaded profile(pbuild *b, bool folded)
     return profile_of(b, folded, NULL, 0);
 }
 
-static char *text_of(const prism_analysis *a, bool json)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    if (json)
-        assert_true(analyze_write_json(f, "t.cbor", a));
-    else
-        analyze_write_txt(f, "t.cbor", a);
-    fclose(f);
-    return buf;
-}
-
 static void test_folded_read_and_reported(void **state)
 {
     (void)state;
@@ -101,12 +87,12 @@ static void test_folded_read_and_reported(void **state)
             seen = true;
         }
     assert_true(seen);
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "  Modules folded: 1 of 2 module regions after step 5 "
                               "(a forward under 450.0 us a call, 50 x PRISM's 9.0 us)"));
     assert_non_null(strstr(t, "    folded: layer.0\n"));
     free(t);
-    char *j = text_of(l.a, true);
+    char *j = report_text_of(l.a, true);
     const char *fm = strstr(j, "\"folded_modules\": {");
     assert_non_null(fm);
     const char *keys[] = { "\"after_steps\": 5,", "\"folded\": 1,", "\"kept\": 1,",
@@ -128,10 +114,10 @@ static void test_nothing_when_not_said(void **state)
     assert_int_equal(fo.folded, 0);
     assert_string_equal(fo.names, "");
     assert_false(prism_analysis_folded(NULL, NULL));
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     assert_null(strstr(t, "Modules folded"));
     free(t);
-    char *j = text_of(l.a, true);
+    char *j = report_text_of(l.a, true);
     assert_non_null(strstr(j, "\"folded_modules\": null"));
     free(j);
     unload(&l);
@@ -198,7 +184,7 @@ static void test_folded_names_whole(void **state)
                               i ? ", " : "", i);
     pbuild b;
     loaded l = profile_of(&b, true, list, 40);
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     const char *line = strstr(t, "    folded: ");
     assert_non_null(line);
     line += strlen("    folded: ");

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "pbuild.h"
-#include "reports.h"
+#include "report_text.h"
 
 static const char *const names[] = {
     "Net.forward", "aten::mm [64x32, 32x64] bf16", "flops", "aten::relu [64x64] f32",
@@ -62,20 +62,6 @@ static loaded profile(pbuild *b, const char *device, const char *peak)
     return pb_load(b);
 }
 
-static char *text_of(const prism_analysis *a, bool json)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    if (json)
-        assert_true(analyze_write_json(f, "t.cbor", a));
-    else
-        analyze_write_txt(f, "t.cbor", a);
-    fclose(f);
-    return buf;
-}
-
 static void test_window_steps_not_timed(void **state)
 {
     (void)state;
@@ -93,7 +79,7 @@ static void test_window_steps_not_timed(void **state)
     assert_false(prism_analysis_is_op(l.a, "Foo::bar"));       /* a C++ name */
     assert_false(prism_analysis_is_op(l.a, "aten::"));
     assert_false(prism_analysis_is_op(l.a, "aten::mm(x)"));
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "  Steps: 10 (10 sampled; 2 in the operator window, left out of "
                               "the step times)\n"));
     assert_non_null(strstr(t, "Operator window: steps 4-5 (2 steps, left out of the step "
@@ -119,7 +105,7 @@ static void test_not_operators_without_window_steps(void **state)
     pb_step(&b, &st);
     loaded l = pb_load(&b);
     assert_false(prism_analysis_is_op(l.a, "aten::mm [64x32, 32x64] bf16"));
-    char *j = text_of(l.a, true);
+    char *j = report_text_of(l.a, true);
     assert_non_null(strstr(j, "\"op_window\": null"));
     assert_null(strstr(j, "\"op_steps\""));
     free(j);
@@ -131,11 +117,11 @@ static void test_mfu_from_the_table(void **state)
     (void)state;
     pbuild b;
     loaded l = profile(&b, "NVIDIA H100 80GB HBM3", NULL);
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "  MFU: 0.0% of 989.4 TFLOP/s (NVIDIA H100 80GB HBM3; peak from "
                               "PRISM's table: H100, bf16, dense)\n"));
     free(t);
-    char *j = text_of(l.a, true);
+    char *j = report_text_of(l.a, true);
     assert_non_null(strstr(j, "\"peak_tflops\": 989."));
     assert_non_null(strstr(j, "\"device\": \"NVIDIA H100 80GB HBM3\""));
     assert_null(strstr(j, "\"mfu\": null"));
@@ -143,17 +129,17 @@ static void test_mfu_from_the_table(void **state)
     unload(&l);
     /* the PCIe card has its own line; a card the table lacks: no MFU */
     l = profile(&b, "NVIDIA H100 PCIe", NULL);
-    t = text_of(l.a, false);
+    t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "of 756 TFLOP/s (NVIDIA H100 PCIe; peak from PRISM's table: "
                               "H100 PCIe, bf16, dense)"));
     free(t);
     unload(&l);
     l = profile(&b, "Quantum Card 9000", NULL);
-    t = text_of(l.a, false);
+    t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "  MFU: unknown (Quantum Card 9000 has no bf16 peak in PRISM's "
                               "table; set PRISM_PEAK_TFLOPS)\n"));
     free(t);
-    j = text_of(l.a, true);
+    j = report_text_of(l.a, true);
     assert_non_null(strstr(j, "\"mfu\": null"));
     free(j);
     unload(&l);
@@ -165,11 +151,11 @@ static void test_peak_given_and_hostile_device(void **state)
     pbuild b;
     /* 200 MFLOP/s against 0.0004 TFLOP/s: 50 % */
     loaded l = profile(&b, "evil\x1b[2J\xe2\x80\xae", "0.0004");
-    char *t = text_of(l.a, false);
+    char *t = report_text_of(l.a, false);
     assert_non_null(strstr(t, "  MFU: 50.0% of 0.0004 TFLOP/s (evil\\x1b[2J\\u202e; peak from "
                               "PRISM_PEAK_TFLOPS)\n"));
     free(t);
-    char *j = text_of(l.a, true);
+    char *j = report_text_of(l.a, true);
     assert_non_null(strstr(j, "\"mfu\": 0.5"));
     assert_non_null(strstr(j, "\"peak_from\": \"PRISM_PEAK_TFLOPS\""));
     assert_null(strstr(j, "\x1b"));
