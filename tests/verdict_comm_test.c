@@ -19,7 +19,11 @@
  *                        off_cpu_wait (the control), no Job line
  *
  * The peer computes (it never sleeps); the training thread's wait is a
- * read() on the pipe.  A profile without CPU samples skips the test.
+ * read() on the pipe.  The program's own clock is the truth: it times its
+ * waits, and where the trainer, starved on a busy machine, reached the
+ * wait after the peer had already answered (waits under 10 % of its
+ * steps), there is no wait to find and the verdict is not judged (said).
+ * A profile without CPU samples skips the test.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,7 +46,16 @@ typedef struct variant {
     const char *peer_name;      /* the peer thread's name                */
     const char *rank, *world;   /* environment; NULL: unset              */
     const char *profile;
+    double wait_share;          /* out: the waits' share of the steps, by
+                                   the program's own clock               */
 } variant;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 typedef struct peer {
     int go[2], done[2];
@@ -84,6 +97,7 @@ static int comm_child(void *arg)
     CHILD_CHECK(pipe(p.go) == 0 && pipe(p.done) == 0);
     pthread_t th;
     CHILD_CHECK(pthread_create(&th, NULL, peer_main, &p) == 0);
+    uint64_t waited = 0, t_steps = mono_ns();
     for (unsigned s = 0; s < STEPS; s++) {
         prism_step_begin();
         CHILD_CHECK(write(p.go[1], "g", 1) == 1);      /* the others start */
@@ -95,16 +109,25 @@ static int comm_child(void *arg)
         prism_pop();
         prism_push(v->wait_region);                     /* wait for them */
         char ch;
+        uint64_t w0 = mono_ns();
         CHILD_CHECK(read(p.done[0], &ch, 1) == 1);
+        waited += mono_ns() - w0;
         prism_pop();
         prism_push("optimizer");
         burn(1.0);
         prism_pop();
         prism_step_end();
     }
+    t_steps = mono_ns() - t_steps;
     CHILD_CHECK(write(p.go[1], "q", 1) == 1);
     CHILD_CHECK(pthread_join(th, NULL) == 0);
     prism_shutdown();
+    char truth[600];
+    snprintf(truth, sizeof truth, "%s.truth", v->profile);
+    FILE *f = fopen(truth, "w");
+    CHILD_CHECK(f != NULL);
+    fprintf(f, "%.6f\n", t_steps ? (double)waited / (double)t_steps : 0.0);
+    CHILD_CHECK(fclose(f) == 0);
     return 0;
 }
 
@@ -115,6 +138,12 @@ static prism_analysis *run(tdir *d, variant *v, const char *file)
     tdir_file(d, file, path, sizeof path);
     v->profile = path;
     child_run_ok(comm_child, v);
+    char truth[600];
+    snprintf(truth, sizeof truth, "%s.truth", path);
+    FILE *f = fopen(truth, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%lf", &v->wait_share), 1);
+    fclose(f);
     prism_status err = PRISM_OK;
     char msg[256];
     uint64_t off = 0;
@@ -166,6 +195,17 @@ static bool skip_without_samples(prism_analysis *a, tdir *d)
     return true;
 }
 
+/* Did the trainer wait at all, by its own clock?  Not: said, not judged. */
+static bool waited(const variant *v)
+{
+    if (v->wait_share >= 0.10)
+        return true;
+    printf("comm: %s: the trainer waited %.1f%% of its steps by its own clock (the peer "
+           "answered before it got there on this busy machine): nothing to find, not judged\n",
+           v->wait_region, 100.0 * v->wait_share);
+    return false;
+}
+
 /* The wait's region is communication and nothing blames it as a lock:
  * no off_cpu_wait on it.  (The split of a sampling interval that mixes
  * the wait with the compute before it can leave a blocked share on that
@@ -198,7 +238,7 @@ static void test_all_reduce(void **state)
     (void)state;
     tdir d;
     tdir_make(&d);
-    variant v = { "all_reduce", "peer", "1", "4", NULL };
+    variant v = { "all_reduce", "peer", "1", "4", NULL, 0 };
     prism_analysis *a = run(&d, &v, "allreduce.cbor");
     if (skip_without_samples(a, &d))
         skip();
@@ -207,10 +247,11 @@ static void test_all_reduce(void **state)
     assert_true(prism_analysis_job_rank(a, &rank, &world));
     assert_int_equal(rank, 1);
     assert_int_equal(world, 4);
-    check_comm(a, "all_reduce", "rank 1 of 4");
+    if (waited(&v))
+        check_comm(a, "all_reduce", "rank 1 of 4");
     char *txt = report_text(a);
     assert_non_null(strstr(txt, "  Job: rank 1 of 4 ranks"));
-    assert_non_null(strstr(txt, "communication_wait"));
+    assert_true(!waited(&v) || strstr(txt, "communication_wait"));
     free(txt);
     prism_analysis_free(a);
     tdir_remove(&d);
@@ -221,11 +262,12 @@ static void test_ddp_backward(void **state)
     (void)state;
     tdir d;
     tdir_make(&d);
-    variant v = { "layer.3 (backward)", "ProcessGroupGloo", "0", "2", NULL };
+    variant v = { "layer.3 (backward)", "ProcessGroupGloo", "0", "2", NULL, 0 };
     prism_analysis *a = run(&d, &v, "ddp.cbor");
     if (skip_without_samples(a, &d))
         skip();
-    check_comm(a, "layer.3 (backward)", "rank 0 of 2");
+    if (waited(&v))
+        check_comm(a, "layer.3 (backward)", "rank 0 of 2");
     prism_analysis_free(a);
     tdir_remove(&d);
 }
@@ -235,7 +277,7 @@ static void test_lock_stays_off_cpu_wait(void **state)
     (void)state;
     tdir d;
     tdir_make(&d);
-    variant v = { "wait_lock", "peer", NULL, NULL, NULL };
+    variant v = { "wait_lock", "peer", NULL, NULL, NULL, 0 };
     prism_analysis *a = run(&d, &v, "lock.cbor");
     if (skip_without_samples(a, &d))
         skip();
@@ -244,10 +286,12 @@ static void test_lock_stays_off_cpu_wait(void **state)
     (void)find(a, PRISM_BN_COMM_WAIT, &ncomm);
     const prism_bottleneck *w = find(a, PRISM_BN_OFF_CPU_WAIT, &nwait);
     assert_int_equal(ncomm, 0);
-    assert_true(nwait >= 1);            /* the first is the largest */
-    const prism_tree *t = prism_analysis_tree(a);
-    assert_string_equal(t->nodes[w->node].name, "wait_lock");
-    assert_non_null(strstr(w->recommendation, "perf lock"));
+    if (waited(&v)) {
+        assert_true(nwait >= 1);        /* the first is the largest */
+        const prism_tree *t = prism_analysis_tree(a);
+        assert_string_equal(t->nodes[w->node].name, "wait_lock");
+        assert_non_null(strstr(w->recommendation, "perf lock"));
+    }
     char *txt = report_text(a);
     assert_null(strstr(txt, "  Job:"));
     free(txt);
