@@ -10,7 +10,9 @@
  * enters, and after the last one when the file is complete.
  *
  * Memory: 16 bytes per sampled step.  The first pass itself: export_scan.c
- * (the files that name their stepping thread), else an analysis.
+ * (the files that name their stepping thread, and, for a whole export,
+ * those that do not: export_lead.c finds it there), else (an export of
+ * some steps or threads of a file that names none) an analysis.
  */
 #include <stdlib.h>
 
@@ -51,6 +53,13 @@ void trace_first_pass(const char *path, const ex_scan *scan, const ex_scope *sc,
     if (named && scan->read && ex_scan_thread(scan, named) && ex_scope_thread(sc, named)) {
         f->train = named;
         steps_of_scan(scan, sc, f);
+        return;
+    }
+    if (!named && scan && scan->read && scan->train_known && (!sc || !sc->active)) {
+        if (scan->train_found) {        /* found by the scan (export_lead.c) */
+            f->train = scan->train;
+            steps_of_scan(scan, sc, f);
+        }
         return;
     }
     prism_reader *r;

@@ -32,6 +32,16 @@ static void on_thread(void *ctx, const prism_thread *th)
     free(t->name);                      /* a thread renamed: its last name */
     t->name = name;
     t->os_tid = th->os_tid;
+    if (s->lead)
+        ex_lead_thread(s->lead, th);
+}
+
+static void on_regions(void *ctx, uint32_t stream, uint32_t depth, const prism_region_event *ev,
+                       size_t n)
+{
+    ex_scan *s = ctx;
+    if (!s->step_stream)                /* named: nothing to find */
+        ex_lead_regions(s->lead, stream, depth, ev, n);
 }
 
 static void on_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
@@ -44,6 +54,8 @@ static void on_steps(void *ctx, uint32_t stream, const prism_step *st, size_t n)
     }
     memcpy(s->steps + s->nsteps, st, n * sizeof *st);
     s->nsteps += n;
+    if (s->lead && !s->step_stream)
+        ex_lead_steps(s->lead, st, n);
 }
 
 static void on_info(void *ctx, const char *key, const prism_value *v)
@@ -55,13 +67,32 @@ static void on_info(void *ctx, const char *key, const prism_value *v)
         s->step_stream = (uint32_t)v->v.u;
 }
 
-void ex_scan_file(const char *path, ex_scan *s)
+static void scan(const char *path, ex_scan *s, bool train)
 {
     memset(s, 0, sizeof *s);
     prism_reader_callbacks cb = { .thread = on_thread, .steps = on_steps, .info = on_info };
+    if (train && (s->lead = ex_lead_new()) != NULL)
+        cb.regions = on_regions;
     prism_reader *r = NULL;
     s->read = prism_read_file(path, &cb, s, &r) == PRISM_OK && !s->oom;
     prism_reader_free(r);
+    if (s->lead && s->read && !s->step_stream) {
+        int found = ex_lead_result(s->lead, &s->train);
+        s->train_known = found >= 0;
+        s->train_found = found > 0;
+    }
+    ex_lead_free(s->lead);
+    s->lead = NULL;
+}
+
+void ex_scan_file(const char *path, ex_scan *s)
+{
+    scan(path, s, false);
+}
+
+void ex_scan_file_train(const char *path, ex_scan *s)
+{
+    scan(path, s, true);
 }
 
 void ex_scan_free(ex_scan *s)

@@ -53,11 +53,34 @@ typedef struct ex_scan {
     uint32_t step_stream;       /* INFO steps.thread, 0 when none            */
     bool read;                  /* read to the end (else the export says why) */
     bool oom;
+    /* ex_scan_file_train: the training thread of a file without INFO
+     * steps.thread, as the analysis names it (export_lead.c) */
+    struct ex_lead *lead;       /* (while reading)                           */
+    bool train_known;           /* found, or found to be none                */
+    bool train_found;
+    uint32_t train;             /* its stream, when found                    */
 } ex_scan;
 
 /* Read path with callbacks for threads, steps and INFO only.  Never
  * fails: a file that cannot be read leaves s->read false. */
 void ex_scan_file(const char *path, ex_scan *s);
+/* The same, and where the file names no thread that marks its steps, its
+ * training thread found from the leaf calls that begin its steps
+ * (s->train_known: the streamed exports then need no analysis). */
+void ex_scan_file_train(const char *path, ex_scan *s);
+
+/* ---- the training thread without INFO steps.thread (export_lead.c) ---- */
+
+typedef struct ex_lead ex_lead;
+ex_lead *ex_lead_new(void);
+void ex_lead_free(ex_lead *l);
+void ex_lead_thread(ex_lead *l, const prism_thread *th);
+void ex_lead_regions(ex_lead *l, uint32_t stream, uint32_t depth, const prism_region_event *ev,
+                     size_t n);
+void ex_lead_steps(ex_lead *l, const prism_step *st, size_t n);
+/* 1: the thread in *stream; 0: none qualifies; -1: out of memory (the
+ * leaves it could not hold were lost: unknown). */
+int ex_lead_result(const ex_lead *l, uint32_t *stream);
 void ex_scan_free(ex_scan *s);
 /* The thread of a stream, NULL when the file names none. */
 const ex_thread *ex_scan_thread(const ex_scan *s, uint32_t stream);

@@ -337,7 +337,7 @@ int export_speedscope_scoped(const char *path, const rp_export_scope *scope, FIL
 {
     ex_scan scan;
     ex_scope sc;
-    ex_scan_file(path, &scan);
+    ex_scan_file_train(path, &scan);
     if (!ex_scope_resolve(path, scope, &scan, &sc)) {
         ex_scan_free(&scan);
         return EXIT_BADINPUT;

@@ -5,8 +5,10 @@
  *
  * Streamed straight from the reader's callbacks: no analysis, and memory
  * bounded by the number of threads, their nesting depth and GPU streams,
- * not by events.  The file is read twice: a first pass (the analysis)
- * finds the training thread, as analyze names it, so that its track comes
+ * not by events.  The file is read twice: a first pass (export_scan.c,
+ * which decodes but builds no call tree) finds the training thread, as
+ * analyze names it, so that its track comes first; only an export of some
+ * steps or threads of a file that does not name that thread analyses them
  * first.
  *
  *   process pid (the header's pid)
@@ -771,7 +773,7 @@ int export_chrome_trace_msg(const char *path, FILE *out, char *msg, size_t msgle
     prism_status st;
     ex_scan scan;
     ex_scope sc;
-    ex_scan_file(path, &scan);
+    ex_scan_file_train(path, &scan);
     ex_scope_resolve(path, NULL, &scan, &sc);     /* everything: cannot fail */
     int rc = chrome_trace(path, &scan, &sc, out, msg, msglen, offset, &st);
     ex_scope_free(&sc);
@@ -783,7 +785,7 @@ int export_chrome_trace_scoped(const char *path, const rp_export_scope *scope, F
 {
     ex_scan scan;
     ex_scope sc;
-    ex_scan_file(path, &scan);
+    ex_scan_file_train(path, &scan);
     if (!ex_scope_resolve(path, scope, &scan, &sc)) {
         ex_scan_free(&scan);
         return EXIT_BADINPUT;

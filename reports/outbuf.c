@@ -4,29 +4,131 @@
 #include "outbuf.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "jsonw.h"
 
+/* The writer thread and the block it writes (or wrote last). */
+struct ob_writer {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    FILE *f;
+    char *buf;
+    size_t len;
+    bool busy;                  /* buf[0..len) still to be written           */
+    bool stop;
+};
+
+static void *writer_main(void *arg)
+{
+    ob_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->busy && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->busy)
+            break;                      /* stopped, nothing left */
+        pthread_mutex_unlock(&w->mu);
+        fwrite(w->buf, 1, w->len, w->f);
+        pthread_mutex_lock(&w->mu);
+        w->busy = false;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Until the writer holds no block (the caller holds w->mu). */
+static void writer_idle(ob_writer *w)
+{
+    while (w->busy)
+        pthread_cond_wait(&w->cv, &w->mu);
+}
+
+/* The writer thread with its block, or NULL (then o->sync: in place). */
+static ob_writer *writer_start(ob *o)
+{
+    ob_writer *w = calloc(1, sizeof *w);
+    char *spare = w ? malloc(OB_CAP) : NULL;
+    if (!spare)
+        goto fail;
+    w->f = o->f;
+    w->buf = spare;
+    if (pthread_mutex_init(&w->mu, NULL))
+        goto fail;
+    if (pthread_cond_init(&w->cv, NULL)) {
+        pthread_mutex_destroy(&w->mu);
+        goto fail;
+    }
+    if (pthread_create(&w->th, NULL, writer_main, w)) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        goto fail;
+    }
+    return w;
+fail:
+    free(spare);
+    free(w);
+    o->sync = true;
+    return NULL;
+}
+
 bool ob_open(ob *o, FILE *f)
 {
-    o->f = f;
-    o->len = 0;
-    o->scratch = (pb_buf){ 0 };
-    o->buf = malloc(OB_CAP);
+    *o = (ob){ .f = f, .buf = malloc(OB_CAP) };
     return o->buf != NULL;
+}
+
+void ob_spill(ob *o)
+{
+    if (!o->len)
+        return;
+    if (!o->w && (o->sync || !(o->w = writer_start(o)))) {
+        fwrite(o->buf, 1, o->len, o->f);
+        o->len = 0;
+        return;
+    }
+    ob_writer *w = o->w;
+    pthread_mutex_lock(&w->mu);
+    writer_idle(w);
+    char *done = w->buf;                /* the two blocks change hands */
+    w->buf = o->buf;
+    w->len = o->len;
+    w->busy = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    o->buf = done;
+    o->len = 0;
 }
 
 void ob_flush(ob *o)
 {
-    if (o->len)
-        fwrite(o->buf, 1, o->len, o->f);
-    o->len = 0;
+    ob_spill(o);
+    if (o->w) {
+        pthread_mutex_lock(&o->w->mu);
+        writer_idle(o->w);
+        pthread_mutex_unlock(&o->w->mu);
+    }
 }
 
 void ob_close(ob *o)
 {
     ob_flush(o);
+    ob_writer *w = o->w;
+    if (w) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = true;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(w->buf);
+        free(w);
+        o->w = NULL;
+    }
     free(o->buf);
     o->buf = NULL;
     pb_buf_free(&o->scratch);
@@ -110,6 +212,34 @@ void ob_i64(ob *o, int64_t v)
     o->len += (size_t)(ob_fmt_u64(p, u) - s);
 }
 
+/* v written exactly where it is a multiple of 2^-20 below 10^9 in
+ * magnitude (an integer; MiB of whole bytes): the integer part, and the
+ * fraction's at most 20 decimals without trailing zeros (a reader's strtod
+ * gets v back, as from %.17g, at a tenth of its cost); else NULL. */
+static char *fmt_dyadic(char *p, double v)
+{
+    if (!(v > -1e9 && v < 1e9))
+        return NULL;
+    double scaled = v * 1048576.0;      /* exact: a power of two */
+    if (scaled != (double)(int64_t)scaled || (v == 0 && signbit(v)))
+        return NULL;                    /* (-0 too: "-0" is %.17g's) */
+    int64_t n = (int64_t)scaled;
+    if (n < 0) {
+        *p++ = '-';
+        n = -n;
+    }
+    p = ob_fmt_u64(p, (uint64_t)n >> 20);
+    uint64_t frac = (uint64_t)n & 0xfffff;
+    if (frac)
+        *p++ = '.';
+    while (frac) {                      /* a digit a turn: ends within 20 */
+        frac *= 10;
+        *p++ = (char)('0' + (frac >> 20));
+        frac &= 0xfffff;
+    }
+    return p;
+}
+
 void ob_double(ob *o, double v)
 {
     if (!isfinite(v)) {
@@ -117,6 +247,11 @@ void ob_double(ob *o, double v)
         return;
     }
     char *p = ob_room(o, OB_NUM_MAX);
+    char *e = fmt_dyadic(p, v);
+    if (e) {
+        o->len += (size_t)(e - p);
+        return;
+    }
     int n = snprintf(p, OB_NUM_MAX, "%.17g", v);
     if (n > 0 && n < OB_NUM_MAX)
         o->len += (size_t)n;

@@ -13,7 +13,11 @@
  *   ob_close(&o);                     // flushed; ferror(f) tells the rest
  *
  * Everything written through an ob reaches f in order; nothing else may
- * write to f between ob_open and ob_close (or an ob_flush).  Internal to
+ * write to f between ob_open and ob_close (or an ob_flush).  Once the first
+ * block fills, a writer thread takes the full blocks (two, alternating), so
+ * that the formatting of the next block overlaps the copy of the last into
+ * the kernel; ob_flush waits for it (after it, f is the caller's again),
+ * and without a thread the blocks are written in place.  Internal to
  * reports/.
  */
 #ifndef PRISM_REPORTS_OUTBUF_H
@@ -31,25 +35,33 @@
 /* Bytes ob_u64 / ob_i64 / ob_us / ob_double write at most. */
 #define OB_NUM_MAX 32
 
+typedef struct ob_writer ob_writer;
+
 typedef struct ob {
     FILE *f;
     char *buf;                  /* OB_CAP bytes                              */
     size_t len;
     pb_buf scratch;             /* ob_json_str's escaping                    */
+    ob_writer *w;               /* the writer thread; NULL: none (yet)       */
+    bool sync;                  /* no thread could start: write in place     */
 } ob;
 
 /* false when out of memory (nothing to close then). */
 bool ob_open(ob *o, FILE *f);
-/* Hand what is held to the FILE (fwrite; its errors stay in ferror). */
+/* Hand what is held to the FILE and wait until it is there (fwrite; its
+ * errors stay in ferror). */
 void ob_flush(ob *o);
-/* Flush and free the buffer. */
+/* Flush, stop the writer thread and free the buffers. */
 void ob_close(ob *o);
+/* The block is full: to the writer thread (ob_room's slow path). */
+void ob_spill(ob *o);
 
-/* n bytes of room at the end (flushing first if need be); n <= OB_CAP. */
+/* n bytes of room at the end (handing the block on first if need be);
+ * n <= OB_CAP. */
 static inline char *ob_room(ob *o, size_t n)
 {
     if (OB_CAP - o->len < n)
-        ob_flush(o);
+        ob_spill(o);
     return o->buf + o->len;
 }
 

@@ -1,0 +1,170 @@
+/*
+ * outbuf_test.c - the exports' output buffer (reports/outbuf.c): numbers
+ * as a JSON reader reads them back (ob_double's exact form of multiples of
+ * 2^-20, %.17g for the rest, null for what is not finite), and the blocks
+ * handed to the writer thread: many blocks reach the file whole and in
+ * order, what the caller writes after ob_flush follows them, an output
+ * smaller than a block never starts a thread, and a full disk stays in
+ * ferror.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../reports/outbuf.h"
+
+/* ob's bytes for one double, through a memory stream. */
+static char *double_text(double v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    ob o;
+    assert_true(ob_open(&o, f));
+    ob_double(&o, v);
+    ob_close(&o);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+static void reads_back(double v)
+{
+    char *t = double_text(v);
+    char *end;
+    double r = strtod(t, &end);
+    if (*end || memcmp(&r, &v, sizeof r))
+        fail_msg("%.17g written as \"%s\"", v, t);
+    free(t);
+}
+
+static void test_double_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *text;
+    } known[] = {
+        { 0.0, "0" }, { -0.0, "-0" }, { 1.0, "1" }, { -3.0, "-3" }, { 0.5, "0.5" },
+        { 1536.25, "1536.25" }, { 1.0 / 1048576, "0.00000095367431640625" },
+        { -2.75, "-2.75" }, { 999999999.0, "999999999" }, { 1e9, "1000000000" },
+        { 0.1, "0.10000000000000001" }, { 1e300, "1.0000000000000001e+300" },
+        { NAN, "null" }, { INFINITY, "null" }, { -INFINITY, "null" },
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        char *t = double_text(known[i].v);
+        assert_string_equal(t, known[i].text);
+        free(t);
+    }
+    /* MiB of whole bytes (the memory counters), and other doubles */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        reads_back((double)(x % (1ull << 50)) / 1048576.0);
+        reads_back(-(double)(x % 100000) / 1024.0);
+        double d;
+        memcpy(&d, &x, sizeof d);
+        if (isfinite(d))
+            reads_back(d);
+        reads_back((double)(x % 1000000) / 1000.0);
+    }
+}
+
+/* Blocks of several MiB through the writer: byte for byte, in order. */
+static void test_many_blocks(void **state)
+{
+    (void)state;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    ob o;
+    assert_true(ob_open(&o, f));
+    const size_t n = 600000;            /* about 5 MiB: five blocks and more */
+    for (size_t i = 0; i < n; i++) {
+        ob_u64(&o, i);
+        ob_putc(&o, ',');
+        if (i % 100000 == 0) {
+            static char big[OB_CAP / 2];
+            memset(big, 'x', sizeof big);
+            ob_big(&o, big, sizeof big);    /* in place, after the queue */
+            ob_putc(&o, ',');
+        }
+    }
+    assert_true(o.w != NULL || o.sync);     /* the writer took blocks */
+    ob_flush(&o);
+    fputs("tail", f);                   /* the caller's own, after the flush */
+    ob_close(&o);
+    assert_false(ferror(f));
+    rewind(f);
+    char num[32];
+    for (size_t i = 0; i < n; i++) {
+        int c, k = 0;
+        while ((c = fgetc(f)) != ',' && c != EOF && k < 31)
+            num[k++] = (char)c;
+        num[k] = '\0';
+        assert_int_equal(strtoull(num, NULL, 10), i);
+        if (i % 100000 == 0) {
+            for (size_t j = 0; j < OB_CAP / 2; j++)
+                assert_int_equal(fgetc(f), 'x');
+            assert_int_equal(fgetc(f), ',');
+        }
+    }
+    char rest[8] = { 0 };
+    assert_int_equal(fread(rest, 1, sizeof rest, f), 4);
+    assert_string_equal(rest, "tail");
+    fclose(f);
+}
+
+/* Less than a block: written at the flush, no thread started. */
+static void test_small_no_thread(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    ob o;
+    assert_true(ob_open(&o, f));
+    OB_LIT(&o, "{\"ts\":");
+    ob_us(&o, 1234567);
+    ob_putc(&o, '}');
+    assert_null(o.w);
+    ob_close(&o);
+    fclose(f);
+    assert_string_equal(text, "{\"ts\":1234.567}");
+    free(text);
+}
+
+/* A full disk: the writer thread's fwrite fails; ferror says so. */
+static void test_full_disk(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/dev/full", "w");
+    if (!f)
+        skip();
+    ob o;
+    assert_true(ob_open(&o, f));
+    for (int i = 0; i < 3 * (int)(OB_CAP / 8); i++)
+        OB_LIT(&o, "12345678");
+    ob_close(&o);
+    assert_true(ferror(f));
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_double_exact),
+        cmocka_unit_test(test_many_blocks),
+        cmocka_unit_test(test_small_no_thread),
+        cmocka_unit_test(test_full_disk),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
