@@ -14,7 +14,8 @@
  * Two profiles: a training loop written by libcollect (loop_profile.h; the
  * file names its stepping thread, so the first pass is a plain read), and
  * a refgen one of the same size with GPU records and no INFO steps.thread
- * (the first pass is an analysis).  "events" are the profile's records
+ * (the first pass also follows the threads' stacks to find the training
+ * thread: reports/export_lead.c).  "events" are the profile's records
  * (what the reader delivers), as in analysis_bench.  Exports write to a
  * new file (-o: written whole, fsync'd, renamed), as a user's would.
  */

@@ -252,10 +252,24 @@ void ex_lead_regions(ex_lead *l, uint32_t stream, uint32_t depth, const prism_re
         t->lost += (uint32_t)add;
     }
     for (size_t i = 0; i < n; i++) {
-        if (ev[i].kind == PRISM_REGION_ENTER)
-            push(t, ev[i].ts);
-        else if (t->depth + t->lost)
-            pop(l, t, ev[i].ts, true);
+        uint64_t ts = ev[i].ts;
+        if (ev[i].kind == PRISM_REGION_ENTER) {
+            if (__builtin_expect(!t->lost && t->depth < t->scap, 1))
+                t->stack[t->depth++] = (lframe){ ts, 0 };
+            else
+                push(t, ts);
+        } else if (__builtin_expect(!t->lost && t->depth, 1)) {
+            lframe *f = &t->stack[--t->depth];  /* pop(), inlined */
+            uint64_t dur = ts >= f->start ? ts - f->start : 0;
+            if (t->depth) {
+                uint64_t *c = &f[-1].child;
+                *c = *c + dur < *c ? UINT64_MAX : *c + dur;
+            }
+            if (!f->child)
+                leaf(l, t, f->start);
+        } else if (t->lost) {
+            t->lost--;
+        }
     }
 }
 

@@ -3,9 +3,12 @@
  */
 #include "outbuf.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "jsonw.h"
 
@@ -19,7 +22,24 @@ struct ob_writer {
     size_t len;
     bool busy;                  /* buf[0..len) still to be written           */
     bool stop;
+    int err;                    /* errno of the first failed fwrite, else 0  */
+    int fd;                     /* a regular file's: its writeback started as
+                                   blocks arrive; -1: not one                */
+    off_t kicked;               /* ... up to here                            */
 };
+
+/* Ask the kernel to start writing what reached f so far (not to wait): an
+ * export of hundreds of MB is fsync'd at the end (report.c), and the disk
+ * then works while the rest is formatted rather than after it. */
+static void kick_writeback(ob_writer *w)
+{
+    off_t end = ftello(w->f);
+    if (w->fd < 0 || end <= w->kicked)
+        return;
+    if (sync_file_range(w->fd, w->kicked, end - w->kicked, SYNC_FILE_RANGE_WRITE))
+        w->fd = -1;                     /* not supported here: leave it */
+    w->kicked = end;
+}
 
 static void *writer_main(void *arg)
 {
@@ -31,7 +51,10 @@ static void *writer_main(void *arg)
         if (!w->busy)
             break;                      /* stopped, nothing left */
         pthread_mutex_unlock(&w->mu);
-        fwrite(w->buf, 1, w->len, w->f);
+        errno = 0;
+        if (fwrite(w->buf, 1, w->len, w->f) != w->len && !w->err)
+            w->err = errno ? errno : EIO;
+        kick_writeback(w);
         pthread_mutex_lock(&w->mu);
         w->busy = false;
         pthread_cond_broadcast(&w->cv);
@@ -56,6 +79,13 @@ static ob_writer *writer_start(ob *o)
         goto fail;
     w->f = o->f;
     w->buf = spare;
+    struct stat sb;
+    w->fd = fileno(o->f);
+    if (w->fd < 0 || fstat(w->fd, &sb) || !S_ISREG(sb.st_mode))
+        w->fd = -1;
+    w->kicked = w->fd >= 0 ? ftello(o->f) : 0;
+    if (w->kicked < 0)
+        w->kicked = 0;
     if (pthread_mutex_init(&w->mu, NULL))
         goto fail;
     if (pthread_cond_init(&w->cv, NULL)) {
@@ -109,13 +139,17 @@ void ob_flush(ob *o)
     if (o->w) {
         pthread_mutex_lock(&o->w->mu);
         writer_idle(o->w);
+        int err = o->w->err;
         pthread_mutex_unlock(&o->w->mu);
+        if (err)
+            errno = err;                /* the writer's (EPIPE: the reader left) */
     }
 }
 
 void ob_close(ob *o)
 {
     ob_flush(o);
+    int err = errno;
     ob_writer *w = o->w;
     if (w) {
         pthread_mutex_lock(&w->mu);
@@ -132,6 +166,7 @@ void ob_close(ob *o)
     free(o->buf);
     o->buf = NULL;
     pb_buf_free(&o->scratch);
+    errno = err;
 }
 
 void ob_big(ob *o, const void *p, size_t n)
@@ -165,20 +200,37 @@ static unsigned ndigits(uint64_t v)
     return n + ((v | 1) >= pow10[n]);       /* v | 1: 0 has a digit */
 }
 
+/* Exactly 4 digits of v < 10000 at p. */
+static inline void four(char *p, uint32_t v)
+{
+    uint32_t hi = v / 100, lo = v % 100;
+    memcpy(p, digits2 + 2 * hi, 2);
+    memcpy(p + 2, digits2 + 2 * lo, 2);
+}
+
 char *ob_fmt_u64(char *p, uint64_t v)
 {
     char *e = p + ndigits(v), *q = e;           /* written from the end, in place */
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
+    /* 8 digits a turn in 32-bit arithmetic (a timestamp in us: one or two) */
+    while (v >= 100000000u) {
+        uint32_t low = (uint32_t)(v % 100000000u);
+        v /= 100000000u;
+        q -= 8;
+        four(q, low / 10000);
+        four(q + 4, low % 10000);
+    }
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        uint32_t d = (w % 100) * 2;
+        w /= 100;
         *--q = digits2[d + 1];
         *--q = digits2[d];
     }
-    if (v >= 10) {
-        *--q = digits2[v * 2 + 1];
-        *--q = digits2[v * 2];
+    if (w >= 10) {
+        *--q = digits2[w * 2 + 1];
+        *--q = digits2[w * 2];
     } else {
-        *--q = (char)('0' + v);
+        *--q = (char)('0' + w);
     }
     return e;
 }

@@ -1,21 +1,26 @@
 /*
- * outbuf_test.c - the exports' output buffer (reports/outbuf.c): numbers
- * as a JSON reader reads them back (ob_double's exact form of multiples of
+ * outbuf_test.c - the exports' output buffer (reports/outbuf.c): integers
+ * and microseconds as printf writes them, numbers as a JSON reader reads
+ * them back (ob_double's exact form of multiples of
  * 2^-20, %.17g for the rest, null for what is not finite), and the blocks
  * handed to the writer thread: many blocks reach the file whole and in
  * order, what the caller writes after ob_flush follows them, an output
- * smaller than a block never starts a thread, and a full disk stays in
- * ferror.
+ * smaller than a block never starts a thread, a full disk stays in ferror,
+ * and a closed pipe's EPIPE reaches the caller's errno.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../reports/outbuf.h"
 
@@ -76,6 +81,32 @@ static void test_double_exact(void **state)
             reads_back(d);
         reads_back((double)(x % 1000000) / 1000.0);
     }
+}
+
+/* Integers and microseconds as printf writes them, at every digit count. */
+static void test_integers(void **state)
+{
+    (void)state;
+    char got[OB_NUM_MAX + 1], want[64];
+    uint64_t v = 1;
+    for (int d = 0; d < 20; d++, v *= 10) {
+        uint64_t cases[] = { v - 1, v, v + 1, v * 3 + 7, UINT64_MAX - v };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            *ob_fmt_u64(got, cases[i]) = '\0';
+            snprintf(want, sizeof want, "%" PRIu64, cases[i]);
+            assert_string_equal(got, want);
+            *ob_fmt_us(got, cases[i]) = '\0';
+            uint64_t f = cases[i] % 1000;
+            int n = snprintf(want, sizeof want, "%" PRIu64 ".%03u", cases[i] / 1000, (unsigned)f);
+            while (want[n - 1] == '0')
+                want[--n] = '\0';
+            if (want[n - 1] == '.')
+                want[--n] = '\0';
+            assert_string_equal(got, want);
+        }
+    }
+    *ob_fmt_u64(got, UINT64_MAX) = '\0';
+    assert_string_equal(got, "18446744073709551615");
 }
 
 /* Blocks of several MiB through the writer: byte for byte, in order. */
@@ -158,13 +189,40 @@ static void test_full_disk(void **state)
     fclose(f);
 }
 
+/* The reader of a pipe left (SIGPIPE ignored, as in Python): the writer
+ * thread's EPIPE reaches the caller's errno after ob_close, so that the
+ * export ends quietly (report.c outfile_close). */
+static void test_closed_pipe_errno(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]);
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    FILE *f = fdopen(fds[1], "w");
+    assert_non_null(f);
+    ob o;
+    assert_true(ob_open(&o, f));
+    for (int i = 0; i < 3 * (int)(OB_CAP / 8); i++)
+        OB_LIT(&o, "12345678");
+    assert_non_null(o.w);
+    errno = 0;
+    ob_close(&o);
+    assert_int_equal(errno, EPIPE);
+    assert_true(ferror(f));
+    fclose(f);
+    signal(SIGPIPE, old);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_double_exact),
+        cmocka_unit_test(test_integers),
         cmocka_unit_test(test_many_blocks),
         cmocka_unit_test(test_small_no_thread),
         cmocka_unit_test(test_full_disk),
+        cmocka_unit_test(test_closed_pipe_errno),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
