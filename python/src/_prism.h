@@ -1,7 +1,8 @@
 /*
  * _prism.h - what the parts of the extension prism._prism share:
- * recording (_prism.c and _prism_region.c, over collect.h) and reading
- * (_prism_read.c, over analysis.h and prism-top's report writers).
+ * recording (_prism.c, _prism_session.c and _prism_region.c, over
+ * collect.h) and reading (_prism_read.c, over analysis.h and prism-top's
+ * report writers).
  *
  * Stable ABI: Py_LIMITED_API 3.10, so one build (_prism.abi3.so) serves
  * CPython 3.10 and later.
@@ -35,6 +36,10 @@ double prism_py_stack_hz(PyObject *config);
 void prism_py_stacks_want(double hz);
 void prism_py_stacks_start(double hz);
 void prism_py_stacks_stop(void);
+
+/* The session (_prism_session.c): init, shutdown and the rest, added to
+ * the module. */
+extern PyMethodDef prism_session_methods[];
 
 /* The reading half: its functions and types, added to the module. */
 extern PyMethodDef prism_read_methods[];
