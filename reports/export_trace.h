@@ -122,6 +122,12 @@ typedef struct trace {
 
 /* String ids with a cached escaped text (the dense table's bound). */
 #define TRACE_NAME_IDS (1u << 22)
+/* Bytes readable past a cached name's end (region events copy names in
+ * 16-byte blocks). */
+#define TRACE_NAME_SLACK 16
+/* The escaped text of string id s[0..len), made once; NULL when it is not
+ * cached (id past the table, or out of memory). */
+const trace_name *trace_cached_name(trace *t, uint32_t id, const char *s, size_t len);
 
 /* The separator before the next event. */
 void trace_sep(trace *t);
@@ -143,6 +149,12 @@ void trace_meta(trace *t, const char *what, uint64_t pid, const uint64_t *tid,
                 const char *key, const char *text, int64_t num);
 /* The track (tid) of a CPU thread's stream. */
 uint64_t trace_tid(const trace *t, uint32_t stream);
+
+/* INFO entries, kept for otherData (export_trace_put.c). */
+void trace_on_info(void *ctx, const char *key, const prism_value *v);
+/* After the last event (the ob flushed): the events' array closed and
+ * otherData written straight to the FILE (export_trace_put.c). */
+void trace_other_data(trace *t, const char *path);
 
 /* export_trace_gpu.c: the reader callbacks for memory samples and GPU
  * records. */
