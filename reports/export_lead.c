@@ -59,8 +59,8 @@ struct ex_lead {
     lthread *t;
     size_t n, cap;
     pb_map of;                  /* stream -> index */
-    lstep *steps;               /* in start order (stable) */
-    size_t nsteps, scap;
+    lstep *steps;               /* in start order (stable) up to `sorted` */
+    size_t nsteps, scap, sorted;
     uint32_t nsampled;
     bool unused;                /* no steps while the limit's leaves waited */
     bool oom;
@@ -154,9 +154,43 @@ static void lead(lthread *t, uint32_t cur, uint64_t lo, uint64_t hi, uint64_t ts
     t->start = ts;
 }
 
+static int by_start(const void *x, const void *y, const void *ctx)
+{
+    const lstep *a = x, *b = y;
+    (void)ctx;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Steps that arrived out of order put in place when a lookup needs them,
+ * as the analysis does (analysis/series.c): the tail sorted (stable), then
+ * merged into the sorted prefix from the back, equal starts in arrival
+ * order.  Out of memory: left as they are (lookups degrade, nothing
+ * breaks). */
+static void sort_steps(ex_lead *l)
+{
+    size_t m = l->sorted, k = l->nsteps - m;
+    lstep *tail = malloc(k * sizeof *tail);
+    if (!tail)
+        return;
+    memcpy(tail, l->steps + m, k * sizeof *tail);
+    pb_sort_stable(tail, k, sizeof *tail, by_start, NULL);
+    size_t i = m, j = k, w = l->nsteps;
+    while (j > 0) {
+        w--;
+        if (i > 0 && l->steps[i - 1].start > tail[j - 1].start)
+            l->steps[w] = l->steps[--i];
+        else
+            l->steps[w] = tail[--j];
+    }
+    free(tail);
+    l->sorted = l->nsteps;
+}
+
 /* A leaf call starting at ts; false while its step has not arrived. */
 static bool leaf_at(ex_lead *l, lthread *t, uint64_t ts)
 {
+    if (l->sorted < l->nsteps)
+        sort_steps(l);
     if (!l->nsteps || ts >= l->steps[l->nsteps - 1].end)
         return false;
     size_t h = step_at(l, ts, &t->hint);
@@ -246,8 +280,10 @@ void ex_lead_regions(ex_lead *l, uint32_t stream, uint32_t depth, const prism_re
         for (; add && t->depth < LEAD_STACK; add--) {
             uint32_t before = t->depth;
             push(t, ev[0].ts);
-            if (t->depth == before)
-                break;                  /* out of memory: the rest is lost */
+            if (t->depth == before) {   /* out of memory: counted lost, */
+                add--;                  /* ... and so is the rest */
+                break;
+            }
         }
         t->lost += (uint32_t)add;
     }
@@ -282,11 +318,9 @@ void ex_lead_steps(ex_lead *l, const prism_step *st, size_t n)
     for (size_t i = 0; i < n; i++) {
         lstep s = { st[i].start, st[i].end < st[i].start ? st[i].start : st[i].end,
                     (st[i].flags & PRISM_STEP_SAMPLED) ? l->nsampled++ : UINT32_MAX };
-        size_t at = l->nsteps++;        /* in start order, stable: from the back */
-        while (at && l->steps[at - 1].start > s.start) {
-            l->steps[at] = l->steps[at - 1];
-            at--;
-        }
+        size_t at = l->nsteps++;
+        if (l->sorted == at && (!at || l->steps[at - 1].start <= s.start))
+            l->sorted = at + 1;         /* still in start order */
         l->steps[at] = s;
     }
     l->unused = false;

@@ -7,11 +7,12 @@
  * files cut short and with bytes damaged, and on hand-built ones whose
  * answer is worked out here: the thread that leads its steps seen second,
  * a worker process's thread that leads earlier (never the one), steps that
- * arrive after their regions and out of order, no thread early enough, a
- * tie, a stack deeper than the analysis follows, leaves with zero-length
- * children, and a file whose steps come only after the analysis stopped
- * waiting for them.  The Chrome trace and speedscope then put that thread
- * first.
+ * arrive after their regions, last to first (one a chunk: put in order
+ * lazily, not by an insertion each), and scrambled several to a chunk, no
+ * thread early enough, a tie, a stack deeper than the analysis follows,
+ * leaves with zero-length children, and a file whose steps come only after
+ * the analysis stopped waiting for them.  The Chrome trace then puts that
+ * thread first.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,7 +145,8 @@ static void test_damaged(void **state)
 enum { N_LOAD = 1, N_FWD, N_MM, N_WAIT, N_DEEP };
 static const char *const names[] = { "load", "forward", "mm", "wait", "deep" };
 
-/* Steps k = 0..n-1 of 10000 ns at base + 10000 k, sampled. */
+/* Steps k = 0..n-1 of 10000 ns at base + 10000 k, sampled: in order in
+ * one chunk, or last to first one a chunk. */
 static void steps(pbuild *b, uint64_t base, unsigned n, bool reverse)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -152,6 +154,8 @@ static void steps(pbuild *b, uint64_t base, unsigned n, bool reverse)
         prism_step st = { .start = base + 10000u * k, .end = base + 10000u * k + 10000u,
                           .index = k, .flags = PRISM_STEP_SAMPLED };
         pb_step(b, &st);
+        if (reverse)
+            pb_flush(b);
     }
 }
 
@@ -242,6 +246,39 @@ static void build_reversed(pbuild *b)
     steps(b, 0, 8, true);
 }
 
+/* One step of 10000 ns at 10000 k, sampled, into the open STEPS chunk. */
+static void step_k(pbuild *b, unsigned k)
+{
+    prism_step st = { .start = 10000u * k, .end = 10000u * k + 10000u, .index = k,
+                      .flags = PRISM_STEP_SAMPLED };
+    pb_step(b, &st);
+}
+
+/* Steps out of order, several to a chunk: S0 S1 | the trainer's leaves at
+ * 1 % of S0..S7 | S7 S3 | S4 S5 S6 S2 | S8.  A waiting leaf is placed
+ * against every step known when more arrive: at S7's chunk the leaves of
+ * S2 and S4..S6 fall in no step and are lost, and S7 (numbered before S3,
+ * whose lead came first) counts as damage: 3 leads of 9 steps, none. */
+static void build_scrambled(pbuild *b)
+{
+    pb_thread(b, 1, "trainer");
+    step_k(b, 0);
+    step_k(b, 1);
+    pb_flush(b);
+    for (unsigned k = 0; k < 8; k++)
+        leafcall(b, 1, 10000u * k + 100, 2000, N_FWD);
+    pb_flush(b);
+    step_k(b, 7);
+    step_k(b, 3);
+    pb_flush(b);
+    step_k(b, 4);
+    step_k(b, 5);
+    step_k(b, 6);
+    step_k(b, 2);
+    pb_flush(b);
+    step_k(b, 8);
+}
+
 /* Every thread starts late in its steps: none qualifies. */
 static void build_none(pbuild *b)
 {
@@ -318,6 +355,7 @@ static void test_hand_built(void **state)
     assert_int_equal(hand_built(f, "second.cbor", build_second), 2);
     assert_int_equal(worker_case(f), 1);
     assert_int_equal(hand_built(f, "reversed.cbor", build_reversed), 0);
+    assert_int_equal(hand_built(f, "scrambled.cbor", build_scrambled), 0);
     assert_int_equal(hand_built(f, "none.cbor", build_none), 0);
     assert_int_equal(hand_built(f, "tie.cbor", build_tie), 2);
     assert_int_equal(hand_built(f, "deep.cbor", build_deep), 2);
