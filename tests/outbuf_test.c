@@ -24,19 +24,38 @@
 
 #include "../reports/outbuf.h"
 
-/* ob's bytes for one double, through a memory stream. */
+/* An ob over a memory stream: mem_open, write, then mem_close for the
+ * bytes (the caller frees them). */
+typedef struct mem_out {
+    char *text;
+    size_t len;
+    FILE *f;
+    ob o;
+} mem_out;
+
+static void mem_open(mem_out *m)
+{
+    m->text = NULL;
+    m->len = 0;
+    m->f = open_memstream(&m->text, &m->len);
+    assert_non_null(m->f);
+    assert_true(ob_open(&m->o, m->f));
+}
+
+static char *mem_close(mem_out *m)
+{
+    ob_close(&m->o);
+    assert_int_equal(fclose(m->f), 0);
+    return m->text;
+}
+
+/* ob's bytes for one double. */
 static char *double_text(double v)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    ob o;
-    assert_true(ob_open(&o, f));
-    ob_double(&o, v);
-    ob_close(&o);
-    assert_int_equal(fclose(f), 0);
-    return text;
+    mem_out m;
+    mem_open(&m);
+    ob_double(&m.o, v);
+    return mem_close(&m);
 }
 
 static void reads_back(double v)
@@ -157,18 +176,13 @@ static void test_many_blocks(void **state)
 static void test_small_no_thread(void **state)
 {
     (void)state;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    ob o;
-    assert_true(ob_open(&o, f));
-    OB_LIT(&o, "{\"ts\":");
-    ob_us(&o, 1234567);
-    ob_putc(&o, '}');
-    assert_null(o.w);
-    ob_close(&o);
-    fclose(f);
+    mem_out m;
+    mem_open(&m);
+    OB_LIT(&m.o, "{\"ts\":");
+    ob_us(&m.o, 1234567);
+    ob_putc(&m.o, '}');
+    assert_null(m.o.w);
+    char *text = mem_close(&m);
     assert_string_equal(text, "{\"ts\":1234.567}");
     free(text);
 }
