@@ -2,7 +2,8 @@
  * outside.c - the run's time outside its steps: before the first, between
  * steps, after the last, and the training thread's regions that hold it
  * (an eval phase, a final checkpoint, start-up), so that a run whose steps
- * cover half its wall time says so (issue 25).  Public getters only.
+ * cover half its wall time says so (issue 25).  Public getters, and the
+ * steps a region around the loop holds (unattributed.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -53,7 +54,8 @@ bool prism_analysis_outside(const prism_analysis *a, prism_outside *o)
         o->sampled_ns = w.weight_ns;
     }
     /* the training thread's top-level regions, by their time outside the
-     * steps (inside = in_step_ns, known when every step was sampled) */
+     * steps (inside: in_step_ns, and for a region around the loop the
+     * steps it holds; known when every step was sampled) */
     if (st->sampled != st->count)
         return true;
     size_t ti = prism_analysis_training_thread(a);
@@ -61,9 +63,10 @@ bool prism_analysis_outside(const prism_analysis *a, prism_outside *o)
                               ? prism_analysis_thread_tree(a, ti, NULL, NULL) : NULL;
     for (size_t i = 0; t && i < t->count; i++) {
         const prism_node *n = &t->nodes[i];
-        if (n->parent != PRISM_NO_NODE || n->total_ns <= n->in_step_ns)
+        uint64_t held = an_sat_add(n->in_step_ns, an_out_spanned(a, ti, (uint32_t)i));
+        if (n->parent != PRISM_NO_NODE || n->total_ns <= held)
             continue;
-        prism_outside_region r = { n->name, n->total_ns - n->in_step_ns };
+        prism_outside_region r = { n->name, n->total_ns - held };
         size_t at = o->nregions < PRISM_OUTSIDE_REGIONS ? o->nregions++ : PRISM_OUTSIDE_REGIONS;
         while (at > 0 && o->regions[at - 1].ns < r.ns) {
             if (at < PRISM_OUTSIDE_REGIONS)

@@ -28,8 +28,9 @@ void rules_unattributed(rules_ctx *c)
          r = t->nodes[r].next_sibling) {
         if (t->nodes[r].flags & PRISM_NODE_UNATTRIBUTED)
             own = r;
-        else
-            covered += (double)t->nodes[r].in_step_ns;
+        else            /* a region around the loop holds the steps inside it */
+            covered += (double)t->nodes[r].in_step_ns +
+                       (double)an_out_spanned(c->a, c->train_idx, r);
     }
     uint32_t at = PRISM_NO_NODE;        /* the same path in the all-threads tree */
     for (size_t i = 0; own != PRISM_NO_NODE && c->tree && i < c->tree->count; i++)

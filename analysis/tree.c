@@ -510,8 +510,13 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
         t->pending[t->npend++] = (pend){ node, leaf, start, dur };
         return;
     }
-    if (pos == UINT32_MAX)
+    if (pos == UINT32_MAX) {
+        /* in no sampled step: a root call may still hold some (a region
+         * around the loop) */
+        if (t->nodes[node].parent == PRISM_NO_NODE)
+            an_out_root(a, t, node, start, an_sat_add(start, dur));
         return;
+    }
     tnode *nd = &t->nodes[node];
     uint32_t p = (uint32_t)pos + 1;
     if (nd->step_cur == p) {

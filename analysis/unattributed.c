@@ -17,8 +17,16 @@
  * split by the pieces of it that lie inside sampled steps, which move to
  * this node (the rest stays outside regions and steps).
  *
- * Memory: a few fields per thread, plus the gaps waiting for their steps
- * (bounded: OUT_PENDING; on a profile without steps they are dropped).
+ * A root region that began outside every sampled step and holds steps (a
+ * region around the whole loop, a Python trace's `<module>` frame) leaves
+ * no gap: the steps' time is held.  Its calls are no step's (in_step_ns
+ * is 0), so their time inside sampled steps is counted here instead
+ * (an_out_root, tnode_ext.spanned): the unattributed_time rule counts it as
+ * held, and prism_analysis_outside counts only the rest as outside steps.
+ *
+ * Memory: a few fields per thread, plus the gaps and root calls waiting for
+ * their steps (bounded: OUT_PENDING each; on a profile without steps they
+ * are dropped).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -162,6 +170,70 @@ static void add(prism_analysis *a, athread *t, out_gap g)
     t->ogap[t->nogap++] = g;
 }
 
+/* A root call waiting for the steps that may lie inside it. */
+typedef struct out_span {
+    uint64_t lo, hi;
+    uint32_t node;
+} out_span;
+
+/* [lo, hi) of a root call, every step it overlaps known: its time inside
+ * sampled steps. */
+static void span_apply(prism_analysis *a, athread *t, const out_span *r)
+{
+    uint64_t in = 0;
+    for (size_t i = first_step(a, r->lo); i < a->nsteps && a->steps[i].start < r->hi; i++) {
+        const prism_step *s = &a->steps[i];
+        uint64_t b = s->start > r->lo ? s->start : r->lo, e = s->end < r->hi ? s->end : r->hi;
+        if (e > b && a->sampled_pos[i] != UINT32_MAX)
+            in = an_sat_add(in, e - b);
+    }
+    tnode_ext *x = in && r->node < t->n ? an_ext_get(t, &t->nodes[r->node]) : NULL;
+    if (x)
+        x->spanned = an_sat_add(x->spanned, in);
+}
+
+/* Apply the part of r before the end of the steps known; true when all of
+ * it was. */
+static bool span_settle(prism_analysis *a, athread *t, out_span *r, uint64_t end)
+{
+    if (r->lo >= end)
+        return false;
+    out_span head = *r;
+    head.hi = r->hi < end ? r->hi : end;
+    span_apply(a, t, &head);
+    r->lo = head.hi;
+    return r->lo >= r->hi;
+}
+
+void an_out_root(prism_analysis *a, athread *t, uint32_t node, uint64_t lo, uint64_t hi)
+{
+    out_span r = { lo, hi, node };
+    if (hi <= lo || a->steps_unused || span_settle(a, t, &r, known_end(a)))
+        return;
+    /* a live profile's calls since the last step known; past the bound,
+     * steps that arrive later inside such a call count as not held */
+    if (t->nospan >= OUT_PENDING ||
+        !pb_vec_reserve((void **)&t->ospan, &t->ospcap, t->nospan + 1, sizeof *t->ospan))
+        return;
+    /* kept in start order (a call whose step it waited for comes late),
+     * so that an_out_resolve stops at the first one past the steps */
+    size_t at = t->nospan;
+    while (at > 0 && t->ospan[at - 1].lo > r.lo)
+        at--;
+    memmove(t->ospan + at + 1, t->ospan + at, (t->nospan - at) * sizeof *t->ospan);
+    t->ospan[at] = r;
+    t->nospan++;
+}
+
+uint64_t an_out_spanned(const prism_analysis *a, size_t thread, uint32_t node)
+{
+    if (thread >= a->nthreads || node >= a->threads[thread]->n)
+        return 0;
+    const athread *t = a->threads[thread];
+    const tnode_ext *x = an_ext(t, &t->nodes[node]);
+    return x ? x->spanned : 0;
+}
+
 void an_out_enter(prism_analysis *a, athread *t, uint64_t ts)
 {
     if (ts > t->out_from)
@@ -189,7 +261,7 @@ void an_out_resolve(prism_analysis *a, bool final)
      * every batch) unless a gap waits for them */
     bool waiting = final;
     for (size_t i = 0; i < a->nthreads && !waiting; i++)
-        waiting = a->threads[i]->nogap > 0;
+        waiting = a->threads[i]->nogap > 0 || a->threads[i]->nospan > 0;
     if (!waiting)
         return;
     uint64_t end = known_end(a);
@@ -201,6 +273,11 @@ void an_out_resolve(prism_analysis *a, bool final)
         if (k)
             memmove(t->ogap, t->ogap + k, (t->nogap - k) * sizeof *t->ogap);
         t->nogap -= k;
+        for (k = 0; k < t->nospan && span_settle(a, t, &t->ospan[k], end); k++)
+            continue;
+        if (k)
+            memmove(t->ospan, t->ospan + k, (t->nospan - k) * sizeof *t->ospan);
+        t->nospan -= k;
         /* the time after the last root region, once no region can follow */
         if (final && !t->depth && !t->lost && t->n && a->have_ts && a->last_ts > t->out_from) {
             an_out_enter(a, t, a->last_ts);
@@ -244,4 +321,5 @@ void an_out_free(athread *t)
     an_res_free(&t->out);
     free(t->ogap);
     free(t->oseg);
+    free(t->ospan);
 }

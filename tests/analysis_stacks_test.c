@@ -6,7 +6,10 @@
  * and named by the samples outside them; the sampled paths under each node
  * (prism_analysis_sampled) and the all-threads tree with them
  * (prism_analysis_tree_sampled); what the samples outside the steps did;
- * and samples naming strings or threads the file never gave.
+ * and samples naming strings or threads the file never gave; a region
+ * around the whole loop holds the steps inside it (no unattributed_time,
+ * and only its own time outside the steps is outside the steps), whether
+ * the steps arrive before its exit, after it, or some of each.
  *
  * The workload: 10 steps of 100 ms on thread 1; 'fwd' 30 ms, 'opt' 10 ms,
  * then 60 ms in no region (40 ms in wait() blocked in clock_nanosleep,
@@ -24,7 +27,7 @@
 #include "pbuild.h"
 
 enum { N_FWD = 1, N_OPT, F_MOD, F_MAIN20, F_LINEAR, F_MAIN25, F_STEP, F_MAIN30, F_WAIT,
-       F_SLEEP, F_MAIN40, F_METRICS, F_EVAL };
+       F_SLEEP, F_MAIN40, F_METRICS, F_EVAL, N_TRAIN };
 static const char *const names[] = {
     "fwd", "opt",
     "<module> (/home/u/train.py:10)", "main (/home/u/train.py:20)",
@@ -32,6 +35,7 @@ static const char *const names[] = {
     "main (/home/u/train.py:25)", "Optimizer.step (/usr/lib/python3/site-packages/torch/optim/sgd.py:9)",
     "main (/home/u/train.py:30)", "wait (/home/u/train.py:5)", "[clock_nanosleep]",
     "main (/home/u/train.py:40)", "metrics (/home/u/train.py:8)", "evaluate (/home/u/train.py:60)",
+    "train",
 };
 
 #define MS 1000000ull
@@ -236,6 +240,56 @@ static void test_no_samples(void **state)
     unload(&l);
 }
 
+/* A region around the loop: 'train' enters 10 ms before the first of 10
+ * steps of 100 ms and exits 9 ms after the last; each step holds 'fwd'
+ * (30 ms) under it.  `late`: how many steps' records come after the
+ * region's exit (the writer flushes steps and regions apart): 0, some, all. */
+static void around_the_loop(unsigned late)
+{
+    pbuild b;
+    pb_init(&b, names, sizeof names / sizeof names[0], 1);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    prism_step st[10];
+    pb_enter(&b, 1, MS, N_TRAIN);
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t t0 = 11 * MS + k * 100 * MS;
+        pb_enter(&b, 1, t0 + MS, N_FWD);
+        pb_exit(&b, 1, t0 + 31 * MS);
+        st[k] = (prism_step){ t0, t0 + 100 * MS, k, 0, PRISM_STEP_SAMPLED };
+        if (k < 10 - late)
+            pb_step(&b, &st[k]);
+    }
+    pb_exit(&b, 1, 1020 * MS);
+    for (unsigned k = 10 - late; k < 10; k++)
+        pb_step(&b, &st[k]);
+    pb_enter(&b, 1, 1030 * MS, N_OPT);  /* after the loop: outside the steps */
+    pb_exit(&b, 1, 1034 * MS);
+    loaded l = pb_load(&b);
+    const prism_tree *t = prism_analysis_thread_tree(l.a, 0, NULL, NULL);
+    assert_non_null(t);
+    assert_int_equal(node_named(t, "(outside regions)"), PRISM_NO_NODE);
+    /* its steps are held: no finding says they are not */
+    assert_null(pb_finding(l.a, PRISM_BN_UNATTRIBUTED));
+    /* outside the steps: 'train' 10 + 9 ms, 'opt' 4 ms */
+    prism_outside o;
+    assert_true(prism_analysis_outside(l.a, &o));
+    assert_int_equal(o.nregions, 2);
+    assert_string_equal(o.regions[0].name, "train");
+    assert_int_equal(o.regions[0].ns, 19 * MS);
+    assert_string_equal(o.regions[1].name, "opt");
+    assert_int_equal(o.regions[1].ns, 4 * MS);
+    unload(&l);
+}
+
+static void test_region_around_the_loop(void **state)
+{
+    (void)state;
+    around_the_loop(0);
+    around_the_loop(4);
+    around_the_loop(10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_sampled_paths_under_their_nodes),
         cmocka_unit_test(test_outside_steps_and_hostile),
         cmocka_unit_test(test_no_samples),
+        cmocka_unit_test(test_region_around_the_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

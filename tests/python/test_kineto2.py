@@ -11,6 +11,8 @@ prism-top (analyze --format json, dump, export, convert) and prism.load:
   [memory] event a memory event, the flows counted, nothing repaired as
   an anomaly (no overflow track, nothing unsorted or unknown);
 * ProfilerStep#N as steps, DataLoader and optimizer ranges once per step;
+* the Python frames that enclose the steps (<module>) hold them: no
+  unattributed_time, no region outside the steps longer than the trace is;
 * the leak verdict for a loop that keeps 12 MB per step;
 * the trace's metadata: start = baseTimeNanoseconds + the first event (never
   1970-01-01), host_name, a command line (never "Run ?"), schemaVersion,
@@ -182,6 +184,22 @@ class Kineto2Test(unittest.TestCase):
         self.assertEqual([x["duration_ns"] for x in s["series"]],
                          [int(round(e["dur"] * 1000)) for e in steps])
         self.assertEqual(len(re.findall(r"^step ", tu.dump(self.workers), re.M)), ACTIVE)
+
+    def test_python_frames_hold_the_steps(self):
+        """with_stack: the script's <module> frame opens before the first
+        ProfilerStep and closes after the last.  It holds the steps: no
+        unattributed_time, and no region is outside the steps for longer
+        than the trace is (before, between and after the steps)."""
+        for path, d in ((self.workers, self.d), (self.leak, tu.analyze(self.leak))):
+            types = [b["type"] for b in d["bottlenecks"]]
+            self.assertNotIn("unattributed_time", types, path)
+            o = d["summary"]["outside_steps"]
+            out = o["before_ns"] + o["between_ns"] + o["after_ns"]
+            names = [r["name"] for r in o["regions"]]
+            self.assertTrue(any(n.startswith("kineto2_loop.py(") and n.endswith("<module>")
+                                for n in names), names)
+            for r in o["regions"]:
+                self.assertLessEqual(r["ns"], out, (path, r, o))
 
     def test_dataloader_and_optimizer(self):
         """The ranges once per step, the DataLoader's inside the Python
