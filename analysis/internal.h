@@ -64,9 +64,9 @@ typedef struct tnode_ext {
     uint64_t first_leaf;        /* steps whose earliest leaf call is this node */
     double flops, bytes;        /* work counters recorded directly inside */
     uint64_t unrec;             /* regions not recorded right under it (UNRECORDED) */
-    uint64_t spanned;           /* a root: the time inside sampled steps of its
-                                   calls that began outside every sampled step
-                                   (a region around the loop; unattributed.c) */
+    uint64_t spanned;           /* the time inside sampled steps of its calls
+                                   that began outside every sampled step (a
+                                   region around the loop; unattributed.c) */
 } tnode_ext;
 
 /* Scheduler accounting of a path's own (self) time, from CPU samples
@@ -236,8 +236,8 @@ typedef struct athread {
     size_t nogap, ogcap;
     seg *oseg;                  /* scratch: the interval's pieces outside regions */
     size_t noseg, osegcap;
-    struct out_span *ospan;     /* root calls begun outside every step whose
-                                   end lies past the last step known */
+    struct out_span *ospan;     /* calls begun outside every step whose end
+                                   lies past the last step known */
     size_t nospan, ospcap;
 } athread;
 
@@ -488,11 +488,11 @@ void an_out_cpu(prism_analysis *a, athread *t, uint64_t span, double on, double 
                 double blk, double busy);
 /* Publish the outside node as a public one (statistics; no cpu, links). */
 void an_out_publish(const athread *t, prism_node *p);
-/* A root call [lo, hi) of node that began outside every sampled step
- * (tree.c): its time inside sampled steps, now or once they are known. */
-void an_out_root(prism_analysis *a, athread *t, uint32_t node, uint64_t lo, uint64_t hi);
-/* That time of a root node of thread `thread` (its index in the thread
- * trees); 0 for other nodes. */
+/* A call [lo, hi) of node that began outside every sampled step (tree.c):
+ * its time inside sampled steps, now or once they are known. */
+void an_out_span(prism_analysis *a, athread *t, uint32_t node, uint64_t lo, uint64_t hi);
+/* That time of node `node` of thread `thread` (its index in the thread
+ * trees), all its calls; 0 for the `(outside regions)` node. */
 uint64_t an_out_spanned(const prism_analysis *a, size_t thread, uint32_t node);
 void an_out_free(athread *t);
 

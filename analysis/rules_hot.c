@@ -10,11 +10,13 @@
  * loop (data_loading and the wait rules judge whether it stalls it).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "rules.h"
 
 #define HOT_MAX 16
@@ -324,7 +326,8 @@ void rules_beside(rules_ctx *c)
                   DUR(n->self_ns));
         if (c->steps && n->total_ns)
             rules_put(b->evidence, sizeof b->evidence, ", %.0f%% of it during steps",
-                      100.0 * (double)n->in_step_ns / (double)n->total_ns);
+                      100.0 * fmin(1.0, (double)(n->in_step_ns + an_out_spanned(c->a, i, best)) /
+                                            (double)n->total_ns));
         if (n->cpu_known_ns)
             rules_put(b->evidence, sizeof b->evidence, ", on CPU %.0f%%",
                       100.0 * (double)n->oncpu_ns / (double)n->cpu_known_ns);

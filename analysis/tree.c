@@ -511,10 +511,9 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
         return;
     }
     if (pos == UINT32_MAX) {
-        /* in no sampled step: a root call may still hold some (a region
+        /* in no sampled step: the call may still hold some (a region
          * around the loop) */
-        if (t->nodes[node].parent == PRISM_NO_NODE)
-            an_out_root(a, t, node, start, an_sat_add(start, dur));
+        an_out_span(a, t, node, start, an_sat_add(start, dur));
         return;
     }
     tnode *nd = &t->nodes[node];

@@ -17,12 +17,16 @@
  * split by the pieces of it that lie inside sampled steps, which move to
  * this node (the rest stays outside regions and steps).
  *
- * A root region that began outside every sampled step and holds steps (a
+ * A region that began outside every sampled step and holds steps (a
  * region around the whole loop, a Python trace's `<module>` frame) leaves
  * no gap: the steps' time is held.  Its calls are no step's (in_step_ns
  * is 0), so their time inside sampled steps is counted here instead
- * (an_out_root, tnode_ext.spanned): the unattributed_time rule counts it as
- * held, and prism_analysis_outside counts only the rest as outside steps.
+ * (an_out_span, tnode_ext.spanned): the unattributed_time rule counts a
+ * root's as held, prism_analysis_outside counts only the rest of a root's
+ * time as outside steps, and a thread beside the training thread says
+ * how much of its heaviest region's time lay in steps.  At a step's start
+ * only the regions open then can hold it: at most the stack's depth per
+ * step and thread.
  *
  * Memory: a few fields per thread, plus the gaps and root calls waiting for
  * their steps (bounded: OUT_PENDING each; on a profile without steps they
@@ -170,13 +174,13 @@ static void add(prism_analysis *a, athread *t, out_gap g)
     t->ogap[t->nogap++] = g;
 }
 
-/* A root call waiting for the steps that may lie inside it. */
+/* A call waiting for the steps that may lie inside it. */
 typedef struct out_span {
     uint64_t lo, hi;
     uint32_t node;
 } out_span;
 
-/* [lo, hi) of a root call, every step it overlaps known: its time inside
+/* [lo, hi) of a call, every step it overlaps known: its time inside
  * sampled steps. */
 static void span_apply(prism_analysis *a, athread *t, const out_span *r)
 {
@@ -205,7 +209,7 @@ static bool span_settle(prism_analysis *a, athread *t, out_span *r, uint64_t end
     return r->lo >= r->hi;
 }
 
-void an_out_root(prism_analysis *a, athread *t, uint32_t node, uint64_t lo, uint64_t hi)
+void an_out_span(prism_analysis *a, athread *t, uint32_t node, uint64_t lo, uint64_t hi)
 {
     out_span r = { lo, hi, node };
     if (hi <= lo || a->steps_unused || span_settle(a, t, &r, known_end(a)))

@@ -8,8 +8,9 @@
  * (prism_analysis_tree_sampled); what the samples outside the steps did;
  * and samples naming strings or threads the file never gave; a region
  * around the whole loop holds the steps inside it (no unattributed_time,
- * and only its own time outside the steps is outside the steps), whether
- * the steps arrive before its exit, after it, or some of each.
+ * and only its own time outside the steps is outside the steps; on a thread
+ * beside the loop, its time in the steps is said), whether the steps
+ * arrive before its exit, after it, or some of each.
  *
  * The workload: 10 steps of 100 ms on thread 1; 'fwd' 30 ms, 'opt' 10 ms,
  * then 60 ms in no region (40 ms in wait() blocked in clock_nanosleep,
@@ -265,6 +266,11 @@ static void around_the_loop(unsigned late)
         pb_step(&b, &st[k]);
     pb_enter(&b, 1, 1030 * MS, N_OPT);  /* after the loop: outside the steps */
     pb_exit(&b, 1, 1034 * MS);
+    /* a thread beside it, in one region from before the first step to
+     * after the last: 1000 of its 1029.5 ms lie in steps */
+    pb_thread(&b, 2, "pool");
+    pb_enter(&b, 2, MS / 2, F_WAIT);
+    pb_exit(&b, 2, 1030 * MS);
     loaded l = pb_load(&b);
     const prism_tree *t = prism_analysis_thread_tree(l.a, 0, NULL, NULL);
     assert_non_null(t);
@@ -279,6 +285,13 @@ static void around_the_loop(unsigned late)
     assert_int_equal(o.regions[0].ns, 19 * MS);
     assert_string_equal(o.regions[1].name, "opt");
     assert_int_equal(o.regions[1].ns, 4 * MS);
+    size_t nb;
+    const prism_bottleneck *bn = prism_analysis_bottlenecks(l.a, &nb), *f = NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (strstr(bn[i].description, "of thread 'pool' (beside the training thread)"))
+            f = &bn[i];
+    assert_non_null(f);
+    assert_non_null(strstr(f->evidence, "1 calls, 1029.5 ms, 97% of it during steps"));
     unload(&l);
 }
 
