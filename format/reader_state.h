@@ -13,8 +13,9 @@
 #include "idmap.h"
 
 enum { PH_HEADER, PH_CHUNKS, PH_DONE };
-/* Foreign input (profile.h): no backend or a PRISM profile, the first bytes
- * not yet decided, or a foreign file read by the backend that took it. */
+/* Foreign input (prism/profile_foreign.h): no backend or a PRISM profile,
+ * the first bytes not yet decided, or a foreign file read by the backend
+ * that took it. */
 enum { PROBE_NONE, PROBE_WAIT, PROBE_FOREIGN };
 
 typedef struct frame {
