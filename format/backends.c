@@ -1,8 +1,8 @@
 /*
  * backends.c - the list of foreign backends readers consult
- * (prism_reader_add_backend, prism_reader_set_foreign; profile.h,
- * "Foreign input").  A fixed array under a mutex: registration is rare
- * (program start), a reader copies the list once when it is created.
+ * (prism_reader_add_backend, prism_reader_set_foreign;
+ * prism/profile_foreign.h).  A fixed array under a mutex: registration is
+ * rare (program start), a reader copies the list once when it is created.
  */
 #include <pthread.h>
 

@@ -1,10 +1,10 @@
 /*
  * demangle.c - C++ names from a profile in their source form: the reader
- * demangles each string of a STRINGS chunk once, as it stores it (reader.c;
- * docs/FORMAT.md, "Mangled names").  CUPTI reports kernel names mangled
- * (_ZN5cudnn19engines_precompiled16nchwToNhwcKernel...) and libcollect
- * demangles them only when a C++ runtime is in the profiled process;
- * torch.profiler always shows them demangled.
+ * demangles each string of a STRINGS chunk once, as it stores it
+ * (reader_strings.c; docs/FORMAT.md, "Mangled names").  CUPTI reports
+ * kernel names mangled (_ZN5cudnn19engines_precompiled16nchwToNhwcKernel...)
+ * and libcollect demangles them only when a C++ runtime is in the profiled
+ * process; torch.profiler always shows them demangled.
  *
  * The demangler is the C++ runtime's own __cxa_demangle, found at run time
  * (dlopen of libstdc++.so.6, RTLD_LOCAL: nothing links C++ and no symbol of

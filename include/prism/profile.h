@@ -8,6 +8,10 @@
  *   - Strings handed to callbacks are borrowed: valid until the callback
  *     returns unless stated otherwise.  Strings returned by
  *     prism_reader_string() / prism_reader_header() live as long as the reader.
+ *
+ * The writer (header and chunk encoders, string interning):
+ * prism/profile_write.h; foreign input (backends, reading by path):
+ * prism/profile_foreign.h.  This header includes both.
  */
 #ifndef PRISM_PROFILE_H
 #define PRISM_PROFILE_H
@@ -350,111 +354,6 @@ typedef struct prism_footer {
 } prism_footer;
 
 /* ------------------------------------------------------------------ */
-/* Writer                                                              */
-/* ------------------------------------------------------------------ */
-
-/*
- * Encode the file header (self-describe tag + header map) into buf.
- * The version written is [PRISM_FORMAT_MAJOR, h->version_minor]: the minor
- * version whose features the file uses (0 for 1.0 files, 1 when it may hold
- * CPU chunks); version_major is ignored.
- * On success *out_len is the number of bytes written.  PRISM_E_NOSPACE when
- * cap is too small, PRISM_E_LIMIT when the header exceeds the format limits,
- * PRISM_E_ARG for a minor version above PRISM_FORMAT_MINOR.  No allocation.
- */
-PRISM_API prism_status prism_header_encode(const prism_header *h, uint8_t *buf,
-                                 size_t cap, size_t *out_len);
-
-/*
- * A chunk encoder: state for building one chunk into a caller-provided
- * buffer.  It lives where the caller puts it (stack, thread buffer); it does
- * not allocate.  Its fields are private.
- *
- *   prism_enc e;
- *   prism_enc_begin(&e, buf, cap, PRISM_CHUNK_REGIONS, stream, seq, t0);
- *   while (...) if (prism_enc_enter(&e, ts, id) == PRISM_E_NOSPACE) break;
- *   prism_enc_finish(&e, &len);      // buf[0..len) is a complete chunk
- *
- * Every append either writes a whole record or returns PRISM_E_NOSPACE and
- * leaves the chunk unchanged, so the caller can finish the chunk and put the
- * record into the next one.  Appending a record of the wrong kind returns
- * PRISM_E_ARG.
- */
-typedef struct prism_enc {
-    uint8_t *buf;
-    size_t cap;          /* usable bytes (room for the checksum reserved)     */
-    size_t pos;
-    size_t payload_pos;  /* first payload byte                                */
-    size_t count_pos;    /* the payload array's 4-byte count                  */
-    uint64_t count;      /* payload array elements so far                     */
-    uint64_t records;    /* records appended                                  */
-    uint64_t base;       /* base timestamp                                    */
-    uint64_t last;       /* previous timestamp (delta chains)                 */
-    uint32_t kind;
-    uint32_t depth;      /* REGIONS: current nesting depth                    */
-} prism_enc;
-
-/*
- * Start a chunk.  `base` is the chunk's base timestamp (ns) for time-bearing
- * kinds, the first string id for STRINGS and ignored otherwise.  `depth`
- * (REGIONS only; pass 0 otherwise) is the thread's nesting depth before the
- * chunk's first event.  PRISM_E_NOSPACE when cap < PRISM_CHUNK_OVERHEAD.
- */
-PRISM_API prism_status prism_enc_begin(prism_enc *e, uint8_t *buf, size_t cap,
-                             prism_chunk_kind kind, uint32_t stream,
-                             uint64_t seq, uint64_t base, uint32_t depth);
-
-/* Close the chunk: patch lengths, append the XXH3-64 checksum.  *out_len is
- * the chunk's total size.  The encoder may be begun again afterwards. */
-PRISM_API prism_status prism_enc_finish(prism_enc *e, size_t *out_len);
-
-/* Records appended so far (strings, events, samples...). */
-static inline uint64_t prism_enc_records(const prism_enc *e) { return e->records; }
-
-/* Kind-specific appends.  Timestamps of REGIONS, MARKS, COUNTERS, MEMORY and
- * CPU must not decrease within a chunk; an earlier one is clamped to the
- * previous one.  CPU: samples with the same ts share one stored time; flag
- * bits other than PRISM_CPU_* are refused (PRISM_E_ARG). */
-PRISM_API prism_status prism_enc_string(prism_enc *e, const char *s, size_t len);
-PRISM_API prism_status prism_enc_thread(prism_enc *e, const prism_thread *t);
-PRISM_API prism_status prism_enc_enter(prism_enc *e, uint64_t ts, uint32_t name);
-PRISM_API prism_status prism_enc_exit(prism_enc *e, uint64_t ts);
-PRISM_API prism_status prism_enc_mark(prism_enc *e, const prism_mark *m);
-PRISM_API prism_status prism_enc_counter(prism_enc *e, const prism_counter *c);
-PRISM_API prism_status prism_enc_step(prism_enc *e, const prism_step *s);
-PRISM_API prism_status prism_enc_memory(prism_enc *e, const prism_memory_sample *m);
-PRISM_API prism_status prism_enc_gpu(prism_enc *e, const prism_gpu_record *g);
-PRISM_API prism_status prism_enc_dropped(prism_enc *e, const prism_dropped *d);
-PRISM_API prism_status prism_enc_info(prism_enc *e, const char *key, const prism_value *v);
-PRISM_API prism_status prism_enc_footer(prism_enc *e, const prism_footer *f);
-PRISM_API prism_status prism_enc_cpu(prism_enc *e, const prism_cpu_sample *s);
-PRISM_API prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u);
-/* STACKS (1.2): 1..PRISM_STACK_MAX_FRAMES nonzero frame ids; flags other
- * than PRISM_STACK_* are refused (PRISM_E_ARG). */
-PRISM_API prism_status prism_enc_stack(prism_enc *e, const prism_stack_sample *s);
-
-/*
- * String interning: a hash table (XXH3-64) from names to dense ids 1, 2, ...
- * Id 0 is never assigned.  Each name gets an id once; the caller writes a
- * name into a STRINGS chunk the first time it is interned (is_new) and ids
- * are handed out in order, so STRINGS chunks carry consecutive ids.
- */
-typedef struct prism_strtab prism_strtab;
-
-/* NULL on allocation failure.  The caller frees with prism_strtab_free. */
-PRISM_API prism_strtab *prism_strtab_new(void);
-PRISM_API void prism_strtab_free(prism_strtab *t);
-/* *id receives the name's id; *is_new whether this call assigned it.
- * Names longer than PRISM_MAX_STRING_BYTES are truncated.  PRISM_E_NOMEM,
- * PRISM_E_LIMIT (table full) on failure. */
-PRISM_API prism_status prism_strtab_intern(prism_strtab *t, const char *s, size_t len,
-                                 uint32_t *id, bool *is_new);
-/* The name of an id (borrowed, NUL-terminated), NULL if unknown. */
-PRISM_API const char *prism_strtab_name(const prism_strtab *t, uint32_t id, size_t *len);
-/* Number of ids assigned. */
-PRISM_API uint32_t prism_strtab_count(const prism_strtab *t);
-
-/* ------------------------------------------------------------------ */
 /* Reader                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -599,87 +498,14 @@ PRISM_API prism_status prism_read_file(const char *path, const prism_reader_call
  */
 PRISM_API prism_status prism_reader_add_workers(prism_reader *r, const char *path);
 
-/* ------------------------------------------------------------------ */
-/* Foreign input                                                       */
-/* ------------------------------------------------------------------ */
-
-/*
- * A reader can also read files that are not PRISM profiles (torch.profiler
- * traces, folded stacks: import/, libprism-analysis) through backends
- * registered here; libprism itself carries none, so it gains no dependency.
- * A program registers the backends it wants (prism_import_register() for
- * the built-in importers); a reader takes the list as it is when created.
- * On its first bytes a reader without the CBOR self-describe tag asks the
- * backends' probes in registration order; the first that accepts takes the
- * file: feed/finish go to it, it delivers the same callbacks a profile
- * would (header first, strings before their use, threads before their
- * events), and the reader's getters (header, string, stats, error, offsets)
- * answer from it.  Without backends, or when every probe declines, the
- * bytes go to the CBOR reader.
- */
-typedef struct prism_foreign_backend {
-    const char *name;            /* "torch.profiler trace"                    */
-    /* 1: take the file, 0: not ours, -1: need more bytes.  p[0..n) are the
-     * first bytes of the file; final when no more will come. */
-    int (*probe)(const uint8_t *p, size_t n, bool final);
-    /* NULL on allocation failure.  cb and ctx as for prism_reader_new. */
-    void *(*open)(const prism_reader_callbacks *cb, void *ctx);
-    /* Same returns as prism_reader_feed / _finish.  On an error *msg (owned
-     * by the backend) and *offset describe it. */
-    prism_status (*feed)(void *b, const uint8_t *p, size_t n, const char **msg,
-                         uint64_t *offset);
-    prism_status (*finish)(void *b, const char **msg, uint64_t *offset);
-    void (*close)(void *b);
-    const prism_header *(*header)(const void *b);
-    const char *(*string)(const void *b, uint32_t id, size_t *len);
-    /* records delivered, footer seen (chunks and damage stay 0) */
-    const prism_reader_stats *(*stats)(const void *b);
-    /* Optional (NULL: bytes only): read the whole file at path (a regular
-     * file whose first bytes the probe accepted) instead of being fed;
-     * finish is still called after.  Same returns and error reporting as
-     * feed.  A backend with read_path and no feed takes only files opened
-     * by path (prism_reader_read_path), never a stream. */
-    prism_status (*read_path)(void *b, const char *path, const char **msg,
-                              uint64_t *offset);
-} prism_foreign_backend;
-
-/* How many backends the list holds at most. */
-#define PRISM_MAX_BACKENDS 16u
-
-/*
- * Add b at the end of the list of backends that readers created afterwards
- * consult.  PRISM_OK (also when b is already in the list: nothing changes),
- * PRISM_E_LIMIT when the list holds PRISM_MAX_BACKENDS, PRISM_E_ARG for
- * NULL.  Thread-safe.  b is borrowed: it must outlive the readers.
- */
-PRISM_API prism_status prism_reader_add_backend(const prism_foreign_backend *b);
-/* Replace the whole list by b alone (NULL empties it).  Thread-safe; b
- * must outlive the readers. */
-PRISM_API void prism_reader_set_foreign(const prism_foreign_backend *b);
-/* The name of the backend that took r's file, else NULL. */
-PRISM_API const char *prism_reader_foreign(const prism_reader *r);
-
-/*
- * Read the file at path as prism_reader_read_fd does, from the reader's
- * current input offset to end of file (the caller then calls finish).
- * When path is a regular file and the reader has read nothing yet, its
- * first bytes are probed first and a backend with read_path that accepts
- * them gets the path (a format that cannot be streamed); FIFOs, character
- * devices and anything else are streamed.  Same returns as read_fd; an
- * open failure is PRISM_E_IO at byte 0.
- */
-PRISM_API prism_status prism_reader_read_path(prism_reader *r, const char *path);
-/*
- * Would prism_reader_read_path hand this file to a backend that reads paths
- * (a format that cannot be streamed)?  For a program that otherwise feeds
- * the file itself in slices (the explorer, to show progress): true means
- * call prism_reader_read_path instead.  Reads at most the file's first
- * PROBE bytes (64 KiB); false for a reader that has read anything, a file
- * that is not regular, or any error (the streaming path reports it).
- */
-PRISM_API bool prism_reader_path_only(prism_reader *r, const char *path);
-
 #ifdef __cplusplus
 }
 #endif
+
+/* Parts of this header's API, in headers of their own: the writer (the
+ * header and chunk encoders, string interning); foreign input (the
+ * backends, reading by path). */
+#include "prism/profile_write.h"
+#include "prism/profile_foreign.h"
+
 #endif /* PRISM_PROFILE_H */
