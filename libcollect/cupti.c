@@ -2,7 +2,8 @@
  * cupti.c - the GPU backend's life cycle: attach (libcupti opened by
  * cupti_load.c; timestamp callback, subscription, buffer callbacks, NVTX
  * domain, activity kinds), the warm-up/active step window, the status
- * text written to the file as INFO "gpu.status", and detach at shutdown.
+ * text written to the file as INFO "gpu.status" (kept by cupti_status.c),
+ * and detach at shutdown.
  *
  * When CUPTI attaches.  A program that never loads the CUDA driver never
  * loads CUPTI either: prism_init attaches at once when libcuda.so.1 is
@@ -10,12 +11,12 @@
  * else the writer checks at every flush and attaches when the driver
  * appears (GPU work of that first flush interval is missed: run under
  * prism-run, or call prism_init again after CUDA is initialised, to catch
- * everything).  Without the CUPTI headers at build time this file is a
- * CPU-only backend that only records why there is no GPU activity.
+ * everything).  Without the CUPTI headers at build time this file is
+ * empty: the CPU-only backend of cupti_status.c only records why there is
+ * no GPU activity.
  */
 #include <dlfcn.h>
 #include <link.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,120 +24,7 @@
 
 #include "cupti.h"
 
-/* ---- status (both builds) --------------------------------------------- */
-
-static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
-static char status_text[512];
-static unsigned status_version, status_seen;
-
-void cupti_set_status(const char *fmt, ...)
-{
-    char buf[sizeof status_text];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&status_lock);
-    if (strcmp(buf, status_text) != 0) {
-        memcpy(status_text, buf, sizeof buf);
-        status_version++;
-    }
-    pthread_mutex_unlock(&status_lock);
-}
-
-/* In a fork()ed child (one thread): a lock another thread of the parent
- * held would never be released. */
-static void status_forked(void)
-{
-    pthread_mutex_init(&status_lock, NULL);
-}
-
-bool cupti_status_changed(char *buf, size_t n)
-{
-    pthread_mutex_lock(&status_lock);
-    bool changed = status_version != status_seen;
-    if (changed) {
-        snprintf(buf, n, "%s", status_text);
-        status_seen = status_version;
-    }
-    pthread_mutex_unlock(&status_lock);
-    return changed;
-}
-
-#ifndef PRISM_HAVE_CUPTI_HEADERS
-
-/* ---- CPU-only backend: built without the CUPTI headers ------------------ */
-
-void cupti_start(session *s)
-{
-    if (!s->cfg.collect_gpu_ops)
-        cupti_set_status("off: collect_gpu_ops is false");
-    else
-        cupti_set_status("unavailable: built without CUPTI headers");
-}
-
-void prism__cupti_injected(session *s)
-{
-    cupti_start(s);
-}
-
-void cupti_forked(void)
-{
-    status_forked();
-}
-
-int prism_gpu_streams_begin(void)
-{
-    return -1;                  /* no CUPTI in this build: nothing summed */
-}
-
-int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
-{
-    (void)out;
-    (void)max;
-    return -1;
-}
-
-void cupti_step(session *s, uint64_t index, bool begin)
-{
-    (void)s;
-    (void)index;
-    (void)begin;
-}
-
-void cupti_drain(session *s)
-{
-    (void)s;
-}
-
-size_t cupti_records(const prism_gpu_record **recs)
-{
-    *recs = NULL;
-    return 0;
-}
-
-void cupti_drained(void)
-{
-}
-
-uint64_t cupti_dropped(void)
-{
-    return 0;
-}
-
-void cupti_stop(session *s)
-{
-    (void)s;
-    pc_gpumem_close();
-}
-
-int prism__nvtx_handoff(const void *get_export_table)
-{
-    (void)get_export_table;
-    return 0;                   /* no CUPTI to hand NVTX to: NVTX stays off */
-}
-
-#else
+#ifdef PRISM_HAVE_CUPTI_HEADERS
 
 /* ---- the real backend ------------------------------------------------------ */
 
@@ -495,7 +383,7 @@ int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
  * profile stalled its exit by the 3 s grace. */
 void cupti_forked(void)
 {
-    status_forked();
+    cupti_status_forked();
     pthread_mutex_init(&G.lock, NULL);
     if (G.state != G_IDLE && G.state != G_FAILED)
         G.state = G_FORKED;

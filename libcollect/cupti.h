@@ -287,8 +287,8 @@ PRISM_API int prism__nvtx_route(const void *entry);
  * getenv elsewhere.  Never from the writer (docs/GPU.md, "NVTX"). */
 bool cupti_nvtx_env_safe(void);
 
-/* ---- the session's hooks (cupti.c; CPU-only without the headers;
- * what the process has loaded: cupti_load.c) ------------------------------ */
+/* ---- the session's hooks (cupti.c; CPU-only without the headers:
+ * cupti_status.c; what the process has loaded: cupti_load.c) -------------- */
 
 /* prism_init: attach when the CUDA driver is loaded (or under injection),
  * else wait for it (cupti_drain).  Again from a later prism_init: retry. */
@@ -321,8 +321,10 @@ void cupti_stop(session *s);
  * does not survive fork): never called here again, the status says so. */
 void cupti_forked(void);
 
-/* Set the status text (any thread). */
+/* Set the status text (any thread; cupti_status.c). */
 void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* fork(), in the child (cupti_forked): the status text's lock anew. */
+void cupti_status_forked(void);
 
 /* ---- GPU memory (gpumem.c, NVML) --------------------------------------- */
 
