@@ -2,8 +2,8 @@
  * format_roundtrip.h - what the round-trip tests share: a file under
  * construction (a header, then chunks written with prism_enc_*), and what
  * the reader delivered of it, collected by one callback per record kind
- * and read back whole (every chunk must be good), for
- * format_roundtrip_test.c.
+ * and read back whole (every chunk must be good).  Used by
+ * format_roundtrip_test.c and format_roundtrip_run_test.c.
  *
  * Include after <cmocka.h>.
  */
