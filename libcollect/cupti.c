@@ -1,8 +1,9 @@
 /*
- * cupti.c - the GPU backend's life cycle: find and open libcupti at run
- * time, attach (timestamp callback, subscription, buffer callbacks, NVTX
+ * cupti.c - the GPU backend's life cycle: attach (libcupti opened by
+ * cupti_load.c; timestamp callback, subscription, buffer callbacks, NVTX
  * domain, activity kinds), the warm-up/active step window, the status
- * text written to the file as INFO "gpu.status", and detach at shutdown.
+ * text written to the file as INFO "gpu.status" (kept by cupti_status.c),
+ * and detach at shutdown.
  *
  * When CUPTI attaches.  A program that never loads the CUDA driver never
  * loads CUPTI either: prism_init attaches at once when libcuda.so.1 is
@@ -10,12 +11,12 @@
  * else the writer checks at every flush and attaches when the driver
  * appears (GPU work of that first flush interval is missed: run under
  * prism-run, or call prism_init again after CUDA is initialised, to catch
- * everything).  Without the CUPTI headers at build time this file is a
- * CPU-only backend that only records why there is no GPU activity.
+ * everything).  Without the CUPTI headers at build time this file is
+ * empty: the CPU-only backend of cupti_status.c only records why there is
+ * no GPU activity.
  */
 #include <dlfcn.h>
 #include <link.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,141 +24,7 @@
 
 #include "cupti.h"
 
-/* ---- status (both builds) --------------------------------------------- */
-
-static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
-static char status_text[512];
-static unsigned status_version, status_seen;
-
-void cupti_set_status(const char *fmt, ...)
-{
-    char buf[sizeof status_text];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&status_lock);
-    if (strcmp(buf, status_text) != 0) {
-        memcpy(status_text, buf, sizeof buf);
-        status_version++;
-    }
-    pthread_mutex_unlock(&status_lock);
-}
-
-/* In a fork()ed child (one thread): a lock another thread of the parent
- * held would never be released. */
-static void status_forked(void)
-{
-    pthread_mutex_init(&status_lock, NULL);
-}
-
-bool cupti_status_changed(char *buf, size_t n)
-{
-    pthread_mutex_lock(&status_lock);
-    bool changed = status_version != status_seen;
-    if (changed) {
-        snprintf(buf, n, "%s", status_text);
-        status_seen = status_version;
-    }
-    pthread_mutex_unlock(&status_lock);
-    return changed;
-}
-
-/* dl_iterate_phdr: is an object whose file name starts with arg loaded? */
-static int find_lib(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-    const char *base = slash ? slash + 1 : info->dlpi_name;
-    return base && !strncmp(base, arg, strlen(arg));
-}
-
-bool cupti_loaded_by_injection(void)
-{
-    return dl_iterate_phdr(find_lib, (void *)"libprism-inject") != 0;
-}
-
-/* Not a failing dlopen(RTLD_NOLOAD): that leaves glibc's dlerror state
- * allocated on the writer thread, which a fork()ed child reports as leaked. */
-bool cupti_libcuda_loaded(void)
-{
-    return dl_iterate_phdr(find_lib, (void *)"libcuda.so") != 0;
-}
-
-#ifndef PRISM_HAVE_CUPTI_HEADERS
-
-/* ---- CPU-only backend: built without the CUPTI headers ------------------ */
-
-void cupti_start(session *s)
-{
-    if (!s->cfg.collect_gpu_ops)
-        cupti_set_status("off: collect_gpu_ops is false");
-    else
-        cupti_set_status("unavailable: built without CUPTI headers");
-}
-
-void prism__cupti_injected(session *s)
-{
-    cupti_start(s);
-}
-
-void cupti_forked(void)
-{
-    status_forked();
-}
-
-int prism_gpu_streams_begin(void)
-{
-    return -1;                  /* no CUPTI in this build: nothing summed */
-}
-
-int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
-{
-    (void)out;
-    (void)max;
-    return -1;
-}
-
-void cupti_step(session *s, uint64_t index, bool begin)
-{
-    (void)s;
-    (void)index;
-    (void)begin;
-}
-
-void cupti_drain(session *s)
-{
-    (void)s;
-}
-
-size_t cupti_records(const prism_gpu_record **recs)
-{
-    *recs = NULL;
-    return 0;
-}
-
-void cupti_drained(void)
-{
-}
-
-uint64_t cupti_dropped(void)
-{
-    return 0;
-}
-
-void cupti_stop(session *s)
-{
-    (void)s;
-    pc_gpumem_close();
-}
-
-int prism__nvtx_handoff(const void *get_export_table)
-{
-    (void)get_export_table;
-    return 0;                   /* no CUPTI to hand NVTX to: NVTX stays off */
-}
-
-#else
+#ifdef PRISM_HAVE_CUPTI_HEADERS
 
 /* ---- the real backend ------------------------------------------------------ */
 
@@ -165,8 +32,6 @@ int prism__nvtx_handoff(const void *get_export_table)
  * waiting: CUPTI's threads and locks are the parent's, CUDA does not
  * survive the fork; this process never calls CUPTI. */
 enum { G_IDLE, G_WAITING, G_ATTACHED, G_FAILED, G_DETACHED, G_FORKED };
-
-cupti_fns cupti_fn;
 
 static struct {
     pthread_mutex_t lock;       /* attach, enable/disable, detach */
@@ -198,101 +63,6 @@ static const char *err_name(CUptiResult r)
     if (cupti_fn.GetResultString && cupti_fn.GetResultString(r, &s) == CUPTI_SUCCESS && s)
         return s;
     return "CUPTI error";
-}
-
-/* dl_iterate_phdr: the path of a libcupti already loaded, into arg. */
-static int loaded_cupti(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-    if (!slash || strncmp(slash + 1, "libcupti.so", 11))
-        return 0;
-    snprintf(arg, CUPTI_PATH_MAX, "%s", info->dlpi_name);
-    return 1;
-}
-
-/* Open libcupti in the order of cupti_where.c: PRISM_CUPTI_PATH only when
- * set; else one already in the process (a framework's own copy), the pip
- * wheels of site-packages, the loader's search path, then the usual CUDA
- * directories.  err receives why not. */
-static void *open_cupti(char *err, size_t en)
-{
-    char *sites = malloc(CUPTI_SITES_MAX), path[CUPTI_PATH_MAX];
-    if (!sites) {
-        snprintf(err, en, "cannot load libcupti: out of memory");
-        return NULL;
-    }
-    cupti_where w;
-    cupti_where_now(&w, sites, CUPTI_SITES_MAX);
-    void *h = NULL;
-    static const char *const names[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
-    if (w.explicit_path && *w.explicit_path) {
-        /* a file, a folder's libcupti, else as given (a bare soname: the loader's) */
-        if (!cupti_find_file(&w, cupti_readable, path, sizeof path))
-            snprintf(path, sizeof path, "%s", w.explicit_path);
-        if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-            snprintf(err, en, "cannot load libcupti: %s", dlerror());
-        free(sites);
-        return h;
-    }
-    for (size_t i = 0; !h && i < 3; i++)
-        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h && dl_iterate_phdr(loaded_cupti, path))
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    cupti_where wheels = { NULL, w.sites, { NULL, NULL, NULL } };
-    if (!h && cupti_find_file(&wheels, cupti_readable, path, sizeof path))
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    for (size_t i = 0; !h && i < 3; i++)
-        h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    cupti_where homes = { NULL, NULL, { w.homes[0], w.homes[1], w.homes[2] } };
-    if (!h && cupti_find_file(&homes, cupti_readable, path, sizeof path))
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        snprintf(err, en, "cannot load libcupti (not loaded, not in site-packages' nvidia/ "
-                 "wheels, not on the library path nor under $CUDA_HOME or /usr/local/cuda; "
-                 "set PRISM_CUPTI_PATH)");
-    free(sites);
-    return h;
-}
-
-int prism__nvtx_handoff(const void *get_export_table)
-{
-    char err[384];
-    void *lib = open_cupti(err, sizeof err);    /* a reference kept: CUPTI stays */
-    int (*init)(const void *) = NULL;
-    if (lib)
-        *(void **)&init = dlsym(lib, "InitializeInjectionNvtx2");
-    return init ? init(get_export_table) : 0;
-}
-
-static bool load_symbols(void *h, char *err, size_t en)
-{
-#define SYM(field, name, required) do { \
-        *(void **)&cupti_fn.field = dlsym(h, name); \
-        if (!cupti_fn.field && (required)) { \
-            snprintf(err, en, "libcupti lacks %s (CUPTI 12 or later is needed)", name); \
-            return false; \
-        } \
-    } while (0)
-    SYM(GetVersion, "cuptiGetVersion", true);
-    SYM(GetResultString, "cuptiGetResultString", true);
-    SYM(Subscribe, "cuptiSubscribe", true);
-    SYM(Unsubscribe, "cuptiUnsubscribe", true);
-    SYM(EnableDomain, "cuptiEnableDomain", true);
-    SYM(Enable, "cuptiActivityEnable", true);
-    SYM(Disable, "cuptiActivityDisable", true);
-    SYM(RegisterCallbacks, "cuptiActivityRegisterCallbacks", true);
-    SYM(FlushAll, "cuptiActivityFlushAll", true);
-    SYM(GetNextRecord, "cuptiActivityGetNextRecord", true);
-    SYM(GetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords", true);
-    SYM(GetCallbackName, "cuptiGetCallbackName", true);
-    SYM(Finalize, "cuptiFinalize", true);
-    SYM(RegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback", false);
-    SYM(GetTimestamp, "cuptiGetTimestamp", false);
-    SYM(SetThreadIdType, "cuptiSetThreadIdType", false);
-    SYM(EnableRuntimeApi, "cuptiActivityEnableRuntimeApi", false);
-#undef SYM
-    return true;
 }
 
 /* The session clock as CUPTI's nanoseconds (cupti.h, "Timestamps"). */
@@ -457,7 +227,7 @@ static void attach(session *s, bool init)
 {
     char err[384] = "";
     G.state = G_FAILED;
-    if (!(G.lib = open_cupti(err, sizeof err)) || !load_symbols(G.lib, err, sizeof err)) {
+    if (!(G.lib = cupti_open(err, sizeof err)) || !cupti_load_symbols(G.lib, err, sizeof err)) {
         cupti_set_status("unavailable: %s", err);
         return;
     }
@@ -613,7 +383,7 @@ int prism_gpu_streams_end(prism_gpu_stream_time *out, uint32_t max)
  * profile stalled its exit by the 3 s grace. */
 void cupti_forked(void)
 {
-    status_forked();
+    cupti_status_forked();
     pthread_mutex_init(&G.lock, NULL);
     if (G.state != G_IDLE && G.state != G_FAILED)
         G.state = G_FORKED;

@@ -162,9 +162,10 @@ typedef struct cupti_kernel_span {
 } cupti_kernel_span;
 bool cupti_kernel_fields(const CUpti_Activity *rec, cupti_kernel_span *k);
 
-/* ---- between the backend's files (cupti.c, cupti_drain.c, cupti_nvtx.c) */
+/* ---- between the backend's files (cupti.c, cupti_load.c, cupti_drain.c,
+ * cupti_nvtx.c) ------------------------------------------------------------ */
 
-/* libcupti's entry points, from dlsym (cupti.c).  Optional ones may be
+/* libcupti's entry points, from dlsym (cupti_load.c).  Optional ones may be
  * NULL. */
 typedef struct cupti_fns {
     CUptiResult (*GetVersion)(uint32_t *);
@@ -189,6 +190,12 @@ typedef struct cupti_fns {
 } cupti_fns;
 
 extern cupti_fns cupti_fn;
+
+/* cupti_load.c: open libcupti (the search order of cupti_where.c; err
+ * receives why not), and resolve its entry points into cupti_fn (false, err
+ * saying which, when a required one is missing). */
+void *cupti_open(char *err, size_t en);
+bool cupti_load_symbols(void *h, char *err, size_t en);
 
 /* cupti_drain.c: CUPTI's buffer callbacks (any thread), and the writer's
  * side: translate what CUPTI completed into records. */
@@ -266,7 +273,7 @@ PRISM_API int prism__cupti_attach_now(void);
  * library exporting InitializeInjectionNvtx2 (libprism-inject.so under
  * prism-run, the Python module after prism.init), whose entry hands NVTX
  * on to the libcupti PRISM attaches or will attach (the search order of
- * open_cupti: a copy already loaded first): prism__nvtx_handoff returns
+ * cupti_open: a copy already loaded first): prism__nvtx_handoff returns
  * that libcupti's InitializeInjectionNvtx2(get_export_table), 0 (NVTX
  * stays off) without one. */
 PRISM_API int prism__nvtx_handoff(const void *get_export_table);
@@ -280,7 +287,8 @@ PRISM_API int prism__nvtx_route(const void *entry);
  * getenv elsewhere.  Never from the writer (docs/GPU.md, "NVTX"). */
 bool cupti_nvtx_env_safe(void);
 
-/* ---- the session's hooks (cupti.c; CPU-only without the headers) -------- */
+/* ---- the session's hooks (cupti.c; CPU-only without the headers:
+ * cupti_status.c; what the process has loaded: cupti_load.c) -------------- */
 
 /* prism_init: attach when the CUDA driver is loaded (or under injection),
  * else wait for it (cupti_drain).  Again from a later prism_init: retry. */
@@ -313,8 +321,10 @@ void cupti_stop(session *s);
  * does not survive fork): never called here again, the status says so. */
 void cupti_forked(void);
 
-/* Set the status text (any thread). */
+/* Set the status text (any thread; cupti_status.c). */
 void cupti_set_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* fork(), in the child (cupti_forked): the status text's lock anew. */
+void cupti_status_forked(void);
 
 /* ---- GPU memory (gpumem.c, NVML) --------------------------------------- */
 

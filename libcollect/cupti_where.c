@@ -16,10 +16,11 @@
  *      prism__cupti_search_dirs) and from every loaded object under a
  *      site-packages or dist-packages folder (torch's libraries: the
  *      injected copy under prism-run knows no sys.path);
- *   4. the loader's search path (dlopen of the sonames: cupti.c);
+ *   4. the loader's search path (dlopen of the sonames: cupti_load.c);
  *   5. $CUDA_HOME, $CUDA_PATH, /usr/local/cuda: extras/CUPTI/lib64, lib64,
  *      lib, targets/<arch>-linux/lib.
- * cupti_candidates lists 1, 3 and 5 (2 and 4 need the loader: cupti.c).
+ * cupti_candidates lists 1, 3 and 5 (2 and 4 need the loader:
+ * cupti_load.c).
  *
  * When (defect 4): see cupti_inject_plan and cupti_start_plan in cupti.h.
  *

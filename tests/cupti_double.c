@@ -2,7 +2,7 @@
  * cupti_double.c - libcupti_double.so: a CUPTI double for offline tests
  * and benches (never a GPU result: nothing it produces is measured).
  *
- * It exports the CUPTI entry points libcollect/cupti.c looks up with
+ * It exports the CUPTI entry points libcollect/cupti_load.c looks up with
  * dlsym, and is loaded the normal way (PRISM_CUPTI_PATH=<this file>).  The
  * test drives it through cupti_double(), looked up with dlsym on the same
  * file: it scripts what a real libcupti would do and records what PRISM
