@@ -14,8 +14,9 @@
  *                   ones are evenly spaced), what they cost, and what holds
  *                   the excess: the region of the training thread whose
  *                   slowest step is furthest above its mean step (when
- *                   that is at least half the median excess), else time
- *                   outside every region.
+ *                   that is at least half the median excess), else a
+ *                   region open across the steps (around the loop) in its
+ *                   own time, else time outside every region.
  */
 #include <math.h>
 #include <stdio.h>
@@ -127,6 +128,36 @@ size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
     return k;
 }
 
+/* A region of the training thread open across steps (a region around the
+ * loop, a Python trace's <module>): an excess that no region below it and
+ * no gap between regions holds is in its own time.  Of those regions, the
+ * one whose own time the slow steps' stack samples found most (with what
+ * they found), else the deepest; PRISM_NO_NODE when none.  ix: the slow
+ * steps, sorted. */
+static uint32_t around_the_loop(const rules_ctx *c, const uint64_t *ix, size_t k,
+                                an_stack_where *sw, bool *sampled)
+{
+    const prism_tree *t = c->train;
+    uint32_t deep = PRISM_NO_NODE, best = PRISM_NO_NODE;
+    unsigned tried = 0;
+    *sampled = false;
+    for (size_t i = 0; t && i < t->count && tried < 16; i++) {
+        if (!an_out_spanned(c->a, c->train_idx, (uint32_t)i))
+            continue;
+        tried++;
+        if (deep == PRISM_NO_NODE || t->nodes[i].depth > t->nodes[deep].depth)
+            deep = (uint32_t)i;
+        an_stack_where w;
+        if (rules_stacks_where(c, 1, ix, k, (uint32_t)i, &w) && w.text[0] &&
+            (!*sampled || w.weight_ns > sw->weight_ns)) {
+            *sw = w;
+            *sampled = true;
+            best = (uint32_t)i;
+        }
+    }
+    return best != PRISM_NO_NODE ? best : deep;
+}
+
 void rules_slow_steps(rules_ctx *c)
 {
     const prism_step_stats *st = prism_analysis_steps(c->a);
@@ -158,6 +189,15 @@ void rules_slow_steps(rules_ctx *c)
     bool named = best != PRISM_NO_NODE && best_x >= 0.5 * each;
     /* `(outside regions)` holding it: blamed, in the words of no region */
     bool outside = named && (t->nodes[best].flags & PRISM_NODE_UNATTRIBUTED);
+    pb_qsort(ix, k, sizeof *ix, cmp_u64);
+    /* else a region around the loop, in its own time */
+    an_stack_where ws;
+    bool wsampled = false;
+    uint32_t wrap = named ? PRISM_NO_NODE : around_the_loop(c, ix, k, &ws, &wsampled);
+    if (wrap != PRISM_NO_NODE) {
+        best = wrap;
+        named = true;
+    }
     prism_severity sev = share >= 0.20 ? PRISM_SEV_HIGH : share >= 0.05 ? PRISM_SEV_MEDIUM
                                                                            : PRISM_SEV_LOW;
     uint32_t at = PRISM_NO_NODE;           /* its path in the all-threads tree */
@@ -176,11 +216,18 @@ void rules_slow_steps(rules_ctx *c)
               "%s; ", DUR(med), DUR(each), DUR(thr), when);
     /* what the sampled stacks saw in the slow steps, where the excess is */
     an_stack_where sw;
-    bool in_node = named && !outside;
-    pb_qsort(ix, k, sizeof *ix, cmp_u64);
-    bool sampled = rules_stacks_where(c, in_node ? 1 : 0, ix, k, in_node ? best : PRISM_NO_NODE,
-                                      &sw) && sw.text[0];
-    if (in_node)
+    bool in_node = named && !outside && wrap == PRISM_NO_NODE;
+    bool sampled = wrap != PRISM_NO_NODE
+                       ? wsampled
+                       : rules_stacks_where(c, in_node ? 1 : 0, ix, k,
+                                            in_node ? best : PRISM_NO_NODE, &sw) && sw.text[0];
+    if (wrap != PRISM_NO_NODE && wsampled)
+        sw = ws;
+    if (wrap != PRISM_NO_NODE)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "'%s' holds it in its own time (open across the steps)",
+                  t->nodes[wrap].name);
+    else if (in_node)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it: %s in its slowest step against %s on average",
                   t->nodes[best].name, DUR(t->nodes[best].step_max_ns),

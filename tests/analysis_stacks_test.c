@@ -303,6 +303,62 @@ static void test_region_around_the_loop(void **state)
     around_the_loop(10);
 }
 
+/* Slow steps inside a region around the loop: 20 steps of 100 ms under
+ * 'train', each with 'fwd' (30 ms); steps 5 and 15 wait 200 ms more in
+ * 'train' itself (no region below it), where the samples find wait().
+ * The finding blames 'train', in its own time, and names what the samples
+ * saw; without samples it still blames 'train'. */
+static void slow_around_the_loop(bool samples)
+{
+    pbuild b;
+    pb_init(&b, names, sizeof names / sizeof names[0], 1);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    if (samples) {
+        pb_info_text(&b, "stacks.sampler", "python 100 Hz");
+        pb_info_uint(&b, "stacks.period_ns", 10 * MS);
+    }
+    const uint32_t fwd[] = { F_MOD, F_MAIN20, F_LINEAR };
+    const uint32_t wait[] = { F_MOD, F_MAIN30, F_WAIT, F_SLEEP };
+    pb_enter(&b, 1, MS, N_TRAIN);
+    uint64_t t0 = 10 * MS;
+    for (uint64_t k = 0; k < 20; k++) {
+        uint64_t d = k == 5 || k == 15 ? 300 * MS : 100 * MS;
+        pb_enter(&b, 1, t0 + MS, N_FWD);
+        pb_exit(&b, 1, t0 + 31 * MS);
+        prism_step st = { t0, t0 + d, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        for (uint64_t ts = t0 + 5 * MS; samples && ts < t0 + d; ts += 10 * MS)
+            if (ts < t0 + 31 * MS)
+                sample(&b, 1, ts, PRISM_STACK_RUNNING, fwd, 3);
+            else if (ts >= t0 + 100 * MS)
+                sample(&b, 1, ts, PRISM_STACK_SYSCALL, wait, 4);
+        t0 += d;
+    }
+    pb_exit(&b, 1, t0 + MS);
+    loaded l = pb_load(&b);
+    const prism_bottleneck *f = pb_finding(l.a, PRISM_BN_SLOW_STEPS);
+    assert_non_null(f);
+    if (!strstr(f->evidence, "steps 5, 15; 'train' holds it in its own time (open across the "
+                             "steps)"))
+        fail_msg("evidence: %s", f->evidence);
+    if (samples && !strstr(f->evidence, "; sampled in the slow steps: wait (train.py:5) -> "
+                                        "[clock_nanosleep]"))
+        fail_msg("evidence: %s", f->evidence);
+    const prism_tree *all = prism_analysis_tree(l.a);
+    assert_true(f->node < all->count);
+    assert_string_equal(all->nodes[f->node].name, "train");
+    assert_null(pb_finding(l.a, PRISM_BN_UNATTRIBUTED));
+    unload(&l);
+}
+
+static void test_slow_steps_around_the_loop(void **state)
+{
+    (void)state;
+    slow_around_the_loop(true);
+    slow_around_the_loop(false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_outside_steps_and_hostile),
         cmocka_unit_test(test_no_samples),
         cmocka_unit_test(test_region_around_the_loop),
+        cmocka_unit_test(test_slow_steps_around_the_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
