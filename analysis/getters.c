@@ -95,12 +95,13 @@ bool prism_analysis_folded(const prism_analysis *a, prism_folded *out)
 {
     if (!a || !a->have_folded) {
         if (out)
-            *out = (prism_folded){ .names = "" };
+            *out = (prism_folded){ .names = "", .why = "" };
         return false;
     }
     if (out) {
         *out = a->folded;
         out->names = a->folded_names;
+        out->why = a->folded_why;
     }
     return true;
 }

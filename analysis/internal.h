@@ -354,9 +354,10 @@ struct prism_analysis {
     uint32_t step_stream;       /* INFO steps.thread, 0: unknown */
     uint64_t world_size;        /* INFO job.world_size, 0: unknown */
     /* INFO torch.modules.* (prism.torch's adaptive module regions) */
-    prism_folded folded;        /* names -> folded_names */
+    prism_folded folded;        /* names -> folded_names, why -> folded_why */
     bool have_folded;           /* torch.modules.folded was given */
     char folded_names[PRISM_MAX_STRING_BYTES + 1];
+    char folded_why[256];       /* INFO torch.modules.kept_why */
     size_t train;               /* derived: the training thread, SIZE_MAX: unknown */
 
     /* work counters (work.c) */

@@ -127,6 +127,8 @@ static void folded_info(prism_analysis *a, const char *key, const prism_value *v
     if (v->type == PRISM_VAL_TEXT) {
         if (!strcmp(key, "folded_names"))
             snprintf(a->folded_names, sizeof a->folded_names, "%s", v->v.s);
+        else if (!strcmp(key, "kept_why"))
+            snprintf(a->folded_why, sizeof a->folded_why, "%s", v->v.s);
         return;
     }
     if (v->type != PRISM_VAL_UINT)

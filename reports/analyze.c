@@ -261,6 +261,12 @@ static void folded_line(FILE *f, const prism_analysis *a)
     prism_folded fo;
     if (!prism_analysis_folded(a, &fo))
         return;
+    if (!fo.folded && fo.why[0]) {
+        fputs("  Modules folded: none (", f);
+        esc_fputs(fo.why, f);
+        fputs(")\n", f);
+        return;
+    }
     char b1[32], b2[32];
     fprintf(f, "  Modules folded: %" PRIu64 " of %" PRIu64 " module regions after step %" PRIu64
             " (a forward under %s a call, %" PRIu64 " x PRISM's %s); from then on their time is"

@@ -193,6 +193,7 @@ static void summary(pb_json *w, const prism_analysis *a)
         pb_json_kuint(w, "threshold_ns", fo.threshold_ns);
         pb_json_kuint(w, "cost_ns", fo.cost_ns);
         pb_json_kstring(w, "names", fo.names);
+        pb_json_kstring(w, "why", fo.why);
         pb_json_end_object(w);
     } else {
         pb_json_null(w);

@@ -208,6 +208,49 @@ static void test_folded_names_whole(void **state)
     unload(&l);
 }
 
+/* Nothing folded, and why (torch.compile in use): said in words, escaped
+ * (the text is the file's); an older reader's figures stay. */
+static void test_kept_why(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 1);
+    pb_thread(&b, 1, "MainThread");
+    for (uint64_t k = 0; k < 8; k++) {
+        pb_enter(&b, 1, MS + k * 10 * MS, 1);
+        pb_exit(&b, 1, MS + k * 10 * MS + 8 * MS);
+        prism_step st = { MS + k * 10 * MS, MS + k * 10 * MS + 10 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    pb_info_uint(&b, "torch.modules.after_steps", 5);
+    pb_info_uint(&b, "torch.modules.kept", 3);
+    pb_info_uint(&b, "torch.modules.folded", 0);
+    pb_info_text(&b, "torch.modules.folded_names", "");
+    pb_info_text(&b, "torch.modules.kept_why", "torch.compile compiled \x1b[2J them");
+    loaded l = pb_load(&b);
+    prism_folded fo;
+    assert_true(prism_analysis_folded(l.a, &fo));
+    assert_int_equal(fo.folded, 0);
+    assert_int_equal(fo.kept, 3);
+    assert_string_equal(fo.why, "torch.compile compiled \x1b[2J them");
+    char *t = report_text_of(l.a, false);
+    assert_non_null(strstr(t, "  Modules folded: none (torch.compile compiled "));
+    assert_null(strchr(t, '\x1b'));
+    assert_null(strstr(t, "    folded: "));
+    free(t);
+    char *j = report_text_of(l.a, true);
+    assert_non_null(strstr(j, "\"why\": \"torch.compile compiled \\u001b[2J them\""));
+    free(j);
+    unload(&l);
+    /* not said: "" */
+    loaded m = profile(&b, true);
+    assert_true(prism_analysis_folded(m.a, &fo));
+    assert_string_equal(fo.why, "");
+    unload(&m);
+    assert_false(prism_analysis_folded(NULL, &fo));
+    assert_string_equal(fo.why, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_folded_names_whole),
         cmocka_unit_test(test_nothing_when_not_said),
         cmocka_unit_test(test_session_writes_info),
+        cmocka_unit_test(test_kept_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -456,6 +456,9 @@ PRISM_API const char *prism_analysis_cpu_status(const prism_analysis *a);
 typedef struct prism_folded {
     uint64_t after_steps, kept, folded, threshold_ns, cost_ns;
     const char *names;
+    /* why nothing was folded (INFO torch.modules.kept_why: torch.compile
+     * in use), "" when not said */
+    const char *why;
 } prism_folded;
 PRISM_API bool prism_analysis_folded(const prism_analysis *a, prism_folded *out);
 /* Per-thread trees: count, then each with its stream id and name. */

@@ -32,6 +32,8 @@ SHARE = 0.05                    # a module holding >= 5 % of the step stays, whi
 SHARE_FACTOR = 4                # forward costs >= 4 x ours (a busy machine inflates
                                 # our measured cost: the planted heavy module was folded)
 MODES = ("adaptive", "all")
+COMPILED_WHY = ("torch.compile compiled modules of this program: a change to the hooks "
+                "would make it compile them again")
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
 _COST_DEFAULT = 10000           # ns, when nothing was measured
 _COST_MIN = 1000                # ns: no pair of Python hooks costs less
@@ -91,10 +93,19 @@ def start(adapt_steps):
 
 def decide():
     """After the measured steps: fold the small modules (hooks removed),
-    keep the others, and say so in the profile."""
+    keep the others, and say so in the profile.  Where torch.compile has
+    compiled anything, nothing changes: its guards check the module hooks
+    (auto()'s global ones, a module's own), and any change would make it
+    compile again, which on a large model costs minutes."""
     _Adapt.measuring = False
     cost = _cost_per_call()
     limit = FACTOR * cost
+    if _Adapt.compiled:
+        _Adapt.regs = []
+        _Auto.measure = False           # auto()'s global hooks stay as they are
+        kept = [acc[3] for acc in _Adapt.accs if acc[1]]
+        _info(kept, [], cost, limit, COMPILED_WHY)
+        return
     keep = _chosen(cost, limit)
     kept, folded = [], []
 
@@ -204,8 +215,9 @@ def _auto_switch(keep, kept, folded):
             pass
 
 
-def _info(kept, folded, cost, limit):
-    """INFO torch.modules.*: what was folded, after which step, and why."""
+def _info(kept, folded, cost, limit, why=""):
+    """INFO torch.modules.*: what was folded, after which step, and why
+    (kept_why: why nothing was folded, when something decided it)."""
     folded = sorted(set(folded))
     kept = sorted(set(kept) - set(folded))
     names, size = [], 0
@@ -225,6 +237,8 @@ def _info(kept, folded, cost, limit):
         info("torch.modules.kept", len(kept))
         info("torch.modules.folded", len(folded))
         info("torch.modules.folded_names", ", ".join(names))
+        if why:
+            info("torch.modules.kept_why", why)
     except Exception:
         pass
 

@@ -109,6 +109,10 @@ class _Adapt:
     regs = []                   # instrument()'s hooked modules not yet judged:
     #                             (weakref to the module, acc, removers)
     decide = None               # prism._torch_adapt.decide
+    compiled = False            # torch.compile compiled a frame before the
+    #                             decision (prism._torch_patch): then every
+    #                             module keeps its region, since dynamo guards
+    #                             on the hooks and a change would recompile
 
 
 def _adapt_tick(step):

@@ -13,7 +13,7 @@ import torch as _torch
 
 import prism
 from prism import _torch_ops, _torch_workers
-from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Pair, _Steps, _begin, _cancel,
+from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Adapt, _Pair, _Steps, _begin, _cancel,
                                _close_comp, _degrade, _end, _end_tail, _getframe, _idle,
                                _is_compiling, _like, _tls, _wrap_backward)
 
@@ -207,6 +207,7 @@ _compile_region = []
 
 def _compile_start(args=None):
     _torch_ops.on_compile()
+    _Adapt.compiled = True
     tls = _tls
     if tls.comp is not None:
         return

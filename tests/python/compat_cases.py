@@ -191,6 +191,25 @@ def case_compile():
     report(base, losses)
 
 
+def case_compile_steps():
+    """A compiled module trained past PRISM's adaptive decision (after 5
+    steps): the module hooks dynamo guards on stay as they were, so it
+    compiles once, as it does without PRISM (the count of graphs dynamo
+    made is a result line)."""
+    if not hasattr(torch, "compile"):
+        skip("torch %s has no torch.compile" % torch.__version__)
+    torch.manual_seed(0)
+    base = Net()
+    cmodel = torch.compile(base)
+    opt = torch.optim.SGD(base.parameters(), lr=0.05, momentum=0.9)
+    instrument(cmodel, opt)
+    losses = train(cmodel, opt, batches(10))
+    report(base, losses)
+    from torch._dynamo.utils import counters
+    print("R dynamo graphs %d, frames %d" % (counters["stats"]["unique_graphs"],
+                                             counters["stats"]["calls_captured"]))
+
+
 def case_autocast_bf16():
     model, opt = setup()
 

@@ -38,7 +38,8 @@ elif not HAVE_TORCH:
     SKIP = "PyTorch is not installed for %s" % sys.executable
 
 CASES = ["hook_output", "hook_param", "forward_hook", "forward_pre_hook", "full_backward_hook",
-         "global_module_hooks", "inplace", "compile", "autocast_bf16", "checkpoint_reentrant",
+         "global_module_hooks", "inplace", "compile", "compile_steps", "autocast_bf16",
+         "checkpoint_reentrant",
          "checkpoint_nonreentrant", "grad_accum", "grad_clip", "ddp", "fsdp", "custom_function",
          "no_grad_eval", "generator_pipeline", "iterable_dataset"]
 
