@@ -71,6 +71,14 @@ static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, pris
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
     bool py = c->python;
+    if (!strcmp(nm, "torch.compile (compile)")) {     /* prism.torch's compile region */
+        rules_put(r, cap, "Compilation, not training: torch.compile compiles at the first "
+                          "calls and again whenever a guard fails (TORCH_LOGS=recompiles says "
+                          "why). A long run amortises it; if it recurs, keep shapes fixed or "
+                          "mark them dynamic (torch._dynamo.mark_dynamic); the compile caches "
+                          "shorten the next run's.");
+        return;
+    }
     if (rules_icontains(nm, "forward") || rules_icontains(nm, "fwd"))
         rules_put(r, cap, py ? "Use mixed precision (torch.autocast, bf16/fp16), fuse operators "
                                "or compile the model (torch.compile)."

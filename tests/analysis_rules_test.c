@@ -103,6 +103,40 @@ static const prism_bottleneck *find_bn(const prism_analysis *a, prism_bottleneck
     return NULL;
 }
 
+/* torch.compile's compile time (prism.torch's region) holding most of a
+ * short run: a hot operation with advice about compiling, never "add
+ * regions inside it". */
+static void test_compile_time_advice(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "compiled:Net", "torch.compile (compile)" };
+    pbuild b;
+    pb_init(&b, names, 2, 3);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    pb_info_text(&b, "python.version", "3.11.2");
+    uint64_t t = MS;
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t d = k < 2 ? 400 * MS : 5 * MS;
+        pb_enter(&b, 1, t, 1);
+        if (k < 2) {
+            pb_enter(&b, 1, t + MS, 2);
+            pb_exit(&b, 1, t + d - MS);
+        }
+        pb_exit(&b, 1, t + d);
+        prism_step st = { t, t + d, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        t += d;
+    }
+    loaded l = pb_load(&b);
+    const prism_bottleneck *f = find_bn(l.a, PRISM_BN_HOT_OPERATION, "torch.compile (compile)");
+    assert_non_null(f);
+    assert_non_null(strstr(f->recommendation, "Compilation, not training: torch.compile "));
+    assert_non_null(strstr(f->recommendation, "TORCH_LOGS=recompiles"));
+    assert_null(strstr(f->recommendation, "add regions inside"));
+    unload(&l);
+}
+
 static void test_cpu_rules(void **state)
 {
     (void)state;
@@ -577,6 +611,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_rules),
+        cmocka_unit_test(test_compile_time_advice),
         cmocka_unit_test(test_gpu_rules),
         cmocka_unit_test(test_gpu_idle_names_a_training_thread_region),
         cmocka_unit_test(test_compare),
