@@ -269,6 +269,9 @@ typedef struct an_step_acc {
 typedef struct rules_slow {
     size_t timed;
     double median, threshold, excess, slow_sum, share;
+    double top_excess;          /* the slowest one's excess, and its index */
+    uint64_t top_index;
+    bool warmup;                /* step 0, the first, was above: left out */
 } rules_slow;
 
 struct prism_analysis {

@@ -5,7 +5,9 @@
  *
  *   slow_steps      at least 8 timed steps; a step is slow above
  *                   median + max(6 x 1.4826 x MAD, half the median, 1 ms)
- *                   (robust: one checkpoint cannot move the threshold);
+ *                   (robust: one checkpoint cannot move the threshold),
+ *                   except step 0 when it is the first (the process's
+ *                   warm-up: lazy set-up, allocator, a first compile);
  *                   reported when the slow steps are at most a quarter of
  *                   all (more is a second regime, not outliers) and their
  *                   excess over the median is >= 3 % of the step time;
@@ -16,7 +18,8 @@
  *                   slowest step is furthest above its mean step (when
  *                   that is at least half the median excess), else a
  *                   region open across the steps (around the loop) in its
- *                   own time, else time outside every region.
+ *                   own time (where the stack samples there stand for at
+ *                   least half the excess), else time outside every region.
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,21 +113,31 @@ size_t rules_slow_find(const prism_analysis *a, uint64_t *ix, rules_slow *f)
     if (lo == n || (n - lo) * 4 > n)
         return 0;                       /* none, or too many to be outliers */
     size_t k = 0;
-    double excess = 0, slow_sum = 0;    /* in step order */
+    double excess = 0, slow_sum = 0, top = 0;   /* in step order */
+    uint64_t top_index = 0;
+    bool warmup = false;
     for (size_t i = 0; i < st->nseries; i++) {
         const prism_step *s = &st->series[i];
         if (s->end <= s->start || (double)(s->end - s->start) <= thr ||
             (s->flags & PRISM_STEP_OPS))
             continue;                   /* (the operator window's are not timed) */
+        if (i == 0 && s->index == 0) {
+            warmup = true;              /* the process's first step: warm-up, */
+            continue;                   /* lazy set-up, a first compile */
+        }
         double d = (double)(s->end - s->start);
         ix[k++] = s->index;
         excess += d - med;
         slow_sum += d;
+        if (d - med > top) {
+            top = d - med;
+            top_index = s->index;
+        }
     }
     double share = total > 0 ? excess / total : 0;
     if (!k || share < SLOW_MIN_SHARE)
         return 0;
-    *f = (rules_slow){ n, med, thr, excess, slow_sum, share };
+    *f = (rules_slow){ n, med, thr, excess, slow_sum, share, top, top_index, warmup };
     return k;
 }
 
@@ -190,11 +203,14 @@ void rules_slow_steps(rules_ctx *c)
     /* `(outside regions)` holding it: blamed, in the words of no region */
     bool outside = named && (t->nodes[best].flags & PRISM_NODE_UNATTRIBUTED);
     pb_qsort(ix, k, sizeof *ix, cmp_u64);
-    /* else a region around the loop, in its own time */
+    /* else a region around the loop: blamed where the slow steps' samples
+     * in its own time stand for at least half the excess (warm-up spreads
+     * over every region below it: then it is named only as the place) */
     an_stack_where ws;
     bool wsampled = false;
     uint32_t wrap = named ? PRISM_NO_NODE : around_the_loop(c, ix, k, &ws, &wsampled);
-    if (wrap != PRISM_NO_NODE) {
+    bool wheld = wrap != PRISM_NO_NODE && wsampled && (double)ws.weight_ns >= 0.5 * excess;
+    if (wheld) {
         best = wrap;
         named = true;
     }
@@ -210,23 +226,33 @@ void rules_slow_steps(rules_ctx *c)
     char when[160];
     when_text(when, sizeof when, ix, k);
     rules_set(b->description, sizeof b->description,
-              "Slow steps: %zu of %zu steps take %.1fx the median, %.1f%% of step time", k, n,
-              slow_sum / (double)k / med, 100.0 * share);
-    rules_put(b->evidence, sizeof b->evidence, "median step %s, slow steps +%s each (above %s); "
-              "%s; ", DUR(med), DUR(each), DUR(thr), when);
+              "Slow steps: %zu of %zu steps%s take %.1fx the median, %.1f%% of step time", k, n,
+              f.warmup ? " (after the warm-up step 0)" : "", slow_sum / (double)k / med,
+              100.0 * share);
+    /* one step far slower than the others is named: a mean hides it */
+    char top[64] = "";
+    if (k > 1 && f.top_excess > 0.6 * excess)
+        snprintf(top, sizeof top, " on average, step %llu +%s", (unsigned long long)f.top_index,
+                 DUR(f.top_excess));
+    rules_put(b->evidence, sizeof b->evidence, "median step %s, slow steps +%s each%s (above %s); "
+              "%s; ", DUR(med), DUR(each), top, DUR(thr), when);
     /* what the sampled stacks saw in the slow steps, where the excess is */
     an_stack_where sw;
-    bool in_node = named && !outside && wrap == PRISM_NO_NODE;
+    bool in_node = named && !outside && !wheld;
     bool sampled = wrap != PRISM_NO_NODE
                        ? wsampled
                        : rules_stacks_where(c, in_node ? 1 : 0, ix, k,
                                             in_node ? best : PRISM_NO_NODE, &sw) && sw.text[0];
     if (wrap != PRISM_NO_NODE && wsampled)
         sw = ws;
-    if (wrap != PRISM_NO_NODE)
+    if (wheld)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it in its own time (open across the steps)",
                   t->nodes[wrap].name);
+    else if (wrap != PRISM_NO_NODE)
+        rules_put(b->evidence, sizeof b->evidence,
+                  "no region below '%s' (open across the steps) holds it%s",
+                  t->nodes[wrap].name, sampled ? "; in its own time" : "");
     else if (in_node)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it: %s in its slowest step against %s on average",

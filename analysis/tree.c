@@ -268,12 +268,13 @@ static void lead(athread *t, uint32_t cur, uint32_t node, uint64_t start)
 }
 
 /* an_tree_attribute's common case, inlined into pop: the completion falls in
- * the sampled step found last; this node is filling it, or moves on to it
- * from an earlier one.  (step_cur is the position + 1, 0: none.) */
+ * the sampled step found last, and ends in it; this node is filling it, or
+ * moves on to it from an earlier one.  (step_cur is the position + 1, 0:
+ * none.) */
 static inline void attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf,
                              uint64_t start, uint64_t dur)
 {
-    if (start >= t->step_lo && start < t->step_hi) {
+    if (start >= t->step_lo && start < t->step_hi && dur <= t->step_hi - start) {
         tnode *nd = &t->nodes[node];
         uint32_t cur = t->step_pos + 1;
         if (leaf && (t->lead_pos != cur || start < t->lead_start))
@@ -515,6 +516,16 @@ void an_tree_attribute(prism_analysis *a, athread *t, uint32_t node, bool leaf, 
          * around the loop) */
         an_out_span(a, t, node, start, an_sat_add(start, dur));
         return;
+    }
+    /* a call that outlasts its step (a region entered in the step's last
+     * moments that runs on after it: a validation pass) belongs to it for
+     * its part inside it; the rest counts in the steps it overlaps, if any */
+    if (t->last_step < a->nsteps) {
+        uint64_t end = a->steps[t->last_step].end;
+        if (start < end && dur > end - start) {
+            an_out_span(a, t, node, end, an_sat_add(start, dur));
+            dur = end - start;
+        }
     }
     tnode *nd = &t->nodes[node];
     uint32_t p = (uint32_t)pos + 1;

@@ -135,6 +135,63 @@ static void test_none(void **state)
     unload(&l);
 }
 
+/* The first step, numbered 0, is the process's warm-up: never a slow step.
+ * Alone it makes no finding; beside others the finding says it left it
+ * out.  Numbered from 100 (a trace that began later) it counts. */
+static void test_warmup_left_out(void **state)
+{
+    (void)state;
+    static const size_t first[] = { 0 };
+    loaded l = build(40, 0, first, 1, 60);
+    expect_none(l.a);
+    unload(&l);
+    static const size_t with[] = { 0, 13, 27 };
+    l = build(40, 0, with, 3, 60);
+    static const uint64_t want[] = { 13, 27 };
+    expect_slow(l.a, want, 2, "steps 13, 27;");
+    assert_non_null(strstr(finding(l.a)->description,
+                           "Slow steps: 2 of 40 steps (after the warm-up step 0) take "));
+    unload(&l);
+    l = build(40, 100, first, 1, 60);
+    static const uint64_t later[] = { 100 };
+    expect_slow(l.a, later, 1, "steps 100;");
+    assert_null(strstr(finding(l.a)->description, "warm-up"));
+    unload(&l);
+}
+
+/* One slow step far slower than the others is named: a mean of +105 ms
+ * would hide a step of +200 ms beside one of +10. */
+static void test_slowest_named(void **state)
+{
+    (void)state;
+    static const size_t pos[] = { 11, 30 };
+    static const size_t d[] = { 20, 210 };
+    pbuild b;
+    pb_init(&b, names, 1, 7);
+    pb_thread(&b, 1, "main");
+    pb_info_uint(&b, "steps.thread", 1);
+    uint64_t t = 10 * MS;
+    for (size_t k = 0; k < 40; k++) {
+        uint64_t dur = 10 * MS - 200000 + (k * 7919 % 400000);
+        for (size_t i = 0; i < 2; i++)
+            if (pos[i] == k)
+                dur = d[i] * MS;
+        pb_enter(&b, 1, t + MS, 1);
+        pb_exit(&b, 1, t + 7 * MS);
+        prism_step st = { t, t + dur, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        t += dur + 100000;
+    }
+    loaded l = pb_load(&b);
+    static const uint64_t want[] = { 11, 30 };
+    expect_slow(l.a, want, 2, "each on average, step 30 +200.");
+    unload(&l);
+    l = build(40, 0, pos, 2, 60);           /* alike: no step named */
+    expect_slow(l.a, want, 2, "+50.");
+    assert_null(strstr(finding(l.a)->evidence, "on average"));
+    unload(&l);
+}
+
 /* Step statistics are kept from one refresh to the next (series.c): a
  * profile fed in pieces with a refresh after each, its steps arriving in
  * and out of order (blocks written late start before steps already
@@ -218,6 +275,8 @@ int main(void)
         cmocka_unit_test(test_every_tenth),
         cmocka_unit_test(test_more_than_six),
         cmocka_unit_test(test_none),
+        cmocka_unit_test(test_warmup_left_out),
+        cmocka_unit_test(test_slowest_named),
         cmocka_unit_test(test_refreshed_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,8 +68,8 @@ typedef struct prism_node {
     /* work counters (counters named "flops" / "bytes", see prism_work_stats)
      * recorded while this node was open, inclusive of its children */
     double flops, bytes;
-    /* Time inside sampled steps (all of its calls that started in one),
-     * the numerator of its share of the training step. */
+    /* Time inside sampled steps of its calls that started in one, each up
+     * to its step's end: the numerator of its share of the training step. */
     uint64_t in_step_ns;
     /* Scheduler accounting from the profile's CPU samples, inclusive of
      * children; all 0 without samples.  Of the region's time covered by

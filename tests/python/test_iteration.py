@@ -74,17 +74,19 @@ class WholeIteration(unittest.TestCase):
 
     def test_slow_steps_found_as_the_scripts_clock_sees_them(self):
         # the rule (rules_steps.c) applied to the script's own iterations:
-        # slow above median + max(6 x 1.4826 x MAD, median / 2, 1 ms)
+        # slow above median + max(6 x 1.4826 x MAD, median / 2, 1 ms), the
+        # first (the warm-up, step 0) left out
         own = self.clock["iter_s"]
         med = statistics.median(own)
         mad = 1.4826 * statistics.median([abs(x - med) for x in own])
         thr = med + max(6 * mad, 0.5 * med, 0.001)
-        clear = [i for i, x in enumerate(own) if x > 1.1 * thr]
-        near = [i for i, x in enumerate(own) if 0.9 * thr <= x <= 1.1 * thr]
+        clear = [i for i, x in enumerate(own) if x > 1.1 * thr and i > 0]
+        near = [i for i, x in enumerate(own) if 0.9 * thr <= x <= 1.1 * thr and i > 0]
         found = [b for b in self.an["bottlenecks"] if b["type"] == "slow_steps"]
         share = sum(own[i] - med for i in clear) / sum(own)
         share_near = sum(own[i] - med for i in near if own[i] > med) / sum(own)
-        if not clear or (len(clear) + len(near)) * 4 > len(own) or share < 0.02:
+        first = 1 if own[0] > 0.9 * thr else 0          # counted among the many
+        if not clear or (len(clear) + len(near) + first) * 4 > len(own) or share < 0.02:
             self.skipTest("no clear outliers by the script's clock: %s" % own)
         # the planted checkpoints among them (the script's clock may see more)
         self.assertTrue(set(self.clock["ckpt_steps"]) & set(clear), (clear, own))
