@@ -262,7 +262,7 @@ static int cmp_double(const void *x, const void *y)
  * region: compared like one, it does not vote. */
 static bool votes(const prism_delta *d, const sideinfo *sb)
 {
-    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE || d->folded_one)
         return false;
     const prism_node *b = &sb->t->nodes[d->base_node];
     if (b->flags & PRISM_NODE_UNATTRIBUTED)
@@ -344,7 +344,7 @@ static bool run_shift(prism_compare *c, const sideinfo *sb, const sideinfo *sc)
  * then the floors on the medians' change. */
 static void verdict(prism_delta *d, const sideinfo *sb, const sideinfo *sc, double g)
 {
-    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE)
+    if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE || d->folded_one)
         return;
     double bm = g * d->base_median_ns, nm = d->new_median_ns;
     d->median_pct = bm > 0 && nm > 0 ? 100.0 * (nm / bm - 1.0) : 0.0;
@@ -457,6 +457,60 @@ static bool bn_only(const prism_bottleneck *x, size_t nx, const prism_bottleneck
 
 /* ---- entry ------------------------------------------------------------ */
 
+/* The modules a run's prism.torch folded (INFO torch.modules.folded_names,
+ * ", "-separated, at most 4000 bytes): their names, sorted. */
+typedef struct fname {
+    const char *s;
+    size_t len;
+} fname;
+typedef struct fset {
+    fname *v;
+    size_t n;
+} fset;
+
+static int cmp_fname(const void *x, const void *y)
+{
+    const fname *a = x, *b = y;
+    int c = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static fset fset_of(const prism_analysis *a)
+{
+    fset f = { 0 };
+    prism_folded fo;
+    if (!prism_analysis_folded(a, &fo) || !fo.folded || !fo.names[0])
+        return f;
+    size_t cap = 1;
+    for (const char *p = fo.names; (p = strstr(p, ", ")); p += 2)
+        cap++;
+    f.v = malloc(cap * sizeof *f.v);
+    for (const char *p = fo.names; f.v && *p && f.n < cap;) {
+        const char *sep = strstr(p, ", ");
+        size_t len = sep ? (size_t)(sep - p) : strlen(p);
+        f.v[f.n++] = (fname){ p, len };
+        if (!sep)
+            break;
+        p = sep + 2;
+    }
+    if (f.v)
+        pb_qsort(f.v, f.n, sizeof *f.v, cmp_fname);
+    return f;
+}
+
+/* Is module region `name` (its backward segment too) in f? */
+static bool fset_has(const fset *f, const char *name)
+{
+    if (!f->n || !name)
+        return false;
+    size_t len = strlen(name);
+    static const char bw[] = " (backward)";
+    if (len > sizeof bw - 1 && !strcmp(name + len - (sizeof bw - 1), bw))
+        len -= sizeof bw - 1;
+    fname key = { name, len };
+    return bsearch(&key, f->v, f->n, sizeof *f->v, cmp_fname) != NULL;
+}
+
 prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur)
 {
     if (!base || !cur)
@@ -492,6 +546,17 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
         cmp->appeared++;
         fill_delta(&cmp->deltas[cmp->count++], &sb, &sc, PRISM_NO_NODE, (uint32_t)i);
     }
+    /* module regions folded in one run only: not compared (the lists are
+     * short: at most 4000 bytes each) */
+    fset fb = fset_of(base), fc = fset_of(cur);
+    for (size_t i = 0; (fb.n || fc.n) && i < cmp->count; i++) {
+        prism_delta *d = &cmp->deltas[i];
+        if (d->base_node != PRISM_NO_NODE && d->new_node != PRISM_NO_NODE &&
+            fset_has(&fb, d->name) != fset_has(&fc, d->name))
+            d->folded_one = true;
+    }
+    free(fb.v);
+    free(fc.v);
     if (!run_shift(cmp, &sb, &sc))
         goto fail;
     cmp->base_runq_share = runq_share(base);

@@ -139,11 +139,24 @@ static void run_shift(FILE *f, const prism_analysis *a, const prism_analysis *b,
         snprintf(step, sizeof step, "; median step x%.2f", c->step_ratio);
     if (c->whole_run_shift) {
         double pct = 100.0 * (c->run_factor - 1.0);
+        /* regions in the steps of one run only: the program changed too,
+         * and a change that slows every region (a larger model) looks
+         * like a slower machine */
+        size_t moved = 0;
+        for (size_t i = 0; i < c->count; i++) {
+            const prism_delta *d = &c->deltas[i];
+            moved += (d->base_node == PRISM_NO_NODE && d->new_steps) ||
+                     (d->new_node == PRISM_NO_NODE && d->base_steps);
+        }
+        char also[96] = "";
+        if (moved)
+            snprintf(also, sizeof also, ", or the program's own change (%zu region%s in the "
+                     "steps of one run only)", moved, moved == 1 ? "" : "s");
         fprintf(f, "Whole run: %.1f%% %s (x%.2f; %zu of %zu regions agree%s): the machine, "
-                "clocks or contention, not one region.\n"
+                "clocks or contention%s, not one region.\n"
                 "  Each region below is tested against x%.2f (med %% is its change beyond it).\n",
                 fabs(pct), pct > 0 ? "slower" : "faster", c->run_factor, c->run_agree,
-                c->run_regions, step, c->run_factor);
+                c->run_regions, step, also, c->run_factor);
     } else if (c->run_regions >= 3) {
         fprintf(f, "Whole run: no common shift (median region ratio x%.2f over %zu regions%s).\n",
                 c->run_factor, c->run_regions, step);
@@ -221,7 +234,9 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
         if (top && shown >= top)
             continue;
         shown++;
-        if (d->p_value >= 1e-4)
+        if (d->folded_one)
+            snprintf(p, sizeof p, "folded");
+        else if (d->p_value >= 1e-4)
             snprintf(p, sizeof p, "%.4f", d->p_value);
         else if (d->p_value >= 0)
             snprintf(p, sizeof p, "%.1e", d->p_value);      /* 3.7e-07, not 0.0000 */
@@ -249,6 +264,13 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
         fputs("  none in both profiles\n", f);
     else if (shown < both)
         fprintf(f, "  (%zu more; --top 0 shows all)\n", both - shown);
+    bool folded = false;
+    for (size_t i = 0; i < c->count && !folded; i++)
+        folded = c->deltas[i].folded_one;
+    if (folded)
+        fputs("  (p-value 'folded': prism.torch folded the module into its parent after the "
+              "measured steps in one run\n   only, so there it holds those steps alone: not "
+              "compared; PRISM_TORCH_MODULES=all keeps every module)\n", f);
     pb_buf_free(&path);
 }
 
@@ -445,6 +467,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         pb_json_key(w, "own_pct");
         d->own ? pb_json_double(w, d->own_pct) : pb_json_null(w);
         pb_json_kbool(w, "raw_significant", d->raw_significant);
+        pb_json_kbool(w, "folded_one", d->folded_one);
         pb_json_end_object(w);
     }
     pb_json_end_array(w);

@@ -139,6 +139,103 @@ static char *report_of(const prism_analysis *a, const prism_analysis *b, const p
     return buf;
 }
 
+/* ---- prism.torch's folded modules ------------------------------------------ */
+
+#define CMS 1000000ull
+
+/* 40 steps: leaves a, b, c (about 2, 3, 4 ms, times `scale`) and, in the
+ * steps below `mod_steps`, 'layer.0' (1 ms) under 'a'; `extra`: a leaf
+ * 'e' (3 ms) in every step; `folded`: INFO saying layer.0 was folded
+ * after step 5 (prism.torch's adaptive module regions). */
+static loaded fold_profile(uint64_t seed, double scale, unsigned mod_steps, bool extra,
+                           bool folded)
+{
+    static const char *const names[] = { "a", "b", "c", "layer.0", "e" };
+    pbuild b;
+    pb_init(&b, names, 5, seed);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    uint64_t t = CMS;
+    for (uint64_t k = 0; k < 40; k++) {
+        uint64_t t0 = t;
+        pb_enter(&b, 1, t, 1);
+        t += jitter(&b, (uint64_t)(scale * CMS));
+        if (k < mod_steps)
+            pb_leaf(&b, 1, &t, 4, (uint64_t)(scale * CMS));
+        pb_exit(&b, 1, t);
+        pb_leaf(&b, 1, &t, 2, (uint64_t)(scale * 3 * CMS));
+        pb_leaf(&b, 1, &t, 3, (uint64_t)(scale * 4 * CMS));
+        if (extra)
+            pb_leaf(&b, 1, &t, 5, 3 * CMS);
+        t += 100000;
+        prism_step st = { t0, t, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        if (k == 4 && folded) {
+            pb_info_uint(&b, "torch.modules.after_steps", 5);
+            pb_info_uint(&b, "torch.modules.kept", 3);
+            pb_info_uint(&b, "torch.modules.folded", 1);
+            pb_info_text(&b, "torch.modules.folded_names", "layer.9, layer.0");
+        }
+    }
+    return pb_load(&b);
+}
+
+/* A module folded in one run and kept in the other: its region holds 5
+ * steps in one and 40 in the other.  Not compared: never significant, no
+ * vote, said so in the table; the same module folded in both compares. */
+static void test_folded_in_one_run(void **state)
+{
+    (void)state;
+    loaded lb = fold_profile(3, 1.0, 5, false, true), ln = fold_profile(4, 1.0, 40, false, false);
+    prism_compare *c = prism_compare_new(lb.a, ln.a);
+    assert_non_null(c);
+    const prism_delta *d = find_delta(c, "a/layer.0");
+    assert_non_null(d);
+    assert_true(d->folded_one);
+    assert_false(d->significant);
+    assert_true(d->p_value < 0);
+    for (size_t i = 0; i < c->count; i++)
+        if (strcmp(c->deltas[i].name, "layer.0"))
+            assert_false(c->deltas[i].folded_one);
+    char *txt = report_of(lb.a, ln.a, c, false), *json = report_of(lb.a, ln.a, c, true);
+    assert_non_null(strstr(txt, "folded\n"));
+    assert_non_null(strstr(txt, "(p-value 'folded': prism.torch folded the module into its "
+                                "parent after the measured steps in one run"));
+    assert_non_null(strstr(json, "\"folded_one\": true"));
+    free(txt);
+    free(json);
+    prism_compare_free(c);
+    unload(&ln);
+    ln = fold_profile(4, 1.0, 5, false, true);          /* folded in both */
+    c = prism_compare_new(lb.a, ln.a);
+    assert_false(find_delta(c, "a/layer.0")->folded_one);
+    txt = report_of(lb.a, ln.a, c, false);
+    assert_null(strstr(txt, "p-value 'folded'"));
+    free(txt);
+    prism_compare_free(c);
+    unload(&lb);
+    unload(&ln);
+}
+
+/* Every region 30 % slower and a region new in the steps: the whole-run
+ * line says the program changed too. */
+static void test_shift_with_new_region(void **state)
+{
+    (void)state;
+    loaded lb = fold_profile(5, 1.0, 0, false, false), ln = fold_profile(6, 1.3, 0, true, false);
+    prism_compare *c = prism_compare_new(lb.a, ln.a);
+    assert_non_null(c);
+    assert_true(c->whole_run_shift);
+    char *txt = report_of(lb.a, ln.a, c, false);
+    if (!strstr(txt, "the machine, clocks or contention, or the program's own change (1 region "
+                     "in the steps of one run only), not one region."))
+        fail_msg("%s", txt);
+    free(txt);
+    prism_compare_free(c);
+    unload(&lb);
+    unload(&ln);
+}
+
 /* Every region 30 % slower: one whole-run shift, no region. */
 static void test_whole_run_shift(void **state)
 {
@@ -489,6 +586,8 @@ int main(void)
         cmocka_unit_test(test_regression_in_noise),
         cmocka_unit_test(test_identical_flags_nothing),
         cmocka_unit_test(test_whole_run_shift),
+        cmocka_unit_test(test_folded_in_one_run),
+        cmocka_unit_test(test_shift_with_new_region),
         cmocka_unit_test(test_shift_plus_one_region),
         cmocka_unit_test(test_absent_steps),
         cmocka_unit_test(test_shares),

@@ -181,7 +181,9 @@ void cmpv_status(const ui *u, char *buf, size_t n)
     else if (d->new_node == PRISM_NO_NODE)
         snprintf(buf, n, " | GONE in new");
     else {
-        if (d->p_value >= 0)
+        if (d->folded_one)
+            snprintf(b, sizeof b, " folded in one run");
+        else if (d->p_value >= 0)
             snprintf(b, sizeof b, " p=%.3g", d->p_value);
         else
             snprintf(b, sizeof b, " p n/a");
@@ -281,7 +283,9 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
         const char *verdict = d->significant       ? "significant"
                               : d->raw_significant ? "waited for a CPU: own time within noise"
                                                    : "within noise";
-        if (d->p_value >= 0)
+        if (d->folded_one)
+            snprintf(seg[ns++], sizeof seg[0], "folded into its parent in one run: not compared");
+        else if (d->p_value >= 0)
             snprintf(seg[ns++], sizeof seg[0], "p=%.3g %s", d->p_value, verdict);
         else
             snprintf(seg[ns++], sizeof seg[0], "p n/a %s", verdict);

@@ -65,6 +65,12 @@ typedef struct prism_delta {
      * raw_significant but not significant changed its wall time, not its
      * own time (it waited for a CPU). */
     bool raw_significant;
+    /* prism.torch folded this module region into its parent in one run
+     * only (INFO torch.modules.folded_names: adaptive module regions):
+     * there it holds the measured steps alone, so its figures are not
+     * comparable; it is never significant and casts no vote on the run
+     * factor (its parent's total compares as usual). */
+    bool folded_one;
 } prism_delta;
 
 typedef struct prism_compare {
