@@ -214,8 +214,17 @@ static void sync(ui *u, tree_st *s, bool force)
         changed |= sync_tv(u, o, u->side_a[1 - u->side], false);
     if (u->cmp)
         pair(u, s);
-    if (s->shown_hash && u->sel_hash != s->shown_hash)
+    bool jumped = s->shown_hash && u->sel_hash != s->shown_hash;
+    if (jumped)
         s->recenter = true;             /* selected elsewhere: show its context */
+    /* a jump (a finding, an operation, a caller) to a path the thread shown
+     * never ran: the merged tree has it */
+    if (jumped && s->view >= 0 && !u->cmp && tv_find(&s->tv, u->sel_hash) == PRISM_NO_NODE) {
+        s->view = -1;
+        tv_set_tree(&s->tv, view_tree(u, s, u->a), true);
+        changed = true;
+        ui_message(u, "all threads merged: the thread shown never ran that path");
+    }
     if (changed || tree_row_hash(s, s->sel) != u->sel_hash || !tree_nrows(s))
         relocate(u, s, false);
     else
