@@ -237,7 +237,11 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
     rules_put(b->evidence, sizeof b->evidence, "%llu calls", (unsigned long long)op->calls);
     double per = c->steps ? (double)c->steps : 1.0;
     const char *unit = c->steps ? "/step" : "";
-    rules_put(b->evidence, sizeof b->evidence, ", %s%s", DUR(wall / per), unit);
+    /* the figures are its own time (what ranks it); the mean per call is
+     * of the whole call, what it calls included, and says so then */
+    bool kids = hn->self_ns < hn->total_ns, apart = wall < op->ns;
+    rules_put(b->evidence, sizeof b->evidence, ", %s%s%s%s", kids ? "own time " : "",
+              apart ? (kids ? "not blocked " : "not blocked, ") : "", DUR(wall / per), unit);
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
                   (unsigned long long)c->steps);
@@ -249,7 +253,8 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
     if (c->cpu && op->ns > 0 && op->waitq >= 0.05 * op->ns)
         rules_put(b->evidence, sizeof b->evidence, " (contention: %s%s in the run queue)",
                   DUR(op->waitq / per), unit);
-    rules_put(b->evidence, sizeof b->evidence, ", mean %s/call", DUR(hn->mean_ns));
+    rules_put(b->evidence, sizeof b->evidence, ", mean %s/call%s", DUR(hn->mean_ns),
+              kids ? " with what it calls" : "");
     if (op->paths > 1 && wall > 0)
         rules_put(b->evidence, sizeof b->evidence, "; %llu paths, the heaviest holds %.0f%%",
                   (unsigned long long)op->paths, 100.0 * op->node_work / wall);
