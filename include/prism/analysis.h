@@ -301,7 +301,7 @@ typedef struct prism_bottleneck {
     prism_severity severity;
     double share;              /* the measured share or slope behind it         */
     char description[160];
-    char evidence[240];
+    char evidence[480];
     char recommendation[320];
     uint32_t node;             /* blamed node in the all-threads tree or NO_NODE */
     uint64_t path_hash;        /* its path, stable across reloads               */

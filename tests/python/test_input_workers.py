@@ -154,6 +154,12 @@ class WorkerPage(html.PageTest):
         worth = [x for x in lines if x.startswith("Worth: ")]
         self.assertTrue(any("with %d workers (now 1)" % b["worth"]["with_workers"]["workers"]
                             in x for x in worth), worth)
+        # the speed-ups as the text report gives them
+        w = b["worth"]
+        gain = "if the wait were zero (x%.2f steps/s)" % (w["step_ns"] / w["step_without_ns"])
+        self.assertTrue(any(gain in x for x in worth), (gain, worth))
+        more = " (x%.2f)" % (w["step_ns"] / w["with_workers"]["step_ns"])
+        self.assertTrue(any(x.endswith(more) for x in worth), (more, worth))
 
 
 if __name__ == "__main__":
