@@ -355,17 +355,22 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     fmt_ns(c, sizeof c, (double)nd->max_ns);
     fmt_ns(d, sizeof d, nd->std_ns);
     ui_print(r, y + 3, 1, lab, "Call");
+    bool sampled = nd->flags & PRISM_NODE_SAMPLED;    /* a `~` row: samples, no calls */
     snprintf(seg[0], sizeof seg[0], "min %s", a);
     snprintf(seg[1], sizeof seg[1], "mean %s", b);
     snprintf(seg[2], sizeof seg[2], "max %s", c);
     snprintf(seg[3], sizeof seg[3], "std %s", d);
     int ns = 4;
+    if (sampled) {
+        snprintf(seg[0], sizeof seg[0], "an estimate from the stack samples: no call timed");
+        ns = 1;
+    }
     if (nd->cpu_known_ns) {             /* wait vs work, measured */
         double k = (double)nd->cpu_known_ns;
-        snprintf(seg[4], sizeof seg[4], "on CPU %.0f%%", 100.0 * (double)nd->oncpu_ns / k);
-        snprintf(seg[5], sizeof seg[5], "run queue %.0f%%  blocked %.0f%%",
+        snprintf(seg[ns], sizeof seg[ns], "on CPU %.0f%%", 100.0 * (double)nd->oncpu_ns / k);
+        snprintf(seg[ns + 1], sizeof seg[ns + 1], "run queue %.0f%%  blocked %.0f%%",
                  100.0 * (double)nd->runq_ns / k, 100.0 * (double)nd->offcpu_ns / k);
-        ns = 6;
+        ns += 2;
     }
     cmpv_segments(r, y + 3, 7, A_NORMAL, seg, ns);
 
@@ -386,6 +391,13 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
                  prism_analysis_is_op(u->a, nd->name) ? "steps of the operator window only"
                                                       : "steps", scope);
         cmpv_segments(r, y + 4, 7, A_NORMAL, seg, 4);
+    } else if (sampled) {
+        ui_print(r, y + 4, 7, A_NORMAL, "no per-step figures for a sampled path");
+    } else if (nd->total_ns && !nd->in_step_ns && prism_analysis_steps(u->a) &&
+               prism_analysis_steps(u->a)->sampled) {
+        /* its calls began outside every sampled step: between or around
+         * them (a region around the loop holds them) */
+        ui_print(r, y + 4, 7, A_NORMAL, "its calls began outside every sampled step");
     } else {
         ui_print(r, y + 4, 7, A_NORMAL, "not seen in a sampled step");
     }

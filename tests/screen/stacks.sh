@@ -17,6 +17,12 @@ wait_for "~ <module> \(stacks_train.py:70\)"
 wait_for "~ wait_for_peer \(stacks_train.py:29\)"
 wait_for "~ summarise \(stacks_train.py:36\)"
 wait_for "~ \[clock_nanosleep\]"
+# a sampled row's details: an estimate, no call timed, no per-step figures
+type_keys j j
+wait_for "Path +\(outside regions\)/.*main \(stacks_train.py:56\)"
+wait_for "Call +an estimate from the stack samples: no call timed"
+wait_for "Step +no per-step figures for a sampled path"
+expect_not "Call +min 0 ns"
 keys 3; wait_for "\| Flame \|"
 wait_for "~ "
 keys 7; wait_for "\| Bottlenecks \|"
