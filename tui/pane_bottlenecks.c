@@ -399,9 +399,9 @@ static const ui_key keys[] = {
     { KEY_NPAGE, "PgDn", k_move, "page down" }, { KEY_PPAGE, "PgUp", k_move, "page up" },
     { KEY_HOME, "Home", k_move, "first finding" }, { KEY_END, "End", k_move, "last finding" },
     { 'g', "g", k_move, "first finding" }, { 'G', "G", k_move, "last finding" },
-    { '\r', "Enter", k_jump, "show the blamed region in the Tree pane (slow_steps: the "
-      "first slow step in the Timeline)" },
-    { KEY_ENTER, "KpEnter", k_jump, "show the blamed region in the Tree pane" },
+#define BN_JUMP "show the blamed region in the Tree pane (slow_steps: the first slow step " \
+    "in the Timeline)"
+    { '\r', "Enter", k_jump, BN_JUMP }, { KEY_ENTER, "KpEnter", k_jump, BN_JUMP },
     { 'f', "f", k_jump, "show the blamed region in the Flame pane" },
 };
 

@@ -564,22 +564,22 @@ static int side_cols(ui *u, void *st)
 }
 
 static const ui_key keys[] = {
-    { KEY_UP, "Up/k", k_move, "parent frame" }, { 'k', "k", k_move, "parent frame" },
+    { KEY_UP, "Up", k_move, "parent frame" }, { 'k', "k", k_move, "parent frame" },
 #define FL_DOWN "widest child frame.  The rows below the flame list the selected frame's " \
     "children (a leaf: the frames beside it, marked) by whole name with total, share and " \
     "calls; in compare mode the two flames stack, each full width"
-    { KEY_DOWN, "Down/j", k_move, FL_DOWN }, { 'j', "j", k_move, FL_DOWN },
-    { KEY_LEFT, "Left/h", k_move, "frame to the left on the same row" },
-    { 'h', "h", k_move, "frame to the left" },
-    { KEY_RIGHT, "Right/l", k_move, "frame to the right on the same row" },
-    { 'l', "l", k_move, "frame to the right" },
-    { '\r', "Enter", k_zoom_in, "zoom into the selected frame (it fills the width)" },
-    { '\n', "Enter", k_zoom_in, "zoom into the selected frame" },
-    { KEY_ENTER, "Enter", k_zoom_in, "zoom into the selected frame" },
-    { 27, "Esc", k_zoom_out, "zoom out one level (not zoomed: back)" },
-    { KEY_BACKSPACE, "Bksp", k_zoom_out, "zoom out one level (not zoomed: back)" },
-    { 127, "Bksp", k_zoom_out, "zoom out one level" }, { 8, "Bksp", k_zoom_out, "zoom out one level" },
-    { KEY_HOME, "Home/u", k_zoom_out, "zoom out to all frames" },
+    { KEY_DOWN, "Down", k_move, FL_DOWN }, { 'j', "j", k_move, FL_DOWN },
+#define FL_LEFT "frame to the left on the same row"
+#define FL_RIGHT "frame to the right on the same row"
+#define FL_IN "zoom into the selected frame (it fills the width)"
+#define FL_OUT "zoom out one level (not zoomed: back)"
+    { KEY_LEFT, "Left", k_move, FL_LEFT }, { 'h', "h", k_move, FL_LEFT },
+    { KEY_RIGHT, "Right", k_move, FL_RIGHT }, { 'l', "l", k_move, FL_RIGHT },
+    { '\r', "Enter", k_zoom_in, FL_IN }, { '\n', "Enter", k_zoom_in, FL_IN },
+    { KEY_ENTER, "KpEnter", k_zoom_in, FL_IN },
+    { 27, "Esc", k_zoom_out, FL_OUT }, { KEY_BACKSPACE, "Bksp", k_zoom_out, FL_OUT },
+    { 127, "Bksp", k_zoom_out, FL_OUT }, { 8, "Bksp", k_zoom_out, FL_OUT },
+    { KEY_HOME, "Home", k_zoom_out, "zoom out to all frames" },
     { 'u', "u", k_zoom_out, "zoom out to all frames" },
     { 't', "t", k_thread, "all threads / thread 1 / thread 2 ..." },
     { 'n', "n", k_match, "next search match" }, { 'N', "N", k_match, "previous search match" },

@@ -502,7 +502,7 @@ static const ui_key keys[] = {
     { 'e', "e", k_level, "expand all" }, { '*', "*", k_level, "expand all" },
     { 'c', "c", k_level, "collapse all (roots only)" },
     { '+', "+", k_level, "show one more level (collapse to depth)" },
-    { '=', "=", k_level, "show one more level" },
+    { '=', "=", k_level, "show one more level (collapse to depth)" },
     { '-', "-", k_level, "show one level less" },
     { 's', "s", k_sort, "sort siblings by total / self / calls / name" },
     { 'r', "r", k_sort, "reverse the sort (descending / ascending)" },
