@@ -439,10 +439,10 @@ static void memory(ui *u, const ui_rect *r, int *row)
         if (c + ui_width(text) < r->w)
             c += ui_print(r, *row, c, A_NORMAL, text) + 1;
         int tone;
+        /* the verdict always: a sparkline scales to its own range, so a
+         * flat run looks like a climb without it */
         const char *word = verdict_word(lk, &tone);
-        bool bad = tone == VERDICT_BAD || tone == VERDICT_WARN;
-        snprintf(slope, sizeof slope, "%s%+.2f MB/step%s%s", of, lk->slope_mb_per_step,
-                 bad ? " " : "", bad ? word : "");
+        snprintf(slope, sizeof slope, "%s%+.2f MB/step %s", of, lk->slope_mb_per_step, word);
         if (lk->have_fit && c + ui_width(slope) < r->w)
             ui_print(r, *row, c, tone == VERDICT_BAD ? ui_attr(u, CP_HIGH, A_BOLD)
                                  : tone == VERDICT_WARN ? ui_attr(u, CP_MEDIUM, A_NORMAL)
