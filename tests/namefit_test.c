@@ -75,6 +75,13 @@ static void test_fit_keeps_what_differs(void **st)
     assert_string_equal(out, "e.l.5.line\u2026backward)");
     assert_int_equal(nf_need(m, 15), 33);
     assert_int_equal(nf_need(m, 0), 47);
+    /* a Python frame: the function's name is the leaf, before the
+     * "(file:line)" group, whose folders shorten before the middle goes */
+    const char *py = "~ Module._call_impl.<locals>.inner (modules/module.py:1789)";
+    nf_fit(out, sizeof out, py, 0, 36, true);
+    assert_string_equal(out, "~ M._.<.inner (m/module.py:1789)");
+    nf_fit(out, sizeof out, "~ Queue.get (multiprocessing/queues.py:122)", 0, 28, true);
+    assert_string_equal(out, "~ Q.get (m/queues.py:122)");
 }
 
 /* Names that differ only in a middle index (and forward/backward): every

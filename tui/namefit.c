@@ -84,12 +84,22 @@ static int cols_of(const char *s)
     return n;
 }
 
-/* The start of s's leaf: its last word not in parentheses ("linear1" of
- * "5.linear1 (backward)"). */
-static const char *leaf_of(const char *s)
+/* The '(' of s's trailing " (...)" ("(backward)", a Python frame's
+ * "(modules/module.py:1789)"), or NULL. */
+static char *tail_group(char *s)
 {
-    const char *leaf = s;
-    for (const char *p = s; *p;) {
+    size_t n = strlen(s);
+    char *open = n && s[n - 1] == ')' ? strrchr(s, '(') : NULL;
+    return open && open > s && open[-1] == ' ' ? open : NULL;
+}
+
+/* The start of s's leaf: its last word before its trailing " (...)" and
+ * not in parentheses ("linear1" of "5.linear1 (backward)", "inner" of
+ * "Module._call_impl.<locals>.inner (modules/module.py:1789)"). */
+static const char *leaf_of(char *s)
+{
+    const char *leaf = s, *end = tail_group(s);
+    for (const char *p = s; *p && (!end || p < end);) {
         while (*p && nf_sep(*p))
             p++;
         if (*p && *p != '(')
@@ -118,6 +128,8 @@ static int shorten(char *s, int width)
                 digits = false;
         if (!*q || (size_t)(p - s) >= leaf)
             break;                      /* the leaf and what follows stay */
+        if (p >= s + leaf)
+            break;
         char *keep = p + 1;             /* the word's first code point */
         while (*keep && ((unsigned char)*keep & 0xc0) == 0x80)
             keep++;
@@ -132,6 +144,27 @@ static int shorten(char *s, int width)
             leaf -= gone;
         }
         p = q;
+    }
+    /* then the folders in the trailing group: "(m/module.py:1789)" */
+    char *g = cols > width ? tail_group(s) : NULL;
+    for (char *p = g ? g + 1 : NULL; p && *p && cols > width;) {
+        char *q = p;
+        while (*q && !nf_sep(*q))
+            q++;
+        if (*q != '/')
+            break;                      /* the file and its line stay */
+        char *keep = p + 1;
+        while (*keep && ((unsigned char)*keep & 0xc0) == 0x80)
+            keep++;
+        if (keep < q) {
+            char end = *q;
+            *q = '\0';
+            cols -= cols_of(keep);
+            *q = end;
+            memmove(keep, q, strlen(q) + 1);
+            q = keep;
+        }
+        p = q + 1;
     }
     return cols;
 }
