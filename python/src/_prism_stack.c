@@ -87,6 +87,8 @@ static struct {
     uint64_t out_ticks;
     PyObject *f_back;               /* "f_back", interned */
     PyObject *current_frames, *active;     /* sys._current_frames, threading._active */
+    char own[1024];                 /* the prism package's directory, with its '/' */
+    size_t nown;
 } S = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* ---- system calls ------------------------------------------------------ */
@@ -189,6 +191,13 @@ static const char *attr_utf8(PyObject *o, const char *name, PyObject **keep)
     return s;
 }
 
+/* frame_id's answers for a frame of PRISM's own, left out of the stack: a
+ * wrapper, or the `python -m prism` launcher (its frames and those above
+ * it, runpy's: the stack starts at the program's own <module>, as when it
+ * runs as `python train.py`) */
+#define OWN_FRAME UINT32_MAX
+#define LAUNCHER_FRAME (UINT32_MAX - 1)
+
 static uint32_t frame_id(PyObject *code, int line)
 {
     size_t h = (((uintptr_t)code >> 4) * 0x9E3779B97F4A7C15ull ^ (size_t)line) % CACHE_SLOTS;
@@ -210,11 +219,16 @@ static uint32_t frame_id(PyObject *code, int line)
         q = attr_utf8(code, "co_name", &qn);
     }
     const char *f = attr_utf8(code, "co_filename", &fn);
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s (%s:%d)", q ? q : "?", f ? f : "?", line);
+    uint32_t id = OWN_FRAME;
+    if (f && S.nown && !strncmp(f, S.own, S.nown) && !strcmp(f + S.nown, "__main__.py")) {
+        id = LAUNCHER_FRAME;
+    } else if (!f || !S.nown || strncmp(f, S.own, S.nown)) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s (%s:%d)", q ? q : "?", f ? f : "?", line);
+        id = prism_name(buf);
+    }
     Py_XDECREF(qn);
     Py_XDECREF(fn);
-    uint32_t id = prism_name(buf);
     if (!id)
         return 0;
     while (S.cache[h].code)
@@ -313,7 +327,9 @@ static void pass(void)
             int line = PyFrame_GetLineNumber((PyFrameObject *)f);
             uint32_t id = code ? frame_id((PyObject *)code, line) : 0;
             Py_XDECREF(code);
-            if (id)
+            if (id == LAUNCHER_FRAME)
+                break;
+            if (id && id != OWN_FRAME && id != LAUNCHER_FRAME)
                 ids[n++] = id;
             PyObject *back = PyObject_GetAttr(f, S.f_back);
             Py_DECREF(f);
@@ -469,6 +485,28 @@ void prism_py_stacks_want(double hz)
         prism__stacks_wanted = true;
 }
 
+/* The directory of the prism package ("/.../prism/") into S.own: its
+ * frames (the wrappers around DataLoader's __next__, backward(),
+ * optimizer.step(), the `python -m prism` launcher) are PRISM's, not the
+ * program's, and are left out of the stacks.  Empty when unknown. */
+static void own_dir(void)
+{
+    S.nown = 0;
+    PyObject *name = PyUnicode_FromString("prism");
+    PyObject *m = name ? PyImport_GetModule(name) : NULL;
+    PyObject *file = m ? PyObject_GetAttrString(m, "__file__") : NULL;
+    const char *f = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8AndSize(file, NULL) : NULL;
+    const char *slash = f ? strrchr(f, '/') : NULL;
+    if (slash && (size_t)(slash + 1 - f) < sizeof S.own) {
+        S.nown = (size_t)(slash + 1 - f);
+        memcpy(S.own, f, S.nown);
+    }
+    Py_XDECREF(file);
+    Py_XDECREF(m);
+    Py_XDECREF(name);
+    PyErr_Clear();
+}
+
 /* Start sampling at hz (GIL held); nothing when off, running or not
  * recording. */
 void prism_py_stacks_start(double hz)
@@ -491,6 +529,7 @@ void prism_py_stacks_start(double hz)
     S.active = thr ? PyObject_GetAttrString(thr, "_active") : NULL;
     Py_XDECREF(sys);
     Py_XDECREF(thr);
+    own_dir();
     if (!S.f_back || !S.current_frames || !PyCallable_Check(S.current_frames) || !S.active ||
         !PyDict_Check(S.active)) {
         PyErr_Clear();

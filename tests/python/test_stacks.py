@@ -6,7 +6,8 @@ its own clock as the truth.  Checked: the profile holds STACKS chunks
 (format 1.2) and says the sampler's state; unattributed_time is found with
 a share within 5 points of the script's clock and names both functions by
 their sampled stacks; with PRISM_STACK_HZ=0 nothing is sampled and the
-finding says so; the forked workers do not hang on the sampler."""
+finding says so; the forked workers do not hang on the sampler; no frame of
+PRISM's own (its wrappers, the launcher and runpy above it) is in a stack."""
 
 import json
 import os
@@ -68,6 +69,19 @@ class StackSampler(unittest.TestCase):
         self.assertTrue(any("wait_for_peer (" in l and "[clock_nanosleep]" in l for l in stacks)
                         or any("wait_for_peer (" in l and "[nanosleep]" in l for l in stacks),
                         stacks[:5])
+
+    def test_no_frames_of_prism(self):
+        # PRISM's wrappers (DataLoader's __next__, backward, optimizer.step)
+        # and the `python -m prism` launcher with runpy above it are not the
+        # program's: the training thread's stacks start at the script's
+        # <module>, as under `python stacks_train.py`
+        pkg = os.path.join(B, "python", "prism") + os.sep
+        stacks = [l for l in self.dump.splitlines() if l.startswith("stack ")]
+        self.assertFalse([l for l in stacks if pkg in l or "runpy" in l], pkg)
+        main = [l.split(": ", 1)[1] for l in stacks if " thread 1 " in l]
+        self.assertGreater(len(main), 10)
+        for l in main:
+            self.assertTrue(l.startswith("<module> (" + SCRIPT + ":"), l)
 
     def test_unattributed_time_named_by_the_samples(self):
         f = self.finding(self.an)
