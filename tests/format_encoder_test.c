@@ -14,15 +14,6 @@
 
 #include "test_util.h"
 
-static char *filled(size_t n, char ch)
-{
-    char *s = malloc(n + 1);
-    assert_non_null(s);
-    memset(s, ch, n);
-    s[n] = '\0';
-    return s;
-}
-
 static void assert_value_equal(const prism_value *got, const prism_value *want)
 {
     if (want->type == PRISM_VAL_INT && want->v.i >= 0) {

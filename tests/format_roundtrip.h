@@ -235,13 +235,4 @@ static void done(prism_reader *r, col *c, file *f)
     free(f);
 }
 
-static char *filled(size_t n, char ch)
-{
-    char *s = malloc(n + 1);
-    assert_non_null(s);
-    memset(s, ch, n);
-    s[n] = '\0';
-    return s;
-}
-
 #endif

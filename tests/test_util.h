@@ -41,6 +41,17 @@ typedef struct tlog {
     bool first_batch;           /* next regions batch is a chunk's first     */
 } tlog;
 
+/* A string of n copies of ch (aborts without memory). */
+static inline char *filled(size_t n, char ch)
+{
+    char *s = malloc(n + 1);
+    if (!s)
+        abort();
+    memset(s, ch, n);
+    s[n] = '\0';
+    return s;
+}
+
 static inline void tlog_init(tlog *l)
 {
     memset(l, 0, sizeof *l);
