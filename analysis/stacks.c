@@ -26,6 +26,21 @@ typedef struct stk_node {
     uint32_t depth;
 } stk_node;
 
+/* The sampled paths under the nodes of one tree (all threads, or one
+ * thread's): those under node m are pub[off[2m] .. off[2m] + off[2m + 1]),
+ * and the tree with them as nodes (aug: nodes [aug_base, naug) own their
+ * "~ name" copies). */
+typedef struct sampled_set {
+    prism_sampled *pub;
+    size_t npub, pcap;
+    uint32_t *off;
+    size_t noff;
+    prism_node *aug;
+    size_t naug, aug_base;
+    prism_tree aug_tree;
+    bool made;                  /* a thread's: made since the last refresh */
+} sampled_set;
+
 struct an_stacks {
     stk_node *trie;             /* [0] is the root sentinel */
     size_t ntrie, tcap;
@@ -36,16 +51,12 @@ struct an_stacks {
     uint64_t period_ns;
     uint64_t weight_ns;         /* sum of the samples' weights */
     char status[192];
-    /* published at refresh (an_stacks_publish): the sampled paths under
-     * merged node m are pub[off[2m] .. off[2m] + off[2m + 1]) */
-    prism_sampled *pub;
-    size_t npub, pcap;
-    uint32_t *off;
-    size_t noff;
-    prism_node *aug;            /* the all-threads tree with them (augment):
-                                   nodes [nnodes, naug) own "~ name" copies */
-    size_t naug, aug_base;
-    prism_tree aug_tree;
+    /* published at refresh (an_stacks_publish): the all-threads tree's */
+    sampled_set all;
+    /* each thread's, made when asked for (prism_analysis_thread_tree_sampled)
+     * and dropped at the next refresh: nper of them, by thread index */
+    sampled_set *per;
+    size_t nper;
     /* scratch of an_stacks_where: per trie node, weight */
     double *acc;
     size_t acap;
@@ -425,15 +436,25 @@ static uint32_t lca(const struct an_stacks *k, uint32_t x, uint32_t y)
 
 static const char NONAME[] = "~ ?";
 
-static void free_aug(struct an_stacks *k)
+static void free_aug(sampled_set *o)
 {
-    for (size_t i = k->aug_base; k->aug && i < k->naug; i++)
-        if ((k->aug[i].flags & PRISM_NODE_SAMPLED) && k->aug[i].name != NONAME)
-            free((char *)k->aug[i].name);
-    free(k->aug);
-    k->aug = NULL;
-    k->naug = k->aug_base = 0;
-    memset(&k->aug_tree, 0, sizeof k->aug_tree);
+    for (size_t i = o->aug_base; o->aug && i < o->naug; i++)
+        if ((o->aug[i].flags & PRISM_NODE_SAMPLED) && o->aug[i].name != NONAME)
+            free((char *)o->aug[i].name);
+    free(o->aug);
+    o->aug = NULL;
+    o->naug = o->aug_base = 0;
+    memset(&o->aug_tree, 0, sizeof o->aug_tree);
+}
+
+static void set_free(sampled_set *o)
+{
+    for (size_t i = 0; i < o->npub; i++)
+        free((char *)o->pub[i].name);
+    free(o->pub);
+    free(o->off);
+    free_aug(o);
+    memset(o, 0, sizeof *o);
 }
 
 void an_stacks_unpublish(prism_analysis *a)
@@ -441,54 +462,58 @@ void an_stacks_unpublish(prism_analysis *a)
     struct an_stacks *k = a->stk;
     if (!k)
         return;
-    for (size_t i = 0; i < k->npub; i++)
-        free((char *)k->pub[i].name);
-    free(k->pub);
-    free(k->off);
-    free_aug(k);
-    memset(&k->aug_tree, 0, sizeof k->aug_tree);
-    k->pub = NULL;
-    k->off = NULL;
-    k->npub = k->pcap = k->noff = 0;
+    set_free(&k->all);
+    for (size_t i = 0; i < k->nper; i++)
+        set_free(&k->per[i]);
+    free(k->per);
+    k->per = NULL;
+    k->nper = 0;
 }
 
-/* The merged node a sample fell in: its region's, or the training
- * thread's `(outside regions)` node inside a sampled step; else none. */
-static uint32_t merged_of_sample(const prism_analysis *a, const in_steps *q,
-                                 const an_stack_sample *s)
+/* The node a sample fell in, in the all-threads tree (thread SIZE_MAX) or
+ * in its own thread's: its region's, or the training thread's `(outside
+ * regions)` node inside a sampled step; else none. */
+static uint32_t node_of_sample(const prism_analysis *a, const in_steps *q,
+                               const an_stack_sample *s, size_t thread)
 {
-    if (s->thread >= a->nthreads)
+    if (s->thread >= a->nthreads || (thread != SIZE_MAX && s->thread != thread))
         return PRISM_NO_NODE;
     const athread *t = a->threads[s->thread];
-    if (s->node != PRISM_NO_NODE)
-        return s->node < t->n ? t->nodes[s->node].merged : PRISM_NO_NODE;
-    if (!t->out_pub || t->out.merged == PRISM_NO_NODE)
+    if (s->node != PRISM_NO_NODE) {
+        if (s->node >= t->n)
+            return PRISM_NO_NODE;
+        return thread == SIZE_MAX ? t->nodes[s->node].merged : s->node;
+    }
+    if (!t->out_pub || (thread == SIZE_MAX && t->out.merged == PRISM_NO_NODE))
         return PRISM_NO_NODE;
     const prism_step *st = step_at_ts(q, s->ts);
-    return st && (st->flags & PRISM_STEP_SAMPLED) ? t->out.merged : PRISM_NO_NODE;
+    if (!st || !(st->flags & PRISM_STEP_SAMPLED))
+        return PRISM_NO_NODE;
+    return thread == SIZE_MAX ? t->out.merged : t->n;   /* published as pub[n] */
 }
 
-void an_stacks_publish(prism_analysis *a)
+/* The sampled paths under the nodes of `base` (the all-threads tree, or
+ * thread `thread`'s) into o. */
+static void publish(const prism_analysis *a, sampled_set *o, const prism_tree *base, size_t thread)
 {
-    an_stacks_unpublish(a);
     struct an_stacks *k = a->stk;
-    if (!k || !k->n || !a->nnodes)
+    if (!k || !k->n || !base->count)
         return;
     const prism_step_stats *st = prism_analysis_steps(a);
     in_steps q = { st ? st->series : NULL, st ? st->nseries : 0, NULL, 0, 0, 0, 0 };
     grp_ent *g = malloc(k->n * sizeof *g);
-    k->off = calloc(2 * a->nnodes, sizeof *k->off);
-    if (!g || !k->off) {
+    o->off = calloc(2 * base->count, sizeof *o->off);
+    if (!g || !o->off) {
         free(g);
-        free(k->off);
-        k->off = NULL;
+        free(o->off);
+        o->off = NULL;
         return;
     }
-    k->noff = a->nnodes;
+    o->noff = base->count;
     size_t ng = 0;
     for (size_t i = 0; i < k->n; i++) {
-        uint32_t m = merged_of_sample(a, &q, &k->s[i]);
-        if (m != PRISM_NO_NODE && m < a->nnodes)
+        uint32_t m = node_of_sample(a, &q, &k->s[i], thread);
+        if (m != PRISM_NO_NODE && m < base->count)
             g[ng++] = (grp_ent){ m, k->s[i].leaf, k->s[i].w, k->s[i].flags };
     }
     pb_qsort(g, ng, sizeof *g, by_node);
@@ -505,8 +530,8 @@ void an_stacks_publish(prism_analysis *a)
         }
         uint32_t m = g[b].m;
         /* an estimate inside the node's own time: never more than it */
-        double self = (double)a->nodes[m].self_ns, f = wsum > self ? self / wsum : 1;
-        size_t first = k->npub;
+        double self = (double)base->nodes[m].self_ns, f = wsum > self ? self / wsum : 1;
+        size_t first = o->npub;
         pb_map_free(&child);
         for (size_t i = b; i < e; i++) {
             /* the path from the group's common frame (kept, to name where
@@ -523,18 +548,18 @@ void an_stacks_publish(prism_analysis *a)
             for (uint32_t j = np; j-- > 0;) {
                 uint64_t key = (uint64_t)(parent + 1) << 32 | k->trie[path[j]].name, v;
                 if (!pb_map_get(&child, key, &v)) {
-                    if (!pb_vec_reserve((void **)&k->pub, &k->pcap, k->npub + 1, sizeof *k->pub))
+                    if (!pb_vec_reserve((void **)&o->pub, &o->pcap, o->npub + 1, sizeof *o->pub))
                         goto out;
                     short_frame(buf, sizeof buf, an_tree_name(a, k->trie[path[j]].name));
                     char *name = strdup(buf);
-                    if (!name || !pb_map_put(&child, key, k->npub - first)) {
+                    if (!name || !pb_map_put(&child, key, o->npub - first)) {
                         free(name);
                         goto out;
                     }
-                    k->pub[k->npub++] = (prism_sampled){ parent, name, 0, 0, 0 };
-                    v = k->npub - 1 - first;
+                    o->pub[o->npub++] = (prism_sampled){ parent, name, 0, 0, 0 };
+                    v = o->npub - 1 - first;
                 }
-                prism_sampled *p = &k->pub[first + v];
+                prism_sampled *p = &o->pub[first + v];
                 p->ns += (double)g[i].w * f;
                 p->samples++;
                 if ((g[i].flags & (PRISM_STACK_SYSCALL | PRISM_STACK_RUNNING)) ==
@@ -543,10 +568,10 @@ void an_stacks_publish(prism_analysis *a)
                 parent = (uint32_t)v;
             }
         }
-        for (size_t i = first; i < k->npub; i++)
-            k->pub[i].blocked = k->pub[i].ns > 0 ? k->pub[i].blocked / k->pub[i].ns : 0;
-        k->off[2 * m] = (uint32_t)first;
-        k->off[2 * m + 1] = (uint32_t)(k->npub - first);
+        for (size_t i = first; i < o->npub; i++)
+            o->pub[i].blocked = o->pub[i].ns > 0 ? o->pub[i].blocked / o->pub[i].ns : 0;
+        o->off[2 * m] = (uint32_t)first;
+        o->off[2 * m + 1] = (uint32_t)(o->npub - first);
         b = e;
     }
 out:
@@ -554,17 +579,24 @@ out:
     free(g);
 }
 
+void an_stacks_publish(prism_analysis *a)
+{
+    an_stacks_unpublish(a);
+    if (a->stk && a->nnodes)
+        publish(a, &a->stk->all, &a->tree, SIZE_MAX);
+}
+
 const prism_sampled *prism_analysis_sampled(const prism_analysis *a, uint32_t node, size_t *n)
 {
     const struct an_stacks *k = a->stk;
     *n = 0;
-    if (!k || !k->off || node >= a->nnodes || node >= k->noff)
+    if (!k || !k->all.off || node >= a->nnodes || node >= k->all.noff)
         return NULL;
-    *n = k->off[2 * node + 1];
-    return *n ? &k->pub[k->off[2 * node]] : NULL;
+    *n = k->all.off[2 * node + 1];
+    return *n ? &k->all.pub[k->all.off[2 * node]] : NULL;
 }
 
-/* ---- the all-threads tree with the sampled paths in it ------------------ */
+/* ---- a tree with the sampled paths in it -------------------------------- */
 
 /* The node's path hash for a sampled frame: the parent's mixed with the
  * name and a mark no recorded path carries. */
@@ -576,27 +608,25 @@ static uint64_t sampled_hash(uint64_t parent, const char *name)
     return h ^ 0x7E5A3F1Du;             /* "sampled" */
 }
 
-void an_stacks_augment(prism_analysis *a)
+/* base with o's sampled paths as nodes, into o->aug_tree. */
+static void augment(sampled_set *o, const prism_tree *base)
 {
-    struct an_stacks *k = a->stk;
-    if (!k)
+    free_aug(o);
+    if (!o->npub || !o->off || !base->count)
         return;
-    free_aug(k);
-    if (!k->npub || !k->off || !a->nnodes)
-        return;
-    size_t n = a->nnodes + k->npub;
+    size_t nb = base->count, n = nb + o->npub;
     prism_node *v = malloc(n * sizeof *v);
     if (!v)
         return;
-    memcpy(v, a->nodes, a->nnodes * sizeof *v);
-    size_t at = a->nnodes;
-    k->aug_base = a->nnodes;
-    for (uint32_t m = 0; m < a->nnodes; m++) {
-        uint32_t first = k->off[2 * m], cnt = k->off[2 * m + 1];
+    memcpy(v, base->nodes, nb * sizeof *v);
+    size_t at = nb;
+    o->aug_base = nb;
+    for (uint32_t m = 0; m < nb; m++) {
+        uint32_t first = o->off[2 * m], cnt = o->off[2 * m + 1];
         size_t g0 = at;                 /* the group's first sampled node */
         double top = 0;
         for (uint32_t j = 0; j < cnt; j++) {
-            const prism_sampled *s = &k->pub[first + j];
+            const prism_sampled *s = &o->pub[first + j];
             uint32_t par = s->parent == PRISM_NO_NODE ? m : (uint32_t)(g0 + s->parent);
             prism_node nd;
             memset(&nd, 0, sizeof nd);
@@ -634,17 +664,46 @@ void an_stacks_augment(prism_analysis *a)
             v[i].next_sibling = v[v[i].parent].first_child;
             v[v[i].parent].first_child = (uint32_t)i;
         }
-    for (size_t i = a->nnodes; i < n; i++)
-        v[i].share = a->tree.total_ns ? (double)v[i].total_ns / (double)a->tree.total_ns : 0;
-    k->aug = v;
-    k->naug = n;
-    k->aug_tree = a->tree;
-    k->aug_tree.nodes = v;
-    k->aug_tree.count = n;
+    for (size_t i = nb; i < n; i++)
+        v[i].share = base->total_ns ? (double)v[i].total_ns / (double)base->total_ns : 0;
+    o->aug = v;
+    o->naug = n;
+    o->aug_tree = *base;
+    o->aug_tree.nodes = v;
+    o->aug_tree.count = n;
+}
+
+void an_stacks_augment(prism_analysis *a)
+{
+    if (a->stk)
+        augment(&a->stk->all, &a->tree);
 }
 
 const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a)
 {
     const struct an_stacks *k = a->stk;
-    return k && k->aug ? &k->aug_tree : prism_analysis_tree(a);
+    return k && k->all.aug ? &k->all.aug_tree : prism_analysis_tree(a);
+}
+
+const prism_tree *prism_analysis_thread_tree_sampled(const prism_analysis *a, size_t i)
+{
+    const prism_tree *base = prism_analysis_thread_tree(a, i, NULL, NULL);
+    struct an_stacks *k = a->stk;
+    if (!base || !k || !k->n || !k->all.off)
+        return base;                    /* no samples (or not yet published) */
+    if (!k->per) {
+        k->per = calloc(a->nthreads, sizeof *k->per);
+        if (!k->per)
+            return base;
+        k->nper = a->nthreads;
+    }
+    if (i >= k->nper)
+        return base;
+    sampled_set *o = &k->per[i];
+    if (!o->made) {
+        o->made = true;
+        publish(a, o, base, i);
+        augment(o, base);
+    }
+    return o->aug ? &o->aug_tree : base;
 }

@@ -5,7 +5,8 @@
  * sample; the unattributed_time finding measured exactly from the regions
  * and named by the samples outside them; the sampled paths under each node
  * (prism_analysis_sampled) and the all-threads tree with them
- * (prism_analysis_tree_sampled); what the samples outside the steps did;
+ * (prism_analysis_tree_sampled), and each thread's tree with its own
+ * (prism_analysis_thread_tree_sampled); what the samples outside the steps did;
  * and samples naming strings or threads the file never gave; a region
  * around the whole loop holds the steps inside it (no unattributed_time,
  * and only its own time outside the steps is outside the steps; on a thread
@@ -22,6 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -415,6 +417,107 @@ static void test_region_outlasting_its_step(void **state)
     unload(&l);
 }
 
+/* Each thread's tree with its own samples: the training thread's (its
+ * `(outside regions)` with what its samples there did) and a loader
+ * thread's (its region with its own frames), neither with the other's. */
+static void test_thread_trees_sampled(void **state)
+{
+    (void)state;
+    static const char *const nm[] = {
+        "fwd", "load", "<module> (/home/u/train.py:10)", "wait (/home/u/train.py:5)",
+        "[clock_nanosleep]", "Dataset.__getitem__ (/home/u/data.py:7)",
+        "decode (/usr/lib/python3/site-packages/PIL/Image.py:90)",
+    };
+    enum { T_FWD = 1, T_LOAD, T_MOD, T_WAIT, T_SLEEP, T_GET, T_DECODE };
+    pbuild b;
+    pb_init(&b, nm, sizeof nm / sizeof nm[0], 1);
+    pb_thread(&b, 1, "MainThread");
+    pb_thread(&b, 2, "loader");
+    pb_info_uint(&b, "steps.thread", 1);
+    pb_info_text(&b, "stacks.sampler", "python 100 Hz");
+    pb_info_uint(&b, "stacks.period_ns", 10 * MS);
+    const uint32_t wait[] = { T_MOD, T_WAIT, T_SLEEP }, get[] = { T_GET, T_DECODE };
+    for (uint64_t k = 0; k < 10; k++) {
+        uint64_t t0 = MS + k * 100 * MS;
+        pb_enter(&b, 1, t0, T_FWD);          /* 40 ms fwd, 60 ms outside regions */
+        pb_exit(&b, 1, t0 + 40 * MS);
+        pb_enter(&b, 2, t0, T_LOAD);         /* the loader: 80 ms in load */
+        pb_exit(&b, 2, t0 + 80 * MS);
+        prism_step st = { t0, t0 + 100 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        for (int j = 0; j < 10; j++) {  /* in time order, as the sampler writes */
+            uint64_t ts = t0 + (uint64_t)j * 10 * MS + 5 * MS;
+            if (j < 8)
+                sample(&b, 2, ts, PRISM_STACK_RUNNING, get, 2);
+            if (j >= 4)
+                sample(&b, 1, ts, PRISM_STACK_SYSCALL, wait, 3);
+        }
+    }
+    loaded l = pb_load(&b);
+    assert_int_equal(prism_analysis_thread_count(l.a), 2);
+    for (size_t ti = 0; ti < 2; ti++) {
+        uint32_t stream;
+        const prism_tree *t = prism_analysis_thread_tree(l.a, ti, &stream, NULL);
+        const prism_tree *g = prism_analysis_thread_tree_sampled(l.a, ti);
+        assert_non_null(g);
+        assert_true(g != t && g->count > t->count);
+        assert_ptr_equal(prism_analysis_thread_tree_sampled(l.a, ti), g);   /* kept */
+        assert_int_equal(g->total_ns, t->total_ns);
+        for (uint32_t i = 0; i < t->count; i++) {       /* recorded nodes unmoved */
+            assert_string_equal(g->nodes[i].name, t->nodes[i].name);
+            assert_int_equal(g->nodes[i].total_ns, t->nodes[i].total_ns);
+            assert_int_equal(g->nodes[i].path_hash, t->nodes[i].path_hash);
+        }
+        bool mine = false;
+        for (uint32_t i = t->count; i < g->count; i++) {
+            const prism_node *n = &g->nodes[i];
+            assert_true(n->flags & PRISM_NODE_SAMPLED);
+            assert_true(n->parent < i);
+            assert_int_equal(n->thread, t->nodes[0].thread);
+            /* only the thread's own frames */
+            assert_null(strstr(n->name, stream == 1 ? "Image.py" : "clock_nanosleep"));
+            if (strstr(n->name, stream == 1 ? "[clock_nanosleep]" : "decode (PIL/Image.py:90)"))
+                mine = true;
+            /* shares of the thread's total */
+            assert_true(n->share > 0 && n->share <= 1.0);
+            assert_true(fabs(n->share - (double)n->total_ns / (double)t->total_ns) < 1e-9);
+        }
+        assert_true(mine);
+        /* every sample of a node the same stack: its innermost frame */
+        if (stream == 1) {              /* under (outside regions), 60 ms a step */
+            uint32_t out = node_named(g, "(outside regions)");
+            assert_int_not_equal(out, PRISM_NO_NODE);
+            uint32_t c = g->nodes[out].first_child;
+            assert_int_not_equal(c, PRISM_NO_NODE);
+            assert_true(c >= t->count);
+            assert_string_equal(g->nodes[c].name, "~ [clock_nanosleep]");
+            assert_int_equal(g->nodes[c].calls, 60);
+            /* all of its time sampled: an estimate never above its own time */
+            assert_true(g->nodes[c].total_ns + 1 >= t->nodes[out].self_ns &&
+                        g->nodes[c].total_ns <= t->nodes[out].self_ns + 1);
+            assert_int_equal(g->nodes[out].self_ns, 0);
+        } else {                        /* load: its self time, all sampled */
+            uint32_t ld = node_named(g, "load");
+            assert_int_not_equal(ld, PRISM_NO_NODE);
+            assert_int_equal(g->nodes[ld].self_ns, 0);
+            uint32_t c = g->nodes[ld].first_child;
+            assert_string_equal(g->nodes[c].name, "~ decode (PIL/Image.py:90)");
+            assert_int_equal(g->nodes[c].calls, 80);
+        }
+    }
+    /* the first thread's stays valid while the second's is made */
+    const prism_tree *g0 = prism_analysis_thread_tree_sampled(l.a, 0);
+    const prism_tree *g1 = prism_analysis_thread_tree_sampled(l.a, 1);
+    assert_true(g0 != g1);
+    assert_true(g0->nodes[g0->count - 1].flags & PRISM_NODE_SAMPLED);
+    assert_null(prism_analysis_thread_tree_sampled(l.a, 2));
+    /* refreshed (a live profile, every slice): made again, the same */
+    size_t c0 = g0->count;
+    prism_analysis_refresh(l.a);
+    assert_int_equal(prism_analysis_thread_tree_sampled(l.a, 0)->count, c0);
+    unload(&l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_region_around_the_loop),
         cmocka_unit_test(test_slow_steps_around_the_loop),
         cmocka_unit_test(test_region_outlasting_its_step),
+        cmocka_unit_test(test_thread_trees_sampled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

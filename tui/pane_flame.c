@@ -108,8 +108,9 @@ static void reload(ui *u, void *st)
 static const prism_tree *vtree(ui *u, fl *s)
 {
     const prism_tree *t = NULL;
-    if (s->view >= 0)
-        t = prism_analysis_thread_tree(u->a, (size_t)s->view, NULL, NULL);
+    if (s->view >= 0)                   /* one thread: with its sampled paths (not comparing) */
+        t = u->cmp ? prism_analysis_thread_tree(u->a, (size_t)s->view, NULL, NULL)
+                   : prism_analysis_thread_tree_sampled(u->a, (size_t)s->view);
     if (!t) {
         s->view = -1;
         /* all threads: with the sampled call paths (not when comparing) */

@@ -60,8 +60,8 @@ static tree_st *other_side(ui *u)
 static const prism_tree *view_tree(ui *u, tree_st *s, const prism_analysis *a)
 {
     const prism_tree *t = NULL;
-    if (s->view >= 0 && !u->cmp)
-        t = prism_analysis_thread_tree(a, (size_t)s->view, NULL, NULL);
+    if (s->view >= 0 && !u->cmp)      /* one thread: with its sampled call paths */
+        t = prism_analysis_thread_tree_sampled(a, (size_t)s->view);
     if (!t) {
         s->view = -1;
         /* all threads: with the sampled call paths (not when comparing) */

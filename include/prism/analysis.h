@@ -392,6 +392,12 @@ PRISM_API const prism_sampled *prism_analysis_sampled(const prism_analysis *a, u
  * (prism_analysis_tree) when the profile has no stack samples.  Valid until
  * the next refresh. */
 PRISM_API const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a);
+/* The same for thread i's tree (prism_analysis_thread_tree) with the samples
+ * of that thread only; shares stay of the thread's total.  Made when first
+ * asked for (the first call for a thread after a refresh costs a pass over
+ * the samples); the thread's tree itself when it has no samples, NULL when
+ * there is no thread i.  Valid until the next refresh. */
+PRISM_API const prism_tree *prism_analysis_thread_tree_sampled(const prism_analysis *a, size_t i);
 
 /* The GPU the operator window's process ran on (INFO torch.device: torch's
  * name for it, e.g. "NVIDIA H100 80GB HBM3"), NULL when none; *peak_tflops

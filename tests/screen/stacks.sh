@@ -1,7 +1,8 @@
 # Screen test: the Python stack samples in the explorer.  A real profile of
 # tests/python/stacks_train.py (tests/fixtures/stacks/): the time no region
 # holds, `(outside regions)`, has the sampled call paths under it in the
-# Tree ("~ " marks a sampled frame), the Flame draws them, the Bottlenecks
+# Tree ("~ " marks a sampled frame), also in the training thread's own tree
+# (`t`), the Flame draws them, the Bottlenecks
 # pane names them in the unattributed_time finding.  The Summary pane has
 # the sampler's line (Stacks) and who used the CPUs (CPU).
 . tests/screen/lib.sh
@@ -23,6 +24,11 @@ wait_for "Path +\(outside regions\)/.*main \(stacks_train.py:56\)"
 wait_for "Call +an estimate from the stack samples: no call timed"
 wait_for "Step +no per-step figures for a sampled path"
 expect_not "Call +min 0 ns"
+# one thread's tree (t) has that thread's sampled paths too
+keys t; wait_for "thread MainThread \(stream 1\), 1 of [0-9]"
+wait_for "~ wait_for_peer \(stacks_train.py:29\)"
+wait_for "share [0-9.]+% of the thread"
+keys t; wait_for "all threads merged"
 keys 3; wait_for "\| Flame \|"
 wait_for "~ "
 keys 7; wait_for "\| Bottlenecks \|"
