@@ -45,6 +45,13 @@ __all__ = [
 _STEP = _prism.STEP
 
 
+def _region_of(name):
+    """prism.region for a name PRISM makes from the program's own (module
+    paths, class and function names): a NUL, which prism.region refuses, is
+    written as \\0, so instrumentation never raises into the program."""
+    return region(name.replace("\0", "\\0") if "\0" in name else name)
+
+
 def init(output=None, **config):
     """Start the session; True when recording.
 

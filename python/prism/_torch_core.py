@@ -588,6 +588,6 @@ def _regions_for(root, path):
     if r is None:
         acc = [0, 0, 0, names[0]]
         _Adapt.accs.append(acc)
-        r = (prism.region(names[0]), _segment_hook(prism.region(names[1])), acc)
+        r = (prism._region_of(names[0]), _segment_hook(prism._region_of(names[1])), acc)
         _regions[key] = r
     return r

@@ -178,7 +178,7 @@ def _wrap_sync(orig, label):
             if fn.startswith(_TORCH_DIR):
                 r = _SKIP
             else:
-                r = prism.region("%s at %s:%d" % (label, os.path.basename(fn), f.f_lineno))
+                r = prism._region_of("%s at %s:%d" % (label, os.path.basename(fn), f.f_lineno))
             cache[key] = r
         if r is _SKIP:
             return orig(*args, **kwargs)
@@ -224,7 +224,7 @@ def _compile_end(args=None):
 
 
 def _wrap_compiled_fn(fn, name):
-    region = prism.region("compiled:" + name)
+    region = prism._region_of("compiled:" + name)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):

@@ -245,7 +245,7 @@ def _callable_name(fn):
 
 
 def _timed(fn, name):
-    r = prism.region(name)
+    r = prism._region_of(name)
 
     def call(*args, **kwargs):
         r.__enter__()
@@ -263,7 +263,7 @@ class _TimedIter:
 
     def __init__(self, it, name):
         self._it = it
-        self._r = prism.region(name)
+        self._r = prism._region_of(name)
 
     def __iter__(self):
         return self
@@ -297,7 +297,7 @@ def _patch_dataset_class(cls):
 
 
 def _timed_method(orig, name):
-    r = prism.region(name)
+    r = prism._region_of(name)
 
     def method(self, *args, **kwargs):
         r.__enter__()
@@ -328,7 +328,7 @@ def _module_hooks():
         cls = type(module)
         r = _Mods.regions.get(cls)
         if r is None:
-            r = _Mods.regions[cls] = prism.region("%s.forward" % cls.__name__)
+            r = _Mods.regions[cls] = prism._region_of("%s.forward" % cls.__name__)
         r.__enter__()
         _Mods.stack.append((module, r))
 

@@ -189,15 +189,38 @@ static PyObject *py_epoch(PyObject *m, PyObject *n)
 
 /* ---- marks, counters, thread names, GPU memory ----------------------- */
 
-static const char *name_utf8(PyObject *name, const char *what)
+const char *prism_py_name(PyObject *name, Py_ssize_t *n, PyObject **keep)
 {
+    *keep = NULL;
+    const char *s = PyUnicode_AsUTF8AndSize(name, n);
+    if (s || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+        return s;
+    PyErr_Clear();
+    PyObject *b = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+    char *p;
+    if (!b || PyBytes_AsStringAndSize(b, &p, n) != 0) {
+        Py_XDECREF(b);
+        return NULL;
+    }
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        fprintf(stderr, "prism: a name is not valid Unicode (a lone surrogate, as from a non-UTF-8 "
+                        "file name): recorded with backslash escapes (\\udcff)\n");
+    *keep = b;
+    return p;
+}
+
+static const char *name_utf8(PyObject *name, const char *what, PyObject **keep)
+{
+    *keep = NULL;
     if (!PyUnicode_Check(name)) {
         PyErr_Format(PyExc_TypeError, "%s: the name is a str", what);
         return NULL;
     }
     Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(name, &n);
+    const char *s = prism_py_name(name, &n, keep);
     if (s && (size_t)n != strlen(s)) {
+        Py_CLEAR(*keep);
         PyErr_Format(PyExc_ValueError, "%s: the name holds a NUL character", what);
         return NULL;
     }
@@ -207,17 +230,21 @@ static const char *name_utf8(PyObject *name, const char *what)
 static PyObject *py_mark(PyObject *m, PyObject *name)
 {
     (void)m;
-    const char *s = name_utf8(name, "prism.mark");
+    PyObject *keep;
+    const char *s = name_utf8(name, "prism.mark", &keep);
     if (!s)
         return NULL;
     if (atomic_load_explicit(&prism__on, memory_order_relaxed)) {
         prism_py_name_thread();
         prism_mark_name(s);
     }
+    Py_XDECREF(keep);
     Py_RETURN_NONE;
 }
 
 static PyObject *counter_ids;       /* str -> int (interned ids)          */
+
+static PyObject *counter_put(PyObject *name, const char *s, PyObject *value);
 
 static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -226,10 +253,18 @@ static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs
         PyErr_SetString(PyExc_TypeError, "prism.counter(name, value)");
         return NULL;
     }
-    PyObject *name = args[0], *value = args[1];
-    const char *s = name_utf8(name, "prism.counter");
+    PyObject *keep;
+    const char *s = name_utf8(args[0], "prism.counter", &keep);
     if (!s)
         return NULL;
+    PyObject *r = counter_put(args[0], s, args[1]);
+    Py_XDECREF(keep);
+    return r;
+}
+
+/* prism.counter(name, value) with the name's text s. */
+static PyObject *counter_put(PyObject *name, const char *s, PyObject *value)
+{
     bool is_int = PyLong_Check(value);
     long long iv = 0;
     double fv = 0;
@@ -290,10 +325,12 @@ static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs
 static PyObject *py_thread_name(PyObject *m, PyObject *name)
 {
     (void)m;
-    const char *s = name_utf8(name, "prism.thread_name");
+    PyObject *keep;
+    const char *s = name_utf8(name, "prism.thread_name", &keep);
     if (!s)
         return NULL;
     prism_thread_name(s);
+    Py_XDECREF(keep);
     if (prism_recording())
         prism_py_thread_named();
     Py_RETURN_NONE;

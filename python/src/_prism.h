@@ -24,6 +24,13 @@
  * records (no-op when named, or when no session records); mark it named
  * (prism.thread_name named it). */
 int prism_region_init(PyObject *module);
+/* A name (a str) as UTF-8 for libcollect, *n its bytes: a lone surrogate
+ * (what os.listdir and sys.argv give for a non-UTF-8 file name) is written
+ * as a backslash escape ("img_\\udcff") and PRISM says so once on stderr,
+ * instead of raising into the program.  *keep owns the text when it is not
+ * the str's own (Py_XDECREF it after use).  NULL with an exception set: not
+ * a str, no memory. */
+const char *prism_py_name(PyObject *name, Py_ssize_t *n, PyObject **keep);
 void prism_py_name_thread(void);
 void prism_py_thread_named(void);
 

@@ -496,14 +496,17 @@ static PyObject *regions;           /* str -> Region                      */
 static PyObject *region_make(PyObject *name)
 {
     Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(name, &n);
+    PyObject *keep;
+    const char *s = prism_py_name(name, &n, &keep);
     if (!s)
         return NULL;
     if ((size_t)n != strlen(s)) {
+        Py_XDECREF(keep);
         PyErr_SetString(PyExc_ValueError, "prism.region: the name holds a NUL character");
         return NULL;
     }
     char *copy = strdup(s);
+    Py_XDECREF(keep);
     if (!copy)
         return PyErr_NoMemory();
     allocfunc alloc = (allocfunc)PyType_GetSlot(Region_type, Py_tp_alloc);

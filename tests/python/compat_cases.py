@@ -34,9 +34,9 @@ def report(model, losses, tag=""):
     for i, loss in enumerate(losses):
         print("R %sloss %d %s" % (tag, i, float(loss).hex()))
     for name, p in model.named_parameters():
-        print("R %sparam %s %s" % (tag, name, hexes(p)))
+        print("R %sparam %s %s" % (tag, ascii(name), hexes(p)))
         if p.grad is not None:
-            print("R %sgrad %s %s" % (tag, name, hexes(p.grad)))
+            print("R %sgrad %s %s" % (tag, ascii(name), hexes(p.grad)))
     sys.stdout.flush()
 
 
@@ -109,6 +109,22 @@ def case_hook_output():
         return out
     report(model, train(model, opt, batches(), fwd))
     print("R seen %s" % " ".join(float(v).hex() for v in seen))
+
+
+def case_odd_module_names():
+    """Submodules named from file names PRISM cannot take as they are: a
+    lone surrogate (os.listdir's surrogateescape of a non-UTF-8 name) and a
+    NUL."""
+    class Odd(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add_module("img_\udcff_jpg", torch.nn.Linear(8, 16))
+            self.add_module("nul\0x", torch.nn.Linear(16, 1))
+
+        def forward(self, x):
+            return getattr(self, "nul\0x")(torch.tanh(getattr(self, "img_\udcff_jpg")(x)))
+    model, opt = setup(Odd)
+    report(model, train(model, opt, batches()))
 
 
 def case_hook_param():

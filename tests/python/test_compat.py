@@ -41,7 +41,7 @@ CASES = ["hook_output", "hook_param", "forward_hook", "forward_pre_hook", "full_
          "global_module_hooks", "inplace", "compile", "compile_steps", "autocast_bf16",
          "checkpoint_reentrant",
          "checkpoint_nonreentrant", "grad_accum", "grad_clip", "ddp", "fsdp", "custom_function",
-         "no_grad_eval", "generator_pipeline", "iterable_dataset"]
+         "no_grad_eval", "generator_pipeline", "iterable_dataset", "odd_module_names"]
 
 
 def run(argv, with_prism):
