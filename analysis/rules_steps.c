@@ -15,7 +15,8 @@
  *                   evidence gives how often (every N steps when the slow
  *                   ones are evenly spaced), what they cost, and what holds
  *                   the excess: the region of the training thread whose
- *                   slowest step is furthest above its mean step (when
+ *                   slowest step is furthest above its mean step over all
+ *                   sampled steps, 0 where it did not run (when
  *                   that is at least half the median excess), else a
  *                   region open across the steps (around the loop) in its
  *                   own time (where the stack samples there stand for at
@@ -171,6 +172,42 @@ static uint32_t around_the_loop(const rules_ctx *c, const uint64_t *ix, size_t k
     return best != PRISM_NO_NODE ? best : deep;
 }
 
+/* The sampled positions of the slow steps (tnode.step_cur - 1 names a
+ * node's step by it), sorted. */
+typedef struct slow_pos {
+    uint32_t *pos;
+    size_t n;
+} slow_pos;
+
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static slow_pos slow_positions(const prism_analysis *a, const uint64_t *ix, size_t k)
+{
+    slow_pos sp = { k ? malloc(k * sizeof *sp.pos) : NULL, 0 };
+    for (size_t i = 0; sp.pos && i < a->nsteps && sp.n < k; i++)
+        if (a->sampled_pos[i] != UINT32_MAX &&
+            bsearch(&a->steps[i].index, ix, k, sizeof *ix, cmp_u64))
+            sp.pos[sp.n++] = a->sampled_pos[i];
+    pb_qsort(sp.pos, sp.n, sizeof *sp.pos, cmp_u32);
+    return sp;
+}
+
+/* Node i of the training thread, seen in one sampled step only: that step
+ * is a slow one (not the warm-up step 0, say, a first compile there). */
+static bool ran_in_slow(const rules_ctx *c, const slow_pos *sp, uint32_t i)
+{
+    if (c->train_idx >= c->a->nthreads || !sp->n)
+        return false;
+    const athread *th = c->a->threads[c->train_idx];
+    const tnode *nd = i < th->n ? &th->nodes[i] : i == th->n ? &th->out : NULL;
+    uint32_t p = nd && nd->step_cur ? nd->step_cur - 1 : UINT32_MAX;
+    return p != UINT32_MAX && bsearch(&p, sp->pos, sp->n, sizeof *sp->pos, cmp_u32);
+}
+
 void rules_slow_steps(rules_ctx *c)
 {
     const prism_step_stats *st = prism_analysis_steps(c->a);
@@ -187,22 +224,31 @@ void rules_slow_steps(rules_ctx *c)
     double share = f.share;
     double each = excess / (double)k;
     /* what holds the excess: the training thread's node furthest above
-     * its mean step in its slowest one */
+     * its mean step in its slowest one, the mean over every sampled step
+     * (0 in those it did not run: a checkpoint or an eval pass that runs
+     * only in the slow steps holds all of its time there) */
     const prism_tree *t = c->train;
     uint32_t best = PRISM_NO_NODE;
-    double best_x = 0;
+    double best_x = 0, best_mean = 0;
+    pb_qsort(ix, k, sizeof *ix, cmp_u64);
+    slow_pos sp = slow_positions(c->a, ix, k);
     for (size_t i = 0; t && i < t->count; i++) {
         const prism_node *nd = &t->nodes[i];
-        double x = nd->step_max_ns - nd->step_mean_ns;
-        if (nd->steps_seen >= 2 && x > best_x) {
+        double mean = c->steps > nd->steps_seen
+                          ? nd->step_mean_ns * (double)nd->steps_seen / (double)c->steps
+                          : nd->step_mean_ns;
+        double x = nd->step_max_ns - mean;
+        if (nd->steps_seen >= 1 && x > best_x &&
+            (nd->steps_seen >= 2 || ran_in_slow(c, &sp, (uint32_t)i))) {
             best_x = x;
             best = (uint32_t)i;
+            best_mean = mean;
         }
     }
+    free(sp.pos);
     bool named = best != PRISM_NO_NODE && best_x >= 0.5 * each;
     /* `(outside regions)` holding it: blamed, in the words of no region */
     bool outside = named && (t->nodes[best].flags & PRISM_NODE_UNATTRIBUTED);
-    pb_qsort(ix, k, sizeof *ix, cmp_u64);
     /* else a region around the loop: blamed where the slow steps' samples
      * in its own time stand for at least half the excess (warm-up spreads
      * over every region below it: then it is named only as the place) */
@@ -256,8 +302,7 @@ void rules_slow_steps(rules_ctx *c)
     else if (in_node)
         rules_put(b->evidence, sizeof b->evidence,
                   "'%s' holds it: %s in its slowest step against %s on average",
-                  t->nodes[best].name, DUR(t->nodes[best].step_max_ns),
-                  DUR(t->nodes[best].step_mean_ns));
+                  t->nodes[best].name, DUR(t->nodes[best].step_max_ns), DUR(best_mean));
     else if (sampled)
         rules_put(b->evidence, sizeof b->evidence, "no region holds it");
     else
@@ -272,9 +317,10 @@ void rules_slow_steps(rules_ctx *c)
     rules_put(b->recommendation, sizeof b->recommendation,
               "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
               "logging pass inside the loop, garbage collection (gc.freeze() after setup), "
-              "a periodic synchronisation; add a region around it to see it by name.",
+              "a periodic synchronisation%s",
               c->python ? "torch.save: less often, or in a background thread" :
-                          "write them less often or asynchronously");
+                          "write them less often or asynchronously",
+              in_node ? "." : "; add a region around it to see it by name.");
 out:
     free(ix);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -192,6 +193,54 @@ static void test_slowest_named(void **state)
     unload(&l);
 }
 
+/* A region that runs only in the slow steps (a checkpoint every tenth
+ * step, an eval pass once) holds their excess: named, its mean over every
+ * step (0 where it did not run) against its slowest step; a region run
+ * once in the warm-up step 0 (a first compile) is not blamed for later
+ * slow steps. */
+static void test_region_only_in_slow_steps(void **state)
+{
+    (void)state;
+    static const char *nm[] = { "fwd", "save_checkpoint", "compile" };
+    for (int once = 0; once < 2; once++) {
+        pbuild b;
+        pb_init(&b, nm, 3, 7);
+        pb_thread(&b, 1, "main");
+        pb_info_uint(&b, "steps.thread", 1);
+        uint64_t t = 10 * MS;
+        for (size_t k = 0; k < 40; k++) {
+            uint64_t dur = 10 * MS - 200000 + (k * 7919 % 400000);
+            bool ckpt = once ? k == 23 : k % 10 == 9;
+            pb_enter(&b, 1, t + MS, 1);
+            pb_exit(&b, 1, t + 7 * MS);
+            if (k == 0) {                   /* warm-up: 300 ms compiling */
+                pb_enter(&b, 1, t + 7 * MS, 3);
+                pb_exit(&b, 1, t + 307 * MS);
+                dur = 310 * MS;
+            }
+            if (ckpt) {                     /* 80 ms saving */
+                pb_enter(&b, 1, t + 8 * MS, 2);
+                pb_exit(&b, 1, t + 88 * MS);
+                dur = 90 * MS;
+            }
+            prism_step st = { t, t + dur, k, 0, PRISM_STEP_SAMPLED };
+            pb_step(&b, &st);
+            t += dur + 100000;
+        }
+        loaded l = pb_load(&b);
+        const prism_bottleneck *f = finding(l.a);
+        assert_non_null(f);
+        if (!strstr(f->evidence, "'save_checkpoint' holds it: 80.0 ms in its slowest step"))
+            fail_msg("evidence: %s", f->evidence);
+        assert_null(strstr(f->evidence, "compile"));
+        assert_non_null(strstr(f->description, "(after the warm-up step 0)"));
+        assert_null(strstr(f->recommendation, "add a region around it"));
+        const prism_tree *all = prism_analysis_tree(l.a);
+        assert_string_equal(all->nodes[f->node].name, "save_checkpoint");
+        unload(&l);
+    }
+}
+
 /* Step statistics are kept from one refresh to the next (series.c): a
  * profile fed in pieces with a refresh after each, its steps arriving in
  * and out of order (blocks written late start before steps already
@@ -277,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_none),
         cmocka_unit_test(test_warmup_left_out),
         cmocka_unit_test(test_slowest_named),
+        cmocka_unit_test(test_region_only_in_slow_steps),
         cmocka_unit_test(test_refreshed_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
