@@ -46,6 +46,7 @@
  * Severity by share: HIGH > 30 %, MEDIUM 10-30 %, LOW from 5 %.
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,20 +378,45 @@ static bool io_like(const char *name)
     return false;
 }
 
+/* An input stall holds its region whole: a hot_operation finding already
+ * made of the same region's running part (rules_hot ran first) goes, or the
+ * stall would be told twice, half of it with advice to do what the program
+ * already does (move loading to workers). */
+static void drop_hot(rules_ctx *c, const char *name)
+{
+    size_t keep = 0;
+    for (size_t k = 0; k < c->n; k++) {
+        const prism_bottleneck *b = &c->out[k];
+        bool same = b->type == PRISM_BN_HOT_OPERATION && b->share > 0 &&
+                    b->node < c->tree->count && c->tree->nodes[b->node].name &&
+                    !strcmp(c->tree->nodes[b->node].name, name);
+        if (!same)
+            c->out[keep++] = c->out[k];
+    }
+    c->n = keep;
+}
+
 static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
 {
-    double share = c->step_ns > 0 ? w->stall / c->step_ns : 0;
-    share = share > 1 ? 1 : share;
+    double stall = w->stall;
     double busy = w->off > 0 ? w->busy / w->off : 0;    /* others busy, of the wait */
     bool lead = c->steps && (double)w->lead >= LEAD_STEPS * (double)c->steps;
     bool gpu = (g && g->present && w->gpu_wait >= GPU_WAIT * w->node_blocked) ||
                rules_sync_like(w->name);
     char why[160];
     if (comm_wait(c, w, gpu, g, why, sizeof why)) {
-        comm_emit(c, w, share, why);
+        comm_emit(c, w, c->step_ns > 0 ? fmin(1.0, stall / c->step_ns) : 0, why);
         return;
     }
     bool data = !gpu && (lead || in_input(c, w->node));
+    /* an input stall is the region's whole time in the steps: the step
+     * waits for its batch whether the thread is blocked or unpickling it */
+    if (data && w->ns > stall) {
+        stall = w->ns;
+        drop_hot(c, w->name);
+    }
+    double share = c->step_ns > 0 ? stall / c->step_ns : 0;
+    share = share > 1 ? 1 : share;
     double io_rd, io_wr, io_rate;
     bool disk = !gpu && rules_disk_io(c, &io_rd, &io_wr, &io_rate);
     bool io = disk && !data && io_like(rules_leaf(w->name));
@@ -413,7 +439,7 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
      * time waiting; work handed to another thread nothing (it moves, it
      * does not vanish) */
     if (!handed)
-        rules_worth(c, b, data ? rules_in_window(c, hn) : w->stall);
+        rules_worth(c, b, data ? rules_in_window(c, hn) : stall);
     const char *what = gpu ? "CPU-GPU sync" : data ? "Input stall"
                        : io ? "I/O wait" : handed ? "Backward on torch's autograd thread"
                        : "Off-CPU wait";
@@ -426,7 +452,10 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     double per = c->steps ? (double)c->steps : 1.0;
     rules_put(b->evidence, sizeof b->evidence, "blocked %s%s", DUR(w->blocked / per),
               c->steps ? "/step" : "");
-    if (w->stall > w->blocked)
+    if (data && stall > w->stall)
+        rules_put(b->evidence, sizeof b->evidence, " of %s%s in it",
+                  DUR(stall / per), c->steps ? "/step" : "");
+    else if (w->stall > w->blocked)
         rules_put(b->evidence, sizeof b->evidence, " and woken but waiting for a CPU %s%s",
                   DUR((w->stall - w->blocked) / per), c->steps ? "/step" : "");
     if (c->steps)
