@@ -180,6 +180,12 @@ void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b
                                      "region's change without it)" : "");
 }
 
+const char *const compare_regions_legend[] = {
+    "largest change first; * = significant: rank test p < 0.01 and the per-step median",
+    "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of the step",
+    NULL
+};
+
 const char *const compare_folded_legend[] = {
     "p-value 'folded': prism.torch folded the module into its parent after the measured "
     "steps in one run",
@@ -216,10 +222,7 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
     char p[32], med[32];
     size_t shown = 0, both = 0;
     pb_buf path = { 0 };
-    fputs("Regions (largest change first; * = significant: rank test p < 0.01 and the "
-          "per-step median\n"
-          "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
-          "the step):\n", f);
+    fprintf(f, "Regions (%s\n%s):\n", compare_regions_legend[0], compare_regions_legend[1]);
     char tb[48], tn[48], td[48];
     bool raw = c->whole_run_shift;     /* the change without the run factor beside it */
     /* the figures after the path: 97 columns, 9 more with raw % */

@@ -113,7 +113,9 @@ void analyze_write_summary(FILE *f, const char *path, const prism_analysis *a);
  * CPU load, different load. */
 void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b,
                        const prism_compare *c);
-/* The legend of compare's p-value "folded", as lines (NULL-terminated). */
+/* The legends of compare's table of regions (its columns) and of its
+ * p-value "folded", as lines (NULL-terminated). */
+extern const char *const compare_regions_legend[];
 extern const char *const compare_folded_legend[];
 
 /* ---- the gate's writers (gate.c) ----
