@@ -386,11 +386,10 @@ static void cpu_load_line(FILE *f, const prism_cpu_load *l)
         fputs("; worker processes and the rest of the machine: not recorded\n", f);
 }
 
-static void summary(FILE *f, const char *path, const prism_analysis *a)
+void analyze_write_summary(FILE *f, const char *path, const prism_analysis *a)
 {
     const prism_step_stats *st = prism_analysis_steps(a);
     const prism_tree *t = prism_analysis_tree(a);
-    fputs("Summary:\n", f);
     fputs("  File: ", f);
     esc_fputs(path, f);
     fputc('\n', f);
@@ -661,7 +660,8 @@ void analyze_write_txt(FILE *f, const char *path, const prism_analysis *a)
 {
     int width = report_width(f);
     fputs(RULE "PRISM Training Profile Report\n" RULE "\n", f);
-    summary(f, path, a);
+    fputs("Summary:\n", f);
+    analyze_write_summary(f, path, a);
     fputc('\n', f);
     top_ops(f, a, width);
     fputc('\n', f);

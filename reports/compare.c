@@ -131,7 +131,7 @@ static bool load_words(char *buf, size_t cap, const prism_cpu_load *l)
 }
 
 /* The whole run: one factor for every region, or none. */
-static void run_shift(FILE *f, const prism_analysis *a, const prism_analysis *b,
+void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b,
                       const prism_compare *c)
 {
     char step[64] = "";
@@ -180,6 +180,20 @@ static void run_shift(FILE *f, const prism_analysis *a, const prism_analysis *b,
                                      "region's change without it)" : "");
 }
 
+const char *const compare_regions_legend[] = {
+    "largest change first; * = significant: rank test p < 0.01 and the per-step median",
+    "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of the step",
+    NULL
+};
+
+const char *const compare_folded_legend[] = {
+    "p-value 'folded': prism.torch folded the module into its parent after the measured "
+    "steps in one run",
+    "only, so there it holds those steps alone: not compared (med % n/a, never *);",
+    "PRISM_TORCH_MODULES=all keeps every module",
+    NULL
+};
+
 /* The name columns of the region tables, and the columns before them. */
 #define PATH_COL 36
 #define ONE_SIDED_COL 60
@@ -208,10 +222,7 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
     char p[32], med[32];
     size_t shown = 0, both = 0;
     pb_buf path = { 0 };
-    fputs("Regions (largest change first; * = significant: rank test p < 0.01 and the "
-          "per-step median\n"
-          "moved >= 3% and >= 0.5% of the step; med % = per-step median change; share = of "
-          "the step):\n", f);
+    fprintf(f, "Regions (%s\n%s):\n", compare_regions_legend[0], compare_regions_legend[1]);
     char tb[48], tn[48], td[48];
     bool raw = c->whole_run_shift;     /* the change without the run factor beside it */
     /* the figures after the path: 97 columns, 9 more with raw % */
@@ -244,7 +255,11 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
             snprintf(p, sizeof p, "n/a");
         char rawp[32] = "";
         if (d->base_median_ns > 0 && d->new_median_ns > 0) {
-            snprintf(med, sizeof med, "%+.1f%%", d->median_pct);
+            /* a folded row is not compared: its median_pct is no figure */
+            if (d->folded_one)
+                snprintf(med, sizeof med, "n/a");
+            else
+                snprintf(med, sizeof med, "%+.1f%%", d->median_pct);
             if (raw)
                 snprintf(rawp, sizeof rawp, " %+7.1f%%", d->raw_median_pct);
         } else {
@@ -267,10 +282,9 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
     bool folded = false;
     for (size_t i = 0; i < c->count && !folded; i++)
         folded = c->deltas[i].folded_one;
-    if (folded)
-        fputs("  (p-value 'folded': prism.torch folded the module into its parent after the "
-              "measured steps in one run\n   only, so there it holds those steps alone: not "
-              "compared; PRISM_TORCH_MODULES=all keeps every module)\n", f);
+    for (size_t i = 0; folded && compare_folded_legend[i]; i++)
+        fprintf(f, "  %s%s%s\n", i ? " " : "(", compare_folded_legend[i],
+                compare_folded_legend[i + 1] ? "" : ")");
     pb_buf_free(&path);
 }
 
@@ -350,7 +364,7 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
     fputs("\n\n", f);
     metric_table(f, &ma, &mb);
     fputc('\n', f);
-    run_shift(f, a, b, c);
+    compare_write_run(f, a, b, c);
     fputc('\n', f);
     regions(f, a, b, c, top, width);
     fputc('\n', f);
@@ -445,8 +459,8 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         pb_json_kuint(w, "base_steps", d->base_steps);
         pb_json_kuint(w, "new_steps", d->new_steps);
         pb_json_key(w, "median_pct");
-        d->base_median_ns > 0 && d->new_median_ns > 0 ? pb_json_double(w, d->median_pct)
-                                                      : pb_json_null(w);
+        d->base_median_ns > 0 && d->new_median_ns > 0 && !d->folded_one
+            ? pb_json_double(w, d->median_pct) : pb_json_null(w);
         pb_json_key(w, "raw_median_pct");
         d->base_median_ns > 0 && d->new_median_ns > 0 ? pb_json_double(w, d->raw_median_pct)
                                                       : pb_json_null(w);

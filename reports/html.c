@@ -24,6 +24,7 @@
 #include "jsonw.h"
 #include "prism/job.h"
 #include "report.h"
+#include "prism/compare.h"
 
 #define HTML_MAX_STEPS 4000u
 #define HTML_MAX_MEM 2000u
@@ -50,7 +51,10 @@ static const char css[] =
     ".fr{position:absolute;height:17px;box-sizing:border-box;border:1px solid #fff;background:#f2a65a;font-size:11px;line-height:15px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;padding:0 3px;cursor:pointer}\n"
     ".fr:hover{background:#e8833a}.fr.fslow{background:#f0a0a0}.fr.fslow2{background:#d44;color:#fff}.fr.ffast{background:#a8c8ef}.fr.ffast2{background:#3a78c8;color:#fff}.fr.fsame{background:#ddd}.fr.fnew{background:#b58bd8}\n"
     ".heat{max-width:100%;image-rendering:pixelated;border:1px solid #eef}\n"
-    ".fr.hit{background:#c050c0;color:#fff}\n";
+    ".fr.hit{background:#c050c0;color:#fff}\n"
+    ".fr.ffold{background:repeating-linear-gradient(135deg,#e4e4e4 0 5px,#f4f4f4 5px 10px);color:#556}\n"
+    ".tlines{margin:8px 0}.tline{white-space:pre-wrap;word-break:break-word;font-size:13px}\n"
+    "tr.folded td{color:#667}\n";
 
 static const char script[] =
     "(function () {\n"
@@ -61,6 +65,7 @@ static const char script[] =
     "  }\n"
     "  var A = data('prism-analyze') || {}, F = data('prism-flame') || {}, M = data('prism-memory') || {};\n"
     "  var C = data('prism-compare'), J = data('prism-job'), H = data('prism-heatmap') || {};\n"
+    "  var SL = data('prism-summary') || {}, W = data('prism-words') || {};\n"
     "  var app = document.getElementById('app');\n"
     "  function el(tag, cls, text) {\n"
     "    var e = document.createElement(tag);\n"
@@ -69,6 +74,13 @@ static const char script[] =
     "    return e;\n"
     "  }\n"
     "  function add(parent, child) { parent.appendChild(child); return child; }\n"
+    "  /* a text report's lines (reports/report.h), each one as the text words it */\n"
+    "  function lines(parent, ls, id) {\n"
+    "    var d = add(parent, el('div', 'tlines'));\n"
+    "    if (id) d.id = id;\n"
+    "    (ls || []).forEach(function (l) { add(d, el('div', 'tline', l)); });\n"
+    "    return d;\n"
+    "  }\n"
     "  function ns(v) {\n"
     "    if (v === null || v === undefined || isNaN(v)) return '-';\n"
     "    var a = Math.abs(v);\n"
@@ -135,6 +147,8 @@ static const char script[] =
     "    if (sy.cpu_user_pct !== null) card('Process CPU', sy.cpu_user_pct.toFixed(0) + '% user, ' + sy.cpu_sys_pct.toFixed(0) + '% sys');\n"
     "    if (sy.energy_j !== null) card('Energy', sy.energy_j.toFixed(1) + ' J');\n"
     "  }\n"
+    "  /* the text report's Summary: what lies outside the steps, workers, folded modules, CPU load, memory, system */\n"
+    "  lines(s1, SL.lines, 'summary-lines');\n"
     "  /* bottlenecks */\n"
     "  var bn = A.bottlenecks || [];\n"
     "  var s2 = section('Bottlenecks (' + bn.length + ')', 'bottlenecks');\n"
@@ -253,18 +267,25 @@ static const char script[] =
     "      ['peak host RSS', bytes(b.peak_rss_bytes), bytes(n.peak_rss_bytes), ratio(b.peak_rss_bytes, n.peak_rss_bytes)],\n"
     "      ['memory leak', b.leak_detected ? 'DETECTED' : 'none', n.leak_detected ? 'DETECTED' : 'none', '']\n"
     "    ], 'ops');\n"
-    "    add(s1, el('p', 'note', run.whole_run_shift\n"
-    "      ? 'The whole run moved by ' + (run.factor || 1).toFixed(3) + 'x (' + run.agree + ' of ' + run.regions + ' regions agree): region changes below are after that factor.'\n"
-    "      : 'No whole-run shift (' + run.agree + ' of ' + run.regions + ' regions agree with factor ' + (run.factor || 1).toFixed(3) + ').'));\n"
+    "    lines(s1, W.run, 'run-lines');\n"
     "    var regs = (C.regions || []).slice().sort(function (x, y) { return Math.abs(y.delta_ns) - Math.abs(x.delta_ns); });\n"
     "    var s2 = section('Changes by region (' + regs.length + ')', 'regions');\n"
-    "    table(s2, ['region', 'status', 'base', 'new', 'change', 'median change', 'p', 'significant'], regs.slice(0, 60).map(function (r) {\n"
+    "    function pc(v) { return v === null || v === undefined ? 'n/a' : (v > 0 ? '+' : '') + v.toFixed(1) + '%'; }\n"
+    "    var shown = regs.slice(0, 60), raw = !!run.whole_run_shift;   /* raw: the change without the run factor, as the text shows it */\n"
+    "    if (W.regions_legend) add(s2, el('p', 'note', '(' + W.regions_legend + ')'));\n"
+    "    var head = ['region', 'status', 'base', 'new', 'change', 'med %'].concat(raw ? ['raw %'] : [], ['share', 'p', '*']);\n"
+    "    var t2 = table(s2, head, shown.map(function (r) {\n"
+    "      var both = r.status === 'both';\n"
     "      return [r.path, r.status, ns(r.base_ns), ns(r.new_ns),\n"
     "              (r.delta_ns > 0 ? '+' : '') + ns(r.delta_ns) + (r.delta_pct === null || r.delta_pct === undefined ? '' : ' (' + (r.delta_pct > 0 ? '+' : '') + r.delta_pct.toFixed(1) + '%)'),\n"
-    "              r.median_pct === null || r.median_pct === undefined ? '-' : (r.median_pct > 0 ? '+' : '') + r.median_pct.toFixed(1) + '%',\n"
-    "              r.p_value === null || r.p_value === undefined ? '-' : r.p_value.toPrecision(2),\n"
-    "              r.significant ? 'yes' : ''];\n"
+    "              both ? pc(r.folded_one ? null : r.median_pct) : '-'].concat(raw ? [both ? pc(r.raw_median_pct) : '-'] : [], [\n"
+    "              pct(r.new_share), r.folded_one ? 'folded' : r.p_value === null || r.p_value === undefined ? (both ? 'n/a' : '-') : r.p_value.toPrecision(2),\n"
+    "              r.significant ? '*' : r.raw_significant ? '~' : '']);\n"
     "    }), 'ops');\n"
+    "    var rows2 = t2.tBodies[0].rows, anyFolded = false;\n"
+    "    shown.forEach(function (r, i) { if (r.folded_one) { rows2[i].className = 'folded'; anyFolded = true; } });\n"
+    "    if (anyFolded && W.folded_legend) { var lg = add(s2, el('p', 'note', W.folded_legend)); lg.id = 'folded-legend'; }\n"
+
     "    var nb = C.bottlenecks_new || [], gb = C.bottlenecks_gone || [];\n"
     "    if (nb.length || gb.length) {\n"
     "      var s3 = section('Findings', 'bottlenecks');\n"
@@ -345,7 +366,7 @@ static const char script[] =
     "  /* flame graph */\n"
     "  if (!J) {\n"
     "    var s6 = section(C ? 'Flame graph of the new run, against the base' : 'Flame graph', 'flame');\n"
-    "    if (C) add(s6, el('p', 'note', 'Red: slower than the base (5% or more; dark: 25%), blue: faster, grey: within 5%, purple: not in the base. Totals, not corrected for a whole-run shift.'));\n"
+    "    if (C) add(s6, el('p', 'note', 'Red: slower than the base (5% or more; dark: 25%), blue: faster, grey: within 5%, purple: not in the base, striped: folded in one run (not compared). Totals, not corrected for a whole-run shift.'));\n"
     "    var bar = add(s6, el('div', 'fbar'));\n"
     "    var search = add(bar, el('input'));\n"
     "    search.type = 'search'; search.placeholder = 'search names'; search.id = 'flame-search';\n"
@@ -371,6 +392,7 @@ static const char script[] =
     "        if (n.length > 5) {                 /* compare: the new run against the base */\n"
     "          var base = n[5];\n"
     "          if (base < 0) { d.className += ' fnew'; d.title += '\\nnot in the base run'; }\n"
+    "          else if (n[6]) { d.className += ' ffold'; d.title += '\\nbase ' + ns(base) + '; folded into its parent in one run: not compared'; }\n"
     "          else {\n"
     "            var r = base > 0 ? (n[2] - base) / base : 0;\n"
     "            d.title += '\\nbase ' + ns(base) + ' (' + (r > 0 ? '+' : '') + (100 * r).toFixed(1) + '%)';\n"
@@ -443,11 +465,17 @@ static void put_json(FILE *f, const pb_buf *b)
  * calls], ...], "pruned": N} in preorder of the all-threads tree (a parent
  * before its children; -1: a root), the paths below the size floor left
  * out with everything under them.  With a base analysis, each node also
- * carries the same path's total there (-1: not in the base). */
-static bool flame_json(pb_buf *b, const prism_analysis *a, const prism_analysis *base)
+ * carries the same path's total there (-1: not in the base), then 1 when
+ * c says the path was folded in one run only (not compared), else 0. */
+static bool flame_json(pb_buf *b, const prism_analysis *a, const prism_analysis *base,
+                       const prism_compare *c)
 {
     const prism_tree *bt = base ? prism_analysis_tree(base) : NULL;
     const prism_tree *t = prism_analysis_tree(a);
+    bool *folded = c ? calloc(t->count + 1, sizeof *folded) : NULL;
+    for (size_t i = 0; folded && i < c->count; i++)
+        if (c->deltas[i].folded_one && c->deltas[i].new_node < t->count)
+            folded[c->deltas[i].new_node] = true;
     pb_json w;
     pb_json_init_buf(&w, b, 0);
     pb_json_begin_object(&w);
@@ -492,11 +520,12 @@ static bool flame_json(pb_buf *b, const prism_analysis *a, const prism_analysis 
                     pb_json_uint(&w, bt->nodes[k].total_ns);
                 else
                     pb_json_int(&w, -1);
+                pb_json_uint(&w, folded && folded[i]);
             }
             pb_json_end_array(&w);
             size_t first = sp;
-            for (uint32_t c = nd->first_child; c != PRISM_NO_NODE; c = t->nodes[c].next_sibling)
-                stack[sp++] = c;
+            for (uint32_t k = nd->first_child; k != PRISM_NO_NODE; k = t->nodes[k].next_sibling)
+                stack[sp++] = k;
             for (size_t x = first, y = sp; x + 1 < y; x++, y--) {   /* first child first */
                 uint32_t tmp = stack[x];
                 stack[x] = stack[y - 1];
@@ -507,9 +536,11 @@ static bool flame_json(pb_buf *b, const prism_analysis *a, const prism_analysis 
     pb_json_end_array(&w);
     pb_json_kuint(&w, "pruned", pruned);
     pb_json_end_object(&w);
-    bool ok = (t->count == 0 || (stack && out)) && pb_json_finish(&w) && !b->oom;
+    bool ok = (t->count == 0 || (stack && out)) && (!c || folded) && pb_json_finish(&w) &&
+              !b->oom;
     free(stack);
     free(out);
+    free(folded);
     return ok;
 }
 
@@ -573,13 +604,87 @@ static bool page(FILE *f, const char *what, const char *title, const char *const
     return ok;
 }
 
+/* What a text report writer prints (report.h, "words a page shares"),
+ * for the page: w's next value is an array of its lines, each without the
+ * first `strip` spaces (the text's indent), so the page says what the text
+ * says in the same words; the names in them are escaped as the text
+ * escapes them, and the page shows them as text. */
+typedef struct text_lines {
+    const char *path;
+    const prism_analysis *a, *b;
+    const prism_compare *c;
+} text_lines;
+
+static void summary_text(FILE *f, const text_lines *t)
+{
+    analyze_write_summary(f, t->path, t->a);
+}
+
+static void run_text(FILE *f, const text_lines *t)
+{
+    compare_write_run(f, t->a, t->b, t->c);
+}
+
+static bool lines_json(pb_json *w, void (*write)(FILE *f, const text_lines *t),
+                       const text_lines *t, size_t strip, bool join)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return false;
+    write(m, t);
+    bool ok = fclose(m) == 0;
+    /* join: a line that goes on the one before it (it starts with a
+     * space) joins it, one space between, as the page wraps its own lines */
+    for (size_t i = 0, o = 0; ok && i < len; i++) {
+        if (join && buf[i] == '\n' && i + 1 < len && buf[i + 1] == ' ') {
+            while (i + 1 < len && buf[i + 1] == ' ')
+                i++;
+            buf[o++] = ' ';
+        } else {
+            buf[o++] = buf[i];
+        }
+        if (i + 1 == len)
+            len = o;
+    }
+    pb_json_begin_array(w);
+    for (size_t i = 0; ok && i < len;) {
+        size_t e = i;
+        while (e < len && buf[e] != '\n')
+            e++;
+        size_t s = i;
+        while (s < e && s - i < strip && buf[s] == ' ')
+            s++;
+        pb_json_stringn(w, buf + s, e - s);
+        i = e + 1;
+    }
+    pb_json_end_array(w);
+    free(buf);
+    return ok;
+}
+
+/* {"lines": [analyze's Summary lines]}. */
+static bool summary_json(pb_buf *b, const char *path, const prism_analysis *a)
+{
+    text_lines t = { .path = path, .a = a };
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    pb_json_key(&w, "lines");
+    bool ok = lines_json(&w, summary_text, &t, 2, false);
+    pb_json_end_object(&w);
+    return ok && pb_json_finish(&w) && !b->oom;
+}
+
 bool analyze_write_html(FILE *f, const char *path, const prism_analysis *a)
 {
-    pb_buf d[3] = { { 0 }, { 0 }, { 0 } };
-    static const char *const ids[3] = { "analyze", "flame", "memory" };
-    bool ok = analyze_json_buf(&d[0], path, a, HTML_MAX_STEPS) && flame_json(&d[1], a, NULL) &&
-              memory_json(&d[2], a) && page(f, "analyze", path, ids, d, 3);
-    for (size_t i = 0; i < 3; i++)
+    pb_buf d[4] = { { 0 }, { 0 }, { 0 }, { 0 } };
+    static const char *const ids[4] = { "analyze", "flame", "memory", "summary" };
+    bool ok = analyze_json_buf(&d[0], path, a, HTML_MAX_STEPS) &&
+              flame_json(&d[1], a, NULL, NULL) && memory_json(&d[2], a) &&
+              summary_json(&d[3], path, a) && page(f, "analyze", path, ids, d, 4);
+    for (size_t i = 0; i < 4; i++)
         pb_buf_free(&d[i]);
     return ok;
 }
@@ -654,24 +759,51 @@ bool job_write_html(FILE *f, const prism_job *j)
     return ok;
 }
 
+/* {"run": [compare's lines on the whole run, each sentence one line],
+ * "regions_legend": the legend of its table of regions, "folded_legend":
+ * that of its p-value 'folded', each one line}. */
+static bool words_json(pb_buf *b, const prism_analysis *a, const prism_analysis *n,
+                       const prism_compare *c)
+{
+    text_lines t = { .a = a, .b = n, .c = c };
+    pb_json w;
+    pb_json_init_buf(&w, b, 0);
+    pb_json_begin_object(&w);
+    pb_json_key(&w, "run");
+    bool ok = lines_json(&w, run_text, &t, 0, true);
+    static const char *const keys[2] = { "regions_legend", "folded_legend" };
+    const char *const *legends[2] = { compare_regions_legend, compare_folded_legend };
+    for (size_t k = 0; k < 2; k++) {
+        pb_buf legend = { 0 };
+        for (size_t i = 0; legends[k][i]; i++)
+            pb_buf_printf(&legend, "%s%s", i ? " " : "", legends[k][i]);
+        pb_json_kstring(&w, keys[k], pb_buf_str(&legend));
+        ok = ok && !legend.oom;
+        pb_buf_free(&legend);
+    }
+    pb_json_end_object(&w);
+    return ok && pb_json_finish(&w) && !b->oom;
+}
+
 bool compare_write_html(FILE *f, const char *pa, const char *pb, const prism_analysis *a,
                         const prism_analysis *b, const prism_compare *c)
 {
-    pb_buf d[2] = { { 0 }, { 0 } };
-    static const char *const ids[2] = { "compare", "flame" };
+    pb_buf d[3] = { { 0 }, { 0 }, { 0 } };
+    static const char *const ids[3] = { "compare", "flame", "words" };
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     bool ok = m && compare_write_json(m, pa, pb, a, b, c);
     if (m && fclose(m) != 0)
         ok = false;
-    ok = ok && pb_buf_append(&d[0], buf, len) && flame_json(&d[1], b, a);
+    ok = ok && pb_buf_append(&d[0], buf, len) && flame_json(&d[1], b, a, c) &&
+         words_json(&d[2], a, b, c);
     free(buf);
     pb_buf t = { 0 };
     pb_buf_printf(&t, "%s -> %s", pa, pb);
-    ok = ok && !t.oom && page(f, "compare", pb_buf_str(&t), ids, d, 2);
+    ok = ok && !t.oom && page(f, "compare", pb_buf_str(&t), ids, d, 3);
     pb_buf_free(&t);
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 3; i++)
         pb_buf_free(&d[i]);
     return ok;
 }

@@ -99,6 +99,25 @@ void report_cell(FILE *f, const char *s, int lead, int col);
 const char *report_symbol(const char *s, char *buf, size_t cap);
 
 
+/* ---- words a page shares with the text reports ----
+ *
+ * The HTML pages (html.c) show these lines as the text reports word them,
+ * each line of f one line of the page. */
+
+/* analyze's Summary lines after its "Summary:" (each starts with two
+ * spaces; a line's details under it with four): the file, the run, the
+ * steps and what lies outside them, folded modules, workers, CPU load,
+ * memory, the system readings. */
+void analyze_write_summary(FILE *f, const char *path, const prism_analysis *a);
+/* compare's lines on the run as a whole: the whole-run shift, own time,
+ * CPU load, different load. */
+void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b,
+                       const prism_compare *c);
+/* The legends of compare's table of regions (its columns) and of its
+ * p-value "folded", as lines (NULL-terminated). */
+extern const char *const compare_regions_legend[];
+extern const char *const compare_folded_legend[];
+
 /* ---- the gate's writers (gate.c) ----
  *
  * files: the baselines then the new run (nfiles >= 2), as the report names

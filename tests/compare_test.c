@@ -202,6 +202,16 @@ static void test_folded_in_one_run(void **state)
     assert_non_null(strstr(txt, "(p-value 'folded': prism.torch folded the module into its "
                                 "parent after the measured steps in one run"));
     assert_non_null(strstr(json, "\"folded_one\": true"));
+    /* not compared: no median change in the table (n/a, not +0.0%) nor
+     * in the JSON (null) */
+    const char *row = strstr(txt, "a/layer.0 "), *eol = row ? strchr(row, '\n') : NULL;
+    assert_non_null(eol);
+    const char *na = strstr(row, " n/a ");
+    assert_true(na && na < eol);
+    const char *jrow = strstr(json, "\"path\": \"a/layer.0\"");
+    assert_non_null(jrow);
+    const char *jmed = strstr(jrow, "\"median_pct\": "), *jend = strchr(jrow, '}');
+    assert_true(jmed && jmed < jend && !strncmp(jmed + 14, "null", 4));
     free(txt);
     free(json);
     prism_compare_free(c);

@@ -292,7 +292,7 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
         snprintf(seg[ns++], sizeof seg[0], "base %s", a);
         snprintf(seg[ns++], sizeof seg[0], "new %s", b);
         snprintf(seg[ns++], sizeof seg[0], "x%.2f", d->speedup);
-        if (d->base_median_ns > 0 && d->new_median_ns > 0)
+        if (d->base_median_ns > 0 && d->new_median_ns > 0 && !d->folded_one)
             snprintf(seg[ns++], sizeof seg[0], "per step %+.1f%%%s", d->median_pct,
                      u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
         if (d->own)

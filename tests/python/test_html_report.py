@@ -418,5 +418,131 @@ class HtmlJob(PageTest):
                         .endswith("a step"))
 
 
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "fixtures", "html")
+
+
+def text_block(text, first):
+    """The lines of a text report from the one starting with `first` to the
+    next blank line."""
+    lines = text.decode().splitlines()
+    i = [k for k, l in enumerate(lines) if l.startswith(first)][0]
+    j = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+    return lines[i:j]
+
+
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlSummaryLines(PageTest):
+    """analyze --format html of a real profile with an evaluation pass
+    outside the steps, DataLoader workers and folded modules
+    (tests/fixtures/html): the page shows the text report's Summary lines,
+    word for word, among them Steps cover, Outside steps, Workers and
+    Modules folded."""
+
+    prefix = "prism-htmls-"
+
+    @classmethod
+    def make_page(cls):
+        cls.profile = os.path.join(cls.dir, "folded.cbor")
+        shutil.copy(os.path.join(FIXTURES, "folded.cbor"), cls.profile)
+        shutil.copytree(os.path.join(FIXTURES, "folded.cbor.workers"),
+                        cls.profile + ".workers")
+        cls.page = os.path.join(cls.dir, "report.html")
+        cls.report("analyze", "--format", "html", "-o", cls.page, cls.profile)
+        cls.text = cls.report("analyze", cls.profile)
+
+    def test_summary_lines_are_the_texts(self):
+        b = self.browser
+        self.quiet()
+        page = b.js("Array.from(document.querySelectorAll('#summary #summary-lines .tline'))"
+                    ".map(e => e.textContent)")
+        want = [l[2:] for l in text_block(self.text, "Summary:")[1:]]
+        self.assertEqual(page, want)
+        for start in ("Steps cover: ", "Outside steps: 'eval' ", "Sampled outside steps (",
+                      "Stack samples: ", "Modules folded: 6 of 11 module regions",
+                      "  folded: ", "Workers: 2 DataLoader workers (2 processes, 2 threads): ",
+                      "CPU load (cores): ", "Memory leak: ", "System ("):
+            self.assertTrue(any(l.startswith(start) for l in page), (start, page))
+        # shown, not only in the DOM
+        self.assertTrue(b.js("document.getElementById('summary-lines').offsetHeight > 100"))
+
+
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlFoldedCompare(PageTest):
+    """compare kept.cbor folded.cbor --format html (tests/fixtures/html: the
+    same loop with every module kept, then with 6 folded): a row folded in
+    one run reads 'folded' in p and n/a in med %, as in the text report,
+    never '*'; the text's legend stands under the table; the whole-run lines
+    and the raw % column are the text's; the flame graph stripes the folded
+    paths instead of colouring them as changes."""
+
+    prefix = "prism-htmlf-"
+
+    @classmethod
+    def make_page(cls):
+        cls.base = os.path.join(FIXTURES, "kept.cbor")
+        cls.new = os.path.join(FIXTURES, "folded.cbor")
+        cls.page = os.path.join(cls.dir, "compare.html")
+        cls.report("compare", "--format", "html", "-o", cls.page, cls.base, cls.new)
+        cls.json = cls.report("compare", "--format", "json", cls.base, cls.new)
+        cls.text = cls.report("compare", "--top", "0", cls.base, cls.new)
+
+    def test_folded_rows_marked(self):
+        b, j = self.browser, self.json
+        self.quiet()
+        head = b.js("Array.from(document.querySelectorAll('#regions thead th'))"
+                    ".map(e => e.textContent)")
+        rows = b.js("Array.from(document.querySelectorAll('#regions tbody tr')).map("
+                    "r => [r.className].concat(Array.from(r.cells).map(c => c.textContent)))")
+        col = {h: k + 1 for k, h in enumerate(head)}
+        folded = {r["path"] for r in j["regions"] if r["folded_one"]}
+        self.assertTrue(folded)
+        shown = {r[1] for r in rows}
+        self.assertTrue(folded & shown)
+        for r in rows:
+            if r[1] in folded:
+                self.assertEqual((r[0], r[col["p"]], r[col["med %"]], r[col["*"]]),
+                                 ("folded", "folded", "n/a", ""), r)
+            else:
+                self.assertNotEqual(r[col["p"]], "folded", r)
+                self.assertEqual(r[0], "", r)
+        # the text report's rows say the same
+        for line in self.text.decode().splitlines():
+            path = line[4:].split("  ")[0]
+            if path in folded:
+                self.assertTrue(line.endswith(" folded"), line)
+                self.assertIn(" n/a ", line)
+        # its legend, word for word (the text's lines joined)
+        legend = " ".join(l.strip() for l in text_block(self.text, "  (p-value 'folded'"))
+        self.assertEqual("(" + b.js("document.getElementById('folded-legend').textContent")
+                         + ")", legend)
+
+    def test_run_lines_and_raw_column(self):
+        b, j = self.browser, self.json
+        text = []
+        for l in text_block(self.text, "Whole run:"):
+            if l.startswith(" ") and text:
+                text[-1] += " " + l.strip()
+            else:
+                text.append(l)
+        page = b.js("Array.from(document.querySelectorAll('#run-lines .tline'))"
+                    ".map(e => e.textContent)")
+        self.assertEqual(page, text)
+        head = b.js("Array.from(document.querySelectorAll('#regions thead th'))"
+                    ".map(e => e.textContent)")
+        self.assertEqual("raw %" in head, j["run"]["whole_run_shift"])
+
+    def test_flame_stripes_folded_paths(self):
+        b, j = self.browser, self.json
+        names = {r["name"] for r in j["regions"] if r["folded_one"]}
+        frames = b.js("Array.from(document.querySelectorAll('#flame-graph .fr.ffold'))"
+                      ".map(e => [e.textContent, e.className])")
+        self.assertTrue(frames)
+        for name, cls in frames:
+            self.assertIn(name, names)
+            for colour in ("fslow", "ffast", "fsame", "fnew"):
+                self.assertNotIn(colour, cls.split())
+
+
 if __name__ == "__main__":
     unittest.main()
