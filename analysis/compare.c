@@ -511,6 +511,70 @@ static bool fset_has(const fset *f, const char *name)
     return bsearch(&key, f->v, f->n, sizeof *f->v, cmp_fname) != NULL;
 }
 
+static bool fset_has_n(const fset *f, const char *s, size_t len)
+{
+    fname key = { s, len };
+    return f->n && bsearch(&key, f->v, f->n, sizeof *f->v, cmp_fname) != NULL;
+}
+
+/* d is the backward segment `module (backward)` of `m` (len bytes), or of
+ * the model's root ("Net (backward)", its forward "Net.forward") when m is
+ * NULL. */
+static bool segment_of(const prism_compare *c, const prism_delta *d, const char *m, size_t len)
+{
+    static const char bw[] = " (backward)", fw[] = ".forward";
+    size_t n = d->name ? strlen(d->name) : 0;
+    if (n <= sizeof bw - 1 || strcmp(d->name + n - (sizeof bw - 1), bw))
+        return false;
+    n -= sizeof bw - 1;
+    if (m)
+        return n == len && !memcmp(d->name, m, len);
+    for (size_t i = 0; i < c->count; i++) {    /* a root: its forward is "<name>.forward" */
+        const char *f = c->deltas[i].name;
+        if (f && strlen(f) == n + sizeof fw - 1 && !memcmp(f, d->name, n) &&
+            !strcmp(f + n, fw))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Backward regions are segments, not a tree: a segment holds the backward
+ * of every module below it that has no segment of its own.  So a module
+ * folded in one run only moves its backward time into the segment of its
+ * nearest module kept in that run: the segments of its ancestors up to the
+ * first one kept in both runs (else the model's root segment) hold it in
+ * one run and not in the other, and are not compared either.
+ */
+static void fold_segments(prism_compare *c, const fset *fb, const fset *fc)
+{
+    for (int side = 0; side < 2; side++) {
+        const fset *f = side ? fc : fb, *o = side ? fb : fc;
+        for (size_t k = 0; k < f->n; k++) {
+            if (fset_has_n(o, f->v[k].s, f->v[k].len))
+                continue;                       /* folded in both */
+            size_t len = f->v[k].len;
+            for (;;) {
+                const char *m = f->v[k].s;
+                while (len && m[len - 1] != '.')
+                    len--;
+                bool root = !len;
+                len = len ? len - 1 : 0;        /* the parent module's path */
+                bool both = !root && !fset_has_n(fb, m, len) && !fset_has_n(fc, m, len);
+                bool one = !root && fset_has_n(fb, m, len) != fset_has_n(fc, m, len);
+                for (size_t i = 0; (root || both || one) && i < c->count; i++) {
+                    prism_delta *d = &c->deltas[i];
+                    if (d->base_node != PRISM_NO_NODE && d->new_node != PRISM_NO_NODE &&
+                        segment_of(c, d, root ? NULL : m, len))
+                        d->folded_one = true;
+                }
+                if (root || both)
+                    break;
+            }
+        }
+    }
+}
+
 prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysis *cur)
 {
     if (!base || !cur)
@@ -555,6 +619,7 @@ prism_compare *prism_compare_new(const prism_analysis *base, const prism_analysi
             fset_has(&fb, d->name) != fset_has(&fc, d->name))
             d->folded_one = true;
     }
+    fold_segments(cmp, &fb, &fc);
     free(fb.v);
     free(fc.v);
     if (!run_shift(cmp, &sb, &sc))

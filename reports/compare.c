@@ -190,7 +190,8 @@ const char *const compare_folded_legend[] = {
     "p-value 'folded': prism.torch folded the module into its parent after the measured "
     "steps in one run",
     "only, so there it holds those steps alone: not compared (med % n/a, never *);",
-    "PRISM_TORCH_MODULES=all keeps every module",
+    "nor is a backward segment that holds its backward in one run only; PRISM_TORCH_MODULES=all",
+    "keeps every module",
     NULL
 };
 

@@ -227,6 +227,100 @@ static void test_folded_in_one_run(void **state)
     unload(&ln);
 }
 
+/* Backward regions are segments: with 'f.1' folded after step 5, its
+ * backward lands in the segment of its nearest module kept, 'f' (or, with
+ * 'f' folded in both runs too, the model's root 'Net').  40 steps, each:
+ * Net.forward { f { f.1 } }, then backward { Net (backward) 1 ms,
+ * f (backward) 2 ms, f.1 (backward) 3 ms: after step 5 of a run that
+ * folded f.1, f's segment holds its 3 ms; of one that folded f too, the
+ * root's holds both }.  `folds`: the INFO's names, NULL: none. */
+static loaded seg_profile(uint64_t seed, const char *folds)
+{
+    static const char *const names[] = { "Net.forward", "f", "f.1", "backward",
+                                          "Net (backward)", "f (backward)", "f.1 (backward)" };
+    bool f1 = folds && strstr(folds, "f.1"), f0 = folds && strstr(folds, "f, ");
+    pbuild b;
+    pb_init(&b, names, 7, seed);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    uint64_t t = CMS;
+    for (uint64_t k = 0; k < 40; k++) {
+        uint64_t t0 = t;
+        bool after = k >= 5;
+        pb_enter(&b, 1, t, 1);
+        if (!(after && f0))
+            pb_enter(&b, 1, t, 2);
+        if (!(after && f1))
+            pb_leaf(&b, 1, &t, 3, 2 * CMS);
+        else
+            t += jitter(&b, 2 * CMS);
+        if (!(after && f0))
+            pb_exit(&b, 1, t);
+        pb_exit(&b, 1, t);
+        pb_enter(&b, 1, t, 4);
+        uint64_t root = CMS, fseg = 2 * CMS, f1seg = 3 * CMS;
+        if (after && f1) {
+            if (f0)
+                root += f1seg;
+            else
+                fseg += f1seg;
+            f1seg = 0;
+        }
+        if (after && f0) {
+            root += fseg;
+            fseg = 0;
+        }
+        pb_leaf(&b, 1, &t, 5, root);
+        if (fseg)
+            pb_leaf(&b, 1, &t, 6, fseg);
+        if (f1seg)
+            pb_leaf(&b, 1, &t, 7, f1seg);
+        pb_exit(&b, 1, t);
+        t += 100000;
+        prism_step st = { t0, t, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        if (k == 4 && folds) {
+            pb_info_uint(&b, "torch.modules.after_steps", 5);
+            pb_info_uint(&b, "torch.modules.kept", 1);
+            pb_info_uint(&b, "torch.modules.folded", 2);
+            pb_info_text(&b, "torch.modules.folded_names", folds);
+        }
+    }
+    return pb_load(&b);
+}
+
+static void test_folded_backward_segments(void **state)
+{
+    (void)state;
+    /* f.1 folded in the base only: f's segment is not compared, the root's is */
+    loaded lb = seg_profile(3, "f.1"), ln = seg_profile(4, NULL);
+    prism_compare *c = prism_compare_new(lb.a, ln.a);
+    assert_non_null(c);
+    assert_true(find_delta(c, "backward/f.1 (backward)")->folded_one);
+    const prism_delta *d = find_delta(c, "backward/f (backward)");
+    assert_true(d->folded_one);
+    assert_false(d->significant);
+    assert_false(find_delta(c, "backward/Net (backward)")->folded_one);
+    assert_false(find_delta(c, "backward")->folded_one);
+    assert_false(find_delta(c, "Net.forward/f")->folded_one);
+    prism_compare_free(c);
+    unload(&lb);
+    unload(&ln);
+    /* f folded in both, f.1 in the new run only: the root's segment holds it */
+    lb = seg_profile(5, "f, g");
+    ln = seg_profile(6, "f, f.1");
+    c = prism_compare_new(lb.a, ln.a);
+    assert_non_null(c);
+    assert_true(find_delta(c, "backward/f.1 (backward)")->folded_one);
+    assert_false(find_delta(c, "backward/f (backward)")->folded_one);
+    d = find_delta(c, "backward/Net (backward)");
+    assert_true(d->folded_one);
+    assert_false(d->significant);
+    prism_compare_free(c);
+    unload(&lb);
+    unload(&ln);
+}
+
 /* Every region 30 % slower and a region new in the steps: the whole-run
  * line says the program changed too. */
 static void test_shift_with_new_region(void **state)
@@ -597,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_identical_flags_nothing),
         cmocka_unit_test(test_whole_run_shift),
         cmocka_unit_test(test_folded_in_one_run),
+        cmocka_unit_test(test_folded_backward_segments),
         cmocka_unit_test(test_shift_with_new_region),
         cmocka_unit_test(test_shift_plus_one_region),
         cmocka_unit_test(test_absent_steps),

@@ -69,7 +69,10 @@ typedef struct prism_delta {
      * only (INFO torch.modules.folded_names: adaptive module regions):
      * there it holds the measured steps alone, so its figures are not
      * comparable; it is never significant and casts no vote on the run
-     * factor (its parent's total compares as usual). */
+     * factor (its parent's total compares as usual).  Also a backward
+     * segment holding such a module's backward in one run only (backward
+     * regions are segments: the segments of its ancestors up to the first
+     * module kept in both runs, else the model's root segment). */
     bool folded_one;
 } prism_delta;
 
