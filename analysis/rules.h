@@ -110,6 +110,11 @@ typedef struct rules_self {
 } rules_self;
 rules_self rules_self_of(const rules_ctx *c, const prism_tree *t, uint32_t i);
 
+/* prism.torch's compile region ("torch.compile (compile)"), and the advice
+ * for it (appended to r): compiling, not training (rules_hot.c). */
+bool rules_compile_region(const char *name);
+void rules_compile_advice(char *r, size_t cap);
+
 /* A zeroed bottleneck to fill, blaming `node` of the all-threads tree (or
  * PRISM_NO_NODE), or NULL when out[] is full of more important ones. */
 prism_bottleneck *rules_add(rules_ctx *c, prism_bottleneck_type type, prism_severity sev,

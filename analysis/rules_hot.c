@@ -65,18 +65,27 @@ static bool op_advice(const rules_ctx *c, uint32_t node, char *r, size_t cap)
     return true;
 }
 
+bool rules_compile_region(const char *name)
+{
+    return name && !strcmp(rules_leaf(name), "torch.compile (compile)");
+}
+
+void rules_compile_advice(char *r, size_t cap)
+{
+    rules_put(r, cap, "Compilation, not training: torch.compile compiles at the first calls and "
+                      "again whenever a guard fails (TORCH_LOGS=recompiles says why). A long run "
+                      "amortises it; if it recurs, keep shapes fixed or mark them dynamic "
+                      "(torch._dynamo.mark_dynamic); the compile caches shorten the next run's.");
+}
+
 static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, prism_bottleneck *b)
 {
     const char *nm = rules_leaf(name);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
     bool py = c->python;
-    if (!strcmp(nm, "torch.compile (compile)")) {     /* prism.torch's compile region */
-        rules_put(r, cap, "Compilation, not training: torch.compile compiles at the first "
-                          "calls and again whenever a guard fails (TORCH_LOGS=recompiles says "
-                          "why). A long run amortises it; if it recurs, keep shapes fixed or "
-                          "mark them dynamic (torch._dynamo.mark_dynamic); the compile caches "
-                          "shorten the next run's.");
+    if (rules_compile_region(nm)) {
+        rules_compile_advice(r, cap);
         return;
     }
     if (rules_icontains(nm, "forward") || rules_icontains(nm, "fwd"))

@@ -498,7 +498,9 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                   100.0 * (double)w->lead / (double)c->steps);
     char *r = b->recommendation;
     size_t cap = sizeof b->recommendation;
-    if (handed)
+    if (rules_compile_region(w->name))
+        rules_compile_advice(r, cap);
+    else if (handed)
         snprintf(r, cap, "Not idle: torch runs the backward of CUDA tensors on '%s' while "
                  "this thread waits; the time is that thread's CPU work (dispatching ops, "
                  "launching kernels). Cut it with fewer, larger kernels (CUDA graphs, "
@@ -750,6 +752,10 @@ void rules_wait(rules_ctx *c)
          * reports it, so blocked time under a quarter of its run-queue
          * time is within that error, not a wait of the program's */
         if (op[best].blocked < 0.25 * op[best].waitq)
+            continue;
+        /* compiling waits for its compile workers: part of the compile,
+         * which its hot_operation finding tells whole */
+        if (rules_compile_region(op[best].name) && reported_hot(c, op[best].name))
             continue;
         wait_emit(c, &op[best], g);
         op[best].emitted = true;

@@ -312,6 +312,85 @@ static void test_input_stall(void **state)
     free(s);
 }
 
+/* A region blocked for `off` ns, then on a CPU for `on` ns (one call). */
+static void s_mixed(sim *s, unsigned t, uint32_t id, uint64_t off, uint64_t on)
+{
+    assert_true(s->nev[t] + 2 <= MAXEV && s->non[t] < MAXEV);
+    s->ev[t][s->nev[t]++] = (sev){ s->now[t], id };
+    s->on[t][s->non[t]++] = (seg){ s->now[t] + off, s->now[t] + off + on };
+    s->now[t] += off + on;
+    s->ev[t][s->nev[t]++] = (sev){ s->now[t], 0 };
+}
+
+/* main: per step [first: off, then on][crunch 4 ms][tail 1 ms], the pools
+ * computing throughout; `first_id` names the first region. */
+static void build_mixed(sim *s, unsigned steps, uint32_t first_id, uint64_t off, uint64_t on,
+                        bool first_last)
+{
+    memset(s, 0, sizeof *s);
+    s->nthreads = 3;
+    for (unsigned t = 0; t < 3; t++)
+        s->now[t] = 1 * MS;
+    for (unsigned k = 0; k < steps; k++) {
+        uint64_t start = s->now[0];
+        if (!first_last)
+            s_mixed(s, 0, first_id, off, on);
+        s_region(s, 0, R_CRUNCH, 4 * MS, true);
+        s_region(s, 0, R_TAIL, 1 * MS, true);
+        if (first_last)
+            s_mixed(s, 0, first_id, off, on);
+        s->steps[s->nsteps++] = (prism_step){ start, s->now[0], k, 0, PRISM_STEP_SAMPLED };
+        for (unsigned t = 1; t < 3; t++)
+            while (s->now[t] < s->now[0])
+                s_region(s, t, R_PRODUCE, 3 * MS + t * 100 * US, true);
+    }
+}
+
+/* An input stall holds its region whole: blocked 4 ms for the batch, then
+ * 2 ms on a CPU in the same region (unpickling it): the step waits 6 of
+ * 11 ms for its input, one finding says so, and no hot_operation tells
+ * the running part again with advice to move loading to workers. */
+static void test_input_stall_whole_region(void **state)
+{
+    (void)state;
+    sim *s = calloc(1, sizeof *s);
+    build_mixed(s, 100, R_WAIT, 4 * MS, 2 * MS, false);
+    loaded l = s_load(s, loop_names, 6, 1 * MS, true, NULL, 0);
+    const prism_bottleneck *b = find_bn(l.a, PRISM_BN_DATA_LOADING, "stage_a");
+    assert_non_null(b);
+    print_message("%s | %s\n", b->description, b->evidence);
+    assert_true(fabs(b->share - 6.0 / 11.0) < 0.03);
+    assert_non_null(strstr(b->evidence, "ms/step in it"));
+    assert_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "stage_a"));
+    assert_non_null(find_bn(l.a, PRISM_BN_HOT_OPERATION, "crunch"));
+    unload(&l);
+    free(s);
+}
+
+/* torch.compile's compile region waits a while for its compile workers:
+ * one finding (the hot_operation, with compile advice), no off-CPU wait
+ * with lock-debugging advice counting part of it again. */
+static void test_compile_wait_is_compiling(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "stage_a", "crunch", "tail", "produce", "park",
+                                         "torch.compile (compile)" };
+    sim *s = calloc(1, sizeof *s);
+    build_mixed(s, 100, 6, 3 * MS, 7 * MS, true);
+    loaded l = s_load(s, names, 6, 1 * MS, true, NULL, 0);
+    const prism_bottleneck *h = find_bn(l.a, PRISM_BN_HOT_OPERATION, "torch.compile (compile)");
+    assert_non_null(h);
+    assert_non_null(strstr(h->recommendation, "Compilation, not training"));
+    size_t n;
+    const prism_bottleneck *all = prism_analysis_bottlenecks(l.a, &n);
+    const prism_tree *t = prism_analysis_tree(l.a);
+    for (size_t i = 0; i < n; i++)
+        if (all[i].type != PRISM_BN_HOT_OPERATION && all[i].node < t->count)
+            assert_string_not_equal(t->nodes[all[i].node].name, "torch.compile (compile)");
+    unload(&l);
+    free(s);
+}
+
 /* The same wait mid-step with the pools parked: an off-CPU wait. */
 static void test_off_cpu_wait(void **state)
 {
@@ -561,6 +640,8 @@ int main(void)
         cmocka_unit_test(test_exact_credit),
         cmocka_unit_test(test_misaligned_converges),
         cmocka_unit_test(test_input_stall),
+        cmocka_unit_test(test_input_stall_whole_region),
+        cmocka_unit_test(test_compile_wait_is_compiling),
         cmocka_unit_test(test_off_cpu_wait),
         cmocka_unit_test(test_busy_others_mid_step),
         cmocka_unit_test(test_gpu_wait),
