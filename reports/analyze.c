@@ -75,7 +75,16 @@ static void job_line(FILE *f, const prism_analysis *a)
 static void status_lines(FILE *f, const prism_analysis *a)
 {
     const prism_reader_stats *s = prism_analysis_reader_stats(a);
-    if (prism_analysis_complete(a))
+    char st[PRISM_IMPORT_NOTE];         /* a trace has no footer: its own words */
+    if (prism_import_status(prism_analysis_header(a), prism_analysis_complete(a), st,
+                            sizeof st)) {
+        char *more = prism_analysis_complete(a) ? NULL : strstr(st, " (");
+        if (more)                       /* the why on a line of its own */
+            *more++ = '\0';
+        fprintf(f, "  Status: %s%s\n", prism_analysis_complete(a) ? "" : "INCOMPLETE - ", st);
+        if (more)
+            fprintf(f, "          %s\n", more);
+    } else if (prism_analysis_complete(a))
         fputs("  Status: complete (footer present)\n", f);
     else
         fputs("  Status: INCOMPLETE - no footer: the profile is still being written or its\n"

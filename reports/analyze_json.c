@@ -591,6 +591,8 @@ static bool analyze_members(pb_json *w, const char *path, const prism_analysis *
     pb_buf p = { 0 };
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
+    char st[256];
+    pb_json_kstring(w, "status", report_status(a, st, sizeof st));
     report_json_header(w, prism_analysis_header(a));
     report_json_reader(w, a);
     summary(w, a);

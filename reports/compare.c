@@ -381,6 +381,8 @@ static void json_side(pb_json *w, const char *key, const char *path, const prism
     pb_json_begin_object(w);
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
+    char st[256];
+    pb_json_kstring(w, "status", report_status(a, st, sizeof st));
     pb_json_kuint(w, "steps", s->count);
     pb_json_kuint(w, "sampled_steps", s->sampled);
     pb_json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);

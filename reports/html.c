@@ -115,7 +115,7 @@ static const char script[] =
     "  add(app, el('h1', null, 'PRISM report: ' + (A.file || '')));\n"
     "  var meta = add(app, el('p', 'meta'));\n"
     "  meta.textContent = [hdr.producer, hdr.host, (hdr.argv || []).join(' ')].filter(Boolean).join('  |  ') +\n"
-    "    (A.complete ? '' : '  |  incomplete: no footer');\n"
+    "    (A.complete ? '' : '  |  ' + (A.status || 'incomplete: no footer'));\n"
     "  var s1 = section('Summary', 'summary');\n"
     "  var cards = add(s1, el('div', 'cards'));\n"
     "  function card(k, v) { var c = add(cards, el('div', 'card')); add(c, el('div', 'k', k)); add(c, el('div', 'v', v)); }\n"

@@ -267,6 +267,42 @@ static void test_soft_cut(void **state)
     prism_analysis_free(a);
 }
 
+/* A trace has no footer: its status says it was imported and read to its
+ * end, or where it was cut (the gzip stream's byte), never "footer
+ * present" nor "still being written". */
+static void test_status_words(void **state)
+{
+    (void)state;
+    char st[256];
+    prism_analysis *a = open_trace(DIR "workers.pt.trace.json.gz");
+    assert_true(prism_analysis_complete(a));
+    assert_true(prism_import_status(prism_analysis_header(a), true, st, sizeof st));
+    assert_string_equal(st, "complete (imported torch.profiler trace)");
+    prism_analysis_free(a);
+
+    FILE *in = fopen(DIR "workers.pt.trace.json.gz", "rb");
+    assert_non_null(in);
+    static char buf[20000];
+    assert_int_equal(fread(buf, 1, sizeof buf, in), sizeof buf);
+    fclose(in);
+    char path[] = "/tmp/prism-kineto2-cut-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, sizeof buf), (ssize_t)sizeof buf);
+    close(fd);
+    a = open_trace(path);
+    unlink(path);
+    assert_false(prism_analysis_complete(a));
+    assert_true(prism_import_status(prism_analysis_header(a), false, st, sizeof st));
+    assert_string_equal(st, "cut short: the gzip stream ends at byte 20000 (imported "
+                            "torch.profiler trace: the figures cover the events before it)");
+    prism_analysis_free(a);
+    /* a PRISM profile's status is its footer's: not the importer's to say */
+    prism_header h = { 0 };
+    assert_false(prism_import_status(&h, true, st, sizeof st));
+    assert_string_equal(st, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_leak),
         cmocka_unit_test(test_nostack),
         cmocka_unit_test(test_soft_cut),
+        cmocka_unit_test(test_status_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "prism/import.h"
+
 #include "compare_view.h"
 #include "escape.h"
 #include "namefit.h"
@@ -266,6 +268,7 @@ static void totals(ui *u, const ui_rect *r, int *row)
         parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_HIGH, A_NORMAL), w, 2, " ");
     }
     const prism_reader_stats *rs = prism_analysis_reader_stats(u->a);
+    char st[PRISM_IMPORT_NOTE];
     if (rs && rs->damaged) {
         char a1[64], a2[64];
         fmt_count(c1, sizeof c1, (double)rs->damaged);
@@ -277,6 +280,23 @@ static void totals(ui *u, const ui_rect *r, int *row)
     } else if (u->src && source_progress(u->src, c1, sizeof c1, ld, sizeof ld)) {
         const char *w[] = { "being read:", c1, ld };     /* not yet at its footer */
         parts_line(u, r, (*row)++, "File", A_NORMAL, w, 3, " ");
+    } else if (prism_import_status(prism_analysis_header(u->a), prism_analysis_complete(u->a),
+                                   st, sizeof st)) {
+        /* a trace has no footer: "complete (imported torch.profiler trace)",
+         * "cut short: the JSON ends at byte N (...)", in parts at ": " and
+         * " (" so that what fits shows */
+        const char *w[4];
+        int k = 0;
+        for (char *p = st; p && *p && k < 4;) {
+            w[k++] = p;
+            char *colon = strstr(p, ": "), *paren = strstr(p, " (");
+            char *cut = colon && (!paren || colon < paren) ? colon + 1 : paren;
+            if (cut)
+                *cut++ = '\0';
+            p = cut;
+        }
+        parts_line(u, r, (*row)++, "File", prism_analysis_complete(u->a) ? A_NORMAL :
+                   ui_attr(u, CP_MEDIUM, A_NORMAL), w, k, " ");
     } else {
         const char *w[] = { prism_analysis_complete(u->a) ? "complete" : "no footer:",
                             prism_analysis_complete(u->a) ? "" : "still being written,",
