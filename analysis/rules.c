@@ -458,7 +458,7 @@ static prism_severity by_loss(double f)
 static void rule_host_leak(rules_ctx *c)
 {
     if (c->mem)
-        rule_leak(c, &c->mem->host, c->leak_mb, false, "host RSS");
+        rule_leak(c, &c->mem->host, c->leak_mb, false, prism_memory_host_name(c->mem, false));
 }
 
 /* The GPU verdict: the CUDA allocations' when the file recorded them (exact),

@@ -308,6 +308,9 @@ static void memory(pb_json *w, const prism_analysis *a)
     pb_json_begin_object(w);
     pb_json_kuint(w, "samples", m->count);
     pb_json_kuint(w, "peak_rss_bytes", m->peak_rss);
+    /* what the host figures are: the process's resident set, or (an
+     * imported trace) the bytes torch's CPU allocator held */
+    pb_json_kstring(w, "host_memory", m->host_allocated ? "allocated" : "rss");
     pb_json_kbool(w, "have_gpu", m->have_gpu);
     pb_json_key(w, "peak_gpu_used_bytes");
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_used) : pb_json_null(w);

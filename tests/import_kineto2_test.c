@@ -188,11 +188,21 @@ static void test_leak(void **state)
     assert_int_equal(m->host.verdict, PRISM_LEAK_YES);
     assert_true(m->host.slope_mb_per_step > 11.0 && m->host.slope_mb_per_step < 13.0);
     assert_true(m->peak_rss >= 6u * 12u << 20);
+    /* the host figure is torch's CPU allocator's Total Allocated, not the
+     * process's RSS: every output says so */
+    assert_true(m->host_allocated);
+    assert_string_equal(prism_memory_host_name(m, false), "host allocated");
+    assert_string_equal(prism_memory_host_name(m, true),
+                        "Peak allocated (torch's CPU allocator, from the trace)");
     size_t nb;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
     bool leak = false;
     for (size_t i = 0; i < nb; i++)
-        leak |= b[i].type == PRISM_BN_MEMORY_LEAK;
+        if (b[i].type == PRISM_BN_MEMORY_LEAK) {
+            leak = true;
+            assert_non_null(strstr(b[i].description, "(host allocated)"));
+            assert_null(strstr(b[i].description, "RSS"));
+        }
     assert_true(leak);
     prism_analysis_free(a);
 }
