@@ -214,6 +214,57 @@ bool rules_data_like(const char *name)
     return rules_icontains(name, "data") || rules_icontains(name, "load");
 }
 
+bool rules_wait_like(const char *name)
+{
+    static const char *const fn[] = { "acquire", "wait", "wait_for", "select", "poll", "sleep" };
+    if (!name)
+        return false;
+    const char *w = name, *end;
+    static const char meth[] = "<built-in method ", func[] = "<built-in function ";
+    if (!strncmp(name, meth, sizeof meth - 1)) {            /* "...FUNC of X object at ..>" */
+        w = name + sizeof meth - 1;
+        end = strchr(w, ' ');
+    } else if (!strncmp(name, func, sizeof func - 1)) {     /* "<built-in function FUNC>" */
+        w = name + sizeof func - 1;
+        end = strchr(w, '>');
+    } else {
+        const char *frame = NULL;                           /* "FILE(LINE): FUNC" */
+        for (const char *p = strstr(name, "): "); p; p = strstr(p + 1, "): "))
+            frame = p;
+        w = frame ? frame + 3 : name;
+        end = NULL;
+    }
+    size_t len = end ? (size_t)(end - w) : strlen(w);
+    for (size_t i = 0; i < sizeof fn / sizeof *fn; i++)
+        if (len == strlen(fn[i]) && !memcmp(w, fn[i], len))
+            return true;
+    return false;
+}
+
+bool rules_in_wait(const prism_tree *t, uint32_t i)
+{
+    for (uint32_t k = i, hops = 0; t && k < t->count && hops < 4096; k = t->nodes[k].parent, hops++)
+        if (rules_wait_like(t->nodes[k].name))
+            return true;
+    return false;
+}
+
+/* Region time of thread tree t less its time in wait-like regions (each
+ * outermost one's whole time); *waits: any was left out. */
+static uint64_t busy_ns(const prism_tree *t, bool *waits)
+{
+    uint64_t wait = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        const prism_node *n = &t->nodes[i];
+        if (!rules_wait_like(n->name) ||
+            (n->parent != PRISM_NO_NODE && rules_in_wait(t, n->parent)))
+            continue;
+        wait += n->total_ns;
+        *waits = true;
+    }
+    return wait < t->total_ns ? t->total_ns - wait : 0;
+}
+
 const char *rules_leaf(const char *name)
 {
     if (!name)
@@ -458,7 +509,7 @@ static prism_severity by_loss(double f)
 static void rule_host_leak(rules_ctx *c)
 {
     if (c->mem)
-        rule_leak(c, &c->mem->host, c->leak_mb, false, "host RSS");
+        rule_leak(c, &c->mem->host, c->leak_mb, false, prism_memory_host_name(c->mem, false));
 }
 
 /* The GPU verdict: the CUDA allocations' when the file recorded them (exact),
@@ -568,6 +619,7 @@ static void find_training_thread(rules_ctx *c)
         if (t && t != c->train) {
             c->loaders++;
             c->loader_ns += t->total_ns;
+            c->loader_busy_ns += busy_ns(t, &c->loader_waits);
         }
     }
 }

@@ -57,6 +57,11 @@ typedef struct rules_ctx {
     size_t train_idx;
     size_t nthreads, loaders;         /* threads, of which not training      */
     uint64_t loader_ns;               /* the other threads' region time      */
+    /* ... less their time in wait-like regions (rules_wait_like: a feeder
+     * thread blocked in a lock is not busy); loader_waits: any was left
+     * out */
+    uint64_t loader_busy_ns;
+    bool loader_waits;
     /* Loader processes: torch's DataLoader with num_workers > 0 (a region
      * named for _MultiProcessingDataLoaderIter, as torch.profiler records
      * its __next__): the workers load in other processes, so no loader
@@ -148,6 +153,14 @@ bool rules_is_wrapper(const rules_ctx *c, const prism_op *op);
 bool rules_sync_like(const char *name);
 /* Names of the input pipeline: "data" or "load" anywhere, any case. */
 bool rules_data_like(const char *name);
+/* Names of a thread waiting, not working: a function (a Python frame's
+ * "FILE(LINE): FUNC", a "<built-in method FUNC of ...>" or "<built-in
+ * function FUNC>", or the whole name) that is acquire, wait, wait_for,
+ * select, poll or sleep: a lock, a condition, a queue, a socket.  Without
+ * CPU samples (a trace) the name is all that tells a wait from work. */
+bool rules_wait_like(const char *name);
+/* Node i of t, or one of its callers, is wait-like (rules_wait_like). */
+bool rules_in_wait(const prism_tree *t, uint32_t i);
 
 /* Regions gathered by name (every path of a name together), every name:
  * an index by hash, then strcmp, so that each node costs one lookup, not a

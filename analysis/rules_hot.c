@@ -192,6 +192,11 @@ static void hot_collect(const rules_ctx *c, hot_op **opp, size_t *cap, size_t *n
         if (!c->cpu && (memo ? in_data_pipeline_memo(t, (uint32_t)i, memo)
                              : in_data_pipeline(t, (uint32_t)i)))
             continue;
+        /* without CPU samples a wait (a lock acquire, a condition's wait,
+         * select, poll, sleep: by name) is no work: the stall rules judge
+         * it (with samples its blocked time is already left out) */
+        if (!c->cpu && rules_wait_like(n->name))
+            continue;
         bool added;
         size_t k = rules_names_get(ix, n->name, &added);
         if (k == SIZE_MAX || (added && !pb_vec_reserve((void **)opp, cap, k + 1, sizeof **opp)))
@@ -326,9 +331,12 @@ void rules_beside(rules_ctx *c)
         if (!t || t == c->train || !t->total_ns)
             continue;
         uint32_t best = PRISM_NO_NODE;
+        /* a thread that waits (a queue feeder blocked in a lock) is not
+         * busy there: waits and what they call are no operation of its */
         for (size_t k = 0; k < t->count; k++)
             if (!(t->nodes[k].flags & PRISM_NODE_UNATTRIBUTED) &&
-                (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns))
+                (best == PRISM_NO_NODE || t->nodes[k].self_ns > t->nodes[best].self_ns) &&
+                !rules_in_wait(t, (uint32_t)k))
                 best = (uint32_t)k;
         if (best == PRISM_NO_NODE)
             continue;

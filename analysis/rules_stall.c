@@ -24,6 +24,7 @@
  *                   share of time; the whole run when no sample found its
  *                   region
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,10 +289,15 @@ void rules_data(rules_ctx *c)
         rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
                   DUR((double)data_ns / (double)lt.steps), (unsigned long long)lt.steps);
     uint64_t span = prism_analysis_span_ns(c->a);
+    /* busy: their region time less their waits in a lock, a condition, a
+     * queue (a DataLoader's queue feeder threads block in acquire) */
     if (c->loaders && span)
-        rules_put(b->evidence, sizeof b->evidence, "; %zu loader thread%s, busy %.0f%%",
-                  c->loaders, c->loaders == 1 ? "" : "s",
-                  100.0 * (double)c->loader_ns / ((double)c->loaders * (double)span));
+        rules_put(b->evidence, sizeof b->evidence, "; %zu %s thread%s, busy %.0f%%%s%s%s",
+                  c->loaders, c->loader_procs ? "other" : "loader", c->loaders == 1 ? "" : "s",
+                  100.0 * fmin(1.0, (double)c->loader_busy_ns / ((double)c->loaders * (double)span)),
+                  c->loader_waits ? " (not counting " : "",
+                  c->loader_waits ? (c->loaders == 1 ? "its" : "their") : "",
+                  c->loader_waits ? " waits: lock acquire, wait, select, poll, sleep)" : "");
     else if (!c->loader_procs)
         rules_put(b->evidence, sizeof b->evidence, "; no loader threads: loading inline");
     if (c->loader_procs)

@@ -302,6 +302,25 @@ const uint64_t *an_series_durations(const prism_analysis *a, size_t *n, double *
     return ok ? c->dur : NULL;
 }
 
+/* An imported torch.profiler trace (or a profile converted from one): its
+ * host memory samples are the allocator's "Total Allocated" (docs/IMPORT.md,
+ * Memory), not a resident set. */
+static bool host_is_allocated(const prism_header *h)
+{
+    for (size_t i = 0; h && i < h->nconfig; i++)
+        if (h->config[i].key && !strcmp(h->config[i].key, "import.layout"))
+            return true;
+    return false;
+}
+
+const char *prism_memory_host_name(const prism_memory_stats *m, bool peak)
+{
+    bool alloc = m && m->host_allocated;
+    if (peak)
+        return alloc ? "Peak allocated (torch's CPU allocator, from the trace)" : "Peak host RSS";
+    return alloc ? "host allocated" : "host RSS";
+}
+
 void an_series_refresh(prism_analysis *a)
 {
     an_series_sort_steps(a);
@@ -317,6 +336,7 @@ void an_series_refresh(prism_analysis *a)
     memset(ms, 0, sizeof *ms);
     ms->samples = a->mem;
     ms->count = a->nmem;
+    ms->host_allocated = host_is_allocated(prism_analysis_header(a));
     for (size_t i = 0; i < a->nmem; i++) {
         const prism_mem_point *m = &a->mem[i];
         if (m->rss > ms->peak_rss)

@@ -272,6 +272,10 @@ static size_t process(prism_reader *r, const uint8_t *p, size_t n, uint64_t off,
     if (r->phase == PH_HEADER) {
         size_t lim = n < PRISM_MAX_HEADER_BYTES ? n : PRISM_MAX_HEADER_BYTES;
         int rc = pf_header_parse(&r->hs, p, lim);
+        if (rc == HDR_ERROR && r->hs.err == PRISM_E_NOT_PRISM && off == 0 && !r->hs.err_off) {
+            pf_reader_not_prism(r, p, n);
+            return 0;
+        }
         if (rc == HDR_ERROR) {
             pf_reader_fail(r, r->hs.err, off + r->hs.err_off, "%s", r->hs.msg);
             return 0;

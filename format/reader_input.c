@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +21,65 @@
 const char *prism_reader_foreign(const prism_reader *r)
 {
     return r && r->probe == PROBE_FOREIGN ? r->fb->name : NULL;
+}
+
+/* ---- the file's name, for the words of an error ---- */
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && !strcasecmp(s + n - k, suffix);
+}
+
+void prism_reader_name(prism_reader *r, const char *path)
+{
+    if (!r)
+        return;
+    size_t n = path ? strlen(path) : 0;
+    r->name_gz = path && ends_with(path, n, ".json.gz");
+    r->name_json = path && (r->name_gz || ends_with(path, n, ".json"));
+}
+
+/* A byte in words: 'n', or 0x8b when it does not print. */
+static void byte_words(char *buf, size_t cap, uint8_t b)
+{
+    if (b > 0x20 && b < 0x7f && b != '\'' && b != '\\')
+        snprintf(buf, cap, "'%c'", (char)b);
+    else
+        snprintf(buf, cap, "0x%02x", (unsigned)b);
+}
+
+prism_status pf_reader_not_prism(prism_reader *r, const uint8_t *p, size_t n)
+{
+    size_t i = n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf ? 3 : 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+        i++;
+    char b[8] = "";
+    if (n)
+        byte_words(b, sizeof b, p[0]);
+    if (r->name_gz && !(n >= 2 && p[0] == 0x1f && p[1] == 0x8b))
+        return pf_reader_fail(r, PRISM_E_NOT_PRISM, 0,
+                              "not gzip: a .json.gz trace starts with the gzip magic 1f 8b, "
+                              "this file with %s", n ? b : "nothing");
+    if (i < n)
+        byte_words(b, sizeof b, p[i]);
+    bool brace = i < n && (p[i] == '{' || p[i] == '[');
+    if (brace)      /* no backend took it: none registered in this program */
+        return pf_reader_fail(r, PRISM_E_NOT_PRISM, i,
+                              "JSON (a trace?), but this program reads PRISM profiles only "
+                              "(no trace importer registered)");
+    if (r->name_json && i == n)
+        return pf_reader_fail(r, PRISM_E_NOT_PRISM, i, "not JSON: the file holds only blanks");
+    if (r->name_json)
+        return pf_reader_fail(r, PRISM_E_NOT_PRISM, i,
+                              "not JSON: a JSON trace starts with '{' or '[', this file with %s",
+                              b);
+    if (r->nfb)
+        return pf_reader_fail(r, PRISM_E_NOT_PRISM, 0,
+                              "not a PRISM profile (no CBOR self-describe tag) nor a JSON trace "
+                              "(no '{' or '[')");
+    return pf_reader_fail(r, PRISM_E_NOT_PRISM, 0,
+                          "not a PRISM profile (no CBOR self-describe tag)");
 }
 
 /* ---- foreign input ---- */
@@ -211,6 +272,8 @@ prism_status prism_reader_read_path(prism_reader *r, const char *path)
         return PRISM_E_ARG;
     if (r->err.code)
         return (prism_status)r->err.code;
+    if (prism_reader_input_offset(r) == 0)
+        prism_reader_name(r, path);
     int fd = pb_open_read(path);
     if (fd < 0)
         return pf_reader_fail(r, PRISM_E_IO, 0, "%s", strerror(errno));

@@ -60,6 +60,9 @@ struct prism_reader {
     uint32_t next_wid, next_wstream;    /* worker files' merged ids (workers.c) */
     idmap wnames;                       /* a worker name's hash -> its merged id */
     bool workers_read;
+    /* the file's name ends in .json / .json.gz (prism_reader_name): an input
+     * that is neither a profile nor a trace is then an error about JSON */
+    bool name_json, name_gz;
 };
 
 /* ---- shared between the reader's files ---- */
@@ -73,6 +76,10 @@ bool pf_reader_keep_pending_append(prism_reader *r, const uint8_t *p, size_t n);
 prism_status pf_reader_foreign_status(prism_reader *r, prism_status st, const char *msg,
                                       uint64_t off);
 prism_status pf_reader_foreign_feed(prism_reader *r, const uint8_t *p, size_t n);
+/* reader_input.c: the error for a first byte that is not the CBOR
+ * self-describe tag, in the words the file's name and first bytes call for
+ * (JSON for a .json name or a '{' / '['); p[0..n) from the file's start. */
+prism_status pf_reader_not_prism(prism_reader *r, const uint8_t *p, size_t n);
 prism_status pf_reader_probe(prism_reader *r, const uint8_t *p, size_t n, bool final,
                              bool *used);
 

@@ -4,6 +4,7 @@
  * event, a thread's name, a flow end; filed in the shared store (events.h).
  * What the source is, for the header and INFO.  docs/IMPORT.md.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,38 @@ static bool prefix(const imp_ev *e, const char *p)
 {
     size_t n = strlen(p);
     return e->name_len >= n && !memcmp(e->name, p, n);
+}
+
+/*
+ * A Python object's address in a name ("<built-in method acquire of
+ * _thread.lock object at 0x7f7a614977c0>") differs from run to run: the same
+ * code would have a new name in every trace and never match in a compare.
+ * Each " at 0x" followed by 6 or more hex digits and '>' becomes " at
+ * 0x...>".  The name rewritten into out[0..cap) and its length; 0 when it
+ * holds no address (or is longer than cap: kept as it is).
+ */
+static size_t strip_addresses(const char *s, size_t n, char *out, size_t cap)
+{
+    static const char at[] = " at 0x";
+    if (n > cap || !memmem(s, n, at, sizeof at - 1))
+        return 0;
+    size_t o = 0, changed = 0;
+    for (size_t i = 0; i < n;) {
+        if (n - i > sizeof at - 1 && !memcmp(s + i, at, sizeof at - 1)) {
+            size_t j = i + sizeof at - 1, k = j;
+            while (k < n && isxdigit((unsigned char)s[k]))
+                k++;
+            if (k - j >= 6 && k < n && s[k] == '>') {   /* never longer than it was */
+                memcpy(out + o, " at 0x...", 9);
+                o += 9;
+                i = k;
+                changed++;
+                continue;
+            }
+        }
+        out[o++] = s[i++];
+    }
+    return changed ? o : 0;
 }
 
 static bool is_name(const imp_ev *e, const char *p)
@@ -82,7 +115,9 @@ static bool region(imp *m, const imp_ev *e, int64_t dur, bool soft)
         m->s.steps[m->s.nsteps++] = (imp_step){ e->ts, e->ts + dur, n, track };
         return true;
     }
-    uint32_t name = imp_intern(&m->s, e->name, e->name_len);
+    char fixed[PRISM_MAX_STRING_BYTES];
+    size_t flen = strip_addresses(e->name, e->name_len, fixed, sizeof fixed);
+    uint32_t name = flen ? imp_intern(&m->s, fixed, flen) : imp_intern(&m->s, e->name, e->name_len);
     if (!name)
         return false;
     if (soft) {

@@ -78,3 +78,36 @@ size_t prism_import_notes(const prism_header *h, char (*lines)[PRISM_IMPORT_NOTE
     }
     return n;
 }
+
+bool prism_import_status(const prism_header *h, bool complete, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = '\0';
+    const prism_kv *layout = h ? find(h, "import.layout") : NULL;
+    const prism_kv *note = h ? find(h, "import.note") : NULL;
+    bool torch = layout && layout->value.type == PRISM_VAL_TEXT;
+    if (!torch && !(note && note->value.type == PRISM_VAL_TEXT))
+        return false;
+    /* what it was: "torch.profiler trace", or the producer before its
+     * ", imported by prism X" ("folded stacks") */
+    char what[96] = "trace";
+    if (torch)
+        snprintf(what, sizeof what, "torch.profiler trace");
+    else if (h->producer && h->producer[0]) {
+        const char *by = strstr(h->producer, ", imported by");
+        int n = by ? (int)(by - h->producer) : (int)strlen(h->producer);
+        snprintf(what, sizeof what, "%.*s", n, h->producer);
+    }
+    const prism_kv *cut = find(h, "import.truncated");
+    const prism_kv *gz = find(h, "import.gzip");
+    bool gzip = gz && gz->value.type == PRISM_VAL_BOOL && gz->value.v.b;
+    if (complete && !cut)
+        snprintf(buf, cap, "complete (imported %s)", what);
+    else if (cut)
+        snprintf(buf, cap, "cut short: the %s ends at byte %" PRIu64 " (imported %s: the "
+                 "figures cover the events before it)", gzip ? "gzip stream" : torch ? "JSON" :
+                 "file", count(cut), what);
+    else
+        snprintf(buf, cap, "cut short (imported %s: the figures cover what was read)", what);
+    return true;
+}

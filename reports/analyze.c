@@ -75,7 +75,16 @@ static void job_line(FILE *f, const prism_analysis *a)
 static void status_lines(FILE *f, const prism_analysis *a)
 {
     const prism_reader_stats *s = prism_analysis_reader_stats(a);
-    if (prism_analysis_complete(a))
+    char st[PRISM_IMPORT_NOTE];         /* a trace has no footer: its own words */
+    if (prism_import_status(prism_analysis_header(a), prism_analysis_complete(a), st,
+                            sizeof st)) {
+        char *more = prism_analysis_complete(a) ? NULL : strstr(st, " (");
+        if (more)                       /* the why on a line of its own */
+            *more++ = '\0';
+        fprintf(f, "  Status: %s%s\n", prism_analysis_complete(a) ? "" : "INCOMPLETE - ", st);
+        if (more)
+            fprintf(f, "          %s\n", more);
+    } else if (prism_analysis_complete(a))
         fputs("  Status: complete (footer present)\n", f);
     else
         fputs("  Status: INCOMPLETE - no footer: the profile is still being written or its\n"
@@ -126,8 +135,9 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
     }
     char b1[32], b2[32];
     fmt_bytes(b1, sizeof b1, (double)m->peak_rss);
+    const char *host = prism_memory_host_name(m, false);
     if (m->count)
-        fprintf(f, "  Peak host RSS: %s\n", b1);
+        fprintf(f, "  %s: %s\n", prism_memory_host_name(m, true), b1);
     if (m->have_gpu) {
         fmt_bytes(b1, sizeof b1, (double)m->peak_gpu_used);
         fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
@@ -138,15 +148,15 @@ static void memory_lines(FILE *f, const prism_memory_stats *m)
     bool hl = m->host.leak, gl = g && g->leak;
     bool hg = m->host.verdict == PRISM_LEAK_GROWING, gg = g && g->verdict == PRISM_LEAK_GROWING;
     if (hl || gl)
-        fprintf(f, "  Memory leak: DETECTED (%s%s%s)\n", hl ? "host RSS" : "",
+        fprintf(f, "  Memory leak: DETECTED (%s%s%s)\n", hl ? host : "",
                 hl && gl ? ", " : "", gl ? what : "");
     else if (hg || gg)
-        fprintf(f, "  Memory leak: not proven (%s%s%s growing)\n", hg ? "host RSS" : "",
+        fprintf(f, "  Memory leak: not proven (%s%s%s growing)\n", hg ? host : "",
                 hg && gg ? ", " : "", gg ? what : "");
     else
         fputs("  Memory leak: none\n", f);
     if (m->count)
-        fit_line(f, "host RSS", &m->host);
+        fit_line(f, host, &m->host);
     if (m->have_gpu_alloc)      /* live bytes of the CUDA allocations at step ends */
         fit_line(f, "GPU allocations", &m->gpu_alloc);
     if (m->have_gpu)

@@ -308,6 +308,9 @@ static void memory(pb_json *w, const prism_analysis *a)
     pb_json_begin_object(w);
     pb_json_kuint(w, "samples", m->count);
     pb_json_kuint(w, "peak_rss_bytes", m->peak_rss);
+    /* what the host figures are: the process's resident set, or (an
+     * imported trace) the bytes torch's CPU allocator held */
+    pb_json_kstring(w, "host_memory", m->host_allocated ? "allocated" : "rss");
     pb_json_kbool(w, "have_gpu", m->have_gpu);
     pb_json_key(w, "peak_gpu_used_bytes");
     m->have_gpu ? pb_json_uint(w, m->peak_gpu_used) : pb_json_null(w);
@@ -591,6 +594,8 @@ static bool analyze_members(pb_json *w, const char *path, const prism_analysis *
     pb_buf p = { 0 };
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
+    char st[256];
+    pb_json_kstring(w, "status", report_status(a, st, sizeof st));
     report_json_header(w, prism_analysis_header(a));
     report_json_reader(w, a);
     summary(w, a);

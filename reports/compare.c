@@ -396,6 +396,8 @@ static void json_side(pb_json *w, const char *key, const char *path, const prism
     pb_json_begin_object(w);
     pb_json_kstring(w, "file", path);
     pb_json_kbool(w, "complete", prism_analysis_complete(a));
+    char st[256];
+    pb_json_kstring(w, "status", report_status(a, st, sizeof st));
     pb_json_kuint(w, "steps", s->count);
     pb_json_kuint(w, "sampled_steps", s->sampled);
     pb_json_kuint(w, "total_ns", s->count ? s->total_ns : prism_analysis_tree(a)->total_ns);
@@ -403,6 +405,7 @@ static void json_side(pb_json *w, const char *key, const char *path, const prism
     report_json_cpu_load(w, prism_analysis_cpu_load(a));
     jns(w, "p95_step_ns", s->p95_ns, s->count > 0);
     pb_json_kuint(w, "peak_rss_bytes", m->peak_rss);
+    pb_json_kstring(w, "host_memory", m->host_allocated ? "allocated" : "rss");
     pb_json_key(w, "peak_gpu_used_bytes");
     if (m->have_gpu)
         pb_json_uint(w, m->peak_gpu_used);

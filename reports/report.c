@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "prism/import.h"
 #include "units.h"
 
 /* ---- figures ---- */
@@ -293,4 +294,14 @@ void report_json_threads(pb_json *w, const prism_analysis *a, const char *ns_key
         pb_json_end_object(w);
     }
     pb_json_end_array(w);
+}
+
+const char *report_status(const prism_analysis *a, char *buf, size_t cap)
+{
+    bool done = prism_analysis_complete(a);
+    if (!prism_import_status(prism_analysis_header(a), done, buf, cap))
+        snprintf(buf, cap, "%s", done ? "complete (footer present)"
+                                      : "incomplete: no footer (the profile is still being "
+                                        "written or its writer died)");
+    return buf;
 }

@@ -153,6 +153,10 @@ void report_json_kns(pb_json *w, const char *key, double v);
 /* "header": {...} and "reader": {...} members, shared by the JSON schemas. */
 void report_json_header(pb_json *w, const prism_header *h);
 void report_json_reader(pb_json *w, const prism_analysis *a);
+/* The file's status in words, as the text report's Status line: a trace's
+ * (prism_import_status), else "complete (footer present)" or "incomplete:
+ * no footer (...)".  Returns buf. */
+const char *report_status(const prism_analysis *a, char *buf, size_t cap);
 /* "cpu_load": who used the CPUs (prism_cpu_load), in cores; null when the
  * file says nothing. */
 void report_json_cpu_load(pb_json *w, const prism_cpu_load *l);

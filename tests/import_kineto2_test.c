@@ -188,11 +188,21 @@ static void test_leak(void **state)
     assert_int_equal(m->host.verdict, PRISM_LEAK_YES);
     assert_true(m->host.slope_mb_per_step > 11.0 && m->host.slope_mb_per_step < 13.0);
     assert_true(m->peak_rss >= 6u * 12u << 20);
+    /* the host figure is torch's CPU allocator's Total Allocated, not the
+     * process's RSS: every output says so */
+    assert_true(m->host_allocated);
+    assert_string_equal(prism_memory_host_name(m, false), "host allocated");
+    assert_string_equal(prism_memory_host_name(m, true),
+                        "Peak allocated (torch's CPU allocator, from the trace)");
     size_t nb;
     const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
     bool leak = false;
     for (size_t i = 0; i < nb; i++)
-        leak |= b[i].type == PRISM_BN_MEMORY_LEAK;
+        if (b[i].type == PRISM_BN_MEMORY_LEAK) {
+            leak = true;
+            assert_non_null(strstr(b[i].description, "(host allocated)"));
+            assert_null(strstr(b[i].description, "RSS"));
+        }
     assert_true(leak);
     prism_analysis_free(a);
 }
@@ -267,6 +277,119 @@ static void test_soft_cut(void **state)
     prism_analysis_free(a);
 }
 
+/* A trace written to a temporary file, analysed. */
+static prism_analysis *open_text(const char *trace)
+{
+    char path[] = "/tmp/prism-kineto2-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, trace, strlen(trace)), (ssize_t)strlen(trace));
+    close(fd);
+    prism_analysis *a = open_trace(path);
+    unlink(path);
+    return a;
+}
+
+#define PY(name, tid, ts, dur) \
+    "{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"" name "\",\"pid\":1,\"tid\":" #tid \
+    ",\"ts\":" #ts ",\"dur\":" #dur "}"
+
+/* A DataLoader's queue feeder thread (multiprocessing's _feed) blocked in a
+ * lock for the whole run: a wait, not work.  Not "busy 100%", no hot
+ * operation on it, none on the training thread's own lock acquire (no CPU
+ * samples: the name tells the wait); an object's address is left out of
+ * the name, so the same code has one name in every run. */
+static void test_waits_not_busy(void **state)
+{
+    (void)state;
+    static const char *const addr[] = { "0x7f7a614977c0", "0x7f00deadbeef" };
+    char first[2][160];
+    for (int run = 0; run < 2; run++) {
+        char trace[4096];
+        snprintf(trace, sizeof trace,
+                 "{\"schemaVersion\":1,\"traceEvents\":["
+                 PY("t.py(1): <module>", 1, 0, 1000) ","
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#0\","
+                 "\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":500},"
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\","
+                 "\"pid\":1,\"tid\":1,\"ts\":500,\"dur\":500},"
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                 "\"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__\","
+                 "\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":300},"
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+                 "\"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__\","
+                 "\"pid\":1,\"tid\":1,\"ts\":510,\"dur\":300},"
+                 PY("t.py(9): sync", 1, 320, 170) ","
+                 PY("<built-in method acquire of _thread.lock object at %s>", 1, 321, 168) ","
+                 PY("t.py(9): sync", 1, 820, 170) ","
+                 PY("<built-in method acquire of _thread.lock object at %s>", 1, 821, 168) ","
+                 PY("threading.py(982): run", 2, 0, 1000) ","
+                 PY("multiprocessing/queues.py(231): _feed", 2, 1, 998) ","
+                 PY("threading.py(295): wait", 2, 2, 990) ","
+                 PY("<built-in method acquire of _thread.lock object at %s>", 2, 3, 988)
+                 "]}", addr[run], addr[run], addr[run]);
+        prism_analysis *a = open_text(trace);
+        const prism_tree *t = prism_analysis_tree(a);
+        uint32_t lock = node(a, "<built-in method acquire of _thread.lock object at 0x...>");
+        assert_int_not_equal(lock, PRISM_NO_NODE);
+        for (uint32_t i = 0; i < t->count; i++)
+            assert_null(strstr(t->nodes[i].name, addr[run]));
+        snprintf(first[run], sizeof first[run], "%s", t->nodes[lock].name);
+        size_t nb;
+        const prism_bottleneck *b = prism_analysis_bottlenecks(a, &nb);
+        bool data = false;
+        for (size_t i = 0; i < nb; i++) {
+            assert_null(strstr(b[i].description, "acquire"));
+            assert_null(strstr(b[i].description, "wait'"));
+            if (b[i].type != PRISM_BN_DATA_LOADING)
+                continue;
+            data = true;
+            assert_null(strstr(b[i].evidence, "busy 100%"));
+            assert_non_null(strstr(b[i].evidence, "1 other thread, busy 1% (not counting its "
+                                                  "waits"));
+        }
+        assert_true(data);
+        prism_analysis_free(a);
+    }
+    assert_string_equal(first[0], first[1]);    /* one name in both runs */
+}
+
+/* A trace has no footer: its status says it was imported and read to its
+ * end, or where it was cut (the gzip stream's byte), never "footer
+ * present" nor "still being written". */
+static void test_status_words(void **state)
+{
+    (void)state;
+    char st[256];
+    prism_analysis *a = open_trace(DIR "workers.pt.trace.json.gz");
+    assert_true(prism_analysis_complete(a));
+    assert_true(prism_import_status(prism_analysis_header(a), true, st, sizeof st));
+    assert_string_equal(st, "complete (imported torch.profiler trace)");
+    prism_analysis_free(a);
+
+    FILE *in = fopen(DIR "workers.pt.trace.json.gz", "rb");
+    assert_non_null(in);
+    static char buf[20000];
+    assert_int_equal(fread(buf, 1, sizeof buf, in), sizeof buf);
+    fclose(in);
+    char path[] = "/tmp/prism-kineto2-cut-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, buf, sizeof buf), (ssize_t)sizeof buf);
+    close(fd);
+    a = open_trace(path);
+    unlink(path);
+    assert_false(prism_analysis_complete(a));
+    assert_true(prism_import_status(prism_analysis_header(a), false, st, sizeof st));
+    assert_string_equal(st, "cut short: the gzip stream ends at byte 20000 (imported "
+                            "torch.profiler trace: the figures cover the events before it)");
+    prism_analysis_free(a);
+    /* a PRISM profile's status is its footer's: not the importer's to say */
+    prism_header h = { 0 };
+    assert_false(prism_import_status(&h, true, st, sizeof st));
+    assert_string_equal(st, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_leak),
         cmocka_unit_test(test_nostack),
         cmocka_unit_test(test_soft_cut),
+        cmocka_unit_test(test_status_words),
+        cmocka_unit_test(test_waits_not_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

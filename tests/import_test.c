@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "prism/import.h"
@@ -473,6 +474,75 @@ static void test_hostile(void **state)
     prism_reader_free(g.r);
 }
 
+/* A file that is neither a profile nor a trace: with a .json name (or a
+ * '{') the error speaks of JSON, at the first byte that is wrong; any other
+ * name keeps the CBOR reader's words, saying it is no JSON trace either. */
+static void test_not_json_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *bytes, *want;
+        uint64_t off;
+    } cases[] = {
+        { "t.json", "not json at all\n", "not JSON: a JSON trace starts with '{' or '[', this "
+                                         "file with 'n'", 0 },
+        { "T.JSON", "  \n\x01x", "not JSON: a JSON trace starts with '{' or '[', this file "
+                                 "with 0x01", 3 },
+        { "t.json", "   ", "not JSON: the file holds only blanks", 3 },
+        { "t.json.gz", "hello", "not gzip: a .json.gz trace starts with the gzip magic 1f 8b, "
+                                "this file with 'h'", 0 },
+        { "t.cbor", "hello", "not a PRISM profile (no CBOR self-describe tag) nor a JSON trace "
+                             "(no '{' or '[')", 0 },
+        { NULL, "hello", "not a PRISM profile (no CBOR self-describe tag) nor a JSON trace "
+                         "(no '{' or '[')", 0 },
+    };
+    char dir[] = "/tmp/prism_notjson_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    prism_import_register();
+    prism_reader_callbacks cb = { 0 };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *msg;
+        uint64_t off = 99;
+        prism_reader *r = prism_reader_new(&cb, NULL);
+        assert_non_null(r);
+        prism_status st;
+        if (cases[i].name) {        /* by path, as prism_read_file reads */
+            char path[256];
+            snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+            FILE *f = fopen(path, "wb");
+            assert_non_null(f);
+            fputs(cases[i].bytes, f);
+            fclose(f);
+            st = prism_reader_read_path(r, path);
+            if (st == PRISM_OK || st == PRISM_NEED_MORE)
+                st = prism_reader_finish(r);
+            remove(path);
+        } else {                    /* fed, no name */
+            st = prism_reader_feed(r, cases[i].bytes, strlen(cases[i].bytes));
+            if (st == PRISM_OK || st == PRISM_NEED_MORE)
+                st = prism_reader_finish(r);
+        }
+        assert_int_equal(st, PRISM_E_NOT_PRISM);
+        prism_reader_error(r, &msg, &off);
+        assert_string_equal(msg, cases[i].want);
+        assert_int_equal(off, cases[i].off);
+        prism_reader_free(r);
+    }
+    /* fed in slices after prism_reader_name, as the explorer does */
+    prism_reader *r = prism_reader_new(&cb, NULL);
+    prism_reader_name(r, "x/run.json");
+    prism_status st = prism_reader_feed(r, "oops", 4);
+    if (st == PRISM_OK || st == PRISM_NEED_MORE)
+        st = prism_reader_finish(r);
+    assert_int_equal(st, PRISM_E_NOT_PRISM);
+    const char *msg;
+    uint64_t off;
+    prism_reader_error(r, &msg, &off);
+    assert_non_null(strstr(msg, "not JSON"));
+    prism_reader_free(r);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_gzip_and_cut),
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_hostile),
+        cmocka_unit_test(test_not_json_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

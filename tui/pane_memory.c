@@ -266,7 +266,8 @@ static void draw(ui *u, void *st, int y, int x, int h, int w)
     char b1[32], b2[32], left[48], right[48];
 
     /* title: what is shown, peaks, counts */
-    int c = 1 + ui_print(&r, 0, 1, lab, gpu ? "GPU used" : "Host RSS");
+    int c = 1 + ui_print(&r, 0, 1, lab, gpu ? "GPU used" : m->host_allocated
+                         ? "Allocated (torch's CPU allocator, from the trace)" : "Host RSS");
     fmt_bytes(b1, sizeof b1, (double)(gpu ? m->peak_gpu_used : m->peak_rss));
     fmt_bytes(b2, sizeof b2, (double)m->peak_gpu_reserved);
     char part[4][80];

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "prism/import.h"
+
 #include "compare_view.h"
 #include "escape.h"
 #include "namefit.h"
@@ -37,7 +39,7 @@
 #include "workers.h"
 
 #define SUMMARY_WIDE 150          /* two columns from this width           */
-#define LABEL_W 10                /* "Host RSS  " */
+#define LABEL_W 10                /* "Host RSS  ", "Allocated " */
 
 /* Untrusted text escaped (so its width is what shows). */
 static const char *safe(const char *s, char *buf, size_t cap)
@@ -266,6 +268,7 @@ static void totals(ui *u, const ui_rect *r, int *row)
         parts_line(u, r, (*row)++, NULL, ui_attr(u, CP_HIGH, A_NORMAL), w, 2, " ");
     }
     const prism_reader_stats *rs = prism_analysis_reader_stats(u->a);
+    char st[PRISM_IMPORT_NOTE];
     if (rs && rs->damaged) {
         char a1[64], a2[64];
         fmt_count(c1, sizeof c1, (double)rs->damaged);
@@ -277,6 +280,23 @@ static void totals(ui *u, const ui_rect *r, int *row)
     } else if (u->src && source_progress(u->src, c1, sizeof c1, ld, sizeof ld)) {
         const char *w[] = { "being read:", c1, ld };     /* not yet at its footer */
         parts_line(u, r, (*row)++, "File", A_NORMAL, w, 3, " ");
+    } else if (prism_import_status(prism_analysis_header(u->a), prism_analysis_complete(u->a),
+                                   st, sizeof st)) {
+        /* a trace has no footer: "complete (imported torch.profiler trace)",
+         * "cut short: the JSON ends at byte N (...)", in parts at ": " and
+         * " (" so that what fits shows */
+        const char *w[4];
+        int k = 0;
+        for (char *p = st; p && *p && k < 4;) {
+            w[k++] = p;
+            char *colon = strstr(p, ": "), *paren = strstr(p, " (");
+            char *cut = colon && (!paren || colon < paren) ? colon + 1 : paren;
+            if (cut)
+                *cut++ = '\0';
+            p = cut;
+        }
+        parts_line(u, r, (*row)++, "File", prism_analysis_complete(u->a) ? A_NORMAL :
+                   ui_attr(u, CP_MEDIUM, A_NORMAL), w, k, " ");
     } else {
         const char *w[] = { prism_analysis_complete(u->a) ? "complete" : "no footer:",
                             prism_analysis_complete(u->a) ? "" : "still being written,",
@@ -422,7 +442,7 @@ static void memory(ui *u, const ui_rect *r, int *row)
     for (int gpu = 0; gpu <= (m->have_gpu ? 1 : 0); gpu++) {
         for (size_t i = 0; i < m->count; i++)
             v[i] = (double)(gpu ? m->samples[i].gpu_used : m->samples[i].rss);
-        char spark[1024], peak[32], text[64], slope[80];
+        char spark[1024], peak[32], text[112], slope[80];
         ui_sparkline(spark, sizeof spark, v, m->count, sw, u->utf8);
         fmt_bytes(peak, sizeof peak, gpu ? (double)m->peak_gpu_used : (double)m->peak_rss);
         /* the plotted series' fit; the CUDA allocations' when they rise */
@@ -432,10 +452,12 @@ static void memory(ui *u, const ui_rect *r, int *row)
             lk = g;
             of = "allocs ";
         }
-        ui_print(r, *row, 1, lab, gpu ? "GPU mem" : "Host RSS");
+        /* an imported trace's host figure is torch's CPU allocator's */
+        ui_print(r, *row, 1, lab, gpu ? "GPU mem" : m->host_allocated ? "Allocated" : "Host RSS");
         ui_print(r, *row, 1 + LABEL_W, ui_attr(u, CP_BAR, A_NORMAL), spark);
         int c = 1 + LABEL_W + ui_width(spark) + 1;
-        snprintf(text, sizeof text, "peak %s", peak);
+        snprintf(text, sizeof text, "peak %s%s", peak,
+                 !gpu && m->host_allocated ? " (torch's CPU allocator, from the trace)" : "");
         if (c + ui_width(text) < r->w)
             c += ui_print(r, *row, c, A_NORMAL, text) + 1;
         int tone;
@@ -681,7 +703,8 @@ static void compare_table(ui *u, const ui_rect *r)
     time_row(u, r, row++, steps ? "Step total" : "Region time", ta, tb, true, steps ? p : -1);
     time_row(u, r, row++, "Mean step", sa->mean_ns, sb->mean_ns, steps, p);
     time_row(u, r, row++, "p95 step", sa->p95_ns, sb->p95_ns, steps, -1);
-    bytes_row(u, r, row++, "Peak host", (double)ma->peak_rss, (double)mb->peak_rss,
+    bytes_row(u, r, row++, ma->host_allocated && mb->host_allocated ? "Peak alloc" : "Peak host",
+              (double)ma->peak_rss, (double)mb->peak_rss,
               ma->count && mb->count);
     bytes_row(u, r, row++, "Peak GPU", (double)ma->peak_gpu_used, (double)mb->peak_gpu_used,
               ma->have_gpu && mb->have_gpu);

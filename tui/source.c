@@ -44,6 +44,7 @@ static int new_profile(source *s)
     s->a = prism_analysis_new(s->opts);
     prism_analysis_callbacks(&cb);
     s->r = s->a ? prism_reader_new(&cb, s->a) : NULL;
+    prism_reader_name(s->r, s->path);  /* a .json file's error speaks of JSON */
     if (!s->a || !s->r) {
         snprintf(s->error, sizeof s->error, "%s: out of memory", s->path);
         return -1;

@@ -210,6 +210,11 @@ typedef struct prism_memory_stats {
     size_t count;
     uint64_t peak_rss, peak_gpu_used, peak_gpu_reserved;
     bool have_gpu;
+    /* The host figure (rss, peak_rss, host) is not the process's resident
+     * set but the bytes its allocator holds: an imported torch.profiler
+     * trace's [memory] "Total Allocated" (torch's CPU allocator), all a
+     * trace records of host memory.  Say which with prism_memory_host_name. */
+    bool host_allocated;
     /* Memory samples against the step they count for: their own (taken at a
      * step boundary) or, taken between boundaries, the step most recently
      * started before them (none before the first step or after the last
@@ -232,6 +237,11 @@ typedef struct prism_memory_stats {
  * gpu when there are GPU memory samples; else NULL.  *what (may be NULL):
  * its name in words, "GPU allocations" or "GPU used". */
 PRISM_API const prism_leak *prism_memory_gpu_leak(const prism_memory_stats *m, const char **what);
+/* The host memory figure in words: "host RSS", or for an imported trace
+ * (host_allocated) "host allocated"; `peak` true: the label of its peak,
+ * "Peak host RSS" or "Peak allocated (torch's CPU allocator, from the
+ * trace)".  Static strings. */
+PRISM_API const char *prism_memory_host_name(const prism_memory_stats *m, bool peak);
 
 typedef struct prism_kernel_stat {
     const char *name;

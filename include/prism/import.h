@@ -51,6 +51,17 @@ PRISM_API int prism_import_probe(const uint8_t *p, size_t n, bool final);
 #define PRISM_IMPORT_NOTE 160
 PRISM_API size_t prism_import_notes(const prism_header *h, char (*lines)[PRISM_IMPORT_NOTE], size_t max);
 
+/*
+ * The file's status in words for a profile imported from a trace (or
+ * converted from one): a trace has no footer, so "complete (imported
+ * torch.profiler trace)" when it was read to its end (complete: the
+ * analysis saw the footer the importer delivers), else "cut short: the JSON
+ * ends at byte N" (the gzip stream's, for a gzip trace).  Writes buf[0..cap)
+ * and returns true; false (buf empty) for a profile that was not imported,
+ * whose status is its footer's.
+ */
+PRISM_API bool prism_import_status(const prism_header *h, bool complete, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,6 +72,15 @@ PRISM_API void prism_reader_set_foreign(const prism_foreign_backend *b);
 PRISM_API const char *prism_reader_foreign(const prism_reader *r);
 
 /*
+ * The name of the file r is about to read, for the words of an error only
+ * (never to decide the format): a name ending in .json or .json.gz makes a
+ * file that is neither a PRISM profile nor a trace "not JSON: ..." (or "not
+ * gzip: ...") instead of the CBOR reader's message.  prism_reader_read_path
+ * (and prism_read_file) set it themselves; a program that feeds the file in
+ * slices calls it before the first.  path is not kept.
+ */
+PRISM_API void prism_reader_name(prism_reader *r, const char *path);
+/*
  * Read the file at path as prism_reader_read_fd does, from the reader's
  * current input offset to end of file (the caller then calls finish).
  * When path is a regular file and the reader has read nothing yet, its

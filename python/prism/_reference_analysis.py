@@ -213,13 +213,17 @@ class ProfileAnalyzer:
     def get_efficiency_report(self) -> str:
         """The reference's text report (summary, top 5 operations, bottlenecks)."""
         s = self.get_summary()
+        # an imported trace's host figure is torch's CPU allocator's, not an RSS
+        peak_label = ("Peak allocated (torch's CPU allocator, from the trace)"
+                      if (s["prism_memory"] or {}).get("host_memory") == "allocated"
+                      else "Peak host RSS")
         lines = ["=" * 60, "PRISM Training Profile Report", "=" * 60, "", "Summary:",
                  f"  Total samples: {s['total_samples']}",
                  f"  Total epochs: {s['total_epochs']}",
                  f"  Total time: {s['total_time_ms']:.1f} ms",
                  f"  Avg epoch time: {s['avg_epoch_time_ms']:.2f} ms",
                  f"  Peak GPU memory: {s['peak_gpu_memory_mb']:.1f} MB",
-                 f"  Peak host RSS: {s['prism_peak_rss_mb']:.1f} MB",
+                 f"  {peak_label}: {s['prism_peak_rss_mb']:.1f} MB",
                  f"  Memory leak detected: {s['memory_leak_detected']}"]
         if not s["prism_complete"]:
             lines.append("  (profile without a footer: still being written, or its writer died)")

@@ -3,7 +3,8 @@
 # real prism-top: the Tree of the trace against an expected screen (volatile
 # parts masked), drill-down into the step, the GPU pane with the trace's
 # kernels, the Bottlenecks pane; a trace truncated mid-way opens too and says
-# it is incomplete; a trace that is not JSON gives the one-line error.
+# it is incomplete (cut short, at which byte); a trace that is not JSON, and
+# a .json file that is no JSON, give the one-line error.
 # PRISM_UPDATE_GOLDEN=1 rewrites the expected screen.
 . tests/screen/lib.sh
 FIX=tests/fixtures/kineto/basic.json
@@ -13,6 +14,8 @@ EXP=tests/screen/expected/trace_tree_100x30.txt
 start 100 30 "TERM=xterm $TOP $T"
 wait_for "1 Summary"
 wait_for "Steps +4 "
+# a trace has no footer: the File row says it was imported, read to its end
+expect "File +complete \(imported torch\.profiler trace\)"
 keys 2; wait_for "\| Tree \|"
 wait_for "forward"
 # the status line apart (it says how the file was read): the rest is the tree
@@ -41,6 +44,7 @@ head -c 20000 "$FIX" > "$TMPD/cut.json"
 start 100 30 "TERM=xterm $TOP --no-follow $TMPD/cut.json"
 wait_for "1 Summary"
 wait_for "INCOMPLETE|incomplete|truncated"
+wait_for "File +cut short: the JSON ends at byte 20000"
 keys q; wait_for "__EXIT__ 0"
 
 # not JSON: one line with the file and the byte offset
@@ -48,5 +52,12 @@ printf '{"traceEvents": [ this is not json' > "$TMPD/bad.json"
 start 200 10 "TERM=xterm $TOP $TMPD/bad.json"
 wait_for "__EXIT__ 2"
 expect "prism-top: .*bad.json: .* at byte [0-9]+"
+wait_for "^ -?echo$"; expect "^ echo$"
+
+# a .json that is no JSON at all: the error speaks of JSON, not CBOR
+printf 'not json at all\n' > "$TMPD/text.json"
+start 200 10 "TERM=xterm $TOP $TMPD/text.json"
+wait_for "__EXIT__ 2"
+expect "prism-top: .*text.json: not JSON: a JSON trace starts with '\{' or '\[', this file with 'n' at byte 0"
 wait_for "^ -?echo$"; expect "^ echo$"
 echo ok
