@@ -242,6 +242,42 @@ static void test_growing(void **state)
     want(&f, PRISM_LEAK_GROWING, "noisy fit");
 }
 
+/* A short run: host RSS at the steps of a real 50-step AdamW loop (a user
+ * trial, torch 2.13: DataLoader workers, a checkpoint every 10 steps) that
+ * rises in steps and swings (over 240 steps the same loop settles): not a
+ * leak to tell from so few steps; a clean rise over as few steps still is. */
+static void test_short_run_settling(void **state)
+{
+    (void)state;
+    static const double st[] = {
+        0, 3, 3, 3, 5, 5, 7, 7, 8, 10, 10, 10, 13, 13, 13, 15, 15, 17, 17, 19, 21, 21, 21, 23,
+        23, 26, 26, 26, 28, 28, 30, 30, 32, 32, 35, 35, 35, 37, 37, 39, 39, 41, 41, 43, 43, 46,
+        46, 48, 48, 48, 49, 49 };
+    static const double mb[] = {
+        377.988, 378.305, 424.199, 392.324, 414.207, 382.336, 380.461, 428.336, 394.59,
+        392.855, 393.598, 404.633, 404.637, 388.641, 388.641, 390.641, 388.641, 404.645,
+        388.648, 388.664, 388.672, 388.668, 390.668, 424.547, 406.676, 426.551, 442.551,
+        442.547, 442.547, 426.547, 426.555, 426.555, 426.551, 426.555, 426.559, 426.559,
+        410.684, 410.684, 442.559, 458.559, 410.691, 442.566, 458.566, 410.691, 442.57,
+        458.57, 474.574, 474.574, 490.574, 506.57, 474.699, 474.695 };
+    size_t n = sizeof st / sizeof *st;
+    double x[sizeof st / sizeof *st], y[sizeof st / sizeof *st];
+    for (size_t i = 0; i < n; i++) {
+        x[i] = st[i];
+        y[i] = mb[i] * MB;
+    }
+    prism_leak f = prism_leak_fit(x, y, n, 10.0);
+    assert_true(f.t >= 5 && f.r2 >= 0.6 && f.r2 < 0.8 && f.growth_mb > 64);
+    want(&f, PRISM_LEAK_GROWING, "too short a run to tell a leak from settling");
+    /* a clean rise over 50 steps: 2 MB/step, +-1 MB */
+    f = fit_of(50, 400, linear, 2.0, 0, 1.0, 41, 10.0);
+    want(&f, PRISM_LEAK_YES, "steady, significant rise");
+    /* the same loose fit over 300 steps: a leak */
+    f = fit_of(300, 400, linear, 0.5, 0, 50.0, 42, 10.0);
+    assert_true(f.r2 >= 0.6 && f.r2 < 0.8);
+    want(&f, PRISM_LEAK_YES, "steady, significant rise");
+}
+
 /* ---- hostile inputs --------------------------------------------------------- */
 
 static void test_hostile_inputs(void **state)
@@ -479,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_one_off_jump),
         cmocka_unit_test(test_warm_up_plateau),
         cmocka_unit_test(test_growing),
+        cmocka_unit_test(test_short_run_settling),
         cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_rule_slow_c),
         cmocka_unit_test(test_rule_python),
