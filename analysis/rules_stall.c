@@ -8,8 +8,10 @@
  *                   records, regions named like sync / synchronize / .item /
  *                   wait_gpu / cuda_sync on the training thread above 10 %
  *                   of the sampled step time
- *   data_loading    regions named like data / load at their shallowest depth
- *                   on the training thread > 10 % of the sampled step time
+ *   data_loading    the outermost regions named like data / load of each path
+ *                   on the training thread > 10 % of the sampled step time,
+ *                   less an evaluation pass's loader (in at most a third of
+ *                   the steps, two calls or more in each)
  *
  * The training thread is the busiest thread not named like a loader; the
  * stalls are shares of the loop's time (the sampled steps, where regions
@@ -246,6 +248,37 @@ void rules_sync(rules_ctx *c)
 
 /* ---- data_loading ----------------------------------------------------- */
 
+/* A region named like data loading: not an operator ("aten::..._data"),
+ * and of a Python frame ("torch/utils/data/dataloader.py(720): __next__")
+ * its file's own name and its function, not the folders it lies in (a
+ * project under "data_science/" holds no more input than another). */
+static bool data_region(const char *name)
+{
+    if (!name || !strncmp(name, "aten::", 6))
+        return false;
+    const char *fr = strstr(name, "): ");
+    if (!fr)
+        return rules_data_like(name);
+    const char *file = name;
+    for (const char *p = name; p < fr; p++)
+        if (*p == '/')
+            file = p + 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s %s", (int)(fr - file < 128 ? fr - file : 128), file,
+             fr + 3);
+    return rules_data_like(buf);
+}
+
+/* Has node n an ancestor named like data loading? */
+static bool data_below(const prism_tree *t, const prism_node *n)
+{
+    for (uint32_t k = n->parent, hops = 0; k < t->count && hops < 4096;
+         k = t->nodes[k].parent, hops++)
+        if (data_region(t->nodes[k].name))
+            return true;
+    return false;
+}
+
 void rules_data(rules_ctx *c)
 {
     if (c->cpu)
@@ -253,24 +286,31 @@ void rules_data(rules_ctx *c)
     const prism_tree *t = c->train;
     if (!t || !t->count)
         return;
-    /* data/load regions at the shallowest depth where any appears */
-    uint32_t depth = UINT32_MAX, heavy = PRISM_NO_NODE;
-    for (size_t i = 0; i < t->count; i++)
-        if (rules_data_like(t->nodes[i].name) && t->nodes[i].depth < depth)
-            depth = t->nodes[i].depth;
-    if (depth == UINT32_MAX)
-        return;
-    uint64_t data_ns = 0, calls = 0;
+    /* the outermost data/load regions of every path (a trace names the
+     * same loader's __next__ at different depths: under a `next()` frame
+     * in one loop, right under <module> in another), less an evaluation
+     * pass's loader: one that runs in at most a third of the steps, several
+     * batches at a time (it is no training input: slow_steps tells it) */
+    loop_time lt = loop_of(c);
+    uint32_t heavy = PRISM_NO_NODE, left = PRISM_NO_NODE;
+    uint64_t data_ns = 0, calls = 0, left_ns = 0;
     for (size_t i = 0; i < t->count; i++) {
         const prism_node *n = &t->nodes[i];
-        if (n->depth != depth || !rules_data_like(n->name))
+        if (!data_region(n->name) || data_below(t, n))
             continue;
+        if (lt.steps && n->steps_seen * 3 <= lt.steps && n->calls >= 2 * n->steps_seen) {
+            left_ns = an_sat_add(left_ns, rules_in_window_ns(c, n));
+            if (left == PRISM_NO_NODE || n->total_ns > t->nodes[left].total_ns)
+                left = (uint32_t)i;
+            continue;
+        }
         data_ns = an_sat_add(data_ns, rules_in_window_ns(c, n));
         calls += n->calls;
         if (heavy == PRISM_NO_NODE || n->total_ns > t->nodes[heavy].total_ns)
             heavy = (uint32_t)i;
     }
-    loop_time lt = loop_of(c);
+    if (heavy == PRISM_NO_NODE)
+        return;
     double share = lt.ns > 0 ? clamp01((double)data_ns / lt.ns) : 0.0;
     if (!(share > DATA_SHARE))
         return;
@@ -288,6 +328,11 @@ void rules_data(rules_ctx *c)
     if (lt.steps)
         rules_put(b->evidence, sizeof b->evidence, ", %s/step over %llu steps",
                   DUR((double)data_ns / (double)lt.steps), (unsigned long long)lt.steps);
+    if (left != PRISM_NO_NODE)
+        rules_put(b->evidence, sizeof b->evidence, "; not counted: '%s' (%s, %llu calls in %llu "
+                  "of the steps: an evaluation pass's loader)", rules_leaf(t->nodes[left].name),
+                  DUR((double)left_ns), (unsigned long long)t->nodes[left].calls,
+                  (unsigned long long)t->nodes[left].steps_seen);
     uint64_t span = prism_analysis_span_ns(c->a);
     /* busy: their region time less their waits in a lock, a condition, a
      * queue (a DataLoader's queue feeder threads block in acquire) */

@@ -354,6 +354,72 @@ static void test_waits_not_busy(void **state)
     assert_string_equal(first[0], first[1]);    /* one name in both runs */
 }
 
+/* One event into the trace being built (b, *n of cap). */
+static void ev(char *b, size_t cap, size_t *n, const char *cat, const char *name, unsigned ts,
+               unsigned dur)
+{
+    int k = snprintf(b + *n, cap - *n, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\","
+                     "\"pid\":1,\"tid\":1,\"ts\":%u,\"dur\":%u}", *n > 40 ? "," : "", cat,
+                     name, ts, dur);
+    assert_true(k > 0 && (size_t)k < cap - *n);
+    *n += (size_t)k;
+}
+
+/* The training loader waits 30 us in each of 6 steps (under a next()
+ * frame with with_stack); in step 4 an evaluation loop fetches 5 batches
+ * of 60 us from a loader of its own, right under <module>; every step
+ * runs an operator named "..._data".  The input stall is the training
+ * loader's (180 of 900 us), not the evaluation's (which slow_steps names),
+ * nor the operator's; the same with and without the Python frames. */
+static void test_eval_loader_apart(void **state)
+{
+    (void)state;
+    static const char mp[] = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                      sp[] = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                      nx[] = "torch/utils/data/dataloader.py(720): __next__";
+    for (int stack = 0; stack < 2; stack++) {
+        static char b[16384];
+        size_t n = (size_t)snprintf(b, sizeof b, "{\"schemaVersion\":1,\"traceEvents\":[");
+        if (stack)
+            ev(b, sizeof b, &n, "python_function", "t.py(1): <module>", 0, 900);
+        unsigned start[] = { 0, 100, 200, 300, 400, 800 }, dur[] = { 100, 100, 100, 100, 400, 100 };
+        for (unsigned k = 0; k < 6; k++) {
+            char step[32];
+            snprintf(step, sizeof step, "ProfilerStep#%u", k);
+            ev(b, sizeof b, &n, "user_annotation", step, start[k], dur[k]);
+            if (stack) {
+                ev(b, sizeof b, &n, "python_function", "<built-in function next>", start[k] + 1, 32);
+                ev(b, sizeof b, &n, "python_function", nx, start[k] + 2, 30);
+            }
+            ev(b, sizeof b, &n, "user_annotation", mp, start[k] + 3, 28);
+            ev(b, sizeof b, &n, "cpu_op", "aten::_log_softmax_backward_data", start[k] + 40, 40);
+        }
+        for (unsigned i = 0; i < 5; i++) {
+            if (stack)
+                ev(b, sizeof b, &n, "python_function", nx, 500 + i * 60, 59);
+            ev(b, sizeof b, &n, "user_annotation", sp, 500 + i * 60 + 1, 57);
+        }
+        snprintf(b + n, sizeof b - n, "]}");
+        prism_analysis *a = open_text(b);
+        size_t nb;
+        const prism_bottleneck *f = prism_analysis_bottlenecks(a, &nb), *data = NULL;
+        for (size_t i = 0; i < nb; i++)
+            if (f[i].type == PRISM_BN_DATA_LOADING)
+                data = &f[i];
+        assert_non_null(data);
+        print_message("%s | %s\n", data->description, data->evidence);
+        /* 28-32 us a step of 900 us */
+        assert_true(data->share > 0.18 && data->share < 0.21);
+        assert_non_null(strstr(data->evidence, "(6 calls)"));
+        assert_non_null(strstr(data->evidence, "5 calls in 1 of the steps: an evaluation pass's "
+                                               "loader"));
+        assert_null(strstr(data->description, "_data'"));
+        const prism_tree *t = prism_analysis_tree(a);
+        assert_null(strstr(t->nodes[data->node].name, "Single"));
+        prism_analysis_free(a);
+    }
+}
+
 /* A trace has no footer: its status says it was imported and read to its
  * end, or where it was cut (the gzip stream's byte), never "footer
  * present" nor "still being written". */
@@ -399,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_soft_cut),
         cmocka_unit_test(test_status_words),
         cmocka_unit_test(test_waits_not_busy),
+        cmocka_unit_test(test_eval_loader_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
