@@ -330,8 +330,18 @@ static void one_sided(FILE *f, const prism_analysis *a, const prism_analysis *b,
 /* Findings on one side only; t: the tree of the analysis they came from
  * (their region's path is whole there: the description quotes it within
  * 160 bytes). */
+/* The delta of a finding's region when it ran in both profiles, else NULL. */
+static const prism_delta *region_delta(const prism_compare *c, const prism_bottleneck *b)
+{
+    for (size_t i = 0; b->path_hash && i < c->count; i++)
+        if (c->deltas[i].path_hash == b->path_hash && c->deltas[i].base_node != PRISM_NO_NODE &&
+            c->deltas[i].new_node != PRISM_NO_NODE)
+            return &c->deltas[i];
+    return NULL;
+}
+
 static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b, size_t n,
-                    const prism_tree *t)
+                    const prism_tree *t, const prism_compare *c)
 {
     pb_buf path = { 0 };
     fprintf(f, "%s:\n", title);
@@ -348,6 +358,12 @@ static void bn_list(FILE *f, const char *title, const prism_bottleneck *const *b
             esc_fputs(pb_buf_str(&path), f);
             fputc('\n', f);
         }
+        /* found in one run only, its region ran in both with no significant
+         * change: the finding sits at its threshold in both */
+        const prism_delta *d = region_delta(c, b[i]);
+        if (d && !d->significant && !d->raw_significant && d->p_value >= 0)
+            fprintf(f, "    (its region's change %+.1f%%, p = %.2g: not significant; near the "
+                    "finding's threshold in both runs)\n", d->median_pct, d->p_value);
     }
     pb_buf_free(&path);
 }
@@ -372,8 +388,8 @@ void compare_write_txt(FILE *f, const char *pa, const char *pb, const prism_anal
     one_sided(f, a, b, c, true, top, width);
     one_sided(f, a, b, c, false, top, width);
     fputc('\n', f);
-    bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new, prism_analysis_tree(b));
-    bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone, prism_analysis_tree(a));
+    bn_list(f, "Bottlenecks that appeared", c->bn_new, c->nbn_new, prism_analysis_tree(b), c);
+    bn_list(f, "Bottlenecks that vanished", c->bn_gone, c->nbn_gone, prism_analysis_tree(a), c);
     fputs(RULE, f);
 }
 

@@ -321,6 +321,44 @@ static void test_folded_backward_segments(void **state)
     unload(&ln);
 }
 
+/* A finding in one run only whose region did not change significantly: it
+ * sits at its threshold in both (a hot_operation at 10.1 % of the step in
+ * one run, 9.9 % in the other), and the text says so. */
+static void test_finding_at_threshold(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "hot", "rest" };
+    loaded l[2];
+    for (int r = 0; r < 2; r++) {
+        pbuild b;
+        pb_init(&b, names, 2, 11);              /* the same jitter in both */
+        pb_thread(&b, 1, "MainThread");
+        pb_info_uint(&b, "steps.thread", 1);
+        uint64_t t = CMS;
+        for (uint64_t k = 0; k < 40; k++) {
+            uint64_t t0 = t;
+            pb_leaf(&b, 1, &t, 1, r ? 1010000 : 990000);
+            pb_leaf(&b, 1, &t, 2, 9 * CMS);
+            prism_step st = { t0, t, k, 0, PRISM_STEP_SAMPLED };
+            pb_step(&b, &st);
+        }
+        l[r] = pb_load(&b);
+    }
+    prism_compare *c = prism_compare_new(l[0].a, l[1].a);
+    assert_non_null(c);
+    assert_int_equal(c->nbn_new, 1);
+    assert_int_equal(c->bn_new[0]->type, PRISM_BN_HOT_OPERATION);
+    assert_false(find_delta(c, "hot")->significant);
+    char *txt = report_of(l[0].a, l[1].a, c, false);
+    const char *at = strstr(txt, "Bottlenecks that appeared:");
+    assert_non_null(at);
+    assert_non_null(strstr(at, "not significant; near the finding's threshold in both runs"));
+    free(txt);
+    prism_compare_free(c);
+    unload(&l[0]);
+    unload(&l[1]);
+}
+
 /* Every region 30 % slower and a region new in the steps: the whole-run
  * line says the program changed too. */
 static void test_shift_with_new_region(void **state)
@@ -692,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_whole_run_shift),
         cmocka_unit_test(test_folded_in_one_run),
         cmocka_unit_test(test_folded_backward_segments),
+        cmocka_unit_test(test_finding_at_threshold),
         cmocka_unit_test(test_shift_with_new_region),
         cmocka_unit_test(test_shift_plus_one_region),
         cmocka_unit_test(test_absent_steps),
