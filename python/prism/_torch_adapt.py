@@ -131,7 +131,7 @@ def decide():
 
 
 def _cost_per_call():
-    """PRISM's cost per module call in this program: twice the time its
+    """PRISM's cost per module call in this program: twice the CPU time its
     hooks spent per measured module call (forward pre and post, the backward
     segment hook: timed inside them, cold caches and all), for torch's
     dispatch of them, which no hook can time (in a hot loop it adds 0.35 to
