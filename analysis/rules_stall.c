@@ -10,8 +10,9 @@
  *                   of the sampled step time
  *   data_loading    the outermost regions named like data / load of each path
  *                   on the training thread > 10 % of the sampled step time,
- *                   less an evaluation pass's loader (in at most a third of
- *                   the steps, two calls or more in each)
+ *                   within two levels of the shallowest, less an evaluation
+ *                   pass's loader (in at most a third of the steps, two
+ *                   calls or more in each)
  *
  * The training thread is the busiest thread not named like a loader; the
  * stalls are shares of the loop's time (the sampled steps, where regions
@@ -269,6 +270,13 @@ static bool data_region(const char *name)
     return rules_data_like(buf);
 }
 
+/* A loader that runs in at most a third of the `steps`, two batches or more
+ * each time: an evaluation pass's. */
+static bool eval_loader(const prism_node *n, uint64_t steps)
+{
+    return steps && n->steps_seen * 3 <= steps && n->calls >= 2 * n->steps_seen;
+}
+
 /* Has node n an ancestor named like data loading? */
 static bool data_below(const prism_tree *t, const prism_node *n)
 {
@@ -290,15 +298,21 @@ void rules_data(rules_ctx *c)
      * same loader's __next__ at different depths: under a `next()` frame
      * in one loop, right under <module> in another), less an evaluation
      * pass's loader: one that runs in at most a third of the steps, several
-     * batches at a time (it is no training input: slow_steps tells it) */
+     * batches at a time (it is no training input: slow_steps tells it); and
+     * within two levels of the shallowest of them (a region named like
+     * "load" deep inside the computation is not the input) */
     loop_time lt = loop_of(c);
-    uint32_t heavy = PRISM_NO_NODE, left = PRISM_NO_NODE;
+    uint32_t heavy = PRISM_NO_NODE, left = PRISM_NO_NODE, top = UINT32_MAX;
     uint64_t data_ns = 0, calls = 0, left_ns = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->nodes[i].depth < top && data_region(t->nodes[i].name) &&
+            !eval_loader(&t->nodes[i], lt.steps))
+            top = t->nodes[i].depth;
     for (size_t i = 0; i < t->count; i++) {
         const prism_node *n = &t->nodes[i];
-        if (!data_region(n->name) || data_below(t, n))
+        if (!data_region(n->name) || n->depth > top + 2 || data_below(t, n))
             continue;
-        if (lt.steps && n->steps_seen * 3 <= lt.steps && n->calls >= 2 * n->steps_seen) {
+        if (eval_loader(n, lt.steps)) {
             left_ns = an_sat_add(left_ns, rules_in_window_ns(c, n));
             if (left == PRISM_NO_NODE || n->total_ns > t->nodes[left].total_ns)
                 left = (uint32_t)i;

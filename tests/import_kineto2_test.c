@@ -368,9 +368,10 @@ static void ev(char *b, size_t cap, size_t *n, const char *cat, const char *name
 /* The training loader waits 30 us in each of 6 steps (under a next()
  * frame with with_stack); in step 4 an evaluation loop fetches 5 batches
  * of 60 us from a loader of its own, right under <module>; every step
- * runs an operator named "..._data".  The input stall is the training
- * loader's (180 of 900 us), not the evaluation's (which slow_steps names),
- * nor the operator's; the same with and without the Python frames. */
+ * runs an operator named "..._data" and, five frames deep in its forward,
+ * a "load_weights".  The input stall is the training loader's (180 of 900
+ * us), not the evaluation's (which slow_steps names), nor the operator's,
+ * nor the deep frame's; the same with and without the Python frames. */
 static void test_eval_loader_apart(void **state)
 {
     (void)state;
@@ -393,6 +394,12 @@ static void test_eval_loader_apart(void **state)
             }
             ev(b, sizeof b, &n, "user_annotation", mp, start[k] + 3, 28);
             ev(b, sizeof b, &n, "cpu_op", "aten::_log_softmax_backward_data", start[k] + 40, 40);
+            /* deep in the computation, a region named like loading: no input */
+            static const char *const deep[] = { "t.py(20): forward", "t.py(21): block",
+                                                "t.py(22): layer", "t.py(23): inner",
+                                                "t.py(24): load_weights" };
+            for (unsigned d = 0; d < 5; d++)
+                ev(b, sizeof b, &n, "python_function", deep[d], start[k] + 82 + d, 16 - 2 * d);
         }
         for (unsigned i = 0; i < 5; i++) {
             if (stack)
