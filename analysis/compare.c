@@ -325,13 +325,23 @@ static bool run_shift(prism_compare *c, const sideinfo *sb, const sideinfo *sc)
     if (n >= RUN_MIN_REGIONS) {
         pb_qsort(r, n, sizeof *r, cmp_vote);
         double lg = n % 2 ? r[n / 2].log_ratio : (r[n / 2 - 1].log_ratio + r[n / 2].log_ratio) / 2.0;
-        size_t agree = 0;
-        for (size_t i = 0; i < n; i++)
-            agree += fabs(r[i].log_ratio - lg) <= r[i].tol;
+        /* a region votes for the factor only when it tells the factor
+         * from no change: one within its noise of both says nothing (a
+         * noisy small region "agreed" with a factor that was one dominant
+         * region's regression, and the gate passed it as the machine's);
+         * those that tell them apart must agree, 3 at least */
+        size_t agree = 0, against = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool near_f = fabs(r[i].log_ratio - lg) <= r[i].tol;
+            bool near_1 = fabs(r[i].log_ratio) <= r[i].tol;
+            agree += near_f && !near_1;
+            against += near_1 && !near_f;
+        }
         c->run_factor = exp(lg);
         c->run_agree = agree;
         c->whole_run_shift = fabs(c->run_factor - 1.0) >= RUN_MIN_SHIFT &&
-                             (double)agree >= RUN_AGREE * (double)n;
+                             agree >= RUN_MIN_REGIONS &&
+                             (double)agree >= RUN_AGREE * (double)(agree + against);
     }
     free(r);
     return true;

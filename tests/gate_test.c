@@ -12,6 +12,8 @@
  *   - several baselines: a region that drifts between runs of the same
  *     code does not fail on a change inside that drift (it would against
  *     one baseline); a real +25 % fails against all three;
+ *   - real profiles (tests/fixtures/gate): one region of ~89 % of the step
+ *     made 15 % slower is a regression, not a whole-run shift;
  *   - the command: exit 0 / 1 / 2, a folder of baselines, markdown and
  *     JSON (valid, with the decision), a profile without steps, an empty
  *     folder and a usage error (exit 2 with --gate), hostile names as text
@@ -358,6 +360,34 @@ static void test_command(void **state)
 
 /* Names from a file are text in markdown: no markup, no HTML, no table
  * cell broken by a pipe, no control character. */
+/* Real profiles (tests/fixtures/gate): one region holding ~89 % of the
+ * step made 15 % slower, three baselines of the same script.  Noisy small
+ * regions near both no change and the dominant region's ratio once made
+ * that regression a "whole-run shift" the gate passed; it fails, on it,
+ * and the step, with the right sizes. */
+static void test_dominant_region_regression(void **state)
+{
+    (void)state;
+    const char *base = "tests/fixtures/gate/base", *slow = "tests/fixtures/gate/slow15.cbor";
+    for (int shift = 0; shift < 2; shift++) {
+        char *out = NULL;
+        const char *argv[] = { "compare", "--gate", base, slow, shift ? "--fail-on-shift" : NULL,
+                               NULL };
+        int rc = gate_cmd(argv, &out);
+        printf("%s", out);
+        assert_int_equal(rc, 1);
+        assert_non_null(strstr(out, "PRISM gate: FAIL"));
+        assert_null(strstr(out, "every region alike"));
+        const char *row = strstr(out, "FAIL  Net.forward/busy");
+        assert_non_null(row);
+        double base_ms, new_ms, pct;
+        assert_int_equal(sscanf(row + 22, "%lf ms %lf ms %lf%%", &base_ms, &new_ms, &pct), 3);
+        assert_true(pct > 13 && pct < 18);                 /* truth +15.0 % */
+        assert_non_null(strstr(out, "FAIL  step"));
+        free(out);
+    }
+}
+
 static void test_markdown_hostile_names(void **state)
 {
     (void)state;
@@ -412,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_baseline_noise),
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_markdown_hostile_names),
+        cmocka_unit_test(test_dominant_region_regression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

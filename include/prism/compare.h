@@ -84,12 +84,15 @@ typedef struct prism_compare {
      * sides (in >= 3 steps) holding >= 1 % of the base step and mostly
      * their own work (self >= half their total: a wrapper does not vote
      * with what it wraps) -- run_regions of them, at least 3 -- of their
-     * per-step median ratio new / base; 1 when fewer.  When
-     * |run_factor - 1| >= 5 % and at least 2/3 of those regions (run_agree)
-     * lie within 7 % of it (or within 2.5 standard errors of their own
-     * median ratio, when noisier), the whole run moved (the machine,
-     * clocks or contention): whole_run_shift, and every region is tested
-     * against the run factor instead of against no change. */
+     * per-step median ratio new / base; 1 when fewer.  A region agrees
+     * when it lies within 7 % of the factor (or within 2.5 standard errors
+     * of its own median ratio, when noisier) and not so near 1 (no
+     * change); it disagrees when near 1 and not the factor; one near both
+     * says nothing.  When |run_factor - 1| >= 5 %, 3 regions or more agree
+     * (run_agree) and they are at least 2/3 of those that agree or
+     * disagree, the whole run moved (the machine, clocks or contention):
+     * whole_run_shift, and every region is tested against the run factor
+     * instead of against no change. */
     double run_factor;
     bool whole_run_shift;
     size_t run_regions, run_agree;
