@@ -199,13 +199,23 @@ bool rules_icontains(const char *s, const char *needle)
     return false;
 }
 
+/* "sync" at a word's start ("cuda_sync", "sync_grads", "Event.sync"):
+ * not the end of fsync, msync, fdatasync or async, which are no GPU's */
+static bool sync_word(const char *name)
+{
+    for (const char *p = name; p && *p; p++)
+        if (!strncasecmp(p, "sync", 4) && (p == name || !isalpha((unsigned char)p[-1])))
+            return true;
+    return false;
+}
+
 bool rules_sync_like(const char *name)
 {
-    static const char *const pat[] = { "sync", "synchronize", ".item", "wait_gpu", "cuda_sync" };
+    static const char *const pat[] = { "synchronize", ".item", "wait_gpu", "cuda_sync" };
     for (size_t i = 0; i < sizeof pat / sizeof *pat; i++)
         if (rules_icontains(name, pat[i]))
             return true;
-    return false;
+    return sync_word(name);
 }
 
 

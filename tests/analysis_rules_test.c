@@ -137,6 +137,54 @@ static void test_compile_time_advice(void **state)
     unload(&l);
 }
 
+/* Regions named like a GPU sync by name alone (no GPU records): 10 steps
+ * of 'compute' 5 ms then 'NAME' 3 ms.  A CPU job's fsync (or a program
+ * that never loaded the CUDA driver) is no CPU-GPU sync; cuda_sync in a
+ * program that may have a GPU is. */
+static const prism_bottleneck *sync_case(loaded *l, const char *name, bool cpu_only)
+{
+    const char *names[] = { "compute", name };
+    pbuild b;
+    pb_init(&b, names, 2, 5);
+    pb_thread(&b, 1, "main");
+    pb_info_uint(&b, "steps.thread", 1);
+    if (cpu_only)
+        pb_info_text(&b, "gpu.status",
+                     "unavailable: the program never loaded the CUDA driver (libcuda.so.1)");
+    uint64_t t = MS;
+    for (uint64_t k = 0; k < 10; k++) {
+        pb_enter(&b, 1, t, 1);
+        pb_exit(&b, 1, t + 5 * MS);
+        pb_enter(&b, 1, t + 5 * MS, 2);
+        pb_exit(&b, 1, t + 8 * MS);
+        prism_step st = { t, t + 8 * MS, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+        t += 8 * MS;
+    }
+    *l = pb_load(&b);
+    return find_bn(l->a, PRISM_BN_CPU_GPU_SYNC, name);
+}
+
+static void test_sync_by_name(void **state)
+{
+    (void)state;
+    static const char *const no[] = { "fsync", "write_fsync", "fdatasync", "async_send",
+                                      "msync" };
+    loaded l;
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        assert_null(sync_case(&l, no[i], false));
+        unload(&l);
+    }
+    static const char *const yes[] = { "cuda_sync", "torch.cuda.synchronize",
+                                       "cudaDeviceSynchronize", "sync_grads", "loss.item" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        assert_non_null(sync_case(&l, yes[i], false));
+        unload(&l);
+        assert_null(sync_case(&l, yes[i], true));       /* no CUDA driver: no GPU */
+        unload(&l);
+    }
+}
+
 static void test_cpu_rules(void **state)
 {
     (void)state;
@@ -612,6 +660,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpu_rules),
         cmocka_unit_test(test_compile_time_advice),
+        cmocka_unit_test(test_sync_by_name),
         cmocka_unit_test(test_gpu_rules),
         cmocka_unit_test(test_gpu_idle_names_a_training_thread_region),
         cmocka_unit_test(test_compare),
