@@ -254,8 +254,11 @@ static void hot_emit(rules_ctx *c, const hot_op *op)
     /* the figures are its own time (what ranks it); the mean per call is
      * of the whole call, what it calls included, and says so then */
     bool kids = hn->self_ns < hn->total_ns, apart = wall < op->ns;
-    rules_put(b->evidence, sizeof b->evidence, ", %s%s%s%s", kids ? "own time " : "",
-              apart ? (kids ? "not blocked " : "not blocked, ") : "", DUR(wall / per), unit);
+    rules_put(b->evidence, sizeof b->evidence, ", %s%s%s", kids ? "own time " : "",
+              DUR(wall / per), unit);
+    if (apart)                          /* ranked by its time not blocked */
+        rules_put(b->evidence, sizeof b->evidence, " not blocked (of %s%s)", DUR(op->ns / per),
+                  unit);
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
                   (unsigned long long)c->steps);
