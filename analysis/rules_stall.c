@@ -8,8 +8,7 @@
  *                   records, regions named like sync (at a word's start:
  *                   not fsync, async) / synchronize / .item / wait_gpu /
  *                   cuda_sync on the training thread above 10 % of the
- *                   sampled step time, unless the program never loaded
- *                   the CUDA driver (gpu.status)
+ *                   sampled step time
  *   data_loading    the outermost regions named like data / load of each path
  *                   on the training thread > 10 % of the sampled step time,
  *                   within two levels of the shallowest, less an evaluation
@@ -215,11 +214,8 @@ void rules_sync(rules_ctx *c)
      * With CPU samples rules_wait may have found the same region by its
      * blocked time; the larger finding stays (rules_run's dedupe). */
     /* Without GPU sync records: sync-named regions of the training thread,
-     * as a share of the loop's time (they stall it); never in a program
-     * that did not load the CUDA driver (a CPU job's "sync" is its own:
-     * the wait rules judge it) */
-    if (g && g->status && strstr(g->status, "never loaded the CUDA driver"))
-        return;
+     * as a share of the loop's time (they stall it).  (A program's GPU may
+     * be one CUPTI does not see, or a simulated one: the name decides.) */
     loop_time lt = loop_of(c);
     size_t found = 0;
     sync_times st = { 0 };
