@@ -418,6 +418,40 @@ class HtmlJob(PageTest):
                         .endswith("a step"))
 
 
+@unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
+class HtmlJobTwo(PageTest):
+    """A job of 2 ranks, rank 1 slower: its heatmap cells are shaded against
+    the median of the two (their mean), rank 0's are not (the page took the
+    upper of the two middle values: the slower rank itself, so no cell of a
+    2-rank job was ever shaded)."""
+
+    prefix = "prism-htmlj2-"
+
+    @classmethod
+    def make_page(cls):
+        job = os.path.join(cls.dir, "job")
+        subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", "2", "--steps", "20",
+                        "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
+                       env=clean_env(), capture_output=True)
+        cls.page = os.path.join(cls.dir, "job.html")
+        cls.report("analyze", "--format", "html", "-o", cls.page, job)
+
+    def test_straggler_shaded(self):
+        b = self.browser
+        self.quiet()
+        # the green channel of the middle of each row's cells (paler: higher)
+        g = b.js("(() => { const c = document.getElementById('heatmap');"
+                 " const x = c.getContext('2d'), h = c.height / 2, out = [];"
+                 " for (let i = 0; i < 2; i++) {"
+                 "  const d = x.getImageData(0, Math.floor(h * i + h / 2), c.width, 1).data;"
+                 "  let s = 0, n = 0; for (let k = 0; k < d.length; k += 4)"
+                 "   if (d[k + 3]) { s += d[k + 1]; n++; }"
+                 "  out.push(n ? s / n : -1); }"
+                 " return out; })()")
+        self.assertGreater(g[0], 235, g)            # rank 0: at or under the median
+        self.assertLess(g[1], g[0] - 20, g)         # rank 1: shaded
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "fixtures", "html")
 
