@@ -250,6 +250,8 @@ void gate_write_txt(FILE *f, char *const *files, size_t nfiles, const prism_anal
     }
     fprintf(f, "%s; new: ", nfiles - 1 > 3 ? ", ...)" : ")");
     esc_fputs(files[nfiles - 1], f);
+    if (!prism_analysis_complete(cur))
+        fputs(" (INCOMPLETE: the run was cut short; its steps so far are compared)", f);
     fprintf(f, "\nLimit: %.1f%% slower (--max-slowdown), or more where the baselines differed "
             "more among themselves.\n", g->max_slowdown_pct);
     shift_words(f, g, false);
@@ -325,6 +327,8 @@ void gate_write_md(FILE *f, char *const *files, size_t nfiles, const prism_analy
     }
     fprintf(f, "%s \u00b7 new: ", nfiles - 1 > 3 ? ", \u2026)" : ")");
     md_text(f, files[nfiles - 1]);
+    if (!prism_analysis_complete(cur))
+        fputs(" (**incomplete**: the run was cut short; its steps so far are compared)", f);
     fprintf(f, " \u00b7 limit: %.1f %% slower, or the noise between the baselines where "
             "larger\n\n", g->max_slowdown_pct);
     if (g->whole_run_shift || (g->load_base >= 0 && g->load_new >= 0)) {
@@ -372,6 +376,7 @@ bool gate_write_json(FILE *f, char *const *files, size_t nfiles, const prism_ana
         pb_json_string(w, files[i]);
     pb_json_end_array(w);
     pb_json_kstring(w, "new", files[nfiles - 1]);
+    pb_json_kbool(w, "new_complete", prism_analysis_complete(cur));
     pb_json_kuint(w, "failed", g->failed);
     pb_json_kuint(w, "appeared", g->appeared);
     pb_json_key(w, "run");

@@ -306,7 +306,28 @@ static void test_command(void **state)
     assert_true(json_valid(j, len, &where, &values));
     assert_non_null(strstr(j, "\"schema\": \"prism.gate/1\""));
     assert_non_null(strstr(j, "\"decision\": \"fail\""));
+    assert_non_null(strstr(j, "\"new_complete\": true"));
     free(j);
+    /* a new run cut short (no footer: a CI job killed by its timeout) is
+     * gated on its steps so far, and the report says so */
+    char cut[512];
+    path_in(cut, top, "cut.cbor");
+    size_t slen;
+    char *bytes = slurp(slow, &slen);
+    assert_non_null(bytes);
+    FILE *cf = fopen(cut, "wb");
+    assert_non_null(cf);
+    assert_int_equal(fwrite(bytes, 1, slen - slen / 8, cf), slen - slen / 8);
+    assert_int_equal(fclose(cf), 0);
+    free(bytes);
+    gate_cmd((const char *[]){ "compare", "--gate", dir, cut, NULL }, &out);
+    assert_non_null(strstr(out, "new: "));
+    assert_non_null(strstr(out, "(INCOMPLETE: the run was cut short; its steps so far are "
+                                "compared)"));
+    free(out);
+    gate_cmd((const char *[]){ "compare", "--gate", dir, same, NULL }, &out);
+    assert_null(strstr(out, "INCOMPLETE"));
+    free(out);
     /* a higher limit lets it pass */
     assert_int_equal(gate_cmd((const char *[]){ "compare", "--gate", "--max-slowdown", "40", dir,
                                                 slow, NULL }, &out), 0);
