@@ -180,6 +180,34 @@ def _run_script(target):
     exec(code, main.__dict__)
 
 
+# _run_program's status for a program ended by an uncaught KeyboardInterrupt
+_SIGINT_DEATH = -2
+
+
+def _die_of_sigint():
+    """End as CPython ends a program a KeyboardInterrupt ended: its atexit
+    functions run, then the process dies of SIGINT (the parent sees
+    WIFSIGNALED, as shells and job runners that stop a loop on it expect),
+    not exit(130)."""
+    import atexit
+    import signal
+    try:
+        atexit._run_exitfuncs()
+    except Exception:                       # pragma: no cover
+        pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:                   # pragma: no cover
+            pass
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except Exception:                       # pragma: no cover
+        pass
+    os._exit(130)                           # no signal delivered: as a shell says it
+
+
 def _run_program(kind, target, args):
     """Run the program as __main__; returns its exit status."""
     import runpy
@@ -197,7 +225,7 @@ def _run_program(kind, target, args):
         return _exit_status(e.code)
     except KeyboardInterrupt as e:
         _print_exception(e)
-        return 130
+        return _SIGINT_DEATH
     except BaseException as e:
         _print_exception(e)
         return 1
@@ -243,4 +271,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    _status = main()
+    if _status == _SIGINT_DEATH:
+        _die_of_sigint()
+    sys.exit(_status)

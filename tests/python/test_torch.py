@@ -11,6 +11,7 @@ without torch or under the sanitizers (PRISM_TEST_SANITIZE=1).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -435,6 +436,17 @@ print("ok")
         rc, so, se = run([sys.executable, "-m", "prism", "--bogus", "ex.py"], self.dir)
         self.assertEqual(rc, 2)
         self.assertIn("--bogus", se)
+        # a KeyboardInterrupt (Ctrl-C) ends it as it ends plain python: its
+        # atexit functions run, then it dies of SIGINT (not exit 130)
+        self.script("kbi.py", "import atexit\natexit.register(lambda: print('atexit'))\n"
+                              "raise KeyboardInterrupt\n")
+        plain = run([sys.executable, "kbi.py"], self.dir)
+        rc, so, se = run([sys.executable, "-m", "prism", "-o", out, "kbi.py"], self.dir)
+        self.assertEqual(plain[0], -signal.SIGINT)
+        self.assertEqual((rc, so), (plain[0], plain[1]))
+        self.assertEqual(se.strip().splitlines()[-2:],
+                         ["KeyboardInterrupt", "prism: profile written to %s" % out])
+        self.assertTrue(analyze(out)["complete"])
 
     def test_python_m_module_and_options(self):
         out = os.path.join(self.dir, "m-%p.cbor")
