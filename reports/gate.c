@@ -226,7 +226,8 @@ static void shift_words(FILE *f, const prism_gate *g, bool md)
                 "load, or a change that slows everything; %s.\n", b, b,
                 fabs(100.0 * (g->run_factor - 1.0)), g->run_factor > 1 ? "slower" : "faster",
                 g->run_factor, g->shift_failed ? "--fail-on-shift fails it"
-                : "each region is tested beyond it (--fail-on-shift fails on it)");
+                : "each region is tested beyond it, its base scaled by it (--fail-on-shift "
+                  "fails on it)");
     if (g->load_base >= 0 && g->load_new >= 0)
         fprintf(f, "%sLoad%s: the training thread waited for a CPU %.1f%% of its time in the "
                 "baseline%s, %.1f%% in the new run.%s\n", b, b, 100.0 * g->load_base,
