@@ -218,6 +218,13 @@ static void verdict_line(const prism_gate *g, char *buf, size_t cap)
                  100.0 * (g->run_factor - 1.0));
 }
 
+/* An item past its limit that passes: its change is within step-to-step
+ * noise (not significantly slower against enough baselines). */
+static bool noise_only(const prism_gate_item *it)
+{
+    return !it->regressed && it->compared && it->change_pct > it->limit_pct;
+}
+
 static void shift_words(FILE *f, const prism_gate *g, bool md)
 {
     const char *b = md ? "**" : "";
@@ -272,10 +279,11 @@ void gate_write_txt(FILE *f, char *const *files, size_t nfiles, const prism_anal
         char sl[32];
         snprintf(sl, sizeof sl, "%zu of %zu", it->slower, it->compared);
         if (it->compared)
-            fprintf(f, " %s %s %+7.1f%% %6.1f%% %9s %9s%s\n",
+            fprintf(f, " %s %s %+7.1f%% %6.1f%% %9s %9s%s%s\n",
                     report_ns(tb, sizeof tb, it->base_ns, 10),
                     report_ns(tn, sizeof tn, it->new_ns, 10), it->change_pct, it->limit_pct,
-                    sl, pval(p, sizeof p, it->p_value), it->own ? "  own time" : "");
+                    sl, pval(p, sizeof p, it->p_value), it->own ? "  own time" : "",
+                    noise_only(it) ? "  within its noise" : "");
         else
             fprintf(f, " %10s %10s %8s %6.1f%% %9s %9s\n", "n/a", "n/a", "n/a", it->limit_pct,
                     "-", "n/a");
@@ -345,8 +353,9 @@ void gate_write_md(FILE *f, char *const *files, size_t nfiles, const prism_analy
         fprintf(f, "| %s | ", it->regressed ? "\u274c" : "\u2705");
         md_text(f, item_path(it, cur, &path));
         if (it->compared)
-            fprintf(f, "%s | %s | %s | %+.1f %% | %.1f %% | %zu of %zu | %s |\n",
-                    it->own ? " (own time)" : "", report_ns(tb, sizeof tb, it->base_ns, 0),
+            fprintf(f, "%s%s | %s | %s | %+.1f %% | %.1f %% | %zu of %zu | %s |\n",
+                    it->own ? " (own time)" : "", noise_only(it) ? " (within its noise)" : "",
+                    report_ns(tb, sizeof tb, it->base_ns, 0),
                     report_ns(tn, sizeof tn, it->new_ns, 0), it->change_pct, it->limit_pct,
                     it->slower, it->compared, pval(p, sizeof p, it->p_value));
         else
