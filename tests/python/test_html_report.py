@@ -423,7 +423,7 @@ class HtmlJobTwo(PageTest):
     """A job of 2 ranks, rank 1 slower: its heatmap cells are shaded against
     the median of the two (their mean), rank 0's are not (the page took the
     upper of the two middle values: the slower rank itself, so no cell of a
-    2-rank job was ever shaded)."""
+    2-rank job was ever shaded); its card says where the others wait."""
 
     prefix = "prism-htmlj2-"
 
@@ -450,6 +450,10 @@ class HtmlJobTwo(PageTest):
                  " return out; })()")
         self.assertGreater(g[0], 235, g)            # rank 0: at or under the median
         self.assertLess(g[1], g[0] - 20, g)         # rank 1: shaded
+        # the card says what the straggler costs the others, as the text does
+        card = b.js("document.getElementById('stragglers').textContent")
+        self.assertIn("The other ranks wait for it: allreduce, ", card)
+        self.assertIn("waiting for the slowest rank, not work", card)
 
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
