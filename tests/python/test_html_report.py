@@ -373,6 +373,18 @@ class HtmlOpWindow(PageTest):
         self.assertEqual(regions, [r["path"] for r in w["regions"]])
 
 
+def job_page(cls, ranks):
+    """A job of `ranks` processes that really ran (the multirank sample, rank
+    1 slower), its page into cls.page; its JSON report."""
+    job = os.path.join(cls.dir, "job")
+    subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", str(ranks), "--steps", "20",
+                    "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
+                   env=clean_env(), capture_output=True)
+    cls.page = os.path.join(cls.dir, "job.html")
+    cls.report("analyze", "--format", "html", "-o", cls.page, job)
+    return cls.report("analyze", "--format", "json", job)
+
+
 @unittest.skipUnless(CHROMIUM, "no chromium here (the tests' dependency step installs it)")
 class HtmlJob(PageTest):
     """analyze DIR --format html of a job of 4 ranks that really ran (the
@@ -385,13 +397,7 @@ class HtmlJob(PageTest):
 
     @classmethod
     def make_page(cls):
-        job = os.path.join(cls.dir, "job")
-        subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", "4", "--steps", "20",
-                        "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
-                       env=clean_env(), capture_output=True)
-        cls.page = os.path.join(cls.dir, "job.html")
-        cls.report("analyze", "--format", "html", "-o", cls.page, job)
-        cls.json = cls.report("analyze", "--format", "json", job)
+        cls.json = job_page(cls, 4)
 
     def test_job_page(self):
         b, j = self.browser, self.json
@@ -429,12 +435,7 @@ class HtmlJobTwo(PageTest):
 
     @classmethod
     def make_page(cls):
-        job = os.path.join(cls.dir, "job")
-        subprocess.run([os.path.join(B, "bin", "multirank"), "--ranks", "2", "--steps", "20",
-                        "--slow-rank", "1", "--output-dir", job], check=True, timeout=300,
-                       env=clean_env(), capture_output=True)
-        cls.page = os.path.join(cls.dir, "job.html")
-        cls.report("analyze", "--format", "html", "-o", cls.page, job)
+        job_page(cls, 2)
 
     def test_straggler_shaded(self):
         b = self.browser
