@@ -42,7 +42,7 @@ class DdpJob(pyutil.TempDirTest):
     def run_job(self, trace):
         out = os.path.join(self.tmp, "trace" if trace else "prism")
         cmd = [sys.executable, JOB, out, "--ranks", "3", "--slow-rank", str(SLOW),
-               "--slow-iters", "40", "--steps", "8"] + (["--trace"] if trace else [])
+               "--slow-iters", "100", "--steps", "8"] + (["--trace"] if trace else [])
         env = pyutil.torch_env(not trace, OMP_NUM_THREADS=1)
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         if p.returncode != 0 and TEARDOWN_ABORT in p.stderr:
