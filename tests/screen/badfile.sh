@@ -4,9 +4,9 @@
 # and a job (it blocked open(2) for good; issue 32).
 . tests/screen/lib.sh
 printf 'hello, not a profile' > "$TMPD/x.cbor"
-start 100 30 "TERM=xterm $TOP $TMPD/x.cbor"
+start 200 30 "TERM=xterm $TOP $TMPD/x.cbor"      # wide: the one line unwrapped
 wait_for "__EXIT__ 2"
-expect "prism-top: .*x.cbor: not a PRISM profile.* at byte 0"
+expect "prism-top: .*x.cbor: not a PRISM profile .* nor a JSON trace .* at byte 0"
 wait_for "^ -?echo$"; expect "^ echo$"
 
 start 100 30 "TERM=xterm $TOP --no-follow $TMPD/missing.cbor"
