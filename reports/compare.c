@@ -195,6 +195,13 @@ const char *const compare_folded_legend[] = {
     NULL
 };
 
+const char *const compare_hooks_legend[] = {
+    "med % and p-value of a row marked 'h': it holds PRISM's hooks on modules kept in one run only",
+    "(folded in the other); a change that cost would explain is tested after taking it out: at most",
+    "the run's cost per module call (INFO torch.modules.cost_ns) times their calls a step",
+    NULL
+};
+
 /* The name columns of the region tables, and the columns before them. */
 #define PATH_COL 36
 #define ONE_SIDED_COL 60
@@ -268,7 +275,8 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
             if (raw)
                 snprintf(rawp, sizeof rawp, " %8s", "n/a");
         }
-        fprintf(f, "  %c ", d->significant ? '*' : d->raw_significant ? '~' : ' ');
+        fprintf(f, " %c%c ", d->hook_ns != 0 ? 'h' : ' ',
+                d->significant ? '*' : d->raw_significant ? '~' : ' ');
         report_cell(f, whole_path(d, a, b, &path), ROW_LEAD, col);
         fprintf(f, " %s %s %s %+7.1f%% %7.2fx %8s%s %6.1f%% %+6.1fpp %8s\n",
                 report_ns(tb, sizeof tb, (double)d->base_ns, 11),
@@ -286,6 +294,12 @@ static void regions(FILE *f, const prism_analysis *a, const prism_analysis *b,
     for (size_t i = 0; folded && compare_folded_legend[i]; i++)
         fprintf(f, "  %s%s%s\n", i ? " " : "(", compare_folded_legend[i],
                 compare_folded_legend[i + 1] ? "" : ")");
+    bool hooks = false;
+    for (size_t i = 0; i < c->count && !hooks; i++)
+        hooks = in_both(&c->deltas[i]) && c->deltas[i].hook_ns != 0;
+    for (size_t i = 0; hooks && compare_hooks_legend[i]; i++)
+        fprintf(f, "  %s%s%s\n", i ? " " : "(", compare_hooks_legend[i],
+                compare_hooks_legend[i + 1] ? "" : ")");
     pb_buf_free(&path);
 }
 
@@ -502,6 +516,7 @@ bool compare_write_json(FILE *f, const char *pa, const char *pb, const prism_ana
         d->own ? pb_json_double(w, d->own_pct) : pb_json_null(w);
         pb_json_kbool(w, "raw_significant", d->raw_significant);
         pb_json_kbool(w, "folded_one", d->folded_one);
+        jns(w, "hook_ns", d->hook_ns, inb && inn);
         pb_json_end_object(w);
     }
     pb_json_end_array(w);

@@ -281,11 +281,12 @@ static const char script[] =
     "              (r.delta_ns > 0 ? '+' : '') + ns(r.delta_ns) + (r.delta_pct === null || r.delta_pct === undefined ? '' : ' (' + (r.delta_pct > 0 ? '+' : '') + r.delta_pct.toFixed(1) + '%)'),\n"
     "              both ? pc(r.folded_one ? null : r.median_pct) : '-'].concat(raw ? [both ? pc(r.raw_median_pct) : '-'] : [], [\n"
     "              pct(r.new_share), r.folded_one ? 'folded' : r.p_value === null || r.p_value === undefined ? (both ? 'n/a' : '-') : r.p_value.toPrecision(2),\n"
-    "              r.significant ? '*' : r.raw_significant ? '~' : '']);\n"
+    "              (r.hook_ns ? 'h' : '') + (r.significant ? '*' : r.raw_significant ? '~' : '')]);\n"
     "    }), 'ops');\n"
     "    var rows2 = t2.tBodies[0].rows, anyFolded = false;\n"
     "    shown.forEach(function (r, i) { if (r.folded_one) { rows2[i].className = 'folded'; anyFolded = true; } });\n"
     "    if (anyFolded && W.folded_legend) { var lg = add(s2, el('p', 'note', W.folded_legend)); lg.id = 'folded-legend'; }\n"
+    "    if (shown.some(function (r) { return r.hook_ns; }) && W.hooks_legend) { var hl = add(s2, el('p', 'note', '(' + W.hooks_legend + ')')); hl.id = 'hooks-legend'; }\n"
 
     "    var nb = C.bottlenecks_new || [], gb = C.bottlenecks_gone || [];\n"
     "    if (nb.length || gb.length) {\n"
@@ -766,7 +767,7 @@ bool job_write_html(FILE *f, const prism_job *j)
 
 /* {"run": [compare's lines on the whole run, each sentence one line],
  * "regions_legend": the legend of its table of regions, "folded_legend":
- * that of its p-value 'folded', each one line}. */
+ * that of its p-value 'folded', "hooks_legend": that of its mark 'h', each one line}. */
 static bool words_json(pb_buf *b, const prism_analysis *a, const prism_analysis *n,
                        const prism_compare *c)
 {
@@ -776,9 +777,10 @@ static bool words_json(pb_buf *b, const prism_analysis *a, const prism_analysis 
     pb_json_begin_object(&w);
     pb_json_key(&w, "run");
     bool ok = lines_json(&w, run_text, &t, 0, true);
-    static const char *const keys[2] = { "regions_legend", "folded_legend" };
-    const char *const *legends[2] = { compare_regions_legend, compare_folded_legend };
-    for (size_t k = 0; k < 2; k++) {
+    static const char *const keys[3] = { "regions_legend", "folded_legend", "hooks_legend" };
+    const char *const *legends[3] = { compare_regions_legend, compare_folded_legend,
+                                      compare_hooks_legend };
+    for (size_t k = 0; k < 3; k++) {
         pb_buf legend = { 0 };
         for (size_t i = 0; legends[k][i]; i++)
             pb_buf_printf(&legend, "%s%s", i ? " " : "", legends[k][i]);

@@ -117,6 +117,7 @@ void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b
  * p-value "folded", as lines (NULL-terminated). */
 extern const char *const compare_regions_legend[];
 extern const char *const compare_folded_legend[];
+extern const char *const compare_hooks_legend[];
 
 /* ---- the gate's writers (gate.c) ----
  *

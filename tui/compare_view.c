@@ -295,6 +295,12 @@ void cmpv_diff_line(const ui *u, const ui_rect *r, int y, bool other_row)
         if (d->base_median_ns > 0 && d->new_median_ns > 0 && !d->folded_one)
             snprintf(seg[ns++], sizeof seg[0], "per step %+.1f%%%s", d->median_pct,
                      u->cmp && u->cmp->whole_run_shift ? " vs run" : "");
+        if (d->hook_ns != 0) {
+            char h[32];
+            fmt_ns(h, sizeof h, d->hook_ns < 0 ? -d->hook_ns : d->hook_ns);
+            snprintf(seg[ns++], sizeof seg[0], "less PRISM's hooks of one run (%s %s/step)",
+                     d->hook_ns > 0 ? "new" : "base", h);
+        }
         if (d->own)
             snprintf(seg[ns++], sizeof seg[0], "own time %+.1f%%", d->own_pct);
         dl_fmt_pp(pp, sizeof pp, d->share_delta);

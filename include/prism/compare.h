@@ -74,6 +74,15 @@ typedef struct prism_delta {
      * regions are segments: the segments of its ancestors up to the first
      * module kept in both runs, else the model's root segment). */
     bool folded_one;
+    /* PRISM's own hook cost a step that this region holds in one run only,
+     * new less base (ns): module regions below it kept in one run and
+     * folded in the other run their hooks there alone, each module call
+     * costing that run's measured INFO torch.modules.cost_ns (an upper
+     * bound: it counts the backward hooks too).  The verdict tests the
+     * new run against the base plus this where this would explain the
+     * change (not a change the other way), and the region casts no vote on
+     * the run factor; 0 when no module below it was folded in one run. */
+    double hook_ns;
 } prism_delta;
 
 typedef struct prism_compare {

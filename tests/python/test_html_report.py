@@ -461,12 +461,14 @@ FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
                         "fixtures", "html")
 
 
-def text_block(text, first):
+def text_block(text, first, last=None):
     """The lines of a text report from the one starting with `first` to the
-    next blank line."""
+    next blank line (or to the first ending with `last`)."""
     lines = text.decode().splitlines()
     i = [k for k, l in enumerate(lines) if l.startswith(first)][0]
     j = next((k for k in range(i, len(lines)) if not lines[k].strip()), len(lines))
+    if last is not None:
+        j = next((k + 1 for k in range(i, j) if lines[k].endswith(last)), j)
     return lines[i:j]
 
 
@@ -552,9 +554,21 @@ class HtmlFoldedCompare(PageTest):
                 self.assertTrue(line.endswith(" folded"), line)
                 self.assertIn(" n/a ", line)
         # its legend, word for word (the text's lines joined)
-        legend = " ".join(l.strip() for l in text_block(self.text, "  (p-value 'folded'"))
+        legend = " ".join(l.strip() for l in text_block(self.text, "  (p-value 'folded'", ")"))
         self.assertEqual("(" + b.js("document.getElementById('folded-legend').textContent")
                          + ")", legend)
+        # the regions around a module kept in one run only hold PRISM's
+        # hooks on it there alone: marked 'h' as in the text, with its legend
+        hooked = {r["path"] for r in j["regions"] if r["hook_ns"]}
+        self.assertIn("Net.forward", hooked)
+        for r in rows:
+            self.assertEqual(r[col["*"]].startswith("h"), r[1] in hooked, r)
+        for line in self.text.decode().splitlines():
+            path = line[4:].split("  ")[0]
+            if path in hooked:
+                self.assertEqual(line[1], "h", line)
+        legend = " ".join(l.strip() for l in text_block(self.text, "  (med % and p-value", ")"))
+        self.assertEqual(b.js("document.getElementById('hooks-legend').textContent"), legend)
 
     def test_run_lines_and_raw_column(self):
         b, j = self.browser, self.json
