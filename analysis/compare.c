@@ -147,7 +147,7 @@ static sideinfo side_of(const prism_analysis *a, const prism_tree *t)
     sideinfo s = { .a = a, .t = t };
     const prism_step_stats *st = prism_analysis_steps(a);
     for (size_t i = 0; st && st->series && i < st->nseries; i++)
-        if ((st->series[i].flags & PRISM_STEP_SAMPLED) && st->series[i].end > st->series[i].start)
+        if (PRISM_STEP_COUNTED(st->series[i].flags) && st->series[i].end > st->series[i].start)
             s.sampled_ns += (double)(st->series[i].end - st->series[i].start);
     s.steps = s.sampled_ns > 0;
     s.step_median_ns = st ? st->p50_ns : 0;

@@ -61,8 +61,7 @@ double prism_analysis_step_denominator(const prism_analysis *a, uint64_t *steps)
     double ns = 0;
     uint64_t n = 0;
     for (size_t i = 0; st && st->series && i < st->nseries; i++)
-        if ((st->series[i].flags & PRISM_STEP_SAMPLED) &&
-            st->series[i].end > st->series[i].start) {
+        if (PRISM_STEP_COUNTED(st->series[i].flags) && st->series[i].end > st->series[i].start) {
             ns += (double)(st->series[i].end - st->series[i].start);
             n++;
         }

@@ -86,8 +86,10 @@ void an_series_steps(prism_analysis *a, const prism_step *s, size_t n)
         if (a->steps_sorted == at && (at == 0 || a->steps[at - 1].start <= st.start))
             a->steps_sorted = at + 1;
         a->steps[at] = st;
-        a->sampled_pos[at] = (st.flags & PRISM_STEP_SAMPLED) ? (uint32_t)a->nsampled++
-                                                               : UINT32_MAX;
+        /* the operator window's steps are slowed by it: their regions'
+         * time is no part of the step time the rules share out, as it is
+         * none of the step statistics */
+        a->sampled_pos[at] = PRISM_STEP_COUNTED(st.flags) ? (uint32_t)a->nsampled++ : UINT32_MAX;
         a->steps_backwards += backwards;
     }
     a->steps_unused = false;

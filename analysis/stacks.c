@@ -370,7 +370,7 @@ static bool pick_in_steps(void *ctx, const an_stack_sample *s)
     const prism_step *st = step_at_ts(q, s->ts);
     if (q->where == 2)
         return !st;
-    if (!st || !(st->flags & PRISM_STEP_SAMPLED))
+    if (!st || !PRISM_STEP_COUNTED(st->flags))
         return false;
     if (q->idx) {
         size_t lo = 0, hi = q->k;
@@ -487,7 +487,7 @@ static uint32_t node_of_sample(const prism_analysis *a, const in_steps *q,
     if (!t->out_pub || (thread == SIZE_MAX && t->out.merged == PRISM_NO_NODE))
         return PRISM_NO_NODE;
     const prism_step *st = step_at_ts(q, s->ts);
-    if (!st || !(st->flags & PRISM_STEP_SAMPLED))
+    if (!st || !PRISM_STEP_COUNTED(st->flags))
         return PRISM_NO_NODE;
     return thread == SIZE_MAX ? t->out.merged : t->n;   /* published as pub[n] */
 }

@@ -1,7 +1,8 @@
 /*
  * analysis_opwindow_test.c - the operator window as the analysis and the
  * reports see it (issue 35), on built profiles: steps flagged
- * PRISM_STEP_OPS are counted but not timed and never slow_steps; names
+ * PRISM_STEP_OPS are counted but not timed, nor shared out by the rules
+ * (their regions' time is no step time), and never slow_steps; names
  * read "ns::op [shapes] dtype" are operators only in a profile with such
  * steps (prism_analysis_is_op); the Operator window section and the JSON
  * op_window: FLOPs a step from the operators' work counters, the dtype
@@ -89,6 +90,19 @@ static void test_window_steps_not_timed(void **state)
                               "the median step (10.00 ms)\n"));
     assert_null(strstr(t, "MFU"));                  /* no device */
     assert_non_null(strstr(t, "aten::mm [64x32, 32x64] bf16\n"));
+    /* the rules share out the timed steps only, as Total time counts them:
+     * 8 steps, 80 ms, and the forward's 9 ms in each of them */
+    uint64_t n = 0;
+    assert_true(prism_analysis_step_denominator(l.a, &n) == 80.0 * MS);
+    assert_int_equal(n, 8);
+    assert_non_null(strstr(t, "  Total time: 80.00 ms"));
+    assert_non_null(strstr(t, "(shares are of step time: 8 sampled steps, 80.00 ms"));
+    const prism_tree *tr = prism_analysis_tree(l.a);
+    for (size_t i = 0; i < tr->count; i++)
+        if (!strcmp(tr->nodes[i].name, "Net.forward")) {
+            assert_int_equal(tr->nodes[i].in_step_ns, 72 * MS);
+            assert_int_equal(tr->nodes[i].steps_seen, 8);
+        }
     free(t);
     unload(&l);
 }

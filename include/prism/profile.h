@@ -167,6 +167,11 @@ typedef struct prism_counter {
  * operator recorded as a region, docs/PYTHON.md), so it is slower than
  * the others and left out of the step-time figures. */
 enum { PRISM_STEP_SAMPLED = 1u, PRISM_STEP_OPS = 2u };
+/* The steps the analysis times and shares out (the rules' step time, the
+ * regions' time in steps, compare's per-step samples): sampled, and not
+ * slowed by the operator window. */
+#define PRISM_STEP_COUNTED(flags) \
+    (((flags) & (PRISM_STEP_SAMPLED | PRISM_STEP_OPS)) == PRISM_STEP_SAMPLED)
 
 typedef struct prism_step {
     uint64_t start, end;         /* ns                                        */
