@@ -351,7 +351,7 @@ void rules_disk_evidence(const rules_ctx *c, char *ev, size_t cap)
     double rd, wr, rate;
     if (!rules_disk_io(c, &rd, &wr, &rate))
         return;
-    rules_put(ev, cap, "; on disk meanwhile: read %.1f MB, wrote %.1f MB a step (%.1f MB/s)",
+    rules_put(ev, cap, "; the process's disk traffic: read %.1f MB, wrote %.1f MB a step (%.1f MB/s)",
               rd / (1024.0 * 1024.0), wr / (1024.0 * 1024.0), rate / (1024.0 * 1024.0));
 }
 
@@ -461,7 +461,10 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
     if (c->steps)
         rules_put(b->evidence, sizeof b->evidence, " over %llu steps",
                   (unsigned long long)c->steps);
-    if (disk)                           /* early: the evidence has a length */
+    /* early: the evidence has a length; only where the wait may be the
+     * disk's (a region named like I/O, an input stall): the figures are the
+     * process's, a step, and a sleep beside a checkpoint is not their cause */
+    if (disk && (io || data))
         rules_disk_evidence(c, b->evidence, sizeof b->evidence);
     double cover = w->on + w->off;
     if (cover > 0)
