@@ -673,6 +673,27 @@ static bool loader_processes(const rules_ctx *c)
     return false;
 }
 
+/* Worker processes with a worker file: distinct pids of worker threads. */
+static size_t worker_processes(const rules_ctx *c)
+{
+    size_t n = 0, nt = prism_analysis_thread_count(c->a);
+    uint64_t seen[64];
+    for (size_t i = 0; i < nt; i++) {
+        uint64_t pid;
+        if (!prism_analysis_thread_worker(c->a, i, NULL, &pid))
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < n && k < 64 && !dup; k++)
+            dup = seen[k] == pid;
+        if (!dup) {
+            if (n < 64)
+                seen[n] = pid;
+            n++;
+        }
+    }
+    return n;
+}
+
 /* One finding per cause: the same type blaming the same region twice
  * (two rules seeing one stall) keeps the more important. */
 static size_t dedupe(prism_bottleneck *out, size_t n)
@@ -722,6 +743,7 @@ size_t rules_run(const prism_analysis *a, double threshold_pct, double leak_mb,
     c.cpu = prism_analysis_cpu_present(a);
     c.python = python_profile(&c);
     c.loader_procs = loader_processes(&c);
+    c.worker_procs = worker_processes(&c);
     c.job = prism_analysis_job_rank(a, &c.rank, &c.world);
     c.threshold_pct = threshold_pct < 0 ? 10.0 : threshold_pct;
     c.leak_mb = leak_mb < 0 ? 10.0 : leak_mb;

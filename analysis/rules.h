@@ -67,6 +67,9 @@ typedef struct rules_ctx {
      * its __next__): the workers load in other processes, so no loader
      * thread of this file shows them. */
     bool loader_procs;
+    /* DataLoader worker processes recorded in worker files (their threads
+     * are in this analysis: prism_analysis_thread_worker), how many. */
+    size_t worker_procs;
     /* The denominator of every time share: the wall time of the sampled
      * steps (regions are recorded in those), else of the run. */
     double step_ns;

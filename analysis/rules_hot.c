@@ -105,6 +105,15 @@ static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, pris
     else if (rules_sync_like(nm))
         rules_put(r, cap, "The CPU waits for the GPU here: see cpu_gpu_sync (no .item()/.cpu() "
                           "in the loop, log every N steps).");
+    else if (in_input_pipeline(c, node) && (c->worker_procs || c->loader_procs) && py)
+        /* the batches are made in the workers: what the training thread
+         * runs here is taking them over (a user's trial: its samples sat in
+         * rebuild_storage_fd -> ... -> answer_challenge, 2 workers 17 %
+         * busy, and the advice was to move the work to workers) */
+        rules_put(r, cap, "The workers make the batches; this is taking them over "
+                          "(unpickling, a connection per tensor under torch's file_descriptor "
+                          "sharing, pin_memory's copy): return fewer, larger tensors a batch, "
+                          "or set_sharing_strategy('file_system').");
     else if (in_input_pipeline(c, node))
         rules_put(r, cap, "Input pipeline work on the training thread: move it to loader "
                           "threads or processes so it overlaps the step.");
