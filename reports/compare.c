@@ -130,6 +130,9 @@ static bool load_words(char *buf, size_t cap, const prism_cpu_load *l)
     return true;
 }
 
+#define MOVED_ALIKE 0.05         /* every region at least 5 % the same way */
+#define HEAVY_LOAD 0.5           /* a run-queue share: own time unreliable */
+
 /* The whole run: one factor for every region, or none. */
 void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b,
                       const prism_compare *c)
@@ -158,8 +161,31 @@ void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b
                 fabs(pct), pct > 0 ? "slower" : "faster", c->run_factor, c->run_agree,
                 c->run_regions, step, also, c->run_factor);
     } else if (c->run_regions >= 3) {
-        fprintf(f, "Whole run: no common shift (median region ratio x%.2f over %zu regions%s).\n",
-                c->run_factor, c->run_regions, step);
+        /* every sizeable region moved the same way, by different factors
+         * (a quiet run against one beside CPU hogs: x4-x8): say so, not
+         * only "no common shift" */
+        double lo = 0, hi = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < c->count; i++) {
+            const prism_delta *d = &c->deltas[i];
+            if (d->base_node == PRISM_NO_NODE || d->new_node == PRISM_NO_NODE ||
+                d->folded_one || d->hook_ns != 0 || !(d->base_median_ns > 0) ||
+                !(d->new_median_ns > 0) || d->base_share < 0.01)
+                continue;
+            double r = d->new_median_ns / d->base_median_ns;
+            lo = n ? fmin(lo, r) : r;
+            hi = n ? fmax(hi, r) : r;
+            n++;
+        }
+        if (n >= 3 && (lo >= 1.0 + MOVED_ALIKE || hi <= 1.0 - MOVED_ALIKE))
+            fprintf(f, "Whole run: every region over 1%% of the step is %s (x%.2f to x%.2f, "
+                    "median x%.2f%s), but not by one factor\n  (%zu of %zu regions within "
+                    "their noise of it): none is taken out; each region is tested as it is%s.\n",
+                    lo >= 1.0 ? "slower" : "faster", lo, hi, c->run_factor, step, c->run_agree,
+                    c->run_regions, c->load_differs ? ", under the load below" : "");
+        else
+            fprintf(f, "Whole run: no common shift (median region ratio x%.2f over %zu "
+                    "regions%s).\n", c->run_factor, c->run_regions, step);
     } else {
         fprintf(f, "Whole run: too few regions over 1%% of the step on both sides to judge%s.\n",
                 step);
@@ -178,6 +204,14 @@ void compare_write_run(FILE *f, const prism_analysis *a, const prism_analysis *b
                 100.0 * c->base_runq_share, 100.0 * c->new_runq_share,
                 c->whole_run_shift ? "; the whole-run factor may be that load (raw % is each "
                                      "region's change without it)" : "");
+    /* at such a load the code runs slower even while it runs (cores and
+     * caches shared with the load): a quiet run against one beside 4 CPU
+     * hogs on 2 cores read own time +28..+62 % for identical code */
+    if (c->load_differs && fmax(c->base_runq_share, c->new_runq_share) >= HEAVY_LOAD)
+        fprintf(f, "  At %.0f%% a region's own time moves too (cores and caches shared with the "
+                "load): a * here may be the load's;\n  compare runs made under the same load, or "
+                "gate against several baselines (compare --gate).\n",
+                100.0 * fmax(c->base_runq_share, c->new_runq_share));
 }
 
 const char *const compare_regions_legend[] = {

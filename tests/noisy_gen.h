@@ -34,9 +34,10 @@ typedef struct gen {
     double slow_factor;         /* ... by this factor */
     int sparse;                 /* a region that runs in even steps only (-1: none) */
     bool cpu;                   /* CPU samples at every region's ends */
-    int waits;                  /* a region that waits for a CPU (-1: none) ... */
+    int waits;                  /* a region that waits for a CPU (-1: none, -2: all) ... */
     double waits_share;         /* ... this share of its wall time */
     const char *const *names;   /* NREG region names (NULL: reg_names) */
+    double spread;              /* region r also scaled by 1 + spread x r (0: none) */
 } gen;
 
 static inline gen gen_default(uint64_t seed)
@@ -86,6 +87,7 @@ static inline void noisy_build(const gen *g, pbuild *b)
                 us *= 3.0 + 5.0 * rng_unit(&s);
             if (r == g->slow)
                 us *= g->slow_factor;
+            us *= 1.0 + g->spread * r;
             if (r == g->sparse && k % 2)
                 continue;
             pb_enter(b, 1, now, (uint32_t)r + 1);
@@ -93,7 +95,8 @@ static inline void noisy_build(const gen *g, pbuild *b)
             now += (uint64_t)(us * US);
             pb_exit(b, 1, now);
             if (g->cpu) {
-                uint64_t wait = r == g->waits ? (uint64_t)((double)(now - at) * g->waits_share) : 0;
+                uint64_t wait = r == g->waits || g->waits == -2
+                                    ? (uint64_t)((double)(now - at) * g->waits_share) : 0;
                 cs.wait_ns += wait;
                 cs.oncpu_ns += (now - cs.ts) - wait;
                 cs.ts = now;
