@@ -91,6 +91,18 @@ def start(adapt_steps):
 
 # ---- the decision ------------------------------------------------------------
 
+def _dynamo_compiled():
+    """Whether dynamo compiled a frame without PRISM's callback seeing it
+    (torch._dynamo used directly, not through torch.compile): its own
+    counters say so.  Never imports it."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    try:
+        stats = utils.counters["stats"]
+        return bool(stats.get("unique_graphs", 0) or stats.get("calls_captured", 0))
+    except Exception:
+        return False
+
+
 def decide():
     """After the measured steps: fold the small modules (hooks removed),
     keep the others, and say so in the profile.  Where torch.compile has
@@ -100,6 +112,8 @@ def decide():
     _Adapt.measuring = False
     cost = _cost_per_call()
     limit = FACTOR * cost
+    if not _Adapt.compiled and _dynamo_compiled():
+        _Adapt.compiled = True
     if _Adapt.compiled:
         _Adapt.regs = []
         _Auto.measure = False           # auto()'s global hooks stay as they are

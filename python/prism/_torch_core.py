@@ -26,6 +26,7 @@ def _like(fn, orig, label):
     return fn
 
 _getframe = sys._getframe
+_FunctionType = type(_like)
 _get_ident = threading.get_ident
 _now = time.perf_counter_ns
 # PRISM's own time in its hooks while it measures them: CPU time, so that a
@@ -94,6 +95,20 @@ class _Steps:
     thread = None               # the training thread's ident: the first
     #                             to begin a step, until an optimizer step
     sure = False                # ... ran on a thread, which is then it
+    # frozen companions of an iteration (a distillation teacher, an EMA
+    # model: modules that never trained, run under no_grad between two
+    # iterations' training): _eval_root()
+    comp = 0                    # companion root forwards since the optimizer step
+    comp_max = 1                # the most an iteration has held (learned)
+    eval_new = 0                # root forwards of untrained modules in this eval pass
+    eval_other = False          # ... and it held more (data, a trained module)
+
+
+# the root modules that began or ran a training forward (grad on, train mode)
+_trained = weakref.WeakSet()
+COMP_LEARN = 4                  # an "eval pass" of at most this many forwards of
+#                                 untrained modules, then training at once, is
+#                                 the iteration's companions
 
 
 class _Adapt:
@@ -156,6 +171,13 @@ def _begin():
         return False
     if _Steps.open:
         prism.step_end()
+    s = _Steps
+    if s.eval_new and not s.eval_other and s.comp + s.eval_new <= COMP_LEARN:
+        # the last "eval pass" was this iteration's companions, one past
+        # what was allowed: from now on they stay in the step
+        s.comp_max = max(s.comp_max, s.comp + s.eval_new)
+    s.comp = s.eval_new = 0
+    s.eval_other = False
     _Steps.open = True
     _Steps.tail = False
     _Adapt.fresh = True
@@ -191,6 +213,37 @@ def _is_eval(module):
     (asked only between training iterations: a frozen teacher or an EMA
     model inside an iteration belongs to it)."""
     return not _torch.is_grad_enabled() or not getattr(module, "training", True)
+
+
+def _eval_root(module):
+    """A root forward between iterations (idle) that does not train
+    (_is_eval): True for an evaluation pass (it ends the step's tail), False
+    for a frozen companion of the iteration, which stays in the step: a
+    module that never trained (a teacher, an EMA copy; the trained model
+    under no_grad is an eval pass), in an optimizer step's tail, at most as
+    many times as an iteration held before (one at first; learned when an
+    "eval pass" of a few such forwards and nothing else is followed at once
+    by training).  A teacher run at the start of the iteration lands in the
+    previous step's tail: every step still holds one of each."""
+    s = _Steps
+    new = module is not None and module not in _trained
+    if new and s.open and s.tail and s.thread == _get_ident() and s.comp < s.comp_max:
+        s.comp += 1
+        return False
+    if new:
+        s.eval_new += 1
+    else:
+        s.eval_other = True
+    return True
+
+
+def _trains(module):
+    """A root forward that trains: its module is no companion."""
+    if module is not None and module not in _trained:
+        try:
+            _trained.add(module)
+        except TypeError:
+            pass
 
 
 class _Pair:
@@ -278,11 +331,14 @@ def _fwd_open(region, frame, module=None, acc=None):
         f = frame.f_back                # the parent's forward, its _call_impl
         if f is not top and (f is None or f.f_back is not top):
             _live_top(st, frame)
-    if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
-        _end_tail()
-        region = _Pair(_R_EVAL, region)
+    if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
+        if _eval_root(module):
+            _end_tail()
+            region = _Pair(_R_EVAL, region)
     elif _idle() and _torch.is_grad_enabled():
         _begin()
+    if not st and module is not None and _torch.is_grad_enabled() and not _is_eval(module):
+        _trains(module)
     region.__enter__()
     if acc is not None and _Adapt.measuring:
         if not st:
@@ -389,9 +445,101 @@ def _module_hooks(m, fwd, bw_hook, acc=None):
         if t:
             _Adapt.own_ns += _own_now() - t
 
+    pre._prism = post._prism = True
+    _hide_hooks()
     a = m.register_forward_pre_hook(pre)
     b = m.register_forward_hook(post)
     return [a.remove, b.remove]
+
+
+# ---- the program's view of its modules ---------------------------------------
+#
+# PRISM's own hooks on a module (instrument(), and auto()'s kept modules after
+# the adaptive decision) are closures: pickle, torch.save(model) and
+# copy.deepcopy would carry them (and fail: "Can't pickle local object"), and
+# torch.jit.script would try to compile them.  Module.__getstate__ leaves them
+# out of the state (the copy is what the program would have got without
+# PRISM), and torch.jit.script scripts the module with them set aside.
+
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks")
+_HOOK_IDS = ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+             "_forward_hooks_always_called")
+_hidden = []
+
+
+def _ours(d):
+    """The ids of PRISM's hooks in hook dict d."""
+    try:
+        return [k for k, h in d.items()
+                if type(h) is _FunctionType and h.__dict__.get("_prism") is True]
+    except Exception:
+        return []
+
+
+def _without_ours(state):
+    """A module's state (a dict) with PRISM's hooks left out, copying only
+    the dicts that held some."""
+    gone = set()
+    for name in _HOOK_DICTS:
+        d = state.get(name)
+        ids = _ours(d) if d else ()
+        if ids:
+            d = d.copy()
+            for k in ids:
+                del d[k]
+            state[name] = d
+            gone.update(ids)
+    for name in _HOOK_IDS:
+        d = state.get(name)
+        if gone and d and any(k in gone for k in d):
+            state[name] = d.__class__((k, v) for k, v in d.items() if k not in gone)
+    return state
+
+
+def _hide_hooks():
+    """Once: Module.__getstate__ and torch.jit.script as above."""
+    if _hidden:
+        return
+    _hidden.append(True)
+    mod = _torch.nn.Module
+    orig = mod.__dict__.get("__getstate__")       # torch 1.13 has none
+
+    def __getstate__(self):
+        state = orig(self) if orig is not None else self.__dict__.copy()
+        if isinstance(state, dict):
+            return _without_ours(state)
+        return state
+    __getstate__._prism = True
+    if orig is not None:
+        __getstate__ = _like(__getstate__, orig, "__getstate__")
+    mod.__getstate__ = __getstate__
+
+    jit = getattr(_torch, "jit", None)
+    script = getattr(jit, "script", None)
+    if script is None or getattr(script, "_prism", False):
+        return
+
+    def script_(obj, *args, **kwargs):
+        if not isinstance(obj, mod):
+            return script(obj, *args, **kwargs)
+        saved = []
+        try:
+            for m in obj.modules():
+                for name in _HOOK_DICTS:
+                    d = getattr(m, name, None)
+                    if d and _ours(d):
+                        saved.append((d, list(d.items())))
+                        for k in _ours(d):
+                            del d[k]
+        except Exception:
+            pass
+        try:
+            return script(obj, *args, **kwargs)
+        finally:
+            for d, items in saved:          # the program's order, ours among them
+                d.clear()
+                d.update(items)
+    jit.script = _like(script_, script, "script")
 
 
 # ---- auto(): global module hooks ---------------------------------------------
@@ -445,11 +593,14 @@ def _auto_open(module, frame):
     if _Auto.depth is not None and lvl > _Auto.depth:
         return
     fwd, bw_hook, acc = _regions_for(root, path)
-    if not st and _idle() and _is_eval(module):    # a root forward of an eval pass
-        _end_tail()
-        fwd = _Pair(_R_EVAL, fwd)
+    if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
+        if _eval_root(module):
+            _end_tail()
+            fwd = _Pair(_R_EVAL, fwd)
     elif _idle() and _torch.is_grad_enabled():
         _begin()
+    if not st and _torch.is_grad_enabled() and not _is_eval(module):
+        _trains(module)
     fwd.__enter__()
     if _Auto.measure and _Adapt.measuring:
         if not st:

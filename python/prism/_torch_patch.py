@@ -5,6 +5,7 @@ reference-counted global patches of backward and the sync calls."""
 
 import functools
 import os
+import sys
 import threading
 import types
 import warnings
@@ -43,10 +44,25 @@ def _wrap_optimizer(opt):
         finally:
             _R_OPT.__exit__(None, None, None)
             _end(tls)
+    # what the step carried stays on it: an LR scheduler's marks (torch 1.x
+    # _with_counter, 2.x _wrapped_by_lr_sched: without them it warns that
+    # optimizer.step() "has been overridden", and its own warning about the
+    # order of the calls is lost), __wrapped__, the name and the doc
+    try:
+        marks = dict(vars(getattr(cur, "__func__", cur)))
+    except TypeError:
+        marks = {}
+    for k in ("__name__", "__qualname__", "__module__", "__doc__"):
+        v = getattr(cur, k, None)
+        if isinstance(v, str):
+            marks[k] = v
+    for k, v in marks.items():
+        if k != "_prism":
+            try:
+                setattr(step, k, v)
+            except (AttributeError, TypeError):
+                pass
     step._prism = True
-    if getattr(cur, "_with_counter", False):
-        step._with_counter = True       # an LR scheduler wrapped it before us
-    step.__doc__ = getattr(cur, "__doc__", None)
     opt.step = types.MethodType(step, opt)
 
     def undo():
@@ -131,6 +147,7 @@ def _fetch(fn, it):
     ends an epoch is forgotten."""
     if not _torch.is_grad_enabled() and _idle():
         _end_tail()
+        _Steps.eval_other = True        # an eval pass's data: no companions
         region, began = _EVAL_DATA, False
     else:
         region, began = _R_DATA, _idle() and _begin()
@@ -266,6 +283,7 @@ def _quiet_global_hooks():
 
 def _wrap_compile(orig):
     def compile(model=None, *args, **kwargs):
+        _compile_callbacks_now()        # torch.compile imports torch._dynamo anyway
         if model is None:               # @torch.compile(mode=...): a decorator
             deco = orig(None, *args, **kwargs)
             return lambda fn: _compiled(fn, deco(fn))
@@ -292,6 +310,18 @@ def _compiled(target, result):
         _degrade("compiled function regions", "torch.compile returned %s"
                  % type(result).__name__)
         return result
+
+
+# dynamo's callbacks are registered when torch._dynamo is there: at once when
+# the program imported it, else at its first torch.compile() call.  Reaching
+# for torch._dynamo would import it (and torch._inductor, sympy: a new
+# warnings filter, seconds of start-up) into a program that never compiles.
+_compile_cb = {"want": False, "on": False}
+
+
+def _compile_callbacks_now():
+    if _compile_cb["want"] and not _compile_cb["on"]:
+        _compile_cb["on"] = _compile_callbacks(True)
 
 
 def _compile_callbacks(on):
@@ -342,8 +372,10 @@ def _patch_on(kind):
                 return
             targets = [(_torch, "compile")]
             wrap = _wrap_compile
-            if _compile_callbacks(True):
-                saved.append((None, None, None, None, None))
+            _compile_cb["want"] = True
+            if "torch._dynamo" in sys.modules:
+                _compile_callbacks_now()
+            saved.append((None, None, None, None, None))
         else:
             targets = [(_torch.Tensor, n) for n, _ in _SYNC] + [(_torch.cuda, "synchronize")]
         for i, (obj, name) in enumerate(targets):
@@ -369,7 +401,10 @@ def _patch_off(kind):
             return
         for obj, name, orig, had, new in reversed(_Patches.saved[kind]):
             if obj is None:
-                _compile_callbacks(False)
+                _compile_cb["want"] = False
+                if _compile_cb["on"]:
+                    _compile_callbacks(False)
+                    _compile_cb["on"] = False
                 continue
             if getattr(obj, name, None) is new:
                 if had:

@@ -320,6 +320,86 @@ def case_no_grad_eval():
     report(model, evals)
 
 
+def _scale_out(m, i, o):
+    return o * 1.0
+
+
+def _hooks(m):
+    return " ".join("%d,%d" % (len(c._forward_pre_hooks), len(c._forward_hooks))
+                    for c in m.modules())
+
+
+def case_save_copy():
+    """Past the adaptive decision (its kept modules hold PRISM's own hooks
+    from then on): copy.deepcopy (an EMA or eval copy), pickle,
+    torch.save(model) and torch.jit.script work as without PRISM, and the
+    copies carry no hook the program did not set."""
+    import copy
+    import io
+    import pickle
+    import warnings
+    model, opt = setup()
+    mine = model.l2.register_forward_hook(_scale_out)   # the program's own (picklable)
+    losses = train(model, opt, batches(8))
+    x = batches(1, seed=5)[0][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # torch.load's weights_only notices
+        ema = copy.deepcopy(model)
+        pick = pickle.loads(pickle.dumps(model))
+        buf = io.BytesIO()
+        torch.save(model, buf)
+        buf.seek(0)
+        try:
+            saved = torch.load(buf, weights_only=False)
+        except TypeError:                       # torch 1.13: no weights_only
+            buf.seek(0)
+            saved = torch.load(buf)
+    for tag, m in (("deepcopy", ema), ("pickle", pick), ("torch.save", saved)):
+        print("R %s hooks %s" % (tag, _hooks(m)))
+        print("R %s out %s" % (tag, hexes(m(x))))
+    mine.remove()                       # TorchScript takes no untyped hook
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sm = torch.jit.script(model)
+    print("R jit.script out %s" % hexes(sm(x)))
+    print("R jit.script hooks %d" % len(sm._forward_hooks))
+    report(model, losses)
+
+
+def case_lr_scheduler():
+    """An LR scheduler made before instrument(), then the loop in the right
+    order and, in a second model, in the wrong one (scheduler.step() before
+    optimizer.step()): torch's warnings are the program's, the same with
+    PRISM (none for the first, its "before optimizer.step()" one for the
+    second), and optimizer.step keeps its __wrapped__."""
+    import warnings
+    for order in ("right", "wrong"):
+        torch.manual_seed(0)
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+        instrument(model, opt)
+        losses = []
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for x, y in batches(6):
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                if order == "wrong":
+                    sched.step()
+                opt.step()
+                if order == "right":
+                    sched.step()
+                losses.append(loss.item())
+        for m in w:
+            print("R %s warning %s: %s" % (order, m.category.__name__,
+                                           str(m.message).split(".")[0]))
+        print("R %s wrapped %s" % (order, hasattr(opt.step, "__wrapped__")))
+        print("R %s lr %s" % (order, float(opt.param_groups[0]["lr"]).hex()))
+        report(model, losses, order + " ")
+
+
 def case_generator_pipeline():
     def gen(n):
         g = torch.Generator().manual_seed(3)

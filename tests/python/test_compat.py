@@ -41,7 +41,8 @@ CASES = ["hook_output", "hook_param", "forward_hook", "forward_pre_hook", "full_
          "global_module_hooks", "inplace", "compile", "compile_steps", "autocast_bf16",
          "checkpoint_reentrant",
          "checkpoint_nonreentrant", "grad_accum", "grad_clip", "ddp", "fsdp", "custom_function",
-         "no_grad_eval", "generator_pipeline", "iterable_dataset", "odd_module_names"]
+         "no_grad_eval", "generator_pipeline", "iterable_dataset", "odd_module_names",
+         "save_copy", "lr_scheduler"]
 
 
 def run(argv, with_prism):
@@ -104,6 +105,31 @@ class Compat(TempDirTest):
                 rep = json.loads(prism_top("analyze", f, "--format", "json").stdout)
                 self.assertIsInstance(rep, dict)
         return ways
+
+
+    def test_no_compile_imports(self):
+        """A program that never compiles (forwards only: torch 2's backward,
+        its optimizers and use_deterministic_algorithms import dynamo
+        themselves): python -m prism imports no torch._dynamo,
+        torch._inductor nor sympy into it, and adds no warnings filter (it
+        imported all three, and sympy's filter, to register dynamo's compile
+        callbacks)."""
+        script = self.path("fwd.py")
+        with open(script, "w") as f:
+            f.write("import sys, warnings, torch\n"
+                    "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())\n"
+                    "for i in range(8):\n"
+                    "    m(torch.ones(2, 4))\n"
+                    "print('R', [k for k in ('torch._dynamo', 'torch._inductor', 'sympy')"
+                    " if k in sys.modules])\n"
+                    "print('R', [(w[0], w[2].__name__) for w in warnings.filters])\n")
+        plain = run([sys.executable, script], False)
+        z = self.path("fwd.cbor")
+        zero = run([sys.executable, "-m", "prism", "-o", z, script], True)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(zero.returncode, 0, zero.stderr)
+        self.assertEqual(results(zero.stdout), results(plain.stdout))
+        self.assertEqual(len(results(plain.stdout)), 2, plain.stdout)
 
 
 def _make(case):
