@@ -519,8 +519,19 @@ def _hide_hooks():
     if script is None or getattr(script, "_prism", False):
         return
 
+    try:                    # script() finds a class's names _frames_up frames above it
+        import inspect
+        frames_up = "_frames_up" in inspect.signature(script).parameters
+    except (TypeError, ValueError):
+        frames_up = False
+
     def script_(obj, *args, **kwargs):
         if not isinstance(obj, mod):
+            if frames_up:       # this wrapper is one frame more
+                if len(args) >= 2:
+                    args = (args[0], args[1] + 1) + tuple(args[2:])
+                else:
+                    kwargs["_frames_up"] = kwargs.get("_frames_up", 0) + 1
             return script(obj, *args, **kwargs)
         saved = []
         try:

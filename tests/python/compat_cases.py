@@ -363,6 +363,18 @@ def case_save_copy():
         sm = torch.jit.script(model)
     print("R jit.script out %s" % hexes(sm(x)))
     print("R jit.script hooks %d" % len(sm._forward_hooks))
+
+    class Pair:                         # TorchScript classes: script() finds
+        def __init__(self, a: int):     # Pair in its caller's frame
+            self.a = a
+
+    class Holder:
+        def __init__(self):
+            self.p = Pair(3)
+
+        def get(self) -> int:
+            return self.p.a
+    print("R jit.script class %d" % torch.jit.script(Holder)().get())
     report(model, losses)
 
 
