@@ -387,12 +387,18 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
         snprintf(seg[0], sizeof seg[0], "mean %s", a);
         snprintf(seg[1], sizeof seg[1], "std %s", b);
         snprintf(seg[2], sizeof seg[2], "max %s", c);
-        snprintf(seg[3], sizeof seg[3], "in %llu %s%s", (unsigned long long)mn->steps_seen,
-                 prism_analysis_is_op(u->a, nd->name) ? "steps of the operator window only"
-                                                      : "steps", scope);
+        snprintf(seg[3], sizeof seg[3], "in %llu steps%s", (unsigned long long)mn->steps_seen,
+                 scope);
         cmpv_segments(r, y + 4, 7, A_NORMAL, seg, 4);
     } else if (sampled) {
         ui_print(r, y + 4, 7, A_NORMAL, "no per-step figures for a sampled path");
+    } else if (prism_analysis_is_op(u->a, nd->name) && prism_analysis_steps(u->a) &&
+               prism_analysis_steps(u->a)->op_steps) {
+        /* the window's steps are none of the steps timed and shared out */
+        char w[96];
+        snprintf(w, sizeof w, "recorded in the operator window (%llu steps), left out of the "
+                 "step figures", (unsigned long long)prism_analysis_steps(u->a)->op_steps);
+        ui_print(r, y + 4, 7, A_NORMAL, w);
     } else if (nd->total_ns && !nd->in_step_ns && prism_analysis_steps(u->a) &&
                prism_analysis_steps(u->a)->sampled) {
         /* its calls began outside every sampled step: between or around

@@ -4,7 +4,8 @@
 # prism.torch flags them) with an operator region "aten::mm [64x32, 32x64]
 # f32" inside "forward".  The Tree marks the
 # operator with a ring (UTF-8) or "o" (ASCII) and its details say
-# "in 2 steps of the operator window only"; the Summary's Steps line says
+# "recorded in the operator window (2 steps)" (its steps are none of the
+# step figures); the Summary's Steps line says
 # the window's steps are left out of the step times.  Keys typed one by one.
 . tests/screen/lib.sh
 W="$B/tests/steps_workload"
@@ -20,7 +21,7 @@ type_keys 2; wait_for "\| Tree \|"
 type_keys / a t e n Enter
 type_keys n; wait_for "\| Tree \| forward/aten::mm"
 expect "∘ aten::mm \[64x32, 32x64\] f32"
-wait_for "in 2 steps of the operator window only"
+wait_for "recorded in the operator window \(2 steps\), left out of the step figures"
 type_keys q; wait_for "__EXIT__ 0"
 
 start 100 30 "TERM=xterm LANG=C NO_COLOR=1 $TOP $P"
