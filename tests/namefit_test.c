@@ -137,6 +137,19 @@ static void test_torch_frames(void **st)
         if (strstr(out, " o ") || strstr(out, "t._"))
             fail_msg("width %d: words shortened to a letter: \"%s\"", w, out);
     }
+    /* small buffers, hostile bytes: whole code points, the columns said */
+    const char *odd[] = { py, bi, "<built-in method \x1b[2J of \xe2\x80\xae object at 0x...>",
+                          "\xc3\xa9t\xc3\xa9/\xc3\xa9.py(1): \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" };
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++)
+        for (size_t cap = 1; cap < 48; cap++)
+            for (int w = 4; w < 40; w += 5) {
+                int c = nf_fit(out, cap, odd[k], 0, w, true);
+                assert_true(strlen(out) < cap);
+                assert_true(c <= w);
+                assert_int_equal(cells(out), c);
+                for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+                    assert_true(*p >= 0x20 && *p != 0x7f);
+            }
 }
 
 /* Names that differ only in a middle index (and forward/backward): every

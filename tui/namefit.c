@@ -1,7 +1,6 @@
 /*
  * namefit.c - names in a column that stay told apart (namefit.h).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "escape.h"
@@ -213,11 +212,28 @@ static size_t foldable(const char *name, size_t shared)
     return shared >= NF_MIN_SHARED ? shared : 0;
 }
 
-/* s (escaped) into out after `lead` ("" or the ellipsis); columns used. */
-static int put(char *out, size_t cap, const char *lead, const char *s, int lead_cols)
+/* a, b and c (escaped) one after the other into out, whole code points
+ * while they fit in cap; returns the columns written. */
+static int put(char *out, size_t cap, const char *a, const char *b, const char *c)
 {
-    snprintf(out, cap, "%s%s", lead, s);
-    return lead_cols + cols_of(s);
+    const char *part[3] = { a, b, c };
+    size_t o = 0;
+    int cols = 0;
+    for (int i = 0; i < 3; i++)
+        for (const char *p = part[i]; *p;) {
+            size_t len = 1;
+            while (p[len] && ((unsigned char)p[len] & 0xc0) == 0x80)
+                len++;
+            if (o + len + 1 > cap)
+                goto done;
+            memcpy(out + o, p, len);
+            o += len;
+            p += len;
+            cols++;
+        }
+done:
+    out[o] = '\0';
+    return cols;
 }
 
 /* A torch.profiler Python frame s (escaped, what is left after a folded
@@ -232,7 +248,7 @@ static int fit_kineto(char *out, size_t cap, char *s, const char *lead, int widt
     int lc = lead[0] ? 1 : 0;
     int cols = shorten_dirs(s, cols_of(s), width - lc);
     if (cols <= width - lc)
-        return put(out, cap, lead, s, lc);
+        return put(out, cap, lead, s, "");
     const char *ln = kineto_line(s), *file = s;
     for (const char *p = s; ln && p < ln; p++)
         if (*p == '/')
@@ -242,10 +258,10 @@ static int fit_kineto(char *out, size_t cap, char *s, const char *lead, int widt
         return tv_fit_mid(out, cap, s, width, utf8);
     fn += 3;
     if (file > s && cols_of(file) <= width - 1)
-        return put(out, cap, ell, file, 1);
+        return put(out, cap, ell, file, "");
     char cut[NF_CAP];
     tv_fit(cut, sizeof cut, fn, width - 1, utf8);
-    return put(out, cap, ell, cut, 1);
+    return put(out, cap, ell, cut, "");
 }
 
 /* A Python built-in as torch.profiler names it: "<built-in method NAME of
@@ -291,19 +307,15 @@ static int fit_builtin(char *out, size_t cap, const char *s, size_t at, size_t l
         while (w > 0 && buf[w - 1] != ' ')
             w--;
         bool link = end > at + len && (!strcmp(buf + w, "of") || !strcmp(buf + w, "at"));
-        if (!link && cols_of(buf) + 1 <= width) {
-            snprintf(out, cap, "%s%s", buf, ell);
-            return cols_of(buf) + 1;
-        }
+        if (!link && cols_of(buf) + 1 <= width)
+            return put(out, cap, buf, ell, "");
         cut = end;
     }
     memcpy(buf, s + at, len);
     buf[len] = '\0';
     const char *tail = strcmp(s + at + len, ">") == 0 ? ">" : ell;
-    if (cols_of(buf) + 2 <= width) {
-        snprintf(out, cap, "%s%s%s", ell, buf, tail);
-        return cols_of(buf) + 2;
-    }
+    if (cols_of(buf) + 2 <= width)
+        return put(out, cap, ell, buf, tail);
     return tv_fit(out, cap, buf, width, utf8);
 }
 
