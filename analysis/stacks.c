@@ -624,7 +624,6 @@ static void augment(sampled_set *o, const prism_tree *base)
     for (uint32_t m = 0; m < nb; m++) {
         uint32_t first = o->off[2 * m], cnt = o->off[2 * m + 1];
         size_t g0 = at;                 /* the group's first sampled node */
-        double top = 0;
         for (uint32_t j = 0; j < cnt; j++) {
             const prism_sampled *s = &o->pub[first + j];
             uint32_t par = s->parent == PRISM_NO_NODE ? m : (uint32_t)(g0 + s->parent);
@@ -646,16 +645,13 @@ static void augment(sampled_set *o, const prism_tree *base)
             nd.self_ns = nd.total_ns;
             nd.mean_ns = s->samples ? s->ns / (double)s->samples : 0;   /* per sample */
             nd.flags = PRISM_NODE_SAMPLED;
-            if (s->parent == PRISM_NO_NODE)
-                top += s->ns;
-            else if (v[par].self_ns >= nd.total_ns)
-                v[par].self_ns -= nd.total_ns;
-            else
-                v[par].self_ns = 0;
+            /* a sampled frame's self: its own estimate less its sampled
+             * children's; the recorded node keeps its measured self time,
+             * which its first level is an estimate of */
+            if (s->parent != PRISM_NO_NODE)
+                v[par].self_ns = v[par].self_ns >= nd.total_ns ? v[par].self_ns - nd.total_ns : 0;
             v[at++] = nd;
         }
-        uint64_t t = (uint64_t)(top + 0.5);
-        v[m].self_ns = v[m].self_ns > t ? v[m].self_ns - t : 0;
     }
     for (size_t i = 0; i < n; i++)
         v[i].first_child = PRISM_NO_NODE;

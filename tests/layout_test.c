@@ -38,6 +38,62 @@ static bool ascii_only(const char *s)
 
 /* ---- frame layout ------------------------------------------------------- */
 
+/* The "terminal too small" screen at every size below 40x12 (and 1x1):
+ * lines within the rows, each whole within the columns, every figure whole
+ * ("need 40x12, have 20x" cut the height off at 20x5). */
+static void test_too_small_text(void **state)
+{
+    (void)state;
+    char lines[UI_SMALL_LINES][UI_SMALL_COLS];
+    for (int rows = 1; rows <= 40; rows++)
+        for (int cols = 1; cols <= 120; cols++) {
+            if (!ui_layout_compute(rows, cols).too_small)
+                continue;
+            int n = ui_too_small_text(rows, cols, lines);
+            char have[32];
+            snprintf(have, sizeof have, "%dx%d", cols, rows);
+            if (n < 1 || n > rows)
+                fail_msg("%dx%d: %d lines", cols, rows, n);
+            bool said = false;
+            for (int i = 0; i < n; i++) {
+                if (cells(lines[i]) > cols)
+                    fail_msg("%dx%d: \"%s\" too wide", cols, rows, lines[i]);
+                /* every figure is whole: 40x12 or the size itself */
+                for (const char *p = lines[i]; *p;) {
+                    size_t l = strcspn(p, " ,:");
+                    if (l && memchr(p, 'x', l) && strspn(p, "0123456789x") == l &&
+                        !(l == 5 && !strncmp(p, "40x12", 5)) &&
+                        !(l == strlen(have) && !strncmp(p, have, l)))
+                        fail_msg("%dx%d: a cut figure in \"%s\"", cols, rows, lines[i]);
+                    if (l && strspn(p, "0123456789") == l)
+                        fail_msg("%dx%d: a cut figure in \"%s\"", cols, rows, lines[i]);
+                    p += l;
+                    p += strspn(p, " ,:");
+                }
+                said |= strstr(lines[i], have) != NULL;
+            }
+            /* the size shows whenever it fits on a line */
+            if (!said && (int)strlen(have) <= cols)
+                fail_msg("%dx%d: the size not shown", cols, rows);
+        }
+    assert_int_equal(ui_too_small_text(5, 20, lines), 4);
+    assert_string_equal(lines[0], "terminal too small");
+    assert_string_equal(lines[1], "need 40x12");
+    assert_string_equal(lines[2], "have 20x5");
+    assert_string_equal(lines[3], "q: quit");
+    assert_int_equal(ui_too_small_text(12, 39, lines), 3);
+    assert_string_equal(lines[1], "need 40x12, have 39x12");
+    assert_int_equal(ui_too_small_text(1, 80, lines), 1);
+    assert_string_equal(lines[0], "terminal too small: need 40x12, have 80x1");
+    assert_int_equal(ui_too_small_text(3, 10, lines), 3);
+    assert_string_equal(lines[0], "too small");
+    assert_string_equal(lines[2], "have 10x3");
+    assert_int_equal(ui_too_small_text(1, 1, lines), 1);
+    assert_string_equal(lines[0], "!");
+    assert_int_equal(ui_too_small_text(0, 0, lines), 0);
+}
+
+
 static void test_layout_all_sizes(void **state)
 {
     (void)state;
@@ -411,6 +467,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_all_sizes),
+        cmocka_unit_test(test_too_small_text),
         cmocka_unit_test(test_columns),
         cmocka_unit_test(test_bar),
         cmocka_unit_test(test_sparkline),

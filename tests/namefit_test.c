@@ -84,6 +84,74 @@ static void test_fit_keeps_what_differs(void **st)
     assert_string_equal(out, "~ Q.get (m/queues.py:122)");
 }
 
+/* torch.profiler's Python frames (with_stack) and built-ins: the file keeps
+ * its name while folders can go, the function or the built-in's NAME stays
+ * whole, and what is cut is cut with an ellipsis, never every word
+ * shortened to a letter ("…r o t._._ o a 0x...>", "…a/_.py(255): backward"). */
+static void test_torch_frames(void **st)
+{
+    (void)st;
+    char out[512];
+    const char *py = "torch/autograd/__init__.py(255): backward";
+    nf_fit(out, sizeof out, py, 6, 36, true);           /* "torch/" shared */
+    assert_string_equal(out, "\u2026autograd/__init__.py(255): backward");
+    nf_fit(out, sizeof out, py, 6, 30, true);
+    assert_string_equal(out, "\u2026a/__init__.py(255): backward");
+    nf_fit(out, sizeof out, py, 0, 30, true);
+    assert_string_equal(out, "t/a/__init__.py(255): backward");
+    nf_fit(out, sizeof out, py, 0, 28, false);
+    assert_string_equal(out, "~__init__.py(255): backward");
+    nf_fit(out, sizeof out, py, 0, 20, true);
+    assert_string_equal(out, "\u2026backward");
+    /* a shared start folds folders only, never the file's name */
+    const char *op = "torch/_ops.py(1089): __call__";
+    assert_int_equal(nf_need(op, 11), 1 + 23);          /* "torch/_ops." -> "torch/" */
+    nf_fit(out, sizeof out, op, 11, 25, true);
+    assert_string_equal(out, "\u2026_ops.py(1089): __call__");
+    const char *bi = "<built-in method run_backward of torch._C._EngineBase object at 0x...>";
+    nf_fit(out, sizeof out, bi, 0, 60, true);
+    assert_string_equal(out, "<built-in method run_backward of torch._C._EngineBase\u2026");
+    nf_fit(out, sizeof out, bi, 0, 40, true);            /* not "... of…" */
+    assert_string_equal(out, "<built-in method run_backward\u2026");
+    nf_fit(out, sizeof out, bi, 17, 20, true);           /* the shared start does not matter */
+    assert_string_equal(out, "\u2026run_backward\u2026");
+    nf_fit(out, sizeof out, bi, 0, 20, false);
+    assert_string_equal(out, "~run_backward~");
+    nf_fit(out, sizeof out, "<built-in function sleep>", 0, 20, true);
+    assert_string_equal(out, "\u2026sleep>");
+    nf_fit(out, sizeof out, "<method 'add_' of 'torch._C.TensorBase' objects>", 0, 16, true);
+    assert_string_equal(out, "<method 'add_'\u2026");
+    for (int w = 4; w <= 80; w++) {
+        int c = nf_fit(out, sizeof out, py, 0, w, true);
+        assert_true(c <= w);
+        assert_int_equal(cells(out), c);
+        if (strstr(out, ".py") && !strstr(out, "__init__.py"))
+            fail_msg("width %d: the file lost its name: \"%s\"", w, out);
+        if (w >= 9 && !strstr(out, "backward"))
+            fail_msg("width %d: the function lost its name: \"%s\"", w, out);
+        c = nf_fit(out, sizeof out, bi, 0, w, true);
+        assert_true(c <= w);
+        assert_int_equal(cells(out), c);
+        if (w >= 14 && !strstr(out, "run_backward"))
+            fail_msg("width %d: the built-in lost its name: \"%s\"", w, out);
+        if (strstr(out, " o ") || strstr(out, "t._"))
+            fail_msg("width %d: words shortened to a letter: \"%s\"", w, out);
+    }
+    /* small buffers, hostile bytes: whole code points, the columns said */
+    const char *odd[] = { py, bi, "<built-in method \x1b[2J of \xe2\x80\xae object at 0x...>",
+                          "\xc3\xa9t\xc3\xa9/\xc3\xa9.py(1): \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9" };
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++)
+        for (size_t cap = 1; cap < 48; cap++)
+            for (int w = 4; w < 40; w += 5) {
+                int c = nf_fit(out, cap, odd[k], 0, w, true);
+                assert_true(strlen(out) < cap);
+                assert_true(c <= w);
+                assert_int_equal(cells(out), c);
+                for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+                    assert_true(*p >= 0x20 && *p != 0x7f);
+            }
+}
+
 /* Names that differ only in a middle index (and forward/backward): every
  * width, every cell within it; from the width that holds the index and a
  * letter of the leaf on, no two alike. */
@@ -143,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_common),
         cmocka_unit_test(test_shared),
         cmocka_unit_test(test_fit_keeps_what_differs),
+        cmocka_unit_test(test_torch_frames),
         cmocka_unit_test(test_every_width),
         cmocka_unit_test(test_hostile),
     };

@@ -126,6 +126,20 @@ void ui_thread_label(const prism_analysis *a, size_t i, bool detail, char *buf, 
         snprintf(buf, cap, "%s", who);
 }
 
+void ui_draw_too_small(int rows, int cols)
+{
+    char lines[UI_SMALL_LINES][UI_SMALL_COLS];
+    ui_rect r = { 0, 0, rows, cols };
+    int n = ui_too_small_text(rows, cols, lines);
+    /* at 1 row the text ends in the bottom-right cell, which curses writes
+     * only on a screen it repaints whole: without that a 1x1 terminal kept
+     * the previous frame's first letter */
+    if (rows <= 1)
+        clearok(curscr, TRUE);
+    for (int i = 0; i < n; i++)
+        ui_print(&r, i, 0, i == 0 && n > 1 ? A_BOLD : A_NORMAL, lines[i]);
+}
+
 attr_t ui_attr(const ui *u, int pair, attr_t mono)
 {
     return u->color ? COLOR_PAIR(pair) : mono;

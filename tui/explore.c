@@ -235,13 +235,7 @@ static void draw(ui *u)
     erase();
     ui_layout l = ui_layout_compute(u->rows, u->cols);
     if (l.too_small) {
-        ui_rect r = { 0, 0, u->rows, u->cols };
-        ui_print(&r, 0, 0, A_BOLD, "terminal too small");
-        char need[64];
-        snprintf(need, sizeof need, "need %dx%d, have %dx%d", UI_MIN_COLS, UI_MIN_ROWS, u->cols,
-                 u->rows);
-        ui_print(&r, 1, 0, A_NORMAL, need);
-        ui_print(&r, 2, 0, A_NORMAL, "q: quit");
+        ui_draw_too_small(u->rows, u->cols);
     } else {
         ui_draw_tabs(u, &l);
         if (u->cmp) {

@@ -221,9 +221,11 @@ void flame_list_draw(ui *u, const ui_rect *r, int y, int rows, const flame_list 
             else if (q == LC_SHARE)
                 snprintf(cell, sizeof cell, "%.1f%%",
                          whole ? 100.0 * (double)nd->total_ns / (double)whole : 0.0);
-            else {
+            else {                      /* a `~` frame: samples, no calls */
+                bool smp = nd->flags & PRISM_NODE_SAMPLED;
                 fmt_count(v, sizeof v, (double)nd->calls);
-                snprintf(cell, sizeof cell, "%s call%s", v, nd->calls == 1 ? "" : "s");
+                snprintf(cell, sizeof cell, "%s %s%s", v, smp ? "sample" : "call",
+                         nd->calls == 1 ? "" : "s");
             }
             ui_print(r, row, colx[q] + colw[q] - ui_width(cell), at, cell);
         }

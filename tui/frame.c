@@ -233,12 +233,37 @@ static int split_hint(const char *hint, char *buf, size_t cap, const char **part
     return n;
 }
 
-/* The selection's call path, root first. */
+/* The node of path hash h among the sampled nodes of g (from index `from`,
+ * where the recorded ones end), or PRISM_NO_NODE. */
+static uint32_t find_sampled(const prism_tree *g, size_t from, uint64_t h)
+{
+    for (size_t i = from; g && i < g->count; i++)
+        if (g->nodes[i].path_hash == h)
+            return (uint32_t)i;
+    return PRISM_NO_NODE;
+}
+
+/* The selection's call path, root first; a `~` row's is its region's path
+ * and the sampled frames down to it (in the all-threads tree, or else in
+ * a thread's, where a thread's own samples made it). */
 static void sel_path(const ui *u, char *path, size_t cap)
 {
     path[0] = '\0';
     uint32_t n = prism_analysis_find(u->a, u->sel_hash);
     const prism_tree *t = prism_analysis_tree(u->a);
+    if (n == PRISM_NO_NODE && t->count) {
+        const prism_tree *g = prism_analysis_tree_sampled(u->a);
+        if (g != t)
+            n = find_sampled(g, t->count, u->sel_hash);
+        if (n != PRISM_NO_NODE)
+            t = g;
+        for (size_t i = 0; n == PRISM_NO_NODE && i < prism_analysis_thread_count(u->a); i++) {
+            const prism_tree *tt = prism_analysis_thread_tree(u->a, i, NULL, NULL);
+            g = prism_analysis_thread_tree_sampled(u->a, i);
+            if (tt && g && g != tt && (n = find_sampled(g, tt->count, u->sel_hash)) != PRISM_NO_NODE)
+                t = g;
+        }
+    }
     if (n == PRISM_NO_NODE)
         return;
     const char *parts[32];

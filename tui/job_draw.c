@@ -416,11 +416,7 @@ void jv_draw(jv *v)
     erase();
     ui_layout l = ui_layout_compute(v->u.rows, v->u.cols);
     if (l.too_small) {
-        ui_rect r = { 0, 0, v->u.rows, v->u.cols };
-        ui_print(&r, 0, 0, A_BOLD, "terminal too small");
-        ui_printf(&r, 1, 0, A_NORMAL, "need %dx%d, have %dx%d", UI_MIN_COLS, UI_MIN_ROWS,
-                  v->u.cols, v->u.rows);
-        ui_print(&r, 2, 0, A_NORMAL, "q: quit");
+        ui_draw_too_small(v->u.rows, v->u.cols);
         v->rows_h = 0;
         v->ncol = 0;
         refresh();

@@ -24,6 +24,54 @@ ui_layout ui_layout_compute(int rows, int cols)
     return l;
 }
 
+int ui_too_small_text(int rows, int cols, char out[][UI_SMALL_COLS])
+{
+    /* screens from the most said to the least, lines split at '\n';
+     * %N is what is needed, %H what there is */
+    static const char *const screens[] = {
+        "terminal too small\nneed %N, have %H\nq: quit",
+        "terminal too small\nneed %N\nhave %H\nq: quit",
+        "too small\nneed %N\nhave %H\nq: quit",
+        "terminal too small\nneed %N, have %H",
+        "terminal too small: need %N, have %H",
+        "terminal too small\nneed %N\nhave %H",
+        "too small\nneed %N\nhave %H",
+        "terminal too small\nhave %H",
+        "too small\nhave %H",
+        "too small: have %H",
+        "too small\n%H",
+        "small\n%H",
+        "have %H",
+        "%H",
+        "small",
+        "!",
+    };
+    char need[24], have[24];
+    snprintf(need, sizeof need, "%dx%d", UI_MIN_COLS, UI_MIN_ROWS);
+    snprintf(have, sizeof have, "%dx%d", cols > 0 ? cols : 0, rows > 0 ? rows : 0);
+    for (size_t i = 0; i < sizeof screens / sizeof screens[0]; i++) {
+        int n = 0;
+        bool fits = true;
+        for (const char *p = screens[i]; *p && fits && n < UI_SMALL_LINES; n++) {
+            size_t len = strcspn(p, "\n"), o = 0;
+            char *line = out[n];
+            line[0] = '\0';
+            for (size_t k = 0; k < len && o < UI_SMALL_COLS; k++) {
+                bool fig = p[k] == '%' && (p[k + 1] == 'N' || p[k + 1] == 'H');
+                const char *v = !fig ? NULL : p[k + 1] == 'N' ? need : have;
+                o += (size_t)snprintf(line + o, UI_SMALL_COLS - o, "%.*s", v ? (int)strlen(v) : 1,
+                                      v ? v : p + k);
+                k += fig;
+            }
+            fits = n < rows && o < UI_SMALL_COLS && (int)o <= cols;
+            p += len + (p[len] == '\n');
+        }
+        if (fits)
+            return n;
+    }
+    return 0;
+}
+
 ui_split ui_split_compute(int body_y, int body_h, int cols, int split_cols)
 {
     ui_split s = { 0 };

@@ -294,7 +294,7 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
 {
     const prism_tree *t = vtree(u, s);
     int row = r->h - 1, x = 1;
-    char line[512], a1[96], a2[48], a3[48], a4[48], a5[48], a6[48], v[32];
+    char line[512], a1[96], a2[48], a3[48], a4[48], a5[64], a6[48], v[32];
     ui_fill(r, row, A_NORMAL);
     if (u->search[0]) {
         snprintf(a1, sizeof a1, "/%s:", u->search);
@@ -348,8 +348,9 @@ static void bottom_line(ui *u, fl *s, const ui_rect *r)
              nd->parent == PRISM_NO_NODE ? "all" : "parent");
     fmt_ns(v, sizeof v, (double)nd->self_ns);
     snprintf(a4, sizeof a4, "self %s", v);
-    fmt_count(v, sizeof v, (double)nd->calls);
-    snprintf(a5, sizeof a5, "%s calls", v);
+    fmt_count(v, sizeof v, (double)nd->calls);     /* a `~` frame: samples, an estimate */
+    snprintf(a5, sizeof a5, "%s %s", v,
+             nd->flags & PRISM_NODE_SAMPLED ? "samples (an estimate)" : "calls");
     a6[0] = '\0';
     if (nd->cpu_known_ns)
         snprintf(a6, sizeof a6, "on CPU %.0f%%", 100.0 * (double)nd->oncpu_ns / (double)nd->cpu_known_ns);

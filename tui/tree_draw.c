@@ -217,6 +217,11 @@ static void cell(ui *u, const ui_rect *r, int y, int x, int w, int c, const pris
                  const treeview *tv, attr_t base, bool sel)
 {
     char buf[512];
+    if ((c == TC_CALLS || c == TC_MEAN) && (nd->flags & PRISM_NODE_SAMPLED)) {
+        figure(r, y, x, w, base, "-");  /* a `~` row times no call: its samples
+                                           are in the details */
+        return;
+    }
     switch (c) {
     case TC_TOTAL: case TC_SELF: case TC_MEAN:
         fmt_ns(buf, sizeof buf, c == TC_TOTAL ? (double)nd->total_ns
@@ -319,6 +324,18 @@ static void first_fit(const ui_rect *r, int y, int x, char seg[][160], int n)
         }
 }
 
+/* The time of node n's `~` children: what its stack samples estimate its
+ * measured self time was doing. */
+static double sampled_below(const treeview *tv, uint32_t n)
+{
+    double ns = 0;
+    for (uint32_t c = tv->nodes[n].first_child; c != PRISM_NO_NODE && c < tv->count;
+         c = tv->nodes[c].next_sibling)
+        if (tv->nodes[c].flags & PRISM_NODE_SAMPLED)
+            ns += (double)tv->nodes[c].total_ns;
+    return ns;
+}
+
 static void details(ui *u, tree_st *s, const ui_rect *r, int y)
 {
     const treeview *tv = &s->tv;
@@ -337,32 +354,44 @@ static void details(ui *u, tree_st *s, const ui_rect *r, int y)
     ui_print(r, y + 1, 1, lab, "Path");
     ui_print(r, y + 1, 7, A_NORMAL, fit);
 
+    bool sampled = nd->flags & PRISM_NODE_SAMPLED;    /* a `~` row: samples, no calls */
     fmt_ns(a, sizeof a, (double)nd->total_ns);
     fmt_ns(b, sizeof b, (double)nd->self_ns);
     fmt_count(c, sizeof c, (double)nd->calls);
     ui_print(r, y + 2, 1, lab, "Time");
-    snprintf(seg[0], sizeof seg[0], "total %s", a);
-    snprintf(seg[1], sizeof seg[1], "self %s (%.0f%%)", b,
+    int nt = 0;
+    snprintf(seg[nt++], sizeof seg[0], "total %s", a);
+    snprintf(seg[nt++], sizeof seg[0], "self %s (%.0f%%)", b,
              nd->total_ns ? 100.0 * (double)nd->self_ns / (double)nd->total_ns : 0.0);
-    snprintf(seg[2], sizeof seg[2], "calls %s", c);
-    snprintf(seg[3], sizeof seg[3], "share %.1f%% of %s", nd->share * 100.0,
+    double est = sampled ? 0 : sampled_below(tv, n);
+    if (est > 0) {                      /* its measured self time, estimated below */
+        fmt_ns(d, sizeof d, est);
+        snprintf(seg[nt++], sizeof seg[0], "~ rows: %s of it (an estimate)", d);
+    }
+    snprintf(seg[nt++], sizeof seg[0], sampled ? "samples %s" : "calls %s", c);
+    snprintf(seg[nt++], sizeof seg[0], "share %.1f%% of %s", nd->share * 100.0,
              tv->tree == prism_analysis_tree(u->a) || tv->tree == prism_analysis_tree_sampled(u->a)
                  ? "total" : "the thread");
-    cmpv_segments(r, y + 2, 7, A_NORMAL, seg, 4);
+    cmpv_segments(r, y + 2, 7, A_NORMAL, seg, nt);
 
     fmt_ns(a, sizeof a, (double)nd->min_ns);
     fmt_ns(b, sizeof b, nd->mean_ns);
     fmt_ns(c, sizeof c, (double)nd->max_ns);
     fmt_ns(d, sizeof d, nd->std_ns);
     ui_print(r, y + 3, 1, lab, "Call");
-    bool sampled = nd->flags & PRISM_NODE_SAMPLED;    /* a `~` row: samples, no calls */
     snprintf(seg[0], sizeof seg[0], "min %s", a);
     snprintf(seg[1], sizeof seg[1], "mean %s", b);
     snprintf(seg[2], sizeof seg[2], "max %s", c);
     snprintf(seg[3], sizeof seg[3], "std %s", d);
     int ns = 4;
-    if (sampled) {
-        snprintf(seg[0], sizeof seg[0], "an estimate from the stack samples: no call timed");
+    if (sampled) {                      /* the samples, said as such */
+        fmt_ns(a, sizeof a, nd->mean_ns);
+        fmt_count(c, sizeof c, (double)nd->calls);
+        snprintf(seg[0], sizeof seg[0], "an estimate from %s stack sample%s (%s each): no call timed",
+                 c, nd->calls == 1 ? "" : "s", a);
+        if (7 + ui_width(seg[0]) > r->w)
+            snprintf(seg[0], sizeof seg[0], "an estimate from %s stack sample%s: no call timed", c,
+                     nd->calls == 1 ? "" : "s");
         ns = 1;
     }
     if (nd->cpu_known_ns) {             /* wait vs work, measured */

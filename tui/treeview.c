@@ -80,7 +80,7 @@ static void reset_order(treeview *tv)
     for (size_t i = 0; i < tv->count; i++) {
         const prism_node *n = &tv->nodes[i];
         tv->key[i] = tv->sort == TV_SORT_SELF    ? n->self_ns
-                     : tv->sort == TV_SORT_CALLS ? n->calls
+                     : tv->sort == TV_SORT_CALLS ? (n->flags & PRISM_NODE_SAMPLED ? 0 : n->calls)
                      : tv->sort == TV_SORT_NAME  ? 0
                                                  : n->total_ns;
     }

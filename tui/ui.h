@@ -136,6 +136,15 @@ typedef struct ui_layout {
 
 ui_layout ui_layout_compute(int rows, int cols);
 
+/* The "terminal too small" screen of a rows x cols terminal: up to
+ * UI_SMALL_LINES lines in out[], each whole within cols columns (words
+ * drop, figures stay whole: "need 40x12, have 20x5", then "need 40x12" and
+ * "have 20x5" on lines of their own, then "have 20x5", "20x5", "!").  The
+ * first line is the headline when there is one.  Returns the lines. */
+#define UI_SMALL_LINES 4
+#define UI_SMALL_COLS 64
+int ui_too_small_text(int rows, int cols, char out[][UI_SMALL_COLS]);
+
 /* Compare mode: split the body into two panes, side by side when there are
  * at least split_cols columns (UI_SPLIT_COLS, or more when a pane's names
  * need it: ui_pane.side_cols), stacked otherwise.  Rects may be empty. */
@@ -196,6 +205,8 @@ int ui_print_parts(const ui_rect *r, int row, int col, const char *const *parts,
                    const attr_t *attrs, int n, const char *sep);
 /* Clear a row of r with attr. */
 void ui_fill(const ui_rect *r, int row, attr_t attr);
+/* The "terminal too small" screen (ui_too_small_text) on all of stdscr. */
+void ui_draw_too_small(int rows, int cols);
 /* Attribute for a colour pair, or `mono` without colour. */
 attr_t ui_attr(const ui *u, int pair, attr_t mono);
 /* Whether non-ASCII bytes may be printed (set once from the locale). */

@@ -397,8 +397,13 @@ PRISM_API const prism_sampled *prism_analysis_sampled(const prism_analysis *a, u
 /* The all-threads tree with those sampled paths as nodes (flag
  * PRISM_NODE_SAMPLED) under the nodes they fell in, for views (the
  * explorer's Tree and Flame): the recorded nodes keep their indices (the
- * sampled ones follow them), a node's self time shrinks by its sampled
- * children's, totals and the tree's total are unchanged.  The tree itself
+ * sampled ones follow them) and all their figures, their measured self
+ * time included: their sampled children are an estimate of what that self
+ * time was doing, not time taken from it (a node's self time and its
+ * children's totals add up to more than its total where it has some).  A
+ * sampled node's calls are its samples, its mean the time one stands for,
+ * its self time its estimate less its sampled children's.  The tree's
+ * total is unchanged.  The tree itself
  * (prism_analysis_tree) when the profile has no stack samples.  Valid until
  * the next refresh. */
 PRISM_API const prism_tree *prism_analysis_tree_sampled(const prism_analysis *a);
