@@ -659,9 +659,11 @@ static bool dec_unrecorded(dec *d, uint32_t stream)
     return true;
 }
 
-/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...], ...], ...].
- * Frames are string ids, outermost first: 1..PRISM_STACK_MAX_FRAMES of
- * them, none 0; unknown flag bits are ignored. */
+/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...](, wait_ns(,
+ * queued_ns))], ...].  Frames are string ids, outermost first:
+ * 1..PRISM_STACK_MAX_FRAMES of them, none 0; unknown flag bits are ignored;
+ * wait_ns and queued_ns are optional (0 when absent or not an unsigned
+ * integer; queued_ns is at most wait_ns). */
 static bool dec_stacks(dec *d)
 {
     uint64_t ts;
@@ -686,8 +688,17 @@ static bool dec_stacks(dec *d)
             if (!fr[j])
                 return false;
         }
-        for (uint64_t j = 4; j < n; j++)    /* fields of a later minor version */
+        s.wait_ns = s.queued_ns = 0;
+        for (uint64_t j = 4; j < n; j++) {  /* the waits, then fields of a later version */
+            uint64_t x;
+            if (j < 6 && cur_uint(&d->c, &x) == CUR_OK) {
+                *(j == 4 ? &s.wait_ns : &s.queued_ns) = x;
+                continue;
+            }
             NEED(pf_cur_skip(&d->c, PRISM_MAX_DEPTH));
+        }
+        if (s.queued_ns > s.wait_ns)
+            s.queued_ns = s.wait_ns;
         if (!add_ts(&ts, dt))
             return false;
         s.ts = ts;

@@ -420,7 +420,8 @@ prism_status prism_enc_unrecorded(prism_enc *e, const prism_unrecorded *u)
     return st;
 }
 
-/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...], ...], ...] */
+/* STACKS (1.2): [base_ns, [delta, stream, flags, [frame, ...](, wait_ns(,
+ * queued_ns))], ...]: the trailing ones only when not 0 */
 prism_status prism_enc_stack(prism_enc *e, const prism_stack_sample *s)
 {
     if (e->kind != PRISM_CHUNK_STACKS || !s || !s->frames || !s->nframes ||
@@ -433,13 +434,17 @@ prism_status prism_enc_stack(prism_enc *e, const prism_stack_sample *s)
             return PRISM_E_ARG;
     uint64_t d = s->ts > e->last ? s->ts - e->last : 0;
     wr w = wr_of(e);
-    w_array(&w, 4);
+    w_array(&w, s->queued_ns ? 6 : s->wait_ns ? 5 : 4);
     w_uint(&w, d);
     w_uint(&w, s->stream);
     w_uint(&w, s->flags);
     w_array(&w, s->nframes);
     for (uint32_t i = 0; i < s->nframes; i++)
         w_uint(&w, s->frames[i]);
+    if (s->wait_ns || s->queued_ns)
+        w_uint(&w, s->wait_ns);
+    if (s->queued_ns)
+        w_uint(&w, s->queued_ns);
     prism_status st = commit(e, &w, 1);
     if (st == PRISM_OK && d)
         e->last = s->ts;

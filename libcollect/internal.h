@@ -254,13 +254,16 @@ void pc_step_close_at_mark(session *s);
  * sampler's state for INFO stacks.sampler and the time one sample stands
  * for (stacks.period_ns); stream is the recorded thread's stream (0: the
  * OS thread records nothing); put queues one sample taken at `ticks`
- * (prism__now()), false when dropped.  Any thread; never blocks for long. */
+ * (prism__now()) after the sampler waited wait_ns for the GIL, queued_ns of
+ * it runnable but off a CPU (each kept up to UINT32_MAX ns), false when
+ * dropped.  Any thread; never blocks for long. */
 PRISM_API extern bool prism__stacks_wanted;
 PRISM_API bool prism__stack_begin(uint64_t period_ns, const char *what);
 PRISM_API void prism__stack_end(const char *why);
 PRISM_API uint32_t prism__stack_stream(uint64_t os_tid);
 PRISM_API bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags,
-                                const uint32_t *frames, uint32_t n);
+                                const uint32_t *frames, uint32_t n, uint64_t wait_ns,
+                                uint64_t queued_ns);
 /* info.c: facts learnt while running (the Python module's folded module
  * regions), queued for the writer's next flush as INFO key/value pairs;
  * false when not queued (no session, a bad key, 64 waiting).  Any thread.

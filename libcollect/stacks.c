@@ -7,7 +7,9 @@
  * sample in the regions open at its time has them all.
  *
  * The queue is one flat array of words under the session lock: per sample
- * its tick (two words), stream, flags, frame count, then the frame ids.
+ * its tick (two words), stream, flags, frame count, the sampler's wait for
+ * the GIL and the part of it spent off a CPU (ns, at most UINT32_MAX), then
+ * the frame ids.
  * It is bounded; a sample that does not fit is dropped and counted (INFO
  * stacks.dropped), never waited for.
  */
@@ -17,7 +19,7 @@
 
 #include "internal.h"
 
-#define STK_HEAD 5u
+#define STK_HEAD 7u
 #define STK_MAX_WORDS (1u << 20)        /* 4 MiB between two flushes */
 
 bool prism__stacks_wanted;
@@ -79,7 +81,7 @@ static bool grow_words(session *s, size_t need)
 }
 
 bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags, const uint32_t *frames,
-                      uint32_t n)
+                      uint32_t n, uint64_t wait_ns, uint64_t queued_ns)
 {
     session *s = prism__s;
     if (!live(s) || !stream || !frames || !n || n > PRISM_STACK_MAX_FRAMES)
@@ -96,6 +98,8 @@ bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags, const uin
         w[2] = stream;
         w[3] = flags;
         w[4] = n;
+        w[5] = wait_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)wait_ns;
+        w[6] = queued_ns > w[5] ? w[5] : (uint32_t)queued_ns;
         memcpy(w + STK_HEAD, frames, n * sizeof *frames);
         s->nstk += need;
         ok = true;
@@ -130,6 +134,8 @@ bool pc_stacks_next(const pc_stacks *q, size_t *pos, uint64_t *ticks, prism_stac
     x->stream = w[2];
     x->flags = w[3];
     x->nframes = w[4];
+    x->wait_ns = w[5];
+    x->queued_ns = w[6];
     x->frames = w + STK_HEAD;
     *pos += STK_HEAD + w[4];
     return true;

@@ -158,6 +158,7 @@ static void summary(pb_json *w, const prism_analysis *a)
         pb_json_kuint(w, "samples", si.samples);
         pb_json_kuint(w, "period_ns", si.period_ns);
         pb_json_kuint(w, "weight_ns", si.weight_ns);
+        pb_json_kuint(w, "released", si.released);
         pb_json_kstring(w, "sampler", si.status ? si.status : "");
         pb_json_end_object(w);
     } else {

@@ -357,6 +357,9 @@ static void on_stacks(void *ctx, const prism_stack_sample *k, size_t n)
                 (k[i].flags & PRISM_STACK_TRUNCATED) ? " truncated" : "");
         for (uint32_t j = 0; j < k[i].nframes; j++)
             fprintf(d->out, "%s%s", j ? " > " : " ", name_of(d, k[i].frames[j], buf, sizeof buf));
+        if (k[i].wait_ns)
+            fprintf(d->out, " (GIL after %.3f ms, %.3f ms of it off a CPU)",
+                    (double)k[i].wait_ns / 1e6, (double)k[i].queued_ns / 1e6);
         fputc('\n', d->out);
     }
 }

@@ -46,7 +46,7 @@ static const char *const names[] = {
 static void sample(pbuild *b, uint32_t stream, uint64_t ts, uint32_t flags, const uint32_t *fr,
                    uint32_t n)
 {
-    prism_stack_sample s = { ts, stream, flags, n, fr };
+    prism_stack_sample s = { ts, stream, flags, n, fr, 0, 0 };
     PB_PUT(b, PRISM_CHUNK_STACKS, 0, ts, prism_enc_stack(&b->e, &s));
 }
 

@@ -153,7 +153,8 @@ static prism_status append_rec(prism_enc *e, uint32_t kind, unsigned i, tlog *ex
         uint32_t nf = 1 + (i * 37) % PRISM_STACK_MAX_FRAMES;
         for (uint32_t j = 0; j < nf; j++)
             fr[j] = 1 + (uint32_t)((sq + j) << (j % 20));
-        prism_stack_sample k = { (i / 2) * 1000003ull, i % 5, i % 8, nf, fr };
+        uint64_t wait = (i % 3) * 4999999ull;
+        prism_stack_sample k = { (i / 2) * 1000003ull, i % 5, i % 8, nf, fr, wait, wait / 3 };
         if ((st = prism_enc_stack(e, &k)) == PRISM_OK)
             tl_stacks(exp, &k, 1);
         return st;
@@ -326,7 +327,7 @@ static prism_status append_kind(prism_enc *e, uint32_t j)
     static const prism_cpu_sample cs = { 1, 1, PRISM_CPU_HAVE_WAIT, 1, 1 };
     static const prism_unrecorded u = { 1, 1, 1 };
     static const uint32_t fr[2] = { 1, 2 };
-    static const prism_stack_sample k = { 1, 1, PRISM_STACK_RUNNING, 2, fr };
+    static const prism_stack_sample k = { 1, 1, PRISM_STACK_RUNNING, 2, fr, 0, 0 };
     switch (j) {
     case PRISM_CHUNK_STRINGS: return prism_enc_string(e, "s", 1);
     case PRISM_CHUNK_THREADS: return prism_enc_thread(e, &t);

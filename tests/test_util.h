@@ -330,6 +330,8 @@ static inline void tl_stacks(void *ctx, const prism_stack_sample *st, size_t n)
         tlog_u64(l, st[i].nframes);
         for (uint32_t j = 0; j < st[i].nframes; j++)
             tlog_u64(l, st[i].frames[j]);
+        tlog_u64(l, st[i].wait_ns);
+        tlog_u64(l, st[i].queued_ns);
     }
 }
 

@@ -372,6 +372,9 @@ typedef struct prism_stacks_info {
     uint64_t period_ns;
     uint64_t weight_ns;        /* the time the samples stand for, all threads */
     const char *status;        /* INFO stacks.sampler, "" when not given */
+    uint64_t released;         /* samples read at a call that released the GIL
+                                  after the thread ran Python since the pass
+                                  was due, credited to its previous stack */
 } prism_stacks_info;
 PRISM_API bool prism_analysis_stacks_info(const prism_analysis *a, prism_stacks_info *out);
 

@@ -269,6 +269,11 @@ typedef struct prism_cpu_sample {
  * the collector looked, frames outermost first, each a string id ("name
  * (file:line)").  Written by the Python module's stack sampler at a low
  * rate; the time a sample stands for is the INFO `stacks.period_ns`.
+ * wait_ns and queued_ns (format 1.2, optional; 0 when not written, as in
+ * an older file): how long the sampler waited for the GIL before it read
+ * the stack (the pass was due at ts - wait_ns), and how much of that wait
+ * it spent runnable but off a CPU (time the GIL was free or another
+ * thread's hand-over, not time a thread held it).
  */
 enum {
     PRISM_STACK_TRUNCATED = 1u,  /* outermost frames were left out            */
@@ -284,6 +289,8 @@ typedef struct prism_stack_sample {
     uint32_t flags;              /* PRISM_STACK_*                             */
     uint32_t nframes;            /* 1 .. PRISM_STACK_MAX_FRAMES               */
     const uint32_t *frames;      /* string ids, outermost first               */
+    uint64_t wait_ns;            /* the sampler's wait for the GIL             */
+    uint64_t queued_ns;          /* of it, runnable but not running           */
 } prism_stack_sample;
 
 typedef enum prism_gpu_type {

@@ -14,6 +14,14 @@
  * stacks.sampler when sampling stops.  PRISM_STACK_HZ (default 100, 0:
  * off) or prism.init(stack_hz=...) sets the rate.
  *
+ * The passes follow the clock (a late one skips to the next slot, no
+ * burst catching up), and each sample carries the pass's wait for the GIL
+ * and the part of it the sampler was off a CPU: a stack read after a
+ * thread ran Python is where it let go, at CPython's request (after the
+ * switch interval, INFO stacks.switch_interval_ns) or at a call of its own
+ * that released the GIL; the analysis (analysis/stacks.c) tells them apart
+ * and weighs them (docs/PYTHON.md, the stack sampler's wait).
+ *
  * Stable ABI only (Py_LIMITED_API 3.10): frames through
  * sys._current_frames(), PyFrame_GetCode, PyFrame_GetLineNumber and the
  * f_back attribute.  Names are cached per (code object, line); the cache
@@ -43,7 +51,8 @@ bool prism__stack_begin(uint64_t period_ns, const char *what);
 void prism__stack_end(const char *why);
 uint32_t prism__stack_stream(uint64_t os_tid);
 bool prism__stack_put(uint32_t stream, uint64_t ticks, uint32_t flags, const uint32_t *frames,
-                      uint32_t n);
+                      uint32_t n, uint64_t wait_ns, uint64_t queued_ns);
+bool prism__info_uint(const char *key, uint64_t value);
 
 #define MAX_FRAMES 256u            /* PRISM_STACK_MAX_FRAMES */
 #define CACHE_SLOTS 8192u
@@ -79,12 +88,13 @@ static struct {
     known k[MAX_THREADS];
     size_t nk;
     uint32_t sys_ids[512];         /* "[name]" per system call number */
-    uint64_t passes, samples, hold_sum, hold_max;
+    uint64_t passes, samples, hold_sum, hold_max, wait_sum;
     /* a pass's samples, handed to libcollect once the GIL is released:
      * per sample stream, flags, n, then n frame ids */
     uint32_t out[MAX_THREADS * (MAX_FRAMES + 4)];
     size_t nout;
-    uint64_t out_ticks;
+    uint64_t out_ticks;             /* when read */
+    uint64_t out_wait, out_queued;  /* how long the pass waited for the GIL; of it, off a CPU */
     PyObject *f_back;               /* "f_back", interned */
     PyObject *current_frames, *active;     /* sys._current_frames, threading._active */
     char own[1024];                 /* the prism package's directory, with its '/' */
@@ -368,6 +378,34 @@ static uint64_t mono_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The next due time after a pass due at *next: one period on, or the first
+ * slot of the schedule after now when the pass was later than that (a
+ * burst of passes catching up would each wait for the GIL and be taken at
+ * the first moment it came free). */
+static void next_due(struct timespec *next, uint64_t period_ns)
+{
+    uint64_t due = (uint64_t)next->tv_sec * 1000000000u + (uint64_t)next->tv_nsec + period_ns;
+    uint64_t now = mono_ns();
+    if (due <= now)
+        due += (now - due) / period_ns * period_ns + period_ns;
+    next->tv_sec = (time_t)(due / 1000000000u);
+    next->tv_nsec = (long)(due % 1000000000u);
+}
+
+/* The time this thread has spent runnable but not running (ns, the second
+ * field of /proc/thread-self/schedstat); 0 when unreadable. */
+static uint64_t queued_ns(int fd)
+{
+    char buf[96];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *end;
+    strtoull(buf, &end, 10);
+    return strtoull(end, NULL, 10);
+}
+
 static void *sampler_main(void *arg)
 {
     (void)arg;
@@ -375,12 +413,11 @@ static void *sampler_main(void *arg)
      * would make and free one every time), the GIL released between passes */
     PyGILState_STATE g = PyGILState_Ensure();
     PyThreadState *ts = PyEval_SaveThread();
+    int sched = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (;;) {
-        uint64_t ns = (uint64_t)next.tv_nsec + S.period_ns;
-        next.tv_sec += (time_t)(ns / 1000000000u);
-        next.tv_nsec = (long)(ns % 1000000000u);
+        next_due(&next, S.period_ns);
         pthread_mutex_lock(&S.mu);
         while (!S.stop) {
             int rc = pthread_cond_timedwait(&S.cv, &S.mu, &next);
@@ -391,29 +428,41 @@ static void *sampler_main(void *arg)
         pthread_mutex_unlock(&S.mu);
         if (stop || !prism_recording())
             break;
-        struct timespec now;                    /* a late wake-up: no catching up */
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec > next.tv_sec + 1)
-            next = now;
         for (size_t i = 0; i < S.nk; i++)       /* outside the GIL */
             read_state(&S.k[i]);
+        /* The wait for the GIL says what the program was doing: ~0 when no
+         * thread held it (the stacks are where the threads were when the
+         * pass was due); the switch interval when one ran Python all along
+         * (CPython asks it to drop the GIL then); in between when one ran
+         * Python until a call that released it (the stack read is at that
+         * call, not where the thread was): the analysis weighs by it.  The
+         * time this thread was woken but waited for a CPU is not time the
+         * GIL was held: on a busy machine a thread that released the GIL
+         * for a short call is still there when the sampler runs at last. */
+        uint64_t q0 = queued_ns(sched), asked = mono_ns();
         PyEval_RestoreThread(ts);
         uint64_t t0 = mono_ns();
+        S.out_wait = t0 - asked;
         pass();
         uint64_t held = mono_ns() - t0;
         ts = PyEval_SaveThread();
+        S.out_queued = queued_ns(sched) - q0;
         for (size_t i = 0; i + 3 <= S.nout;) {      /* outside the GIL */
             uint32_t n = S.out[i + 2];
-            if (prism__stack_put(S.out[i], S.out_ticks, S.out[i + 1], S.out + i + 3, n))
+            if (prism__stack_put(S.out[i], S.out_ticks, S.out[i + 1], S.out + i + 3, n,
+                                 S.out_wait, S.out_queued))
                 S.samples++;
             i += 3 + n;
         }
         S.nout = 0;
         S.passes++;
         S.hold_sum += held;
+        S.wait_sum += S.out_wait;
         if (held > S.hold_max)
             S.hold_max = held;
     }
+    if (sched >= 0)
+        close(sched);
     PyEval_RestoreThread(ts);
     PyGILState_Release(g);
     return NULL;
@@ -507,6 +556,22 @@ static void own_dir(void)
     PyErr_Clear();
 }
 
+/* sys.getswitchinterval() as INFO stacks.switch_interval_ns: how long a
+ * thread running Python keeps the GIL from a waiting sampler (the analysis
+ * tells a pass that waited that long from one that found the GIL released
+ * at a call).  Read once, at start. */
+static void switch_interval(void)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *v = sys ? PyObject_CallMethod(sys, "getswitchinterval", NULL) : NULL;
+    double x = v ? PyFloat_AsDouble(v) : -1.0;
+    Py_XDECREF(v);
+    Py_XDECREF(sys);
+    PyErr_Clear();
+    if (x > 0 && x < 1000)
+        prism__info_uint("stacks.switch_interval_ns", (uint64_t)(x * 1e9 + 0.5));
+}
+
 /* Start sampling at hz (GIL held); nothing when off, running or not
  * recording. */
 void prism_py_stacks_start(double hz)
@@ -539,7 +604,8 @@ void prism_py_stacks_start(double hz)
     S.period_ns = (uint64_t)(1e9 / hz);
     S.stop = false;
     S.pid = getpid();
-    S.passes = S.samples = S.hold_sum = S.hold_max = 0;
+    S.passes = S.samples = S.hold_sum = S.hold_max = S.wait_sum = 0;
+    switch_interval();
     char what[64];
     snprintf(what, sizeof what, "python %.0f Hz", hz);
     if (!prism__stack_begin(S.period_ns, what))
@@ -572,10 +638,11 @@ void prism_py_stacks_stop(void)
     char why[176];
     snprintf(why, sizeof why,
              "stopped after %llu passes, %llu samples; GIL held %.1f us a pass on average, "
-             "%.1f us at most",
+             "%.1f us at most; waited for %.2f ms a pass",
              (unsigned long long)S.passes, (unsigned long long)S.samples,
              S.passes ? (double)S.hold_sum / (double)S.passes / 1e3 : 0.0,
-             (double)S.hold_max / 1e3);
+             (double)S.hold_max / 1e3,
+             S.passes ? (double)S.wait_sum / (double)S.passes / 1e6 : 0.0);
     prism__stack_end(why);
     cache_clear();
     for (size_t i = 0; i < S.nk; i++)
