@@ -143,6 +143,14 @@ static char *report_of(const prism_analysis *a, const prism_analysis *b, const p
 
 #define CMS 1000000ull
 
+/* A profile of one thread, "MainThread", which steps. */
+static void main_thread(pbuild *b, const char *const *names, unsigned n, uint64_t seed)
+{
+    pb_init(b, names, n, seed);
+    pb_thread(b, 1, "MainThread");
+    pb_info_uint(b, "steps.thread", 1);
+}
+
 /* 40 steps: leaves a, b, c (about 2, 3, 4 ms, times `scale`) and, in the
  * steps below `mod_steps`, 'layer.0' (1 ms) under 'a'; `extra`: a leaf
  * 'e' (3 ms) in every step; `folded`: INFO saying layer.0 was folded
@@ -152,9 +160,7 @@ static loaded fold_profile(uint64_t seed, double scale, unsigned mod_steps, bool
 {
     static const char *const names[] = { "a", "b", "c", "layer.0", "e" };
     pbuild b;
-    pb_init(&b, names, 5, seed);
-    pb_thread(&b, 1, "MainThread");
-    pb_info_uint(&b, "steps.thread", 1);
+    main_thread(&b, names, 5, seed);
     uint64_t t = CMS;
     for (uint64_t k = 0; k < 40; k++) {
         uint64_t t0 = t;
@@ -240,9 +246,7 @@ static loaded seg_profile(uint64_t seed, const char *folds)
                                           "Net (backward)", "f (backward)", "f.1 (backward)" };
     bool f1 = folds && strstr(folds, "f.1"), f0 = folds && strstr(folds, "f, ");
     pbuild b;
-    pb_init(&b, names, 7, seed);
-    pb_thread(&b, 1, "MainThread");
-    pb_info_uint(&b, "steps.thread", 1);
+    main_thread(&b, names, 7, seed);
     uint64_t t = CMS;
     for (uint64_t k = 0; k < 40; k++) {
         uint64_t t0 = t;
@@ -331,9 +335,7 @@ static loaded hook_profile(uint64_t seed, bool folded, uint64_t hook, uint64_t c
 {
     static const char *const names[] = { "Net.forward", "f", "f.1", "rest" };
     pbuild b;
-    pb_init(&b, names, 4, seed);
-    pb_thread(&b, 1, "MainThread");
-    pb_info_uint(&b, "steps.thread", 1);
+    main_thread(&b, names, 4, seed);
     uint64_t t = CMS;
     for (uint64_t k = 0; k < 40; k++) {
         uint64_t t0 = t;
@@ -421,9 +423,7 @@ static void test_finding_at_threshold(void **state)
     loaded l[2];
     for (int r = 0; r < 2; r++) {
         pbuild b;
-        pb_init(&b, names, 2, 11);              /* the same jitter in both */
-        pb_thread(&b, 1, "MainThread");
-        pb_info_uint(&b, "steps.thread", 1);
+        main_thread(&b, names, 2, 11);          /* the same jitter in both */
         uint64_t t = CMS;
         for (uint64_t k = 0; k < 40; k++) {
             uint64_t t0 = t;
