@@ -381,6 +381,17 @@ def _fwd_close(frame):
         if st[i][0] is frame:
             _close_fwd(_tls, i)
             return True
+    return _raised(st, frame)
+
+
+def _raised(st, frame):
+    """A forward that raised: torch runs the always_call post hook from
+    _call_impl, the frame above the one that ran the pre hook (its inner()
+    on torch 2): close down to the entry opened there."""
+    for i in range(len(st) - 1, -1, -1):
+        if getattr(st[i][0], "f_back", None) is frame:
+            _close_fwd(_tls, i)
+            return True
     return False
 
 
@@ -448,8 +459,20 @@ def _module_hooks(m, fwd, bw_hook, acc=None):
     pre._prism = post._prism = True
     _hide_hooks()
     a = m.register_forward_pre_hook(pre)
-    b = m.register_forward_hook(post)
+    b = _always(m.register_forward_hook, post)
     return [a.remove, b.remove]
+
+
+def _always(register, hook):
+    """Register a forward hook that runs when the forward raises too
+    (always_call, torch >= 2.0): a forward that raised and was caught kept its
+    region open until the next module call, and the program's handler (a
+    sleep, a reload) was charged to the module.  torch 1.13 has no such
+    hook: there _live_top() closes it at the next forward."""
+    try:
+        return register(hook, always_call=True)
+    except TypeError:
+        return register(hook)
 
 
 # ---- the program's view of its modules ---------------------------------------
@@ -649,6 +672,7 @@ def _auto_close(out, frame):
             if _Auto.backward:
                 _hook_backward(bw_hook, out)
             return
+    _raised(st, frame)
 
 
 # ---- backward ----------------------------------------------------------------

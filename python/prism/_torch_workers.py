@@ -322,6 +322,7 @@ def _module_hooks():
     """nn.Modules called in the worker (transforms): a region per call,
     <Class>.forward, nested as called."""
     import torch
+    from prism._torch_core import _always
     mm = torch.nn.modules.module
 
     def pre(module, inputs):
@@ -340,7 +341,7 @@ def _module_hooks():
             if m is module:
                 break
     mm.register_module_forward_pre_hook(pre)
-    mm.register_module_forward_hook(post)
+    _always(mm.register_module_forward_hook, post)
 
 
 # ---- the parent: the iterator that starts the workers ----------------------

@@ -74,7 +74,7 @@ except ImportError as _e:                       # pragma: no cover - tested by s
 from prism import _torch_adapt
 from prism._torch_core import (_Adapt, _Auto, _Steps, _auto_post, _auto_pre, _close_comp,
                                _close_fwd, _close_seg,
-                               _cuda_memory_on, _instrumented, _module_hooks, _module_names,
+                               _always, _cuda_memory_on, _instrumented, _module_hooks, _module_names,
                                _regions_for, _tls)
 from prism import _torch_workers
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
@@ -213,7 +213,7 @@ def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=Tru
         _cuda_memory_on[0] = True
     mm = _torch.nn.modules.module
     _Auto.handles.append(mm.register_module_forward_pre_hook(_auto_pre))
-    _Auto.handles.append(mm.register_module_forward_hook(_auto_post))
+    _Auto.handles.append(_always(mm.register_module_forward_hook, _auto_post))
     if backward:
         _patch_on("backward")
     if sync_calls:
