@@ -264,8 +264,12 @@ def main(argv=None):
                          else "prism: not recording\n")
     if o["torch"] and started:
         shared.auto_torch(o["depth"], o["verbose"])
+    pid = os.getpid()
     status = _run_program(kind, target, args)
-    if not site_run:
+    # a child the program forked that returns or calls sys.exit() comes
+    # back here too: it wrote no profile and says nothing (it printed
+    # "profile written" about its parent's file)
+    if not site_run and os.getpid() == pid:
         shared.finish_line(prism, started, why)
     return status
 

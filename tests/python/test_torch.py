@@ -447,6 +447,15 @@ print("ok")
         self.assertEqual(se.strip().splitlines()[-2:],
                          ["KeyboardInterrupt", "prism: profile written to %s" % out])
         self.assertTrue(analyze(out)["complete"])
+        # a child the program forks that ends with sys.exit() (or returns)
+        # writes no profile and says nothing: one last line, the parent's
+        self.script("fk.py", "import os, sys\npid = os.fork()\nif pid == 0:\n"
+                             "    print('child')\n    sys.exit(4)\n"
+                             "print('child', os.WEXITSTATUS(os.waitpid(pid, 0)[1]))\n")
+        plain = run([sys.executable, "fk.py"], self.dir)
+        rc, so, se = run([sys.executable, "-m", "prism", "-o", out, "fk.py"], self.dir)
+        self.assertEqual((rc, sorted(so.splitlines())), (plain[0], sorted(plain[1].splitlines())))
+        self.assertEqual(se, "prism: profile written to %s\n" % out)
 
     def test_python_m_module_and_options(self):
         out = os.path.join(self.dir, "m-%p.cbor")
