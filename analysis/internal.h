@@ -272,6 +272,10 @@ typedef struct rules_slow {
     double top_excess;          /* the slowest one's excess, and its index */
     uint64_t top_index;
     bool warmup;                /* step 0, the first, was above: left out */
+    /* prism.torch's measuring steps (before its adaptive decision, INFO
+     * torch.modules.after_steps, every module hooked): those above were
+     * left out, the last of them */
+    uint64_t measured;
 } rules_slow;
 
 struct prism_analysis {
@@ -316,6 +320,7 @@ struct prism_analysis {
     char gpu_status[160];
     char torch_device[96];      /* INFO torch.device (the operator window's GPU) */
     char torch_dtype[16];       /* INFO torch.ops.dtype (flop_steps: no operator names) */
+    char torch_autocast[48];    /* INFO torch.autocast: "cpu bfloat16", "" when not seen */
     double peak_tflops;         /* INFO torch.peak_tflops (PRISM_PEAK_TFLOPS); 0 none */
     pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;

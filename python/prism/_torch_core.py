@@ -238,12 +238,48 @@ def _eval_root(module):
 
 
 def _trains(module):
-    """A root forward that trains: its module is no companion."""
+    """A root forward that trains: its module is no companion; and whether
+    it runs under torch.autocast, said once (INFO torch.autocast: the
+    advice then does not say to use mixed precision)."""
     if module is not None and module not in _trained:
         try:
             _trained.add(module)
         except TypeError:
             pass
+    if not _amp_said:
+        _amp_check()
+
+
+_amp_said = []
+
+
+def _amp_check():
+    """INFO torch.autocast = "<device> <dtype>" the first time a training
+    forward runs under torch.autocast (CPU or CUDA)."""
+    t = _torch
+    for dev in ("cuda", "cpu"):
+        try:
+            try:
+                on = t.is_autocast_enabled(dev)
+                dt = t.get_autocast_dtype(dev) if on else None
+            except TypeError:       # torch < 2.4: no device argument
+                if dev == "cpu":
+                    on = t.is_autocast_cpu_enabled()
+                    dt = t.get_autocast_cpu_dtype() if on else None
+                else:
+                    on = t.is_autocast_enabled()
+                    dt = t.get_autocast_gpu_dtype() if on else None
+        except Exception:
+            continue
+        if on:
+            _amp_said.append(True)
+            info = getattr(prism._prism, "_info", None)
+            if info is not None:
+                try:
+                    info("torch.autocast", "%s %s" % (dev, str(dt).replace("torch.", "")))
+                except Exception:
+                    pass
+            return
 
 
 class _Pair:

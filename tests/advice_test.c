@@ -1,0 +1,108 @@
+/*
+ * advice_test.c - advice that fits what the program already does:
+ *   - a hot data_loading region on the training thread of a program whose
+ *     DataLoader already has worker processes: the time is taking the
+ *     batches over from the workers, not "move it to loader threads or
+ *     processes" (a real profile: tests/fixtures/handover);
+ *   - a hot forward and backward of a program whose forward runs under
+ *     torch.autocast (INFO torch.autocast): not "use mixed precision".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "prism/analysis.h"
+#include "pbuild.h"
+
+static void test_handover_advice(void **state)
+{
+    (void)state;
+    prism_status st;
+    char msg[256];
+    uint64_t off;
+    prism_analysis *a =
+        prism_analyze_file("tests/fixtures/handover/handover.cbor", NULL, &st, msg, sizeof msg, &off);
+    assert_non_null(a);
+    size_t n = 0;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    const prism_bottleneck *hot = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (b[i].type == PRISM_BN_HOT_OPERATION && strstr(b[i].description, "'data_loading'"))
+            hot = &b[i];
+    assert_non_null(hot);
+    assert_non_null(strstr(hot->recommendation, "The workers make the batches; this is taking "
+                                                "them over"));
+    assert_null(strstr(hot->recommendation, "move it to loader threads"));
+    prism_analysis_free(a);
+}
+
+/* 20 steps of Net.forward 6 ms then backward 9 ms (a python producer);
+ * amp: INFO torch.autocast "cpu bfloat16". */
+static loaded amp_profile(const char *amp)
+{
+    static const char *const names[] = { "Net.forward", "backward" };
+    prism_header h = { .producer = "prism-python 0.1", .host = "test", .rank = -1,
+                       .clock = "test" };
+    pbuild b;
+    pb_init_header(&b, &h, names, 2, 5);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    if (amp)
+        pb_info_text(&b, "torch.autocast", amp);
+    uint64_t t = 1000000;
+    for (uint64_t k = 0; k < 20; k++) {
+        uint64_t t0 = t;
+        pb_leaf(&b, 1, &t, 1, 6000000);
+        pb_leaf(&b, 1, &t, 2, 9000000);
+        prism_step st = { t0, t, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    return pb_load(&b);
+}
+
+static const prism_bottleneck *hot_on(const prism_analysis *a, const char *name)
+{
+    size_t n = 0;
+    const prism_bottleneck *b = prism_analysis_bottlenecks(a, &n);
+    char q[64];
+    snprintf(q, sizeof q, "'%s'", name);
+    for (size_t i = 0; i < n; i++)
+        if (b[i].type == PRISM_BN_HOT_OPERATION && strstr(b[i].description, q))
+            return &b[i];
+    return NULL;
+}
+
+static void test_autocast_advice(void **state)
+{
+    (void)state;
+    loaded l = amp_profile(NULL);
+    const prism_bottleneck *f = hot_on(l.a, "Net.forward"), *bw = hot_on(l.a, "backward");
+    assert_non_null(f);
+    assert_non_null(bw);
+    assert_non_null(strstr(f->recommendation, "Use mixed precision"));
+    assert_non_null(strstr(bw->recommendation, "Use mixed precision"));
+    unload(&l);
+    l = amp_profile("cpu bfloat16");
+    f = hot_on(l.a, "Net.forward");
+    bw = hot_on(l.a, "backward");
+    assert_non_null(f);
+    assert_non_null(bw);
+    assert_null(strstr(f->recommendation, "mixed precision"));
+    assert_null(strstr(bw->recommendation, "mixed precision"));
+    assert_non_null(strstr(f->recommendation, "already runs under torch.autocast (cpu bfloat16)"));
+    assert_non_null(strstr(bw->recommendation, "already runs under torch.autocast"));
+    unload(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handover_advice),
+        cmocka_unit_test(test_autocast_advice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
