@@ -329,13 +329,24 @@ void rules_slow_steps(rules_ctx *c)
         rules_put(b->evidence, sizeof b->evidence, "; sampled in the slow steps: %s", sw.text);
     if (sampled && !strstr(sw.text, "%, "))
         rules_put(b->evidence, sizeof b->evidence, " %.0f%%", 100.0 * sw.share);
-    rules_put(b->recommendation, sizeof b->recommendation,
-              "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
-              "logging pass inside the loop, garbage collection (gc.freeze() after setup), "
-              "a periodic synchronisation%s",
-              c->python ? "torch.save: less often, or in a background thread" :
-                          "write them less often or asynchronously",
-              in_node ? "." : "; add a region around it to see it by name.");
+    /* the model's own compute holds it: larger inputs on those steps (a
+     * batch padded to its longest sequence, every 10th 4x longer, read as
+     * checkpoints or gc) come first */
+    const char *bn = in_node ? rules_leaf(t->nodes[best].name) : "";
+    if (in_node && c->python && (rules_icontains(bn, "forward") || rules_icontains(bn, "backward")))
+        rules_put(b->recommendation, sizeof b->recommendation,
+                  "'%s' itself takes longer on those steps: larger inputs (variable-length "
+                  "batches padded to the longest: bucket or sort by length, cap the length), or "
+                  "work only they do (checkpoints, an evaluation, gc.freeze() after setup, a "
+                  "periodic synchronisation).", bn);
+    else
+        rules_put(b->recommendation, sizeof b->recommendation,
+                  "Look at what runs only on those steps: checkpoints (%s), an evaluation or "
+                  "logging pass inside the loop, garbage collection (gc.freeze() after setup), "
+                  "a periodic synchronisation%s",
+                  c->python ? "torch.save: less often, or in a background thread" :
+                              "write them less often or asynchronously",
+                  in_node ? "." : "; add a region around it to see it by name.");
 out:
     free(ix);
 }

@@ -5,7 +5,10 @@
  *     batches over from the workers, not "move it to loader threads or
  *     processes" (a real profile: tests/fixtures/handover);
  *   - a hot forward and backward of a program whose forward runs under
- *     torch.autocast (INFO torch.autocast): not "use mixed precision".
+ *     torch.autocast (INFO torch.autocast): not "use mixed precision";
+ *   - slow steps held by the backward (every 10th batch 4x longer): larger
+ *     inputs come first, not only checkpoints and gc; held by a checkpoint
+ *     region, the list of periodic work.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,11 +101,58 @@ static void test_autocast_advice(void **state)
     unload(&l);
 }
 
+/* 40 steps of Net.forward 3 ms, backward 5 ms, save 0.2 ms (a python
+ * producer); every 10th step the backward (big) or the save (!big) takes
+ * 30 ms more. */
+static loaded slow_profile(bool big)
+{
+    static const char *const names[] = { "Net.forward", "backward", "save_checkpoint" };
+    prism_header h = { .producer = "prism-python 0.1", .host = "test", .rank = -1,
+                       .clock = "test" };
+    pbuild b;
+    pb_init_header(&b, &h, names, 3, 9);
+    pb_thread(&b, 1, "MainThread");
+    pb_info_uint(&b, "steps.thread", 1);
+    uint64_t t = 1000000;
+    for (uint64_t k = 0; k < 40; k++) {
+        uint64_t t0 = t, more = k % 10 == 7 ? 30000000 : 0;
+        pb_leaf(&b, 1, &t, 1, 3000000);
+        pb_leaf(&b, 1, &t, 2, 5000000 + (big ? more : 0));
+        pb_leaf(&b, 1, &t, 3, 200000 + (big ? 0 : more));
+        prism_step st = { t0, t, k, 0, PRISM_STEP_SAMPLED };
+        pb_step(&b, &st);
+    }
+    return pb_load(&b);
+}
+
+static void test_slow_steps_advice(void **state)
+{
+    (void)state;
+    for (int big = 0; big < 2; big++) {
+        loaded l = slow_profile(big);
+        size_t n = 0;
+        const prism_bottleneck *b = prism_analysis_bottlenecks(l.a, &n), *s = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (b[i].type == PRISM_BN_SLOW_STEPS)
+                s = &b[i];
+        assert_non_null(s);
+        if (big) {
+            assert_non_null(strstr(s->recommendation, "'backward' itself takes longer on those "
+                                                      "steps: larger inputs"));
+        } else {
+            assert_null(strstr(s->recommendation, "larger inputs"));
+            assert_non_null(strstr(s->recommendation, "Look at what runs only on those steps"));
+        }
+        unload(&l);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handover_advice),
         cmocka_unit_test(test_autocast_advice),
+        cmocka_unit_test(test_slow_steps_advice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
