@@ -30,6 +30,11 @@ const char *prism_analysis_torch_dtype(const prism_analysis *a)
     return a && a->torch_dtype[0] ? a->torch_dtype : NULL;
 }
 
+uint64_t prism_analysis_torch_optimizers(const prism_analysis *a)
+{
+    return a ? a->torch_optimizers : 0;
+}
+
 const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops)
 {
     if (peak_tflops)

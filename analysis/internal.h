@@ -321,6 +321,7 @@ struct prism_analysis {
     char torch_device[96];      /* INFO torch.device (the operator window's GPU) */
     char torch_dtype[16];       /* INFO torch.ops.dtype (flop_steps: no operator names) */
     char torch_autocast[48];    /* INFO torch.autocast: "cpu bfloat16", "" when not seen */
+    uint64_t torch_optimizers;  /* INFO torch.optimizers: how many stepped (>= 2), else 0 */
     double peak_tflops;         /* INFO torch.peak_tflops (PRISM_PEAK_TFLOPS); 0 none */
     pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;

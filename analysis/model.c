@@ -168,6 +168,8 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         a->world_size = v->v.u;
     } else if (!strcmp(key, "torch.ops.dtype") && v->type == PRISM_VAL_TEXT) {
         snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", v->v.s);
+    } else if (!strcmp(key, "torch.optimizers") && v->type == PRISM_VAL_UINT) {
+        a->torch_optimizers = v->v.u > a->torch_optimizers ? v->v.u : a->torch_optimizers;
     } else if (!strcmp(key, "torch.autocast") && v->type == PRISM_VAL_TEXT) {
         snprintf(a->torch_autocast, sizeof a->torch_autocast, "%s", v->v.s);
     } else if (!strcmp(key, "torch.device") && v->type == PRISM_VAL_TEXT) {

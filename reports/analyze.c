@@ -412,6 +412,10 @@ void analyze_write_summary(FILE *f, const char *path, const prism_analysis *a)
                     "window, left out of the step times)\n", st->count, st->sampled, st->op_steps);
         else
             fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
+        uint64_t nopt = prism_analysis_torch_optimizers(a);
+        if (nopt > 1)
+            fprintf(f, "  Optimizers: %" PRIu64 " stepped; each optimizer step ends a step, so an "
+                    "iteration that steps several is several steps\n", nopt);
         char bad[4][VERDICT_LINE];
         int nbad = verdict_step_problems(st, bad, 4);
         for (int i = 0; i < nbad; i++)

@@ -422,6 +422,10 @@ PRISM_API const prism_tree *prism_analysis_thread_tree_sampled(const prism_analy
  * the peak the program was told to judge MFU against (INFO
  * torch.peak_tflops, PRISM_PEAK_TFLOPS), 0 when none. */
 PRISM_API const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops);
+/* How many optimizers stepped (INFO torch.optimizers, prism.torch: each
+ * optimizer step ends a step, so two optimizers make two steps an
+ * iteration), 0 when one or none said. */
+PRISM_API uint64_t prism_analysis_torch_optimizers(const prism_analysis *a);
 /* The dtype holding most of the FLOPs of a FLOP count without operator
  * regions (INFO torch.ops.dtype: "bf16", "f32", ...), NULL when none. */
 PRISM_API const char *prism_analysis_torch_dtype(const prism_analysis *a);

@@ -36,6 +36,9 @@ def _wrap_optimizer(opt):
         if not state["on"]:
             return cur(*args, **kwargs)
         tls = _tls
+        if not state.get("stepped"):
+            state["stepped"] = True
+            _optimizer_stepped()
         if _idle():
             _begin()
         _R_OPT.__enter__()
@@ -74,6 +77,22 @@ def _wrap_optimizer(opt):
             else:
                 del d["step"]
     return undo
+
+
+_stepped = [0]
+
+
+def _optimizer_stepped():
+    """An optimizer's first step: INFO torch.optimizers, how many have
+    stepped (each step() ends a PRISM step: two optimizers make two steps
+    an iteration, and the Summary says so)."""
+    _stepped[0] += 1
+    info = getattr(prism._prism, "_info", None)
+    if info is not None and _stepped[0] > 1:
+        try:
+            info("torch.optimizers", _stepped[0])
+        except Exception:
+            pass
 
 
 def _optimizer_init(orig):

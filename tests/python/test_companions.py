@@ -71,3 +71,51 @@ class Companions(TempDirTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+TWO_OPT = r'''
+import sys, torch
+torch.manual_seed(0); torch.set_num_threads(1)
+g = torch.nn.Linear(8, 8); d = torch.nn.Linear(8, 1)
+og = torch.optim.SGD(g.parameters(), 1e-3); od = torch.optim.SGD(d.parameters(), 1e-3)
+two = sys.argv[1] == "two"
+for i in range(10):
+    d(g(torch.randn(4, 8)).detach()).mean().backward(); od.step(); od.zero_grad()
+    if two and i % 2:
+        d(g(torch.randn(4, 8))).mean().backward(); og.step(); og.zero_grad()
+'''
+
+
+@unittest.skipIf(SKIP, SKIP or "")
+class TwoOptimizers(TempDirTest):
+    """Two optimizers (a GAN: D every iteration, G every 2nd): each
+    optimizer step ends a step, 15 steps for 10 iterations, and the
+    Summary says how many optimizers stepped (JSON steps.optimizers)."""
+
+    def analyze(self, mode):
+        script = self.path("gan.py")
+        with open(script, "w") as f:
+            f.write(TWO_OPT)
+        out = self.path(mode + ".cbor")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+        env["PYTHONPATH"] = os.path.join(B, "python")
+        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script, mode], env=env,
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        txt = subprocess.run([PRISM_TOP, "analyze", out], capture_output=True, text=True,
+                             timeout=120).stdout
+        js = json.loads(subprocess.run([PRISM_TOP, "analyze", out, "--format", "json"],
+                                       capture_output=True, text=True, timeout=120).stdout)
+        return txt, js
+
+    def test_two_optimizers_said(self):
+        txt, js = self.analyze("two")
+        self.assertEqual(js["steps"]["count"], 15)
+        self.assertEqual(js["steps"].get("optimizers"), 2, js["steps"])
+        self.assertIn("  Optimizers: 2 stepped; each optimizer step ends a step", txt)
+
+    def test_one_optimizer_not_said(self):
+        txt, js = self.analyze("one")
+        self.assertEqual(js["steps"]["count"], 10)
+        self.assertNotIn("optimizers", js["steps"])
+        self.assertNotIn("Optimizers:", txt)
