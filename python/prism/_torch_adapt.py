@@ -158,6 +158,51 @@ def _cost_per_call():
     return max(int(2 * _Adapt.own_ns / calls), _COST_MIN)
 
 
+def _without_inner_hooks(accs, cost):
+    """{id(acc): its measured time less PRISM's hooks on the modules called
+    inside it} (cost a module call).  While measuring every module is
+    hooked, so a wrapper's time holds the hooks of everything below it: 30
+    nested thin wrappers around one Linear were each kept for the hooks of
+    the ones below (the step x1.85, as with every module kept).  The stats
+    key (root class, path) places a module below its ancestors."""
+    by_key = {acc[4]: acc for acc in accs if len(acc) > 4}
+    inner = {}
+    for acc in accs:
+        if len(acc) < 5 or not acc[1] or not acc[4][1]:
+            continue
+        cls, path = acc[4]
+        parts = path.split(".")
+        for i in range(len(parts) - 1, -1, -1):
+            anc = by_key.get((cls, ".".join(parts[:i])))
+            if anc is not None:
+                inner[id(anc)] = inner.get(id(anc), 0) + acc[1]
+    return {id(acc): max(acc[0] - cost * inner[id(acc)], 0) for acc in accs if id(acc) in inner}
+
+
+def _thin_wrappers(accs, limit):
+    """The ids of thin wrappers: a module whose one child module runs once a
+    call of it and whose own time beside that child's is under limit a call.
+    Its region would read as its child's, at the price of one more pair of
+    hooks: folded, whatever its share of the step (30 nested wrappers, each
+    holding the whole step, were all kept as heavy)."""
+    by_key = {acc[4]: acc for acc in accs if len(acc) > 4}
+    kids = {}
+    for acc in accs:
+        if len(acc) < 5 or not acc[1] or not acc[4][1]:
+            continue
+        cls, path = acc[4]
+        parent = by_key.get((cls, path.rpartition(".")[0]))
+        if parent is not None:
+            kids.setdefault(id(parent), []).append(acc)
+    out = set()
+    for acc in accs:
+        k = kids.get(id(acc))
+        if (k and len(k) == 1 and k[0][1] == acc[1] and acc[1] and
+                acc[0] - k[0][0] < limit * acc[1]):
+            out.add(id(acc))
+    return out
+
+
 def _chosen(cost, limit):
     """keep(acc) for the measured modules: the first root forward of a step
     (the model: it begins steps and eval passes), every module whose forward
@@ -176,19 +221,22 @@ def _chosen(cost, limit):
     # the step as it will be: less what every module's hooks cost it now
     step_ns -= cost * sum(acc[1] for acc in a.accs) / per_step
     spend, budget = 0.0, BUDGET * max(step_ns, 0.0)
+    own = _without_inner_hooks(a.accs, cost)
+    thin = _thin_wrappers(a.accs, limit)
     keep_ids = set()
     rest = []
     for acc in a.accs:
-        if acc[1] == 0:
+        if acc[1] == 0 or (id(acc) in thin and not acc[2]):
             continue
-        heavy = (acc[0] / per_step >= SHARE * step_ns and
-                 acc[0] >= SHARE_FACTOR * cost * acc[1])
-        if acc[2] or acc[0] >= limit * acc[1] or heavy:
+        ns = own.get(id(acc), acc[0])
+        heavy = (ns / per_step >= SHARE * step_ns and
+                 ns >= SHARE_FACTOR * cost * acc[1])
+        if acc[2] or ns >= limit * acc[1] or heavy:
             keep_ids.add(id(acc))
             spend += cost * acc[1] / per_step
         else:
             rest.append(acc)
-    rest.sort(key=lambda acc: acc[0] / acc[1], reverse=True)
+    rest.sort(key=lambda acc: own.get(id(acc), acc[0]) / acc[1], reverse=True)
     for acc in rest:
         c = cost * acc[1] / per_step
         if spend + c > budget:

@@ -812,7 +812,7 @@ def _regions_for(root, path):
         names = (path if path else cls + ".forward", (path if path else cls) + " (backward)")
     r = _regions.get(key)
     if r is None:
-        acc = [0, 0, 0, names[0]]
+        acc = [0, 0, 0, names[0], key]
         _Adapt.accs.append(acc)
         r = (prism._region_of(names[0]), _segment_hook(prism._region_of(names[1])), acc)
         _regions[key] = r

@@ -153,6 +153,33 @@ class AdaptTest(TempDirTest):
         self.assertIn("Modules folded: 4 of 6 module regions after step %d" % K, text)
         self.assertIn("folded: 0, 1, 2.lin, 3", text)
 
+    def test_thin_wrappers_folded(self):
+        """Wrappers whose one child runs once a call and who add nothing of
+        their own are folded even though each holds the whole heavy step
+        (30 nested ones were all kept as heavy: the step x1.85); the heavy
+        module inside stays."""
+        so, out = self.child('''
+            import prism, prism.torch, prism._torch_adapt as A
+            A.BUDGET = 0
+            class Wrap(torch.nn.Module):
+                def __init__(self, inner):
+                    super().__init__()
+                    self.inner = inner
+                def forward(self, x):
+                    return self.inner(x) + 0.0
+            prism.init(output="out.cbor")
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(Wrap(Wrap(Wrap(Heavy()))), torch.nn.Linear(8, 8),
+                                        torch.nn.ReLU(), torch.nn.Linear(8, 2))
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            h = prism.torch.instrument(model, opt, adapt_steps=%d)
+            train(model, opt, %d)
+            prism.shutdown()
+            ''' % (K, STEPS))
+        d = self.analyze(out)
+        self.check_folded(d, ["0", "0.inner", "0.inner.inner", "1", "2", "3"],
+                          ["Sequential.forward", "0.inner.inner.inner"])
+
     def test_python_m_folds_and_keeps_user_hooks(self):
         so, out = self.child('''
             import prism._torch_adapt as A
