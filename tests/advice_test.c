@@ -43,17 +43,24 @@ static void test_handover_advice(void **state)
     prism_analysis_free(a);
 }
 
+/* A Python program's profile (its producer says so: the advice is
+ * torch's), one thread, "MainThread", which steps. */
+static void py_profile(pbuild *b, const char *const *names, size_t n, uint64_t seed)
+{
+    prism_header h = { .producer = "prism-python 0.1", .host = "test", .rank = -1,
+                       .clock = "test" };
+    pb_init_header(b, &h, names, n, seed);
+    pb_thread(b, 1, "MainThread");
+    pb_info_uint(b, "steps.thread", 1);
+}
+
 /* 20 steps of Net.forward 6 ms then backward 9 ms (a python producer);
  * amp: INFO torch.autocast "cpu bfloat16". */
 static loaded amp_profile(const char *amp)
 {
     static const char *const names[] = { "Net.forward", "backward" };
-    prism_header h = { .producer = "prism-python 0.1", .host = "test", .rank = -1,
-                       .clock = "test" };
     pbuild b;
-    pb_init_header(&b, &h, names, 2, 5);
-    pb_thread(&b, 1, "MainThread");
-    pb_info_uint(&b, "steps.thread", 1);
+    py_profile(&b, names, 2, 5);
     if (amp)
         pb_info_text(&b, "torch.autocast", amp);
     uint64_t t = 1000000;
@@ -107,12 +114,8 @@ static void test_autocast_advice(void **state)
 static loaded slow_profile(bool big)
 {
     static const char *const names[] = { "Net.forward", "backward", "save_checkpoint" };
-    prism_header h = { .producer = "prism-python 0.1", .host = "test", .rank = -1,
-                       .clock = "test" };
     pbuild b;
-    pb_init_header(&b, &h, names, 3, 9);
-    pb_thread(&b, 1, "MainThread");
-    pb_info_uint(&b, "steps.thread", 1);
+    py_profile(&b, names, 3, 9);
     uint64_t t = 1000000;
     for (uint64_t k = 0; k < 40; k++) {
         uint64_t t0 = t, more = k % 10 == 7 ? 30000000 : 0;

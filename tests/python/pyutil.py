@@ -123,3 +123,22 @@ def run_script_under_prism(script, out_dir, *prism_args):
     with open(os.path.join(out_dir, "measured.json")) as f:
         measured = json.load(f)
     return proc, measured, prism.load(cbor)
+
+
+def python_m_prism(test, script, out, *args, **env):
+    """`python -m prism -o OUT SCRIPT ARGS` in a child (torch_env with this
+    build's prism, env: more variables), asserting it exits 0; returns
+    (its CompletedProcess, `prism-top analyze OUT --format json`)."""
+    p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script] + [str(a) for a in args],
+                       env=torch_env(with_prism=True, **env), capture_output=True, text=True,
+                       timeout=600)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    return p, prism_top_json("analyze", out, "--format", "json")
+
+
+def write_script(test, name, text):
+    """text into the test's temporary folder as name; its path."""
+    path = test.path(name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path

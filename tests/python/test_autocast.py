@@ -5,16 +5,11 @@ to use mixed precision (a user's trial: the top finding's only concrete fix
 was what the program already did); the same loop without autocast has no
 such INFO.  Under python -m prism, torch 2.13 and 1.13."""
 
-import json
-import os
 import subprocess
-import sys
 import unittest
 
-from pyutil import TempDirTest, torch_skip
+from pyutil import PRISM_TOP, TempDirTest, python_m_prism, torch_skip, write_script
 
-B = os.path.abspath(os.environ.get("B") or "build")
-PRISM_TOP = os.path.join(B, "bin", "prism-top")
 SKIP = torch_skip()
 
 SCRIPT = r'''
@@ -35,22 +30,11 @@ print("done")
 @unittest.skipIf(SKIP, SKIP or "")
 class Autocast(TempDirTest):
     def run_loop(self, mode):
-        script = self.path("amp.py")
-        with open(script, "w") as f:
-            f.write(SCRIPT)
         out = self.path(mode + ".cbor")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-        env["PYTHONPATH"] = os.path.join(B, "python")
-        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script, mode], env=env,
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        _, an = python_m_prism(self, write_script(self, "amp.py", SCRIPT), out, mode)
         d = subprocess.run([PRISM_TOP, "dump", out], capture_output=True, text=True, timeout=120)
         self.assertEqual(d.returncode, 0, d.stderr)
-        infos = [l for l in d.stdout.splitlines() if "torch.autocast" in l]
-        a = subprocess.run([PRISM_TOP, "analyze", out, "--format", "json"],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(a.returncode, 0, a.stderr)
-        return infos, json.loads(a.stdout)
+        return [l for l in d.stdout.splitlines() if "torch.autocast" in l], an
 
     def test_autocast_said_once(self):
         infos, an = self.run_loop("amp")

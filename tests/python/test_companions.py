@@ -13,34 +13,21 @@ an eval pass.  No timing assertion: shares of the script's own clock."""
 
 import json
 import os
-import subprocess
-import sys
 import unittest
 
-from pyutil import TempDirTest, torch_skip
+from pyutil import TempDirTest, prism_top, python_m_prism, torch_skip, write_script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "companions_train.py")
-B = os.path.abspath(os.environ.get("B") or "build")
-PRISM_TOP = os.path.join(B, "bin", "prism-top")
-
 SKIP = torch_skip()
 
 
 @unittest.skipIf(SKIP, SKIP or "")
 class Companions(TempDirTest):
     def run_mode(self, mode):
-        out = self.path(mode + ".cbor")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-        env["PYTHONPATH"] = os.path.join(B, "python")
-        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, SCRIPT, mode], env=env,
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        p, an = python_m_prism(self, SCRIPT, self.path(mode + ".cbor"), mode)
         clock = json.loads([l for l in p.stdout.splitlines() if l.startswith("CLOCK ")][-1][6:])
-        a = subprocess.run([PRISM_TOP, "analyze", out, "--format", "json"],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(a.returncode, 0, a.stderr)
-        return clock, json.loads(a.stdout)
+        return clock, an
 
     def check(self, mode, hot):
         clock, an = self.run_mode(mode)
@@ -93,20 +80,9 @@ class TwoOptimizers(TempDirTest):
     Summary says how many optimizers stepped (JSON steps.optimizers)."""
 
     def analyze(self, mode):
-        script = self.path("gan.py")
-        with open(script, "w") as f:
-            f.write(TWO_OPT)
         out = self.path(mode + ".cbor")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-        env["PYTHONPATH"] = os.path.join(B, "python")
-        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script, mode], env=env,
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        txt = subprocess.run([PRISM_TOP, "analyze", out], capture_output=True, text=True,
-                             timeout=120).stdout
-        js = json.loads(subprocess.run([PRISM_TOP, "analyze", out, "--format", "json"],
-                                       capture_output=True, text=True, timeout=120).stdout)
-        return txt, js
+        _, js = python_m_prism(self, write_script(self, "gan.py", TWO_OPT), out, mode)
+        return prism_top("analyze", out).stdout.decode(), js
 
     def test_two_optimizers_said(self):
         txt, js = self.analyze("two")
