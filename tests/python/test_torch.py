@@ -10,6 +10,7 @@ without torch or under the sanitizers (PRISM_TEST_SANITIZE=1).
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -394,7 +395,13 @@ print("ok")
                 # waiting for a CPU or blocked): below the planted module
                 self.assertLess(b["share"], top["share"], (b, top))
             else:
-                self.assertLess(b["share"], top["share"] / 2, (b, top))
+                # its time running: a region preempted on a busy machine
+                # waits for a CPU too (seen beside a CI run, a busy run and
+                # a CPU hog: optimizer.step 16.7 % of the step, 44 % of it
+                # waiting for a CPU, against the planted 32.9 %)
+                m = re.search(r"waiting for a CPU (\d+)%", b.get("evidence", ""))
+                running = b["share"] * (1 - int(m.group(1)) / 100.0) if m else b["share"]
+                self.assertLess(running, top["share"] / 2, (b, top))
 
     def test_plant_item(self):
         d = self.profile("instrument", "item")
