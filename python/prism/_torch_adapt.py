@@ -34,6 +34,7 @@ SHARE_FACTOR = 4                # forward costs >= 4 x ours (a busy machine infl
 MODES = ("adaptive", "all")
 COMPILED_WHY = ("torch.compile compiled modules of this program: a change to the hooks "
                 "would make it compile them again")
+THIN_OWN = 0.1                  # a thin wrapper's own time: under this share of its time
 _NAMES_MAX = 4000               # bytes of INFO torch.modules.folded_names
 _COST_DEFAULT = 10000           # ns, when nothing was measured
 _COST_MIN = 1000                # ns: no pair of Python hooks costs less
@@ -181,7 +182,8 @@ def _without_inner_hooks(accs, cost):
 
 def _thin_wrappers(accs, limit):
     """The ids of thin wrappers: a module whose one child module runs once a
-    call of it and whose own time beside that child's is under limit a call.
+    call of it and whose own time beside that child's is under limit a call
+    and under THIN_OWN of its time.
     Its region would read as its child's, at the price of one more pair of
     hooks: folded, whatever its share of the step (30 nested wrappers, each
     holding the whole step, were all kept as heavy)."""
@@ -197,8 +199,12 @@ def _thin_wrappers(accs, limit):
     out = set()
     for acc in accs:
         k = kids.get(id(acc))
+        own = acc[0] - k[0][0] if k else 0
+        # its own time small beside the child's too: a module whose own
+        # work is most of it (a 5 ms sleep around one Linear) is no wrapper,
+        # even where a busy machine's inflated cost puts it under limit
         if (k and len(k) == 1 and k[0][1] == acc[1] and acc[1] and
-                acc[0] - k[0][0] < limit * acc[1]):
+                own < limit * acc[1] and own < THIN_OWN * acc[0]):
             out.add(id(acc))
     return out
 

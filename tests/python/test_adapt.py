@@ -180,6 +180,25 @@ class AdaptTest(TempDirTest):
         self.check_folded(d, ["0", "0.inner", "0.inner.inner", "1", "2", "3"],
                           ["Sequential.forward", "0.inner.inner.inner"])
 
+    def test_heavy_with_one_child_kept_at_a_high_cost(self):
+        """A heavy module with one child (2: a 5 ms sleep around 2.lin) is no
+        thin wrapper, even when a busy machine's inflated cost a call (here
+        500 us: 50 x it is 25 ms) puts it under the per-call bar: it stays as
+        heavy (under torch 1.13 beside a CI run it was folded as a wrapper)."""
+        so, out = self.child('''
+            import prism, prism.torch, prism._torch_adapt as A
+            A.BUDGET = 0
+            A._cost_per_call = lambda: 500000
+            prism.init(output="out.cbor")
+            model = make()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            h = prism.torch.instrument(model, opt, adapt_steps=%d)
+            train(model, opt, %d)
+            prism.shutdown()
+            ''' % (K, STEPS))
+        d = self.analyze(out)
+        self.check_folded(d, ["0", "1", "3", "2.lin"], ["Sequential.forward", "2"])
+
     def test_python_m_folds_and_keeps_user_hooks(self):
         so, out = self.child('''
             import prism._torch_adapt as A
