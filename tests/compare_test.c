@@ -814,6 +814,7 @@ static void test_heavy_load_uneven(void **state)
     assert_non_null(strstr(txt, "At 70% a region's own time moves too"));
     free(txt);
     prism_compare_free(c);
+    unload(&lb);
     unload(&ln);
     /* the same load, every region alike: no such line, a whole-run shift */
     gn.spread = 0;
