@@ -142,7 +142,9 @@ class WholeIteration(unittest.TestCase):
         t = subprocess.run([PRISM_TOP, "analyze", self.out], capture_output=True, text=True,
                            timeout=120).stdout
         self.assertIn("  Steps cover: ", t)
-        self.assertIn("  Outside steps: 'eval' ", t)
+        # named on the summary's line; the first batch's wait for the
+        # workers ('data_loading', before step 0) may outweigh it under load
+        self.assertRegex(t, r"\n  Outside steps: (.*, )?'eval' [0-9]")
 
     def test_eval_is_its_own_phase(self):
         ops = {o["name"]: o for o in self.an["ops"]}
