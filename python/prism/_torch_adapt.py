@@ -159,6 +159,16 @@ def _cost_per_call():
     return max(int(2 * _Adapt.own_ns / calls), _COST_MIN)
 
 
+def _by_path(accs):
+    """(by_key, placed): the accs by their stats key (root class, path), and
+    those called below a root, each as (acc, root class, path split at its
+    dots), to find a module's ancestors by their keys."""
+    by_key = {acc[4]: acc for acc in accs if len(acc) > 4}
+    placed = [(acc, acc[4][0], acc[4][1].split(".")) for acc in accs
+              if len(acc) > 4 and acc[1] and acc[4][1]]
+    return by_key, placed
+
+
 def _without_inner_hooks(accs, cost):
     """{id(acc): its measured time less PRISM's hooks on the modules called
     inside it} (cost a module call).  While measuring every module is
@@ -166,13 +176,9 @@ def _without_inner_hooks(accs, cost):
     nested thin wrappers around one Linear were each kept for the hooks of
     the ones below (the step x1.85, as with every module kept).  The stats
     key (root class, path) places a module below its ancestors."""
-    by_key = {acc[4]: acc for acc in accs if len(acc) > 4}
+    by_key, placed = _by_path(accs)
     inner = {}
-    for acc in accs:
-        if len(acc) < 5 or not acc[1] or not acc[4][1]:
-            continue
-        cls, path = acc[4]
-        parts = path.split(".")
+    for acc, cls, parts in placed:
         for i in range(len(parts) - 1, -1, -1):
             anc = by_key.get((cls, ".".join(parts[:i])))
             if anc is not None:
@@ -187,13 +193,10 @@ def _thin_wrappers(accs, limit):
     Its region would read as its child's, at the price of one more pair of
     hooks: folded, whatever its share of the step (30 nested wrappers, each
     holding the whole step, were all kept as heavy)."""
-    by_key = {acc[4]: acc for acc in accs if len(acc) > 4}
+    by_key, placed = _by_path(accs)
     kids = {}
-    for acc in accs:
-        if len(acc) < 5 or not acc[1] or not acc[4][1]:
-            continue
-        cls, path = acc[4]
-        parent = by_key.get((cls, path.rpartition(".")[0]))
+    for acc, cls, parts in placed:
+        parent = by_key.get((cls, ".".join(parts[:-1])))
         if parent is not None:
             kids.setdefault(id(parent), []).append(acc)
     out = set()
