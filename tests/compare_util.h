@@ -27,7 +27,7 @@ const prism_delta *find_delta(const prism_compare *c, const char *path)
 /* The text and JSON reports of a comparison. */
 static __attribute__((unused))
 char *report_of(const prism_analysis *a, const prism_analysis *b, const prism_compare *c,
-                       bool json)
+                bool json)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -60,7 +60,7 @@ void main_thread(pbuild *b, const char *const *names, unsigned n, uint64_t seed)
  * after step 5 (prism.torch's adaptive module regions). */
 static __attribute__((unused))
 loaded fold_profile(uint64_t seed, double scale, unsigned mod_steps, bool extra,
-                           bool folded)
+                    bool folded)
 {
     static const char *const names[] = { "a", "b", "c", "layer.0", "e" };
     pbuild b;
