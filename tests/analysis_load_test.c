@@ -308,6 +308,12 @@ static void test_contention_names_the_taker(void **state)
     const prism_bottleneck *b = pb_finding(l.a, PRISM_BN_CPU_CONTENTION);
     assert_non_null(b);
     printf("  1.1: %s\n", b->evidence);
+    /* the whole wait as the headline gives it, in one unit throughout (it
+     * read "0 ns/step ..., most in 'work' (100.0 ms)" with all of it in the
+     * hot operation) */
+    assert_non_null(strstr(b->evidence, "runnable but not running 5.00 ms/step over 20 steps, "
+                                        "5.00 ms/step of it in the hot operations above, most "
+                                        "in 'work' (5.00 ms/step)"));
     assert_int_equal(count(b->evidence, "worker processes and the rest of the machine: not "
                                         "recorded"), 1);
     assert_non_null(strstr(b->evidence, "this process ran 0.6 cores"));
