@@ -102,6 +102,8 @@ class _Steps:
     comp_max = 1                # the most an iteration has held (learned)
     eval_new = 0                # root forwards of untrained modules in this eval pass
     eval_other = False          # ... and it held more (data, a trained module)
+    in_eval = False             # an eval pass ran since the last step ended:
+    #                             no-grad work outside steps is its own
 
 
 # the root modules that began or ran a training forward (grad on, train mode)
@@ -178,6 +180,7 @@ def _begin():
         s.comp_max = max(s.comp_max, s.comp + s.eval_new)
     s.comp = s.eval_new = 0
     s.eval_other = False
+    s.in_eval = False
     _Steps.open = True
     _Steps.tail = False
     _Adapt.fresh = True
@@ -370,6 +373,7 @@ def _fwd_open(region, frame, module=None, acc=None):
     if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
+            _Steps.in_eval = True
             region = _Pair(_R_EVAL, region)
     elif _idle() and _torch.is_grad_enabled():
         _begin()
@@ -666,6 +670,7 @@ def _auto_open(module, frame):
     if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
+            _Steps.in_eval = True
             fwd = _Pair(_R_EVAL, fwd)
     elif _idle() and _torch.is_grad_enabled():
         _begin()

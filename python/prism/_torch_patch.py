@@ -15,7 +15,7 @@ import torch as _torch
 import prism
 from prism import _torch_ops, _torch_workers
 from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Adapt, _Pair, _Steps, _begin, _cancel,
-                               _close_comp, _degrade, _end, _end_tail, _getframe, _idle,
+                               _close_comp, _degrade, _end, _end_tail, _get_ident, _getframe, _idle,
                                _is_compiling, _like, _tls, _wrap_backward)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
@@ -167,6 +167,7 @@ def _fetch(fn, it):
     if not _torch.is_grad_enabled() and _idle():
         _end_tail()
         _Steps.eval_other = True        # an eval pass's data: no companions
+        _Steps.in_eval = True
         region, began = _EVAL_DATA, False
     else:
         region, began = _R_DATA, _idle() and _begin()
@@ -202,8 +203,13 @@ _SKIP = object()
 
 def _wrap_sync(orig, label):
     """A sync call as a region named '<label> at <file>:<line>' of its caller;
-    calls from inside torch itself are not recorded."""
+    calls from inside torch itself are not recorded.  With no step open it
+    begins one where grad is on; under no_grad it begins none (an eval
+    pass's metric, `.item()` of its accuracy, began a step, and the rest of
+    the pass was taken for training), and after an eval pass's forward or
+    batch it is that pass's work, inside eval."""
     cache = {}
+    in_eval = {}
 
     def call(*args, **kwargs):
         f = _getframe(1)
@@ -219,7 +225,13 @@ def _wrap_sync(orig, label):
         if r is _SKIP:
             return orig(*args, **kwargs)
         if not _Steps.open:
-            _begin()
+            if _torch.is_grad_enabled():
+                _begin()
+            elif _Steps.in_eval and _Steps.thread == _get_ident():
+                e = in_eval.get(key)
+                if e is None:
+                    e = in_eval[key] = _Pair(_R_EVAL, r)
+                r = e
         r.__enter__()
         try:
             return orig(*args, **kwargs)

@@ -1,9 +1,10 @@
 """iteration_train.py - a training script with the usual things around the
 optimizer step, for tests/python/test_iteration.py (run under python -m prism):
 metrics written after optimizer.step(), a checkpoint every CKPT steps
-(torch.save of a 16 MB state to a slow filesystem: 0.3 s more), an eval pass over a validation DataLoader
-under no_grad at the end of each epoch.  Its own clock (time.perf_counter)
-is the truth: one JSON line on stdout, "CLOCK {...}"."""
+(torch.save of a 16 MB state to a slow filesystem: 0.3 s more), an eval
+pass over a validation DataLoader under no_grad at the end of each epoch
+(its accuracy read with .item(), a sync call).  Its own clock
+(time.perf_counter) is the truth: one JSON line on stdout, "CLOCK {...}"."""
 import json
 import os
 import sys
@@ -73,8 +74,9 @@ def main():
         with torch.no_grad():
             vit = iter(val)             # worker start-up: before the clock, in no phase
             t = time.perf_counter()
-            for x, y in vit:
-                model(x)
+            correct = 0
+            for x, y in vit:            # a metric read with .item(): a sync call
+                correct += (model(x).argmax(1) == y).sum().item()
         dt = time.perf_counter() - t
         clock["eval_s"] += dt
         clock["eval_each_s"].append(dt)

@@ -154,6 +154,11 @@ class WholeIteration(unittest.TestCase):
         # the eval pass's time, by the script's clock, is in the eval phase
         self.assertGreater(ev["total_ns"] / 1e9, 0.5 * self.clock["eval_s"])
         # and in no step: the steps' sum matched the script's iterations
+        # (test_one_step_per_optimizer_step: the accuracy's .item() under
+        # no_grad began a step, and the rest of the pass was taken for one)
+        item = [o for o in self.an["ops"] if o["name"].startswith(".item() at iteration_train.py:")]
+        self.assertEqual(len(item), 1, sorted(ops))
+        self.assertTrue(item[0]["heaviest_path"].startswith("eval/"), item[0])
 
 
 if __name__ == "__main__":
