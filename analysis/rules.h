@@ -94,8 +94,11 @@ typedef struct rules_ctx {
 void rules_worth(const rules_ctx *c, prism_bottleneck *b, double wait_ns);
 /* rules_input.c: a data_loading finding with the DataLoader's workers
  * recorded: b->inside, the projection with more workers and the fix that
- * follows (replaces b's recommendation); nothing without worker data. */
-void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns);
+ * follows (replaces b's recommendation); nothing without worker data.
+ * fetches: the data waits a step (its batches: several with gradient
+ * accumulation), <= 0 when not known (one). */
+void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns,
+                         double fetches);
 
 /* "step time" or "run time": what step_ns is. */
 const char *rules_denom(const rules_ctx *c);

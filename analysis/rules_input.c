@@ -7,12 +7,13 @@
  * more workers.
  *
  * The model: W workers each take B (wall) per batch, so a batch is ready
- * every B/W at best; a step computes C = S - wait (its mean S less the
- * wait per step).  While B/W > C the queue runs empty and every step
- * waits.  With N workers the step is max(C, B/N, cpu), cpu being the
- * least interval the machine's free cores allow: the workers' CPU per
- * batch over the cores neither the training thread nor other processes
- * use.  The projection is made only when the workers were busy (at least
+ * every B/W at best; a step takes K batches (K > 1 with gradient
+ * accumulation: its data waits a step) and computes C = S - wait (its mean
+ * S less the wait per step).  While K B/W > C the queue runs empty and
+ * every step waits.  With N workers the step is max(C, K B/N, cpu), cpu
+ * being the least time the machine's free cores allow: the workers' CPU
+ * for K batches over the cores neither the training thread nor other
+ * processes use.  The projection is made only when the workers were busy (at least
  * BUSY of their lifetime): idle workers are not what the loop waits for.
  */
 #include <math.h>
@@ -30,6 +31,7 @@
 typedef struct model {
     double step, compute, wait;       /* per step                             */
     double batch, cpu_batch, interval, floor;
+    double per;                       /* batches a step (K), >= 1            */
     uint32_t now;                     /* workers now                          */
     uint32_t ncpu;
     double free_cores;                /* for workers; <= 0 unknown            */
@@ -37,7 +39,7 @@ typedef struct model {
 
 static double step_with(const model *m, uint32_t n)
 {
-    double s = m->compute, supply = m->batch / n;
+    double s = m->compute, supply = m->per * m->batch / n;
     if (supply > s)
         s = supply;
     if (m->floor > s)
@@ -81,13 +83,18 @@ static void inside_line(const rules_ctx *c, prism_bottleneck *b, const prism_wor
     if (w->batch_cpu >= 0)
         rules_put(s, cap, ", on CPU %.0f%% of it", 100.0 * w->batch_cpu);
     long long queue = (long long)m->now * (w->prefetch_factor > 0 ? w->prefetch_factor : 2);
-    if (c->steps && m->interval > m->compute * 1.05)
-        rules_put(s, cap, "; one batch every %s for a step computing %s: the prefetch queue "
-                  "(%lld batches) runs empty", DUR(m->interval), DUR(m->compute), queue);
+    char each[96];                      /* what a step asks of the workers */
+    if (m->per > 1)
+        snprintf(each, sizeof each, "one batch every %s, %.1f a step (%s)", DUR(m->interval),
+                 m->per, DUR(m->per * m->interval));
+    else
+        snprintf(each, sizeof each, "one batch every %s", DUR(m->interval));
+    if (c->steps && m->per * m->interval > m->compute * 1.05)
+        rules_put(s, cap, "; %s for a step computing %s: the prefetch queue (%lld batches) "
+                  "runs empty", each, DUR(m->compute), queue);
     else if (c->steps)
-        rules_put(s, cap, "; one batch every %s for a step computing %s: the queue (%lld "
-                  "batches) keeps up on average, the waits come in bursts", DUR(m->interval),
-                  DUR(m->compute), queue);
+        rules_put(s, cap, "; %s for a step computing %s: the queue (%lld batches) keeps up "
+                  "on average, the waits come in bursts", each, DUR(m->compute), queue);
     if (w->pin_ns > 0)
         rules_put(s, cap, "; pin_memory %s a batch", DUR(w->pin_ns));
     if (w->starts > 1 && w->startup_ns > 0)
@@ -119,10 +126,13 @@ static void fix(const rules_ctx *c, prism_bottleneck *b, const prism_worker_stat
                   "copy)%s", rules_leaf(w->transform), DUR(w->transform_ns), DUR(m->batch),
                   b->workers_to ? "; or " : ". ");
     if (b->workers_to) {
-        rules_put(r, cap, "%s num_workers=%u (now %u: busy %.0f%%, a batch every %s against "
+        char per[48] = "";
+        if (m->per > 1)
+            snprintf(per, sizeof per, ", %.1f a step", m->per);
+        rules_put(r, cap, "%s num_workers=%u (now %u: busy %.0f%%, a batch every %s%s against "
                   "%s of compute): step %s -> %s", dominant ? "use" :
                   "The workers cannot keep up: use", b->workers_to, m->now, 100.0 * w->busy,
-                  DUR(m->interval), DUR(m->compute), DUR(m->step),
+                  DUR(m->interval), per, DUR(m->compute), DUR(m->step),
                   DUR(b->step_with_workers_ns));
         if (cpu_bound && !dominant)
             rules_put(r, cap, "; beyond that the %.1f of the machine's %u cores left to them "
@@ -154,7 +164,8 @@ static void fix(const rules_ctx *c, prism_bottleneck *b, const prism_worker_stat
         r[--n] = '\0';
 }
 
-void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns)
+void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns,
+                         double fetches)
 {
     const prism_worker_stats *w = prism_analysis_workers(c->a);
     if (!b || !w || !w->workers || !w->batches || !(w->batch_ns > 0))
@@ -169,6 +180,9 @@ void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns
     m.now = w->num_workers > 0 && w->num_workers <= (int64_t)MAX_WORKERS
             ? (uint32_t)w->num_workers : w->workers;
     m.interval = m.batch / m.now;
+    /* a step's batches: its data waits (the one that ends an epoch adds a
+     * fraction); one where they are about one a step */
+    m.per = fetches >= 1.5 ? fetches : 1;
     const prism_cpu_load *l = prism_analysis_cpu_load(c->a);
     m.ncpu = l ? l->ncpu : 0;
     if (m.ncpu) {
@@ -176,7 +190,7 @@ void rules_input_workers(const rules_ctx *c, prism_bottleneck *b, double wait_ns
         m.free_cores = (double)m.ncpu - 1 - others;
         if (m.free_cores < 0.5)
             m.free_cores = 0.5;
-        m.floor = m.cpu_batch / m.free_cores;
+        m.floor = m.per * m.cpu_batch / m.free_cores;
     }
     if (c->steps && w->busy >= BUSY) {
         uint32_t n = workers_for(&m);

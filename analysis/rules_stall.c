@@ -390,7 +390,8 @@ void rules_data(rules_ctx *c)
                                         : "Load in parallel: loader threads with a prefetch "
                                           "queue,");
     if (!(rules_disk_io(c, &io_rd, &io_wr, &io_rate) && io_rd >= io_wr))
-        rules_input_workers(c, b, (double)data_ns);
+        rules_input_workers(c, b, (double)data_ns,
+                            lt.steps ? (double)calls / (double)lt.steps : 0);
 }
 
 /* ---- gpu_idle --------------------------------------------------------- */

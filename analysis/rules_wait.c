@@ -548,7 +548,8 @@ static void wait_emit(rules_ctx *c, const wait_op *w, const prism_gpu_stats *g)
                  "a condition or sleep) and take it off the training path: make it "
                  "asynchronous, batch it, or do it every N steps.");
     if (data && !(disk && io_rd >= io_wr))
-        rules_input_workers(c, b, rules_in_window(c, hn));
+        rules_input_workers(c, b, rules_in_window(c, hn),
+                            c->steps ? (double)hn->calls / (double)c->steps : 0);
 }
 
 /*

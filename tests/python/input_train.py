@@ -9,10 +9,13 @@ planted input problems, for test_input_workers.py.  Arguments (name=value):
   epochs=N, batches=N (per epoch), batch=N (samples per batch)
   compute_ms=F     the step's own work: a sleep of F ms (the GPU's share of a
                    real step, steady on a busy machine) after a small model step
+  accum=K          gradient accumulation: an optimizer step every K batches,
+                   each batch's forward and backward followed by compute_ms
 
 It prints its own clock's figures over every step: mean_step_ns (the loop
-body, from one batch's arrival to the next's) and mean_wait_ns (the time in
-next() waiting for a batch), and the sum of every sample it received."""
+body, from one step's first batch's arrival to the next step's) and
+mean_wait_ns (the time in next() waiting for its batches), and the sum of
+every sample it received."""
 import sys
 import time
 
@@ -20,7 +23,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 ARGS = dict(workers=2, sleep_ms=0.0, transform_ms=0.0, init_ms=0.0, persistent=0, epochs=1,
-            batches=24, batch=4, compute_ms=8.0)
+            batches=24, batch=4, compute_ms=8.0, accum=1)
 for a in sys.argv[1:]:
     k, v = a.split("=")
     ARGS[k] = type(ARGS[k])(float(v)) if isinstance(ARGS[k], float) else int(v)
@@ -68,9 +71,10 @@ if __name__ == "__main__":
     dl = DataLoader(Data(), batch_size=ARGS["batch"], num_workers=ARGS["workers"],
                     worker_init_fn=init, **kw)
     steps, waits, total = [], [], 0.0
+    k = ARGS["accum"]
     for _ in range(ARGS["epochs"]):
         it = iter(dl)
-        last = None
+        last, wait, i = None, 0.0, 0
         while True:
             t0 = time.perf_counter()
             try:
@@ -78,15 +82,19 @@ if __name__ == "__main__":
             except StopIteration:
                 break
             t1 = time.perf_counter()
-            if last is not None:
-                steps.append(t1 - last)
-                waits.append(t1 - t0)
-            last = t1
+            wait += t1 - t0
+            if i % k == 0:              # a step's first batch
+                if last is not None:
+                    steps.append(t1 - last)
+                    waits.append(wait)
+                last, wait = t1, 0.0
+            i += 1
             total += float(x.sum())
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y) / k
             loss.backward()
-            opt.step()
+            if i % k == 0:
+                opt.step()
+                opt.zero_grad()
             time.sleep(ARGS["compute_ms"] / 1e3)
     print("mean_step_ns", int(1e9 * sum(steps) / len(steps)))
     print("mean_wait_ns", int(1e9 * sum(waits) / len(steps)))

@@ -13,7 +13,9 @@ fix checked against what was planted:
                     named, and the fix is to make it cheaper;
   slow __getitem__  the per-sample time holds the planted wait;
   start-up          a costly worker_init_fn over several epochs: the fix is
-                    persistent_workers=True, and with it that advice goes.
+                    persistent_workers=True, and with it that advice goes;
+  accumulation      4 batches a step: the workers must supply 4 in a step's
+                    compute, and the projection holds against the clock.
 
 Times compared are the program's own clock and PRISM's in runs whose steps
 are mostly sleeps (the GPU's share of a real step), so a busy machine moves
@@ -84,6 +86,28 @@ class InputWorkersTest(TempDirTest):
                  int(fast["mean_step_ns"]) / 1e6, int(fast["mean_wait_ns"]) / 1e6))
         self.assertLess(abs(b["worth"]["step_without_ns"] - got_fast), 0.10 * got_fast)
         self.assertLess(abs(ww["step_ns"] - got_more), 0.15 * got_more)
+
+    def test_accumulation_projection(self):
+        """Gradient accumulation: each step takes 4 batches, so the workers
+        must supply 4 in a step's compute (one against the whole step said
+        "keeps up on average", and promised 1 more worker the step without
+        its wait); the projection holds against the clock with that many."""
+        slow = ("sleep_ms=5", "compute_ms=5", "accum=4")
+        d, own = self.run_script("workers=1", *slow)
+        b = self.finding(d)
+        self.assertRegex(b["inside"], r"one batch every [0-9.]+ ms, 4\.[0-9] a step \(")
+        self.assertIn("runs empty", b["inside"])
+        ww = b["worth"]["with_workers"]
+        self.assertIsNotNone(ww, b)
+        self.assertGreaterEqual(ww["workers"], 3, ww)
+        _, more = self.run_script("workers=%d" % ww["workers"], *slow, prism=False)
+        got = int(more["mean_step_ns"])
+        print("accumulation, with %d workers: projected %.2f ms, measured %.2f ms (1 worker: "
+              "%.2f ms by PRISM, %.2f ms by the clock)"
+              % (ww["workers"], ww["step_ns"] / 1e6, got / 1e6,
+                 b["worth"]["step_ns"] / 1e6 if "step_ns" in b["worth"] else -1,
+                 int(own["mean_step_ns"]) / 1e6))
+        self.assertLess(abs(ww["step_ns"] - got), 0.25 * got)
 
     def test_slow_transform_named(self):
         d, _ = self.run_script("workers=1", "transform_ms=4")
