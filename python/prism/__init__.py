@@ -24,8 +24,7 @@ script: ``python -m prism -o out.cbor train.py``.
 """
 from . import _prism
 from ._prism import (Region, counter, epoch, gpu_memory, mark, output_path, recording,
-                     region, shutdown, step_begin, step_end, step_index, system_read,
-                     thread_name)
+                     region, shutdown, step_index, system_read, thread_name)
 from ._profile import Profile, ProfileError, compare, export, load
 
 import atexit as _atexit
@@ -86,11 +85,63 @@ def init(output=None, **config):
 _op_config = {}
 
 
+# prism.torch's: called at the program's first step mark of its own, once
+# (its automatic steps give way: both would cut each iteration in two)
+_on_user_step = []
+# a step of the program's own is open: prism.torch takes a forward under
+# no_grad inside it for the step's, not for an eval pass
+_user_open = [False]
+
+
+def _user_step():
+    while _on_user_step:
+        try:
+            _on_user_step.pop()()
+        except Exception:
+            pass
+
+
+class _Step:
+    """prism.step()'s context: the library's step, and what prism.torch
+    needs to know of it."""
+    __slots__ = ()
+
+    def __enter__(self):
+        if _on_user_step:
+            _user_step()
+        _user_open[0] = True
+        return _STEP.__enter__()
+
+    def __exit__(self, *exc):
+        _user_open[0] = False
+        return _STEP.__exit__(*exc)
+
+
+_USER_STEP = _Step()
+
+
 def step(index=None):
     """A training step as a context manager: ``with prism.step(): ...``.
 
     Steps must come from one thread (the training loop's).  The library
     numbers steps itself (prism.step_index()); `index` is accepted for
-    loops that carry their own counter and is not recorded.
+    loops that carry their own counter and is not recorded.  The program's
+    own steps are the steps: prism.torch's automatic ones stop at the first.
     """
-    return _STEP
+    return _USER_STEP
+
+
+def step_begin():
+    """Begin a training step (its end: step_end()); see step()."""
+    if _on_user_step:
+        _user_step()
+    _user_open[0] = True
+    return _prism.step_begin()
+
+
+def step_end():
+    """End the training step begun by step_begin()."""
+    if _on_user_step:
+        _user_step()
+    _user_open[0] = False
+    return _prism.step_end()

@@ -172,7 +172,7 @@ def _begin():
     elif _Steps.thread != tid:
         return False
     if _Steps.open:
-        prism.step_end()
+        prism._prism.step_end()
     s = _Steps
     if s.eval_new and not s.eval_other and s.comp + s.eval_new <= COMP_LEARN:
         # the last "eval pass" was this iteration's companions, one past
@@ -184,14 +184,41 @@ def _begin():
     _Steps.open = True
     _Steps.tail = False
     _Adapt.fresh = True
-    prism.step_begin()
+    prism._prism.step_begin()
     _torch_ops.on_step_begin()
     return True
 
 
+def _user_steps():
+    """The program marks steps of its own (prism.step, step_begin, a
+    profiling callback): they are the steps, and prism.torch's automatic
+    ones stop (both cut each iteration in two: twice the steps, a median of
+    half-iterations); said once.  A step of ours open now is forgotten."""
+    if not _Steps.on:
+        return
+    _Steps.on = False
+    if _Steps.open:
+        _Steps.open = _Steps.tail = False
+        _torch_ops.on_cancel()
+        prism._prism._step_cancel()
+    try:
+        sys.stderr.write("prism: the program marks its own steps (prism.step): prism.torch "
+                         "marks none (instrument(steps=False) says so without this line)\n")
+    except Exception:
+        pass
+
+
+def _steps_on():
+    """Automatic steps on (instrument() or auto() with steps=True): until the
+    program marks a step of its own."""
+    if _user_steps not in prism._on_user_step:
+        prism._on_user_step.append(_user_steps)
+
+
 def _idle():
-    """No step, or only a finished step's tail: training activity begins one."""
-    return not _Steps.open or _Steps.tail
+    """No step, or only a finished step's tail: training activity begins one
+    (none inside a step of the program's own)."""
+    return (not _Steps.open or _Steps.tail) and not prism._user_open[0]
 
 
 def _end_tail():
@@ -200,7 +227,7 @@ def _end_tail():
     if _Steps.open and _Steps.tail and _Steps.thread == _get_ident():
         _Steps.open = _Steps.tail = False
         _torch_ops.on_eval()
-        prism.step_end()
+        prism._prism.step_end()
 
 
 def _cancel():

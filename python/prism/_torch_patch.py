@@ -224,7 +224,7 @@ def _wrap_sync(orig, label):
             cache[key] = r
         if r is _SKIP:
             return orig(*args, **kwargs)
-        if not _Steps.open:
+        if not _Steps.open and not prism._user_open[0]:
             if _torch.is_grad_enabled():
                 _begin()
             elif _Steps.in_eval and _Steps.thread == _get_ident():

@@ -75,7 +75,7 @@ from prism import _torch_adapt
 from prism._torch_core import (_Adapt, _Auto, _Steps, _auto_post, _auto_pre, _close_comp,
                                _close_fwd, _close_seg,
                                _always, _cuda_memory_on, _instrumented, _module_hooks, _module_names,
-                               _regions_for, _tls)
+                               _regions_for, _steps_on, _tls)
 from prism import _torch_workers
 from prism._torch_patch import (_loader_next, _optimizer_init, _patch_off, _patch_on,
                                 _wrap_loader, _wrap_optimizer)
@@ -132,6 +132,8 @@ def instrument(model=None, optimizer=None, dataloader=None, depth=None, steps=Tr
     h = Handle()
     if not steps:
         _Steps.on = False
+    elif _Steps.on:
+        _steps_on()
     if cuda_memory:
         _cuda_memory_on[0] = True
     if model is not None:
@@ -209,6 +211,8 @@ def auto(depth=None, steps=True, backward=True, sync_calls=True, cuda_memory=Tru
     _Auto.backward = backward
     if not steps:
         _Steps.on = False
+    elif _Steps.on:
+        _steps_on()
     if cuda_memory:
         _cuda_memory_on[0] = True
     mm = _torch.nn.modules.module
