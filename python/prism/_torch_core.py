@@ -462,29 +462,49 @@ def _raised(st, frame):
     return False
 
 
-def _first_tensor(out):
+def _out_tensors(out):
+    """The tensors of a module's output, in order: the output itself, a
+    tuple's or list's items, a dict's values (HF's ModelOutput), a
+    @dataclass record's fields (a custom trainer's output)."""
     if isinstance(out, _torch.Tensor):
-        return out
+        return (out,)
     if isinstance(out, (tuple, list)):
-        for o in out:
-            if isinstance(o, _torch.Tensor):
-                return o
+        items = out
     elif isinstance(out, dict):
-        for o in out.values():
-            if isinstance(o, _torch.Tensor):
-                return o
-    return None
+        items = out.values()
+    else:
+        fields = getattr(type(out), "__dataclass_fields__", None)
+        if not isinstance(fields, dict):
+            return ()
+        items = [getattr(out, name, None) for name in fields]
+    return [o for o in items if isinstance(o, _torch.Tensor)]
+
+
+def _out_tensor(out, inner):
+    """The output tensor whose gradient begins the module's backward
+    segment: the first with a grad_fn other than inner (the one an inner
+    module hooked: a record of (logits, loss) has its loss); inner where
+    there is no other, None where there is none."""
+    if isinstance(out, _torch.Tensor):          # most modules: at once
+        return out if out.requires_grad and out.grad_fn is not None else None
+    seen = None
+    for t in _out_tensors(out):
+        if t.requires_grad and t.grad_fn is not None:
+            if t is not inner:
+                return t
+            seen = t
+    return seen
 
 
 def _hook_backward(bw_hook, out):
-    """Register the module's backward-begin hook on its output, unless an
-    inner module already hooked that same tensor (it owns the segment)."""
-    t = _first_tensor(out)
-    if (bw_hook is None or t is None or not t.requires_grad or t.grad_fn is None
-            or not _torch.is_grad_enabled()):
+    """Register the module's backward-begin hook on its output (_out_tensor),
+    unless an inner module already hooked that same tensor (it owns the
+    segment)."""
+    if bw_hook is None or not _torch.is_grad_enabled():
         return
     tls = _tls
-    if tls.last is t:
+    t = _out_tensor(out, tls.last)
+    if t is None or tls.last is t:
         return
     tls.last = t
     # a pre-hook on the output's grad_fn (it runs when the gradient of the

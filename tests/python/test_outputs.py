@@ -1,0 +1,88 @@
+"""test_outputs.py - a model's backward segment whatever its forward
+returns: a tensor, a tuple, a dict, or a @dataclass record (a custom
+trainer's ModelOutput-like output; it got no segment, so its loss's
+backward was `backward`'s own time, 90 % unattributed in a user's trial).
+Under python -m prism with every module kept; the program's output is
+unchanged.  torch 2.13 and 1.13."""
+
+import subprocess
+import sys
+import unittest
+
+from pyutil import PRISM_TOP, TempDirTest, torch_env, torch_skip, write_script
+
+SKIP = torch_skip()
+
+SCRIPT = r'''
+import dataclasses, torch
+torch.manual_seed(0); torch.set_num_threads(1)
+
+@dataclasses.dataclass
+class Record:
+    note: str
+    logits: torch.Tensor
+    loss: torch.Tensor
+
+class Base(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 4)
+
+class OutTensor(Base):
+    def forward(self, x):
+        return self.lin(x).pow(2).mean()
+
+class OutTuple(Base):
+    def forward(self, x):
+        return (self.lin(x).pow(2).mean(), 1)
+
+class OutDict(Base):
+    def forward(self, x):
+        return {"loss": self.lin(x).pow(2).mean()}
+
+class OutRecord(Base):
+    def forward(self, x):
+        y = self.lin(x)
+        return Record("r", y, y.pow(2).mean())
+
+def loss_of(out):
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, tuple):
+        return out[0]
+    if isinstance(out, dict):
+        return out["loss"]
+    return out.loss
+
+for cls in (OutTensor, OutTuple, OutDict, OutRecord):
+    m = cls()
+    opt = torch.optim.SGD(m.parameters(), 0.1)
+    for i in range(6):
+        loss = loss_of(m(torch.randn(8, 16)))
+        opt.zero_grad(); loss.backward(); opt.step()
+    print(cls.__name__, "%.17g" % float(loss.detach()))
+'''
+
+
+@unittest.skipIf(SKIP, SKIP or "")
+class Outputs(TempDirTest):
+    def test_every_output_kind_has_its_backward_segment(self):
+        script = write_script(self, "outputs.py", SCRIPT)
+        out = self.path("o.cbor")
+        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script],
+                           env=torch_env(with_prism=True, PRISM_TORCH_MODULES="all"),
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        plain = subprocess.run([sys.executable, script], env=torch_env(), capture_output=True,
+                               text=True, timeout=600)
+        self.assertEqual(p.stdout, plain.stdout)
+        csv = subprocess.run([PRISM_TOP, "export", out, "--format", "csv"],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        paths = {line.split(",")[0] for line in csv.stdout.splitlines()}
+        for cls in ("OutTensor", "OutTuple", "OutDict", "OutRecord"):
+            self.assertIn("backward/%s (backward)" % cls, paths, sorted(paths))
+
+
+if __name__ == "__main__":
+    unittest.main()
