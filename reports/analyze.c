@@ -277,11 +277,16 @@ static void folded_line(FILE *f, const prism_analysis *a)
         fputs(")\n", f);
         return;
     }
-    char b1[32], b2[32];
-    fprintf(f, "  Modules folded: %" PRIu64 " of %" PRIu64 " module regions after step %" PRIu64
+    char b1[32], b2[32], when[48];
+    const prism_step_stats *st = prism_analysis_steps(a);
+    if (st && st->count)
+        snprintf(when, sizeof when, "after step %" PRIu64, fo.after_steps);
+    else                        /* decided after root forwards, no steps */
+        snprintf(when, sizeof when, "after their first calls");
+    fprintf(f, "  Modules folded: %" PRIu64 " of %" PRIu64 " module regions %s"
             " (a forward under %s a call, %" PRIu64 " x PRISM's %s); from then on their time is"
             " their parents' self time (PRISM_TORCH_MODULES=all keeps them)\n",
-            fo.folded, fo.folded + fo.kept, fo.after_steps,
+            fo.folded, fo.folded + fo.kept, when,
             report_ns(b1, sizeof b1, (double)fo.threshold_ns, 0),
             fo.cost_ns ? (fo.threshold_ns + fo.cost_ns / 2) / fo.cost_ns : 0,
             report_ns(b2, sizeof b2, (double)fo.cost_ns, 0));
@@ -320,9 +325,14 @@ static void folded_line(FILE *f, const prism_analysis *a)
 static void outside_lines(FILE *f, const prism_analysis *a)
 {
     prism_outside o;
-    if (!prism_analysis_outside(a, &o) || !o.span_ns)
-        return;
     char b1[48], b2[48], b3[48];
+    if (!prism_analysis_outside(a, &o) || !o.span_ns) {
+        /* no steps: no coverage, but the folded modules still want saying
+         * (a layer with a third of its siblings' calls read as "it ran
+         * less") */
+        folded_line(f, a);
+        return;
+    }
     fprintf(f, "  Steps cover: %.1f%% of the wall span (before the first %s, between steps %s, "
             "after the last %s)\n", 100.0 * (double)o.steps_ns / (double)o.span_ns,
             report_ns(b1, sizeof b1, (double)o.before_ns, 0),

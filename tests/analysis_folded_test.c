@@ -208,6 +208,43 @@ static void test_folded_names_whole(void **state)
     unload(&l);
 }
 
+/* A profile without steps (an inference loop: the decision came after
+ * root forwards) still says what was folded, without a step number (the
+ * line was left out with the steps' coverage, and a folded layer's third
+ * of its siblings' calls read as "it ran less"). */
+static void test_folded_without_steps(void **state)
+{
+    (void)state;
+    pbuild b;
+    pb_init(&b, names, 2, 1);
+    pb_thread(&b, 1, "MainThread");
+    for (uint64_t k = 0; k < 8; k++) {
+        uint64_t t0 = MS + k * 10 * MS;
+        pb_enter(&b, 1, t0, 1);
+        if (k < 5) {
+            pb_enter(&b, 1, t0 + MS, 2);
+            pb_exit(&b, 1, t0 + 2 * MS);
+        }
+        pb_exit(&b, 1, t0 + 8 * MS);
+        if (k == 4) {
+            pb_info_uint(&b, "torch.modules.after_steps", 1);
+            pb_info_uint(&b, "torch.modules.cost_ns", 9000);
+            pb_info_uint(&b, "torch.modules.threshold_ns", 450000);
+            pb_info_uint(&b, "torch.modules.kept", 1);
+            pb_info_uint(&b, "torch.modules.folded", 1);
+            pb_info_text(&b, "torch.modules.folded_names", "layer.0");
+        }
+    }
+    loaded l = pb_load(&b);
+    char *t = report_text_of(l.a, false);
+    assert_non_null(strstr(t, "  Steps: none recorded"));
+    assert_non_null(strstr(t, "  Modules folded: 1 of 2 module regions after their first calls "
+                              "(a forward under 450.0 us a call"));
+    assert_non_null(strstr(t, "    folded: layer.0\n"));
+    free(t);
+    unload(&l);
+}
+
 /* Nothing folded, and why (torch.compile in use): said in words, escaped
  * (the text is the file's); an older reader's figures stay. */
 static void test_kept_why(void **state)
@@ -259,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_nothing_when_not_said),
         cmocka_unit_test(test_session_writes_info),
         cmocka_unit_test(test_kept_why),
+        cmocka_unit_test(test_folded_without_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
