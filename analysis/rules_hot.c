@@ -101,9 +101,9 @@ static void hot_advice(const rules_ctx *c, const char *name, uint32_t node, pris
                              : "Reduce the work per call: lower precision where accuracy "
                                "allows, fuse passes over the same data, vectorise.");
     else if ((rules_icontains(nm, "backward") || rules_icontains(nm, "bwd")) && py)
-        rules_put(r, cap, "%s; gradient checkpointing saves memory at the cost of "
-                  "recomputation, so drop it if memory allows; check retain_graph is not set "
-                  "needlessly.", *amp ? "Its forward already runs under torch.autocast: "
+        rules_put(r, cap, "%s; where the model checkpoints activations "
+                  "(torch.utils.checkpoint), their forwards run again in this time: drop it "
+                  "where memory allows; check retain_graph is not set needlessly.", *amp ? "Its forward already runs under torch.autocast: "
                                         "compile the model (torch.compile) to fuse its backward"
                                       : "Use mixed precision");
     else if (rules_icontains(nm, "backward") || rules_icontains(nm, "bwd"))

@@ -95,6 +95,10 @@ static void test_autocast_advice(void **state)
     assert_non_null(bw);
     assert_non_null(strstr(f->recommendation, "Use mixed precision"));
     assert_non_null(strstr(bw->recommendation, "Use mixed precision"));
+    /* checkpointing only as a condition: this program does not checkpoint
+     * (it said "drop it" to every backward, a user's trial) */
+    assert_null(strstr(bw->recommendation, "gradient checkpointing saves"));
+    assert_non_null(strstr(bw->recommendation, "where the model checkpoints activations"));
     unload(&l);
     l = amp_profile("cpu bfloat16");
     f = hot_on(l.a, "Net.forward");
