@@ -809,7 +809,12 @@ def _segment(region):
     region.__enter__()
 
 
-def _wrap_backward(orig):
+def _wrap_backward(orig, region=None, label="backward"):
+    """A backward pass as a region (`backward`; torch.autograd.grad's own,
+    `autograd.grad`: a gradient penalty's pass, whose module segments were
+    roots) holding the module segments it runs."""
+    r = _R_BACKWARD if region is None else region
+
     def backward(*args, **kwargs):
         tls = _tls
         if tls.in_bw:
@@ -818,14 +823,14 @@ def _wrap_backward(orig):
         tls.last = None
         if _idle():
             _begin()
-        _R_BACKWARD.__enter__()
+        r.__enter__()
         try:
             return orig(*args, **kwargs)
         finally:
             _close_seg(tls)
-            _R_BACKWARD.__exit__(None, None, None)
+            r.__exit__(None, None, None)
             tls.in_bw = 0
-    return _like(backward, orig, "backward")
+    return _like(backward, orig, label)
 
 
 # ---- modules -----------------------------------------------------------------

@@ -396,7 +396,8 @@ def _patch_on(kind):
             return
         saved = _Patches.saved[kind]
         if kind == "backward":
-            targets = [(_torch.Tensor, "backward"), (_torch.autograd, "backward")]
+            targets = [(_torch.Tensor, "backward"), (_torch.autograd, "backward"),
+                       (_torch.autograd, "grad")]
             wrap = _wrap_backward
         elif kind == "compile":
             if not hasattr(_torch, "compile"):      # torch 1.x
@@ -416,6 +417,8 @@ def _patch_on(kind):
             if kind == "sync":
                 label = _SYNC[i][1] if i < len(_SYNC) else "torch.cuda.synchronize()"
                 new = _wrap_sync(orig, label)
+            elif kind == "backward" and name == "grad":
+                new = wrap(orig, prism.region("autograd.grad"), "grad")
             else:
                 new = wrap(orig)
             had = name in obj.__dict__ if isinstance(obj, type) else True

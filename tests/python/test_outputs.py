@@ -1,9 +1,11 @@
-"""test_outputs.py - a model's backward segment whatever its forward
-returns: a tensor, a tuple, a dict, or a @dataclass record (a custom
-trainer's ModelOutput-like output; it got no segment, so its loss's
-backward was `backward`'s own time, 90 % unattributed in a user's trial).
-Under python -m prism with every module kept; the program's output is
-unchanged.  torch 2.13 and 1.13."""
+"""test_outputs.py - a model's backward segments: whatever its forward
+returns (a tensor, a tuple, a dict, or a @dataclass record: a custom
+trainer's ModelOutput-like output got no segment, so its loss's backward
+was `backward`'s own time, 90 % unattributed in a user's trial), and in a
+torch.autograd.grad pass (a gradient penalty's: its segments were roots,
+in no region), which is a region `autograd.grad` of its own.  Under python
+-m prism with every module kept; the program's output is unchanged.  torch
+2.13 and 1.13."""
 
 import subprocess
 import sys
@@ -82,6 +84,45 @@ class Outputs(TempDirTest):
         paths = {line.split(",")[0] for line in csv.stdout.splitlines()}
         for cls in ("OutTensor", "OutTuple", "OutDict", "OutRecord"):
             self.assertIn("backward/%s (backward)" % cls, paths, sorted(paths))
+
+
+GRAD = r'''
+import torch
+torch.manual_seed(0); torch.set_num_threads(1)
+D = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
+opt = torch.optim.Adam(D.parameters(), 1e-3)
+for i in range(8):
+    x = torch.randn(8, 16).requires_grad_(True)
+    out = D(x)
+    g, = torch.autograd.grad(out.sum(), x, create_graph=True)      # a gradient penalty
+    loss = out.mean() + 10 * ((g.norm(dim=1) - 1) ** 2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+print("%.17g" % sum(float(p.sum()) for p in D.parameters()))
+'''
+
+
+@unittest.skipIf(SKIP, SKIP or "")
+class AutogradGrad(TempDirTest):
+    def test_grad_pass_is_a_region(self):
+        script = write_script(self, "gp.py", GRAD)
+        out = self.path("g.cbor")
+        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script],
+                           env=torch_env(with_prism=True, PRISM_TORCH_MODULES="all"),
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        plain = subprocess.run([sys.executable, script], env=torch_env(), capture_output=True,
+                               text=True, timeout=600)
+        self.assertEqual(p.stdout, plain.stdout)
+        csv = subprocess.run([PRISM_TOP, "export", out, "--format", "csv"],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(csv.returncode, 0, csv.stderr)
+        rows = {line.split(",")[0]: line.split(",") for line in csv.stdout.splitlines()}
+        self.assertIn("autograd.grad", rows, sorted(rows))
+        self.assertIn("autograd.grad/0 (backward)", rows, sorted(rows))
+        self.assertIn("backward/0 (backward)", rows, sorted(rows))
+        # no module segment at the root: each pass holds its own
+        self.assertFalse([p for p in rows if p.endswith("(backward)") and "/" not in p],
+                         sorted(rows))
 
 
 if __name__ == "__main__":
