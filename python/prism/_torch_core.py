@@ -397,7 +397,9 @@ def _fwd_open(region, frame, module=None, acc=None):
         f = frame.f_back                # the parent's forward, its _call_impl
         if f is not top and (f is None or f.f_back is not top):
             _live_top(st, frame)
-    if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
+    if not st and _in_backward():   # activation checkpointing's recompute
+        region = _recompute(region)
+    elif not st and _idle() and _is_eval(module):  # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
             _Steps.in_eval = True
@@ -705,16 +707,22 @@ def _auto_open(module, frame):
     if entry is None:               # nothing open, or not below the open root
         try:
             names = _Auto.roots.get(module)
-            if names is None:
-                names = _Auto.roots[module] = _module_names(module)
+            below = None if names is not None else _below_root(module)
+            if below is not None:   # a model's module called alone: its path
+                names, root, entry = below
+            else:
+                if names is None:
+                    names = _Auto.roots[module] = _module_names(module)
+                root, entry = module, ("", 0)
         except TypeError:
             return
-        root, entry = module, ("", 0)
     path, lvl = entry
     if _Auto.depth is not None and lvl > _Auto.depth:
         return
     fwd, bw_hook, acc = _regions_for(root, path)
-    if not st and _idle() and _is_eval(module):    # an eval pass, or a companion
+    if not st and _in_backward():   # activation checkpointing's recompute
+        fwd = _recompute(fwd)
+    elif not st and _idle() and _is_eval(module):  # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
             _Steps.in_eval = True
@@ -730,6 +738,61 @@ def _auto_open(module, frame):
         st.append((frame, fwd, names, root, bw_hook, _now(), acc))
     else:
         st.append((frame, fwd, names, root, bw_hook, 0, None))
+
+
+def _below_root(module):
+    """(names, root, (path, depth)) of a module called with nothing open
+    that is a module of a root seen before (a checkpointed block run again
+    in backward, `model.encoder(x)` called alone): named by its path there,
+    not as a root of its own (`Block.forward` with bare children, every
+    block's backward merged into `fc1 (backward)`); None for another
+    module.  Checked against the root's module at that path (an id may be
+    reused)."""
+    mid = id(module)
+    for root, names in list(_Auto.roots.items()):
+        e = names.get(mid)
+        if e is None or root is module or not e[0]:
+            continue
+        try:
+            if root.get_submodule(e[0]) is module:
+                return names, root, e
+        except Exception:
+            continue
+    return None
+
+
+_graph_task = getattr(_torch._C, "_current_graph_task_id", None)
+
+
+def _in_backward():
+    """This thread runs a backward pass now (a recorded one, or autograd's
+    engine: torch >= 2 says so on its device threads too)."""
+    if _tls.in_bw:
+        return True
+    if _graph_task is not None:
+        try:
+            return _graph_task() != -1
+        except Exception:
+            return False
+    return False
+
+
+_recomputes = {}
+
+
+def _recompute(fwd):
+    """A root forward inside a backward pass: activation checkpointing
+    running a checkpointed forward again.  It closes the open module
+    segment (the recompute is not the previous module's backward) and is
+    '<name> (recompute)'."""
+    _close_seg(_tls)
+    name = getattr(fwd, "name", None)
+    if not isinstance(name, str):
+        return fwd
+    r = _recomputes.get(name)
+    if r is None:
+        r = _recomputes[name] = prism._region_of(name + " (recompute)")
+    return r
 
 
 def _auto_post(module, inputs, out):
