@@ -35,6 +35,11 @@ uint64_t prism_analysis_torch_optimizers(const prism_analysis *a)
     return a ? a->torch_optimizers : 0;
 }
 
+bool prism_analysis_torch_inference(const prism_analysis *a)
+{
+    return a && a->torch_inference;
+}
+
 const char *prism_analysis_torch_device(const prism_analysis *a, double *peak_tflops)
 {
     if (peak_tflops)

@@ -422,6 +422,9 @@ void analyze_write_summary(FILE *f, const char *path, const prism_analysis *a)
                     "window, left out of the step times)\n", st->count, st->sampled, st->op_steps);
         else
             fprintf(f, "  Steps: %" PRIu64 " (%" PRIu64 " sampled)\n", st->count, st->sampled);
+        if (prism_analysis_torch_inference(a))
+            fputs("  Steps are an inference loop's iterations: no optimizer, nothing trained "
+                  "(prism.torch began one at each batch or forward of the model)\n", f);
         uint64_t nopt = prism_analysis_torch_optimizers(a);
         if (nopt > 1)
             fprintf(f, "  Optimizers: %" PRIu64 " stepped; each optimizer step ends a step, so an "

@@ -247,6 +247,8 @@ static void steps(pb_json *w, const prism_analysis *a, size_t max_series)
         pb_json_kuint(w, "op_steps", s->op_steps);
     if (prism_analysis_torch_optimizers(a) > 1)
         pb_json_kuint(w, "optimizers", prism_analysis_torch_optimizers(a));
+    if (prism_analysis_torch_inference(a))
+        pb_json_kbool(w, "inference", true);
     pb_json_kuint(w, "bad_order", s->bad_order);
     pb_json_kuint(w, "zero_len", s->zero_len);
     pb_json_kuint(w, "overlapping", s->overlapping);

@@ -426,6 +426,10 @@ PRISM_API const char *prism_analysis_torch_device(const prism_analysis *a, doubl
  * optimizer step ends a step, so two optimizers make two steps an
  * iteration), 0 when one or none said. */
 PRISM_API uint64_t prism_analysis_torch_optimizers(const prism_analysis *a);
+/* Whether the steps are an inference loop's iterations (INFO torch.steps
+ * "inference": prism.torch in a program that made no optimizer and trained
+ * nothing began a step at each of its batches or model forwards). */
+PRISM_API bool prism_analysis_torch_inference(const prism_analysis *a);
 /* The dtype holding most of the FLOPs of a FLOP count without operator
  * regions (INFO torch.ops.dtype: "bf16", "f32", ...), NULL when none. */
 PRISM_API const char *prism_analysis_torch_dtype(const prism_analysis *a);

@@ -104,6 +104,11 @@ class _Steps:
     eval_other = False          # ... and it held more (data, a trained module)
     in_eval = False             # an eval pass ran since the last step ended:
     #                             no-grad work outside steps is its own
+    # an inference loop (no optimizer made, nothing trained): each of its
+    # iterations is a step, begun by what began the first (_inference)
+    infer_ok = True             # no optimizer made, no training forward yet
+    infer = False               # inference steps on
+    infer_lead = None           # "fetch", or a weakref to the lead module
 
 
 # the root modules that began or ran a training forward (grad on, train mode)
@@ -267,10 +272,63 @@ def _eval_root(module):
     return True
 
 
+def _inference(lead):
+    """A root forward or a data wait under no_grad (`lead`: the module, or
+    "fetch") in a program that made no optimizer and trained nothing: an
+    inference loop, whose iterations are its steps (without them its
+    report had no steps, no finding for the half of the loop no region
+    held, and shares of a run that was mostly `import torch`).  The first
+    such activity leads: each of its next ones ends the step and begins the
+    next (INFO torch.steps "inference", said once).  Returns (True, whether
+    it began a step) in inference mode, (False, False) otherwise."""
+    s = _Steps
+    if not s.infer:
+        if not s.infer_ok or not s.on or prism._user_open[0]:
+            return False, False
+        s.infer = True
+        try:
+            s.infer_lead = lead if isinstance(lead, str) else weakref.ref(lead)
+        except TypeError:
+            s.infer = s.infer_ok = False
+            return False, False
+        info = getattr(prism._prism, "_info", None)
+        if info is not None:
+            try:
+                info("torch.steps", "inference")
+            except Exception:
+                pass
+    led = s.infer_lead
+    if lead is led or (not isinstance(led, str) and led() is lead):
+        return True, _begin()
+    return True, False
+
+
+def _infer_mark():
+    """A root forward of an inference step ended: the step's work so far
+    (at the end of the program its last step ends at the last of them, as
+    a training step ends at its optimizer step)."""
+    if _Steps.open and _Steps.thread == _get_ident():
+        prism._prism._step_mark()
+
+
+def _not_inference():
+    """An optimizer made or a training forward: no inference steps from
+    now on (an inference step open ends here)."""
+    s = _Steps
+    s.infer_ok = False
+    if s.infer:
+        s.infer = False
+        if s.open and s.thread == _get_ident():
+            s.open = s.tail = False
+            prism._prism.step_end()
+
+
 def _trains(module):
     """A root forward that trains: its module is no companion; and whether
     it runs under torch.autocast, said once (INFO torch.autocast: the
     advice then does not say to use mixed precision)."""
+    if _Steps.infer_ok:
+        _not_inference()
     if module is not None and module not in _trained:
         try:
             _trained.add(module)
@@ -399,6 +457,8 @@ def _fwd_open(region, frame, module=None, acc=None):
             _live_top(st, frame)
     if not st and _in_backward():   # activation checkpointing's recompute
         region = _recompute(region)
+    elif not st and _Steps.infer_ok and _is_eval(module) and _inference(module)[0]:
+        pass                        # an inference loop's forward
     elif not st and _idle() and _is_eval(module):  # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
@@ -445,6 +505,8 @@ def _fwd_close(frame):
         e[1].__exit__(None, None, None)
         if e[6] is not None:
             _measured(e)
+        if not st and _Steps.infer:
+            _infer_mark()
         return True
     for i in range(len(st) - 1, -1, -1):
         if st[i][0] is frame:
@@ -722,6 +784,8 @@ def _auto_open(module, frame):
     fwd, bw_hook, acc = _regions_for(root, path)
     if not st and _in_backward():   # activation checkpointing's recompute
         fwd = _recompute(fwd)
+    elif not st and _Steps.infer_ok and _is_eval(module) and _inference(module)[0]:
+        pass                        # an inference loop's forward
     elif not st and _idle() and _is_eval(module):  # an eval pass, or a companion
         if _eval_root(module):
             _end_tail()
@@ -813,6 +877,8 @@ def _auto_close(out, frame):
         e[1].__exit__(None, None, None)
         if e[6] is not None:
             _measured(e)
+        if not st and _Steps.infer:
+            _infer_mark()
         if _Auto.backward:
             _hook_backward(e[4], out)
         return

@@ -16,7 +16,8 @@ import prism
 from prism import _torch_ops, _torch_workers
 from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Adapt, _Pair, _Steps, _begin, _cancel,
                                _close_comp, _degrade, _end, _end_tail, _get_ident, _getframe, _idle,
-                               _is_compiling, _like, _tls, _wrap_backward)
+                               _inference, _is_compiling, _like, _not_inference, _tls,
+                               _wrap_backward)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
 
@@ -26,6 +27,8 @@ _TORCH_DIR = os.path.dirname(os.path.abspath(_torch.__file__)) + os.sep
 def _wrap_optimizer(opt):
     """Wrap the instance's step (a bound method, as LR schedulers expect);
     returns an undo function, or None when it is wrapped already."""
+    if _Steps.infer_ok:
+        _not_inference()                # a training program: no inference steps
     cur = getattr(opt, "step", None)
     if cur is None or getattr(cur, "_prism", False):
         return None
@@ -164,7 +167,11 @@ def _fetch(fn, it):
     step and ends the previous one's tail), or under no_grad between
     iterations an eval pass's (eval > data_loading, no step).  A step begun for the StopIteration that
     ends an epoch is forgotten."""
-    if not _torch.is_grad_enabled() and _idle():
+    infer = (_Steps.infer_ok and not _torch.is_grad_enabled() and
+             _inference("fetch"))
+    if infer and infer[0]:
+        region, began = _R_DATA, infer[1]   # an inference loop's batch
+    elif not _torch.is_grad_enabled() and _idle():
         _end_tail()
         _Steps.eval_other = True        # an eval pass's data: no companions
         _Steps.in_eval = True
