@@ -66,22 +66,28 @@ for cls in (OutTensor, OutTuple, OutDict, OutRecord):
 '''
 
 
+def paths_of(test, name, text):
+    """The call paths of `text` (a script) run under python -m prism with
+    every module kept, its output the same as without PRISM."""
+    script = write_script(test, name + ".py", text)
+    out = test.path(name + ".cbor")
+    p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script],
+                       env=torch_env(with_prism=True, PRISM_TORCH_MODULES="all"),
+                       capture_output=True, text=True, timeout=600)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    plain = subprocess.run([sys.executable, script], env=torch_env(), capture_output=True,
+                           text=True, timeout=600)
+    test.assertEqual(p.stdout, plain.stdout)
+    csv = subprocess.run([PRISM_TOP, "export", out, "--format", "csv"],
+                         capture_output=True, text=True, timeout=120)
+    test.assertEqual(csv.returncode, 0, csv.stderr)
+    return {line.split(",")[0] for line in csv.stdout.splitlines()[1:]}
+
+
 @unittest.skipIf(SKIP, SKIP or "")
 class Outputs(TempDirTest):
     def test_every_output_kind_has_its_backward_segment(self):
-        script = write_script(self, "outputs.py", SCRIPT)
-        out = self.path("o.cbor")
-        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script],
-                           env=torch_env(with_prism=True, PRISM_TORCH_MODULES="all"),
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        plain = subprocess.run([sys.executable, script], env=torch_env(), capture_output=True,
-                               text=True, timeout=600)
-        self.assertEqual(p.stdout, plain.stdout)
-        csv = subprocess.run([PRISM_TOP, "export", out, "--format", "csv"],
-                             capture_output=True, text=True, timeout=120)
-        self.assertEqual(csv.returncode, 0, csv.stderr)
-        paths = {line.split(",")[0] for line in csv.stdout.splitlines()}
+        paths = paths_of(self, "outputs", SCRIPT)
         for cls in ("OutTensor", "OutTuple", "OutDict", "OutRecord"):
             self.assertIn("backward/%s (backward)" % cls, paths, sorted(paths))
 
@@ -104,19 +110,7 @@ print("%.17g" % sum(float(p.sum()) for p in D.parameters()))
 @unittest.skipIf(SKIP, SKIP or "")
 class AutogradGrad(TempDirTest):
     def test_grad_pass_is_a_region(self):
-        script = write_script(self, "gp.py", GRAD)
-        out = self.path("g.cbor")
-        p = subprocess.run([sys.executable, "-m", "prism", "-o", out, script],
-                           env=torch_env(with_prism=True, PRISM_TORCH_MODULES="all"),
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        plain = subprocess.run([sys.executable, script], env=torch_env(), capture_output=True,
-                               text=True, timeout=600)
-        self.assertEqual(p.stdout, plain.stdout)
-        csv = subprocess.run([PRISM_TOP, "export", out, "--format", "csv"],
-                             capture_output=True, text=True, timeout=120)
-        self.assertEqual(csv.returncode, 0, csv.stderr)
-        rows = {line.split(",")[0]: line.split(",") for line in csv.stdout.splitlines()}
+        rows = paths_of(self, "gp", GRAD)
         self.assertIn("autograd.grad", rows, sorted(rows))
         self.assertIn("autograd.grad/0 (backward)", rows, sorted(rows))
         self.assertIn("backward/0 (backward)", rows, sorted(rows))
