@@ -53,6 +53,9 @@ void an_series_sort_steps(prism_analysis *a)
     if (a->step_acc.upto > m || (m && a->step_acc.upto &&
                                  t[0].s.start < a->steps[a->step_acc.upto - 1].start))
         acc_reset(&a->step_acc);        /* steps land among the ones counted */
+    if (a->sys_acc.upto > m || (m && a->sys_acc.upto &&
+                                t[0].s.start < a->steps[a->sys_acc.upto - 1].start))
+        a->sys_acc.valid = false;       /* ... or among system.c's summed ones */
     size_t i = m, j = k, w = n;         /* merge from the back into place */
     while (j > 0) {
         w--;

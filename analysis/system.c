@@ -40,6 +40,8 @@ void an_system_sample(prism_analysis *a, const prism_memory_sample *m)
         p.gpu_util_pct = (uint32_t)(util / nutil);
     if (a->nsys && a->sys[a->nsys - 1].ts > p.ts)
         a->sys_unsorted = true;
+    if (p.ts <= a->sys_acc.fin)         /* among the readings the kept sums used */
+        a->sys_acc.valid = false;
     a->sys[a->nsys++] = p;
 }
 
@@ -64,22 +66,42 @@ static uint64_t fld(const prism_sys_point *p, int f)
     return v;
 }
 
+/* The reading at or before t (s[0].ts <= t <= s[n - 1].ts): the last
+ * index below n - 1 whose time is at most t, as a binary search over the
+ * readings finds it; *hint, the previous answer, is where it looks first
+ * (steps come in start order: the next answer is at or just after it). */
+static size_t bracket(const prism_sys_point *s, size_t n, uint64_t t, size_t *hint)
+{
+    if (n < 2)
+        return 0;
+    size_t lo = *hint;
+    if (lo > n - 2 || s[lo].ts > t) {
+        lo = 0;
+        size_t hi = n - 1;              /* s[lo].ts <= t <= s[hi].ts */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].ts <= t)
+                lo = mid;
+            else
+                hi = mid;
+        }
+    } else {
+        while (lo + 1 < n - 1 && s[lo + 1].ts <= t)
+            lo++;
+    }
+    *hint = lo;
+    return lo;
+}
+
 /* Figure f at time t, linear between the nearest readings around it that
  * know it (NVML's energy rides only the readings that query NVML, not the
  * copies taken at each step's end: on the GPU run every other reading);
- * false when t is outside them. */
-static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, double *out)
+ * false when t is outside them.  lo: bracket()'s reading for t. */
+static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, size_t lo, double *out)
 {
     if (!n || t < s[0].ts || t > s[n - 1].ts)
         return false;
-    size_t lo = 0, hi = n - 1;          /* s[lo].ts <= t <= s[hi].ts */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s[mid].ts <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t hi = n > 1 ? lo + 1 : 0;
     while (fld(&s[lo], f) == PRISM_NO_VALUE && lo > 0)
         lo--;
     while (fld(&s[hi], f) == PRISM_NO_VALUE && hi + 1 < n)
@@ -91,6 +113,40 @@ static bool at(const prism_sys_point *s, size_t n, int f, uint64_t t, double *ou
     double x = span > 0 ? (double)(t - s[lo].ts) / span : 0;
     *out = (double)a + ((double)b - (double)a) * x;
     return true;
+}
+
+/* The reading time before which no reading to come changes a step's
+ * figures: the last reading's, or earlier, the last that knows a figure
+ * some reading knows (a step ending after it may find a later one). */
+static uint64_t final_ts(const prism_sys_point *s, size_t n)
+{
+    uint64_t fin = s[n - 1].ts;
+    for (int f = 0; f < F_N; f++) {
+        size_t j = n;
+        while (j > 0 && fld(&s[j - 1], f) == PRISM_NO_VALUE)
+            j--;
+        if (j > 0 && s[j - 1].ts < fin)
+            fin = s[j - 1].ts;
+    }
+    return fin;
+}
+
+/* Step p's figures into the sums: those of a step inside the readings'
+ * span, each known at both ends. */
+static void step_figures(const prism_sys_point *s, size_t n, const prism_step *p, double *sum,
+                         uint64_t *cnt, uint64_t *steps, size_t hint[2])
+{
+    if (p->end <= p->start || p->start < s[0].ts || p->end > s[n - 1].ts)
+        return;
+    (*steps)++;
+    size_t b0 = bracket(s, n, p->start, &hint[0]), b1 = bracket(s, n, p->end, &hint[1]);
+    for (int k = 0; k < F_N; k++) {
+        double x, y;
+        if (at(s, n, k, p->start, b0, &x) && at(s, n, k, p->end, b1, &y) && y >= x) {
+            sum[k] += y - x;
+            cnt[k]++;
+        }
+    }
 }
 
 /* The increase of figure f over the readings: a counter from the first
@@ -176,22 +232,30 @@ void an_system_refresh(prism_analysis *a)
         st->mem_mean_pct = msum / (double)mn;
     if (un)
         st->gpu_util_pct = usum / (double)un;
-    /* per step: the interpolated counters at each end */
-    double sum[F_N] = { 0 };
-    uint64_t cnt[F_N] = { 0 }, steps = 0;
-    for (size_t i = 0; i < a->nsteps; i++) {
-        const prism_step *p = &a->steps[i];
-        if (p->end <= p->start || p->start < s[0].ts || p->end > l->ts)
-            continue;
-        steps++;
-        for (int k = 0; k < F_N; k++) {
-            double x, y;
-            if (at(s, n, k, p->start, &x) && at(s, n, k, p->end, &y) && y >= x) {
-                sum[k] += y - x;
-                cnt[k]++;
-            }
-        }
+    /* per step: the interpolated counters at each end; the steps whose
+     * figures no later reading can change are summed once (sys_acc), the
+     * rest again at each refresh, in step order either way (the sums are
+     * those of one pass over all of them) */
+    uint64_t fin = final_ts(s, n);
+    if (!a->sys_acc.valid || a->sys_acc.upto > a->nsteps || a->sys_acc.first_ts != s[0].ts) {
+        memset(&a->sys_acc, 0, sizeof a->sys_acc);
+        a->sys_acc.valid = true;
+        a->sys_acc.first_ts = s[0].ts;
     }
+    double sum[F_N];
+    uint64_t cnt[F_N], steps = a->sys_acc.steps;
+    memcpy(sum, a->sys_acc.sum, sizeof sum);
+    memcpy(cnt, a->sys_acc.cnt, sizeof cnt);
+    size_t i = a->sys_acc.upto, hint[2] = { 0, 0 };
+    for (; i < a->nsteps && a->steps[i].end < fin; i++)    /* final: kept */
+        step_figures(s, n, &a->steps[i], sum, cnt, &steps, hint);
+    a->sys_acc.upto = i;
+    a->sys_acc.fin = fin > a->sys_acc.fin ? fin : a->sys_acc.fin;
+    memcpy(a->sys_acc.sum, sum, sizeof sum);
+    memcpy(a->sys_acc.cnt, cnt, sizeof cnt);
+    a->sys_acc.steps = steps;
+    for (; i < a->nsteps; i++)          /* a later reading may change these */
+        step_figures(s, n, &a->steps[i], sum, cnt, &steps, hint);
     st->steps = steps;
     if (!steps)
         return;
