@@ -334,6 +334,7 @@ struct prism_analysis {
     char torch_autocast[48];    /* INFO torch.autocast: "cpu bfloat16", "" when not seen */
     uint64_t torch_optimizers;  /* INFO torch.optimizers: how many stepped (>= 2), else 0 */
     bool torch_inference;       /* INFO torch.steps "inference": an inference loop's steps */
+    uint64_t eval_passes, eval_span_ns;     /* INFO torch.eval.passes / .span_ns */
     double peak_tflops;         /* INFO torch.peak_tflops (PRISM_PEAK_TFLOPS); 0 none */
     pb_map kernel_of;           /* name id -> index into kstat */
     prism_kernel_stat *kstat;

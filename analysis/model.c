@@ -170,6 +170,10 @@ static void cb_info(void *ctx, const char *key, const prism_value *v)
         snprintf(a->torch_dtype, sizeof a->torch_dtype, "%s", v->v.s);
     } else if (!strcmp(key, "torch.optimizers") && v->type == PRISM_VAL_UINT) {
         a->torch_optimizers = v->v.u > a->torch_optimizers ? v->v.u : a->torch_optimizers;
+    } else if (!strcmp(key, "torch.eval.passes") && v->type == PRISM_VAL_UINT) {
+        a->eval_passes = v->v.u;
+    } else if (!strcmp(key, "torch.eval.span_ns") && v->type == PRISM_VAL_UINT) {
+        a->eval_span_ns = v->v.u;
     } else if (!strcmp(key, "torch.steps") && v->type == PRISM_VAL_TEXT) {
         a->torch_inference = !strcmp(v->v.s, "inference");
     } else if (!strcmp(key, "torch.autocast") && v->type == PRISM_VAL_TEXT) {

@@ -17,6 +17,8 @@ bool prism_analysis_outside(const prism_analysis *a, prism_outside *o)
     if (!a->have_ts || !st || !st->nseries)
         return false;
     o->span_ns = a->last_ts - a->first_ts;
+    o->eval_passes = a->eval_passes;
+    o->eval_span_ns = a->eval_passes ? a->eval_span_ns : 0;
     /* the union of the step intervals (sorted by start), clipped to the span */
     uint64_t lo = 0, hi = 0, first = UINT64_MAX, last = 0;
     bool open = false;

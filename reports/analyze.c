@@ -347,6 +347,19 @@ static void outside_lines(FILE *f, const prism_analysis *a)
         }
         fputc('\n', f);
     }
+    if (o.eval_passes) {
+        uint64_t ev = 0;                /* the eval region's own figure */
+        for (size_t i = 0; i < o.nregions; i++)
+            if (o.regions[i].name && !strcmp(o.regions[i].name, "eval"))
+                ev = o.regions[i].ns;
+        fprintf(f, "  Eval passes: %" PRIu64 ", %s from each one's first forward or batch to "
+                "the end of its last", o.eval_passes,
+                report_ns(b1, sizeof b1, (double)o.eval_span_ns, 0));
+        if (ev)
+            fprintf(f, " ('eval' holds their forwards, batches and sync calls, %s; the rest is "
+                    "the program's own code between them)", report_ns(b2, sizeof b2, (double)ev, 0));
+        fputc('\n', f);
+    }
     if (o.sampled[0]) {
         fprintf(f, "  Sampled outside steps (%s): ",
                 report_ns(b1, sizeof b1, o.sampled_ns, 0));

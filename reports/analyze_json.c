@@ -147,6 +147,8 @@ static void summary(pb_json *w, const prism_analysis *a)
         pb_json_end_array(w);
         pb_json_kstring(w, "sampled", o.sampled[0] ? o.sampled : NULL);
         pb_json_kdouble(w, "sampled_ns", o.sampled_ns);
+        pb_json_kuint(w, "eval_passes", o.eval_passes);
+        pb_json_kuint(w, "eval_span_ns", o.eval_span_ns);
         pb_json_end_object(w);
     } else {
         pb_json_null(w);

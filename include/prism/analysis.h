@@ -458,6 +458,10 @@ typedef struct prism_outside {
      * were doing ("evaluate (train.py:40) -> ... 81%"), "" without */
     char sampled[600];
     double sampled_ns;         /* the time those samples stand for */
+    /* prism.torch's eval passes (INFO torch.eval.*): how many, and their
+     * time from each one's first forward, batch or sync call to the end of
+     * its last (the `eval` region holds only those); 0 when not said */
+    uint64_t eval_passes, eval_span_ns;
 } prism_outside;
 PRISM_API bool prism_analysis_outside(const prism_analysis *a, prism_outside *o);
 /* The denominator of every time share a verdict uses: the wall time (ns)

@@ -24,7 +24,7 @@ script: ``python -m prism -o out.cbor train.py``.
 """
 from . import _prism
 from ._prism import (Region, counter, epoch, gpu_memory, mark, output_path, recording,
-                     region, shutdown, step_index, system_read, thread_name)
+                     region, step_index, system_read, thread_name)
 from ._profile import Profile, ProfileError, compare, export, load
 
 import atexit as _atexit
@@ -83,6 +83,26 @@ def init(output=None, **config):
 # the operator window's keywords (prism._torch_ops): op_steps, op_warmup,
 # op_every, flop_steps
 _op_config = {}
+
+
+# called once before the session closes (prism.torch's last facts: the eval
+# passes), by shutdown() or at exit
+_on_shutdown = []
+
+
+def _before_shutdown():
+    while _on_shutdown:
+        try:
+            _on_shutdown.pop()()
+        except Exception:
+            pass
+
+
+def shutdown():
+    """Stop recording and write the profile's end (the footer); True when
+    a session was recording.  A second call does nothing."""
+    _before_shutdown()
+    return _prism.shutdown()
 
 
 # prism.torch's: called at the program's first step mark of its own, once

@@ -14,7 +14,8 @@ import torch as _torch
 
 import prism
 from prism import _torch_ops, _torch_workers
-from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Adapt, _Pair, _Steps, _begin, _cancel,
+from prism._torch_core import (_R_DATA, _R_EVAL, _R_OPT, _Adapt, _EvalPair, _Steps, _begin,
+                               _cancel,
                                _close_comp, _degrade, _end, _end_tail, _get_ident, _getframe, _idle,
                                _inference, _is_compiling, _like, _not_inference, _tls,
                                _wrap_backward)
@@ -159,7 +160,7 @@ def _wrap_loader(dl):
     return undo
 
 
-_EVAL_DATA = _Pair(_R_EVAL, _R_DATA)
+_EVAL_DATA = _EvalPair(_R_EVAL, _R_DATA)
 
 
 def _fetch(fn, it):
@@ -237,7 +238,7 @@ def _wrap_sync(orig, label):
             elif _Steps.in_eval and _Steps.thread == _get_ident():
                 e = in_eval.get(key)
                 if e is None:
-                    e = in_eval[key] = _Pair(_R_EVAL, r)
+                    e = in_eval[key] = _EvalPair(_R_EVAL, r)
                 r = e
         r.__enter__()
         try:

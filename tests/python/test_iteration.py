@@ -146,6 +146,19 @@ class WholeIteration(unittest.TestCase):
         # workers ('data_loading', before step 0) may outweigh it under load
         self.assertRegex(t, r"\n  Outside steps: (.*, )?'eval' [0-9]")
 
+    def test_eval_passes_spanned(self):
+        # each pass's time, from its first batch to the end of its last, by
+        # the script's clock (its timer starts after the loader's iter()):
+        # the eval region holds only their batches, forwards and .item()s
+        o = self.an["summary"]["outside_steps"]
+        self.assertEqual(o["eval_passes"], len(self.clock["eval_each_s"]), o)
+        clock_ns = sum(self.clock["eval_each_s"]) * 1e9
+        self.assertLess(abs(o["eval_span_ns"] - clock_ns), 0.1 * clock_ns + 2e6,
+                        (o, self.clock["eval_each_s"]))
+        t = subprocess.run([PRISM_TOP, "analyze", self.out], capture_output=True, text=True,
+                           timeout=120).stdout
+        self.assertIn("  Eval passes: 2, ", t)
+
     def test_eval_is_its_own_phase(self):
         ops = {o["name"]: o for o in self.an["ops"]}
         self.assertIn("eval", ops, sorted(ops))
