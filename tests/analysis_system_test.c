@@ -237,15 +237,7 @@ static void test_refreshed_in_pieces(void **state)
     }
     pb_flush(&b);
     loaded whole = pb_load_with(&b, NULL, true);
-    loaded part = pb_loader(NULL);
-    for (size_t off = 0, piece = 61; off < b.len; off += piece, piece = piece * 5 % 2039 + 31) {
-        size_t n = off + piece <= b.len ? piece : b.len - off;
-        prism_status ps = prism_reader_feed(part.r, b.data + off, n);
-        assert_true(ps == PRISM_OK || ps == PRISM_NEED_MORE);
-        prism_analysis_refresh(part.a);
-    }
-    assert_int_equal(prism_reader_finish(part.r), PRISM_OK);
-    prism_analysis_refresh(part.a);
+    loaded part = pb_load_in_pieces(&b, 61, 5, 2039, 31);
     prism_analysis_refresh(part.a);     /* nothing new: the same again */
     free(b.data);
     const prism_system_stats *x = prism_analysis_system(whole.a), *y = prism_analysis_system(part.a);

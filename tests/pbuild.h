@@ -170,6 +170,26 @@ static inline loaded pb_load_with(pbuild *b, const prism_analysis_opts *opts, bo
     return l;
 }
 
+/* The built profile fed to a new analysis in pieces of varied sizes (the
+ * first `piece` bytes, then piece * mul % mod + add, ...), refreshed after
+ * each, then finished and refreshed: as the explorer reads a growing file.
+ * b->data is kept. */
+static inline loaded pb_load_in_pieces(pbuild *b, size_t piece, size_t mul, size_t mod,
+                                       size_t add)
+{
+    pb_flush(b);
+    loaded l = pb_loader(NULL);
+    for (size_t off = 0; off < b->len; off += piece, piece = piece * mul % mod + add) {
+        size_t n = off + piece <= b->len ? piece : b->len - off;
+        prism_status ps = prism_reader_feed(l.r, b->data + off, n);
+        assert_true(ps == PRISM_OK || ps == PRISM_NEED_MORE);
+        prism_analysis_refresh(l.a);
+    }
+    assert_int_equal(prism_reader_finish(l.r), PRISM_OK);
+    prism_analysis_refresh(l.a);
+    return l;
+}
+
 static inline loaded pb_load(pbuild *b)
 {
     return pb_load_with(b, NULL, false);
