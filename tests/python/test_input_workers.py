@@ -15,7 +15,8 @@ fix checked against what was planted:
   start-up          a costly worker_init_fn over several epochs: the fix is
                     persistent_workers=True, and with it that advice goes;
   accumulation      4 batches a step: the workers must supply 4 in a step's
-                    compute, and the projection holds against the clock.
+                    compute; more workers are asked for, and the clock with
+                    them confirms the gain (the projection is its floor).
 
 Times compared are the program's own clock and PRISM's in runs whose steps
 are mostly sleeps (the GPU's share of a real step), so a busy machine moves
@@ -91,7 +92,7 @@ class InputWorkersTest(TempDirTest):
         """Gradient accumulation: each step takes 4 batches, so the workers
         must supply 4 in a step's compute (one against the whole step said
         "keeps up on average", and promised 1 more worker the step without
-        its wait); the projection holds against the clock with that many."""
+        its wait); the clock with the workers asked for confirms the gain."""
         slow = ("sleep_ms=5", "compute_ms=5", "accum=4")
         d, own = self.run_script("workers=1", *slow)
         b = self.finding(d)
@@ -107,7 +108,12 @@ class InputWorkersTest(TempDirTest):
               % (ww["workers"], ww["step_ns"] / 1e6, got / 1e6,
                  b["worth"]["step_ns"] / 1e6 if "step_ns" in b["worth"] else -1,
                  int(own["mean_step_ns"]) / 1e6))
-        self.assertLess(abs(ww["step_ns"] - got), 0.25 * got)
+        # the projection is the step's floor with that many workers (the
+        # batches' trips between processes come on top, more on a busy
+        # machine: 24 ms projected, 34 ms measured beside two CPU hogs),
+        # and the gain it promises is real: the planted sleeps dominate
+        self.assertLess(ww["step_ns"], 1.1 * got, (ww, got))
+        self.assertLess(got, 0.7 * int(own["mean_step_ns"]), (got, own))
 
     def test_slow_transform_named(self):
         d, _ = self.run_script("workers=1", "transform_ms=4")
